@@ -1,0 +1,17 @@
+// POST /api/payment/recharge - start a Stripe Checkout for a balance top-up
+import { apiRoute, enforceLimit, json, readJson, requireUserId } from '@/lib/http/api';
+import { getConfig } from '@/lib/config';
+import { env } from '@/lib/env';
+import { GatewayError } from '@/lib/errors';
+import { createCheckoutSession, parseAmountUsd, paymentsConfigured } from '@/lib/billing/stripe';
+
+export const POST = apiRoute(async (req) => {
+  const userId = await requireUserId(req);
+  const limit = getConfig().limits.recharge_per_user_per_minute;
+  await enforceLimit(`gw:user:recharge:${userId}`, limit, `recharge: ${limit} per user per minute`);
+  if (!paymentsConfigured()) throw new GatewayError('payments_not_configured', 'Payments are not set up on this deployment.');
+  const body = await readJson(req);
+  const amount = parseAmountUsd(body.amount_usd);
+  const origin = env.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? new URL(req.url).origin;
+  return json(await createCheckoutSession(userId, amount, origin));
+});

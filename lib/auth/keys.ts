@@ -1,0 +1,44 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+// API keys: a fixed prefix plus 32 random bytes (256 bits) in base62. Only the SHA-256 is stored.
+export const KEY_PREFIX = 'sk-gw-';
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const SECRET_LENGTH = 43; // 62^43 > 2^256
+const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${SECRET_LENGTH}}$`);
+
+export function generateApiKey(): { key: string; hash: string; prefix: string; lastFour: string } {
+  const chars: string[] = [];
+  while (chars.length < SECRET_LENGTH) {
+    for (const byte of randomBytes(64)) {
+      // Rejection sampling keeps every character equally likely (248 = 4 * 62).
+      if (byte < 248 && chars.length < SECRET_LENGTH) chars.push(ALPHABET[byte % 62]);
+    }
+  }
+  const key = KEY_PREFIX + chars.join('');
+  return { key, hash: hashApiKey(key), prefix: key.slice(0, KEY_PREFIX.length + 4), lastFour: key.slice(-4) };
+}
+
+export function isWellFormedKey(key: string): boolean {
+  return KEY_PATTERN.test(key);
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Constant-time comparison of two hex digests. */
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Pulls our key from `Authorization: Bearer` or Anthropic's `x-api-key`. */
+export function extractApiKey(headers: { authorization?: string; 'x-api-key'?: string }): string | undefined {
+  const auth = headers.authorization;
+  if (auth !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return match ? match[1] : '';
+  }
+  return headers['x-api-key'];
+}

@@ -1,0 +1,115 @@
+import { getDb } from '@/lib/db';
+import { env } from '@/lib/env';
+import { GatewayError } from '@/lib/errors';
+import { singleton } from '@/lib/singleton';
+import { onGatewayEvent } from '@/lib/events';
+import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/auth/keys';
+import type { TierName } from '@/lib/config';
+
+/** Who is calling: resolved from an API key, cached so an admitted request needs no database trip. */
+export interface Principal {
+  keyId: string;
+  keyHash: string;
+  userId: string;
+  tier: TierName;
+  suspended: boolean;
+  limits: { rpm?: number; rph?: number; tokensPerDay?: number | null; concurrency?: number } | null;
+}
+
+interface Entry {
+  principal: Principal | null; // null caches "unknown or revoked" briefly, so floods of bad keys stay cheap
+  expiresAt: number;
+}
+
+interface KeyCache {
+  byHash: Map<string, Entry>;
+  touched: Set<string>;
+  timer?: NodeJS.Timeout;
+}
+
+const NEGATIVE_TTL_MS = 2_000;
+const MAX_ENTRIES = 100_000;
+
+function cache(): KeyCache {
+  return singleton('key-cache', () => {
+    const c: KeyCache = { byHash: new Map(), touched: new Set() };
+    onGatewayEvent((event) => {
+      if (event.type === 'key-revoked') c.byHash.delete(event.hash);
+      else for (const [hash, entry] of c.byHash) if (entry.principal?.userId === event.userId) c.byHash.delete(hash);
+    });
+    return c;
+  });
+}
+
+async function load(hash: string): Promise<Principal | null> {
+  const db = await getDb();
+  const row = await db.apiKey.findUnique({ where: { hash }, include: { user: true } });
+  if (!row || row.revokedAt || !sameHash(row.hash, hash)) return null;
+  return {
+    keyId: row.id,
+    keyHash: row.hash,
+    userId: row.userId,
+    tier: row.user.tier,
+    suspended: row.user.status === 'suspended',
+    limits: (row.user.limits as Principal['limits']) ?? null,
+  };
+}
+
+/**
+ * Resolves the caller. Cached for AUTH_CACHE_TTL_S; revocation and account changes are pushed to
+ * every instance through Redis pub/sub, so the TTL only bounds staleness if that message is lost.
+ * When the database is down, an expired entry keeps serving (stale-while-error).
+ */
+export async function authenticate(headers: Record<string, string | undefined>): Promise<Principal> {
+  const key = extractApiKey(headers as { authorization?: string; 'x-api-key'?: string });
+  if (!key) throw new GatewayError('invalid_api_key', 'Missing API key. Send it as "Authorization: Bearer <key>".');
+  if (!isWellFormedKey(key)) throw new GatewayError('invalid_api_key', 'Malformed API key.');
+  const hash = hashApiKey(key);
+  const c = cache();
+  const now = Date.now();
+  let entry = c.byHash.get(hash);
+  if (!entry || entry.expiresAt <= now) {
+    try {
+      const principal = await load(hash);
+      entry = { principal, expiresAt: now + (principal ? env.AUTH_CACHE_TTL_S * 1000 : NEGATIVE_TTL_MS) };
+      if (c.byHash.size >= MAX_ENTRIES) c.byHash.clear();
+      c.byHash.set(hash, entry);
+    } catch (err) {
+      if (!entry?.principal) throw err;
+    }
+  }
+  const principal = entry.principal;
+  if (!principal) throw new GatewayError('invalid_api_key', 'Invalid or revoked API key.');
+  if (principal.suspended) throw new GatewayError('account_suspended', 'This account is suspended.');
+  markUsed(principal.keyId);
+  return principal;
+}
+
+/** Drops every cached principal (tests, config reload). */
+export function clearPrincipalCache(): void {
+  cache().byHash.clear();
+}
+
+// last_used_at is written in batches off the hot path.
+function markUsed(keyId: string): void {
+  const c = cache();
+  c.touched.add(keyId);
+  if (!c.timer) {
+    c.timer = setTimeout(() => void flushKeyUsage(), 5_000);
+    c.timer.unref();
+  }
+}
+
+export async function flushKeyUsage(): Promise<void> {
+  const c = cache();
+  c.timer = undefined;
+  if (c.touched.size === 0) return;
+  const ids = [...c.touched];
+  c.touched.clear();
+  try {
+    const db = await getDb();
+    await db.apiKey.updateMany({ where: { id: { in: ids } }, data: { lastUsedAt: new Date() } });
+  } catch {
+    for (const id of ids) c.touched.add(id); // retried with the next batch
+  }
+}

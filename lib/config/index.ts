@@ -1,0 +1,207 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { env, envSecret } from '@/lib/env';
+import { singleton } from '@/lib/singleton';
+import { parseDecimal, usdToPico } from '@/lib/billing/money';
+import { configSchema, type RawConfig, type TierName } from './schema';
+
+export type { TierName } from './schema';
+export { tierNames } from './schema';
+
+export interface Timeouts {
+  connectMs: number;
+  firstByteMs: number;
+  idleMs: number;
+}
+
+export interface ChannelInfo {
+  name: string;
+  protocol: 'openai' | 'anthropic';
+  baseUrl: string;
+  /** Never serialised to clients, logs or the dashboard. */
+  apiKey: string;
+  models: string[];
+  priority: number;
+  weight: number;
+  timeouts: Timeouts;
+}
+
+/** Prices are pico-USD per token: price per million USD times 10^6, exact for up to 6 decimals. */
+export interface ModelInfo {
+  name: string;
+  ownedBy: string;
+  kind: 'chat' | 'embedding';
+  protocol: 'openai' | 'anthropic';
+  contextWindow: number;
+  maxOutputTokens: number;
+  tags: string[];
+  inputPrice: bigint;
+  outputPrice: bigint;
+  cacheReadPrice: bigint;
+  cacheWritePrice: bigint;
+  inputUsdPerMillion: string;
+  outputUsdPerMillion: string;
+  dimensions?: number;
+  tiers: Set<TierName>;
+  rpm?: number;
+  concurrency?: number;
+  platformDailyRequests?: number;
+  fallbackModels: string[];
+  latencyMs?: number;
+  created: number;
+}
+
+export interface TierInfo {
+  name: TierName;
+  rpm: number;
+  rph: number;
+  tokensPerDay: number | null;
+  concurrency: number;
+  maxRpm: number;
+  maxConcurrency: number;
+  promoteAtMonthlySpend: bigint | null;
+}
+
+export interface GatewayConfig {
+  source: string;
+  usdToCny: string;
+  /** USD->CNY rate in units of 1e-9. */
+  cnyRateNano: bigint;
+  maintenance: boolean;
+  startingBalance: bigint;
+  rechargeMin: bigint;
+  rechargeMax: bigint;
+  limits: RawConfig['limits'];
+  circuitBreaker: { failures: number; cooldownMs: number };
+  tiers: Record<TierName, TierInfo>;
+  channels: ChannelInfo[];
+  models: Map<string, ModelInfo>;
+  /** Channels serving each model, ordered by priority (highest first). */
+  channelsByModel: Map<string, ChannelInfo[]>;
+}
+
+export class ConfigError extends Error {}
+
+function perToken(pricePerMillion: string | undefined, fallback: bigint): bigint {
+  // pico-USD per token = USD per million * 10^12 / 10^6
+  return pricePerMillion === undefined ? fallback : parseDecimal(pricePerMillion, 6);
+}
+
+function parseFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read operator config ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
+  } catch (err) {
+    throw new ConfigError(`operator config ${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message}`);
+  }
+}
+
+function formatPath(p: PropertyKey[]): string {
+  return p.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), '');
+}
+
+/** Validates a parsed config object; errors name the bad field, e.g. `channels[0].base_url: Invalid URL`. */
+export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
+  const parsed = configSchema.safeParse(data);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${formatPath(i.path) || '(root)'}: ${i.message}`);
+    throw new ConfigError(`invalid operator config ${source}:\n${lines.join('\n')}`);
+  }
+  const raw = parsed.data;
+  const created = Math.floor(Date.UTC(2026, 0, 1) / 1000);
+  const models = new Map<string, ModelInfo>();
+  for (const m of raw.models) {
+    const inputPrice = perToken(m.input_price_usd_per_million, 0n);
+    models.set(m.name, {
+      name: m.name,
+      ownedBy: m.owned_by,
+      kind: m.kind,
+      protocol: m.protocol,
+      contextWindow: m.context_window,
+      maxOutputTokens: m.max_output_tokens,
+      tags: m.tags,
+      inputPrice,
+      outputPrice: perToken(m.output_price_usd_per_million, 0n),
+      cacheReadPrice: perToken(m.cache_read_price_usd_per_million, inputPrice),
+      cacheWritePrice: perToken(m.cache_write_price_usd_per_million, inputPrice),
+      inputUsdPerMillion: m.input_price_usd_per_million,
+      outputUsdPerMillion: m.output_price_usd_per_million,
+      dimensions: m.dimensions,
+      tiers: new Set(m.tiers),
+      rpm: m.rpm,
+      concurrency: m.concurrency,
+      platformDailyRequests: m.platform_daily_requests,
+      fallbackModels: m.fallback_models,
+      latencyMs: m.latency_ms,
+      created,
+    });
+  }
+  const channels: ChannelInfo[] = raw.channels.map((c, i) => {
+    const apiKey = c.api_key ?? envSecret(c.api_key_env ?? '');
+    if (!apiKey) throw new ConfigError(`invalid operator config ${source}:\n  channels[${i}].api_key_env: variable ${c.api_key_env} is not set`);
+    return {
+      name: c.name,
+      protocol: c.protocol,
+      baseUrl: c.base_url.replace(/\/+$/, ''),
+      apiKey,
+      models: c.models,
+      priority: c.priority,
+      weight: c.weight,
+      timeouts: { connectMs: c.timeouts.connect_ms, firstByteMs: c.timeouts.first_byte_ms, idleMs: c.timeouts.idle_ms },
+    };
+  });
+  const channelsByModel = new Map<string, ChannelInfo[]>();
+  for (const model of models.keys()) {
+    channelsByModel.set(
+      model,
+      channels.filter((c) => c.models.includes(model)).sort((a, b) => b.priority - a.priority),
+    );
+  }
+  const tiers = Object.fromEntries(
+    (Object.keys(raw.tiers) as TierName[]).map((name) => {
+      const t = raw.tiers[name];
+      const info: TierInfo = {
+        name,
+        rpm: t.rpm,
+        rph: t.rph,
+        tokensPerDay: t.tokens_per_day,
+        concurrency: t.concurrency,
+        maxRpm: t.max_rpm ?? t.rpm,
+        maxConcurrency: t.max_concurrency ?? t.concurrency,
+        promoteAtMonthlySpend: t.promote_at_monthly_spend_usd === null ? null : usdToPico(t.promote_at_monthly_spend_usd),
+      };
+      return [name, info];
+    }),
+  ) as Record<TierName, TierInfo>;
+  return {
+    source,
+    usdToCny: raw.usd_to_cny,
+    cnyRateNano: parseDecimal(raw.usd_to_cny, 9),
+    maintenance: raw.maintenance,
+    startingBalance: usdToPico(raw.starting_balance_usd),
+    rechargeMin: usdToPico(raw.recharge.min_usd),
+    rechargeMax: usdToPico(raw.recharge.max_usd),
+    limits: raw.limits,
+    circuitBreaker: { failures: raw.circuit_breaker.failures, cooldownMs: raw.circuit_breaker.cooldown_ms },
+    tiers,
+    channels,
+    models,
+    channelsByModel,
+  };
+}
+
+export function loadConfigFile(file: string): GatewayConfig {
+  const resolved = path.resolve(file);
+  return buildConfig(parseFile(resolved), file);
+}
+
+/** The operator config of this process, read once from GATEWAY_CONFIG. */
+export function getConfig(): GatewayConfig {
+  return singleton('config', () => loadConfigFile(env.GATEWAY_CONFIG));
+}

@@ -1,0 +1,153 @@
+import { z } from 'zod';
+
+// The operator configuration file (YAML or JSON, path in GATEWAY_CONFIG).
+// Money is written as decimal numbers or strings and parsed exactly (never through a float).
+
+const decimal = z
+  .union([z.string(), z.number()])
+  .transform((v) => String(v))
+  .refine((v) => /^\d+(\.\d{1,9})?$/.test(v), { message: 'must be a non-negative decimal with at most 9 decimals' });
+
+const positiveInt = z.number().int().positive();
+
+export const tierNames = ['free', 'pro', 'vip', 'enterprise'] as const;
+export type TierName = (typeof tierNames)[number];
+
+const tierSchema = z
+  .object({
+    rpm: positiveInt,
+    rph: positiveInt,
+    /** null = unlimited */
+    tokens_per_day: positiveInt.nullable().default(null),
+    concurrency: positiveInt,
+    /** Upper bounds an operator may grant a single account of this tier (VIP: 3000 rpm, 64 concurrent). */
+    max_rpm: positiveInt.optional(),
+    max_concurrency: positiveInt.optional(),
+    /** Monthly spend (USD) that promotes an account to this tier automatically; null = never automatic. */
+    promote_at_monthly_spend_usd: decimal.nullable().default(null),
+  })
+  .strict();
+
+const timeoutsSchema = z
+  .object({
+    connect_ms: positiveInt.default(5_000),
+    first_byte_ms: positiveInt.default(60_000),
+    idle_ms: positiveInt.default(60_000),
+  })
+  .strict();
+
+const channelSchema = z
+  .object({
+    name: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'letters, digits, dot, dash and underscore only'),
+    protocol: z.enum(['openai', 'anthropic']),
+    base_url: z.string().url(),
+    /** The upstream key, inline (discouraged) or by environment variable name. */
+    api_key: z.string().min(1).optional(),
+    api_key_env: z.string().min(1).optional(),
+    models: z.array(z.string().min(1)).min(1),
+    priority: z.number().int().default(0),
+    weight: positiveInt.default(1),
+    timeouts: timeoutsSchema.default({ connect_ms: 5_000, first_byte_ms: 60_000, idle_ms: 60_000 }),
+  })
+  .strict()
+  .refine((c) => c.api_key !== undefined || c.api_key_env !== undefined, {
+    message: 'needs api_key or api_key_env',
+    path: ['api_key'],
+  });
+
+const modelSchema = z
+  .object({
+    name: z.string().min(1),
+    owned_by: z.string().min(1),
+    kind: z.enum(['chat', 'embedding']),
+    /** Which surface serves it: openai (/v1/chat/completions) or anthropic (/v1/anthropic). */
+    protocol: z.enum(['openai', 'anthropic']).default('openai'),
+    context_window: positiveInt,
+    max_output_tokens: positiveInt.default(4096),
+    tags: z.array(z.string()).default([]),
+    input_price_usd_per_million: decimal,
+    output_price_usd_per_million: decimal.default('0'),
+    cache_read_price_usd_per_million: decimal.optional(),
+    cache_write_price_usd_per_million: decimal.optional(),
+    dimensions: positiveInt.optional(),
+    tiers: z.array(z.enum(tierNames)).min(1).default([...tierNames]),
+    /** Per-model caps applied to free and pro accounts. */
+    rpm: positiveInt.optional(),
+    concurrency: positiveInt.optional(),
+    /** Platform-wide requests per day, for every tier. */
+    platform_daily_requests: positiveInt.optional(),
+    /** Tried in order when every channel of this model failed. */
+    fallback_models: z.array(z.string()).default([]),
+    /** Typical latency, used by service-auto to prefer fast models. */
+    latency_ms: positiveInt.optional(),
+  })
+  .strict()
+  .refine((m) => m.kind !== 'embedding' || m.dimensions !== undefined, {
+    message: 'embedding models need dimensions',
+    path: ['dimensions'],
+  });
+
+export const configSchema = z
+  .object({
+    usd_to_cny: decimal,
+    maintenance: z.boolean().default(false),
+    starting_balance_usd: decimal.default('0'),
+    recharge: z
+      .object({ min_usd: decimal.default('5'), max_usd: decimal.default('1000') })
+      .strict()
+      .default({ min_usd: '5', max_usd: '1000' }),
+    limits: z
+      .object({
+        global_qps: positiveInt.default(100_000),
+        embeddings_rpm: positiveInt.default(1000),
+        embeddings_concurrency: positiveInt.default(100),
+        login_per_ip_per_minute: positiveInt.default(10),
+        register_per_ip_per_minute: positiveInt.default(3),
+        recharge_per_user_per_minute: positiveInt.default(5),
+        /** Largest accepted request body. */
+        max_body_bytes: positiveInt.default(4 * 1024 * 1024),
+      })
+      .strict()
+      .default({
+        global_qps: 100_000,
+        embeddings_rpm: 1000,
+        embeddings_concurrency: 100,
+        login_per_ip_per_minute: 10,
+        register_per_ip_per_minute: 3,
+        recharge_per_user_per_minute: 5,
+        max_body_bytes: 4 * 1024 * 1024,
+      }),
+    circuit_breaker: z
+      .object({ failures: positiveInt.default(3), cooldown_ms: positiveInt.default(30_000) })
+      .strict()
+      .default({ failures: 3, cooldown_ms: 30_000 }),
+    tiers: z.object({ free: tierSchema, pro: tierSchema, vip: tierSchema, enterprise: tierSchema }).strict(),
+    channels: z.array(channelSchema).min(1),
+    models: z.array(modelSchema).min(1),
+  })
+  .strict()
+  .superRefine((cfg, ctx) => {
+    const names = new Set<string>();
+    cfg.models.forEach((m, i) => {
+      if (names.has(m.name)) ctx.addIssue({ code: 'custom', path: ['models', i, 'name'], message: `duplicate model ${m.name}` });
+      names.add(m.name);
+    });
+    const channelNames = new Set<string>();
+    cfg.channels.forEach((c, i) => {
+      if (channelNames.has(c.name)) ctx.addIssue({ code: 'custom', path: ['channels', i, 'name'], message: `duplicate channel ${c.name}` });
+      channelNames.add(c.name);
+      c.models.forEach((m, j) => {
+        const model = cfg.models.find((x) => x.name === m);
+        if (!model) ctx.addIssue({ code: 'custom', path: ['channels', i, 'models', j], message: `unknown model ${m}` });
+        else if (model.protocol !== c.protocol)
+          ctx.addIssue({ code: 'custom', path: ['channels', i, 'models', j], message: `model ${m} is ${model.protocol}, channel is ${c.protocol}` });
+      });
+    });
+    cfg.models.forEach((m, i) => {
+      m.fallback_models.forEach((f, j) => {
+        if (!names.has(f)) ctx.addIssue({ code: 'custom', path: ['models', i, 'fallback_models', j], message: `unknown model ${f}` });
+      });
+    });
+  });
+
+export type RawConfig = z.infer<typeof configSchema>;

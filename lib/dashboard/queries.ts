@@ -1,0 +1,412 @@
+import { getDb } from '@/lib/db';
+import { Prisma } from '@/lib/generated/prisma/client';
+import { usdToPico } from '@/lib/billing/money';
+import { GatewayError } from '@/lib/errors';
+import { encodeCursor, type LogCursor, type LogFilters, type StatusFilter } from './filters';
+import { logCsvHeader, logCsvValues } from './log-csv';
+import { csvRow } from './csv';
+
+// Read-only queries behind the dashboard. Every one of them is scoped by the caller's userId.
+// Money comes back as bigint pico-USD (or pico-CNY); aggregates are summed by PostgreSQL in numeric,
+// cast to text and parsed exactly, so no float ever touches an amount.
+
+type DecimalLike = { toFixed(digits: number): string };
+const pico = (d: DecimalLike): bigint => usdToPico(d.toFixed(12));
+const picoText = (text: string): bigint => usdToPico(text);
+
+export interface LogEntry {
+  id: string;
+  createdAt: Date;
+  apiKeyId: string | null;
+  endpoint: string;
+  modelRequested: string | null;
+  modelServed: string | null;
+  channel: string | null;
+  status: number;
+  outcome: string;
+  errorCode: string | null;
+  stream: boolean;
+  promptTokens: number;
+  completionTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  tokensEstimated: boolean;
+  costUsd: bigint;
+  costCny: bigint;
+  /** CNY per USD at the time of the request, exact decimal text. */
+  cnyRate: string;
+  latencyMs: number;
+  firstTokenMs: number | null;
+  routeReason: string | null;
+}
+
+export interface LogDetail extends LogEntry {
+  attempts: Prisma.JsonValue | null;
+}
+
+export interface LogPage {
+  data: LogEntry[];
+  /** Pass as `starting_after` for the next (older) page; null on the last page. */
+  nextCursor: string | null;
+  /** Pass as `ending_before` for the previous (newer) page; null on the first page. */
+  prevCursor: string | null;
+}
+
+export interface LogPageOptions {
+  limit: number;
+  /** Rows strictly older than this cursor. */
+  startingAfter?: LogCursor;
+  /** Rows strictly newer than this cursor (the page just before it). */
+  endingBefore?: LogCursor;
+}
+
+const listSelect = {
+  id: true,
+  createdAt: true,
+  apiKeyId: true,
+  endpoint: true,
+  modelRequested: true,
+  modelServed: true,
+  channel: true,
+  status: true,
+  outcome: true,
+  errorCode: true,
+  stream: true,
+  promptTokens: true,
+  completionTokens: true,
+  cacheReadTokens: true,
+  cacheWriteTokens: true,
+  tokensEstimated: true,
+  costUsd: true,
+  costCny: true,
+  cnyRate: true,
+  latencyMs: true,
+  firstTokenMs: true,
+  routeReason: true,
+} satisfies Prisma.RequestLogSelect;
+
+type ListRow = Prisma.RequestLogGetPayload<{ select: typeof listSelect }>;
+
+function toLogEntry(row: ListRow): LogEntry {
+  return {
+    ...row,
+    costUsd: pico(row.costUsd),
+    costCny: pico(row.costCny),
+    cnyRate: row.cnyRate.toFixed(8).replace(/\.?0+$/, ''),
+  };
+}
+
+function statusWhere(status: StatusFilter): Prisma.RequestLogWhereInput {
+  switch (status.kind) {
+    case 'outcome':
+      return { outcome: status.outcome };
+    case 'failed':
+      return { outcome: { notIn: ['ok', 'client_closed'] } };
+    case 'http':
+      return { status: status.status };
+    case 'http_class':
+      return { status: { gte: status.hundreds * 100, lt: status.hundreds * 100 + 100 } };
+  }
+}
+
+export function logWhere(userId: string, filters: LogFilters): Prisma.RequestLogWhereInput {
+  const and: Prisma.RequestLogWhereInput[] = [{ userId }];
+  if (filters.keyId) and.push({ apiKeyId: filters.keyId });
+  if (filters.model) and.push({ OR: [{ modelRequested: filters.model }, { modelServed: filters.model }] });
+  if (filters.status) and.push(statusWhere(filters.status));
+  if (filters.from) and.push({ createdAt: { gte: filters.from } });
+  if (filters.to) and.push({ createdAt: { lt: filters.to } });
+  return { AND: and };
+}
+
+const olderThan = (c: LogCursor): Prisma.RequestLogWhereInput => ({
+  OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }],
+});
+const newerThan = (c: LogCursor): Prisma.RequestLogWhereInput => ({
+  OR: [{ createdAt: { gt: c.createdAt } }, { createdAt: c.createdAt, id: { gt: c.id } }],
+});
+const cursorOf = (e: LogEntry) => encodeCursor({ createdAt: e.createdAt, id: e.id });
+
+/** One page of the caller's request log, newest first (ties broken by id, so pages never overlap). */
+export async function listLogs(userId: string, filters: LogFilters, opts: LogPageOptions): Promise<LogPage> {
+  const db = await getDb();
+  const where = logWhere(userId, filters);
+  if (opts.endingBefore) {
+    const rows = await db.requestLog.findMany({
+      where: { AND: [where, newerThan(opts.endingBefore)] },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      take: opts.limit + 1,
+      select: listSelect,
+    });
+    const hasNewer = rows.length > opts.limit;
+    const data = rows.slice(0, opts.limit).reverse().map(toLogEntry);
+    return {
+      data,
+      prevCursor: hasNewer && data.length ? cursorOf(data[0]) : null,
+      nextCursor: data.length ? cursorOf(data[data.length - 1]) : null,
+    };
+  }
+  const rows = await db.requestLog.findMany({
+    where: opts.startingAfter ? { AND: [where, olderThan(opts.startingAfter)] } : where,
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: opts.limit + 1,
+    select: listSelect,
+  });
+  const hasOlder = rows.length > opts.limit;
+  const data = rows.slice(0, opts.limit).map(toLogEntry);
+  return {
+    data,
+    nextCursor: hasOlder && data.length ? cursorOf(data[data.length - 1]) : null,
+    prevCursor: opts.startingAfter && data.length ? cursorOf(data[0]) : null,
+  };
+}
+
+/** One of the caller's requests, or null (another account's id looks exactly like a missing one). */
+export async function getLog(userId: string, id: string): Promise<LogDetail | null> {
+  if (!id || id.length > 200) return null;
+  const db = await getDb();
+  const row = await db.requestLog.findFirst({ where: { id, userId }, select: { ...listSelect, attempts: true } });
+  if (!row) return null;
+  const { attempts, ...rest } = row;
+  return { ...toLogEntry(rest), attempts };
+}
+
+/** Like getLog, but answers 404 for the route handlers. */
+export async function requireLog(userId: string, id: string): Promise<LogDetail> {
+  const log = await getLog(userId, id);
+  if (!log) throw new GatewayError('not_found', 'No such request.');
+  return log;
+}
+
+export interface KeyName {
+  id: string;
+  name: string;
+  display: string;
+  revoked: boolean;
+}
+
+export async function listKeyNames(userId: string): Promise<KeyName[]> {
+  const db = await getDb();
+  const rows = await db.apiKey.findMany({
+    where: { userId },
+    orderBy: { createdAt: 'desc' },
+    select: { id: true, name: true, prefix: true, lastFour: true, revokedAt: true },
+  });
+  return rows.map((k) => ({ id: k.id, name: k.name, display: `${k.prefix}…${k.lastFour}`, revoked: k.revokedAt !== null }));
+}
+
+export const EXPORT_MAX_ROWS = 100_000;
+const EXPORT_BATCH = 1_000;
+
+/** CSV lines (header first) of every filtered request, newest first, read in batches of 1,000. */
+export async function* logCsvLines(userId: string, filters: LogFilters, maxRows = EXPORT_MAX_ROWS): AsyncGenerator<string> {
+  const keyNames = new Map((await listKeyNames(userId)).map((k) => [k.id, k.name]));
+  yield csvRow(logCsvHeader);
+  let cursor: LogCursor | undefined;
+  let written = 0;
+  while (written < maxRows) {
+    const page = await listLogs(userId, filters, { limit: Math.min(EXPORT_BATCH, maxRows - written), startingAfter: cursor });
+    if (page.data.length === 0) break;
+    yield page.data.map((e) => csvRow(logCsvValues(e, e.apiKeyId ? keyNames.get(e.apiKeyId) : undefined))).join('');
+    written += page.data.length;
+    if (!page.nextCursor) break;
+    const last = page.data[page.data.length - 1];
+    cursor = { createdAt: last.createdAt, id: last.id };
+  }
+}
+
+export interface UsageTotals {
+  requests: number;
+  failed: number;
+  spendUsd: bigint;
+  spendCny: bigint;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface DailyUsage extends UsageTotals {
+  /** UTC day, YYYY-MM-DD. */
+  date: string;
+}
+
+interface TotalsRow {
+  requests: number;
+  failed: number;
+  usd: string;
+  cny: string;
+  prompt: string;
+  completion: string;
+}
+
+// Timestamps are stored as UTC wall time (timestamp without time zone); bounds are passed as ISO text
+// and cast, so the session time zone of the connection never shifts them.
+const ts = (d: Date) => Prisma.sql`CAST(${d.toISOString()} AS timestamp)`;
+
+const totalsColumns = Prisma.sql`
+  count(*)::int AS requests,
+  (count(*) FILTER (WHERE outcome NOT IN ('ok', 'client_closed')))::int AS failed,
+  coalesce(sum("costUsd"), 0)::text AS usd,
+  coalesce(sum("costCny"), 0)::text AS cny,
+  coalesce(sum("promptTokens"), 0)::text AS prompt,
+  coalesce(sum("completionTokens"), 0)::text AS completion`;
+
+function toTotals(row: TotalsRow | undefined): UsageTotals {
+  if (!row) return { requests: 0, failed: 0, spendUsd: 0n, spendCny: 0n, promptTokens: 0, completionTokens: 0 };
+  return {
+    requests: Number(row.requests),
+    failed: Number(row.failed),
+    spendUsd: picoText(row.usd),
+    spendCny: picoText(row.cny),
+    promptTokens: Number(row.prompt),
+    completionTokens: Number(row.completion),
+  };
+}
+
+/** Totals of the caller's requests in [from, to). */
+export async function usageTotals(userId: string, from: Date, to: Date): Promise<UsageTotals> {
+  const db = await getDb();
+  const rows = await db.$queryRaw<TotalsRow[]>`
+    SELECT ${totalsColumns}
+    FROM "RequestLog"
+    WHERE "userId" = CAST(${userId} AS uuid) AND "createdAt" >= ${ts(from)} AND "createdAt" < ${ts(to)}`;
+  return toTotals(rows[0]);
+}
+
+export const startOfUtcDay = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+export const startOfUtcMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+const DAY_MS = 86_400_000;
+
+/** Per-UTC-day totals for the `days` days ending today, oldest first; days without requests are zero. */
+export async function dailyUsage(userId: string, days: number, now = new Date()): Promise<DailyUsage[]> {
+  const end = new Date(startOfUtcDay(now).getTime() + DAY_MS);
+  const start = new Date(end.getTime() - days * DAY_MS);
+  const db = await getDb();
+  const rows = await db.$queryRaw<(TotalsRow & { day: string })[]>`
+    SELECT to_char(date_trunc('day', "createdAt"), 'YYYY-MM-DD') AS day, ${totalsColumns}
+    FROM "RequestLog"
+    WHERE "userId" = CAST(${userId} AS uuid) AND "createdAt" >= ${ts(start)} AND "createdAt" < ${ts(end)}
+    GROUP BY 1
+    ORDER BY 1`;
+  const byDay = new Map(rows.map((r) => [r.day, r]));
+  return Array.from({ length: days }, (_, i) => {
+    const date = new Date(start.getTime() + i * DAY_MS).toISOString().slice(0, 10);
+    return { date, ...toTotals(byDay.get(date)) };
+  });
+}
+
+export type LedgerKindName = 'recharge' | 'usage' | 'admin_credit' | 'refund';
+
+export interface LedgerItem {
+  /** Stable key: `e:<entry id>` for single entries, `u:<day>` for a day of usage. */
+  key: string;
+  kind: LedgerKindName;
+  /** The entry's time; for a usage day, its last request. */
+  at: Date;
+  /** UTC day of a usage group, else null. */
+  day: string | null;
+  amountUsd: bigint;
+  /** Ledger entries folded into this item (requests, for usage). */
+  entries: number;
+  balanceAfterUsd: bigint;
+  reference: string | null;
+  note: string | null;
+}
+
+export interface LedgerPage {
+  data: LedgerItem[];
+  /** Pass as `before` for older items; null when there are none. */
+  nextCursor: string | null;
+}
+
+export interface LedgerCursor {
+  at: string;
+  key: string;
+}
+
+export function encodeLedgerCursor(c: LedgerCursor): string {
+  return Buffer.from(`${c.at}|${c.key}`).toString('base64url');
+}
+
+export function decodeLedgerCursor(value: string): LedgerCursor {
+  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|([eu]:[0-9-]{1,20})$/.exec(Buffer.from(value, 'base64url').toString('utf8'));
+  if (!match) throw new GatewayError('invalid_request', 'before is not a valid cursor.', { param: 'before' });
+  return { at: match[1], key: match[2] };
+}
+
+interface LedgerRow {
+  key: string;
+  kind: LedgerKindName;
+  at: string;
+  day: string | null;
+  amount: string;
+  entries: number;
+  balance_after: string;
+  reference: string | null;
+  note: string | null;
+}
+
+/** Recharges, credits and refunds one by one, usage folded into one item per UTC day; newest first. */
+export async function ledgerHistory(userId: string, opts: { limit: number; before?: LedgerCursor }): Promise<LedgerPage> {
+  const db = await getDb();
+  const uid = Prisma.sql`CAST(${userId} AS uuid)`;
+  const cursor = opts.before
+    ? Prisma.sql`WHERE (t.at, t.key) < (CAST(${opts.before.at} AS timestamp), ${opts.before.key})`
+    : Prisma.empty;
+  const rows = await db.$queryRaw<LedgerRow[]>`
+    SELECT t.key, t.kind, to_char(t.at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, t.day, t.amount, t.entries,
+           t.balance_after, t.reference, t.note
+    FROM (
+      SELECT 'e:' || lpad(id::text, 19, '0') AS key, kind::text AS kind, "createdAt" AS at, NULL::text AS day,
+             "amountUsd"::text AS amount, 1 AS entries, "balanceAfterUsd"::text AS balance_after, reference, note
+      FROM "LedgerEntry"
+      WHERE "userId" = ${uid} AND kind <> 'usage'
+      UNION ALL
+      SELECT 'u:' || to_char(date_trunc('day', "createdAt"), 'YYYY-MM-DD'), 'usage', max("createdAt"),
+             to_char(date_trunc('day', "createdAt"), 'YYYY-MM-DD'), sum("amountUsd")::text, count(*)::int,
+             ((array_agg("balanceAfterUsd" ORDER BY "createdAt" DESC, id DESC))[1])::text, NULL, NULL
+      FROM "LedgerEntry"
+      WHERE "userId" = ${uid} AND kind = 'usage'
+      GROUP BY date_trunc('day', "createdAt")
+    ) t
+    ${cursor}
+    ORDER BY t.at DESC, t.key DESC
+    LIMIT ${opts.limit + 1}`;
+  const data = rows.slice(0, opts.limit).map(
+    (r): LedgerItem => ({
+      key: r.key,
+      kind: r.kind,
+      at: new Date(r.at),
+      day: r.day,
+      amountUsd: picoText(r.amount),
+      entries: Number(r.entries),
+      balanceAfterUsd: picoText(r.balance_after),
+      reference: r.reference,
+      note: r.note,
+    }),
+  );
+  const last = data[data.length - 1];
+  return {
+    data,
+    nextCursor: rows.length > opts.limit && last ? encodeLedgerCursor({ at: last.at.toISOString(), key: last.key }) : null,
+  };
+}
+
+
+export interface Account {
+  id: string;
+  email: string;
+  tier: 'free' | 'pro' | 'vip' | 'enterprise';
+  status: 'active' | 'suspended';
+  tierLocked: boolean;
+  balanceUsd: bigint;
+  limits: Prisma.JsonValue | null;
+}
+
+export async function getAccount(userId: string): Promise<Account | null> {
+  const db = await getDb();
+  const user = await db.user.findUnique({
+    where: { id: userId },
+    select: { id: true, email: true, tier: true, status: true, tierLocked: true, balanceUsd: true, limits: true },
+  });
+  return user ? { ...user, balanceUsd: pico(user.balanceUsd) } : null;
+}

@@ -1,0 +1,94 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { env } from '@/lib/env';
+import { getPglite } from '@/lib/db';
+
+// Applies prisma/migrations/*/migration.sql in order and records them in `_prisma_migrations`
+// exactly as Prisma Migrate does (same table, sha256 checksum), so `prisma migrate status` agrees.
+// The Prisma CLI is not used because it downloads a schema engine, which offline machines cannot.
+
+interface Sql {
+  exec(sql: string): Promise<void>;
+  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+  "id" VARCHAR(36) PRIMARY KEY NOT NULL,
+  "checksum" VARCHAR(64) NOT NULL,
+  "finished_at" TIMESTAMPTZ,
+  "migration_name" VARCHAR(255) NOT NULL,
+  "logs" TEXT,
+  "rolled_back_at" TIMESTAMPTZ,
+  "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
+  "applied_steps_count" INTEGER NOT NULL DEFAULT 0
+)`;
+
+async function connect(): Promise<Sql> {
+  if (env.DATABASE_URL) {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    return {
+      exec: async (sql) => void (await client.query(sql)),
+      query: async <T>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
+      close: () => client.end(),
+    };
+  }
+  const db = await getPglite();
+  return {
+    exec: async (sql) => void (await db.exec(sql)),
+    query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params)).rows,
+    close: async () => undefined, // shared with the Prisma client of this process
+  };
+}
+
+export function migrationsDir(): string {
+  return path.resolve(process.cwd(), 'prisma', 'migrations');
+}
+
+export async function runMigrations(dir = migrationsDir()): Promise<string[]> {
+  if (!existsSync(dir)) throw new Error(`migrations folder not found: ${dir}`);
+  const names = readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(path.join(dir, d.name, 'migration.sql')))
+    .map((d) => d.name)
+    .sort();
+  const sql = await connect();
+  const applied: string[] = [];
+  try {
+    // Several instances may start at once against one PostgreSQL: serialise them.
+    if (env.DATABASE_URL) await sql.query('SELECT pg_advisory_lock(72731001)');
+    await sql.exec(MIGRATIONS_TABLE);
+    const done = await sql.query<{ migration_name: string; checksum: string }>(
+      'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+    );
+    const doneByName = new Map(done.map((r) => [r.migration_name, r.checksum]));
+    for (const name of names) {
+      const body = readFileSync(path.join(dir, name, 'migration.sql'), 'utf8');
+      const checksum = createHash('sha256').update(body).digest('hex');
+      const previous = doneByName.get(name);
+      if (previous !== undefined) {
+        if (previous !== checksum) throw new Error(`migration ${name} was edited after it was applied`);
+        continue;
+      }
+      await sql.exec('BEGIN');
+      try {
+        await sql.exec(body);
+        await sql.query(
+          'INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES ($1, $2, now(), $3, 1)',
+          [randomUUID(), checksum, name],
+        );
+        await sql.exec('COMMIT');
+      } catch (err) {
+        await sql.exec('ROLLBACK');
+        throw new Error(`migration ${name} failed: ${(err as Error).message}`);
+      }
+      applied.push(name);
+    }
+  } finally {
+    if (env.DATABASE_URL) await sql.query('SELECT pg_advisory_unlock(72731001)').catch(() => undefined);
+    await sql.close();
+  }
+  return applied;
+}

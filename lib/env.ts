@@ -1,0 +1,51 @@
+import { z } from 'zod';
+
+// The only reader of process.env. Everything else imports `env`.
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  /** PostgreSQL URL; without it the app uses embedded PGlite under DATA_DIR. */
+  DATABASE_URL: z.string().url().optional(),
+  DATA_DIR: z.string().default('./data'),
+  /** Redis URL; without it limits live in-process (correct on a single instance only). */
+  REDIS_URL: z.string().url().optional(),
+  GATEWAY_CONFIG: z.string().default('config/gateway.example.yaml'),
+  /** Signs session JWTs. Generated and kept under DATA_DIR when absent. */
+  NEXTAUTH_SECRET: z.string().min(16).optional(),
+  NEXTAUTH_URL: z.string().url().optional(),
+  /** 32-byte key (hex or base64) that encrypts upstream secrets at rest. Generated under DATA_DIR when absent. */
+  SECRETS_KEY: z.string().min(32).optional(),
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  /** Bearer token for GET /metrics; without it /metrics answers 404. */
+  METRICS_TOKEN: z.string().min(8).optional(),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Public base URL shown in the dashboard snippets and used for Stripe return URLs. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  /** Seconds a cached API key / account may be stale (revocation is pushed at once via Redis). */
+  AUTH_CACHE_TTL_S: z.coerce.number().int().min(1).max(3600).default(30),
+  /** Milliseconds between request-log batch flushes. */
+  LOG_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(200),
+  /** Grace period for in-flight requests on SIGTERM. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+});
+
+export type Env = z.infer<typeof schema>;
+
+function load(): Env {
+  const parsed = schema.safeParse(process.env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid environment:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+export const env: Env = load();
+
+/** Secrets the operator config refers to by variable name (`api_key_env`). */
+export function envSecret(name: string): string | undefined {
+  const value = process.env[name];
+  return value === undefined || value === '' ? undefined : value;
+}

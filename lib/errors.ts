@@ -1,0 +1,114 @@
+// One error type for every surface. Each surface serialises it in its own envelope:
+// /v1 OpenAI-style, /v1/anthropic Anthropic-style, the dashboard API as {error: {code, message}}.
+
+export type ErrorCode =
+  | 'invalid_request'
+  | 'invalid_json'
+  | 'body_too_large'
+  | 'unsupported_media_type'
+  | 'model_not_found'
+  | 'not_found'
+  | 'invalid_api_key'
+  | 'unauthenticated'
+  | 'insufficient_balance'
+  | 'account_suspended'
+  | 'model_not_allowed'
+  | 'forbidden'
+  | 'conflict'
+  | 'rate_limit_exceeded'
+  | 'internal_error'
+  | 'upstream_error'
+  | 'all_channels_failed'
+  | 'maintenance'
+  | 'payments_not_configured';
+
+interface CodeInfo {
+  status: number;
+  openaiType: string;
+  anthropicType: string;
+  /** A retry of the same request cannot succeed: tell SDKs not to retry. */
+  final: boolean;
+}
+
+const codes: Record<ErrorCode, CodeInfo> = {
+  invalid_request: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error', final: true },
+  invalid_json: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error', final: true },
+  body_too_large: { status: 413, openaiType: 'invalid_request_error', anthropicType: 'request_too_large', final: true },
+  unsupported_media_type: { status: 415, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error', final: true },
+  model_not_found: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'not_found_error', final: true },
+  not_found: { status: 404, openaiType: 'invalid_request_error', anthropicType: 'not_found_error', final: true },
+  invalid_api_key: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error', final: true },
+  unauthenticated: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error', final: true },
+  insufficient_balance: { status: 402, openaiType: 'insufficient_balance', anthropicType: 'billing_error', final: true },
+  account_suspended: { status: 403, openaiType: 'permission_error', anthropicType: 'permission_error', final: true },
+  model_not_allowed: { status: 403, openaiType: 'permission_error', anthropicType: 'permission_error', final: true },
+  forbidden: { status: 403, openaiType: 'permission_error', anthropicType: 'permission_error', final: true },
+  conflict: { status: 409, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error', final: true },
+  rate_limit_exceeded: { status: 429, openaiType: 'rate_limit', anthropicType: 'rate_limit_error', final: false },
+  internal_error: { status: 500, openaiType: 'server_error', anthropicType: 'api_error', final: false },
+  upstream_error: { status: 502, openaiType: 'upstream_error', anthropicType: 'api_error', final: false },
+  all_channels_failed: { status: 502, openaiType: 'upstream_error', anthropicType: 'api_error', final: false },
+  maintenance: { status: 503, openaiType: 'service_unavailable', anthropicType: 'overloaded_error', final: false },
+  payments_not_configured: { status: 503, openaiType: 'service_unavailable', anthropicType: 'api_error', final: true },
+};
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly param: string | null;
+  /** Seconds, for 429/503. */
+  readonly retryAfterS?: number;
+  readonly retryAfterMs?: number;
+  /** Extra response headers (e.g. an upstream's 4xx passed through). */
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { param?: string | null; retryAfterMs?: number; status?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.code = code;
+    this.status = opts.status ?? codes[code].status;
+    this.param = opts.param ?? null;
+    if (opts.retryAfterMs !== undefined) {
+      this.retryAfterMs = opts.retryAfterMs;
+      this.retryAfterS = Math.max(1, Math.ceil(opts.retryAfterMs / 1000));
+    }
+    this.headers = opts.headers;
+  }
+
+  get final(): boolean {
+    return codes[this.code].final;
+  }
+}
+
+/** Anything thrown that is not a GatewayError is internal: its details stay in the log. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError('internal_error', 'Internal error. The request id identifies it in our logs.');
+}
+
+export function errorHeaders(err: GatewayError): Record<string, string> {
+  const headers: Record<string, string> = { ...err.headers };
+  if (err.retryAfterS !== undefined) {
+    headers['retry-after'] = String(err.retryAfterS);
+    headers['retry-after-ms'] = String(err.retryAfterMs);
+  }
+  if (err.final) headers['x-should-retry'] = 'false';
+  return headers;
+}
+
+export function openaiErrorBody(err: GatewayError): string {
+  return JSON.stringify({ error: { message: err.message, type: codes[err.code].openaiType, param: err.param, code: err.code } });
+}
+
+export function anthropicErrorBody(err: GatewayError): string {
+  // Upstream statuses we pass through keep their own Anthropic type.
+  const type = err.status === 529 ? 'overloaded_error' : codes[err.code].anthropicType;
+  return JSON.stringify({ type: 'error', error: { type, message: err.message } });
+}
+
+export function apiErrorBody(err: GatewayError): { error: { code: ErrorCode; message: string } } {
+  return { error: { code: err.code, message: err.message } };
+}

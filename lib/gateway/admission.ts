@@ -1,0 +1,175 @@
+import type { GatewayConfig, ModelInfo, TierInfo } from '@/lib/config';
+import { GatewayError } from '@/lib/errors';
+import { getDb } from '@/lib/db';
+import { formatMoney, usdToPico } from '@/lib/billing/money';
+import { pendingCharges } from '@/lib/billing/writer';
+import { inc } from '@/lib/metrics';
+import type { Rule, RuleState } from '@/lib/limits/types';
+import type { Principal } from '@/lib/auth/principal';
+import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
+
+// Admission: every limit layer (global, tier, model, endpoint) and the balance reservation
+// in one limiter call, i.e. one Redis round trip.
+
+export type Endpoint = 'chat' | 'embeddings' | 'anthropic';
+
+export interface Admission {
+  leaseId: string;
+  userId: string;
+  concurrencyKeys: string[];
+  quotaKey?: string;
+  reserved: bigint;
+  headers: Record<string, string>;
+  renewTimer?: NodeJS.Timeout;
+}
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+export const LEASE_TTL_MS = 120_000;
+
+/** The account's effective limits: the tier table, with per-account overrides (VIP within its range). */
+export function effectiveLimits(principal: Principal, cfg: GatewayConfig): TierInfo {
+  const tier = cfg.tiers[principal.tier];
+  const o = principal.limits;
+  if (!o) return tier;
+  const bounded = principal.tier === 'enterprise';
+  return {
+    ...tier,
+    rpm: o.rpm ? (bounded ? o.rpm : Math.min(o.rpm, tier.maxRpm)) : tier.rpm,
+    rph: o.rph ?? tier.rph,
+    tokensPerDay: o.tokensPerDay === undefined ? tier.tokensPerDay : o.tokensPerDay,
+    concurrency: o.concurrency ? (bounded ? o.concurrency : Math.min(o.concurrency, tier.maxConcurrency)) : tier.concurrency,
+  };
+}
+
+export function rulesFor(principal: Principal, cfg: GatewayConfig, model: ModelInfo | null, endpoint: Endpoint): Rule[] {
+  const u = principal.userId;
+  const rules: Rule[] = [
+    { kind: 'gcra', key: 'gw:global', limit: cfg.limits.global_qps, windowMs: 1000, label: `global: ${cfg.limits.global_qps} requests per second` },
+  ];
+  if (endpoint === 'embeddings') {
+    rules.push(
+      { kind: 'window', key: `gw:u:${u}:emb:rpm`, limit: cfg.limits.embeddings_rpm, windowMs: MINUTE, label: `embeddings: ${cfg.limits.embeddings_rpm} requests per minute`, requests: true },
+      { kind: 'concurrency', key: `gw:u:${u}:emb:conc`, limit: cfg.limits.embeddings_concurrency, label: `embeddings: ${cfg.limits.embeddings_concurrency} concurrent requests` },
+    );
+  } else {
+    const t = effectiveLimits(principal, cfg);
+    const name = `tier ${principal.tier}`;
+    rules.push(
+      { kind: 'window', key: `gw:u:${u}:rpm`, limit: t.rpm, windowMs: MINUTE, label: `${name}: ${t.rpm} requests per minute`, requests: true },
+      { kind: 'window', key: `gw:u:${u}:rph`, limit: t.rph, windowMs: HOUR, label: `${name}: ${t.rph} requests per hour` },
+      { kind: 'concurrency', key: `gw:u:${u}:conc`, limit: t.concurrency, label: `${name}: ${t.concurrency} concurrent requests` },
+    );
+    if (t.tokensPerDay !== null) {
+      rules.push({ kind: 'quota', key: `gw:u:${u}:tpd`, limit: t.tokensPerDay, windowMs: DAY, label: `${name}: ${t.tokensPerDay} tokens per day` });
+    }
+  }
+  if (model) {
+    // Per-model caps are shared by all free and pro accounts (the spec's per-model table).
+    if (principal.tier === 'free' || principal.tier === 'pro') {
+      if (model.rpm) rules.push({ kind: 'window', key: `gw:m:${model.name}:rpm`, limit: model.rpm, windowMs: MINUTE, label: `model ${model.name}: ${model.rpm} requests per minute` });
+      if (model.concurrency) rules.push({ kind: 'concurrency', key: `gw:m:${model.name}:conc`, limit: model.concurrency, label: `model ${model.name}: ${model.concurrency} concurrent requests` });
+    }
+    if (model.platformDailyRequests) {
+      rules.push({ kind: 'window', key: `gw:m:${model.name}:day`, limit: model.platformDailyRequests, windowMs: DAY, label: `model ${model.name}: ${model.platformDailyRequests} requests per day across the platform` });
+    }
+  }
+  return rules;
+}
+
+/** Go-style duration as OpenAI sends it: 1s, 6m0s, 12ms. */
+export function goDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const totalS = Math.ceil(ms / 1000);
+  const h = Math.floor(totalS / 3600);
+  const m = Math.floor((totalS % 3600) / 60);
+  const s = totalS % 60;
+  if (h) return `${h}h${m}m${s}s`;
+  if (m) return `${m}m${s}s`;
+  return `${s}s`;
+}
+
+export function rateLimitHeaders(states: RuleState[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const req = states.filter((s) => s.rule.kind === 'window' && s.rule.requests).sort((a, b) => a.remaining - b.remaining)[0];
+  if (req) {
+    headers['x-ratelimit-limit-requests'] = String(req.limit);
+    headers['x-ratelimit-remaining-requests'] = String(Math.max(0, req.remaining));
+    headers['x-ratelimit-reset-requests'] = goDuration(req.resetMs);
+  }
+  const tok = states.find((s) => s.rule.kind === 'quota');
+  if (tok) {
+    headers['x-ratelimit-limit-tokens'] = String(tok.limit);
+    headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, tok.remaining));
+    headers['x-ratelimit-reset-tokens'] = goDuration(tok.resetMs);
+  }
+  return headers;
+}
+
+async function loadBalance(userId: string): Promise<bigint> {
+  const db = await getDb();
+  const user = await db.user.findUnique({ where: { id: userId }, select: { balanceUsd: true } });
+  return (user ? usdToPico(user.balanceUsd.toFixed(12)) : 0n) - pendingCharges(userId);
+}
+
+export async function admit(
+  principal: Principal,
+  cfg: GatewayConfig,
+  model: ModelInfo | null,
+  endpoint: Endpoint,
+  reserve: bigint,
+  leaseId: string,
+): Promise<Admission> {
+  const limiter = getLimiter();
+  const rules = rulesFor(principal, cfg, model, endpoint);
+  const key = balanceKey(principal.userId);
+  const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve } };
+  let result = await limiter.admit(input);
+  if (!result.ok && result.reason === 'balance_unknown') {
+    // First request of this account since start-up (or since Redis lost it): one database read.
+    await limiter.initBalance(key, await loadBalance(principal.userId));
+    result = await limiter.admit(input);
+  }
+  if (!result.ok) {
+    if (result.reason === 'limit') {
+      inc('gateway_limiter_rejections_total', { limit: result.rule.kind, scope: result.rule.key.split(':')[1] ?? 'global' });
+      throw new GatewayError('rate_limit_exceeded', `Rate limit exceeded: ${result.rule.label}. Retry after ${Math.ceil(result.retryAfterMs / 1000)} s.`, {
+        retryAfterMs: result.retryAfterMs,
+        headers: rateLimitHeaders(result.states),
+      });
+    }
+    const available = result.reason === 'balance' ? result.available : 0n;
+    throw new GatewayError(
+      'insufficient_balance',
+      `Insufficient balance: this request may cost up to $${formatMoney(reserve, 6)} and the balance available is $${formatMoney(available, 6)}. Recharge in the dashboard.`,
+    );
+  }
+  const admission: Admission = {
+    leaseId,
+    userId: principal.userId,
+    concurrencyKeys: rules.filter((r) => r.kind === 'concurrency').map((r) => r.key),
+    quotaKey: rules.find((r) => r.kind === 'quota')?.key,
+    reserved: reserve,
+    headers: rateLimitHeaders(result.states),
+  };
+  // Long streams keep their leases alive; a crashed instance's leases expire after LEASE_TTL_MS.
+  admission.renewTimer = setInterval(() => {
+    void limiter.renew(admission.concurrencyKeys, leaseId, LEASE_TTL_MS).catch(() => undefined);
+  }, LEASE_TTL_MS / 3);
+  admission.renewTimer.unref();
+  return admission;
+}
+
+/** Frees the leases, settles the reservation to the real cost and counts tokens for the daily quota. */
+export async function release(admission: Admission, cost: bigint, tokens: number): Promise<void> {
+  clearInterval(admission.renewTimer);
+  await getLimiter()
+    .release({
+      leaseId: admission.leaseId,
+      concurrencyKeys: admission.concurrencyKeys,
+      settle: { key: balanceKey(admission.userId), delta: admission.reserved - cost },
+      usage: admission.quotaKey && tokens > 0 ? [{ key: admission.quotaKey, windowMs: DAY, amount: tokens }] : undefined,
+    })
+    .catch(() => undefined);
+}

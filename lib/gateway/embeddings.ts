@@ -1,0 +1,110 @@
+import { GatewayError } from '@/lib/errors';
+import { noUsage } from '@/lib/billing/cost';
+import { maxCostOf } from '@/lib/billing/cost';
+import { formatPico } from '@/lib/billing/money';
+import { inc } from '@/lib/metrics';
+import { authenticate } from '@/lib/auth/principal';
+import { admit } from '@/lib/gateway/admission';
+import { readJsonBody, invalidField, type JsonObject } from '@/lib/gateway/body';
+import { resolveModel, orderChannels, recordChannelResult } from '@/lib/gateway/router';
+import { callUpstream, readUpstreamBody, discard } from '@/lib/gateway/upstream';
+import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
+import type { RequestContext } from '@/lib/gateway/context';
+import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+
+export const MAX_EMBEDDING_INPUTS = 100;
+
+function inputs(body: JsonObject): string[] {
+  const input = body.input;
+  if (typeof input === 'string') {
+    if (input === '') throw invalidField('input', '"input" must not be empty.');
+    return [input];
+  }
+  if (!Array.isArray(input) || input.length === 0) throw invalidField('input', '"input" must be a string or a non-empty array of strings.');
+  if (input.length > MAX_EMBEDDING_INPUTS) throw invalidField('input', `"input" has ${input.length} strings; at most ${MAX_EMBEDDING_INPUTS} are allowed per request.`);
+  input.forEach((s, i) => {
+    if (typeof s !== 'string' || s === '') throw invalidField(`input[${i}]`, `input[${i}] must be a non-empty string.`);
+  });
+  return input as string[];
+}
+
+function toBase64(vector: number[]): string {
+  const floats = Float32Array.from(vector);
+  return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
+}
+
+export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const cfg = ctx.cfg;
+  const principal = await authenticate(req.headers);
+  ctx.principal = principal;
+  if (cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
+  const { raw, json: body } = await readJsonBody(req, cfg.limits.max_body_bytes);
+  ctx.modelRequested = typeof body.model === 'string' ? body.model : null;
+  const texts = inputs(body);
+  const format = body.encoding_format ?? 'float';
+  if (format !== 'float' && format !== 'base64') throw invalidField('encoding_format', '"encoding_format" must be "float" or "base64".');
+  const plan = resolveModel(cfg, body.model, principal.tier, 'embedding', 'openai');
+  const model = plan.models[0];
+  ctx.model = model;
+  ctx.admission = await admit(principal, cfg, model, 'embeddings', maxCostOf(model, promptTokenBound(raw.length), 0), ctx.requestId);
+  // Always ask for floats: we check the dimensions and encode base64 ourselves.
+  const payload = JSON.stringify({ ...body, encoding_format: 'float' });
+  for (const channel of orderChannels(cfg.channelsByModel.get(model.name) ?? [])) {
+    const started = performance.now();
+    const record: RequestContext['attempts'][number] = { channel: channel.name, model: model.name, ok: false, ms: 0 };
+    ctx.attempts.push(record);
+    inc('gateway_upstream_attempts_total', { channel: channel.name });
+    try {
+      const res = await callUpstream(channel, '/embeddings', payload, { authorization: `Bearer ${channel.apiKey}` }, req.signal);
+      record.status = res.status;
+      if (res.status === 429 || res.status >= 500) {
+        discard(res.body);
+        throw new Error(`upstream answered ${res.status}`);
+      }
+      const text = await readUpstreamBody(res.body, 256 * 1024 * 1024);
+      ctx.channel = channel.name;
+      if (res.status >= 400) {
+        record.ms = Math.round(performance.now() - started);
+        ctx.status = res.status;
+        ctx.outcome = 'error';
+        ctx.errorCode = 'upstream_rejected';
+        sink.start(res.status, ctx.headers({ 'content-type': 'application/json', 'x-should-retry': 'false' }));
+        sink.end(text);
+        return;
+      }
+      const parsed = JSON.parse(text) as { data?: { index?: number; embedding?: number[] }[]; usage?: { prompt_tokens?: number } };
+      const data = parsed.data;
+      if (!Array.isArray(data) || data.length !== texts.length || data.some((d) => !Array.isArray(d.embedding) || d.embedding.length !== model.dimensions)) {
+        throw new Error('upstream embeddings malformed or of the wrong dimensions');
+      }
+      const promptTokens = typeof parsed.usage?.prompt_tokens === 'number' ? parsed.usage.prompt_tokens : null;
+      ctx.settleCost(promptTokens === null ? { ...noUsage(), promptTokens: (await Promise.all(texts.map(countTokens))).reduce((a, b) => a + b, 0), estimated: true } : { ...noUsage(), promptTokens });
+      record.ok = true;
+      record.ms = Math.round(performance.now() - started);
+      recordChannelResult(channel.name, true, cfg);
+      ctx.markFirstToken();
+      const out = {
+        object: 'list',
+        data: data.map((d, i) => ({ object: 'embedding', index: d.index ?? i, embedding: format === 'base64' ? toBase64(d.embedding!) : d.embedding })),
+        model: model.name,
+        usage: { prompt_tokens: ctx.usage.promptTokens, total_tokens: ctx.usage.promptTokens },
+        service: { channel: channel.name, latency_ms: ctx.elapsedMs(), cost_usd: '__COST__' },
+      };
+      sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+      sink.end(JSON.stringify(out).replace('"__COST__"', formatPico(ctx.cost)));
+      return;
+    } catch (err) {
+      if (req.signal.aborted) {
+        ctx.outcome = 'client_closed';
+        ctx.status = 499;
+        return;
+      }
+      record.error = (err as Error).message;
+      record.ms = Math.round(performance.now() - started);
+      recordChannelResult(channel.name, false, cfg);
+      inc('gateway_upstream_failures_total', { channel: channel.name });
+      ctx.channel = null;
+    }
+  }
+  throw new GatewayError('all_channels_failed', `All upstream channels failed for ${model.name}.`);
+}

@@ -1,0 +1,35 @@
+import { authenticate } from '@/lib/auth/principal';
+import type { ModelInfo } from '@/lib/config';
+import type { RequestContext } from '@/lib/gateway/context';
+import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+
+function openaiRecord(m: ModelInfo, strict: boolean) {
+  const base = { id: m.name, object: 'model', created: m.created, owned_by: m.ownedBy };
+  if (strict) return base;
+  return {
+    ...base,
+    context_window: m.contextWindow,
+    tags: m.tags,
+    input_price_usd_per_million: Number(m.inputUsdPerMillion),
+    output_price_usd_per_million: Number(m.outputUsdPerMillion),
+  };
+}
+
+/** GET /v1/models: the OpenAI-surface models the caller's tier may use. */
+export async function listModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const principal = await authenticate(req.headers);
+  const strict = (req.headers.accept ?? '').toLowerCase().includes('application/openai+json');
+  const data = [...ctx.cfg.models.values()].filter((m) => m.protocol === 'openai' && m.tiers.has(principal.tier)).map((m) => openaiRecord(m, strict));
+  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.end(JSON.stringify({ object: 'list', data }));
+}
+
+/** GET /v1/anthropic/v1/models: the caller's Anthropic-protocol models, in Anthropic's shape. */
+export async function listAnthropicModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const principal = await authenticate(req.headers);
+  const data = [...ctx.cfg.models.values()]
+    .filter((m) => m.protocol === 'anthropic' && m.tiers.has(principal.tier))
+    .map((m) => ({ type: 'model', id: m.name, display_name: m.name, created_at: new Date(m.created * 1000).toISOString() }));
+  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.end(JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }));
+}

@@ -1,0 +1,86 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '@/lib/errors';
+import { handleGateway } from '@/lib/gateway/handler';
+import { log, errorFields } from '@/lib/log';
+import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+
+// The lean production path: node:http straight into the gateway pipeline, no framework in between.
+
+function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > maxBytes) {
+    req.resume();
+    return Promise.reject(new GatewayError('body_too_large', `Request body is larger than ${maxBytes} bytes.`));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new GatewayError('body_too_large', `Request body is larger than ${maxBytes} bytes.`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function sinkFor(res: ServerResponse): ResponseSink {
+  let started = false;
+  return {
+    get started() {
+      return started;
+    },
+    start(status, headers) {
+      started = true;
+      res.writeHead(status, headers);
+    },
+    write(chunk) {
+      if (res.destroyed || res.writableEnded) return Promise.resolve();
+      if (res.write(chunk)) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    },
+    end(chunk, trailers) {
+      if (res.destroyed || res.writableEnded) return;
+      if (trailers && res.getHeader('trailer')) res.addTrailers(trailers);
+      res.end(chunk);
+    },
+  };
+}
+
+export function handleNodeRequest(req: IncomingMessage, res: ServerResponse): void {
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const headers: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  const gatewayRequest: GatewayRequest = {
+    method: req.method ?? 'GET',
+    path: q === -1 ? url : url.slice(0, q),
+    headers,
+    ip: req.socket.remoteAddress ?? 'unknown',
+    readBody: (max) => readBody(req, max),
+    signal: controller.signal,
+  };
+  handleGateway(gatewayRequest, sinkFor(res)).catch((err) => {
+    log('error', 'gateway handler crashed', errorFields(err));
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+    if (!res.writableEnded) res.end();
+  });
+}

@@ -1,0 +1,134 @@
+import type { ChannelInfo, GatewayConfig, ModelInfo, TierName } from '@/lib/config';
+import { GatewayError } from '@/lib/errors';
+import { singleton } from '@/lib/singleton';
+
+export const AUTO_MODEL = 'service-auto';
+
+// ---- circuit breaker: a channel that keeps failing is skipped for a cool-down, then tried again.
+interface BreakerState {
+  failures: number;
+  openUntil: number;
+}
+const breakers = () => singleton('breakers', () => new Map<string, BreakerState>());
+
+export function channelAvailable(name: string, now = Date.now()): boolean {
+  const state = breakers().get(name);
+  return !state || state.openUntil <= now;
+}
+
+export function recordChannelResult(name: string, ok: boolean, cfg: GatewayConfig): void {
+  const map = breakers();
+  if (ok) {
+    map.delete(name);
+    return;
+  }
+  const state = map.get(name) ?? { failures: 0, openUntil: 0 };
+  state.failures++;
+  // Half-open after a cool-down: a single failure re-opens it at once.
+  if (state.failures >= cfg.circuitBreaker.failures) state.openUntil = Date.now() + cfg.circuitBreaker.cooldownMs;
+  map.set(name, state);
+}
+
+export function breakerSnapshot(): Record<string, BreakerState> {
+  return Object.fromEntries(breakers());
+}
+
+export function resetBreakers(): void {
+  breakers().clear();
+}
+
+/** Channels in the order to try: priority first, then weighted random within a priority; open breakers last. */
+export function orderChannels(channels: ChannelInfo[], now = Date.now(), random = Math.random): ChannelInfo[] {
+  const groups = new Map<number, ChannelInfo[]>();
+  for (const c of channels) groups.set(c.priority, [...(groups.get(c.priority) ?? []), c]);
+  const ordered: ChannelInfo[] = [];
+  for (const priority of [...groups.keys()].sort((a, b) => b - a)) {
+    const pool = [...groups.get(priority)!];
+    while (pool.length) {
+      const total = pool.reduce((s, c) => s + c.weight, 0);
+      let pick = random() * total;
+      let index = 0;
+      while (index < pool.length - 1 && (pick -= pool[index].weight) >= 0) index++;
+      ordered.push(pool.splice(index, 1)[0]);
+    }
+  }
+  const open = ordered.filter((c) => !channelAvailable(c.name, now));
+  return [...ordered.filter((c) => channelAvailable(c.name, now)), ...open];
+}
+
+// ---- model resolution
+export interface ModelPlan {
+  /** First the chosen model, then its declared fallbacks. */
+  models: ModelInfo[];
+  reason: string | null;
+}
+
+export interface RequestNeeds {
+  tools: boolean;
+  json: boolean;
+  promptTokens: number;
+  maxOutputTokens: number | undefined;
+  task?: string;
+}
+
+export function resolveModel(
+  cfg: GatewayConfig,
+  requested: unknown,
+  tier: TierName,
+  kind: ModelInfo['kind'],
+  protocol: ModelInfo['protocol'],
+  needs?: RequestNeeds,
+): ModelPlan {
+  if (typeof requested !== 'string' || requested === '') {
+    throw new GatewayError('invalid_request', 'Field "model" is required and must be a string.', { param: 'model' });
+  }
+  if (requested === AUTO_MODEL && kind === 'chat' && needs) return autoRoute(cfg, tier, protocol, needs);
+  const model = cfg.models.get(requested);
+  if (!model || model.kind !== kind || model.protocol !== protocol) {
+    throw new GatewayError('model_not_found', `The model "${requested}" does not exist on this endpoint. GET /v1/models lists the models you can use.`, {
+      param: 'model',
+    });
+  }
+  if (!model.tiers.has(tier)) {
+    throw new GatewayError('model_not_allowed', `The model "${requested}" is not available on the ${tier} tier.`, { param: 'model' });
+  }
+  const fallbacks = model.fallbackModels.map((n) => cfg.models.get(n)!).filter((m) => m.tiers.has(tier) && m.kind === kind && m.protocol === protocol);
+  return { models: [model, ...fallbacks], reason: null };
+}
+
+const taskTags: Record<string, string> = { code: 'code', coding: 'code', fast: 'fast', chat: 'chat', video: 'video' };
+
+/**
+ * service-auto: among the chat models this tier may use that have channels and fit the request
+ * (context window, tools/JSON mode), prefer the task's tag, then the cheapest, then the fastest.
+ */
+function autoRoute(cfg: GatewayConfig, tier: TierName, protocol: ModelInfo['protocol'], needs: RequestNeeds): ModelPlan {
+  const wantTag = needs.task ? taskTags[needs.task.toLowerCase()] : undefined;
+  const candidates = [...cfg.models.values()].filter(
+    (m) =>
+      m.kind === 'chat' &&
+      m.protocol === protocol &&
+      m.tiers.has(tier) &&
+      (cfg.channelsByModel.get(m.name)?.length ?? 0) > 0 &&
+      !m.tags.includes('video') === (wantTag !== 'video') &&
+      needs.promptTokens + (needs.maxOutputTokens ?? 0) <= m.contextWindow,
+  );
+  if (candidates.length === 0) {
+    throw new GatewayError('model_not_found', `service-auto found no model on the ${tier} tier that fits this request (${needs.promptTokens} prompt tokens).`, {
+      param: 'model',
+    });
+  }
+  const price = (m: ModelInfo) => m.inputPrice + m.outputPrice;
+  const score = (m: ModelInfo) => (wantTag && m.tags.includes(wantTag) ? 0 : 1);
+  candidates.sort((a, b) => score(a) - score(b) || (price(a) < price(b) ? -1 : price(a) > price(b) ? 1 : 0) || (a.latencyMs ?? 1e9) - (b.latencyMs ?? 1e9));
+  const chosen = candidates[0];
+  const why = [
+    wantTag ? (chosen.tags.includes(wantTag) ? `task "${needs.task}" matched tag ${wantTag}` : `no model tagged ${wantTag}`) : 'no task hint',
+    `cheapest of ${candidates.length} candidate(s) fitting ${needs.promptTokens} prompt tokens`,
+    needs.tools ? 'tools requested' : null,
+    needs.json ? 'JSON mode requested' : null,
+  ]
+    .filter(Boolean)
+    .join('; ');
+  return { models: candidates.slice(0, 3), reason: `service-auto chose ${chosen.name}: ${why}` };
+}

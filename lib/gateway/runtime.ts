@@ -1,0 +1,12 @@
+import { env } from '@/lib/env';
+import { singleton } from '@/lib/singleton';
+import { createLimiter } from '@/lib/limits';
+import type { Limiter } from '@/lib/limits/types';
+
+/** The limiter of this process: Redis-backed (with in-process fallback) when REDIS_URL is set. */
+export function getLimiter(): Limiter {
+  return singleton('limiter', () => createLimiter(env.REDIS_URL));
+}
+
+/** Limiter key holding an account's spendable balance in pico-USD. */
+export const balanceKey = (userId: string) => `gw:bal:${userId}`;

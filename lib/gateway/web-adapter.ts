@@ -1,0 +1,63 @@
+import { GatewayError } from '@/lib/errors';
+import { handleGateway } from '@/lib/gateway/handler';
+import { log, errorFields } from '@/lib/log';
+import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+
+// The route-handler path (next dev, next start): Web Request/Response around the same pipeline.
+
+async function readBody(request: Request, maxBytes: number): Promise<Buffer> {
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  if (declared > maxBytes) throw new GatewayError('body_too_large', `Request body is larger than ${maxBytes} bytes.`);
+  const body = Buffer.from(await request.arrayBuffer());
+  if (body.length > maxBytes) throw new GatewayError('body_too_large', `Request body is larger than ${maxBytes} bytes.`);
+  return body;
+}
+
+export function handleWebRequest(request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  const headers: Record<string, string | undefined> = {};
+  request.headers.forEach((v, k) => (headers[k] = v));
+  const encoder = new TextEncoder();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let closed = false;
+  const stream = new ReadableStream<Uint8Array>({
+    start: (c) => void (controller = c),
+    cancel: () => void (closed = true),
+  });
+  let resolveResponse!: (r: Response) => void;
+  const response = new Promise<Response>((r) => (resolveResponse = r));
+  let started = false;
+  const sink: ResponseSink = {
+    get started() {
+      return started;
+    },
+    start(status, h) {
+      started = true;
+      const { trailer: _trailer, ...rest } = h;
+      resolveResponse(new Response(status === 204 ? null : stream, { status, headers: rest }));
+    },
+    async write(chunk) {
+      if (!closed) controller.enqueue(typeof chunk === 'string' ? encoder.encode(chunk) : chunk);
+    },
+    end(chunk) {
+      if (closed) return;
+      if (chunk) controller.enqueue(typeof chunk === 'string' ? encoder.encode(chunk) : chunk);
+      closed = true;
+      controller.close();
+    },
+  };
+  const gatewayRequest: GatewayRequest = {
+    method: request.method,
+    path: url.pathname,
+    headers,
+    ip: headers['x-forwarded-for']?.split(',')[0]?.trim() ?? 'unknown',
+    readBody: (max) => readBody(request, max),
+    signal: request.signal,
+  };
+  handleGateway(gatewayRequest, sink)
+    .catch((err) => log('error', 'gateway handler crashed', errorFields(err)))
+    .finally(() => {
+      if (!started) resolveResponse(new Response(null, { status: 499 }));
+    });
+  return response;
+}

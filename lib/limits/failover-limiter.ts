@@ -1,0 +1,324 @@
+// Redis limiter with an in-process fallback.
+// Rate limiting must never take the gateway down: when Redis is unreachable or slow,
+// requests are limited per instance by a MemoryLimiter (looser across instances, but
+// still bounded) until Redis is ready again. Every call is bounded in time and never throws.
+
+import { Redis, type RedisOptions } from 'ioredis';
+import { MemoryLimiter } from './memory-limiter';
+import { RedisLimiter } from './redis-limiter';
+import type { AdmitInput, AdmitResult, Limiter, ReleaseInput } from './types';
+
+/** Client options that make Redis failures fast instead of queued or retried. */
+export const FAILOVER_REDIS_OPTIONS: RedisOptions = {
+  // Fail immediately while disconnected instead of queueing until reconnect.
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  autoResendUnfulfilledCommands: false,
+  commandTimeout: 100,
+  connectTimeout: 1_000,
+  // Keep trying forever, every 500 ms, so we return to Redis soon after it is back.
+  retryStrategy: () => 500,
+};
+
+export type LimiterLogEntry = { level: 'info' | 'warn' | 'error'; msg: string } & Record<string, unknown>;
+
+export interface FailoverLimiterOptions {
+  memory?: MemoryLimiter;
+  /** Hard bound on one Redis call (ioredis commandTimeout should be a bit lower). */
+  callTimeoutMs?: number;
+  /** How long a call waits for a (re)connecting client before using the fallback. */
+  connectGraceMs?: number;
+  /** While on fallback with the client still connected, how often Redis is probed. */
+  probeIntervalMs?: number;
+  /** Bound on the leases admitted in memory that are remembered for release routing. */
+  maxTrackedLeases?: number;
+  /** Close the Redis client in close(). */
+  ownsClient?: boolean;
+  log?: (entry: LimiterLogEntry) => void;
+}
+
+const DEFAULTS = {
+  callTimeoutMs: 150,
+  connectGraceMs: 100,
+  probeIntervalMs: 500,
+  maxTrackedLeases: 100_000,
+};
+
+class LimiterTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`limiter call timed out after ${ms} ms`);
+    this.name = 'LimiterTimeoutError';
+  }
+}
+
+export class FailoverLimiter implements Limiter {
+  readonly redis: RedisLimiter;
+  readonly memory: MemoryLimiter;
+  private readonly client: Redis;
+  private readonly options: typeof DEFAULTS;
+  private readonly ownsClient: boolean;
+  private readonly log: (entry: LimiterLogEntry) => void;
+  /** Leases admitted by the memory limiter: their release must go there too. */
+  private readonly memoryLeases = new Set<string>();
+  private fallback = false;
+  private fallbackCalls = 0;
+  private outages = 0;
+  private outageStartedAt = 0;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private readyWaiter: Promise<void> | undefined;
+  private closed = false;
+  private readonly onReady = () => this.recover('ready');
+  // ioredis prints every connection error unless someone listens; outages are logged once below.
+  private readonly onError = () => {};
+
+  /** A FailoverLimiter owning a fresh client configured with FAILOVER_REDIS_OPTIONS. */
+  static fromUrl(url: string, options: FailoverLimiterOptions = {}): FailoverLimiter {
+    const client = new Redis(url, FAILOVER_REDIS_OPTIONS);
+    return new FailoverLimiter(new RedisLimiter(client), { ownsClient: true, ...options });
+  }
+
+  constructor(redis: RedisLimiter, options: FailoverLimiterOptions = {}) {
+    this.redis = redis;
+    this.client = redis.client;
+    this.memory = options.memory ?? new MemoryLimiter();
+    this.ownsClient = options.ownsClient ?? false;
+    this.log = options.log ?? writeJsonLine;
+    this.options = {
+      callTimeoutMs: options.callTimeoutMs ?? DEFAULTS.callTimeoutMs,
+      connectGraceMs: options.connectGraceMs ?? DEFAULTS.connectGraceMs,
+      probeIntervalMs: options.probeIntervalMs ?? DEFAULTS.probeIntervalMs,
+      maxTrackedLeases: options.maxTrackedLeases ?? DEFAULTS.maxTrackedLeases,
+    };
+    this.client.on('ready', this.onReady);
+    this.client.on('error', this.onError);
+  }
+
+  /** True while calls are answered by the in-process limiter. */
+  get usingFallback(): boolean {
+    return this.fallback;
+  }
+
+  get backend(): 'redis' | 'memory' {
+    return this.fallback ? 'memory' : 'redis';
+  }
+
+  /** Calls answered by the in-process limiter because Redis was unavailable. */
+  get fallbackCount(): number {
+    return this.fallbackCalls;
+  }
+
+  /** Number of distinct Redis outages seen. */
+  get outageCount(): number {
+    return this.outages;
+  }
+
+  async admit(input: AdmitInput): Promise<AdmitResult> {
+    return this.run(
+      'admit',
+      () => this.redis.admit(input),
+      async () => {
+        const result = await this.memory.admit(input);
+        if (result.ok) this.trackMemoryLease(input.leaseId);
+        return result;
+      },
+    );
+  }
+
+  async release(input: ReleaseInput): Promise<void> {
+    if (this.memoryLeases.delete(input.leaseId)) return this.memory.release(input);
+    // The reservation of a Redis lease lives in Redis: settling it into an in-process
+    // balance would credit money that was never taken there, so only usage goes to memory.
+    await this.run(
+      'release',
+      () => this.redis.release(input),
+      () => this.memory.release({ ...input, settle: undefined }),
+    );
+  }
+
+  async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {
+    if (this.memoryLeases.has(leaseId)) return this.memory.renew(concurrencyKeys, leaseId, leaseTtlMs);
+    await this.run(
+      'renew',
+      () => this.redis.renew(concurrencyKeys, leaseId, leaseTtlMs),
+      () => this.memory.renew(concurrencyKeys, leaseId, leaseTtlMs),
+    );
+  }
+
+  async initBalance(key: string, amount: bigint): Promise<void> {
+    await this.run(
+      'initBalance',
+      () => this.redis.initBalance(key, amount),
+      () => this.memory.initBalance(key, amount),
+    );
+  }
+
+  async adjustBalance(key: string, delta: bigint): Promise<void> {
+    await this.run(
+      'adjustBalance',
+      () => this.redis.adjustBalance(key, delta),
+      () => this.memory.adjustBalance(key, delta),
+    );
+  }
+
+  async forgetBalance(key: string): Promise<void> {
+    await this.memory.forgetBalance(key);
+    await this.run(
+      'forgetBalance',
+      () => this.redis.forgetBalance(key),
+      async () => {},
+    );
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stopProbe();
+    this.client.off('ready', this.onReady);
+    if (this.ownsClient) await closeClient(this.client);
+    // Keep swallowing errors emitted while the socket winds down.
+    if (!this.ownsClient) this.client.off('error', this.onError);
+    await this.memory.close();
+  }
+
+  // ---- routing ------------------------------------------------------------------------
+
+  /** Runs a call on Redis unless it is down; on any failure answers from memory instead. */
+  private async run<T>(op: string, viaRedis: () => Promise<T>, viaMemory: () => Promise<T>): Promise<T> {
+    if (!this.fallback) {
+      if (await this.redisReady()) {
+        try {
+          return await withTimeout(viaRedis(), this.options.callTimeoutMs);
+        } catch (err) {
+          this.onRedisFailure(op, err);
+        }
+      } else {
+        this.enterFallback(op, new Error(`redis not connected (status ${this.client.status})`));
+      }
+    }
+    this.fallbackCalls++;
+    return viaMemory();
+  }
+
+  /** Ready now, or becomes ready within the connect grace (startup, quick reconnects). */
+  private async redisReady(): Promise<boolean> {
+    const status = this.client.status;
+    if (status === 'ready') return true;
+    if (status === 'end' || status === 'close' || this.closed) return false;
+    this.readyWaiter ??= new Promise<void>((resolve) => {
+      this.client.once('ready', () => {
+        this.readyWaiter = undefined;
+        resolve();
+      });
+    });
+    await withTimeout(this.readyWaiter, this.options.connectGraceMs).catch(() => {});
+    return this.client.status === 'ready';
+  }
+
+  private onRedisFailure(op: string, err: unknown): void {
+    // A reply error comes from a healthy server (e.g. a bad key type): answer this call
+    // from memory but stay on Redis, since switching would not help the next call.
+    if (err instanceof Error && err.name === 'ReplyError') {
+      this.log({ level: 'error', msg: 'limiter redis command failed', op, error: err.message });
+      return;
+    }
+    this.enterFallback(op, err);
+  }
+
+  private enterFallback(op: string, err: unknown): void {
+    if (this.fallback || this.closed) return;
+    this.fallback = true;
+    this.outages++;
+    this.outageStartedAt = Date.now();
+    // Balances left from an earlier outage are stale: reload them from the database.
+    this.memory.clearBalances();
+    this.log({
+      level: 'warn',
+      msg: 'limiter falling back to in-process',
+      op,
+      error: err instanceof Error ? err.message : String(err),
+      redisStatus: this.client.status,
+    });
+    this.startProbe();
+  }
+
+  private recover(trigger: 'ready' | 'probe'): void {
+    if (!this.fallback || this.closed) return;
+    this.fallback = false;
+    this.stopProbe();
+    this.log({
+      level: 'info',
+      msg: 'limiter back on redis',
+      trigger,
+      outageMs: Date.now() - this.outageStartedAt,
+      fallbackCount: this.fallbackCalls,
+    });
+    this.resyncBalances();
+  }
+
+  /**
+   * Balances reserved in memory during the outage were also charged in the database, so
+   * the Redis copies are too high now: drop them so they are reloaded from the database.
+   */
+  private resyncBalances(): void {
+    const keys = this.memory.balanceKeys();
+    this.memory.clearBalances();
+    for (const key of keys) {
+      withTimeout(this.redis.forgetBalance(key), this.options.callTimeoutMs).catch(() => {});
+    }
+  }
+
+  /**
+   * 'ready' covers reconnects; the probe covers outages where the connection stayed up
+   * but calls timed out (e.g. an overloaded server), which emit no 'ready'.
+   */
+  private startProbe(): void {
+    this.stopProbe();
+    this.probeTimer = setInterval(() => void this.probe(), this.options.probeIntervalMs);
+    this.probeTimer.unref();
+  }
+
+  private stopProbe(): void {
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = undefined;
+  }
+
+  private async probe(): Promise<void> {
+    if (this.client.status !== 'ready') return;
+    try {
+      await withTimeout(this.client.ping(), this.options.callTimeoutMs);
+      this.recover('probe');
+    } catch {
+      // Still unhealthy; try again on the next tick.
+    }
+  }
+
+  private trackMemoryLease(leaseId: string): void {
+    this.memoryLeases.add(leaseId);
+    // Bounded: a lease never released is forgotten first-in-first-out. Its memory slot
+    // still expires by its TTL; only the routing of a very late release is lost.
+    if (this.memoryLeases.size > this.options.maxTrackedLeases) {
+      const oldest = this.memoryLeases.values().next().value;
+      if (oldest !== undefined) this.memoryLeases.delete(oldest);
+    }
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LimiterTimeoutError(ms)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function closeClient(client: Redis): Promise<void> {
+  try {
+    await withTimeout(client.quit(), 500);
+  } catch {
+    // Redis unreachable: drop the socket and stop the reconnect loop.
+    client.disconnect();
+  }
+}
+
+function writeJsonLine(entry: LimiterLogEntry): void {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
+}

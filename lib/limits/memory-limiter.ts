@@ -1,0 +1,389 @@
+// In-process limiter with the same semantics as RedisLimiter (see redis-limiter.ts).
+// Used when no Redis is configured (single instance) and as the fallback while Redis
+// is unreachable. All logic is synchronous, so one admit() is atomic within the process
+// exactly like one Lua script is atomic within Redis.
+
+import type {
+  AdmitInput,
+  AdmitResult,
+  ConcurrencyRule,
+  GcraRule,
+  Limiter,
+  QuotaRule,
+  ReleaseInput,
+  Rule,
+  RuleState,
+  WindowRule,
+} from './types';
+
+const HOUR_MS = 3_600_000;
+/** Concurrency retry hint cap: leases are normally released long before they expire. */
+const CONCURRENCY_RETRY_CAP_MS = 1_000;
+const DEFAULT_SWEEP_MS = 10_000;
+
+export interface MemoryLimiterOptions {
+  /** Clock in epoch milliseconds (tests may inject one). */
+  now?: () => number;
+  /** Period of the background sweep that drops expired keys; 0 disables it. */
+  sweepIntervalMs?: number;
+}
+
+interface WindowLog {
+  /** Admission timestamps, ascending. */
+  scores: number[];
+  expiresAt: number;
+}
+
+interface LeaseSet {
+  /** leaseId -> expiry timestamp. */
+  leases: Map<string, number>;
+  expiresAt: number;
+}
+
+interface GcraState {
+  tat: number;
+  expiresAt: number;
+}
+
+interface QuotaBuckets {
+  /** Hour bucket index (floor(t / 1h)) -> tokens used in that hour. */
+  buckets: Map<number, number>;
+  expiresAt: number;
+}
+
+/** Result of checking one rule without mutating anything. */
+interface RuleCheck {
+  ok: boolean;
+  retryAfterMs: number;
+  /** State reported when the request is refused (nothing applied). */
+  current: RuleState;
+  /** Applies the rule's mutation and returns the state after admission. */
+  apply: () => RuleState;
+}
+
+export class MemoryLimiter implements Limiter {
+  private readonly windows = new Map<string, WindowLog>();
+  private readonly leaseSets = new Map<string, LeaseSet>();
+  private readonly gcras = new Map<string, GcraState>();
+  private readonly quotas = new Map<string, QuotaBuckets>();
+  private readonly balances = new Map<string, bigint>();
+  private readonly now: () => number;
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: MemoryLimiterOptions = {}) {
+    this.now = options.now ?? Date.now;
+    const sweepMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
+    if (sweepMs > 0) {
+      this.sweepTimer = setInterval(() => this.sweep(), sweepMs);
+      // The sweep is housekeeping only; it must never keep the process alive.
+      this.sweepTimer.unref();
+    }
+  }
+
+  async admit(input: AdmitInput): Promise<AdmitResult> {
+    const now = this.now();
+    const checks = input.rules.map((rule, i) => this.check(rule, i, input, now));
+
+    const refused = pickRefusal(checks);
+    if (refused >= 0) {
+      return {
+        ok: false,
+        reason: 'limit',
+        rule: input.rules[refused],
+        retryAfterMs: checks[refused].retryAfterMs,
+        states: checks.map((c) => c.current),
+      };
+    }
+
+    if (input.reserve) {
+      const balance = this.balances.get(input.reserve.key);
+      if (balance === undefined) return { ok: false, reason: 'balance_unknown' };
+      if (balance < input.reserve.amount) return { ok: false, reason: 'balance', available: balance };
+    }
+
+    // Everything passed: only now apply the mutations (all or nothing).
+    const states = checks.map((c) => c.apply());
+    if (input.reserve) {
+      const { key, amount } = input.reserve;
+      this.balances.set(key, (this.balances.get(key) ?? 0n) - amount);
+    }
+    return { ok: true, states };
+  }
+
+  async release(input: ReleaseInput): Promise<void> {
+    const now = this.now();
+    for (const key of input.concurrencyKeys) this.leaseSets.get(key)?.leases.delete(input.leaseId);
+    if (input.settle && input.settle.delta !== 0n) this.addToBalance(input.settle.key, input.settle.delta);
+    for (const u of input.usage ?? []) this.addUsage(u.key, u.windowMs, u.amount, now);
+  }
+
+  async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {
+    const now = this.now();
+    for (const key of concurrencyKeys) {
+      const set = this.liveLeaseSet(key, now);
+      // Like ZADD XX: only a lease that is still held is extended.
+      if (!set?.leases.has(leaseId)) continue;
+      set.leases.set(leaseId, now + leaseTtlMs);
+      set.expiresAt = Math.max(set.expiresAt, now + 2 * leaseTtlMs);
+    }
+  }
+
+  async initBalance(key: string, amount: bigint): Promise<void> {
+    if (!this.balances.has(key)) this.balances.set(key, amount);
+  }
+
+  async adjustBalance(key: string, delta: bigint): Promise<void> {
+    this.addToBalance(key, delta);
+  }
+
+  async forgetBalance(key: string): Promise<void> {
+    this.balances.delete(key);
+  }
+
+  async close(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  /** Keys of the balances currently loaded (the failover limiter resyncs them). */
+  balanceKeys(): string[] {
+    return [...this.balances.keys()];
+  }
+
+  /** Drop every loaded balance so each is reloaded from the database on next use. */
+  clearBalances(): void {
+    this.balances.clear();
+  }
+
+  /** Number of live keys (for tests and leak checks). */
+  size(): number {
+    return this.windows.size + this.leaseSets.size + this.gcras.size + this.quotas.size + this.balances.size;
+  }
+
+  /** Drops expired keys; runs periodically and may be called directly. */
+  sweep(): void {
+    const now = this.now();
+    for (const [key, log] of this.windows) if (log.expiresAt <= now) this.windows.delete(key);
+    for (const [key, g] of this.gcras) if (g.expiresAt <= now) this.gcras.delete(key);
+    for (const [key, q] of this.quotas) if (q.expiresAt <= now) this.quotas.delete(key);
+    for (const key of [...this.leaseSets.keys()]) this.liveLeaseSet(key, now);
+  }
+
+  // ---- per-rule checks -------------------------------------------------------------
+
+  private check(rule: Rule, index: number, input: AdmitInput, now: number): RuleCheck {
+    switch (rule.kind) {
+      case 'window':
+        return this.checkWindow(rule, now);
+      case 'gcra':
+        return this.checkGcra(rule, now);
+      case 'concurrency':
+        return this.checkConcurrency(rule, input.leaseId, input.leaseTtlMs, now);
+      case 'quota':
+        return this.checkQuota(rule, now);
+      default:
+        return assertNever(rule, index);
+    }
+  }
+
+  /** Sliding log: an entry admitted at t counts while now < t + windowMs. */
+  private checkWindow(rule: WindowRule, now: number): RuleCheck {
+    const log = this.liveWindow(rule.key, rule.windowMs, now);
+    const count = log?.scores.length ?? 0;
+    const oldest = log?.scores[0];
+    const untilOldestExpires = oldest === undefined ? 0 : Math.max(0, Math.ceil(oldest + rule.windowMs - now));
+    const ok = count < rule.limit;
+    return {
+      ok,
+      retryAfterMs: ok ? 0 : Math.max(1, untilOldestExpires),
+      current: { rule, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetMs: untilOldestExpires },
+      apply: () => {
+        const target = log ?? { scores: [], expiresAt: 0 };
+        insertSorted(target.scores, now);
+        target.expiresAt = now + rule.windowMs;
+        this.windows.set(rule.key, target);
+        const first = target.scores[0];
+        return {
+          rule,
+          limit: rule.limit,
+          remaining: rule.limit - count - 1,
+          resetMs: Math.max(0, Math.ceil(first + rule.windowMs - now)),
+        };
+      },
+    };
+  }
+
+  /** GCRA with emission interval T = windowMs/limit and a burst of `limit`. */
+  private checkGcra(rule: GcraRule, now: number): RuleCheck {
+    const interval = rule.windowMs / rule.limit;
+    const stored = this.gcras.get(rule.key);
+    const tat = Math.max(stored && stored.expiresAt > now ? stored.tat : now, now);
+    const newTat = tat + interval;
+    const allowAt = newTat - rule.windowMs;
+    const ok = now >= allowAt;
+    const retryAfterMs = ok ? 0 : Math.max(1, Math.ceil(allowAt - now));
+    return {
+      ok,
+      retryAfterMs,
+      current: {
+        rule,
+        limit: rule.limit,
+        remaining: gcraRemaining(rule.windowMs - (tat - now), interval),
+        // Time until the full burst is available again (when refused: until conforming).
+        resetMs: ok ? Math.ceil(tat - now) : retryAfterMs,
+      },
+      apply: () => {
+        this.gcras.set(rule.key, { tat: newTat, expiresAt: newTat });
+        return {
+          rule,
+          limit: rule.limit,
+          remaining: gcraRemaining(rule.windowMs - (newTat - now), interval),
+          resetMs: Math.ceil(newTat - now),
+        };
+      },
+    };
+  }
+
+  private checkConcurrency(rule: ConcurrencyRule, leaseId: string, leaseTtlMs: number, now: number): RuleCheck {
+    const set = this.liveLeaseSet(rule.key, now);
+    const count = set?.leases.size ?? 0;
+    const earliest = set ? minValue(set.leases) : undefined;
+    const untilEarliest = earliest === undefined ? 0 : Math.max(1, Math.ceil(earliest - now));
+    const ok = count < rule.limit;
+    return {
+      ok,
+      retryAfterMs: ok ? 0 : Math.min(untilEarliest, CONCURRENCY_RETRY_CAP_MS),
+      current: {
+        rule,
+        limit: rule.limit,
+        remaining: Math.max(0, rule.limit - count),
+        resetMs: ok ? 0 : untilEarliest,
+      },
+      apply: () => {
+        const target = set ?? { leases: new Map<string, number>(), expiresAt: 0 };
+        target.leases.set(leaseId, now + leaseTtlMs);
+        target.expiresAt = Math.max(target.expiresAt, now + 2 * leaseTtlMs);
+        this.leaseSets.set(rule.key, target);
+        const remaining = rule.limit - count - 1;
+        const next = minValue(target.leases);
+        return { rule, limit: rule.limit, remaining, resetMs: remaining > 0 ? 0 : Math.ceil(next - now) };
+      },
+    };
+  }
+
+  /** Usage is added by release(); admission only checks that some quota is left. */
+  private checkQuota(rule: QuotaRule, now: number): RuleCheck {
+    const q = this.liveQuota(rule.key, rule.windowMs, now);
+    let usage = 0;
+    let oldest: number | undefined;
+    for (const [bucket, used] of q?.buckets ?? []) {
+      usage += used;
+      if (used > 0 && (oldest === undefined || bucket < oldest)) oldest = bucket;
+    }
+    const span = quotaBucketCount(rule.windowMs);
+    const untilOldestLeaves = oldest === undefined ? 0 : Math.max(1, Math.ceil((oldest + span) * HOUR_MS - now));
+    const ok = usage < rule.limit;
+    const state: RuleState = {
+      rule,
+      limit: rule.limit,
+      remaining: Math.max(0, rule.limit - usage),
+      resetMs: untilOldestLeaves,
+    };
+    return { ok, retryAfterMs: ok ? 0 : untilOldestLeaves, current: state, apply: () => state };
+  }
+
+  // ---- storage helpers (prune on access) --------------------------------------------
+
+  private liveWindow(key: string, windowMs: number, now: number): WindowLog | undefined {
+    const log = this.windows.get(key);
+    if (!log) return undefined;
+    const cutoff = now - windowMs;
+    let drop = 0;
+    while (drop < log.scores.length && log.scores[drop] <= cutoff) drop++;
+    if (drop > 0) log.scores.splice(0, drop);
+    if (log.scores.length === 0) {
+      this.windows.delete(key);
+      return undefined;
+    }
+    return log;
+  }
+
+  private liveLeaseSet(key: string, now: number): LeaseSet | undefined {
+    const set = this.leaseSets.get(key);
+    if (!set) return undefined;
+    for (const [lease, expiry] of set.leases) if (expiry <= now) set.leases.delete(lease);
+    if (set.leases.size === 0) {
+      this.leaseSets.delete(key);
+      return undefined;
+    }
+    return set;
+  }
+
+  private liveQuota(key: string, windowMs: number, now: number): QuotaBuckets | undefined {
+    const q = this.quotas.get(key);
+    if (!q) return undefined;
+    const firstBucket = Math.floor(now / HOUR_MS) - quotaBucketCount(windowMs) + 1;
+    for (const bucket of q.buckets.keys()) if (bucket < firstBucket) q.buckets.delete(bucket);
+    if (q.buckets.size === 0 || q.expiresAt <= now) {
+      this.quotas.delete(key);
+      return undefined;
+    }
+    return q;
+  }
+
+  private addUsage(key: string, windowMs: number, rawAmount: number, now: number): void {
+    // Redis stores usage with HINCRBY, which takes integers only.
+    const amount = Math.round(rawAmount);
+    if (amount === 0) return;
+    const q = this.liveQuota(key, windowMs, now) ?? { buckets: new Map<number, number>(), expiresAt: 0 };
+    const bucket = Math.floor(now / HOUR_MS);
+    q.buckets.set(bucket, (q.buckets.get(bucket) ?? 0) + amount);
+    q.expiresAt = now + windowMs + HOUR_MS;
+    this.quotas.set(key, q);
+  }
+
+  /** INCRBY only when loaded: an absent balance is reloaded from the database instead. */
+  private addToBalance(key: string, delta: bigint): void {
+    const balance = this.balances.get(key);
+    if (balance !== undefined) this.balances.set(key, balance + delta);
+  }
+}
+
+// ---- shared helpers ------------------------------------------------------------------
+
+/** Index of the refusing rule with the longest wait (the one that actually binds), or -1. */
+function pickRefusal(checks: RuleCheck[]): number {
+  let worst = -1;
+  checks.forEach((c, i) => {
+    if (!c.ok && (worst < 0 || c.retryAfterMs > checks[worst].retryAfterMs)) worst = i;
+  });
+  return worst;
+}
+
+/** Number of hour buckets covering a quota window. */
+export function quotaBucketCount(windowMs: number): number {
+  return Math.max(1, Math.ceil(windowMs / HOUR_MS));
+}
+
+/** Requests still allowed right now given the unused part of the GCRA window. */
+function gcraRemaining(headroomMs: number, interval: number): number {
+  // The epsilon absorbs float error from fractional intervals such as 1000/3.
+  return Math.max(0, Math.floor(headroomMs / interval + 1e-9));
+}
+
+/** Smallest value of a non-empty map (a loop: spreading a large set could overflow the stack). */
+function minValue(map: Map<string, number>): number {
+  let min = Infinity;
+  for (const v of map.values()) if (v < min) min = v;
+  return min;
+}
+
+function insertSorted(values: number[], value: number): void {
+  let i = values.length;
+  while (i > 0 && values[i - 1] > value) i--;
+  values.splice(i, 0, value);
+}
+
+function assertNever(rule: never, index: number): never {
+  throw new Error(`unknown limit rule kind at index ${index}: ${JSON.stringify(rule)}`);
+}

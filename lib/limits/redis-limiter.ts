@@ -1,0 +1,378 @@
+// Redis-backed limiter shared by every gateway instance.
+// Each operation is ONE Lua script (one round trip, atomic on the server). admit() first
+// checks every rule without changing anything that matters, then the balance, and only
+// when everything passes applies all mutations. Time comes from the Redis server
+// (TIME) so instances with skewed clocks still agree on windows and leases.
+
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule, RuleState } from './types';
+
+// Shared Lua prelude: server time in fractional milliseconds and small helpers.
+const LUA_PRELUDE = `
+local HOUR = 3600000
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+
+local function ceil0(x)
+  if x < 0 then return 0 end
+  return math.ceil(x)
+end
+
+local function lowest_score(key)
+  local r = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if r[2] then return tonumber(r[2]) end
+  return nil
+end
+
+-- Only ever lengthen a key's TTL: other members may need it to live longer.
+local function extend_ttl(key, ms)
+  ms = math.ceil(ms)
+  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+end
+`;
+
+// KEYS[1..n]: rule keys; KEYS[n+1]: balance key when a reservation is requested.
+// ARGV: leaseId, leaseTtlMs, n, reserve amount ('' for none), then per rule: kind, limit, windowMs.
+// Reply: {status, refusedIndex, retryAfterMs, available, remaining1, reset1, ...}
+//   status 1 = admitted, 0 = refused by a rule, 2 = insufficient balance, 3 = balance not loaded.
+const ADMIT_LUA = `${LUA_PRELUDE}
+local CONCURRENCY_RETRY_CAP = 1000
+local lease = ARGV[1]
+local ttl = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
+local reserve = ARGV[4]
+
+-- Exact comparison of signed decimal integers (balances may exceed 2^53 nano-USD).
+local function cmp_int(a, b)
+  local an, bn = a:sub(1, 1) == '-', b:sub(1, 1) == '-'
+  if an ~= bn then
+    if an then return -1 end
+    return 1
+  end
+  if an then a = a:sub(2); b = b:sub(2) end
+  a = (a:gsub('^0+', ''))
+  b = (b:gsub('^0+', ''))
+  local c = 0
+  if #a ~= #b then
+    if #a < #b then c = -1 else c = 1 end
+  elseif a ~= b then
+    if a < b then c = -1 else c = 1 end
+  end
+  if an then c = -c end
+  return c
+end
+
+local function gcra_remaining(headroom, interval)
+  local r = math.floor(headroom / interval + 1e-9)
+  if r < 0 then return 0 end
+  return r
+end
+
+-- Each check_* only prunes expired data (invisible to callers); apply_* does the real writes.
+local function check_window(key, limit, win)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - win)
+  local count = redis.call('ZCARD', key)
+  local oldest = lowest_score(key)
+  local until_oldest = 0
+  if oldest then until_oldest = ceil0(oldest + win - now) end
+  local c = { ok = count < limit, retry = 0, rem = math.max(0, limit - count), reset = until_oldest,
+              count = count, oldest = oldest }
+  if not c.ok then c.retry = math.max(1, until_oldest) end
+  return c
+end
+
+local function apply_window(key, i, limit, win, c)
+  redis.call('ZADD', key, now, lease .. ':' .. (i - 1))
+  redis.call('PEXPIRE', key, math.ceil(win))
+  local first = c.oldest or now
+  if now < first then first = now end
+  return limit - c.count - 1, ceil0(first + win - now)
+end
+
+local function check_gcra(key, limit, win)
+  local interval = win / limit
+  local tat = now
+  local stored = redis.call('GET', key)
+  if stored then tat = math.max(tonumber(stored), now) end
+  local new_tat = tat + interval
+  local allow_at = new_tat - win
+  local c = { ok = now >= allow_at, retry = 0, rem = gcra_remaining(win - (tat - now), interval),
+              new_tat = new_tat, interval = interval }
+  -- resetMs: time until the full burst is available again (until refused: until conforming).
+  c.reset = ceil0(tat - now)
+  if not c.ok then
+    c.retry = math.max(1, math.ceil(allow_at - now))
+    c.reset = c.retry
+  end
+  return c
+end
+
+local function apply_gcra(key, i, limit, win, c)
+  redis.call('SET', key, string.format('%.4f', c.new_tat), 'PX', math.max(1, math.ceil(c.new_tat - now)))
+  return gcra_remaining(win - (c.new_tat - now), c.interval), math.ceil(c.new_tat - now)
+end
+
+local function check_concurrency(key, limit)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local count = redis.call('ZCARD', key)
+  local earliest = lowest_score(key)
+  local until_earliest = 0
+  if earliest then until_earliest = math.max(1, math.ceil(earliest - now)) end
+  local c = { ok = count < limit, retry = 0, rem = math.max(0, limit - count), reset = 0,
+              count = count, earliest = earliest }
+  if not c.ok then
+    c.retry = math.min(until_earliest, CONCURRENCY_RETRY_CAP)
+    c.reset = until_earliest
+  end
+  return c
+end
+
+local function apply_concurrency(key, i, limit, win, c)
+  local expiry = now + ttl
+  redis.call('ZADD', key, expiry, lease)
+  extend_ttl(key, 2 * ttl)
+  local remaining = limit - c.count - 1
+  if remaining > 0 then return remaining, 0 end
+  local next_expiry = math.min(c.earliest or expiry, expiry)
+  return remaining, math.ceil(next_expiry - now)
+end
+
+local function check_quota(key, limit, win)
+  local span = math.max(1, math.ceil(win / HOUR))
+  local first = math.floor(now / HOUR) - span + 1
+  local fields = redis.call('HGETALL', key)
+  local usage = 0
+  local oldest = nil
+  for j = 1, #fields, 2 do
+    local bucket = tonumber(fields[j])
+    local used = tonumber(fields[j + 1])
+    if bucket < first then
+      redis.call('HDEL', key, fields[j])
+    else
+      usage = usage + used
+      if used > 0 and (not oldest or bucket < oldest) then oldest = bucket end
+    end
+  end
+  local until_oldest = 0
+  if oldest then until_oldest = math.max(1, math.ceil((oldest + span) * HOUR - now)) end
+  local c = { ok = usage < limit, retry = 0, rem = math.max(0, limit - usage), reset = until_oldest }
+  if not c.ok then c.retry = until_oldest end
+  return c
+end
+
+-- Usage is added by release(), so admission changes nothing here.
+local function apply_quota(key, i, limit, win, c)
+  return c.rem, c.reset
+end
+
+local checkers = { window = check_window, gcra = check_gcra, quota = check_quota,
+                   concurrency = check_concurrency }
+local appliers = { window = apply_window, gcra = apply_gcra, quota = apply_quota,
+                   concurrency = apply_concurrency }
+
+-- Phase 1: check every rule; remember the refusal with the longest wait (the binding one).
+local checks = {}
+local worst = 0
+for i = 1, n do
+  local base = 4 + (i - 1) * 3
+  local kind = ARGV[base + 1]
+  local checker = checkers[kind]
+  if not checker then return redis.error_reply('unknown limit rule kind ' .. tostring(kind)) end
+  local c = checker(KEYS[i], tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]))
+  c.kind = kind
+  c.limit = tonumber(ARGV[base + 2])
+  c.win = tonumber(ARGV[base + 3])
+  checks[i] = c
+  if not c.ok and (worst == 0 or c.retry > checks[worst].retry) then worst = i end
+end
+
+if worst > 0 then
+  local out = { 0, worst - 1, checks[worst].retry, '' }
+  for i = 1, n do
+    out[#out + 1] = checks[i].rem
+    out[#out + 1] = checks[i].reset
+  end
+  return out
+end
+
+-- Phase 2: the balance reservation.
+local balance_key = KEYS[n + 1]
+if reserve ~= '' then
+  local balance = redis.call('GET', balance_key)
+  if not balance then return { 3, 0, 0, '' } end
+  if cmp_int(balance, reserve) < 0 then return { 2, 0, 0, balance } end
+end
+
+-- Phase 3: everything passed; apply all mutations.
+local out = { 1, 0, 0, '' }
+for i = 1, n do
+  local c = checks[i]
+  local rem, reset = appliers[c.kind](KEYS[i], i, c.limit, c.win, c)
+  out[#out + 1] = rem
+  out[#out + 1] = reset
+end
+if reserve ~= '' then redis.call('DECRBY', balance_key, reserve) end
+return out
+`;
+
+// KEYS: concurrency keys (ARGV[2] of them), the settle key when ARGV[3] ~= '', then quota keys.
+// ARGV: leaseId, concurrency key count, settle delta ('' for none), then windowMs, amount per quota key.
+const RELEASE_LUA = `${LUA_PRELUDE}
+local lease = ARGV[1]
+local nc = tonumber(ARGV[2])
+local delta = ARGV[3]
+for i = 1, nc do redis.call('ZREM', KEYS[i], lease) end
+local k = nc
+if delta ~= '' then
+  k = k + 1
+  -- A missing balance is reloaded from the database, which already has the real cost.
+  if redis.call('EXISTS', KEYS[k]) == 1 then redis.call('INCRBY', KEYS[k], delta) end
+end
+local bucket = math.floor(now / HOUR)
+for j = 1, #KEYS - k do
+  local key = KEYS[k + j]
+  redis.call('HINCRBY', key, bucket, ARGV[3 + 2 * j])
+  redis.call('PEXPIRE', key, math.ceil(tonumber(ARGV[2 + 2 * j]) + HOUR))
+end
+return 1
+`;
+
+// KEYS: concurrency keys. ARGV: leaseId, leaseTtlMs. Only still-live leases are extended.
+const RENEW_LUA = `${LUA_PRELUDE}
+local ttl = tonumber(ARGV[2])
+for i = 1, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
+  if redis.call('ZADD', KEYS[i], 'XX', 'CH', now + ttl, ARGV[1]) == 1 then extend_ttl(KEYS[i], 2 * ttl) end
+end
+return 1
+`;
+
+// KEYS[1]: balance key. ARGV[1]: delta. No-op when the balance is not loaded.
+const ADJUST_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], ARGV[1]) end
+return false
+`;
+
+/** A Lua script run by EVALSHA, falling back to EVAL once when the server lacks it. */
+class LuaScript {
+  private readonly sha: string;
+
+  constructor(private readonly source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!isNoScriptError(err)) throw err;
+      return redis.eval(this.source, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+const admitScript = new LuaScript(ADMIT_LUA);
+const releaseScript = new LuaScript(RELEASE_LUA);
+const renewScript = new LuaScript(RENEW_LUA);
+const adjustScript = new LuaScript(ADJUST_LUA);
+
+export class RedisLimiter implements Limiter {
+  readonly client: Redis;
+  /** Only a client we created ourselves is closed by close(). */
+  private readonly ownsClient: boolean;
+
+  /**
+   * @param client an ioredis client, or a URL to create one from.
+   * @param options.ownsClient close the client in close(); defaults to true only for a URL.
+   */
+  constructor(client: Redis | string, options: { ownsClient?: boolean } = {}) {
+    this.ownsClient = options.ownsClient ?? typeof client === 'string';
+    this.client = typeof client === 'string' ? new Redis(client) : client;
+  }
+
+  async admit(input: AdmitInput): Promise<AdmitResult> {
+    const keys = input.rules.map((r) => r.key);
+    if (input.reserve) keys.push(input.reserve.key);
+    const args: (string | number)[] = [
+      input.leaseId,
+      input.leaseTtlMs,
+      input.rules.length,
+      input.reserve ? input.reserve.amount.toString() : '',
+    ];
+    for (const rule of input.rules) args.push(rule.kind, rule.limit, rule.kind === 'concurrency' ? 0 : rule.windowMs);
+    const reply = await admitScript.run(this.client, keys, args);
+    return decodeAdmitReply(reply, input.rules);
+  }
+
+  async release(input: ReleaseInput): Promise<void> {
+    const keys = [...input.concurrencyKeys];
+    const settle = input.settle && input.settle.delta !== 0n ? input.settle : undefined;
+    if (settle) keys.push(settle.key);
+    const args: (string | number)[] = [input.leaseId, input.concurrencyKeys.length, settle ? settle.delta.toString() : ''];
+    for (const u of input.usage ?? []) {
+      if (u.amount === 0) continue;
+      keys.push(u.key);
+      args.push(u.windowMs, Math.round(u.amount));
+    }
+    if (keys.length === 0) return;
+    await releaseScript.run(this.client, keys, args);
+  }
+
+  async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {
+    if (concurrencyKeys.length === 0) return;
+    await renewScript.run(this.client, concurrencyKeys, [leaseId, leaseTtlMs]);
+  }
+
+  async initBalance(key: string, amount: bigint): Promise<void> {
+    await this.client.set(key, amount.toString(), 'NX');
+  }
+
+  async adjustBalance(key: string, delta: bigint): Promise<void> {
+    await adjustScript.run(this.client, [key], [delta.toString()]);
+  }
+
+  async forgetBalance(key: string): Promise<void> {
+    await this.client.del(key);
+  }
+
+  async close(): Promise<void> {
+    if (!this.ownsClient) return;
+    try {
+      await this.client.quit();
+    } catch {
+      // Already disconnected (e.g. Redis down): drop the socket and stop reconnecting.
+      this.client.disconnect();
+    }
+  }
+}
+
+function decodeAdmitReply(reply: unknown, rules: Rule[]): AdmitResult {
+  if (!Array.isArray(reply)) throw new Error(`unexpected limiter reply: ${JSON.stringify(reply)}`);
+  const [status, index, retryAfterMs, available] = reply as [number, number, number, string];
+  switch (status) {
+    case 1:
+      return { ok: true, states: decodeStates(reply, rules) };
+    case 0:
+      return { ok: false, reason: 'limit', rule: rules[index], retryAfterMs, states: decodeStates(reply, rules) };
+    case 2:
+      return { ok: false, reason: 'balance', available: BigInt(available) };
+    case 3:
+      return { ok: false, reason: 'balance_unknown' };
+    default:
+      throw new Error(`unexpected limiter status: ${String(status)}`);
+  }
+}
+
+function decodeStates(reply: unknown[], rules: Rule[]): RuleState[] {
+  return rules.map((rule, i) => ({
+    rule,
+    limit: rule.limit,
+    remaining: Number(reply[4 + 2 * i]),
+    resetMs: Number(reply[5 + 2 * i]),
+  }));
+}
+
+function isNoScriptError(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOSCRIPT');
+}

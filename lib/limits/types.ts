@@ -1,0 +1,90 @@
+// The limiter contract shared by the Redis and in-process implementations.
+// All checks for one request happen in one call (one Redis round trip), atomically:
+// either every rule admits and every mutation is applied, or nothing changes.
+
+/** Sliding-log window: at most `limit` admissions in any `windowMs` span. */
+export interface WindowRule {
+  kind: 'window';
+  key: string;
+  limit: number;
+  windowMs: number;
+  /** Human text used in the 429 message, e.g. "tier free: 60 requests per minute". */
+  label: string;
+  /** Exposed as x-ratelimit-*-requests when true (the tightest such rule wins). */
+  requests?: boolean;
+}
+
+/** GCRA for very large rates (global QPS) where a log would be too big. */
+export interface GcraRule {
+  kind: 'gcra';
+  key: string;
+  limit: number;
+  windowMs: number;
+  label: string;
+}
+
+/** Concurrency lease set: at most `limit` live leases; leases expire after leaseTtlMs. */
+export interface ConcurrencyRule {
+  kind: 'concurrency';
+  key: string;
+  limit: number;
+  label: string;
+}
+
+/** Token quota over a sliding 24 h (hour buckets): usage is added after the reply. */
+export interface QuotaRule {
+  kind: 'quota';
+  key: string;
+  limit: number;
+  windowMs: number;
+  label: string;
+}
+
+export type Rule = WindowRule | GcraRule | ConcurrencyRule | QuotaRule;
+
+export interface RuleState {
+  rule: Rule;
+  limit: number;
+  remaining: number;
+  /** Milliseconds until the window has room again (0 when it has room now). */
+  resetMs: number;
+}
+
+export interface AdmitInput {
+  rules: Rule[];
+  /** Unique per request; identifies its concurrency leases. */
+  leaseId: string;
+  leaseTtlMs: number;
+  /** Optional balance reservation in pico-USD, taken only when every rule admits. */
+  reserve?: { key: string; amount: bigint };
+}
+
+export type AdmitResult =
+  | { ok: true; states: RuleState[] }
+  | { ok: false; reason: 'limit'; rule: Rule; retryAfterMs: number; states: RuleState[] }
+  | { ok: false; reason: 'balance'; available: bigint }
+  /** The balance key is not loaded; call initBalance then admit again. */
+  | { ok: false; reason: 'balance_unknown' };
+
+export interface ReleaseInput {
+  leaseId: string;
+  concurrencyKeys: string[];
+  /** Added to the balance key (reserved minus actual cost, in pico-USD; may be negative). */
+  settle?: { key: string; delta: bigint };
+  /** Token usage added to quota rules after the reply. */
+  usage?: { key: string; windowMs: number; amount: number }[];
+}
+
+export interface Limiter {
+  admit(input: AdmitInput): Promise<AdmitResult>;
+  release(input: ReleaseInput): Promise<void>;
+  /** Extend live leases (long streams). */
+  renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void>;
+  /** Set the balance only if it is not loaded yet (SET NX). */
+  initBalance(key: string, amount: bigint): Promise<void>;
+  /** Add to a loaded balance (recharges, credits); no-op if not loaded. */
+  adjustBalance(key: string, delta: bigint): Promise<void>;
+  /** Drop a loaded balance so it is reloaded from the database. */
+  forgetBalance(key: string): Promise<void>;
+  close(): Promise<void>;
+}

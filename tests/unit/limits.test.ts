@@ -1,0 +1,509 @@
+// Limiter tests against a REAL Redis and the in-process limiter, with identical cases,
+// plus the failover limiter against a closed port and a redis-server killed mid-test.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FailoverLimiter, type LimiterLogEntry } from '../../lib/limits/failover-limiter';
+import { createLimiter, limiterMetrics } from '../../lib/limits/index';
+import { MemoryLimiter } from '../../lib/limits/memory-limiter';
+import { RedisLimiter } from '../../lib/limits/redis-limiter';
+import type {
+  AdmitInput,
+  AdmitResult,
+  ConcurrencyRule,
+  GcraRule,
+  Limiter,
+  QuotaRule,
+  Rule,
+  WindowRule,
+} from '../../lib/limits/types';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const RUN_PREFIX = `test:limits:${randomUUID()}:`;
+const DAY_MS = 86_400_000;
+
+// ---- helpers ---------------------------------------------------------------------------
+
+/** A key namespace unique to one test, so tests never collide (also across runs). */
+function ns(): (name: string) => string {
+  const id = randomUUID();
+  return (name) => `${RUN_PREFIX}${id}:${name}`;
+}
+
+const windowRule = (key: string, limit: number, windowMs: number): WindowRule => ({
+  kind: 'window',
+  key,
+  limit,
+  windowMs,
+  label: `window ${limit}/${windowMs}ms`,
+});
+const gcraRule = (key: string, limit: number, windowMs: number): GcraRule => ({
+  kind: 'gcra',
+  key,
+  limit,
+  windowMs,
+  label: `gcra ${limit}/${windowMs}ms`,
+});
+const concurrencyRule = (key: string, limit: number): ConcurrencyRule => ({
+  kind: 'concurrency',
+  key,
+  limit,
+  label: `concurrency ${limit}`,
+});
+const quotaRule = (key: string, limit: number, windowMs = DAY_MS): QuotaRule => ({
+  kind: 'quota',
+  key,
+  limit,
+  windowMs,
+  label: `quota ${limit}`,
+});
+
+function admit(
+  limiter: Limiter,
+  rules: Rule[],
+  extra: Partial<Omit<AdmitInput, 'rules'>> = {},
+): Promise<AdmitResult> {
+  return limiter.admit({ rules, leaseId: randomUUID(), leaseTtlMs: 60_000, ...extra });
+}
+
+function expectLimit(result: AdmitResult): Extract<AdmitResult, { reason: 'limit' }> {
+  if (result.ok || result.reason !== 'limit') throw new Error(`expected a limit refusal, got ${show(result)}`);
+  return result;
+}
+
+function expectOk(result: AdmitResult): Extract<AdmitResult, { ok: true }> {
+  if (!result.ok) throw new Error(`expected admission, got ${show(result)}`);
+  return result;
+}
+
+function show(result: AdmitResult): string {
+  return JSON.stringify(result, (k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+}
+
+/** Balance available, read through a reservation that must be refused. */
+async function availableBalance(limiter: Limiter, key: string): Promise<bigint | 'unknown'> {
+  const result = await admit(limiter, [], { reserve: { key, amount: 10n ** 30n } });
+  if (result.ok) throw new Error('reservation of 10^30 unexpectedly admitted');
+  if (result.reason === 'balance_unknown') return 'unknown';
+  if (result.reason !== 'balance') throw new Error(`unexpected ${show(result)}`);
+  return result.available;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return;
+    await sleep(25);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+async function pingOnce(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+const spawned = new Set<ChildProcess>();
+
+async function startRedisServer(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
+    stdio: 'ignore',
+  });
+  spawned.add(child);
+  child.once('exit', () => spawned.delete(child));
+  await waitFor(() => pingOnce(`redis://127.0.0.1:${port}`), 5_000, `redis-server on port ${port}`);
+  return child;
+}
+
+async function killHard(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - start };
+}
+
+// ---- shared cases for both implementations -----------------------------------------------
+
+const implementations: [string, () => Limiter][] = [
+  ['memory', () => new MemoryLimiter()],
+  ['redis', () => new RedisLimiter(REDIS_URL)],
+];
+
+describe.each(implementations)('%s limiter', (_name, make) => {
+  let limiter: Limiter;
+  beforeAll(() => {
+    limiter = make();
+  });
+  afterAll(async () => {
+    await limiter.close();
+  });
+
+  it('window of 60 admits the 60th, refuses the 61st with the real remaining window', async () => {
+    const k = ns();
+    const rule = windowRule(k('rpm'), 60, 60_000);
+    for (let i = 1; i <= 60; i++) {
+      const result = expectOk(await admit(limiter, [rule]));
+      expect(result.states[0].remaining).toBe(60 - i);
+    }
+    const refused = expectLimit(await admit(limiter, [rule]));
+    expect(refused.rule).toEqual(rule);
+    expect(refused.retryAfterMs).toBeGreaterThanOrEqual(59_000);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000);
+    expect(refused.states).toHaveLength(1);
+    expect(refused.states[0]).toMatchObject({ limit: 60, remaining: 0 });
+  });
+
+  it('window slides: a slot frees exactly when the oldest entry expires', async () => {
+    const k = ns();
+    const rule = windowRule(k('short'), 3, 500);
+    expectOk(await admit(limiter, [rule]));
+    await sleep(250);
+    expectOk(await admit(limiter, [rule]));
+    expectOk(await admit(limiter, [rule]));
+
+    const first = expectLimit(await admit(limiter, [rule]));
+    // Only the first entry (about 250 ms old) frees a slot, so the wait is about 250 ms.
+    expect(first.retryAfterMs).toBeGreaterThan(150);
+    expect(first.retryAfterMs).toBeLessThanOrEqual(260);
+
+    await sleep(first.retryAfterMs + 20);
+    expectOk(await admit(limiter, [rule]));
+    const second = expectLimit(await admit(limiter, [rule]));
+    expect(second.retryAfterMs).toBeGreaterThan(150);
+    expect(second.retryAfterMs).toBeLessThanOrEqual(500);
+  });
+
+  it('mutates nothing when a later rule refuses', async () => {
+    const k = ns();
+    const window = windowRule(k('a'), 5, 60_000);
+    const concurrency = concurrencyRule(k('c'), 5);
+    const gcra = gcraRule(k('g'), 5, 60_000);
+    const full = windowRule(k('b'), 1, 60_000);
+    const balance = k('balance');
+    await limiter.initBalance(balance, 1_000n);
+    expectOk(await admit(limiter, [full]));
+
+    const refused = expectLimit(
+      await admit(limiter, [window, concurrency, gcra, full], { reserve: { key: balance, amount: 100n } }),
+    );
+    expect(refused.rule).toEqual(full);
+    expect(refused.states.map((s) => s.remaining)).toEqual([5, 5, 5, 0]);
+
+    // Same rules without the full one: every counter is still untouched.
+    const after = expectOk(await admit(limiter, [window, concurrency, gcra], { reserve: { key: balance, amount: 100n } }));
+    expect(after.states.map((s) => s.remaining)).toEqual([4, 4, 4]);
+    expect(await availableBalance(limiter, balance)).toBe(900n);
+
+    // A balance refusal must not consume the rules either.
+    const poor = await admit(limiter, [window], { reserve: { key: balance, amount: 5_000n } });
+    expect(poor).toEqual({ ok: false, reason: 'balance', available: 900n });
+    expect(expectOk(await admit(limiter, [window])).states[0].remaining).toBe(3);
+  });
+
+  it('200 concurrent admits against a concurrency cap of 2 admit exactly 2; release frees a slot', async () => {
+    const k = ns();
+    const rule = concurrencyRule(k('conc'), 2);
+    const leaseIds = Array.from({ length: 200 }, () => randomUUID());
+    const results = await Promise.all(leaseIds.map((leaseId) => admit(limiter, [rule], { leaseId })));
+    const admitted = leaseIds.filter((_, i) => results[i].ok);
+    expect(admitted).toHaveLength(2);
+    const refusal = expectLimit(results.find((r) => !r.ok)!);
+    expect(refusal.retryAfterMs).toBeGreaterThanOrEqual(1);
+    expect(refusal.retryAfterMs).toBeLessThanOrEqual(1_000);
+
+    await limiter.release({ leaseId: admitted[0], concurrencyKeys: [rule.key] });
+    expect(expectOk(await admit(limiter, [rule])).states[0].remaining).toBe(0);
+    expectLimit(await admit(limiter, [rule]));
+  });
+
+  it('leases expire after leaseTtlMs without release; renew extends them', async () => {
+    const k = ns();
+    const rule = concurrencyRule(k('conc'), 1);
+    expectOk(await admit(limiter, [rule], { leaseTtlMs: 300 }));
+    const refused = expectLimit(await admit(limiter, [rule], { leaseTtlMs: 300 }));
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
+    await sleep(350);
+    const leaseId = randomUUID();
+    expectOk(await admit(limiter, [rule], { leaseId, leaseTtlMs: 300 }));
+
+    await sleep(200);
+    await limiter.renew([rule.key], leaseId, 300);
+    await sleep(200); // 400 ms after admission: expired without the renewal
+    expectLimit(await admit(limiter, [rule]));
+    await sleep(200);
+    expectOk(await admit(limiter, [rule]));
+  });
+
+  it('quota refuses once usage added by release reaches the limit', async () => {
+    const k = ns();
+    const rule = quotaRule(k('tokens'), 1_000);
+    const lease = randomUUID();
+    expect(expectOk(await admit(limiter, [rule], { leaseId: lease })).states[0].remaining).toBe(1_000);
+    await limiter.release({ leaseId: lease, concurrencyKeys: [], usage: [{ key: rule.key, windowMs: DAY_MS, amount: 600 }] });
+    expect(expectOk(await admit(limiter, [rule])).states[0].remaining).toBe(400);
+    await limiter.release({ leaseId: lease, concurrencyKeys: [], usage: [{ key: rule.key, windowMs: DAY_MS, amount: 400 }] });
+
+    const refused = expectLimit(await admit(limiter, [rule]));
+    expect(refused.states[0].remaining).toBe(0);
+    // The current hour's bucket leaves the 24 h window 23-24 h from now.
+    expect(refused.retryAfterMs).toBeGreaterThan(DAY_MS - 3_600_000);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(DAY_MS);
+  });
+
+  it('balance: unknown, init, reserve, insufficient, settle, adjust, forget', async () => {
+    const k = ns();
+    const key = k('balance');
+    const reserve = (amount: bigint) => admit(limiter, [], { reserve: { key, amount } });
+
+    expect(await reserve(1n)).toEqual({ ok: false, reason: 'balance_unknown' });
+    await limiter.adjustBalance(key, 500n); // not loaded: no-op
+    expect(await reserve(1n)).toEqual({ ok: false, reason: 'balance_unknown' });
+
+    await limiter.initBalance(key, 1_000n);
+    await limiter.initBalance(key, 5n); // NX: already loaded
+    const lease = randomUUID();
+    expectOk(await admit(limiter, [], { leaseId: lease, reserve: { key, amount: 400n } }));
+    expect(await reserve(700n)).toEqual({ ok: false, reason: 'balance', available: 600n });
+
+    // Reserved 400, actual cost 300: settle gives back 100.
+    await limiter.release({ leaseId: lease, concurrencyKeys: [], settle: { key, delta: 100n } });
+    expectOk(await reserve(700n));
+    expect(await reserve(1n)).toEqual({ ok: false, reason: 'balance', available: 0n });
+
+    await limiter.adjustBalance(key, 50n);
+    expect(await availableBalance(limiter, key)).toBe(50n);
+    await limiter.forgetBalance(key);
+    expect(await reserve(1n)).toEqual({ ok: false, reason: 'balance_unknown' });
+    // Settling into a forgotten balance does nothing: it is reloaded from the database.
+    await limiter.release({ leaseId: lease, concurrencyKeys: [], settle: { key, delta: 100n } });
+    expect(await reserve(1n)).toEqual({ ok: false, reason: 'balance_unknown' });
+  });
+
+  it('balance comparisons are exact beyond 2^53', async () => {
+    const k = ns();
+    const key = k('big');
+    const big = 2n ** 53n + 1n;
+    await limiter.initBalance(key, big);
+    expect(await admit(limiter, [], { reserve: { key, amount: big + 1n } })).toEqual({
+      ok: false,
+      reason: 'balance',
+      available: big,
+    });
+    expectOk(await admit(limiter, [], { reserve: { key, amount: big } }));
+    expect(await availableBalance(limiter, key)).toBe(0n);
+  });
+
+  it('GCRA admits `limit` in a burst and refuses the next until conforming', async () => {
+    const k = ns();
+    const rule = gcraRule(k('global'), 10, 1_000);
+    for (let i = 0; i < 10; i++) {
+      expect(expectOk(await admit(limiter, [rule])).states[0].remaining).toBe(9 - i);
+    }
+    const refused = expectLimit(await admit(limiter, [rule]));
+    expect(refused.retryAfterMs).toBeGreaterThanOrEqual(1);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(100); // one emission interval
+    await sleep(refused.retryAfterMs + 5);
+    expectOk(await admit(limiter, [rule]));
+  });
+
+  it('reports states for all rules in order on success and on refusal', async () => {
+    const k = ns();
+    const rules = [windowRule(k('w'), 2, 60_000), quotaRule(k('q'), 10), concurrencyRule(k('c'), 1)];
+    const ok = expectOk(await admit(limiter, rules));
+    expect(ok.states.map((s) => [s.rule, s.limit, s.remaining])).toEqual([
+      [rules[0], 2, 1],
+      [rules[1], 10, 10],
+      [rules[2], 1, 0],
+    ]);
+    const refused = expectLimit(await admit(limiter, rules));
+    expect(refused.rule).toEqual(rules[2]);
+    expect(refused.states.map((s) => s.rule)).toEqual(rules);
+  });
+});
+
+// ---- Redis only ----------------------------------------------------------------------------
+
+describe('redis limiter across instances', () => {
+  const a = new RedisLimiter(REDIS_URL);
+  const b = new RedisLimiter(REDIS_URL);
+  afterAll(async () => {
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('two instances on separate connections enforce one limit together', async () => {
+    const k = ns();
+    const concurrency = concurrencyRule(k('conc'), 3);
+    const window = windowRule(k('rpm'), 10, 60_000);
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => admit(i % 2 === 0 ? a : b, [concurrency])),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(3);
+
+    const windowResults = await Promise.all(Array.from({ length: 50 }, (_, i) => admit(i % 2 === 0 ? a : b, [window])));
+    expect(windowResults.filter((r) => r.ok)).toHaveLength(10);
+  });
+});
+
+describe('memory limiter housekeeping', () => {
+  it('sweeps expired keys so nothing leaks', async () => {
+    const limiter = new MemoryLimiter({ sweepIntervalMs: 0 });
+    const k = ns();
+    for (let i = 0; i < 50; i++) {
+      await admit(limiter, [windowRule(k(`w${i}`), 5, 50), gcraRule(k(`g${i}`), 5, 50), concurrencyRule(k(`c${i}`), 5)], {
+        leaseTtlMs: 50,
+      });
+    }
+    expect(limiter.size()).toBe(150);
+    await sleep(150);
+    limiter.sweep();
+    expect(limiter.size()).toBe(0);
+    await limiter.close();
+  });
+});
+
+// ---- failover --------------------------------------------------------------------------------
+
+describe('failover limiter', () => {
+  afterAll(async () => {
+    await Promise.all([...spawned].map(killHard));
+  });
+
+  it('answers from memory quickly when Redis is unreachable', async () => {
+    const port = await freePort(); // nothing listens there
+    const logs: LimiterLogEntry[] = [];
+    const limiter = FailoverLimiter.fromUrl(`redis://127.0.0.1:${port}`, { log: (e) => logs.push(e) });
+    try {
+      const rule = concurrencyRule('offline:conc', 1);
+      const { value, ms } = await timed(() => admit(limiter, [rule]));
+      expect(value.ok).toBe(true);
+      expect(ms).toBeLessThan(500);
+      expect(limiter.usingFallback).toBe(true);
+      expect(limiterMetrics(limiter)).toEqual({ backend: 'memory', fallbackCount: 1 });
+
+      // Limits are still enforced in-process, and nothing throws.
+      expectLimit(await admit(limiter, [rule]));
+      await limiter.initBalance('offline:balance', 10n);
+      expect(await availableBalance(limiter, 'offline:balance')).toBe(10n);
+      await limiter.renew([rule.key], 'x', 1_000);
+      await limiter.forgetBalance('offline:balance');
+      expect(logs.filter((e) => e.level === 'warn')).toHaveLength(1);
+      expect(logs[0].msg).toBe('limiter falling back to in-process');
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('falls back when redis-server dies and returns when it is back', async () => {
+    const port = await freePort();
+    const url = `redis://127.0.0.1:${port}`;
+    let server = await startRedisServer(port);
+    const logs: LimiterLogEntry[] = [];
+    const limiter = FailoverLimiter.fromUrl(url, { log: (e) => logs.push(e) });
+    const inspect = () => {
+      const client = new Redis(url, { lazyConnect: true, retryStrategy: () => null });
+      client.on('error', () => {});
+      return client;
+    };
+    try {
+      const k = ns();
+      const shared = concurrencyRule(k('conc'), 100);
+      expectOk(await admit(limiter, [shared]));
+      expect(limiter.usingFallback).toBe(false);
+      const before = inspect();
+      expect(await before.zcard(shared.key)).toBe(1); // really admitted in Redis
+      before.disconnect();
+
+      await killHard(server);
+      for (let i = 0; i < 5; i++) {
+        const { value, ms } = await timed(() => admit(limiter, [shared]));
+        expect(value.ok).toBe(true);
+        expect(ms).toBeLessThan(500);
+      }
+      expect(limiter.usingFallback).toBe(true);
+      expect(logs.filter((e) => e.msg === 'limiter falling back to in-process')).toHaveLength(1);
+
+      // A lease taken in memory during the outage...
+      const single = concurrencyRule(k('single'), 1);
+      const memoryLease = randomUUID();
+      expectOk(await admit(limiter, [single], { leaseId: memoryLease }));
+
+      server = await startRedisServer(port);
+      await waitFor(() => !limiter.usingFallback, 5_000, 'the limiter to return to Redis');
+      expect(logs.some((e) => e.msg === 'limiter back on redis')).toBe(true);
+
+      // ...is released in memory even though Redis is back.
+      await limiter.release({ leaseId: memoryLease, concurrencyKeys: [single.key] });
+      expectOk(await limiter.memory.admit({ rules: [single], leaseId: randomUUID(), leaseTtlMs: 1_000 }));
+
+      const after = concurrencyRule(k('after'), 5);
+      expectOk(await admit(limiter, [after]));
+      const check = inspect();
+      expect(await check.zcard(after.key)).toBe(1);
+      check.disconnect();
+      expect(limiterMetrics(limiter).backend).toBe('redis');
+    } finally {
+      await limiter.close();
+      await killHard(server);
+    }
+  });
+});
+
+describe('createLimiter', () => {
+  it('builds a memory limiter without a URL and a failover limiter with one', async () => {
+    const memory = createLimiter();
+    expect(memory).toBeInstanceOf(MemoryLimiter);
+    expect(limiterMetrics()).toEqual({ backend: 'memory', fallbackCount: 0 });
+    await memory.close();
+
+    const redis = createLimiter(REDIS_URL);
+    expect(redis).toBeInstanceOf(FailoverLimiter);
+    expectOk(await admit(redis, [windowRule(ns()('w'), 1, 1_000)]));
+    expect(limiterMetrics()).toEqual({ backend: 'redis', fallbackCount: 0 });
+    await redis.close();
+  });
+});
+
+// Balance keys have no TTL: remove everything this run wrote to the shared Redis.
+afterAll(async () => {
+  const client = new Redis(REDIS_URL);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', `${RUN_PREFIX}*`, 'COUNT', 1000);
+      if (keys.length > 0) await client.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    client.disconnect();
+  }
+});
