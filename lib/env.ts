@@ -28,6 +28,11 @@ const schema = z.object({
   /** Milliseconds between request-log batch flushes. */
   LOG_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   /** Grace period for in-flight requests on SIGTERM. */
+  /** Trust X-Forwarded-For from a reverse proxy in front of the server. */
+  TRUST_PROXY: z
+    .enum(['0', '1', 'true', 'false'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
 });
 

@@ -1,0 +1,8 @@
+// GET /metrics - Prometheus text, operator token required
+import { metrics } from '@/lib/ops';
+
+export const dynamic = 'force-dynamic';
+export const GET = (req: Request) => {
+  const r = metrics(req.headers.get('authorization') ?? undefined);
+  return new Response(r.body, { status: r.status, headers: { 'content-type': r.contentType } });
+};

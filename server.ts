@@ -1,0 +1,74 @@
+// npm start: one process, one port. /v1/* goes to the lean node:http gateway path; every other
+// path (dashboard, /api/*) to Next.js. Both run the same lib/gateway pipeline and share state.
+import http from 'node:http';
+import next from 'next';
+import { env } from '@/lib/env';
+import { getConfig } from '@/lib/config';
+import { runMigrations } from '@/lib/db/migrate';
+import { handleNodeRequest } from '@/lib/gateway/node-adapter';
+import { flushLogs } from '@/lib/billing/writer';
+import { flushKeyUsage } from '@/lib/auth/principal';
+import { healthz, metrics, readyz, type OpsResponse } from '@/lib/ops';
+import { log, errorFields } from '@/lib/log';
+import { syncCatalogue } from '@/lib/config/sync';
+
+function sendOps(res: http.ServerResponse, r: OpsResponse): void {
+  res.writeHead(r.status, { 'content-type': r.contentType });
+  res.end(r.body);
+}
+
+async function main(): Promise<void> {
+  getConfig(); // a broken operator config stops start-up here, naming the field
+  const applied = await runMigrations();
+  if (applied.length) log('info', 'migrations applied', { applied });
+  await syncCatalogue().catch((err) => log('warn', 'catalogue sync failed', errorFields(err)));
+  const app = next({ dev: false, dir: process.cwd() });
+  await app.prepare();
+  const nextHandler = app.getRequestHandler();
+  let inFlight = 0;
+
+  const server = http.createServer({ maxHeaderSize: 32 * 1024 }, (req, res) => {
+    const url = req.url ?? '/';
+    inFlight++;
+    res.on('close', () => inFlight--);
+    if (url.startsWith('/v1/') || url === '/v1') return handleNodeRequest(req, res);
+    if (url === '/healthz') return sendOps(res, healthz());
+    if (url === '/readyz') return void readyz().then((r) => sendOps(res, r));
+    if (url === '/metrics') return sendOps(res, metrics(req.headers.authorization));
+    // Rate limits per IP must not trust a client-supplied X-Forwarded-For.
+    if (!env.TRUST_PROXY) req.headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
+    void nextHandler(req, res);
+  });
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 0; // streams may be long; idle upstreams are bounded per channel
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log('info', 'shutting down', { signal, inFlight });
+    server.close();
+    server.closeIdleConnections();
+    const deadline = Date.now() + env.SHUTDOWN_GRACE_MS;
+    while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    server.closeAllConnections();
+    await flushLogs();
+    await flushKeyUsage();
+    log('info', 'stopped', { unfinished: inFlight });
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  server.listen(env.PORT, env.HOST, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : env.PORT;
+    log('info', 'listening', { url: `http://127.0.0.1:${port}`, database: env.DATABASE_URL ? 'postgresql' : 'embedded', limiter: env.REDIS_URL ? 'redis' : 'in-process' });
+  });
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
