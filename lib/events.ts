@@ -10,6 +10,7 @@ export type GatewayEvent = { type: 'key-revoked'; hash: string } | { type: 'acco
 type Listener = (event: GatewayEvent) => void;
 
 const CHANNEL = 'gw:events';
+const redisOptions = { maxRetriesPerRequest: 1, retryStrategy: () => 500 };
 
 interface Bus {
   listeners: Set<Listener>;
@@ -17,45 +18,44 @@ interface Bus {
   subscriber?: Redis;
 }
 
-function getBus(): Bus {
-  return singleton('events', () => {
-    const bus: Bus = { listeners: new Set() };
-    if (env.REDIS_URL) {
-      const opts = { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => 500 };
-      bus.publisher = new Redis(env.REDIS_URL, opts);
-      bus.subscriber = new Redis(env.REDIS_URL, { ...opts, enableOfflineQueue: true });
-      for (const c of [bus.publisher, bus.subscriber]) c.on('error', () => undefined);
-      bus.subscriber.subscribe(CHANNEL).catch((err) => log('warn', 'event subscription failed', errorFields(err)));
-      bus.subscriber.on('message', (_channel: string, text: string) => {
-        try {
-          dispatch(bus, JSON.parse(text) as GatewayEvent);
-        } catch {
-          /* a foreign message on our channel: ignore */
-        }
-      });
-    }
-    return bus;
-  });
-}
+const getBus = (): Bus => singleton('events', () => ({ listeners: new Set<Listener>() }));
 
 function dispatch(bus: Bus, event: GatewayEvent): void {
   for (const listener of bus.listeners) listener(event);
 }
 
+/** Subscribes (once per process) when the first listener registers: publishers-only processes never do. */
 export function onGatewayEvent(listener: Listener): void {
-  getBus().listeners.add(listener);
+  const bus = getBus();
+  bus.listeners.add(listener);
+  if (!env.REDIS_URL || bus.subscriber) return;
+  const subscriber = new Redis(env.REDIS_URL, redisOptions);
+  bus.subscriber = subscriber;
+  subscriber.on('error', () => undefined);
+  // Re-subscribes by itself after a reconnect (ioredis autoResubscribe).
+  subscriber.subscribe(CHANNEL).catch((err) => log('warn', 'event subscription failed', errorFields(err)));
+  subscriber.on('message', (_channel: string, text: string) => {
+    try {
+      dispatch(bus, JSON.parse(text) as GatewayEvent);
+    } catch {
+      /* a foreign message on our channel: ignore */
+    }
+  });
 }
 
 export async function publishGatewayEvent(event: GatewayEvent): Promise<void> {
   const bus = getBus();
   dispatch(bus, event);
-  if (bus.publisher) {
-    await bus.publisher.publish(CHANNEL, JSON.stringify(event)).catch((err) => log('warn', 'event publish failed', errorFields(err)));
+  if (!env.REDIS_URL) return;
+  if (!bus.publisher) {
+    bus.publisher = new Redis(env.REDIS_URL, redisOptions);
+    bus.publisher.on('error', () => undefined);
   }
+  await bus.publisher.publish(CHANNEL, JSON.stringify(event)).catch((err) => log('warn', 'event publish failed', errorFields(err)));
 }
 
 export async function closeEvents(): Promise<void> {
   const bus = getBus();
-  bus.publisher?.disconnect();
+  await bus.publisher?.quit().catch(() => undefined);
   bus.subscriber?.disconnect();
 }

@@ -1,0 +1,169 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { env } from '@/lib/env';
+import { getConfig } from '@/lib/config';
+import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
+import { GatewayError } from '@/lib/errors';
+import { decodeLedgerCursor, getAccount, ledgerHistory, type LedgerCursor, type LedgerItem, type LedgerPage } from '@/lib/dashboard/queries';
+import { requirePageUser } from '@/lib/dashboard/session';
+import { cny, dateTime, int, usd, usdAuto } from '@/lib/dashboard/format';
+import { Alert } from '@/components/ui/alert';
+import { Badge, type BadgeTone } from '@/components/ui/badge';
+import { buttonClass } from '@/components/ui/button';
+import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { EmptyState } from '@/components/ui/empty-state';
+import { PageHeader } from '@/components/ui/page-header';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { RechargeForm } from '@/components/dashboard/recharge-form';
+
+export const metadata: Metadata = { title: 'Billing · Model Gateway' };
+
+type SearchParams = Record<string, string | string[] | undefined>;
+
+const kinds: Record<LedgerItem['kind'], { label: string; tone: BadgeTone }> = {
+  recharge: { label: 'Recharge', tone: 'green' },
+  usage: { label: 'Usage', tone: 'neutral' },
+  admin_credit: { label: 'Credit', tone: 'blue' },
+  refund: { label: 'Refund', tone: 'violet' },
+};
+
+function details(item: LedgerItem): string {
+  if (item.kind === 'usage') return `${int(item.entries)} ${item.entries === 1 ? 'request' : 'requests'}`;
+  return [item.note, item.reference && item.kind === 'recharge' ? `payment ${item.reference}` : item.reference].filter(Boolean).join(' · ');
+}
+
+/** Stripe sends the browser back here; the query names what happened. */
+function returnNotice(sp: SearchParams): 'paid' | 'cancelled' | null {
+  const values = ['recharge', 'payment', 'checkout', 'status'].map((k) => sp[k]).flat();
+  if (values.some((v) => v === 'success' || v === 'succeeded' || v === 'paid') || sp.success !== undefined || sp.session_id !== undefined) return 'paid';
+  if (values.some((v) => v === 'cancel' || v === 'canceled' || v === 'cancelled') || sp.canceled !== undefined || sp.cancelled !== undefined) return 'cancelled';
+  return null;
+}
+
+const presetsWithin = (min: bigint, max: bigint) => ['10', '25', '50', '100'].filter((p) => usdToPico(p) >= min && usdToPico(p) <= max);
+
+export default async function BillingPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const user = await requirePageUser('/dashboard/billing');
+  const sp = await searchParams;
+  const config = getConfig();
+
+  let before: LedgerCursor | undefined;
+  let problem: string | null = null;
+  const beforeParam = typeof sp.before === 'string' ? sp.before : undefined;
+  try {
+    before = beforeParam ? decodeLedgerCursor(beforeParam) : undefined;
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    problem = err.message;
+  }
+  const emptyPage: LedgerPage = { data: [], nextCursor: null };
+  const [account, ledger] = await Promise.all([getAccount(user.id), problem ? emptyPage : ledgerHistory(user.id, { limit: 50, before })]);
+  const balance = account?.balanceUsd ?? 0n;
+  const notice = returnNotice(sp);
+
+  return (
+    <>
+      <PageHeader title="Billing" description="Prepaid credit in US dollars. Every request is charged to this balance at the listed model prices." />
+
+      {notice === 'paid' && (
+        <Alert tone="success" className="mb-4" title="Thanks, your payment went through.">
+          The credit is added as soon as Stripe confirms it, usually within a few seconds. Reload to see it.
+        </Alert>
+      )}
+      {notice === 'cancelled' && (
+        <Alert tone="info" className="mb-4">
+          The payment was cancelled; nothing was charged.
+        </Alert>
+      )}
+
+      <div className="grid gap-4 lg:grid-cols-3">
+        <Card className="flex flex-col justify-between px-4 py-4 sm:px-5" data-testid="billing-balance">
+          <div>
+            <p className="text-sm text-slate-500">Balance</p>
+            <p className="mt-1.5 text-3xl font-semibold tracking-tight text-slate-900 tabular-nums">{usd(balance)}</p>
+            <p className="mt-1 text-sm text-slate-500 tabular-nums">
+              {cny(usdToCny(balance, config.cnyRateNano))} at {config.usdToCny} CNY/USD
+            </p>
+          </div>
+          {balance <= 0n && (
+            <p className="mt-4 text-sm text-red-700">Requests are refused with 402 until you add credit.</p>
+          )}
+        </Card>
+        <Card className="lg:col-span-2">
+          <CardHeader title="Add credit" />
+          <CardBody>
+            <RechargeForm
+              min={formatPico(config.rechargeMin)}
+              max={formatPico(config.rechargeMax)}
+              configured={Boolean(env.STRIPE_SECRET_KEY)}
+              presets={presetsWithin(config.rechargeMin, config.rechargeMax)}
+            />
+          </CardBody>
+        </Card>
+      </div>
+
+      <Card className="mt-4 sm:mt-6">
+        <CardHeader title="History" description="Recharges, credits and refunds one by one; usage totalled per UTC day." />
+        {problem && (
+          <Alert tone="error" className="m-4">
+            {problem}
+          </Alert>
+        )}
+        {ledger.data.length === 0 ? (
+          <EmptyState title="No balance changes yet" />
+        ) : (
+          <Table>
+            <THead>
+              <tr>
+                <Th>Date (UTC)</Th>
+                <Th>Type</Th>
+                <Th>Details</Th>
+                <Th className="text-right">Amount</Th>
+                <Th className="text-right">Balance after</Th>
+              </tr>
+            </THead>
+            <TBody>
+              {ledger.data.map((item) => (
+                <Tr key={item.key} data-testid="ledger-row" data-kind={item.kind}>
+                  <Td className="whitespace-nowrap tabular-nums">{item.day ?? dateTime(item.at)}</Td>
+                  <Td>
+                    <Badge tone={kinds[item.kind].tone}>{kinds[item.kind].label}</Badge>
+                  </Td>
+                  <Td className="max-w-72 truncate text-slate-500" title={details(item)}>
+                    {details(item) || '—'}
+                  </Td>
+                  <Td
+                    className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
+                    title={`$${formatPico(item.amountUsd)}`}
+                  >
+                    {item.amountUsd > 0n ? '+' : ''}
+                    {usdAuto(item.amountUsd)}
+                  </Td>
+                  <Td className="whitespace-nowrap text-right tabular-nums" title={`$${formatPico(item.balanceAfterUsd)}`}>
+                    {usd(item.balanceAfterUsd)}
+                  </Td>
+                </Tr>
+              ))}
+            </TBody>
+          </Table>
+        )}
+        {(ledger.nextCursor || before) && (
+          <nav aria-label="Pagination" className="flex justify-between border-t border-slate-100 px-4 py-3 sm:px-5">
+            {before ? (
+              <Link href="/dashboard/billing" className={buttonClass({ variant: 'ghost', size: 'sm' })}>
+                Newest
+              </Link>
+            ) : (
+              <span />
+            )}
+            {ledger.nextCursor && (
+              <Link href={`/dashboard/billing?before=${ledger.nextCursor}`} className={buttonClass({ variant: 'secondary', size: 'sm' })}>
+                Older →
+              </Link>
+            )}
+          </nav>
+        )}
+      </Card>
+    </>
+  );
+}

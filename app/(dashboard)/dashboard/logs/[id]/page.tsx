@@ -1,0 +1,186 @@
+import type { Metadata } from 'next';
+import type { ReactNode } from 'react';
+import Link from 'next/link';
+import { notFound } from 'next/navigation';
+import { formatPico } from '@/lib/billing/money';
+import { getLog, listKeyNames } from '@/lib/dashboard/queries';
+import { requirePageUser } from '@/lib/dashboard/session';
+import { cny, dateTime, int, latency, usd } from '@/lib/dashboard/format';
+import { Badge } from '@/components/ui/badge';
+import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { CopyButton } from '@/components/ui/copy-button';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { RouteBadge, StatusBadge } from '@/components/dashboard/log-cells';
+
+export const metadata: Metadata = { title: 'Request · Model Gateway' };
+
+function Fields({ rows }: { rows: [string, ReactNode][] }) {
+  return (
+    <dl className="divide-y divide-slate-100 text-sm">
+      {rows.map(([label, value]) => (
+        <div key={label} className="grid grid-cols-[9rem_1fr] gap-3 py-2 first:pt-0 last:pb-0 sm:grid-cols-[11rem_1fr]">
+          <dt className="text-slate-500">{label}</dt>
+          <dd className="min-w-0 break-words text-slate-900">{value ?? <span className="text-slate-400">—</span>}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+const none = <span className="text-slate-400">—</span>;
+
+function cellText(value: unknown): ReactNode {
+  if (value === null || value === undefined) return none;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return <code className="font-mono text-xs">{JSON.stringify(value)}</code>;
+}
+
+/** Attempts are recorded by the gateway as JSON: a table when they are a list of records, raw JSON otherwise. */
+function Attempts({ attempts }: { attempts: unknown }) {
+  if (attempts === null || attempts === undefined || (Array.isArray(attempts) && attempts.length === 0)) {
+    return <p className="px-4 py-4 text-sm text-slate-500 sm:px-5">No attempts were recorded for this request.</p>;
+  }
+  const records = Array.isArray(attempts) && attempts.every((a) => typeof a === 'object' && a !== null && !Array.isArray(a));
+  if (!records) {
+    return <pre className="overflow-x-auto px-4 py-4 font-mono text-xs text-slate-800 sm:px-5">{JSON.stringify(attempts, null, 2)}</pre>;
+  }
+  const rows = attempts as Record<string, unknown>[];
+  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  return (
+    <Table>
+      <THead>
+        <tr>
+          <Th>#</Th>
+          {columns.map((c) => (
+            <Th key={c}>{c.replace(/_/g, ' ')}</Th>
+          ))}
+        </tr>
+      </THead>
+      <TBody>
+        {rows.map((r, i) => (
+          <Tr key={i} data-testid="attempt-row">
+            <Td className="tabular-nums text-slate-500">{i + 1}</Td>
+            {columns.map((c) => (
+              <Td key={c} className="whitespace-nowrap">
+                {cellText(r[c])}
+              </Td>
+            ))}
+          </Tr>
+        ))}
+      </TBody>
+    </Table>
+  );
+}
+
+export default async function LogDetailPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const user = await requirePageUser(`/dashboard/logs/${encodeURIComponent(id)}`);
+  const [log, keys] = await Promise.all([getLog(user.id, id), listKeyNames(user.id)]);
+  if (!log) notFound();
+  const key = keys.find((k) => k.id === log.apiKeyId);
+  const exactUsd = formatPico(log.costUsd);
+  const exactCny = formatPico(log.costCny);
+
+  return (
+    <>
+      <Link href="/dashboard/logs" className="text-sm text-slate-500 hover:text-slate-900">
+        ← Logs
+      </Link>
+      <div className="mb-6 mt-2 flex flex-wrap items-center gap-x-3 gap-y-2">
+        <h1 className="text-2xl font-semibold tracking-tight text-slate-900">Request</h1>
+        <code className="break-all font-mono text-sm text-slate-600" data-testid="log-id">
+          {log.id}
+        </code>
+        <CopyButton value={log.id} label="Copy id" variant="ghost" />
+        <StatusBadge status={log.status} outcome={log.outcome} />
+      </div>
+
+      <div className="grid gap-4 lg:grid-cols-2">
+        <Card>
+          <CardHeader title="Request" />
+          <CardBody>
+            <Fields
+              rows={[
+                ['Time (UTC)', <span className="tabular-nums">{dateTime(log.createdAt)}</span>],
+                ['Endpoint', <code className="font-mono text-xs">{log.endpoint}</code>],
+                ['Streaming', log.stream ? 'Yes' : 'No'],
+                ['API key', key ? `${key.name} (${key.display})` : log.apiKeyId ? 'Deleted key' : null],
+                ['HTTP status', <span className="tabular-nums">{log.status}</span>],
+                ['Outcome', <code className="font-mono text-xs">{log.outcome}</code>],
+                ['Error code', log.errorCode ? <code className="font-mono text-xs text-red-700">{log.errorCode}</code> : null],
+                ['Latency', latency(log.latencyMs)],
+                ['Time to first token', log.firstTokenMs !== null ? latency(log.firstTokenMs) : null],
+              ]}
+            />
+          </CardBody>
+        </Card>
+
+        <div className="space-y-4">
+          <Card>
+            <CardHeader title="Routing" />
+            <CardBody>
+              <Fields
+                rows={[
+                  ['Model requested', log.modelRequested],
+                  [
+                    'Model served',
+                    log.modelServed ? (
+                      <span className="flex flex-wrap items-center gap-2">
+                        {log.modelServed} <RouteBadge entry={log} />
+                      </span>
+                    ) : null,
+                  ],
+                  ['Channel', log.channel],
+                  ['Route reason', log.routeReason],
+                ]}
+              />
+            </CardBody>
+          </Card>
+
+          <Card>
+            <CardHeader title="Usage and cost" />
+            <CardBody>
+              <Fields
+                rows={[
+                  ['Prompt tokens', <span className="tabular-nums">{int(log.promptTokens)}</span>],
+                  ['Completion tokens', <span className="tabular-nums">{int(log.completionTokens)}</span>],
+                  ['Cache read tokens', <span className="tabular-nums">{int(log.cacheReadTokens)}</span>],
+                  ['Cache write tokens', <span className="tabular-nums">{int(log.cacheWriteTokens)}</span>],
+                  [
+                    'Token counts',
+                    log.tokensEstimated ? (
+                      <span className="flex items-center gap-2">
+                        <Badge tone="neutral">estimated</Badge>
+                        <span className="text-slate-500">the upstream reported no usage</span>
+                      </span>
+                    ) : (
+                      'Reported by the upstream'
+                    ),
+                  ],
+                  [
+                    'Cost (USD)',
+                    <span className="tabular-nums" data-testid="cost-usd">
+                      ${exactUsd} <span className="text-slate-500">≈ {usd(log.costUsd, 4)}</span>
+                    </span>,
+                  ],
+                  [
+                    'Cost (CNY)',
+                    <span className="tabular-nums" data-testid="cost-cny">
+                      ¥{exactCny} <span className="text-slate-500">≈ {cny(log.costCny, 4)}</span>
+                    </span>,
+                  ],
+                  ['Rate', <span className="tabular-nums">{log.cnyRate} CNY per USD</span>],
+                ]}
+              />
+            </CardBody>
+          </Card>
+        </div>
+
+        <Card className="lg:col-span-2">
+          <CardHeader title="Attempts" description="Each upstream call made for this request, in order." />
+          <Attempts attempts={log.attempts} />
+        </Card>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,195 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { getConfig } from '@/lib/config';
+import { GatewayError } from '@/lib/errors';
+import { decodeCursor, filterQuery, parseLogFilters, type LogCursor, type LogFilters as Filters } from '@/lib/dashboard/filters';
+import { listKeyNames, listLogs, type LogPage } from '@/lib/dashboard/queries';
+import { requirePageUser } from '@/lib/dashboard/session';
+import { cnyFine, dateTime, latency, usdFine } from '@/lib/dashboard/format';
+import { Alert } from '@/components/ui/alert';
+import { Badge } from '@/components/ui/badge';
+import { buttonClass } from '@/components/ui/button';
+import { Card } from '@/components/ui/card';
+import { EmptyState } from '@/components/ui/empty-state';
+import { PageHeader } from '@/components/ui/page-header';
+import { Table, TBody, Td, Th, THead } from '@/components/ui/table';
+import { LogFilters } from '@/components/dashboard/log-filters';
+import { ModelCell, StatusBadge, TokensCell } from '@/components/dashboard/log-cells';
+import { RowLink } from '@/components/dashboard/row-link';
+
+export const metadata: Metadata = { title: 'Logs · Model Gateway' };
+
+const PAGE_SIZE = 50;
+
+type SearchParams = Record<string, string | string[] | undefined>;
+
+function toParams(sp: SearchParams): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(sp)) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first) params.set(name, first);
+  }
+  return params;
+}
+
+export default async function LogsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const user = await requirePageUser('/dashboard/logs');
+  const params = toParams(await searchParams);
+
+  let filters: Filters = {};
+  let problem: string | null = null;
+  let startingAfter: LogCursor | undefined;
+  let endingBefore: LogCursor | undefined;
+  try {
+    filters = parseLogFilters(params);
+    const after = params.get('starting_after');
+    const before = params.get('ending_before');
+    startingAfter = after ? decodeCursor(after, 'starting_after') : undefined;
+    endingBefore = before ? decodeCursor(before, 'ending_before') : undefined;
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    problem = err.message;
+  }
+
+  const empty: LogPage = { data: [], nextCursor: null, prevCursor: null };
+  const [page, keys] = await Promise.all([
+    problem ? empty : listLogs(user.id, filters, { limit: PAGE_SIZE, startingAfter, endingBefore }),
+    listKeyNames(user.id),
+  ]);
+  const keyNames = new Map(keys.map((k) => [k.id, k.name]));
+
+  const query = filterQuery(params);
+  const withQuery = (extra: Record<string, string>) => {
+    const q = new URLSearchParams(query);
+    for (const [k, v] of Object.entries(extra)) q.set(k, v);
+    const text = q.toString();
+    return text ? `/dashboard/logs?${text}` : '/dashboard/logs';
+  };
+  const models = ['service-auto', ...getConfig().models.keys()];
+  const paged = Boolean(startingAfter || endingBefore);
+
+  return (
+    <>
+      <PageHeader title="Logs" description="Every request made with your keys, newest first. Times are UTC. Click a row for its attempts and routing." />
+
+      <Card className="mb-4 px-4 py-4 sm:px-5">
+        <LogFilters
+          values={{
+            key: params.get('key') ?? '',
+            model: params.get('model') ?? '',
+            status: params.get('status') ?? '',
+            from: params.get('from') ?? '',
+            to: params.get('to') ?? '',
+          }}
+          keys={keys}
+          models={models}
+          exportHref={`/api/logs/export${query.size ? `?${query}` : ''}`}
+        />
+      </Card>
+
+      {problem && (
+        <Alert tone="error" className="mb-4" title="These filters are not valid.">
+          {problem}
+        </Alert>
+      )}
+
+      <Card>
+        {page.data.length === 0 ? (
+          <EmptyState title={query.size || paged ? 'No requests match these filters' : 'No requests yet'}>
+            {query.size || paged ? (
+              <Link href="/dashboard/logs" className="text-indigo-600 hover:text-indigo-500">
+                Show all requests
+              </Link>
+            ) : (
+              'Requests made with your API keys appear here within a second or two.'
+            )}
+          </EmptyState>
+        ) : (
+          <Table>
+            <THead>
+              <tr>
+                <Th>Time (UTC)</Th>
+                <Th>Model</Th>
+                <Th className="hidden md:table-cell">Key</Th>
+                <Th>Channel</Th>
+                <Th className="text-right">Tokens in / out</Th>
+                <Th className="text-right">Cost</Th>
+                <Th className="text-right">Latency</Th>
+                <Th>Status</Th>
+              </tr>
+            </THead>
+            <TBody>
+              {page.data.map((e) => {
+                const href = `/dashboard/logs/${encodeURIComponent(e.id)}`;
+                return (
+                  <RowLink key={e.id} href={href} testId="log-row">
+                    <Td className="whitespace-nowrap">
+                      <Link href={href} className="tabular-nums text-slate-900 hover:text-indigo-600">
+                        {dateTime(e.createdAt)}
+                      </Link>
+                      <div className="mt-0.5 flex items-center gap-1 text-xs text-slate-500">
+                        {e.endpoint.replace(/^\/v1\//, '')}
+                        {e.stream && <Badge tone="blue">stream</Badge>}
+                      </div>
+                    </Td>
+                    <Td>
+                      <ModelCell entry={e} />
+                    </Td>
+                    <Td className="hidden max-w-40 truncate md:table-cell">{e.apiKeyId ? (keyNames.get(e.apiKeyId) ?? 'deleted key') : '—'}</Td>
+                    <Td className="whitespace-nowrap">{e.channel ?? <span className="text-slate-400">—</span>}</Td>
+                    <Td className="text-right">
+                      <TokensCell entry={e} />
+                    </Td>
+                    <Td className="whitespace-nowrap text-right tabular-nums">
+                      <div className="text-slate-900">{usdFine(e.costUsd)}</div>
+                      <div className="text-xs text-slate-500">{cnyFine(e.costCny)}</div>
+                    </Td>
+                    <Td className="whitespace-nowrap text-right tabular-nums">
+                      {latency(e.latencyMs)}
+                      {e.firstTokenMs !== null && <div className="text-xs text-slate-500">TTFT {latency(e.firstTokenMs)}</div>}
+                    </Td>
+                    <Td className="whitespace-nowrap">
+                      <StatusBadge status={e.status} outcome={e.outcome} />
+                      {e.errorCode && <div className="mt-1 font-mono text-xs text-slate-500">{e.errorCode}</div>}
+                    </Td>
+                  </RowLink>
+                );
+              })}
+            </TBody>
+          </Table>
+        )}
+        {(page.prevCursor || page.nextCursor || paged) && (
+          <nav aria-label="Pagination" className="flex items-center justify-between gap-2 border-t border-slate-100 px-4 py-3 sm:px-5">
+            <div className="flex gap-2">
+              {paged && (
+                <Link href={withQuery({})} className={buttonClass({ variant: 'ghost', size: 'sm' })}>
+                  Newest
+                </Link>
+              )}
+            </div>
+            <div className="flex gap-2">
+              {page.prevCursor ? (
+                <Link href={withQuery({ ending_before: page.prevCursor })} className={buttonClass({ variant: 'secondary', size: 'sm' })} data-testid="page-newer">
+                  ← Newer
+                </Link>
+              ) : (
+                <span className={buttonClass({ variant: 'secondary', size: 'sm', className: 'pointer-events-none opacity-50' })} aria-disabled="true">
+                  ← Newer
+                </span>
+              )}
+              {page.nextCursor ? (
+                <Link href={withQuery({ starting_after: page.nextCursor })} className={buttonClass({ variant: 'secondary', size: 'sm' })} data-testid="page-older">
+                  Older →
+                </Link>
+              ) : (
+                <span className={buttonClass({ variant: 'secondary', size: 'sm', className: 'pointer-events-none opacity-50' })} aria-disabled="true">
+                  Older →
+                </span>
+              )}
+            </div>
+          </nav>
+        )}
+      </Card>
+    </>
+  );
+}

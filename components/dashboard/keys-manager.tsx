@@ -1,0 +1,206 @@
+'use client';
+
+import { useState, type FormEvent } from 'react';
+import type { publicKey } from '@/lib/accounts/queries';
+import { dateTime } from '@/lib/dashboard/format';
+import { Alert } from '@/components/ui/alert';
+import { Badge } from '@/components/ui/badge';
+import { Button } from '@/components/ui/button';
+import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { CopyButton } from '@/components/ui/copy-button';
+import { ConfirmDialog } from '@/components/ui/dialog';
+import { EmptyState } from '@/components/ui/empty-state';
+import { Input, Label } from '@/components/ui/input';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+
+export type ApiKeyJson = ReturnType<typeof publicKey>;
+type CreatedKey = ApiKeyJson & { key: string };
+
+async function errorMessage(res: Response, fallback: string): Promise<string> {
+  if (res.status === 401) return 'Your session has expired. Log in again.';
+  try {
+    const body = (await res.json()) as { error?: { message?: string } };
+    return body.error?.message ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
+  const [keys, setKeys] = useState(initialKeys);
+  const [name, setName] = useState('');
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [toRevoke, setToRevoke] = useState<ApiKeyJson | null>(null);
+  const [revoking, setRevoking] = useState(false);
+
+  async function create(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    setCreating(true);
+    try {
+      const res = await fetch('/api/keys', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: name.trim() }),
+      });
+      if (!res.ok) {
+        setError(await errorMessage(res, 'The key could not be created.'));
+        return;
+      }
+      const key = (await res.json()) as CreatedKey;
+      setCreated(key);
+      setName('');
+      const { key: _secret, ...listed } = key;
+      setKeys((list) => [listed, ...list]);
+    } catch {
+      setError('Network error: the key could not be created.');
+    } finally {
+      setCreating(false);
+    }
+  }
+
+  async function revoke() {
+    if (!toRevoke) return;
+    setRevoking(true);
+    setError(null);
+    try {
+      const res = await fetch(`/api/keys/${encodeURIComponent(toRevoke.id)}`, { method: 'DELETE' });
+      if (!res.ok) {
+        setError(await errorMessage(res, 'The key could not be revoked.'));
+      } else {
+        const updated = (await res.json()) as ApiKeyJson;
+        setKeys((list) => list.map((k) => (k.id === updated.id ? updated : k)));
+        if (created?.id === updated.id) setCreated(null);
+      }
+    } catch {
+      setError('Network error: the key could not be revoked.');
+    } finally {
+      setRevoking(false);
+      setToRevoke(null);
+    }
+  }
+
+  const active = keys.filter((k) => !k.revoked).length;
+
+  return (
+    <div className="space-y-4 sm:space-y-6">
+      <Card>
+        <CardHeader title="Create a key" description="Use one key per app or environment, so you can revoke one without touching the others." />
+        <CardBody>
+          <form onSubmit={create} className="flex flex-col gap-3 sm:flex-row sm:items-end">
+            <div className="flex-1 space-y-1.5">
+              <Label htmlFor="key-name">Name</Label>
+              <Input
+                id="key-name"
+                data-testid="key-name"
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                placeholder="e.g. production, laptop, ci"
+                maxLength={64}
+                required
+                autoComplete="off"
+              />
+            </div>
+            <Button type="submit" data-testid="create-key" disabled={creating || !name.trim()}>
+              {creating ? 'Creating…' : 'Create key'}
+            </Button>
+          </form>
+          {error && (
+            <Alert tone="error" className="mt-3">
+              {error}
+            </Alert>
+          )}
+        </CardBody>
+      </Card>
+
+      {created && (
+        <section aria-labelledby="new-key-title" className="rounded-lg border border-amber-300 bg-amber-50 p-4 sm:p-5" data-testid="new-key-panel">
+          <h2 id="new-key-title" className="text-sm font-semibold text-amber-950">
+            Copy your new key “{created.name}” now
+          </h2>
+          <p className="mt-1 text-sm text-amber-900">
+            This is the only time the full key is shown: we store only a hash of it. If you lose it, revoke it and create another.
+          </p>
+          <div className="mt-3 flex flex-col gap-2 sm:flex-row sm:items-center">
+            <code
+              data-testid="new-key"
+              className="block min-w-0 flex-1 select-all break-all rounded-md border border-amber-200 bg-white px-3 py-2 font-mono text-sm text-slate-900"
+            >
+              {created.key}
+            </code>
+            <div className="flex gap-2">
+              <CopyButton value={created.key} label="Copy key" variant="primary" size="md" />
+              <Button variant="secondary" onClick={() => setCreated(null)}>
+                Done
+              </Button>
+            </div>
+          </div>
+        </section>
+      )}
+
+      <Card>
+        <CardHeader title="Your keys" description={`${active} active · ${keys.length - active} revoked`} />
+        {keys.length === 0 ? (
+          <EmptyState title="No keys yet">Create a key above, then send it as a Bearer token.</EmptyState>
+        ) : (
+          <Table>
+            <THead>
+              <tr>
+                <Th>Name</Th>
+                <Th>Key</Th>
+                <Th>Created (UTC)</Th>
+                <Th>Last used (UTC)</Th>
+                <Th>Status</Th>
+                <Th className="text-right">
+                  <span className="sr-only">Actions</span>
+                </Th>
+              </tr>
+            </THead>
+            <TBody>
+              {keys.map((k) => (
+                <Tr key={k.id} data-testid="key-row" data-key-id={k.id} className={k.revoked ? 'text-slate-400' : undefined}>
+                  <Td className="font-medium text-slate-900">{k.name}</Td>
+                  <Td className="whitespace-nowrap font-mono text-xs">{k.display}</Td>
+                  <Td className="whitespace-nowrap tabular-nums">{dateTime(new Date(k.created_at))}</Td>
+                  <Td className="whitespace-nowrap tabular-nums">{k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-400">Never</span>}</Td>
+                  <Td>
+                    {k.revoked ? (
+                      <Badge tone="neutral" data-testid="key-status">
+                        Revoked
+                      </Badge>
+                    ) : (
+                      <Badge tone="green" data-testid="key-status">
+                        Active
+                      </Badge>
+                    )}
+                  </Td>
+                  <Td className="text-right">
+                    {!k.revoked && (
+                      <Button variant="secondary" size="sm" data-testid="revoke-key" aria-label={`Revoke key ${k.name}`} onClick={() => setToRevoke(k)}>
+                        Revoke
+                      </Button>
+                    )}
+                  </Td>
+                </Tr>
+              ))}
+            </TBody>
+          </Table>
+        )}
+      </Card>
+
+      <ConfirmDialog
+        open={toRevoke !== null}
+        title={`Revoke “${toRevoke?.name ?? ''}”?`}
+        confirmLabel="Revoke key"
+        confirmTestId="confirm-revoke"
+        busy={revoking}
+        onConfirm={revoke}
+        onCancel={() => setToRevoke(null)}
+      >
+        Requests with <span className="font-mono text-slate-900">{toRevoke?.display}</span> will be refused with 401 right away. This cannot be undone.
+      </ConfirmDialog>
+    </div>
+  );
+}

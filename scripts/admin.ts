@@ -1,0 +1,121 @@
+// npm run admin -- <command> [options]: operator tasks on accounts and keys. Prints JSON.
+import { parseArgs } from 'node:util';
+import { createKey, createUser, findUserByEmail, parseTier, revokeKey, setLimits, setStatus, setTier } from '@/lib/accounts/queries';
+import { creditBalance } from '@/lib/billing/ledger';
+import { usdToPico } from '@/lib/billing/money';
+import { getDb } from '@/lib/db';
+import { runMigrations } from '@/lib/db/migrate';
+import { GatewayError } from '@/lib/errors';
+import { closeEvents } from '@/lib/events';
+import { getLimiter } from '@/lib/gateway/runtime';
+
+const usage = `Usage: npm run admin -- <command> [options]
+  create-user --email E --password P [--tier T] [--balance-usd N]   -> {"userId","apiKey"}
+  set-tier    --user ID|--email E --tier free|pro|vip|enterprise
+  set-limits  --user ID|--email E [--rpm N] [--rph N] [--tokens-per-day N] [--concurrency N]
+  suspend     --user ID|--email E
+  unsuspend   --user ID|--email E
+  credit      --user ID|--email E --usd N [--note TEXT]
+  create-key  --user ID|--email E [--name NAME]                      -> {"keyId","apiKey"}
+  revoke-key  --user ID|--email E --key KEY_ID`;
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    email: { type: 'string' },
+    password: { type: 'string' },
+    tier: { type: 'string' },
+    'balance-usd': { type: 'string' },
+    user: { type: 'string' },
+    usd: { type: 'string' },
+    note: { type: 'string' },
+    name: { type: 'string' },
+    key: { type: 'string' },
+    rpm: { type: 'string' },
+    rph: { type: 'string' },
+    'tokens-per-day': { type: 'string' },
+    concurrency: { type: 'string' },
+  },
+});
+
+function need(name: keyof typeof values): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new GatewayError('invalid_request', `--${name} is required`);
+  return v;
+}
+
+function amount(text: string, flag: string): bigint {
+  if (!/^\d+(\.\d{1,12})?$/.test(text)) throw new GatewayError('invalid_request', `--${flag} must be a non-negative decimal amount in USD`);
+  return usdToPico(text);
+}
+
+function optionalInt(flag: 'rpm' | 'rph' | 'tokens-per-day' | 'concurrency'): number | undefined {
+  const v = values[flag];
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw new GatewayError('invalid_request', `--${flag} must be a positive integer`);
+  return Number(v);
+}
+
+async function userId(): Promise<string> {
+  if (values.user) return values.user;
+  const user = await findUserByEmail(need('email'));
+  if (!user) throw new GatewayError('not_found', `no account with email ${values.email}`);
+  return user.id;
+}
+
+async function run(command: string | undefined): Promise<unknown> {
+  switch (command) {
+    case 'create-user': {
+      const user = await createUser({
+        email: need('email'),
+        password: need('password'),
+        tier: values.tier ? parseTier(values.tier) : 'free',
+        balancePico: values['balance-usd'] ? amount(values['balance-usd'], 'balance-usd') : undefined,
+      });
+      const key = await createKey(user.id, values.name ?? 'default');
+      return { userId: user.id, apiKey: key.key };
+    }
+    case 'set-tier': {
+      const user = await setTier(await userId(), parseTier(need('tier')));
+      return { userId: user.id, tier: user.tier };
+    }
+    case 'set-limits': {
+      const limits = { rpm: optionalInt('rpm'), rph: optionalInt('rph'), tokensPerDay: optionalInt('tokens-per-day'), concurrency: optionalInt('concurrency') };
+      const user = await setLimits(await userId(), JSON.parse(JSON.stringify(limits)));
+      return { userId: user.id, limits: user.limits };
+    }
+    case 'suspend':
+    case 'unsuspend': {
+      const user = await setStatus(await userId(), command === 'suspend' ? 'suspended' : 'active');
+      return { userId: user.id, status: user.status };
+    }
+    case 'credit': {
+      const id = await userId();
+      const balance = await creditBalance(id, 'admin_credit', amount(need('usd'), 'usd'), { note: values.note ?? 'admin credit' });
+      return { userId: id, balanceUsd: (await (await getDb()).user.findUniqueOrThrow({ where: { id } })).balanceUsd.toFixed(12), balancePico: balance.toString() };
+    }
+    case 'create-key': {
+      const key = await createKey(await userId(), values.name ?? 'default');
+      return { keyId: key.id, apiKey: key.key };
+    }
+    case 'revoke-key': {
+      const key = await revokeKey(await userId(), need('key'));
+      return { keyId: key.id, revoked: key.revoked };
+    }
+    default:
+      throw new GatewayError('invalid_request', command ? `unknown command ${command}\n${usage}` : usage);
+  }
+}
+
+let code = 0;
+try {
+  await runMigrations();
+  console.log(JSON.stringify(await run(positionals[0])));
+} catch (err) {
+  console.error(err instanceof GatewayError ? `error: ${err.message}` : err);
+  code = err instanceof GatewayError ? 2 : 1;
+} finally {
+  await closeEvents();
+  await getLimiter().close();
+}
+process.exit(code);

@@ -1,0 +1,137 @@
+// Starts the production build as a child process against a generated operator config, the way
+// an operator runs it: `node dist/server.mjs` (lean /v1 path) or `next start` (route-handler path).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export type GatewayMode = 'lean' | 'next';
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  process: ChildProcess;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+export function writeConfig(config: unknown): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gw-config-'));
+  const file = path.join(dir, 'gateway.json');
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  return file;
+}
+
+/** A small operator config whose channels point at local fake upstreams. */
+export function testConfig(opts: { openaiUrls: string[]; anthropicUrls?: string[]; overrides?: Record<string, unknown> }): Record<string, unknown> {
+  const channelTimeouts = { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 };
+  return {
+    usd_to_cny: '7.2',
+    circuit_breaker: { failures: 3, cooldown_ms: 2000 },
+    tiers: {
+      free: { rpm: 60, rph: 600, tokens_per_day: 100000, concurrency: 2 },
+      pro: { rpm: 300, rph: 10000, concurrency: 8, promote_at_monthly_spend_usd: '50' },
+      vip: { rpm: 1500, max_rpm: 3000, rph: 100000, concurrency: 32, max_concurrency: 64, promote_at_monthly_spend_usd: '500' },
+      enterprise: { rpm: 10000, rph: 1000000, concurrency: 256 },
+    },
+    channels: [
+      ...opts.openaiUrls.map((u, i) => ({
+        name: `openai-${i + 1}`,
+        protocol: 'openai',
+        base_url: `${u}/v1`,
+        api_key: `upstream-secret-openai-${i + 1}`,
+        models: ['gpt-4o-mini', 'gpt-4o', 'deepseek-chat', 'text-embedding-3-small', 'bge-m3'],
+        priority: 10 - i,
+        timeouts: channelTimeouts,
+      })),
+      ...(opts.anthropicUrls ?? []).map((u, i) => ({
+        name: `anthropic-${i + 1}`,
+        protocol: 'anthropic',
+        base_url: u,
+        api_key: `upstream-secret-anthropic-${i + 1}`,
+        models: ['claude-sonnet-4-5', 'claude-haiku-4-5'],
+        priority: 10 - i,
+        timeouts: channelTimeouts,
+      })),
+    ],
+    models: [
+      { name: 'gpt-4o-mini', owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat', 'fast'], input_price_usd_per_million: '0.15', output_price_usd_per_million: '0.6', rpm: 1000, concurrency: 50, fallback_models: ['deepseek-chat'] },
+      { name: 'gpt-4o', owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat', 'code'], input_price_usd_per_million: '2.5', output_price_usd_per_million: '10', tiers: ['pro', 'vip', 'enterprise'] },
+      { name: 'deepseek-chat', owned_by: 'deepseek', kind: 'chat', context_window: 64000, max_output_tokens: 4096, tags: ['chat', 'code'], input_price_usd_per_million: '0.27', output_price_usd_per_million: '1.1' },
+      { name: 'claude-sonnet-4-5', owned_by: 'anthropic', kind: 'chat', protocol: 'anthropic', context_window: 200000, max_output_tokens: 8192, input_price_usd_per_million: '3', output_price_usd_per_million: '15', cache_read_price_usd_per_million: '0.3', cache_write_price_usd_per_million: '3.75' },
+      { name: 'claude-haiku-4-5', owned_by: 'anthropic', kind: 'chat', protocol: 'anthropic', context_window: 200000, max_output_tokens: 8192, input_price_usd_per_million: '1', output_price_usd_per_million: '5', cache_read_price_usd_per_million: '0.1', cache_write_price_usd_per_million: '1.25' },
+      { name: 'text-embedding-3-small', owned_by: 'openai', kind: 'embedding', context_window: 8191, dimensions: 1536, input_price_usd_per_million: '0.02' },
+      { name: 'bge-m3', owned_by: 'baai', kind: 'embedding', context_window: 8192, dimensions: 1024, input_price_usd_per_million: '0.02' },
+    ],
+    ...opts.overrides,
+  };
+}
+
+export async function startGateway(opts: { config: unknown; mode?: GatewayMode; env?: Record<string, string> }): Promise<RunningGateway> {
+  const port = await freePort();
+  const configFile = writeConfig(opts.config);
+  const mode = opts.mode ?? 'lean';
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GATEWAY_CONFIG: configFile,
+    NODE_ENV: 'production',
+    LOG_LEVEL: process.env.GATEWAY_LOG_LEVEL ?? 'info',
+    LOG_FLUSH_MS: '50',
+    NEXTAUTH_SECRET: 'test-secret-test-secret-test-secret',
+    SECRETS_KEY: 'a'.repeat(64),
+    ...opts.env,
+  };
+  const args = mode === 'lean' ? ['dist/server.mjs'] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'];
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}:\n${output}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`gateway did not start in time:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    port,
+    process: child,
+    output: () => output,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        child.once('exit', (code) => {
+          clearTimeout(timer);
+          resolve(code);
+        });
+        child.kill(signal);
+      }),
+  };
+}
