@@ -34,6 +34,11 @@ const schema = z.object({
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /**
+   * Concurrency lease lifetime in ms, set by the variable GATEWAY_LEASE_TTL_MS: live requests renew
+   * their leases; a crashed instance's leases are freed after this long.
+   */
+  LEASE_TTL_MS: z.coerce.number().int().min(1000).max(600000).default(120000),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -41,7 +46,7 @@ export type Env = z.infer<typeof schema>;
 function load(): Env {
   // An empty variable means unset (DATABASE_URL= selects the embedded database).
   const set = Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = schema.safeParse(set);
+  const parsed = schema.safeParse({ ...set, LEASE_TTL_MS: set.GATEWAY_LEASE_TTL_MS });
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid environment:\n${lines.join('\n')}`);

@@ -1,5 +1,6 @@
 import type { GatewayConfig, ModelInfo, TierInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
+import { env } from '@/lib/env';
 import { getDb } from '@/lib/db';
 import { formatMoney, usdToPico } from '@/lib/billing/money';
 import { pendingCharges } from '@/lib/billing/writer';
@@ -26,7 +27,7 @@ export interface Admission {
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
-export const LEASE_TTL_MS = 120_000;
+export const LEASE_TTL_MS = env.LEASE_TTL_MS;
 
 /** The account's effective limits: the tier table, with per-account overrides (VIP within its range). */
 export function effectiveLimits(principal: Principal, cfg: GatewayConfig): TierInfo {

@@ -1,11 +1,561 @@
+// The Anthropic Messages mirror: POST /v1/anthropic/v1/messages(/count_tokens).
+// The request body goes upstream byte for byte (cache_control and unknown fields included), with
+// the caller's anthropic-version / anthropic-beta headers and the channel's own key. Same limits,
+// reservation, fallback-before-the-first-byte, circuit breaker and billing as /v1/chat/completions.
+import type { ChannelInfo, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
+import { formatPico } from '@/lib/billing/money';
+import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { inc } from '@/lib/metrics';
+import { admit } from '@/lib/gateway/admission';
+import { authenticate } from '@/lib/auth/principal';
+import { readJsonBody, optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
+import { resolveModel, orderChannels, recordChannelResult, AUTO_MODEL, type ModelPlan } from '@/lib/gateway/router';
+import { callUpstream, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
+import { SseLineSplitter } from '@/lib/gateway/sse';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
-export async function anthropicMessages(_ctx: RequestContext, _req: GatewayRequest, _sink: ResponseSink): Promise<void> {
-  throw new GatewayError('not_found', 'not implemented yet');
+const MAX_REPLY_BYTES = 32 * 1024 * 1024;
+const MAX_ERROR_BYTES = 1024 * 1024;
+/** After a client disconnects, keep reading the upstream this long for its usage (billing). */
+const ABORT_DRAIN_MS = 15_000;
+export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+const MESSAGES_PATH = '/v1/messages';
+const COUNT_TOKENS_PATH = '/v1/messages/count_tokens';
+
+type Attempt = RequestContext['attempts'][number];
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+
+export function anthropicMessages(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  return guarded(ctx, req, sink, messages);
 }
 
-export async function anthropicCountTokens(_ctx: RequestContext, _req: GatewayRequest, _sink: ResponseSink): Promise<void> {
-  throw new GatewayError('not_found', 'not implemented yet');
+export function anthropicCountTokens(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  return guarded(ctx, req, sink, countTokensRoute);
+}
+
+/**
+ * Every answer of the mirror, errors included, carries `request-id` (the header Anthropic's SDK
+ * reads into `requestID`). Errors are answered here through the same ctx.fail the handler uses,
+ * so that they go out through the wrapped sink; a client that left before anything was sent is
+ * left to the handler, as on every other route.
+ */
+async function guarded(
+  ctx: RequestContext,
+  req: GatewayRequest,
+  sink: ResponseSink,
+  route: (ctx: RequestContext, req: GatewayRequest, sink: ResponseSink) => Promise<void>,
+): Promise<void> {
+  const out: ResponseSink = {
+    get started() {
+      return sink.started;
+    },
+    start: (status, headers) => sink.start(status, { ...headers, 'request-id': ctx.requestId }),
+    write: (chunk) => sink.write(chunk),
+    end: (chunk, trailers) => sink.end(chunk, trailers),
+  };
+  try {
+    await route(ctx, req, out);
+  } catch (err) {
+    if (req.signal.aborted && !sink.started) throw err;
+    await ctx.fail(out, err);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation and model resolution
+
+function requireModelField(body: JsonObject): string {
+  const model = body.model;
+  if (typeof model !== 'string' || model === '') throw invalidField('model', 'model: Field required (a model name string).');
+  return model;
+}
+
+function requireMessages(body: JsonObject): void {
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0) throw invalidField('messages', 'messages: must be a non-empty array of messages.');
+  messages.forEach((m, i) => {
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) throw invalidField(`messages.${i}`, `messages.${i}: must be an object.`);
+  });
+}
+
+/** Minimal checks before anything goes upstream; the upstream validates the rest. */
+function validateMessages(body: JsonObject): void {
+  requireModelField(body);
+  const maxTokens = body.max_tokens;
+  if (maxTokens === undefined || maxTokens === null) throw invalidField('max_tokens', 'max_tokens: Field required.');
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
+    throw invalidField('max_tokens', 'max_tokens: must be a positive integer.');
+  }
+  requireMessages(body);
+  optionalBoolean(body, 'stream');
+}
+
+/** Unknown model on this surface: Anthropic answers 404 not_found_error (the SDK's NotFoundError). */
+function resolve(ctx: RequestContext, body: JsonObject, tier: Parameters<typeof resolveModel>[2], needs?: Parameters<typeof resolveModel>[5]): ModelPlan {
+  try {
+    return resolveModel(ctx.cfg, body.model, tier, 'chat', 'anthropic', needs);
+  } catch (err) {
+    if (err instanceof GatewayError && err.code === 'model_not_found') {
+      throw new GatewayError('model_not_found', err.message.replace('GET /v1/models', 'GET /v1/anthropic/v1/models'), { status: 404, param: 'model' });
+    }
+    throw err;
+  }
+}
+
+function anthropicChannels(ctx: RequestContext, model: ModelInfo): ChannelInfo[] {
+  return orderChannels((ctx.cfg.channelsByModel.get(model.name) ?? []).filter((c) => c.protocol === 'anthropic'));
+}
+
+/** Headers for the upstream: the channel's key (never the caller's), the caller's protocol headers. */
+function upstreamHeaders(req: GatewayRequest, channel: ChannelInfo): Record<string, string> {
+  const headers: Record<string, string> = {
+    'x-api-key': channel.apiKey,
+    'anthropic-version': req.headers['anthropic-version'] || DEFAULT_ANTHROPIC_VERSION,
+  };
+  const beta = req.headers['anthropic-beta'];
+  if (beta) headers['anthropic-beta'] = beta;
+  return headers;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage
+
+interface UsageAcc {
+  input?: number;
+  output?: number;
+  cacheWrite?: number;
+  cacheRead?: number;
+  /** message_delta reported output_tokens: the cumulative, final count. */
+  finalOutput: boolean;
+}
+
+const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined);
+
+/** Takes the latest non-null value of each field (message_delta counts are cumulative totals). */
+function takeUsage(acc: UsageAcc, u: unknown, fromDelta: boolean): void {
+  if (typeof u !== 'object' || u === null) return;
+  const o = u as JsonObject;
+  acc.input = count(o.input_tokens) ?? acc.input;
+  acc.cacheWrite = count(o.cache_creation_input_tokens) ?? acc.cacheWrite;
+  acc.cacheRead = count(o.cache_read_input_tokens) ?? acc.cacheRead;
+  const out = count(o.output_tokens);
+  if (out !== undefined) {
+    acc.output = out;
+    if (fromDelta) acc.finalOutput = true;
+  }
+}
+
+async function estimatePrompt(body: JsonObject): Promise<number> {
+  return (await countMessageTokens(body.messages)) + (body.system ? await countTokens(textOf(body.system)) : 0);
+}
+
+/**
+ * Usage to bill: the upstream's own counts where it gave them; our tokenizer for what it did not
+ * (no usage at all, or a stream that broke before its final message_delta).
+ */
+async function finalUsage(acc: UsageAcc, body: JsonObject, completion: string): Promise<Usage> {
+  const usage = noUsage();
+  if (acc.input === undefined) {
+    usage.promptTokens = await estimatePrompt(body);
+    usage.estimated = true;
+  } else usage.promptTokens = acc.input;
+  usage.cacheWriteTokens = acc.cacheWrite ?? 0;
+  usage.cacheReadTokens = acc.cacheRead ?? 0;
+  if (acc.finalOutput && acc.output !== undefined) usage.completionTokens = acc.output;
+  else {
+    const counted = await countTokens(completion);
+    usage.completionTokens = Math.max(acc.output ?? 0, counted);
+    if (counted > (acc.output ?? 0) || acc.output === undefined) usage.estimated = true;
+  }
+  return usage;
+}
+
+/** Generated text of a content block list (text, tool input, thinking): for estimation only. */
+function completionOf(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  let text = '';
+  for (const b of content as JsonObject[]) {
+    if (typeof b !== 'object' || b === null) continue;
+    if (typeof b.text === 'string') text += b.text;
+    else if (b.type === 'tool_use') text += JSON.stringify(b.input ?? {});
+    else if (typeof b.thinking === 'string') text += b.thinking;
+  }
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /v1/anthropic/v1/messages
+
+async function messages(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const cfg = ctx.cfg;
+  const principal = await authenticate(req.headers);
+  ctx.principal = principal;
+  if (cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
+  const { raw, json: body } = await readJsonBody(req, cfg.limits.max_body_bytes);
+  ctx.modelRequested = typeof body.model === 'string' ? body.model : null;
+  validateMessages(body);
+  const stream = body.stream === true;
+  ctx.stream = stream;
+  const maxOut = body.max_tokens as number;
+  const promptBound = promptTokenBound(raw.length);
+  const plan = resolve(
+    ctx,
+    body,
+    principal.tier,
+    body.model === AUTO_MODEL
+      ? { tools: Array.isArray(body.tools) && body.tools.length > 0, json: false, promptTokens: await estimatePrompt(body), maxOutputTokens: maxOut }
+      : undefined,
+  );
+  ctx.routeReason = plan.reason;
+  ctx.model = plan.models[0];
+  let reserve = 0n;
+  for (const m of plan.models) {
+    const c = maxCostOf(m, promptBound, Math.min(maxOut, m.maxOutputTokens));
+    if (c > reserve) reserve = c;
+  }
+  ctx.admission = await admit(principal, cfg, plan.models[0], 'anthropic', reserve, ctx.requestId);
+
+  for (const model of plan.models) {
+    // Verbatim unless the router serves another model: then only `model` changes.
+    const payload = model.name === body.model ? raw : JSON.stringify({ ...body, model: model.name });
+    for (const channel of anthropicChannels(ctx, model)) {
+      if (await attempt(ctx, req, sink, model, channel, payload, body, stream)) return;
+    }
+  }
+  ctx.model = plan.models[0];
+  ctx.channel = null;
+  throw new GatewayError('all_channels_failed', `All upstream channels failed for ${plan.models.map((m) => m.name).join(', ')}.`);
+}
+
+function clientGone(ctx: RequestContext): GatewayError {
+  ctx.outcome = 'client_closed';
+  ctx.status = 499;
+  return new GatewayError('invalid_request', 'Client closed the request.', { status: 499 });
+}
+
+/**
+ * Calls the upstream with its own abort signal: tied to the client's until the upstream answers,
+ * then cut loose, so a client that leaves mid-reply does not stop us from reading the usage.
+ */
+async function call(channel: ChannelInfo, path: string, payload: string | Buffer, req: GatewayRequest): Promise<UpstreamResponse> {
+  const upstream = new AbortController();
+  const onAbort = () => upstream.abort();
+  req.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await callUpstream(channel, path, payload, upstreamHeaders(req, channel), upstream.signal);
+  } finally {
+    req.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Watches the client while the reply is read; if it leaves, reading stops after ABORT_DRAIN_MS. */
+function watchClient(ctx: RequestContext, req: GatewayRequest, res: UpstreamResponse) {
+  let open = true;
+  let timer: NodeJS.Timeout | undefined;
+  const onAbort = () => {
+    open = false;
+    ctx.outcome = 'client_closed';
+    ctx.status = 499;
+    timer = setTimeout(() => res.body.destroy(), ABORT_DRAIN_MS);
+  };
+  if (req.signal.aborted) onAbort();
+  else req.signal.addEventListener('abort', onAbort, { once: true });
+  return {
+    get open() {
+      return open;
+    },
+    dispose() {
+      clearTimeout(timer);
+      req.signal.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** One upstream try. Returns true when the request was answered (success or a non-retryable error). */
+async function attempt(
+  ctx: RequestContext,
+  req: GatewayRequest,
+  sink: ResponseSink,
+  model: ModelInfo,
+  channel: ChannelInfo,
+  payload: string | Buffer,
+  body: JsonObject,
+  stream: boolean,
+): Promise<boolean> {
+  const started = performance.now();
+  const record: Attempt = { channel: channel.name, model: model.name, ok: false, ms: 0 };
+  ctx.attempts.push(record);
+  inc('gateway_upstream_attempts_total', { channel: channel.name });
+  const fail = (message: string, status?: number) => {
+    record.error = message;
+    record.status = status;
+    record.ms = Math.round(performance.now() - started);
+    recordChannelResult(channel.name, false, ctx.cfg);
+    inc('gateway_upstream_failures_total', { channel: channel.name });
+    return false;
+  };
+  if (req.signal.aborted) throw clientGone(ctx);
+  let res: UpstreamResponse;
+  try {
+    res = await call(channel, MESSAGES_PATH, payload, req);
+  } catch (err) {
+    if (req.signal.aborted) throw clientGone(ctx);
+    return fail((err as Error).message);
+  }
+  record.status = res.status;
+  if (res.status === 429 || res.status >= 500) {
+    discard(res.body);
+    return fail(`upstream answered ${res.status}`, res.status);
+  }
+  ctx.model = model;
+  ctx.channel = channel.name;
+  if (res.status >= 400) {
+    // The caller's mistake as the upstream sees it: passed through, not retried, not billed.
+    await passThrough(ctx, sink, res, record);
+    record.ms = Math.round(performance.now() - started);
+    recordChannelResult(channel.name, true, ctx.cfg);
+    return true;
+  }
+  let ok: boolean;
+  try {
+    ok = stream ? await relayStream(ctx, req, sink, res, body, record) : await relayJson(ctx, req, sink, res, body, record);
+  } catch (err) {
+    // Broke off after the first byte: no fallback any more, but the channel is unhealthy.
+    record.ms = Math.round(performance.now() - started);
+    recordChannelResult(channel.name, false, ctx.cfg);
+    inc('gateway_upstream_failures_total', { channel: channel.name });
+    throw err;
+  }
+  record.ms = Math.round(performance.now() - started);
+  record.ok = ok;
+  recordChannelResult(channel.name, ok || sink.started, ctx.cfg);
+  if (!ok && !sink.started) {
+    inc('gateway_upstream_failures_total', { channel: channel.name });
+    ctx.channel = null;
+  }
+  return ok || sink.started;
+}
+
+/** An upstream 4xx (not 429): its status and body go to the client unchanged. */
+async function passThrough(ctx: RequestContext, sink: ResponseSink, res: UpstreamResponse, record: Attempt): Promise<void> {
+  const text = await readUpstreamBody(res.body, MAX_ERROR_BYTES).catch(() => '');
+  record.error = `upstream answered ${res.status}`;
+  ctx.status = res.status;
+  ctx.outcome = 'error';
+  ctx.errorCode = 'upstream_rejected';
+  sink.start(res.status, ctx.headers({ 'content-type': 'application/json', 'x-should-retry': 'false' }));
+  sink.end(text || JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `upstream answered ${res.status}` } }));
+}
+
+async function relayJson(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink, res: UpstreamResponse, body: JsonObject, record: Attempt): Promise<boolean> {
+  const client = watchClient(ctx, req, res);
+  let text: string;
+  let parsed: JsonObject;
+  try {
+    text = await readUpstreamBody(res.body, MAX_REPLY_BYTES);
+    parsed = JSON.parse(text) as JsonObject;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Array.isArray(parsed.content)) {
+      throw new UpstreamFailure('protocol', 'upstream reply is not a message');
+    }
+  } catch (err) {
+    client.dispose();
+    if (!client.open) {
+      // Gone, and the reply never fully arrived: bill the prompt, as far as we know it.
+      ctx.settleCost(await finalUsage({ finalOutput: false }, body, ''));
+      return true;
+    }
+    record.error = err instanceof SyntaxError ? 'upstream sent malformed JSON' : (err as Error).message;
+    return false;
+  }
+  client.dispose();
+  const acc: UsageAcc = { finalOutput: true };
+  takeUsage(acc, parsed.usage, true);
+  if (acc.output === undefined) acc.finalOutput = false;
+  ctx.settleCost(await finalUsage(acc, body, completionOf(parsed.content)));
+  ctx.markFirstToken();
+  if (!client.open) return true;
+  // The upstream's reply as it came; the cost travels in the X-Service-* headers.
+  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.end(text);
+  return true;
+}
+
+/** Incremental SSE parser: complete events with their raw text, as the chunks arrive. */
+class SseEventReader {
+  private readonly splitter = new SseLineSplitter();
+  private lines: string[] = [];
+
+  push(chunk: Uint8Array): { raw: string; event: string; data: string }[] {
+    const events: { raw: string; event: string; data: string }[] = [];
+    for (const line of this.splitter.push(chunk)) {
+      if (line !== '') {
+        this.lines.push(line);
+        continue;
+      }
+      if (this.lines.length === 0) continue;
+      let event = 'message';
+      const data: string[] = [];
+      for (const l of this.lines) {
+        const colon = l.indexOf(':');
+        const field = colon === -1 ? l : l.slice(0, colon);
+        let value = colon === -1 ? '' : l.slice(colon + 1);
+        if (value.startsWith(' ')) value = value.slice(1);
+        if (field === 'event') event = value;
+        else if (field === 'data') data.push(value);
+      }
+      events.push({ raw: `${this.lines.join('\n')}\n\n`, event, data: data.join('\n') });
+      this.lines = [];
+    }
+    return events;
+  }
+}
+
+/**
+ * Relays the upstream's events as they arrive (each complete event in the chunk that completed it),
+ * reading message_start / message_delta usage on the way.
+ * Returns false only when the upstream failed before anything reached the client (fallback is allowed).
+ */
+async function relayStream(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink, res: UpstreamResponse, body: JsonObject, record: Attempt): Promise<boolean> {
+  const reader = new SseEventReader();
+  const acc: UsageAcc = { finalOutput: false };
+  let completion = '';
+  let finished = false;
+  const client = watchClient(ctx, req, res);
+
+  const startClient = () => {
+    if (sink.started) return;
+    ctx.markFirstToken();
+    sink.start(
+      200,
+      ctx.headers({
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+        'x-service-cost-usd': 'pending',
+        'x-service-cost-cny': 'pending',
+        trailer: 'x-service-cost-usd, x-service-cost-cny',
+      }),
+    );
+  };
+
+  try {
+    for await (const chunk of res.body) {
+      let out = '';
+      for (const ev of reader.push(chunk as Buffer)) {
+        if (ev.data) {
+          let data: JsonObject;
+          try {
+            data = JSON.parse(ev.data) as JsonObject;
+          } catch {
+            throw new UpstreamFailure('protocol', 'upstream sent malformed JSON in the stream');
+          }
+          const type = typeof data.type === 'string' ? data.type : ev.event;
+          if (type === 'error' || ev.event === 'error') {
+            throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(data.error ?? data).slice(0, 200)}`);
+          }
+          if (type === 'message_start') takeUsage(acc, (data.message as JsonObject | undefined)?.usage, false);
+          else if (type === 'message_delta') takeUsage(acc, data.usage, true);
+          else if (type === 'message_stop') finished = true;
+          else if (type === 'content_block_delta') {
+            const d = data.delta as JsonObject | undefined;
+            if (typeof d?.text === 'string') completion += d.text;
+            else if (typeof d?.partial_json === 'string') completion += d.partial_json;
+            else if (typeof d?.thinking === 'string') completion += d.thinking;
+          }
+        }
+        out += ev.raw;
+      }
+      if (out && client.open) {
+        startClient();
+        await sink.write(out);
+      }
+    }
+  } catch (err) {
+    client.dispose();
+    if (!client.open) {
+      ctx.settleCost(await finalUsage(acc, body, completion));
+      return true;
+    }
+    const failure = classify(err);
+    record.error = failure.message;
+    if (!sink.started) return false;
+    ctx.settleCost(await finalUsage(acc, body, completion));
+    ctx.outcome = 'upstream_error';
+    throw new GatewayError('upstream_error', `The upstream stream broke off: ${failure.message}`);
+  }
+  client.dispose();
+  if (!client.open) {
+    ctx.settleCost(await finalUsage(acc, body, completion));
+    return true;
+  }
+  if (!sink.started) {
+    record.error = 'upstream stream ended without data';
+    return false;
+  }
+  ctx.settleCost(await finalUsage(acc, body, completion));
+  if (!finished) {
+    record.error = 'upstream stream ended before message_stop';
+    ctx.outcome = 'upstream_error';
+    throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
+  }
+  sink.end(undefined, { 'x-service-cost-usd': formatPico(ctx.cost), 'x-service-cost-cny': formatPico(ctx.costCny()) });
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /v1/anthropic/v1/messages/count_tokens: authenticated, forwarded verbatim, logged, not billed
+// and not counted against the request rate.
+
+async function countTokensRoute(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const cfg = ctx.cfg;
+  const principal = await authenticate(req.headers);
+  ctx.principal = principal;
+  if (cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
+  const { raw, json: body } = await readJsonBody(req, cfg.limits.max_body_bytes);
+  ctx.modelRequested = typeof body.model === 'string' ? body.model : null;
+  requireModelField(body);
+  requireMessages(body);
+  const model = resolve(ctx, body, principal.tier).models[0];
+  ctx.model = model;
+
+  for (const channel of anthropicChannels(ctx, model)) {
+    const started = performance.now();
+    const record: Attempt = { channel: channel.name, model: model.name, ok: false, ms: 0 };
+    ctx.attempts.push(record);
+    inc('gateway_upstream_attempts_total', { channel: channel.name });
+    if (req.signal.aborted) throw clientGone(ctx);
+    try {
+      const res = await call(channel, COUNT_TOKENS_PATH, raw, req);
+      record.status = res.status;
+      if (res.status === 429 || res.status >= 500) {
+        discard(res.body);
+        throw new UpstreamFailure('status', `upstream answered ${res.status}`, res.status);
+      }
+      ctx.channel = channel.name;
+      if (res.status >= 400) {
+        await passThrough(ctx, sink, res, record);
+      } else {
+        const text = await readUpstreamBody(res.body, MAX_ERROR_BYTES);
+        record.ok = true;
+        sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+        sink.end(text);
+      }
+      record.ms = Math.round(performance.now() - started);
+      recordChannelResult(channel.name, true, cfg);
+      return;
+    } catch (err) {
+      if (req.signal.aborted) throw clientGone(ctx);
+      ctx.channel = null;
+      record.error = (err as Error).message;
+      record.ms = Math.round(performance.now() - started);
+      recordChannelResult(channel.name, false, cfg);
+      inc('gateway_upstream_failures_total', { channel: channel.name });
+    }
+  }
+  throw new GatewayError('all_channels_failed', `All upstream channels failed for ${model.name}.`);
 }

@@ -122,7 +122,7 @@ describe('API keys', () => {
 
   it('answers 401 for missing, malformed and unknown keys, and 403 for a suspended account', async () => {
     const models = (headers: Record<string, string>) => fetch(`${gw.url}/v1/models`, { headers });
-    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: `Bearer sk-gw-${'A'.repeat(43)}` }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer nope' }, { authorization: `Bearer sk-gw-${'A'.repeat(43)}` }]) {
       const res = await models(headers);
       expect(res.status).toBe(401);
       expect((await res.json()).error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });

@@ -85,12 +85,12 @@ export async function startGateway(opts: { config: unknown; mode?: GatewayMode; 
   const port = await freePort();
   const configFile = writeConfig(opts.config);
   const mode = opts.mode ?? 'lean';
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
     HOST: '127.0.0.1',
     GATEWAY_CONFIG: configFile,
-    NODE_ENV: 'production',
+    NODE_ENV: 'production' as const,
     LOG_LEVEL: process.env.GATEWAY_LOG_LEVEL ?? 'info',
     LOG_FLUSH_MS: '50',
     NEXTAUTH_SECRET: 'test-secret-test-secret-test-secret',

@@ -1,0 +1,201 @@
+import type { Metadata } from 'next';
+import { getConfig, type GatewayConfig, type ModelInfo, type TierName } from '@/lib/config';
+import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
+import { getAccount } from '@/lib/dashboard/queries';
+import { requirePageUser } from '@/lib/dashboard/session';
+import { compact, int, tierLabel } from '@/lib/dashboard/format';
+import { Badge } from '@/components/ui/badge';
+import { Card, CardHeader } from '@/components/ui/card';
+import { CopyButton } from '@/components/ui/copy-button';
+import { PageHeader } from '@/components/ui/page-header';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+
+export const metadata: Metadata = { title: 'Models · Model Gateway' };
+
+// Per-model caps bind free and pro accounts; higher tiers get their own, larger limits.
+const cappedTiers: TierName[] = ['free', 'pro'];
+
+/** Price per million tokens in USD and CNY, both exact (prices are short decimals). */
+function Price({ usdPerMillion, config }: { usdPerMillion: string; config: GatewayConfig }) {
+  const pico = usdToPico(usdPerMillion);
+  return (
+    <div className="tabular-nums">
+      <div className="text-slate-900">${usdPerMillion}</div>
+      <div className="text-xs text-slate-500">¥{formatPico(usdToCny(pico, config.cnyRateNano))}</div>
+    </div>
+  );
+}
+
+/** Cache prices are per token in config; shown per million like the others. */
+const perMillion = (picoPerToken: bigint) => formatPico(picoPerToken * 1_000_000n);
+
+function Limits({ model, tier, config }: { model: ModelInfo; tier: TierName; config: GatewayConfig }) {
+  const lines: string[] = [];
+  if (model.kind === 'embedding') {
+    lines.push(`${int(config.limits.embeddings_rpm)} RPM`, `${int(config.limits.embeddings_concurrency)} concurrent`);
+  } else if (cappedTiers.includes(tier)) {
+    if (model.rpm) lines.push(`${int(model.rpm)} RPM`);
+    if (model.concurrency) lines.push(`${int(model.concurrency)} concurrent`);
+  }
+  if (model.platformDailyRequests) lines.push(`${int(model.platformDailyRequests)} / day platform-wide`);
+  if (lines.length === 0) return <span className="text-slate-400">Tier limits</span>;
+  return (
+    <div className="space-y-0.5 whitespace-nowrap tabular-nums">
+      {lines.map((l) => (
+        <div key={l}>{l}</div>
+      ))}
+    </div>
+  );
+}
+
+function ModelName({ model }: { model: ModelInfo }) {
+  return (
+    <div className="flex items-start gap-1">
+      <div className="min-w-0">
+        <div className="font-mono text-[13px] font-medium text-slate-900">{model.name}</div>
+        <div className="text-xs text-slate-500">{model.ownedBy}</div>
+      </div>
+      <CopyButton value={model.name} label="Copy" variant="ghost" className="-mt-1 h-7 px-2 text-xs" />
+    </div>
+  );
+}
+
+export default async function ModelsPage() {
+  const user = await requirePageUser('/dashboard/models');
+  const config = getConfig();
+  const account = await getAccount(user.id);
+  const tier: TierName = account?.tier ?? 'free';
+  const all = [...config.models.values()];
+  const allowed = all.filter((m) => m.tiers.has(tier));
+  const chat = allowed.filter((m) => m.kind === 'chat');
+  const embedding = allowed.filter((m) => m.kind === 'embedding');
+  const locked = all.filter((m) => !m.tiers.has(tier));
+  const hasCachePrices = chat.some((m) => m.cacheReadPrice !== m.inputPrice || m.cacheWritePrice !== m.inputPrice);
+
+  return (
+    <>
+      <PageHeader
+        title="Models"
+        description={`The ${allowed.length} models your ${tierLabel(tier)} tier can call. Prices per million tokens; CNY at ${config.usdToCny} per USD.`}
+      />
+
+      <Card>
+        <CardHeader
+          title="Chat"
+          description={
+            <>
+              POST /v1/chat/completions. Use <code className="font-mono text-xs text-slate-700">service-auto</code> to let the router pick.
+            </>
+          }
+        />
+        <Table>
+          <THead>
+            <tr>
+              <Th>Model</Th>
+              <Th className="text-right">Context</Th>
+              <Th className="text-right">Max output</Th>
+              <Th className="text-right">Input / 1M</Th>
+              <Th className="text-right">Output / 1M</Th>
+              {hasCachePrices && <Th className="text-right">Cache read / write</Th>}
+              <Th>Tags</Th>
+              <Th>Limits</Th>
+            </tr>
+          </THead>
+          <TBody>
+            {chat.map((m) => (
+              <Tr key={m.name} data-testid="model-row" data-model={m.name}>
+                <Td>
+                  <ModelName model={m} />
+                </Td>
+                <Td className="text-right tabular-nums">{compact(m.contextWindow)}</Td>
+                <Td className="text-right tabular-nums">{compact(m.maxOutputTokens)}</Td>
+                <Td className="text-right">
+                  <Price usdPerMillion={m.inputUsdPerMillion} config={config} />
+                </Td>
+                <Td className="text-right">
+                  <Price usdPerMillion={m.outputUsdPerMillion} config={config} />
+                </Td>
+                {hasCachePrices && (
+                  <Td className="whitespace-nowrap text-right tabular-nums">
+                    {m.cacheReadPrice !== m.inputPrice || m.cacheWritePrice !== m.inputPrice ? (
+                      `$${perMillion(m.cacheReadPrice)} / $${perMillion(m.cacheWritePrice)}`
+                    ) : (
+                      <span className="text-slate-400">—</span>
+                    )}
+                  </Td>
+                )}
+                <Td>
+                  <div className="flex flex-wrap gap-1">
+                    {m.tags.map((t) => (
+                      <Badge key={t} tone={t === 'fast' ? 'green' : t === 'code' ? 'blue' : 'neutral'}>
+                        {t}
+                      </Badge>
+                    ))}
+                  </div>
+                </Td>
+                <Td>
+                  <Limits model={m} tier={tier} config={config} />
+                </Td>
+              </Tr>
+            ))}
+          </TBody>
+        </Table>
+      </Card>
+
+      {embedding.length > 0 && (
+        <Card className="mt-4 sm:mt-6">
+          <CardHeader title="Embeddings" description="POST /v1/embeddings, up to 100 inputs per request." />
+          <Table>
+            <THead>
+              <tr>
+                <Th>Model</Th>
+                <Th className="text-right">Dimensions</Th>
+                <Th className="text-right">Context</Th>
+                <Th className="text-right">Input / 1M</Th>
+                <Th>Tags</Th>
+                <Th>Limits</Th>
+              </tr>
+            </THead>
+            <TBody>
+              {embedding.map((m) => (
+                <Tr key={m.name} data-testid="model-row" data-model={m.name}>
+                  <Td>
+                    <ModelName model={m} />
+                  </Td>
+                  <Td className="text-right tabular-nums">{m.dimensions ? int(m.dimensions) : '—'}</Td>
+                  <Td className="text-right tabular-nums">{compact(m.contextWindow)}</Td>
+                  <Td className="text-right">
+                    <Price usdPerMillion={m.inputUsdPerMillion} config={config} />
+                  </Td>
+                  <Td>
+                    <div className="flex flex-wrap gap-1">
+                      {m.tags.map((t) => (
+                        <Badge key={t}>{t}</Badge>
+                      ))}
+                    </div>
+                  </Td>
+                  <Td>
+                    <Limits model={m} tier={tier} config={config} />
+                  </Td>
+                </Tr>
+              ))}
+            </TBody>
+          </Table>
+        </Card>
+      )}
+
+      {locked.length > 0 && (
+        <p className="mt-4 text-sm text-slate-500">
+          On higher tiers:{' '}
+          {locked.map((m, i) => (
+            <span key={m.name}>
+              {i > 0 && ', '}
+              <span className="font-mono text-[13px] text-slate-700">{m.name}</span> ({[...m.tiers].map(tierLabel).join(', ')})
+            </span>
+          ))}
+          .
+        </p>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,221 @@
+import Link from 'next/link';
+import { getConfig, tierNames } from '@/lib/config';
+import { publicOrigin } from '@/lib/dashboard/origin';
+import { sessionUser } from '@/lib/dashboard/session';
+import { compact, int, tierLabel, usd } from '@/lib/dashboard/format';
+import { ButtonLink } from '@/components/ui/button';
+import { CodeTabs } from '@/components/ui/code-tabs';
+import { CopyButton } from '@/components/ui/copy-button';
+import { Logo } from '@/components/ui/logo';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+
+function snippets(origin: string, openaiModel: string, anthropicModel: string) {
+  return [
+    {
+      id: 'curl',
+      label: 'curl',
+      code: `curl ${origin}/v1/chat/completions \\
+  -H "Authorization: Bearer $GATEWAY_API_KEY" \\
+  -H "Content-Type: application/json" \\
+  -d '{
+    "model": "${openaiModel}",
+    "messages": [{"role": "user", "content": "Hello!"}]
+  }'`,
+    },
+    {
+      id: 'openai',
+      label: 'OpenAI SDK (JS)',
+      code: `import OpenAI from 'openai';
+
+const client = new OpenAI({
+  baseURL: '${origin}/v1',
+  apiKey: process.env.GATEWAY_API_KEY,
+});
+
+const completion = await client.chat.completions.create({
+  model: '${openaiModel}',
+  messages: [{ role: 'user', content: 'Hello!' }],
+});
+console.log(completion.choices[0].message.content);`,
+    },
+    {
+      id: 'anthropic',
+      label: 'Anthropic SDK',
+      code: `import Anthropic from '@anthropic-ai/sdk';
+
+const client = new Anthropic({
+  baseURL: '${origin}/v1/anthropic',
+  apiKey: process.env.GATEWAY_API_KEY,
+});
+
+const message = await client.messages.create({
+  model: '${anthropicModel}',
+  max_tokens: 1024,
+  messages: [{ role: 'user', content: 'Hello!' }],
+});
+console.log(message.content);`,
+    },
+  ];
+}
+
+const features = [
+  {
+    title: 'Drop-in compatible',
+    body: 'Change the base URL, keep your code. Chat completions, streaming, tools, embeddings and model listing speak the OpenAI wire format; /v1/anthropic forwards the Messages API verbatim.',
+  },
+  {
+    title: 'Routing with fallback',
+    body: 'When a channel fails the router retries another, or falls back to a sibling model. Ask for service-auto and it picks for you. X-Service-Model-Id always says what served.',
+  },
+  {
+    title: 'Exact cost per request',
+    body: 'Every response carries X-Service-Cost-USD and X-Service-Cost-CNY. The dashboard logs each request with tokens, latency, channel and cost, exportable to CSV.',
+  },
+  {
+    title: 'Limits that grow with you',
+    body: 'Per-tier rate, token and concurrency limits with standard 429s and Retry-After. Tiers upgrade automatically as your monthly spend grows.',
+  },
+];
+
+export default async function LandingPage() {
+  const [origin, user] = await Promise.all([publicOrigin(), sessionUser()]);
+  const config = getConfig();
+  const models = [...config.models.values()];
+  const chat = models.filter((m) => m.kind === 'chat');
+  const openaiModel = chat.find((m) => m.protocol === 'openai' && m.tiers.has('free'))?.name ?? chat[0]?.name ?? 'gpt-4o-mini';
+  const anthropicModel = chat.find((m) => m.protocol === 'anthropic')?.name ?? 'claude-sonnet-4-5';
+  const providers = [...new Set(models.map((m) => m.ownedBy))];
+
+  return (
+    <div className="min-h-screen bg-white">
+      <header className="border-b border-slate-100">
+        <div className="mx-auto flex h-14 max-w-6xl items-center gap-3 px-4 sm:px-6">
+          <Logo />
+          <nav className="ml-auto flex items-center gap-2">
+            {user ? (
+              <ButtonLink href="/dashboard" size="sm">
+                Dashboard
+              </ButtonLink>
+            ) : (
+              <>
+                <ButtonLink href="/login" variant="ghost" size="sm">
+                  Log in
+                </ButtonLink>
+                <ButtonLink href="/register" size="sm">
+                  Sign up
+                </ButtonLink>
+              </>
+            )}
+          </nav>
+        </div>
+      </header>
+
+      <main>
+        <section className="mx-auto grid max-w-6xl gap-10 px-4 py-14 sm:px-6 sm:py-20 lg:grid-cols-[1fr_1.1fr] lg:items-center">
+          <div>
+            <p className="text-sm font-medium text-indigo-600">
+              {models.length} models · {providers.length} providers · one key
+            </p>
+            <h1 className="mt-3 text-4xl font-semibold tracking-tight text-slate-900 sm:text-5xl">One OpenAI-compatible endpoint for every model.</h1>
+            <p className="mt-4 max-w-xl text-lg text-slate-600">
+              Point your OpenAI or Anthropic client at the gateway and keep your code. Requests are routed with fallback, limited by tier and billed
+              exactly, in USD and CNY.
+            </p>
+            <div className="mt-8 flex flex-wrap gap-3">
+              {user ? (
+                <ButtonLink href="/dashboard">Open the dashboard</ButtonLink>
+              ) : (
+                <>
+                  <ButtonLink href="/register">Create an account</ButtonLink>
+                  <ButtonLink href="/login" variant="secondary">
+                    Log in
+                  </ButtonLink>
+                </>
+              )}
+            </div>
+            <div className="mt-8 inline-flex max-w-full items-center gap-2 rounded-md border border-slate-200 bg-slate-50 py-1 pl-3 pr-1">
+              <span className="text-xs text-slate-500">Base URL</span>
+              <code className="truncate font-mono text-sm text-slate-900" data-testid="base-url">
+                {origin}/v1
+              </code>
+              <CopyButton value={`${origin}/v1`} variant="ghost" />
+            </div>
+          </div>
+          <div id="quickstart" className="min-w-0">
+            <CodeTabs tabs={snippets(origin, openaiModel, anthropicModel)} />
+            <p className="mt-3 text-sm text-slate-500">
+              Create a key in the dashboard and export it as <code className="font-mono text-slate-700">GATEWAY_API_KEY</code>.
+            </p>
+          </div>
+        </section>
+
+        <section className="border-y border-slate-100 bg-slate-50">
+          <div className="mx-auto grid max-w-6xl gap-8 px-4 py-14 sm:grid-cols-2 sm:px-6 lg:grid-cols-4">
+            {features.map((f) => (
+              <div key={f.title}>
+                <h2 className="text-sm font-semibold text-slate-900">{f.title}</h2>
+                <p className="mt-2 text-sm leading-relaxed text-slate-600">{f.body}</p>
+              </div>
+            ))}
+          </div>
+        </section>
+
+        <section className="mx-auto max-w-6xl px-4 py-14 sm:px-6">
+          <h2 className="text-xl font-semibold tracking-tight text-slate-900">Tiers</h2>
+          <p className="mt-1 text-sm text-slate-500">Prepaid, pay per token. Limits per account; every key of the account shares them.</p>
+          <div className="mt-6 overflow-hidden rounded-lg border border-slate-200">
+            <Table>
+              <THead>
+                <tr>
+                  <Th>Tier</Th>
+                  <Th className="text-right">Requests / min</Th>
+                  <Th className="text-right">Requests / hour</Th>
+                  <Th className="text-right">Tokens / day</Th>
+                  <Th className="text-right">Concurrent</Th>
+                  <Th>How to get it</Th>
+                </tr>
+              </THead>
+              <TBody>
+                {tierNames.map((name) => {
+                  const t = config.tiers[name];
+                  return (
+                    <Tr key={name}>
+                      <Td className="font-medium text-slate-900">{tierLabel(name)}</Td>
+                      <Td className="text-right tabular-nums">{t.maxRpm > t.rpm ? `${int(t.rpm)}–${int(t.maxRpm)}` : int(t.rpm)}</Td>
+                      <Td className="text-right tabular-nums">{int(t.rph)}</Td>
+                      <Td className="text-right tabular-nums">{t.tokensPerDay === null ? 'Unlimited' : compact(t.tokensPerDay)}</Td>
+                      <Td className="text-right tabular-nums">
+                        {t.maxConcurrency > t.concurrency ? `${int(t.concurrency)}–${int(t.maxConcurrency)}` : int(t.concurrency)}
+                      </Td>
+                      <Td className="text-slate-500">
+                        {name === 'free'
+                          ? 'Sign up'
+                          : t.promoteAtMonthlySpend !== null
+                            ? `Spend ${usd(t.promoteAtMonthlySpend, 0)} in a month`
+                            : 'Contact us'}
+                      </Td>
+                    </Tr>
+                  );
+                })}
+              </TBody>
+            </Table>
+          </div>
+        </section>
+      </main>
+
+      <footer className="border-t border-slate-100">
+        <div className="mx-auto flex max-w-6xl flex-wrap items-center justify-between gap-3 px-4 py-6 text-sm text-slate-500 sm:px-6">
+          <Logo className="text-sm" />
+          <div className="flex gap-4">
+            <Link href="/login" className="hover:text-slate-900">
+              Log in
+            </Link>
+            <Link href="/register" className="hover:text-slate-900">
+              Sign up
+            </Link>
+          </div>
+        </div>
+      </footer>
+    </div>
+  );
+}

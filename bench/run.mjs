@@ -1,0 +1,841 @@
+#!/usr/bin/env node
+// npm run bench — performance benchmark of the gateway against a local fake upstream.
+// Plain Node ESM (no TS loader needed); TS helpers run as `node --import tsx …` children.
+// See bench/README.md for what every row means.
+//
+//   npm run bench                       the table (direct, floor, gateway lean, gateway next) + targets
+//   npm run bench -- --soak             100,000 requests on the lean path, RSS growth
+//   npm run bench -- --streams 1000     1000 concurrent streams through the lean path, all must complete
+//   npm run bench -- --strict           also exit non-zero when a target is missed
+//   npm run bench -- --profile          run the lean gateway under `node --cpu-prof` (see README)
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const T0 = performance.now();
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+const { values: opt } = parseArgs({
+  options: {
+    soak: { type: 'boolean', default: false },
+    'soak-requests': { type: 'string', default: '100000' },
+    streams: { type: 'string' },
+    'stream-chunk-ms': { type: 'string', default: '50' },
+    strict: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    'keep-data': { type: 'boolean', default: false },
+    'c1-seconds': { type: 'string', default: '5' },
+    'c50-seconds': { type: 'string', default: '8' },
+    'warmup-seconds': { type: 'string', default: '2' },
+    'ttfb-requests': { type: 'string', default: '200' },
+    chunks: { type: 'string', default: '20' },
+    'chunk-ms': { type: 'string', default: '5' },
+    'upstream-delay-ms': { type: 'string', default: '0' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (opt.help) {
+  process.stdout.write(readFileSync(path.join(ROOT, 'bench/README.md'), 'utf8'));
+  process.exit(0);
+}
+const C1_S = Number(opt['c1-seconds']);
+const C50_S = Number(opt['c50-seconds']);
+const WARM_S = Number(opt['warmup-seconds']);
+const TTFB_N = Number(opt['ttfb-requests']);
+const CHUNKS = Number(opt.chunks);
+const CHUNK_MS = Number(opt['chunk-ms']);
+const MODE = opt.soak || opt.streams ? 'extra' : 'table';
+
+// ---------------------------------------------------------------------------------------------
+// Process bookkeeping: everything started here is stopped here (normal end, error, SIGINT).
+// ---------------------------------------------------------------------------------------------
+const children = new Set();
+const tempDirs = [];
+
+function note(msg) {
+  const s = ((performance.now() - T0) / 1000).toFixed(1).padStart(6);
+  process.stderr.write(`[bench ${s}s] ${msg}\n`);
+}
+
+function startChild(name, args, env, extra = {}) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], ...extra });
+  let output = '';
+  const keep = (d) => {
+    output += d;
+    if (output.length > 64 * 1024) output = output.slice(-32 * 1024);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const entry = { name, child, output: () => output };
+  children.add(entry);
+  child.once('exit', () => children.delete(entry));
+  return entry;
+}
+
+function stopChild(entry, graceMs = 15_000) {
+  const { child } = entry;
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+async function stopAll() {
+  await Promise.all([...children].map((e) => stopChild(e, 5_000)));
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+  tempDirs.length = 0;
+}
+
+let interrupted = false;
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    if (interrupted) return;
+    interrupted = true;
+    note(`${sig}: stopping everything this run started`);
+    stopAll().finally(() => process.exit(130));
+  });
+}
+process.on('exit', () => {
+  for (const { child } of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** First stdout line of a child that prints {"url","port"} once listening. */
+function readyLine(entry, timeoutMs = 15_000) {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error(`${entry.name} did not start:\n${entry.output()}`)), timeoutMs);
+    const onData = (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl === -1) return;
+      clearTimeout(timer);
+      entry.child.stdout.off('data', onData);
+      try {
+        resolve(JSON.parse(buf.slice(0, nl)));
+      } catch {
+        reject(new Error(`${entry.name} printed an unexpected line: ${buf.slice(0, nl)}`));
+      }
+    };
+    entry.child.stdout.on('data', onData);
+    entry.child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${entry.name} exited with ${code}:\n${entry.output()}`));
+    });
+  });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+function reachable(url, timeoutMs = 1000) {
+  return new Promise((resolve) => {
+    let u;
+    try {
+      u = new URL(url);
+    } catch {
+      return resolve(false);
+    }
+    const port = Number(u.port || (u.protocol.startsWith('redis') ? 6379 : 5432));
+    const sock = net.connect({ host: u.hostname || '127.0.0.1', port });
+    const done = (ok) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(timeoutMs, () => done(false));
+    sock.once('connect', () => done(true));
+    sock.once('error', () => done(false));
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function runNode(args, env, timeoutMs = 120_000) {
+  return new Promise((resolve, reject) => {
+    const entry = startChild(args.join(' '), args, env);
+    const timer = setTimeout(() => entry.child.kill('SIGKILL'), timeoutMs);
+    entry.child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(entry.output());
+      else reject(new Error(`\`node ${args.join(' ')}\` exited with ${code}:\n${entry.output()}`));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// /proc: CPU time and RSS of a process and its descendants
+// ---------------------------------------------------------------------------------------------
+let CLK_TCK = 100;
+try {
+  CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  /* 100 on every Linux we care about */
+}
+
+function processTree(pid) {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    try {
+      for (const tid of readdirSync(`/proc/${out[i]}/task`)) {
+        const kids = readFileSync(`/proc/${out[i]}/task/${tid}/children`, 'utf8').trim();
+        if (kids) for (const k of kids.split(/\s+/)) out.push(Number(k));
+      }
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** utime+stime of the process tree, in microseconds. */
+function cpuMicros(pid) {
+  let ticks = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // fields 14 and 15: utime, stime
+    } catch {
+      /* gone */
+    }
+  }
+  return (ticks * 1e6) / CLK_TCK;
+}
+
+/** VmRSS of the process tree, in MB. */
+function rssMb(pid) {
+  let kb = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      if (m) kb += Number(m[1]);
+    } catch {
+      /* gone */
+    }
+  }
+  return kb / 1024;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load generation (autocannon) with exact latency percentiles
+// ---------------------------------------------------------------------------------------------
+let autocannon;
+try {
+  autocannon = (await import('autocannon')).default;
+} catch {
+  process.stderr.write('bench: autocannon is not installed (it is a dev dependency: run `npm install` once).\n');
+  process.exit(2);
+}
+
+class Samples {
+  constructor() {
+    this.a = new Float64Array(1 << 16);
+    this.n = 0;
+  }
+  push(v) {
+    if (this.n === this.a.length) {
+      const b = new Float64Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.n++] = v;
+  }
+  percentiles(...ps) {
+    const s = this.a.slice(0, this.n).sort();
+    return ps.map((p) => (this.n === 0 ? NaN : s[Math.min(this.n - 1, Math.max(0, Math.ceil((p / 100) * this.n) - 1))]));
+  }
+}
+
+/**
+ * One autocannon run. Latency percentiles are computed from every 2xx response time
+ * (autocannon's own histogram has 1 ms resolution, too coarse for the c=1 comparison).
+ * `cpuPids` are sampled around the run for CPU microseconds per request.
+ */
+function load({ url, headers, body, connections, seconds, amount, cpuPids = [] }) {
+  return new Promise((resolve, reject) => {
+    const lat = new Samples();
+    const cpu0 = cpuPids.map(cpuMicros);
+    const t0 = performance.now();
+    const inst = autocannon(
+      {
+        url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+        connections,
+        pipelining: 1,
+        timeout: 30,
+        ...(amount ? { amount } : { duration: seconds }),
+      },
+      (err, result) => {
+        if (err) return reject(err);
+        const wall = (performance.now() - t0) / 1000;
+        const cpu = cpuPids.map((p, i) => cpuMicros(p) - cpu0[i]);
+        const ok = lat.n;
+        const [p50, p99] = lat.percentiles(50, 99);
+        const bad = Object.entries(result.statusCodeStats ?? {})
+          .filter(([code]) => !code.startsWith('2'))
+          .map(([code, { count }]) => `${count}×${code}`);
+        resolve({
+          requests: ok,
+          rps: ok / wall,
+          p50,
+          p99,
+          errors: result.errors + result.timeouts,
+          non2xx: result.non2xx,
+          bad,
+          cpuPerReq: cpu.map((c) => (ok ? c / ok : NaN)),
+          wall,
+        });
+      },
+    );
+    inst.on('response', (_client, status, _bytes, ms) => {
+      if (status >= 200 && status < 300) lat.push(ms);
+    });
+  });
+}
+
+/** One request with node:http; resolves {status, body, ttfbMs, totalMs}. */
+function oneRequest(agent, url, headers, body) {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const payload = Buffer.from(body);
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers } },
+      (res) => {
+        let ttfb = NaN;
+        const chunks = [];
+        res.on('data', (d) => {
+          if (Number.isNaN(ttfb)) ttfb = performance.now() - t0;
+          chunks.push(d);
+        });
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ttfbMs: ttfb, totalMs: performance.now() - t0 }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(60_000, () => req.destroy(new Error('request timed out')));
+    const t0 = performance.now();
+    req.end(payload);
+  });
+}
+
+/** Sequential streaming requests at c=1: time to first body byte. */
+async function ttfbRun({ url, headers, body, n, warm = 20, cpuPids = [] }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const lat = new Samples();
+  let failures = 0;
+  let firstFailure = '';
+  try {
+    for (let i = 0; i < warm; i++) await oneRequest(agent, url, headers, body);
+    const cpu0 = cpuPids.map(cpuMicros);
+    for (let i = 0; i < n; i++) {
+      const r = await oneRequest(agent, url, headers, body);
+      if (r.status !== 200 || !r.body.includes('data: [DONE]')) {
+        failures++;
+        firstFailure ||= `HTTP ${r.status}: ${r.body.slice(0, 300)}`;
+      } else lat.push(r.ttfbMs);
+    }
+    const [p50, p99] = lat.percentiles(50, 99);
+    return { p50, p99, failures, firstFailure, cpuPerReq: cpuPids.map((p, i) => (cpuMicros(p) - cpu0[i]) / n) };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** Checks one reply before loading a target, so a misconfiguration fails with a readable reason. */
+async function probe(url, headers, body, check) {
+  const agent = new http.Agent({ keepAlive: false });
+  try {
+    const r = await oneRequest(agent, url, headers, body);
+    if (r.status < 200 || r.status >= 300) return `HTTP ${r.status}: ${r.body.slice(0, 300)}`;
+    try {
+      return check(r.body) ? null : `unexpected reply: ${r.body.slice(0, 300)}`;
+    } catch {
+      return `unexpected reply: ${r.body.slice(0, 300)}`;
+    }
+  } catch (err) {
+    return `request failed: ${err.message}`;
+  } finally {
+    agent.destroy();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Set-up: build present, database and Redis, migrations, account, upstream, floor
+// ---------------------------------------------------------------------------------------------
+function preflight() {
+  const missing = [];
+  if (!existsSync(path.join(ROOT, 'dist/server.mjs'))) missing.push('dist/server.mjs');
+  if (!existsSync(path.join(ROOT, '.next/BUILD_ID'))) missing.push('.next (production build)');
+  if (missing.length) {
+    process.stderr.write(`bench: the production build is missing (${missing.join(', ')}). The benchmark measures the build and builds nothing itself: run \`npm run build\` first.\n`);
+    process.exit(2);
+  }
+}
+
+async function resolveServices() {
+  const env = {};
+  const notes = [];
+  const pick = async (name, fallback, label) => {
+    const given = process.env[name];
+    if (given) {
+      if (!(await reachable(given))) throw new Error(`${name}=${given} is not reachable.`);
+      env[name] = given;
+      notes.push(`${label}: ${redactUrl(given)} (from ${name})`);
+    } else if (await reachable(fallback)) {
+      env[name] = fallback;
+      notes.push(`${label}: ${fallback} (default)`);
+    } else {
+      notes.push(`${label}: ${fallback} unreachable and ${name} unset — ${name === 'DATABASE_URL' ? 'embedded PGlite' : 'in-process limiter'}`);
+    }
+  };
+  await pick('DATABASE_URL', 'postgresql://postgres@127.0.0.1:5432/test', 'PostgreSQL');
+  await pick('REDIS_URL', 'redis://127.0.0.1:6379', 'Redis');
+  return { env, notes };
+}
+
+const redactUrl = (u) => u.replace(/\/\/([^:@/]+):[^@/]+@/, '//$1:***@');
+
+function benchConfig(upstreamUrl) {
+  const timeouts = { connect_ms: 2000, first_byte_ms: 30_000, idle_ms: 30_000 };
+  return {
+    usd_to_cny: '7.2',
+    // The account's own limits are raised per account (enterprise override); these platform-wide
+    // layers are raised here so a few thousand requests per second are admitted, yet still checked.
+    limits: { global_qps: 10_000_000, embeddings_rpm: 10_000_000, embeddings_concurrency: 10_000 },
+    circuit_breaker: { failures: 3, cooldown_ms: 2000 },
+    tiers: {
+      free: { rpm: 60, rph: 600, tokens_per_day: 100000, concurrency: 2 },
+      pro: { rpm: 300, rph: 10000, concurrency: 8, promote_at_monthly_spend_usd: '50' },
+      vip: { rpm: 1500, max_rpm: 3000, rph: 100000, concurrency: 32, max_concurrency: 64, promote_at_monthly_spend_usd: '500' },
+      enterprise: { rpm: 10000, rph: 1000000, concurrency: 256 },
+    },
+    channels: [
+      { name: 'openai-1', protocol: 'openai', base_url: `${upstreamUrl}/v1`, api_key: 'upstream-secret-openai-1', models: ['gpt-4o-mini', 'gpt-4o', 'deepseek-chat', 'text-embedding-3-small', 'bge-m3'], priority: 10, timeouts },
+      { name: 'anthropic-1', protocol: 'anthropic', base_url: upstreamUrl, api_key: 'upstream-secret-anthropic-1', models: ['claude-sonnet-4-5', 'claude-haiku-4-5'], priority: 10, timeouts },
+    ],
+    models: [
+      { name: 'gpt-4o-mini', owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat', 'fast'], input_price_usd_per_million: '0.15', output_price_usd_per_million: '0.6', rpm: 1000, concurrency: 50, fallback_models: ['deepseek-chat'] },
+      { name: 'gpt-4o', owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat', 'code'], input_price_usd_per_million: '2.5', output_price_usd_per_million: '10', tiers: ['pro', 'vip', 'enterprise'] },
+      { name: 'deepseek-chat', owned_by: 'deepseek', kind: 'chat', context_window: 64000, max_output_tokens: 4096, tags: ['chat', 'code'], input_price_usd_per_million: '0.27', output_price_usd_per_million: '1.1' },
+      { name: 'claude-sonnet-4-5', owned_by: 'anthropic', kind: 'chat', protocol: 'anthropic', context_window: 200000, max_output_tokens: 8192, input_price_usd_per_million: '3', output_price_usd_per_million: '15', cache_read_price_usd_per_million: '0.3', cache_write_price_usd_per_million: '3.75' },
+      { name: 'claude-haiku-4-5', owned_by: 'anthropic', kind: 'chat', protocol: 'anthropic', context_window: 200000, max_output_tokens: 8192, input_price_usd_per_million: '1', output_price_usd_per_million: '5', cache_read_price_usd_per_million: '0.1', cache_write_price_usd_per_million: '1.25' },
+      { name: 'text-embedding-3-small', owned_by: 'openai', kind: 'embedding', context_window: 8191, dimensions: 1536, input_price_usd_per_million: '0.02' },
+      { name: 'bge-m3', owned_by: 'baai', kind: 'embedding', context_window: 8192, dimensions: 1024, input_price_usd_per_million: '0.02' },
+    ],
+  };
+}
+
+async function startUpstream(chunkMs) {
+  const entry = startChild('upstream', ['bench/upstream.mjs', '--chunks', String(CHUNKS), '--chunk-ms', String(chunkMs), '--delay-ms', opt['upstream-delay-ms']], process.env);
+  const { url } = await readyLine(entry);
+  return { ...entry, url, pid: entry.child.pid };
+}
+
+async function startFloor(upstreamUrl) {
+  const entry = startChild('floor proxy', ['bench/floor-proxy.mjs', '--upstream', upstreamUrl], process.env);
+  const { url } = await readyLine(entry);
+  return { ...entry, url, pid: entry.child.pid };
+}
+
+async function startGateway(mode, gatewayEnv) {
+  const port = await freePort();
+  let args;
+  if (mode === 'lean') {
+    args = ['dist/server.mjs'];
+    if (opt.profile) {
+      const dir = path.join(ROOT, 'bench/profiles');
+      mkdirSync(dir, { recursive: true });
+      args = ['--cpu-prof', '--cpu-prof-dir', dir, ...args];
+    }
+  } else args = ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'];
+  const entry = startChild(mode === 'lean' ? 'gateway (node dist/server.mjs)' : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (entry.child.exitCode !== null) throw new Error(`${entry.name} exited with ${entry.child.exitCode}:\n${entry.output()}`);
+    const r = await probeGet(`${url}/healthz`);
+    if (r === 200) break;
+    if (Date.now() > deadline) {
+      await stopChild(entry, 1000);
+      throw new Error(`${entry.name} did not answer /healthz within 90 s:\n${entry.output()}`);
+    }
+    await sleep(150);
+  }
+  return { ...entry, url, pid: entry.child.pid };
+}
+
+function probeGet(url) {
+  return new Promise((resolve) => {
+    const req = http.get(url, { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', () => resolve(0));
+    req.setTimeout(2000, () => req.destroy());
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workloads
+// ---------------------------------------------------------------------------------------------
+const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 32, temperature: 0.2 });
+const CHAT_STREAM = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64, stream: true });
+const EMBED = JSON.stringify({ model: 'text-embedding-3-small', input: 'The quick brown fox jumps over the lazy dog.' });
+const MESSAGES = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] });
+const isChat = (b) => JSON.parse(b).choices?.[0]?.message?.content !== undefined;
+const isEmbedding = (b) => Array.isArray(JSON.parse(b).data?.[0]?.embedding);
+const isMessage = (b) => JSON.parse(b).content?.[0]?.text !== undefined;
+const isStream = (b) => b.includes('data: [DONE]');
+
+// ---------------------------------------------------------------------------------------------
+// Formatting
+// ---------------------------------------------------------------------------------------------
+const fmt = {
+  rps: (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '—'),
+  ms: (v) => (Number.isFinite(v) ? v.toFixed(2) : '—'),
+  us: (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '—'),
+  mb: (v) => (Number.isFinite(v) ? v.toFixed(0) : '—'),
+  pct: (v) => (Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(1)}%` : '—'),
+};
+
+function table(headers, rows, align) {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => cells.map((c, i) => (align[i] === 'l' ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------
+const failures = []; // any error, timeout or non-2xx, with where it happened
+
+function recordRun(label, r) {
+  if (r.errors || r.non2xx) failures.push(`${label}: ${r.errors} errors/timeouts, ${r.non2xx} non-2xx${r.bad.length ? ` (${r.bad.join(', ')})` : ''}`);
+  if (r.requests === 0) failures.push(`${label}: no successful requests`);
+  return r;
+}
+
+async function main() {
+  preflight();
+  const { env: services, notes } = await resolveServices();
+  const work = mkdtempSync(path.join(os.tmpdir(), 'gw-bench-'));
+  tempDirs.push(work);
+
+  const upstream = await startUpstream(MODE === 'extra' && opt.streams ? Number(opt['stream-chunk-ms']) : CHUNK_MS);
+  const configFile = path.join(work, 'gateway.json');
+  writeFileSync(configFile, JSON.stringify(benchConfig(upstream.url), null, 2));
+  const gatewayEnv = {
+    ...process.env,
+    ...services,
+    GATEWAY_CONFIG: configFile,
+    NODE_ENV: 'production',
+    LOG_LEVEL: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
+    NEXTAUTH_SECRET: process.env.NEXTAUTH_SECRET ?? 'bench-secret-bench-secret-bench-secret',
+    SECRETS_KEY: process.env.SECRETS_KEY ?? 'b'.repeat(64),
+    ...(services.DATABASE_URL ? {} : { DATA_DIR: path.join(work, 'data') }),
+  };
+
+  note('applying migrations (node --import tsx scripts/migrate.ts)');
+  await runNode(['--import', 'tsx', 'scripts/migrate.ts'], gatewayEnv);
+  note('creating the benchmark account (node --import tsx bench/setup-account.ts)');
+  const accountOut = await runNode(['--import', 'tsx', 'bench/setup-account.ts'], gatewayEnv);
+  const account = accountOut
+    .split('\n')
+    .map((l) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        return null;
+      }
+    })
+    .find((j) => j?.apiKey);
+  if (!account) throw new Error(`setup-account printed no key:\n${accountOut}`);
+  const auth = { authorization: `Bearer ${account.apiKey}` };
+  const anthropicAuth = { 'x-api-key': account.apiKey, 'anthropic-version': '2023-06-01' };
+
+  const header = [
+    `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'cpu'}, ${os.platform()} ${os.release()}`,
+    ...notes,
+    `upstream: ${opt['upstream-delay-ms']} ms reply delay; streams of ${CHUNKS} chunks, ${CHUNK_MS} ms apart`,
+    `load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}${os.loadavg()[0] > os.cpus().length / 2 ? '  (busy machine: numbers are noisy)' : ''}`,
+  ];
+
+  try {
+    if (MODE === 'table') await runTable({ upstream, gatewayEnv, auth, anthropicAuth, header });
+    else await runExtra({ upstream, gatewayEnv, auth, header });
+  } finally {
+    if (!opt['keep-data']) {
+      note('removing the benchmark account and its request logs');
+      await runNode(['--import', 'tsx', 'bench/setup-account.ts', '--cleanup', account.userId], gatewayEnv).catch((err) => note(`cleanup failed: ${err.message}`));
+    }
+  }
+}
+
+async function loadTarget(target, spec) {
+  const label = `${target.label}, c=${spec.connections}`;
+  note(`${label}: ${spec.seconds ? `${spec.seconds} s` : `${spec.amount} requests`}`);
+  return recordRun(label, await load(spec));
+}
+
+async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
+  const floor = await startFloor(upstream.url);
+  const chatPath = '/v1/chat/completions';
+  const targets = [
+    { key: 'direct', label: 'direct (upstream)', auth: {}, start: async () => upstream, own: false },
+    { key: 'floor', label: 'floor proxy', auth: {}, start: async () => floor, own: false },
+    { key: 'lean', label: 'gateway, lean /v1 (npm start)', auth, start: () => startGateway('lean', gatewayEnv), own: true },
+    { key: 'next', label: 'gateway, route handlers (next start)', auth, start: () => startGateway('next', gatewayEnv), own: true },
+  ];
+  const rows = {};
+  const ttfb = {};
+  const extra = {};
+
+  for (const t of targets) {
+    const row = (rows[t.key] = { label: t.label });
+    let proc;
+    try {
+      note(`starting ${t.label}`);
+      proc = await t.start();
+    } catch (err) {
+      row.error = err.message.split('\n')[0];
+      failures.push(`${t.label}: did not start: ${err.message.slice(0, 2000)}`);
+      continue;
+    }
+    try {
+      const url = proc.url + chatPath;
+      const problem = await probe(url, t.auth, CHAT, isChat);
+      if (problem) {
+        row.error = problem;
+        failures.push(`${t.label}: ${problem}`);
+        continue;
+      }
+      // The process whose CPU and memory are measured: the proxy (for direct: the upstream itself).
+      const pid = proc.pid;
+      note(`${t.label}: warm-up ${WARM_S} s at c=50`);
+      await load({ url, headers: t.auth, body: CHAT, connections: 50, seconds: WARM_S });
+      await sleep(300);
+      row.rssBefore = rssMb(pid);
+      row.c1 = await loadTarget(t, { url, headers: t.auth, body: CHAT, connections: 1, seconds: C1_S, cpuPids: [pid] });
+      await sleep(300);
+      row.c50 = await loadTarget(t, { url, headers: t.auth, body: CHAT, connections: 50, seconds: C50_S, cpuPids: [pid, upstream.pid] });
+      await sleep(300);
+
+      note(`${t.label}: streaming TTFB, ${TTFB_N} sequential streams`);
+      const tt = (ttfb[t.key] = await ttfbRun({ url, headers: t.auth, body: CHAT_STREAM, n: TTFB_N, cpuPids: [pid] }));
+      if (tt.failures) failures.push(`${t.label}, streaming: ${tt.failures} of ${TTFB_N} streams failed (${tt.firstFailure})`);
+
+      if (t.key === 'lean') {
+        for (const [key, p, body, headers, check] of [
+          ['embeddings', '/v1/embeddings', EMBED, auth, isEmbedding],
+          ['anthropic', '/v1/anthropic/v1/messages', MESSAGES, anthropicAuth, isMessage],
+        ]) {
+          const eurl = proc.url + p;
+          const problem2 = await probe(eurl, headers, body, check);
+          if (problem2) {
+            extra[key] = { error: problem2 };
+            failures.push(`${t.label}, ${p}: ${problem2}`);
+            continue;
+          }
+          await load({ url: eurl, headers, body, connections: 50, seconds: 1 });
+          extra[key] = await loadTarget({ label: `${t.label} ${p}` }, { url: eurl, headers, body, connections: 50, seconds: C50_S, cpuPids: [pid] });
+        }
+      }
+      await sleep(300);
+      row.rssAfter = rssMb(pid);
+    } catch (err) {
+      row.error = err.message.split('\n')[0];
+      failures.push(`${t.label}: ${err.message}`);
+    } finally {
+      if (t.own && proc) {
+        note(`stopping ${t.label}`);
+        const code = await stopChild(proc);
+        if (code !== 0 && code !== null) failures.push(`${t.label}: exited with ${code} on SIGTERM:\n${proc.output().slice(-2000)}`);
+      }
+    }
+  }
+
+  // ---- the table ----
+  const out = [];
+  out.push('', `Gateway benchmark — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`));
+  out.push(`  runs: POST /v1/chat/completions (non-stream), warm-up ${WARM_S} s, c=1 for ${C1_S} s, c=50 for ${C50_S} s; latency = client-side, per request`);
+  out.push('');
+  const H = ['target', 'c=1 req/s', 'p50 ms', 'p99 ms', 'c=50 req/s', 'p50 ms', 'p99 ms', 'CPU µs/req c=1', 'c=50', 'RSS MB before', 'after', 'growth', 'TTFB p50 ms', 'p99 ms'];
+  const body = targets.map(({ key }) => {
+    const r = rows[key];
+    const tt = ttfb[key] ?? {};
+    if (r.error && !r.c50) return [r.label, `FAILED: ${r.error.slice(0, 100)}`, '', '', '', '', '', '', '', '', '', '', '', ''];
+    return [
+      r.label,
+      fmt.rps(r.c1?.rps),
+      fmt.ms(r.c1?.p50),
+      fmt.ms(r.c1?.p99),
+      fmt.rps(r.c50?.rps),
+      fmt.ms(r.c50?.p50),
+      fmt.ms(r.c50?.p99),
+      fmt.us(r.c1?.cpuPerReq[0]),
+      fmt.us(r.c50?.cpuPerReq[0]),
+      fmt.mb(r.rssBefore),
+      fmt.mb(r.rssAfter),
+      fmt.pct(((r.rssAfter - r.rssBefore) / r.rssBefore) * 100),
+      fmt.ms(tt.p50),
+      fmt.ms(tt.p99),
+    ];
+  });
+  out.push(table(H, body, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']));
+  out.push(`  CPU/RSS: the proxy process (direct: the upstream process itself). TTFB: ${TTFB_N} sequential streams of ${CHUNKS} chunks × ${CHUNK_MS} ms at c=1.`);
+  const upCpu = targets.filter((t) => rows[t.key].c50).map((t) => `${t.key} ${fmt.us(rows[t.key].c50.cpuPerReq[1])}`);
+  out.push(`  upstream CPU µs/req during the c=50 runs: ${upCpu.join(', ')}`);
+  out.push('');
+  const eh = ['lean /v1 path, c=50', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req'];
+  const erows = [
+    ['POST /v1/embeddings (1536 dims)', extra.embeddings],
+    ['POST /v1/anthropic/v1/messages', extra.anthropic],
+  ].map(([name, r]) => (r?.error || !r ? [name, `FAILED: ${(r?.error ?? 'not run').slice(0, 100)}`, '', '', ''] : [name, fmt.rps(r.rps), fmt.ms(r.p50), fmt.ms(r.p99), fmt.us(r.cpuPerReq[0])]));
+  out.push(table(eh, erows, ['l', 'r', 'r', 'r', 'r']));
+
+  // ---- targets ----
+  const d = rows.direct;
+  const f = rows.floor;
+  const checks = [];
+  const check = (name, gw, value, limit, pass, show) => checks.push({ name, gw, value, limit, pass, show });
+  for (const key of ['lean', 'next']) {
+    const g = rows[key];
+    const name = key === 'lean' ? 'lean' : 'next';
+    const ok = (x) => x !== undefined && Number.isFinite(x);
+    const thr = g.c50 && f.c50 ? g.c50.rps / f.c50.rps : NaN;
+    check('throughput c=50 >= 60% of floor', name, thr, '>= 60%', ok(thr) && thr >= 0.6, `${(thr * 100).toFixed(0)}% (${fmt.rps(g.c50?.rps)} vs ${fmt.rps(f.c50?.rps)} req/s)`);
+    const cpu = g.c50 && f.c50 ? g.c50.cpuPerReq[0] / f.c50.cpuPerReq[0] : NaN;
+    check('CPU/request <= 1.7x floor', name, cpu, '<= 1.7x', ok(cpu) && cpu <= 1.7, `${cpu.toFixed(2)}x (${fmt.us(g.c50?.cpuPerReq[0])} vs ${fmt.us(f.c50?.cpuPerReq[0])} µs)`);
+    const a50 = g.c1 && d.c1 ? g.c1.p50 - d.c1.p50 : NaN;
+    check('added latency c=1 p50 < 1 ms', name, a50, '< 1 ms', ok(a50) && a50 < 1, `${fmt.ms(a50)} ms`);
+    const a99 = g.c1 && d.c1 ? g.c1.p99 - d.c1.p99 : NaN;
+    check('added latency c=1 p99 < 5 ms', name, a99, '< 5 ms', ok(a99) && a99 < 5, `${fmt.ms(a99)} ms`);
+    const t50 = ttfb[key] && ttfb.direct ? ttfb[key].p50 - ttfb.direct.p50 : NaN;
+    check('streaming added TTFB p50 < 1 ms', name, t50, '< 1 ms', ok(t50) && t50 < 1, `${fmt.ms(t50)} ms (p99 ${fmt.ms(ttfb[key]?.p99 - ttfb.direct?.p99)} ms)`);
+    const rss = (g.rssAfter - g.rssBefore) / g.rssBefore;
+    check('RSS growth over the runs < 10%', name, rss, '< 10%', ok(rss) && rss < 0.1, `${fmt.pct(rss * 100)} (${fmt.mb(g.rssBefore)} → ${fmt.mb(g.rssAfter)} MB)`);
+  }
+  out.push('', 'Targets (the lean path is what `npm start` serves; next start shown for comparison)');
+  const tgtRows = [];
+  for (const name of [...new Set(checks.map((c) => c.name))]) {
+    const lean = checks.find((c) => c.name === name && c.gw === 'lean');
+    const nxt = checks.find((c) => c.name === name && c.gw === 'next');
+    tgtRows.push([name, lean.pass ? 'PASS' : 'FAIL', lean.show, nxt.pass ? 'PASS' : 'FAIL', nxt.show]);
+  }
+  out.push(table(['target', 'lean', 'measured', 'next start', 'measured'], tgtRows, ['l', 'l', 'l', 'l', 'l']));
+  process.stdout.write(`${out.join('\n')}\n`);
+  targetsMissed = checks.filter((c) => c.gw === 'lean' && !c.pass).length;
+}
+
+/** --soak and --streams N: bounded extra checks on the lean path. */
+async function runExtra({ upstream, gatewayEnv, auth, header }) {
+  const out = ['', `Gateway benchmark (extra checks) — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`), ''];
+  note('starting gateway, lean /v1 (npm start)');
+  const gw = await startGateway('lean', gatewayEnv);
+  try {
+    const url = gw.url + '/v1/chat/completions';
+    const problem = await probe(url, auth, CHAT, isChat);
+    if (problem) throw new Error(`gateway probe failed: ${problem}`);
+    if (opt.soak) {
+      const n = Number(opt['soak-requests']);
+      note(`soak: warm-up ${WARM_S} s, then ${n.toLocaleString('en-US')} requests at c=50`);
+      await load({ url, headers: auth, body: CHAT, connections: 50, seconds: WARM_S });
+      await sleep(500);
+      const before = rssMb(gw.pid);
+      const samples = [];
+      const sampler = setInterval(() => samples.push(rssMb(gw.pid)), 1000);
+      const r = recordRun('soak', await load({ url, headers: auth, body: CHAT, connections: 50, amount: n, cpuPids: [gw.pid] }));
+      clearInterval(sampler);
+      await sleep(2000); // let the request-log writer drain
+      const after = rssMb(gw.pid);
+      const growth = (after - before) / before;
+      const peak = Math.max(before, ...samples);
+      out.push(
+        `soak: ${r.requests.toLocaleString('en-US')} requests in ${r.wall.toFixed(1)} s (${fmt.rps(r.rps)} req/s), p50 ${fmt.ms(r.p50)} ms, p99 ${fmt.ms(r.p99)} ms, CPU ${fmt.us(r.cpuPerReq[0])} µs/req`,
+        `  RSS ${fmt.mb(before)} MB → ${fmt.mb(after)} MB (peak ${fmt.mb(peak)} MB): growth ${fmt.pct(growth * 100)}  ${growth < 0.1 ? 'PASS' : 'FAIL'} (target < 10%)`,
+        `  RSS every ~10 s: ${samples.filter((_, i) => i % 10 === 0).map(fmt.mb).join(' ')} MB`,
+        '',
+      );
+      if (!(growth < 0.1)) targetsMissed++;
+    }
+    if (opt.streams) {
+      const n = Number(opt.streams);
+      const chunkMs = Number(opt['stream-chunk-ms']);
+      out.push(`streams: ${n} concurrent streaming requests, each ${CHUNKS} chunks × ${chunkMs} ms (≈ ${((CHUNKS - 1) * chunkMs) / 1000} s)`);
+      for (const [label, target, headers] of [
+        ['direct (upstream)', upstream.url, {}],
+        ['gateway, lean /v1', gw.url, auth],
+      ]) {
+        note(`streams: ${n} concurrent against ${label}`);
+        const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+        const t0 = performance.now();
+        const settled = await Promise.allSettled(Array.from({ length: n }, () => oneRequest(agent, target + '/v1/chat/completions', headers, CHAT_STREAM)));
+        const wall = (performance.now() - t0) / 1000;
+        agent.destroy();
+        const ok = settled.filter((s) => s.status === 'fulfilled' && s.value.status === 200 && isStream(s.value.body));
+        const ttfbs = new Samples();
+        const totals = new Samples();
+        for (const s of ok) {
+          ttfbs.push(s.value.ttfbMs);
+          totals.push(s.value.totalMs);
+        }
+        const [t50, t99, tmax] = ttfbs.percentiles(50, 99, 100);
+        const [d50, d99, dmax] = totals.percentiles(50, 99, 100);
+        const bad = settled.find((s) => !(s.status === 'fulfilled' && s.value.status === 200 && isStream(s.value.body)));
+        const why = bad ? (bad.status === 'rejected' ? bad.reason.message : `HTTP ${bad.value.status}: ${bad.value.body.slice(0, 200)}`) : '';
+        out.push(
+          `  ${label.padEnd(20)} ${ok.length}/${n} complete ${ok.length === n ? 'PASS' : 'FAIL'} in ${wall.toFixed(2)} s; TTFB p50 ${fmt.ms(t50)} p99 ${fmt.ms(t99)} max ${fmt.ms(tmax)} ms; duration p50 ${fmt.ms(d50)} p99 ${fmt.ms(d99)} max ${fmt.ms(dmax)} ms${why ? `; first failure: ${why}` : ''}`,
+        );
+        if (ok.length !== n) failures.push(`streams ${label}: ${n - ok.length} of ${n} did not complete (${why})`);
+      }
+      out.push('');
+    }
+  } finally {
+    note('stopping gateway');
+    await stopChild(gw);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+let targetsMissed = 0;
+let exitCode = 0;
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`\nbench: ${err instanceof Error ? err.message : String(err)}\n`);
+  exitCode = 1;
+}
+await stopAll();
+if (failures.length) {
+  process.stdout.write(`\nFAILED RUNS (errors or non-2xx responses):\n${failures.map((f) => `  - ${f}`).join('\n')}\n`);
+  exitCode = 1;
+}
+if (opt.strict && targetsMissed) {
+  process.stdout.write(`\n${targetsMissed} target(s) missed (--strict).\n`);
+  exitCode ||= 3;
+}
+note(`done in ${((performance.now() - T0) / 1000).toFixed(0)} s`);
+process.exit(exitCode);

@@ -1,0 +1,71 @@
+'use client';
+
+import Link from 'next/link';
+import { useRouter } from 'next/navigation';
+import { useState, type FormEvent } from 'react';
+import { signIn } from 'next-auth/react';
+import { Alert } from '@/components/ui/alert';
+import { Button } from '@/components/ui/button';
+import { Field, Input } from '@/components/ui/input';
+
+export function LoginForm({ callbackUrl }: { callbackUrl: string }) {
+  const router = useRouter();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await signIn('credentials', { redirect: false, email: email.trim(), password });
+      if (res?.ok && !res.error) {
+        router.replace(callbackUrl);
+        router.refresh();
+        return;
+      }
+      if (res?.status === 429) setError('Too many sign-in attempts. Wait a minute, then try again.');
+      else if (res?.error === 'CredentialsSignin' || res?.status === 401) setError('Incorrect email or password.');
+      else setError('Sign-in failed. Try again in a moment.');
+    } catch {
+      // next-auth throws when the answer is not its own JSON, e.g. a 429 from a rate limiter in front of it.
+      setError('Sign-in failed. If you tried several times, wait a minute before trying again.');
+    }
+    setBusy(false);
+  }
+
+  return (
+    <form onSubmit={submit} className="space-y-4">
+      {error && (
+        <Alert tone="error" data-testid="auth-error">
+          {error}
+        </Alert>
+      )}
+      <Field label="Email" htmlFor="email">
+        <Input id="email" name="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+      </Field>
+      <Field label="Password" htmlFor="password">
+        <Input
+          id="password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+      </Field>
+      <Button type="submit" className="w-full" disabled={busy} data-testid="login-submit">
+        {busy ? 'Logging in…' : 'Log in'}
+      </Button>
+      <p className="text-center text-sm text-slate-500">
+        New here?{' '}
+        <Link href="/register" className="font-medium text-indigo-600 hover:text-indigo-500">
+          Create an account
+        </Link>
+      </p>
+    </form>
+  );
+}

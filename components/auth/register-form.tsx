@@ -1,0 +1,107 @@
+'use client';
+
+import Link from 'next/link';
+import { useRouter } from 'next/navigation';
+import { useState, type FormEvent, type ReactNode } from 'react';
+import { Alert } from '@/components/ui/alert';
+import { Button } from '@/components/ui/button';
+import { Field, Input } from '@/components/ui/input';
+
+type Problem = { field: 'email' | 'password' | null; message: ReactNode };
+
+export function RegisterForm() {
+  const router = useRouter();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<Problem | null>(null);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setProblem(null);
+    try {
+      const res = await fetch('/api/auth/register', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: email.trim(), password }),
+      });
+      if (res.status === 201) {
+        // The answer set the session cookie.
+        router.replace('/dashboard');
+        router.refresh();
+        return;
+      }
+      const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
+      const message = body.error?.message ?? 'The account could not be created. Try again.';
+      if (res.status === 409 || body.error?.code === 'conflict') {
+        setProblem({
+          field: 'email',
+          message: (
+            <>
+              An account with this email already exists.{' '}
+              <Link href="/login" className="font-medium underline">
+                Log in instead
+              </Link>
+              .
+            </>
+          ),
+        });
+      } else if (res.status === 429) {
+        const wait = res.headers.get('retry-after');
+        setProblem({ field: null, message: `Too many sign-ups from your network. Try again in ${wait ? `${wait} s` : 'a minute'}.` });
+      } else if (res.status === 400) {
+        setProblem({ field: /password/i.test(message) ? 'password' : /email/i.test(message) ? 'email' : null, message });
+      } else {
+        setProblem({ field: null, message });
+      }
+    } catch {
+      setProblem({ field: null, message: 'Network error: the account could not be created.' });
+    }
+    setBusy(false);
+  }
+
+  return (
+    <form onSubmit={submit} className="space-y-4">
+      {problem && (
+        <Alert tone="error" data-testid="auth-error">
+          {problem.message}
+        </Alert>
+      )}
+      <Field label="Email" htmlFor="email">
+        <Input
+          id="email"
+          name="email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          aria-invalid={problem?.field === 'email'}
+        />
+      </Field>
+      <Field label="Password" htmlFor="password" hint="At least 8 characters, with letters and digits.">
+        <Input
+          id="password"
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={8}
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          aria-invalid={problem?.field === 'password'}
+        />
+      </Field>
+      <Button type="submit" className="w-full" disabled={busy} data-testid="register-submit">
+        {busy ? 'Creating account…' : 'Create account'}
+      </Button>
+      <p className="text-center text-sm text-slate-500">
+        Already have an account?{' '}
+        <Link href="/login" className="font-medium text-indigo-600 hover:text-indigo-500">
+          Log in
+        </Link>
+      </p>
+    </form>
+  );
+}
