@@ -135,12 +135,20 @@ async function attempt(
     inc('gateway_upstream_failures_total', { channel: channel.name });
     return false;
   };
+  // A client that leaves before the upstream answers cancels the upstream call. Once a stream has
+  // begun, the upstream is read on (bounded) so what was generated can be billed.
+  const upstreamAbort = new AbortController();
+  const cancel = () => upstreamAbort.abort();
+  req.signal.addEventListener('abort', cancel, { once: true });
   let res: UpstreamResponse;
   try {
-    res = await callUpstream(channel, '/chat/completions', payload, { authorization: `Bearer ${channel.apiKey}` }, req.signal);
+    if (req.signal.aborted) throw clientGone(ctx);
+    res = await callUpstream(channel, '/chat/completions', payload, { authorization: `Bearer ${channel.apiKey}` }, upstreamAbort.signal);
   } catch (err) {
     if (req.signal.aborted) throw clientGone(ctx);
     return fail((err as Error).message);
+  } finally {
+    if (stream) req.signal.removeEventListener('abort', cancel);
   }
   record.status = res.status;
   if (res.status === 429 || res.status >= 500) {
@@ -163,6 +171,7 @@ async function attempt(
   }
   const ok = stream ? await relayStream(ctx, req, sink, res, body, clientWantsUsage, record) : await relayJson(ctx, sink, res, body, record);
   record.ms = Math.round(performance.now() - started);
+  if (!ok && !sink.started && req.signal.aborted) throw clientGone(ctx);
   record.ok = ok;
   recordChannelResult(channel.name, ok || sink.started, ctx.cfg);
   if (!ok && !sink.started) {
