@@ -11,6 +11,7 @@ import { flushKeyUsage } from '@/lib/auth/principal';
 import { healthz, metrics, readyz, type OpsResponse } from '@/lib/ops';
 import { log, errorFields } from '@/lib/log';
 import { syncCatalogue } from '@/lib/config/sync';
+import { countTokens } from '@/lib/gateway/tokens';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
@@ -64,6 +65,8 @@ async function main(): Promise<void> {
   server.listen(env.PORT, env.HOST, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : env.PORT;
+    // Load the tokenizer now, so the first reply without upstream usage does not wait for it.
+    void countTokens('warm up');
     log('info', 'listening', { url: `http://127.0.0.1:${port}`, database: env.DATABASE_URL ? 'postgresql' : 'embedded', limiter: env.REDIS_URL ? 'redis' : 'in-process' });
   });
 }

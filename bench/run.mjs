@@ -7,7 +7,8 @@
 //   npm run bench -- --soak             100,000 requests on the lean path, RSS growth
 //   npm run bench -- --streams 1000     1000 concurrent streams through the lean path, all must complete
 //   npm run bench -- --strict           also exit non-zero when a target is missed
-//   npm run bench -- --profile          run the lean gateway under `node --cpu-prof` (see README)
+//   npm run bench -- --profile lean     c=50 load on the lean gateway under `node --cpu-prof`, then the
+//                                       top self-time functions of the load window (also: --profile next)
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -30,7 +31,7 @@ const { values: opt } = parseArgs({
     streams: { type: 'string' },
     'stream-chunk-ms': { type: 'string', default: '50' },
     strict: { type: 'boolean', default: false },
-    profile: { type: 'boolean', default: false },
+    profile: { type: 'string' },
     'keep-data': { type: 'boolean', default: false },
     'c1-seconds': { type: 'string', default: '5' },
     'c50-seconds': { type: 'string', default: '8' },
@@ -52,7 +53,11 @@ const WARM_S = Number(opt['warmup-seconds']);
 const TTFB_N = Number(opt['ttfb-requests']);
 const CHUNKS = Number(opt.chunks);
 const CHUNK_MS = Number(opt['chunk-ms']);
-const MODE = opt.soak || opt.streams ? 'extra' : 'table';
+const MODE = opt.profile ? 'profile' : opt.soak || opt.streams ? 'extra' : 'table';
+if (opt.profile && !['lean', 'next'].includes(opt.profile)) {
+  process.stderr.write('bench: --profile takes lean or next\n');
+  process.exit(2);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Process bookkeeping: everything started here is stopped here (normal end, error, SIGINT).
@@ -68,13 +73,28 @@ function note(msg) {
 function startChild(name, args, env, extra = {}) {
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], ...extra });
   let output = '';
+  let partial = '';
+  // Warnings and errors the child logs (JSON log lines), counted by message.
+  const warnings = new Map();
   const keep = (d) => {
     output += d;
     if (output.length > 64 * 1024) output = output.slice(-32 * 1024);
+    const lines = (partial + d).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.startsWith('{') || !/"level":"(warn|error)"/.test(line)) continue;
+      try {
+        const j = JSON.parse(line);
+        const key = `${j.level}: ${j.msg}${j.error ? ` (${String(j.error).slice(0, 160)})` : ''}`;
+        warnings.set(key, (warnings.get(key) ?? 0) + 1);
+      } catch {
+        /* not a log line */
+      }
+    }
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  const entry = { name, child, output: () => output };
+  const entry = { name, child, output: () => output, warnings };
   children.add(entry);
   child.once('exit', () => children.delete(entry));
   return entry;
@@ -460,17 +480,9 @@ async function startFloor(upstreamUrl) {
   return { ...entry, url, pid: entry.child.pid };
 }
 
-async function startGateway(mode, gatewayEnv) {
+async function startGateway(mode, gatewayEnv, nodeFlags = []) {
   const port = await freePort();
-  let args;
-  if (mode === 'lean') {
-    args = ['dist/server.mjs'];
-    if (opt.profile) {
-      const dir = path.join(ROOT, 'bench/profiles');
-      mkdirSync(dir, { recursive: true });
-      args = ['--cpu-prof', '--cpu-prof-dir', dir, ...args];
-    }
-  } else args = ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'];
+  const args = [...nodeFlags, ...(mode === 'lean' ? ['dist/server.mjs'] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'])];
   const entry = startChild(mode === 'lean' ? 'gateway (node dist/server.mjs)' : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
@@ -585,6 +597,7 @@ async function main() {
 
   try {
     if (MODE === 'table') await runTable({ upstream, gatewayEnv, auth, anthropicAuth, header });
+    else if (MODE === 'profile') await runProfile({ gatewayEnv, auth, header });
     else await runExtra({ upstream, gatewayEnv, auth, header });
   } finally {
     if (!opt['keep-data']) {
@@ -612,6 +625,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   const rows = {};
   const ttfb = {};
   const extra = {};
+  const gatewayWarnings = [];
 
   for (const t of targets) {
     const row = (rows[t.key] = { label: t.label });
@@ -672,7 +686,9 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
       if (t.own && proc) {
         note(`stopping ${t.label}`);
         const code = await stopChild(proc);
-        if (code !== 0 && code !== null) failures.push(`${t.label}: exited with ${code} on SIGTERM:\n${proc.output().slice(-2000)}`);
+        gatewayWarnings.push([t.label, proc.warnings]);
+        // next start has no SIGTERM handler of its own: it dies by the signal (143), which is its normal stop.
+        if (code !== 0 && code !== null && !(t.key === 'next' && code === 143)) failures.push(`${t.label}: exited with ${code} on SIGTERM:\n${proc.output().slice(-2000)}`);
       }
     }
   }
@@ -746,8 +762,19 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
     tgtRows.push([name, lean.pass ? 'PASS' : 'FAIL', lean.show, nxt.pass ? 'PASS' : 'FAIL', nxt.show]);
   }
   out.push(table(['target', 'lean', 'measured', 'next start', 'measured'], tgtRows, ['l', 'l', 'l', 'l', 'l']));
+  out.push(...warningLines(gatewayWarnings));
   process.stdout.write(`${out.join('\n')}\n`);
   targetsMissed = checks.filter((c) => c.gw === 'lean' && !c.pass).length;
+}
+
+function warningLines(list) {
+  const out = [];
+  for (const [label, warnings] of list) {
+    if (warnings.size === 0) continue;
+    out.push('', `${label} logged warnings/errors during the run (count × message):`);
+    for (const [msg, n] of [...warnings].sort((a, b) => b[1] - a[1]).slice(0, 8)) out.push(`  ${String(n).padStart(6)} × ${msg}`);
+  }
+  return out;
 }
 
 /** --soak and --streams N: bounded extra checks on the lean path. */
@@ -817,6 +844,44 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
     note('stopping gateway');
     await stopChild(gw);
   }
+  out.push(...warningLines([['gateway, lean /v1', gw.warnings]]));
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** --profile lean|next: c=50 load under `node --cpu-prof`; top self time inside the load window. */
+async function runProfile({ gatewayEnv, auth, header }) {
+  const dir = path.join(ROOT, 'bench/profiles', new Date().toISOString().replace(/[:.]/g, '-'));
+  mkdirSync(dir, { recursive: true });
+  const mode = opt.profile;
+  note(`starting gateway (${mode}) under --cpu-prof`);
+  const gw = await startGateway(mode, gatewayEnv, ['--cpu-prof', '--cpu-prof-dir', dir]);
+  let r;
+  let from;
+  let to;
+  try {
+    const url = gw.url + '/v1/chat/completions';
+    const problem = await probe(url, auth, CHAT, isChat);
+    if (problem) throw new Error(`gateway probe failed: ${problem}`);
+    note(`warm-up ${WARM_S} s, then c=50 for ${C50_S} s`);
+    await load({ url, headers: auth, body: CHAT, connections: 50, seconds: WARM_S });
+    from = Number(process.hrtime.bigint() / 1000n);
+    r = recordRun('profile c=50', await load({ url, headers: auth, body: CHAT, connections: 50, seconds: C50_S, cpuPids: [gw.pid] }));
+    to = Number(process.hrtime.bigint() / 1000n);
+  } finally {
+    note('stopping gateway (writes the profile)');
+    await stopChild(gw);
+  }
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  if (files.length === 0) throw new Error(`no .cpuprofile written in ${dir} (did the gateway exit cleanly?)`);
+  const { summarise, formatSummary } = await import('./profile-summary.mjs');
+  const out = ['', `Gateway CPU profile (${mode}) — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`), ''];
+  out.push(`c=50 for ${C50_S} s: ${fmt.rps(r.rps)} req/s, p50 ${fmt.ms(r.p50)} ms, p99 ${fmt.ms(r.p99)} ms, CPU ${fmt.us(r.cpuPerReq[0])} µs/req (all processes of the tree)`);
+  for (const f of files) {
+    const s = summarise(JSON.parse(readFileSync(path.join(dir, f), 'utf8')), { from, to, top: 40 });
+    if (s.totalUs < 1000) continue;
+    out.push('', `${path.relative(ROOT, path.join(dir, f))} — samples inside the load window only (${(s.totalUs / r.requests).toFixed(0)} µs of busy main-thread samples per request)`, formatSummary(s));
+  }
+  out.push(...warningLines([[`gateway (${mode})`, gw.warnings]]));
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

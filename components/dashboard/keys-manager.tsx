@@ -38,6 +38,7 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
   async function create(e: FormEvent) {
     e.preventDefault();
     setError(null);
+    setCreated(null);
     setCreating(true);
     try {
       const res = await fetch('/api/keys', {

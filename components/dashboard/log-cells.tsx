@@ -39,11 +39,11 @@ export function ModelCell({ entry }: { entry: Pick<LogEntry, 'modelRequested' | 
   return (
     <div className="min-w-0">
       <div className="flex items-center gap-1.5">
-        <span className={differs ? 'text-slate-500 line-through decoration-slate-300' : 'font-medium text-slate-900'}>{requested}</span>
+        <span className={`whitespace-nowrap ${differs ? 'text-slate-500 line-through decoration-slate-300' : 'font-medium text-slate-900'}`}>{requested}</span>
         <RouteBadge entry={entry} />
       </div>
       {differs && (
-        <div className="font-medium text-slate-900" title="Model that served the request">
+        <div className="whitespace-nowrap font-medium text-slate-900" title="Model that served the request">
           → {entry.modelServed}
         </div>
       )}

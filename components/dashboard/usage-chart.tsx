@@ -16,6 +16,14 @@ export interface UsagePoint {
 }
 
 const SPEND = '#6366f1';
+
+/** Axis labels only: two significant digits below a dollar, so small daily spends stay distinct. */
+function spendTick(v: number): string {
+  if (v === 0) return '$0';
+  if (v >= 100) return `$${v.toFixed(0)}`;
+  if (v >= 1) return `$${Number(v.toFixed(1))}`;
+  return `$${Number(v.toPrecision(2))}`;
+}
 const REQUESTS = '#0f172a';
 
 function TooltipBody({ active, payload }: { active?: boolean; payload?: ReadonlyArray<{ payload?: UsagePoint }> }) {
@@ -53,7 +61,7 @@ export function UsageChart({ data }: { data: UsagePoint[] }) {
             axisLine={false}
             width={56}
             tick={{ fontSize: 11, fill: '#64748b' }}
-            tickFormatter={(v: number) => `$${v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toFixed(2)}`}
+            tickFormatter={spendTick}
           />
           <YAxis yAxisId="requests" orientation="right" allowDecimals={false} tickLine={false} axisLine={false} width={40} tick={{ fontSize: 11, fill: '#64748b' }} />
           <Tooltip content={<TooltipBody />} cursor={{ fill: '#f1f5f9' }} />

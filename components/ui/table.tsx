@@ -4,7 +4,7 @@ import { cn } from './cn';
 /** A full-width table that scrolls sideways on narrow screens instead of squeezing its columns. */
 export function Table({ className, ...props }: HTMLAttributes<HTMLTableElement>) {
   return (
-    <div className="overflow-x-auto">
+    <div className="relative overflow-x-auto">
       <table className={cn('w-full border-collapse text-left text-sm', className)} {...props} />
     </div>
   );

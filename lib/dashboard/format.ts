@@ -41,6 +41,11 @@ export const titleCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const tierLabels: Record<string, string> = { free: 'Free', pro: 'Pro', vip: 'VIP', enterprise: 'Enterprise' };
 export const tierLabel = (tier: string) => tierLabels[tier] ?? titleCase(tier);
 
-const CENT = 10_000_000_000n;
-/** Two decimals, or six when a non-zero amount would otherwise round to $0.00. */
-export const usdAuto = (pico: bigint) => usd(pico, pico !== 0n && pico < CENT && pico > -CENT ? 6 : 2);
+/** Two decimals from a dollar up, four below, six below a hundredth of a cent, so small amounts never read $0.00. */
+export function usdAuto(pico: bigint): string {
+  const abs = pico < 0n ? -pico : pico;
+  return usd(pico, abs === 0n || abs >= 1_000_000_000_000n ? 2 : abs >= 100_000_000n ? 4 : 6);
+}
+
+/** Context windows: 131072 reads 128K, 128000 reads 128K. */
+export const tokenCount = (n: number) => (n >= 1024 && n % 1024 === 0 ? `${n / 1024}K` : compact(n));

@@ -8,9 +8,23 @@ import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 async function readBody(request: Request, maxBytes: number): Promise<Buffer> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > maxBytes) throw new GatewayError('body_too_large', `Request body is larger than ${maxBytes} bytes.`);
-  const body = Buffer.from(await request.arrayBuffer());
-  if (body.length > maxBytes) throw new GatewayError('body_too_large', `Request body is larger than ${maxBytes} bytes.`);
-  return body;
+  if (!request.body) return Buffer.alloc(0);
+  // Read chunk by chunk and stop at the limit: a chunked upload without Content-Length must not be
+  // buffered whole (nor waited for to its end) before it is refused.
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      reader.cancel().catch(() => undefined);
+      throw new GatewayError('body_too_large', `Request body is larger than ${maxBytes} bytes.`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
 }
 
 export function handleWebRequest(request: Request): Promise<Response> {

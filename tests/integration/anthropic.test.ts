@@ -23,15 +23,26 @@ const UNKNOWN_KEY = `sk-gw-${'A'.repeat(43)}`;
 let openaiFake: FakeUpstream;
 let fakeA: FakeUpstream; // channel anthropic-1 (priority 10)
 let fakeB: FakeUpstream; // channel anthropic-2 (priority 9)
-let config: Record<string, unknown>;
+const MODES: GatewayMode[] = ['lean', 'next'];
+const gateways = new Map<GatewayMode, RunningGateway>();
 
 beforeAll(async () => {
   [openaiFake, fakeA, fakeB] = await Promise.all([startFakeUpstream(), startFakeUpstream(), startFakeUpstream()]);
-  config = testConfig({ openaiUrls: [openaiFake.url], anthropicUrls: [fakeA.url, fakeB.url] });
-  for (const m of config.models as Record<string, unknown>[]) if (m.name === HAIKU_NAME) m.tiers = ['pro', 'vip', 'enterprise'];
+  countTokens('warm-up'); // the fakes' tokenizer loads on first use: not inside a channel's first-byte timeout
+  const config = testConfig({ openaiUrls: [openaiFake.url], anthropicUrls: [fakeA.url, fakeB.url] });
+  for (const m of config.models as Record<string, unknown>[]) {
+    if (m.name === HAIKU_NAME) m.tiers = ['pro', 'vip', 'enterprise'];
+    if (m.name === SONNET_NAME) m.fallback_models = [HAIKU_NAME];
+  }
+  // A stalled upstream is given up after 1 s of silence (keeps the client-disconnect test short).
+  for (const c of config.channels as Record<string, unknown>[]) if (c.protocol === 'anthropic') c.timeouts = { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 1000 };
+  // Both production entry points, started side by side.
+  const started = await Promise.all(MODES.map((mode) => startGateway({ config, mode })));
+  MODES.forEach((mode, i) => gateways.set(mode, started[i]!));
 });
 
 afterAll(async () => {
+  await Promise.all([...gateways.values()].map((gw) => gw.stop()));
   await Promise.all([openaiFake?.close(), fakeA?.close(), fakeB?.close()]);
   await getLimiter().close();
   await closeEvents();
@@ -63,19 +74,26 @@ async function logRows(userId: string, n: number) {
 
 const pico = (decimal: { toFixed(n: number): string }) => usdToPico(decimal.toFixed(12));
 
-describe.each(['lean', 'next'] as GatewayMode[])('Anthropic mirror (%s)', (mode) => {
+/** A fetch for the SDK that records what it sent and (a copy of) the raw bytes it received. */
+function recordingFetch() {
+  const calls: { headers: Headers; text: Promise<string> }[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    calls.push({ headers: new Headers(init?.headers), text: res.clone().text() });
+    return res;
+  };
+  return { fetch: recording, calls };
+}
+
+describe.each(MODES)('Anthropic mirror (%s)', (mode) => {
   let gw: RunningGateway;
   let pro: TestAccount;
   let client: Anthropic;
 
   beforeAll(async () => {
-    gw = await startGateway({ config, mode });
+    gw = gateways.get(mode)!;
     pro = await createAccount({ tier: 'pro', balanceUsd: '50' });
     client = new Anthropic({ baseURL: `${gw.url}/v1/anthropic`, apiKey: pro.apiKey, maxRetries: 0 });
-  });
-
-  afterAll(async () => {
-    await gw?.stop();
   });
 
   const post = (path: string, body: string, headers: Record<string, string>) =>
@@ -90,7 +108,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('Anthropic mirror (%s)', (mode)
   const upstreamRequests = (): RecordedRequest[] => [...fakeA.requests, ...fakeB.requests];
 
   it('answers a non-streaming message through the SDK (apiKey), with request-id and the cost headers', async () => {
-    const { data, response } = await client.messages
+    const rec = recordingFetch();
+    const sdk = new Anthropic({ baseURL: `${gw.url}/v1/anthropic`, apiKey: pro.apiKey, maxRetries: 0, fetch: rec.fetch });
+    const { data, response } = await sdk.messages
       .create({ model: SONNET_NAME, max_tokens: 256, messages: [{ role: 'user', content: 'Hello' }] })
       .withResponse();
     expect(data.type).toBe('message');
@@ -109,7 +129,11 @@ describe.each(['lean', 'next'] as GatewayMode[])('Anthropic mirror (%s)', (mode)
     expect(seen.path).toBe('/v1/messages');
     expect(seen.headers['x-api-key']).toBe(CHANNEL_KEY_1);
     expect(seen.headers.authorization).toBeUndefined();
-    expect(seen.headers['anthropic-version']).toBe('2023-06-01');
+    // Whatever version the SDK speaks goes upstream unchanged.
+    const sent = rec.calls[0]!.headers;
+    expect(sent.get('authorization')).toBe(`Bearer ${pro.apiKey}`);
+    expect(sent.get('anthropic-version')).toBeTruthy();
+    expect(seen.headers['anthropic-version']).toBe(sent.get('anthropic-version'));
     expect(JSON.stringify(seen.headers)).not.toContain(pro.apiKey);
   });
 
@@ -164,15 +188,20 @@ describe.each(['lean', 'next'] as GatewayMode[])('Anthropic mirror (%s)', (mode)
   });
 
   it('streams named events in order (ping included); finalText equals the reply', async () => {
+    const rec = recordingFetch();
+    const sdk = new Anthropic({ baseURL: `${gw.url}/v1/anthropic`, apiKey: pro.apiKey, maxRetries: 0, fetch: rec.fetch });
     const types: string[] = [];
-    const stream = client.messages.stream({ model: SONNET_NAME, max_tokens: 256, messages: [{ role: 'user', content: 'Stream please' }] });
+    const stream = sdk.messages.stream({ model: SONNET_NAME, max_tokens: 256, messages: [{ role: 'user', content: 'Stream please' }] });
     stream.on('streamEvent', (e) => types.push(e.type));
     expect(await stream.finalText()).toBe(DEFAULT_REPLY);
     expect(types[0]).toBe('message_start');
-    expect(types).toContain('ping');
     expect(types).toContain('content_block_delta');
     expect(types.at(-2)).toBe('message_delta');
     expect(types.at(-1)).toBe('message_stop');
+    // The SDK swallows ping; on the wire it is there, in Anthropic's order.
+    const wire = [...(await rec.calls[0]!.text).matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+    expect(wire.slice(0, 3)).toEqual(['message_start', 'content_block_start', 'ping']);
+    expect(wire.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
     const final = await stream.finalMessage();
     expect(final.usage.output_tokens).toBe(countTokens(DEFAULT_REPLY));
     expect(JSON.parse(fakeA.requests[0]!.body).stream).toBe(true);
@@ -365,8 +394,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('Anthropic mirror (%s)', (mode)
     expect(err).toBeInstanceOf(Anthropic.InternalServerError);
     expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
     expect((err as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'api_error' } });
-    expect(fakeA.requests).toHaveLength(1);
-    expect(fakeB.requests).toHaveLength(1);
+    // Both channels for the model, then both for its declared fallback model.
+    expect(fakeA.requests.map((r) => JSON.parse(r.body).model)).toEqual([SONNET_NAME, HAIKU_NAME]);
+    expect(fakeB.requests.map((r) => JSON.parse(r.body).model)).toEqual([SONNET_NAME, HAIKU_NAME]);
     fakeA.setDefault({ type: 'ok' });
     fakeB.setDefault({ type: 'ok' });
     await healthy();
@@ -405,6 +435,27 @@ describe.each(['lean', 'next'] as GatewayMode[])('Anthropic mirror (%s)', (mode)
     await healthy();
   });
 
+  it('falls back to the declared fallback model when every channel of the requested one fails; only then is the body re-serialised', async () => {
+    const account = await createAccount({ tier: 'pro', balanceUsd: '5' });
+    const body = '{"model":"claude-sonnet-4-5", "max_tokens":64, "x_unknown": [2.50], "messages":[{"role":"user","content":"fall back"}]}';
+    fakeA.queue({ type: 'status', status: 503 });
+    fakeB.queue({ type: 'status', status: 529 });
+    const res = await post('/messages', body, { 'x-api-key': account.apiKey, 'anthropic-version': '2023-06-01' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-service-model-id')).toBe(HAIKU_NAME);
+    expect(res.headers.get('x-service-provider')).toBe('anthropic-1');
+    expect(fakeA.requests[0]!.body).toBe(body);
+    expect(fakeB.requests[0]!.body).toBe(body);
+    expect(fakeA.requests[1]!.json).toEqual({ ...JSON.parse(body), model: HAIKU_NAME });
+    const row = await logRow({ userId: account.userId });
+    expect(row).toMatchObject({ modelRequested: SONNET_NAME, modelServed: HAIKU_NAME, channel: 'anthropic-1', outcome: 'ok' });
+    expect(row.attempts).toHaveLength(3);
+    // Priced at the model that served: claude-haiku-4-5 is 1 / 5 USD per million.
+    const prompt = inputTokens('fall back');
+    const completion = countTokens(DEFAULT_REPLY);
+    expect(pico(row.costUsd)).toBe(BigInt(prompt) * 1_000_000n + BigInt(completion) * 5_000_000n);
+  });
+
   it('a stream cut mid-way ends with an error event (SDK throws) and is billed for the prompt', async () => {
     const account = await createAccount({ tier: 'pro', balanceUsd: '5' });
     const c = new Anthropic({ baseURL: `${gw.url}/v1/anthropic`, apiKey: account.apiKey, maxRetries: 0 });
@@ -431,7 +482,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('Anthropic mirror (%s)', (mode)
     await healthy();
   });
 
-  it('a client that leaves mid-stream is logged client_closed and billed for what the upstream reported', async () => {
+  it('relays events as they arrive; a client that leaves mid-stream is logged client_closed and billed for what the upstream reported', async () => {
+    // The upstream sends message_start, content_block_start, ping, one delta, then goes silent:
+    // the client must already have those events while the upstream is still open.
     const account = await createAccount({ tier: 'pro', balanceUsd: '5' });
     fakeA.queue({ type: 'stall', afterChunks: 4 });
     const abort = new AbortController();

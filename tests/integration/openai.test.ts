@@ -6,8 +6,13 @@ import OpenAI, { APIError, AuthenticationError, BadRequestError, InternalServerE
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
 import { DEFAULT_REPLY, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
-import { createAccount, waitFor, type TestAccount } from '../support/accounts';
-import { revokeKey, setStatus } from '@/lib/accounts/queries';
+import { randomBytes } from 'node:crypto';
+import { waitFor } from '../support/accounts';
+import { createKey, revokeKey, setLimits, setStatus } from '@/lib/accounts/queries';
+import { hashPassword } from '@/lib/auth/password';
+import { creditBalance } from '@/lib/billing/ledger';
+import { usdToPico } from '@/lib/billing/money';
+import type { TierName } from '@/lib/config';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
@@ -20,12 +25,47 @@ const MINI_OUT = 600_000n;
 const PICO = 10n ** 12n;
 
 let db: Awaited<ReturnType<typeof getDb>>;
+let up1: FakeUpstream;
+let up2: FakeUpstream;
+const gateways = {} as Record<GatewayMode, { gw: RunningGateway; maintenance: RunningGateway }>;
+let passwordHash: string;
+
+interface TestAccount {
+  userId: string;
+  apiKey: string;
+  keyId: string;
+}
+
+/**
+ * Like tests/support/accounts.ts createAccount (same library calls for balance, limits and keys) but
+ * with one password hash for all: bcrypt per account would cost ~200 ms each.
+ */
+async function createAccount(opts: { tier?: TierName; balanceUsd?: string; limits?: Parameters<typeof setLimits>[1] } = {}): Promise<TestAccount> {
+  const user = await db.user.create({ data: { email: `oa-${randomBytes(6).toString('hex')}@example.com`, passwordHash, tier: opts.tier ?? 'free' } });
+  if (opts.balanceUsd) await creditBalance(user.id, 'admin_credit', usdToPico(opts.balanceUsd), { note: 'test' });
+  if (opts.limits) await setLimits(user.id, opts.limits);
+  const key = await createKey(user.id, 'test');
+  return { userId: user.id, apiKey: key.key, keyId: key.id };
+}
 
 beforeAll(async () => {
   db = await getDb();
+  passwordHash = await hashPassword('correct-horse-9');
+  [up1, up2] = await Promise.all([startFakeUpstream({ dims: DIMS }), startFakeUpstream({ dims: DIMS })]);
+  const config = testConfig({ openaiUrls: [up1.url, up2.url] });
+  // Short upstream timeouts keep the timeout-fallback tests quick.
+  for (const ch of config.channels as { timeouts: Record<string, number> }[]) ch.timeouts = { connect_ms: 1000, first_byte_ms: 1000, idle_ms: 1000 };
+  // All four gateways start in parallel: each mode, plus one in maintenance per mode.
+  const start = async (mode: GatewayMode) => {
+    const [gw, maintenance] = await Promise.all([startGateway({ config, mode }), startGateway({ config: { ...config, maintenance: true }, mode })]);
+    gateways[mode] = { gw, maintenance };
+  };
+  await Promise.all([start('lean'), start('next')]);
 });
 
 afterAll(async () => {
+  await Promise.all(Object.values(gateways).flatMap((g) => [g.gw.stop(), g.maintenance.stop()]));
+  await Promise.all([up1?.close(), up2?.close()]);
   await getLimiter().close();
   await closeEvents();
   await db?.$disconnect();
@@ -61,10 +101,10 @@ async function readSse(res: Response): Promise<{ lines: string[]; data: string[]
 }
 
 describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)', (mode) => {
-  let up1: FakeUpstream;
-  let up2: FakeUpstream;
   let gw: RunningGateway;
   let maintenance: RunningGateway;
+  /** A pro account for the tests that do not depend on the account itself (300 requests per minute). */
+  let shared: TestAccount;
   let healer: TestAccount;
 
   const client = (apiKey: string) => new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0 });
@@ -92,20 +132,11 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
   }
 
   beforeAll(async () => {
-    [up1, up2] = await Promise.all([startFakeUpstream({ dims: DIMS }), startFakeUpstream({ dims: DIMS })]);
-    const config = testConfig({ openaiUrls: [up1.url, up2.url] });
-    // Short upstream timeouts keep the timeout-fallback tests quick.
-    for (const ch of config.channels as { timeouts: Record<string, number> }[]) ch.timeouts = { connect_ms: 1000, first_byte_ms: 1000, idle_ms: 1000 };
-    [gw, maintenance, healer] = await Promise.all([
-      startGateway({ config, mode }),
-      startGateway({ config: { ...config, maintenance: true }, mode }),
-      createAccount({ tier: 'pro', balanceUsd: '10' }),
-    ]);
-  });
-
-  afterAll(async () => {
-    await Promise.all([gw?.stop(), maintenance?.stop()]);
-    await Promise.all([up1?.close(), up2?.close()]);
+    ({ gw, maintenance } = gateways[mode]);
+    [shared, healer] = await Promise.all([createAccount({ tier: 'pro', balanceUsd: '50' }), createAccount({ tier: 'pro', balanceUsd: '10' })]);
+    // Warm the gateway's tokenizer (loaded on first use by the no-usage estimate and service-auto).
+    up1.queue({ type: 'no-usage' });
+    await client(shared.apiKey).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'warm up' }] });
   });
 
   beforeEach(() => {
@@ -379,6 +410,37 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       expect(res.status).toBe(413);
       expectServiceHeaders(res.headers);
       expectOpenAIEnvelope(await res.json(), 'body_too_large');
+      expect(upstreamCalls()).toBe(0);
+    });
+
+    it('a chunked body (no Content-Length) over 4 MiB is refused with 413 as soon as it passes the limit', async () => {
+      const piece = new Uint8Array(256 * 1024).fill(0x20);
+      let sent = 0;
+      // Sends 5 MiB, then keeps the upload open: the gateway must not wait for the end of the body.
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent >= 5 * 1024 * 1024) return;
+          sent += piece.length;
+          controller.enqueue(piece);
+        },
+      });
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(), 5000);
+      try {
+        const res = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${acct.apiKey}` },
+          body,
+          duplex: 'half',
+          signal: abort.signal,
+        } as RequestInit);
+        expect(res.status).toBe(413);
+        expectServiceHeaders(res.headers);
+        expectOpenAIEnvelope(await res.json(), 'body_too_large');
+      } finally {
+        clearTimeout(timer);
+        abort.abort();
+      }
       expect(upstreamCalls()).toBe(0);
     });
 

@@ -111,10 +111,10 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                 <Th>Time (UTC)</Th>
                 <Th>Model</Th>
                 <Th className="hidden md:table-cell">Key</Th>
-                <Th>Channel</Th>
+                <Th className="hidden sm:table-cell">Channel</Th>
                 <Th className="text-right">Tokens in / out</Th>
                 <Th className="text-right">Cost</Th>
-                <Th className="text-right">Latency</Th>
+                <Th className="hidden text-right sm:table-cell">Latency</Th>
                 <Th>Status</Th>
               </tr>
             </THead>
@@ -136,7 +136,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                       <ModelCell entry={e} />
                     </Td>
                     <Td className="hidden max-w-40 truncate md:table-cell">{e.apiKeyId ? (keyNames.get(e.apiKeyId) ?? 'deleted key') : '—'}</Td>
-                    <Td className="whitespace-nowrap">{e.channel ?? <span className="text-slate-400">—</span>}</Td>
+                    <Td className="hidden whitespace-nowrap sm:table-cell">{e.channel ?? <span className="text-slate-400">—</span>}</Td>
                     <Td className="text-right">
                       <TokensCell entry={e} />
                     </Td>
@@ -144,7 +144,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                       <div className="text-slate-900">{usdFine(e.costUsd)}</div>
                       <div className="text-xs text-slate-500">{cnyFine(e.costCny)}</div>
                     </Td>
-                    <Td className="whitespace-nowrap text-right tabular-nums">
+                    <Td className="hidden whitespace-nowrap text-right tabular-nums sm:table-cell">
                       {latency(e.latencyMs)}
                       {e.firstTokenMs !== null && <div className="text-xs text-slate-500">TTFT {latency(e.firstTokenMs)}</div>}
                     </Td>

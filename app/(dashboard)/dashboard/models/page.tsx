@@ -3,7 +3,7 @@ import { getConfig, type GatewayConfig, type ModelInfo, type TierName } from '@/
 import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
 import { getAccount } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { compact, int, tierLabel } from '@/lib/dashboard/format';
+import { int, tierLabel, tokenCount } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardHeader } from '@/components/ui/card';
 import { CopyButton } from '@/components/ui/copy-button';
@@ -55,7 +55,7 @@ function ModelName({ model }: { model: ModelInfo }) {
         <div className="font-mono text-[13px] font-medium text-slate-900">{model.name}</div>
         <div className="text-xs text-slate-500">{model.ownedBy}</div>
       </div>
-      <CopyButton value={model.name} label="Copy" variant="ghost" className="-mt-1 h-7 px-2 text-xs" />
+      <CopyButton value={model.name} label="Copy" variant="ghost" className="-mt-1 h-7 px-2 text-xs text-slate-400" />
     </div>
   );
 }
@@ -70,6 +70,7 @@ export default async function ModelsPage() {
   const chat = allowed.filter((m) => m.kind === 'chat');
   const embedding = allowed.filter((m) => m.kind === 'embedding');
   const locked = all.filter((m) => !m.tiers.has(tier));
+  const embeddingTags = embedding.some((m) => m.tags.length > 0);
   const hasCachePrices = chat.some((m) => m.cacheReadPrice !== m.inputPrice || m.cacheWritePrice !== m.inputPrice);
 
   return (
@@ -107,8 +108,8 @@ export default async function ModelsPage() {
                 <Td>
                   <ModelName model={m} />
                 </Td>
-                <Td className="text-right tabular-nums">{compact(m.contextWindow)}</Td>
-                <Td className="text-right tabular-nums">{compact(m.maxOutputTokens)}</Td>
+                <Td className="text-right tabular-nums">{tokenCount(m.contextWindow)}</Td>
+                <Td className="text-right tabular-nums">{tokenCount(m.maxOutputTokens)}</Td>
                 <Td className="text-right">
                   <Price usdPerMillion={m.inputUsdPerMillion} config={config} />
                 </Td>
@@ -152,7 +153,7 @@ export default async function ModelsPage() {
                 <Th className="text-right">Dimensions</Th>
                 <Th className="text-right">Context</Th>
                 <Th className="text-right">Input / 1M</Th>
-                <Th>Tags</Th>
+                {embeddingTags && <Th>Tags</Th>}
                 <Th>Limits</Th>
               </tr>
             </THead>
@@ -163,17 +164,19 @@ export default async function ModelsPage() {
                     <ModelName model={m} />
                   </Td>
                   <Td className="text-right tabular-nums">{m.dimensions ? int(m.dimensions) : '—'}</Td>
-                  <Td className="text-right tabular-nums">{compact(m.contextWindow)}</Td>
+                  <Td className="text-right tabular-nums">{tokenCount(m.contextWindow)}</Td>
                   <Td className="text-right">
                     <Price usdPerMillion={m.inputUsdPerMillion} config={config} />
                   </Td>
-                  <Td>
-                    <div className="flex flex-wrap gap-1">
-                      {m.tags.map((t) => (
-                        <Badge key={t}>{t}</Badge>
-                      ))}
-                    </div>
-                  </Td>
+                  {embeddingTags && (
+                    <Td>
+                      <div className="flex flex-wrap gap-1">
+                        {m.tags.map((t) => (
+                          <Badge key={t}>{t}</Badge>
+                        ))}
+                      </div>
+                    </Td>
+                  )}
                   <Td>
                     <Limits model={m} tier={tier} config={config} />
                   </Td>
