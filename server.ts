@@ -5,13 +5,14 @@ import next from 'next';
 import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
-import { handleNodeRequest } from '@/lib/gateway/node-adapter';
+import { handleNodeRequest, pendingGatewayRequests } from '@/lib/gateway/node-adapter';
 import { flushLogs } from '@/lib/billing/writer';
 import { flushKeyUsage } from '@/lib/auth/principal';
 import { healthz, metrics, readyz, type OpsResponse } from '@/lib/ops';
 import { log, errorFields } from '@/lib/log';
 import { syncCatalogue } from '@/lib/config/sync';
 import { countTokens } from '@/lib/gateway/tokens';
+import { getLimiter } from '@/lib/gateway/runtime';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
@@ -23,6 +24,9 @@ async function main(): Promise<void> {
   const applied = await runMigrations();
   if (applied.length) log('info', 'migrations applied', { applied });
   await syncCatalogue().catch((err) => log('warn', 'catalogue sync failed', errorFields(err)));
+  // Connect the limiter to Redis now: created lazily, the first requests would find it still
+  // connecting and run on the in-process fallback (per-instance limits, balances reloaded after).
+  getLimiter();
   const app = next({ dev: false, dir: process.cwd() });
   await app.prepare();
   const nextHandler = app.getRequestHandler();
@@ -52,8 +56,12 @@ async function main(): Promise<void> {
     server.close();
     server.closeIdleConnections();
     const deadline = Date.now() + env.SHUTDOWN_GRACE_MS;
-    while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // Responses still open, and pipelines that have answered but not yet settled and queued their log row.
+    while ((inFlight > 0 || pendingGatewayRequests() > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     server.closeAllConnections();
+    // Requests cut off by the line above log themselves as client_closed: give them a moment.
+    const cutOff = Date.now() + 1000;
+    while (pendingGatewayRequests() > 0 && Date.now() < cutOff) await new Promise((r) => setTimeout(r, 20));
     await flushLogs();
     await flushKeyUsage();
     log('info', 'stopped', { unfinished: inFlight });

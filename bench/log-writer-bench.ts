@@ -1,14 +1,18 @@
-// CPU cost of the request-log write-behind (lib/billing/writer.ts) per logged request, by batch
-// size: the same enqueueLog/flushLogs calls the gateway makes, against the configured database.
+// CPU cost of the request-log write-behind (lib/billing/writer.ts), which runs in the gateway
+// process: per logged request by batch size, the longest event-loop stall it causes, and where it
+// goes (one Prisma statement at a time, and a single raw INSERT … SELECT FROM unnest for scale).
 // Usage: node --import tsx bench/log-writer-bench.ts [records per batch size, default 2000]
 // (DATABASE_URL as for the gateway; the account it creates is deleted at the end.)
 import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createUser } from '@/lib/accounts/queries';
 import { enqueueLog, flushLogs, type LogRecord } from '@/lib/billing/writer';
 import { getDb } from '@/lib/db';
+import { Prisma } from '@/lib/generated/prisma/client';
 
 const N = Number(process.argv[2] ?? 2000);
 const BATCHES = [1, 10, 50, 200, 1000];
+const SPLIT_BATCH = 50;
 
 function record(userId: string): LogRecord {
   return {
@@ -42,11 +46,13 @@ function record(userId: string): LogRecord {
 const db = await getDb();
 const user = await createUser({ email: `bench-${randomBytes(6).toString('hex')}@example.com`, password: 'bench-writer-1', tier: 'enterprise', balancePico: 0n });
 try {
-  // warm-up: compile the queries once
-  for (let i = 0; i < 50; i++) enqueueLog(record(user.id));
+  for (let i = 0; i < 50; i++) enqueueLog(record(user.id)); // warm-up
   await flushLogs();
-  console.log('batch size   µs CPU per logged request   ms wall per batch');
+  console.log(`enqueueLog + flushLogs (lib/billing/writer.ts), ${N} records per batch size`);
+  console.log('batch size   µs CPU per logged request   ms wall per batch   longest event-loop stall ms');
   for (const b of BATCHES) {
+    const h = monitorEventLoopDelay({ resolution: 1 });
+    h.enable();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let batches = 0;
@@ -57,8 +63,87 @@ try {
     }
     const cpu = process.cpuUsage(cpu0);
     const wall = performance.now() - t0;
-    console.log(`${String(b).padStart(10)}   ${((cpu.user + cpu.system) / (batches * b)).toFixed(0).padStart(25)}   ${(wall / batches).toFixed(1).padStart(17)}`);
+    h.disable();
+    console.log(
+      `${String(b).padStart(10)}   ${((cpu.user + cpu.system) / (batches * b)).toFixed(0).padStart(25)}   ${(wall / batches).toFixed(1).padStart(17)}   ${(h.max / 1e6).toFixed(1).padStart(27)}`,
+    );
   }
+
+  // Where it goes, statement by statement, at a typical batch size.
+  const ROUNDS = 20;
+  const B = SPLIT_BATCH;
+  const row = () => ({
+    id: `req_${randomBytes(12).toString('hex')}`,
+    createdAt: new Date(),
+    userId: user.id,
+    apiKeyId: null,
+    endpoint: '/v1/chat/completions',
+    modelRequested: 'gpt-4o-mini',
+    modelServed: 'gpt-4o-mini',
+    channel: 'openai-1',
+    attempts: [{ channel: 'openai-1', model: 'gpt-4o-mini', ok: true, status: 200, ms: 1 }],
+    status: 200,
+    outcome: 'ok',
+    stream: false,
+    promptTokens: 12,
+    completionTokens: 7,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    tokensEstimated: false,
+    costUsd: new Prisma.Decimal('0.000006'),
+    costCny: new Prisma.Decimal('0.0000432'),
+    cnyRate: new Prisma.Decimal('7.2'),
+    latencyMs: 1,
+    firstTokenMs: 1,
+    errorCode: null,
+    routeReason: null,
+  });
+  const time = async (name: string, fn: () => Promise<unknown>) => {
+    await fn();
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < ROUNDS; i++) await fn();
+    const c = process.cpuUsage(c0);
+    console.log(`  ${name.padEnd(58)} ${((c.user + c.system) / ROUNDS / B).toFixed(0).padStart(6)} µs/row`);
+  };
+  console.log(`\nper statement, ${B} rows per call (CPU of this process per row):`);
+  await time('requestLog.createMany (as the writer calls it)', () => db.requestLog.createMany({ skipDuplicates: true, data: Array.from({ length: B }, row) }));
+  await time('requestLog.createMany without the attempts JSON', () => db.requestLog.createMany({ skipDuplicates: true, data: Array.from({ length: B }, () => ({ ...row(), attempts: undefined })) }));
+  await time('ledgerEntry.findMany (reference in …)', () =>
+    db.ledgerEntry.findMany({ where: { kind: 'usage', reference: { in: Array.from({ length: B }, () => randomBytes(8).toString('hex')) } }, select: { reference: true } }),
+  );
+  await time('ledgerEntry.createMany', () =>
+    db.ledgerEntry.createMany({
+      data: Array.from({ length: B }, () => ({ userId: user.id, kind: 'usage' as const, amountUsd: new Prisma.Decimal('-0.000006'), balanceAfterUsd: new Prisma.Decimal('10'), reference: randomBytes(8).toString('hex'), createdAt: new Date() })),
+    }),
+  );
+  await time('user.update (balance decrement, once per batch)', () => db.user.update({ where: { id: user.id }, data: { balanceUsd: { decrement: new Prisma.Decimal('0.0003') } }, select: { balanceUsd: true } }));
+  const cols = ['id', 'createdAt', 'userId', 'endpoint', 'modelRequested', 'modelServed', 'channel', 'attempts', 'status', 'outcome', 'stream', 'promptTokens', 'completionTokens', 'costUsd', 'costCny', 'cnyRate', 'latencyMs', 'firstTokenMs'];
+  const types = ['text', 'timestamp', 'uuid', 'text', 'text', 'text', 'text', 'jsonb', 'int', 'text', 'bool', 'int', 'int', 'numeric', 'numeric', 'numeric', 'int', 'int'];
+  const sql = `INSERT INTO "RequestLog" (${cols.map((c) => `"${c}"`).join(', ')}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT (id) DO NOTHING`;
+  await time('same rows, one raw INSERT … SELECT FROM unnest($1…$18)', () => {
+    const rows = Array.from({ length: B }, () => record(user.id));
+    return db.$executeRawUnsafe(
+      sql,
+      rows.map((r) => r.id),
+      rows.map((r) => r.createdAt),
+      rows.map((r) => r.userId),
+      rows.map((r) => r.endpoint),
+      rows.map((r) => r.modelRequested),
+      rows.map((r) => r.modelServed),
+      rows.map((r) => r.channel),
+      rows.map((r) => JSON.stringify(r.attempts)),
+      rows.map((r) => r.status),
+      rows.map((r) => r.outcome),
+      rows.map((r) => r.stream),
+      rows.map((r) => r.promptTokens),
+      rows.map((r) => r.completionTokens),
+      rows.map(() => '0.000006'),
+      rows.map(() => '0.0000432'),
+      rows.map((r) => r.cnyRate),
+      rows.map((r) => r.latencyMs),
+      rows.map((r) => r.firstTokenMs),
+    );
+  });
 } finally {
   await db.requestLog.deleteMany({ where: { userId: user.id } });
   await db.user.delete({ where: { id: user.id } });

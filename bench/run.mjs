@@ -362,7 +362,7 @@ function oneRequest(agent, url, headers, body) {
 }
 
 /** Sequential streaming requests at c=1: time to first body byte. */
-async function ttfbRun({ url, headers, body, n, warm = 20, cpuPids = [] }) {
+async function ttfbRun({ url, headers, body, n, warm = 10, cpuPids = [] }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const lat = new Samples();
   let failures = 0;

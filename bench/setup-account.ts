@@ -4,10 +4,11 @@
 //        $1,000,000 balance and limits high enough never to refuse (rpm 10M, rph 100M,
 //        concurrency 10000), prints one JSON line {"userId": "...", "apiKey": "..."}
 //   node --import tsx bench/setup-account.ts --cleanup <userId>
-//        → deletes that account, its keys, ledger and request-log rows (what the run wrote)
+//        → deletes that account, its keys, ledger and request-log rows and its limiter keys in Redis
 //
 // Uses DATABASE_URL / REDIS_URL / GATEWAY_CONFIG like the gateway does.
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { createKey, createUser, setLimits } from '@/lib/accounts/queries';
 import { creditBalance } from '@/lib/billing/ledger';
 import { usdToPico } from '@/lib/billing/money';
@@ -33,7 +34,24 @@ async function cleanup(userId: string): Promise<void> {
   if (!user.email.startsWith('bench-')) throw new Error(`refusing to delete ${user.email}: not a benchmark account`);
   const logs = await db.requestLog.deleteMany({ where: { userId } });
   await db.user.delete({ where: { id: userId } }); // keys, ledger and payments cascade
-  process.stdout.write(`${JSON.stringify({ deleted: userId, requestLogs: logs.count })}\n`);
+  // Its limiter state (the rph window alone holds one member per request for an hour).
+  let redisKeys = 0;
+  if (process.env.REDIS_URL) {
+    const redis = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1 });
+    try {
+      const keys = [`gw:bal:${userId}`];
+      let cursor = '0';
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', `gw:u:${userId}:*`, 'COUNT', 1000);
+        cursor = next;
+        keys.push(...found);
+      } while (cursor !== '0');
+      redisKeys = await redis.unlink(...keys);
+    } finally {
+      redis.disconnect();
+    }
+  }
+  process.stdout.write(`${JSON.stringify({ deleted: userId, requestLogs: logs.count, redisKeys })}\n`);
 }
 
 try {

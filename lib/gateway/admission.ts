@@ -135,9 +135,13 @@ export async function admit(
   if (!result.ok) {
     if (result.reason === 'limit') {
       inc('gateway_limiter_rejections_total', { limit: result.rule.kind, scope: result.rule.key.split(':')[1] ?? 'global' });
+      const headers = rateLimitHeaders(result.states);
+      // A long wait (the daily token quota, the hourly window) must not be slept on by SDKs that do
+      // not cap Retry-After (@anthropic-ai/sdk): tell them not to retry at all.
+      if (result.retryAfterMs > MINUTE) headers['x-should-retry'] = 'false';
       throw new GatewayError('rate_limit_exceeded', `Rate limit exceeded: ${result.rule.label}. Retry after ${Math.ceil(result.retryAfterMs / 1000)} s.`, {
         retryAfterMs: result.retryAfterMs,
-        headers: rateLimitHeaders(result.states),
+        headers,
       });
     }
     const available = result.reason === 'balance' ? result.available : 0n;
@@ -160,6 +164,17 @@ export async function admit(
   }, LEASE_TTL_MS / 3);
   admission.renewTimer.unref();
   return admission;
+}
+
+/**
+ * Frees the concurrency slots at once while the request still has work left (a stream whose client
+ * went away is drained for its usage): the leases are cut to expire now. Shortening them (rather than
+ * releasing) keeps the final release() routed to the limiter that admitted the request.
+ */
+export function expireLeases(admission: Admission): void {
+  clearInterval(admission.renewTimer);
+  admission.renewTimer = undefined;
+  void getLimiter().renew(admission.concurrencyKeys, admission.leaseId, 1).catch(() => undefined);
 }
 
 /** Frees the leases, settles the reservation to the real cost and counts tokens for the daily quota. */

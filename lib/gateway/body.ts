@@ -19,7 +19,32 @@ export async function readJsonBody(req: GatewayRequest, maxBytes: number): Promi
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   }
+  // JSON.parse takes any depth, but JSON.stringify (re-serialising for the upstream) recurses and
+  // overflows the stack at a few thousand levels: refuse absurd nesting up front.
+  if (nestingExceeds(raw, MAX_JSON_DEPTH)) {
+    throw new GatewayError('invalid_request', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
+  }
   return { raw, json: json as JsonObject };
+}
+
+/** Deepest object/array nesting accepted in a request body (JSON schemas of tools stay far below). */
+export const MAX_JSON_DEPTH = 128;
+
+/** True when valid JSON bytes nest objects/arrays deeper than max (UTF-8 continuation bytes are never ASCII). */
+function nestingExceeds(raw: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
 }
 
 const bad = (param: string, message: string) => new GatewayError('invalid_request', message, { param });

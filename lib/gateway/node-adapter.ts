@@ -78,9 +78,21 @@ export function handleNodeRequest(req: IncomingMessage, res: ServerResponse): vo
     readBody: (max) => readBody(req, max),
     signal: controller.signal,
   };
-  handleGateway(gatewayRequest, sinkFor(res)).catch((err) => {
-    log('error', 'gateway handler crashed', errorFields(err));
-    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-    if (!res.writableEnded) res.end();
-  });
+  const done = handleGateway(gatewayRequest, sinkFor(res))
+    .catch((err) => {
+      log('error', 'gateway handler crashed', errorFields(err));
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      if (!res.writableEnded) res.end();
+    })
+    .finally(() => pending.delete(done));
+  pending.add(done);
+}
+
+// A request's pipeline outlives its response: it settles the reservation and queues the log row
+// after the last byte went out. Shutdown waits for these before the final log flush.
+const pending = new Set<Promise<void>>();
+
+/** Gateway requests whose pipeline has not finished yet (response sent or not). */
+export function pendingGatewayRequests(): number {
+  return pending.size;
 }

@@ -4,7 +4,7 @@ import { formatPico } from '@/lib/billing/money';
 import { noUsage, type Usage } from '@/lib/billing/cost';
 import { maxCostOf } from '@/lib/billing/cost';
 import { inc } from '@/lib/metrics';
-import { admit } from '@/lib/gateway/admission';
+import { admit, expireLeases } from '@/lib/gateway/admission';
 import { authenticate } from '@/lib/auth/principal';
 import { readJsonBody, optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels, recordChannelResult } from '@/lib/gateway/router';
@@ -29,6 +29,14 @@ function validate(body: JsonObject): void {
     const content = (m as JsonObject).content;
     if (content !== undefined && content !== null && typeof content !== 'string' && !Array.isArray(content)) {
       throw invalidField(`messages[${i}].content`, `messages[${i}].content must be a string or an array of content parts.`);
+    }
+    // Content parts are objects (or bare strings); null or an array would crash the token counter.
+    if (Array.isArray(content)) {
+      content.forEach((p, j) => {
+        if (typeof p !== 'string' && (typeof p !== 'object' || p === null || Array.isArray(p))) {
+          throw invalidField(`messages[${i}].content[${j}]`, `messages[${i}].content[${j}] must be a content part object.`);
+        }
+      });
     }
   });
   optionalNumber(body, 'temperature', 0, 2);
@@ -238,8 +246,9 @@ async function relayStream(
     clientOpen = false;
     ctx.outcome = 'client_closed';
     ctx.status = 499;
-    // Keep reading for the usage, but not forever.
+    // Keep reading for the usage, but not forever; the client's concurrency slot is free at once.
     drainTimer = setTimeout(() => res.body.destroy(), ABORT_DRAIN_MS);
+    if (ctx.admission) expireLeases(ctx.admission);
   };
   if (req.signal.aborted) onAbort();
   else req.signal.addEventListener('abort', onAbort, { once: true });

@@ -223,7 +223,8 @@ describe('50 concurrent requests against a balance that covers about 10 reservat
     }
     const admitted = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status !== 200);
-    expect(admitted.length).toBe(10);
+    const limiterLog = gw.output().split('\n').filter((l) => l.includes('limiter')).join('\n');
+    expect(admitted.length, limiterLog).toBe(10);
     for (const r of refused) {
       expect(r.status).toBe(402);
       expect(r.headers.get('x-should-retry')).toBe('false');

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getDb } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico, usdToPico } from '@/lib/billing/money';
+import { loadConfigFile } from '@/lib/config';
 import { csvCell, csvRow } from '@/lib/dashboard/csv';
 import { decodeCursor, parseLogFilters } from '@/lib/dashboard/filters';
-import { dailyUsage, decodeLedgerCursor, getLog, ledgerHistory, listLogs, logCsvLines, usageTotals, type LogEntry } from '@/lib/dashboard/queries';
+import { dailyUsage, decodeLedgerCursor, getLog, ledgerHistory, listLogs, logCsvLines, requireLog, usageTotals, type LogEntry } from '@/lib/dashboard/queries';
+import { effectiveLimits, nextTier } from '@/lib/dashboard/overview';
 
 // Runs against the real PostgreSQL of the test run. Each run makes its own two accounts and removes them.
 
@@ -201,6 +203,7 @@ describe('request log detail', () => {
     expect(await getLog(userA, rid('b1'))).toBeNull();
     expect(await getLog(userB, rid('01'))).toBeNull();
     expect(await getLog(userA, 'req_does_not_exist')).toBeNull();
+    await expect(requireLog(userA, rid('b1'))).rejects.toMatchObject({ status: 404, code: 'not_found' });
   });
 });
 
@@ -303,5 +306,25 @@ describe('ledger history', () => {
     expect(second.data.map((i) => i.kind)).toEqual(['usage', 'recharge', 'admin_credit']);
     const b = await ledgerHistory(userB, { limit: 50 });
     expect(b.data.map((i) => `${i.kind}:${formatPico(i.amountUsd)}`)).toEqual(['usage:-9', 'recharge:100']);
+  });
+});
+
+describe('tier progress', () => {
+  const config = loadConfigFile('config/gateway.example.yaml');
+
+  it('tells a free account how much more spend this month reaches pro', () => {
+    expect(nextTier(config, 'free', usdToPico('12.5'))).toEqual({ name: 'pro', promoteAtUsd: usdToPico('50'), remainingUsd: usdToPico('37.5') });
+    expect(nextTier(config, 'free', usdToPico('60'))?.remainingUsd).toBe(0n);
+  });
+
+  it('says enterprise is by contact and that nothing is above it', () => {
+    expect(nextTier(config, 'vip', 0n)).toEqual({ name: 'enterprise', promoteAtUsd: null, remainingUsd: null });
+    expect(nextTier(config, 'enterprise', 0n)).toBeNull();
+  });
+
+  it('applies an account’s own limits over its tier’s', () => {
+    expect(effectiveLimits(config, 'free', null)).toEqual({ rpm: 60, rph: 600, tokensPerDay: 100000, concurrency: 2 });
+    expect(effectiveLimits(config, 'vip', { rpm: 2500, concurrency: 48 })).toEqual({ rpm: 2500, rph: 100000, tokensPerDay: null, concurrency: 48 });
+    expect(effectiveLimits(config, 'free', { tokensPerDay: null })).toMatchObject({ tokensPerDay: null });
   });
 });

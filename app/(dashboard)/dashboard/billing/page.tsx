@@ -4,7 +4,16 @@ import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
 import { GatewayError } from '@/lib/errors';
-import { decodeLedgerCursor, getAccount, ledgerHistory, type LedgerCursor, type LedgerItem, type LedgerPage } from '@/lib/dashboard/queries';
+import {
+  decodeLedgerCursor,
+  getAccount,
+  ledgerHistory,
+  startOfUtcMonth,
+  usageTotals,
+  type LedgerCursor,
+  type LedgerItem,
+  type LedgerPage,
+} from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { cny, dateTime, int, usd, usdAuto } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
@@ -57,7 +66,12 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
     problem = err.message;
   }
   const emptyPage: LedgerPage = { data: [], nextCursor: null };
-  const [account, ledger] = await Promise.all([getAccount(user.id), problem ? emptyPage : ledgerHistory(user.id, { limit: 50, before })]);
+  const now = new Date();
+  const [account, ledger, month] = await Promise.all([
+    getAccount(user.id),
+    problem ? emptyPage : ledgerHistory(user.id, { limit: 50, before }),
+    usageTotals(user.id, startOfUtcMonth(now), new Date(now.getTime() + 60_000)),
+  ]);
   const balance = account?.balanceUsd ?? 0n;
   const notice = returnNotice(sp);
 
@@ -77,7 +91,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
       )}
 
       <div className="grid gap-4 lg:grid-cols-3">
-        <Card className="flex flex-col justify-between px-4 py-4 sm:px-5" data-testid="billing-balance">
+        <Card className="px-4 py-4 sm:px-5" data-testid="billing-balance">
           <div>
             <p className="text-sm text-slate-500">Balance</p>
             <p className="mt-1.5 text-3xl font-semibold tracking-tight text-slate-900 tabular-nums">{usd(balance)}</p>
@@ -85,9 +99,17 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
               {cny(usdToCny(balance, config.cnyRateNano))} at {config.usdToCny} CNY/USD
             </p>
           </div>
-          {balance <= 0n && (
-            <p className="mt-4 text-sm text-red-700">Requests are refused with 402 until you add credit.</p>
-          )}
+          <dl className="mt-6 space-y-2 border-t border-slate-100 pt-4 text-sm">
+            <div className="flex justify-between gap-3">
+              <dt className="text-slate-500">Spent this month</dt>
+              <dd className="tabular-nums text-slate-900">{usd(month.spendUsd)}</dd>
+            </div>
+            <div className="flex justify-between gap-3">
+              <dt className="text-slate-500">Requests this month</dt>
+              <dd className="tabular-nums text-slate-900">{int(month.requests)}</dd>
+            </div>
+          </dl>
+          {balance <= 0n && <p className="mt-4 text-sm text-red-700">Requests are refused with 402 until you add credit.</p>}
         </Card>
         <Card className="lg:col-span-2">
           <CardHeader title="Add credit" />

@@ -1,0 +1,157 @@
+// The dashboard in a real browser (Debian's Chromium through playwright-core) against the
+// production build. Screenshots of every page land in test-output/screenshots for review.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+
+const shots = path.join(ROOT, 'test-output', 'screenshots');
+let gw: RunningGateway;
+let fake: FakeUpstream;
+let browser: Browser;
+let page: Page;
+
+const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+
+beforeAll(async () => {
+  mkdirSync(shots, { recursive: true });
+  fake = await startFakeUpstream();
+  gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '' } });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+  await fake?.close();
+});
+
+describe('dashboard in a browser', { timeout: 60_000 }, () => {
+  const email = `browser-${Date.now()}@example.com`;
+  const password = 'sturdy-pass-42';
+  let apiKey = '';
+
+  it('shows the landing page with the base URL and sign-up', async () => {
+    await page.goto(gw.url);
+    await expect(page.getByTestId('base-url').textContent()).resolves.toContain(`${gw.url}/v1`);
+    await shot('01-landing');
+  });
+
+  it('signs up and lands on the overview with the free tier', async () => {
+    await page.goto(`${gw.url}/register`);
+    await page.fill('#email', email);
+    await page.fill('#password', 'onlyletters');
+    await page.getByTestId('register-submit').click();
+    await expect(page.getByTestId('auth-error').textContent()).resolves.toMatch(/letters and digits/);
+    await shot('02-register-error');
+    await page.fill('#password', password);
+    await page.getByTestId('register-submit').click();
+    await page.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
+    await expect(page.getByTestId('tier').textContent()).resolves.toMatch(/free/i);
+    await shot('03-overview-empty');
+  });
+
+  it('creates a key and shows it once', async () => {
+    await page.goto(`${gw.url}/dashboard/keys`);
+    await page.getByTestId('key-name').fill('browser key');
+    await page.getByTestId('create-key').click();
+    apiKey = (await page.getByTestId('new-key').textContent())!.trim();
+    expect(apiKey).toMatch(/^sk-gw-[0-9A-Za-z]{43}$/);
+    await expect(page.getByTestId('key-row').count()).resolves.toBe(1);
+    await shot('04-keys-created');
+  });
+
+  it('a call with the key appears in the request logs with its cost', async () => {
+    // A free account with no balance is refused (402) and that is logged too.
+    const refused = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(refused.status).toBe(402);
+    const { stdout } = await import('node:child_process').then(({ execFileSync }) => ({
+      stdout: execFileSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', 'credit', '--email', email, '--usd', '2'], { cwd: ROOT, env: process.env }).toString(),
+    }));
+    expect(stdout).toContain('balanceUsd');
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello from the browser test' }] }),
+    });
+    expect(res.status).toBe(200);
+    const cost = res.headers.get('x-service-cost-usd')!;
+    expect(Number(cost)).toBeGreaterThan(0);
+
+    let rows = 0;
+    for (let i = 0; i < 40 && rows < 2; i++) {
+      await page.goto(`${gw.url}/dashboard/logs`);
+      rows = await page.getByTestId('log-row').count();
+      if (rows < 2) await page.waitForTimeout(250);
+    }
+    expect(rows).toBe(2);
+    const newest = page.getByTestId('log-row').first();
+    await expect(newest.textContent()).resolves.toContain('gpt-4o-mini');
+    await shot('05-logs');
+    await newest.click();
+    await page.waitForURL(/\/dashboard\/logs\/req_/, { waitUntil: 'commit' });
+    const shown = (await page.getByTestId('cost-usd').first().textContent())!;
+    expect(shown).toContain(cost);
+    await shot('06-log-detail');
+    await page.goto(`${gw.url}/dashboard`);
+    await shot('07-overview-with-usage');
+  });
+
+  it('revokes the key after confirmation and the key then gets 401', async () => {
+    await page.goto(`${gw.url}/dashboard/keys`);
+    await page.getByTestId('revoke-key').click();
+    await shot('08-revoke-confirm');
+    await page.getByTestId('confirm-revoke').click();
+    await page.getByTestId('key-status').filter({ hasText: /revoked/i }).first().waitFor();
+    const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(res.status).toBe(401);
+    await shot('09-keys-revoked');
+  });
+
+  it('says payments are not set up on the billing page, and the recharge call answers 503', async () => {
+    await page.goto(`${gw.url}/dashboard/billing`);
+    await expect(page.getByTestId('payments-status').textContent()).resolves.toMatch(/not set up/i);
+    const status = await page.evaluate(async () => {
+      const r = await fetch('/api/payment/recharge', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount_usd": 10}' });
+      return { status: r.status, body: await r.json() };
+    });
+    expect(status.status).toBe(503);
+    expect(status.body.error.code).toBe('payments_not_configured');
+    await shot('10-billing');
+  });
+
+  it('lists the models of the tier and works on a phone-sized screen', async () => {
+    await page.goto(`${gw.url}/dashboard/models`);
+    const text = (await page.textContent('body'))!;
+    expect(text).toContain('gpt-4o-mini');
+    await shot('11-models');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${gw.url}/dashboard`);
+    await shot('12-overview-phone');
+    await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  it('logs out and logs back in', async () => {
+    await page.context().clearCookies();
+    await page.goto(`${gw.url}/dashboard`);
+    await page.waitForURL(/\/login/, { waitUntil: 'commit' });
+    await page.fill('#email', email);
+    await page.fill('#password', 'wrong-pass-42');
+    await page.getByTestId('login-submit').click();
+    await expect(page.getByTestId('auth-error').textContent()).resolves.toMatch(/incorrect/i);
+    await shot('13-login-error');
+    await page.fill('#password', password);
+    await page.getByTestId('login-submit').click();
+    await page.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
+  });
+});
