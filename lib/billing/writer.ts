@@ -53,7 +53,9 @@ const queue = (): Queue => singleton('log-queue', () => ({ items: [], failures: 
 export function enqueueLog(record: LogRecord): void {
   const q = queue();
   q.items.push(record);
-  if (q.items.length >= MAX_BATCH) void flushLogs();
+  // A full batch is written at once, unless a flush is running (it takes the new rows too) or a
+  // failed one is backing off (its retry timer takes them).
+  if (q.items.length >= MAX_BATCH && !q.flushing && q.failures === 0) void flushLogs();
   else schedule(env.LOG_FLUSH_MS);
 }
 
@@ -81,12 +83,12 @@ export function queuedLogCount(): number {
 /** Writes everything queued; concurrent callers share one flush. */
 export async function flushLogs(): Promise<void> {
   const q = queue();
-  if (q.flushing) {
-    await q.flushing;
-    if (q.items.length === 0) return;
-  }
+  // One flush at a time: a caller that finds one running waits for it, then writes whatever is
+  // left (rows that arrived meanwhile, or a batch that failed). Two flushes at once would write
+  // the same batch twice and each splice the other's rows off the queue.
+  while (q.flushing) await q.flushing;
   if (q.items.length === 0) return;
-  q.flushing = (async () => {
+  const run = (async () => {
     while (q.items.length > 0) {
       const batch = q.items.slice(0, MAX_BATCH);
       try {
@@ -104,10 +106,11 @@ export async function flushLogs(): Promise<void> {
       }
     }
   })();
+  q.flushing = run;
   try {
-    await q.flushing;
+    await run;
   } finally {
-    q.flushing = undefined;
+    if (q.flushing === run) q.flushing = undefined;
   }
 }
 

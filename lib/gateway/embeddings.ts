@@ -5,7 +5,7 @@ import { formatPico } from '@/lib/billing/money';
 import { inc } from '@/lib/metrics';
 import { authenticate } from '@/lib/auth/principal';
 import { admit } from '@/lib/gateway/admission';
-import { readJsonBody, invalidField, type JsonObject } from '@/lib/gateway/body';
+import { readJsonBody, invalidField, optionalInt, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels, recordChannelResult } from '@/lib/gateway/router';
 import { callUpstream, readUpstreamBody, discard } from '@/lib/gateway/upstream';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
@@ -46,6 +46,10 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
   const plan = resolveModel(cfg, body.model, principal.tier, 'embedding', 'openai');
   const model = plan.models[0];
   ctx.model = model;
+  // OpenAI's `dimensions` (shortened vectors) goes upstream unchanged; the reply is checked against it.
+  const modelDimensions = model.dimensions ?? 0;
+  const dimensions = optionalInt(body, 'dimensions', 1) ?? modelDimensions;
+  if (dimensions > modelDimensions) throw invalidField('dimensions', `"dimensions" must be at most ${modelDimensions} for ${model.name}.`);
   ctx.admission = await admit(principal, cfg, model, 'embeddings', maxCostOf(model, promptTokenBound(raw.length), 0), ctx.requestId);
   // Always ask for floats: we check the dimensions and encode base64 ourselves.
   const payload = JSON.stringify({ ...body, encoding_format: 'float' });
@@ -74,7 +78,7 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
       }
       const parsed = JSON.parse(text) as { data?: { index?: number; embedding?: number[] }[]; usage?: { prompt_tokens?: number } };
       const data = parsed.data;
-      if (!Array.isArray(data) || data.length !== texts.length || data.some((d) => !Array.isArray(d.embedding) || d.embedding.length !== model.dimensions)) {
+      if (!Array.isArray(data) || data.length !== texts.length || data.some((d) => !Array.isArray(d.embedding) || d.embedding.length !== dimensions)) {
         throw new Error('upstream embeddings malformed or of the wrong dimensions');
       }
       const promptTokens = typeof parsed.usage?.prompt_tokens === 'number' ? parsed.usage.prompt_tokens : null;

@@ -14,7 +14,8 @@ export const FAILOVER_REDIS_OPTIONS: RedisOptions = {
   enableOfflineQueue: false,
   maxRetriesPerRequest: 0,
   autoResendUnfulfilledCommands: false,
-  commandTimeout: 100,
+  // Generous: a loaded machine can take 100+ ms for a healthy Redis, and falling back splits the limit per instance.
+  commandTimeout: 1_000,
   connectTimeout: 1_000,
   // Keep trying forever, every 500 ms, so we return to Redis soon after it is back.
   retryStrategy: () => 500,
@@ -38,7 +39,7 @@ export interface FailoverLimiterOptions {
 }
 
 const DEFAULTS = {
-  callTimeoutMs: 150,
+  callTimeoutMs: 1_100,
   connectGraceMs: 100,
   probeIntervalMs: 500,
   maxTrackedLeases: 100_000,

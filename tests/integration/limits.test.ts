@@ -1,4 +1,5 @@
-// Rate limits end to end against the production build (lean path) and the real Redis: every limit
+// Rate limits end to end against the production build (lean path; Next route handlers where the
+// adapters differ) and the real Redis: every limit
 // at its exact boundary, limits shared by two gateway processes, concurrency leases freed on client
 // abort and expiring after a crash, the daily token quota, the embeddings limit and the per-IP
 // limits of login and register. (Redis outages are covered by tests/unit/limits.test.ts.)
@@ -41,17 +42,13 @@ interface ErrorBody {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Exact counts across requests assume the limiter stays on Redis. It falls back to in-process limits
- * when a Redis call exceeds its 100-150 ms bound, which happens on a heavily loaded machine (the
- * process waits for CPU): such a run is retried with a fresh account, and a failure shows the log.
+ * Exact counts across requests assume the limiter stays on Redis. The gateway's limiter answers
+ * in-process (per instance) while a Redis call exceeds its 100-150 ms bound, which happens on a
+ * heavily loaded machine (the process waits for CPU). Such a run is retried with a fresh account
+ * (LIMITS_TEST_RETRY=0 disables that), and every count assertion shows the limiter log on failure.
  */
 const LOADED_MACHINE_RETRY = { retry: Number(process.env.LIMITS_TEST_RETRY ?? 2) };
 
-/**
- * The limiter answers in-process (per instance) while a Redis call takes longer than its 150 ms
- * bound: on a heavily loaded machine that happens, and exact cross-request counts no longer hold.
- * Shown in assertion messages so such a failure names its cause.
- */
 function limiterLog(...gws: RunningGateway[]): string {
   const lines = gws.flatMap((g) => g.output().split('\n').filter((l) => l.includes('limiter')));
   return lines.length ? `limiter log:\n${lines.join('\n')}` : 'limiter stayed on Redis';
@@ -145,7 +142,7 @@ describe('requests per minute', () => {
       await res.arrayBuffer();
     }
     expect(statuses.filter((s) => s === 200).length, `${statuses.join(',')}\n${limiterLog(gwA, gwB)}`).toBe(60);
-    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.at(-1), `${statuses.join(',')}\n${limiterLog(gwA, gwB)}`).toBe(429);
     // And the other process refuses too.
     expect((await chat(gwB, acct.apiKey)).status).toBe(429);
   });
@@ -154,6 +151,8 @@ describe('requests per minute', () => {
 describe('concurrency', () => {
   it('a burst of 200 concurrent requests against a cap of 2 admits exactly 2', LOADED_MACHINE_RETRY, async () => {
     const acct = await createAccount({ balanceUsd: '10' });
+    // Each admitted request holds its slot for 1 s upstream (longer than the 300 ms of the issue: all
+    // 200 requests must arrive while the first two still hold their slots, even on a slow machine).
     up.setDefault({ type: 'delay', ms: 1000 });
     const results = await Promise.all(
       Array.from({ length: 200 }, async () => {

@@ -2,11 +2,11 @@
 // route handlers) in front of two fake upstreams, driven by the official `openai` SDK and, where the
 // wire matters, by raw fetch. Real PostgreSQL and Redis underneath.
 
+import { randomBytes } from 'node:crypto';
 import OpenAI, { APIError, AuthenticationError, BadRequestError, InternalServerError, PermissionDeniedError, RateLimitError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
 import { DEFAULT_REPLY, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
-import { randomBytes } from 'node:crypto';
 import { waitFor } from '../support/accounts';
 import { createKey, revokeKey, setLimits, setStatus } from '@/lib/accounts/queries';
 import { hashPassword } from '@/lib/auth/password';
@@ -103,8 +103,9 @@ async function readSse(res: Response): Promise<{ lines: string[]; data: string[]
 describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)', (mode) => {
   let gw: RunningGateway;
   let maintenance: RunningGateway;
-  /** A pro account for the tests that do not depend on the account itself (300 requests per minute). */
+  /** Warms the gateway up. */
   let shared: TestAccount;
+  /** Sends the requests that reset the circuit breakers between fallback tests. */
   let healer: TestAccount;
 
   const client = (apiKey: string) => new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0 });
@@ -384,6 +385,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       ['temperature above 2', { ...{ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, temperature: 2.5 }, 'invalid_request', 'temperature'],
       ['temperature below 0', { ...{ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, temperature: -0.1 }, 'invalid_request', 'temperature'],
       ['unknown model', { model: 'gpt-9-ultra', messages: [{ role: 'user', content: 'x' }] }, 'model_not_found', 'model'],
+      ['model missing', { messages: [{ role: 'user', content: 'x' }] }, 'invalid_request', 'model'],
     ];
 
     it.each(cases)('%s -> 400', async (_name, body, code, param) => {
@@ -402,6 +404,12 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       expect(sdkErr).toBeInstanceOf(BadRequestError);
       expect((sdkErr as BadRequestError).code).toBe(code);
       expect(upstreamCalls()).toBe(0);
+    });
+
+    it('temperature 0 and 2 (the bounds) are accepted and forwarded', async () => {
+      const c = client(acct.apiKey);
+      for (const temperature of [0, 2]) await c.chat.completions.create({ ...(hello as OpenAI.ChatCompletionCreateParamsNonStreaming), temperature });
+      expect(up1.requests.map((r) => (r.json as { temperature: number }).temperature)).toEqual([0, 2]);
     });
 
     it('a body over 4 MiB -> 413, no upstream call', async () => {
@@ -465,6 +473,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       ['connection refused', { type: 'refuse' }],
       ['first-byte timeout', { type: 'hang' }],
       ['malformed JSON reply', { type: 'malformed' }],
+      ['reply cut off mid-body', { type: 'cut', afterChunks: 0 }],
     ];
 
     it.each(fallbackCases)('%s on openai-1 -> served by openai-2', async (_name, fault) => {
@@ -499,6 +508,30 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
           .join(''),
       ).toBe(DEFAULT_REPLY);
       await healBreakers();
+    });
+
+    it('streaming: an upstream that ends before sending anything falls back', async () => {
+      up1.queue({ type: 'cut', afterChunks: 0 });
+      const res = await post('/v1/chat/completions', acct.apiKey, { ...hello, stream: true });
+      expect(res.headers.get('x-service-provider')).toBe('openai-2');
+      const { data } = await readSse(res);
+      expect(data.at(-1)).toBe('[DONE]');
+      expect(up2.requests).toHaveLength(1);
+      await healBreakers();
+    });
+
+    it('streaming: a complete reply without the upstream [DONE] still ends with data: [DONE]', async () => {
+      up1.queue({ type: 'no-done' });
+      const res = await post('/v1/chat/completions', acct.apiKey, { ...hello, stream: true });
+      const { data } = await readSse(res);
+      expect(data.at(-1)).toBe('[DONE]');
+      expect(
+        data
+          .slice(0, -1)
+          .map((d) => (JSON.parse(d) as OpenAI.ChatCompletionChunk).choices[0]?.delta?.content ?? '')
+          .join(''),
+      ).toBe(DEFAULT_REPLY);
+      expect(up2.requests).toHaveLength(0);
     });
 
     it('streaming: a break after the first byte ends with an error chunk, no fallback', async () => {
@@ -686,6 +719,20 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       for (let i = 0; i < input.length; i++) {
         expect(Array.from(b64.data[i].embedding)).toEqual(floats.data[i].embedding);
       }
+    });
+
+    it('the OpenAI `dimensions` parameter is forwarded and shortens the vectors', async () => {
+      const acct = await createAccount({ balanceUsd: '10' });
+      const c = client(acct.apiKey);
+      const res = await c.embeddings.create({ model: 'text-embedding-3-small', input: ['a', 'b'], dimensions: 256 });
+      for (const d of res.data) expect(d.embedding).toHaveLength(256);
+      expect((up1.requests[0].json as { dimensions: number }).dimensions).toBe(256);
+      // More than the model has is the caller's mistake: 400 before any upstream call.
+      up1.reset();
+      const err = await c.embeddings.create({ model: 'text-embedding-3-small', input: 'a', dimensions: 4096 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BadRequestError);
+      expect((err as BadRequestError).param).toBe('dimensions');
+      expect(upstreamCalls()).toBe(0);
     });
 
     it('101 strings -> 400 before any upstream call; 100 are fine', async () => {

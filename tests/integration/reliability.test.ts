@@ -17,6 +17,7 @@
 // is shared, so it is not restarted): the proxy drops every connection and refuses new ones, then
 // comes back on the same port.
 
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -333,6 +334,8 @@ describe('after 300 faulty requests', () => {
     const plan = Array.from({ length: N }, () => ({ fault: mix[Math.floor(rand() * mix.length)], stream: rand() < 0.5, fallback: rand() < 0.5 }));
     // Each request consumes exactly one fault of `bad` (its first and only try there).
     bad.queue(...plan.map((p) => p.fault));
+    const rss = (g: RunningGateway) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${g.process.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+    const rssBefore = [gwSingle, gwFallback].map(rss);
     const statuses = new Map<number, number>();
     const ids: string[] = [];
     let next = 0;
@@ -347,6 +350,8 @@ describe('after 300 faulty requests', () => {
     };
     await Promise.all(Array.from({ length: 8 }, worker));
     await waitFor(async () => (await db.requestLog.count({ where: { id: { in: ids } } })) === N, 15_000);
+    // Memory is only reported here (RSS in MiB, before and after): the bench covers 10k requests.
+    console.log(`gateway RSS MiB before/after ${N} faulty requests:`, JSON.stringify(rssBefore.map(Math.round)), JSON.stringify([gwSingle, gwFallback].map(rss).map(Math.round)));
     const leaseKeys = [`gw:u:${acct.userId}:conc`, 'gw:m:gpt-4o-mini:conc'];
     // KNOWN ISSUE (lib/limits/failover-limiter.ts, not ours to change): when a Redis call times out
     // (100-150 ms; it happens on an overloaded machine), the limiter switches to its in-process

@@ -125,7 +125,7 @@ export async function startGateway(opts: { config: unknown; mode?: GatewayMode; 
     output: () => output,
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
         child.once('exit', (code) => {
           clearTimeout(timer);
