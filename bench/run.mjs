@@ -40,6 +40,9 @@ const { values: opt } = parseArgs({
     chunks: { type: 'string', default: '20' },
     'chunk-ms': { type: 'string', default: '5' },
     'upstream-delay-ms': { type: 'string', default: '0' },
+    // A/B: another bundle of server.ts for the lean rows (default: the production build), and a subset of rows.
+    server: { type: 'string', default: 'dist/server.mjs' },
+    targets: { type: 'string', default: 'direct,floor,lean,next' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -407,7 +410,7 @@ async function probe(url, headers, body, check) {
 // ---------------------------------------------------------------------------------------------
 function preflight() {
   const missing = [];
-  if (!existsSync(path.join(ROOT, 'dist/server.mjs'))) missing.push('dist/server.mjs');
+  if (!existsSync(path.resolve(ROOT, opt.server))) missing.push(opt.server);
   if (!existsSync(path.join(ROOT, '.next/BUILD_ID'))) missing.push('.next (production build)');
   if (missing.length) {
     process.stderr.write(`bench: the production build is missing (${missing.join(', ')}). The benchmark measures the build and builds nothing itself: run \`npm run build\` first.\n`);
@@ -482,8 +485,8 @@ async function startFloor(upstreamUrl) {
 
 async function startGateway(mode, gatewayEnv, nodeFlags = []) {
   const port = await freePort();
-  const args = [...nodeFlags, ...(mode === 'lean' ? ['dist/server.mjs'] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'])];
-  const entry = startChild(mode === 'lean' ? 'gateway (node dist/server.mjs)' : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' });
+  const args = [...nodeFlags, ...(mode === 'lean' ? [opt.server] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'])];
+  const entry = startChild(mode === 'lean' ? `gateway (node ${opt.server})` : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {
@@ -619,9 +622,11 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   const targets = [
     { key: 'direct', label: 'direct (upstream)', auth: {}, start: async () => upstream, own: false },
     { key: 'floor', label: 'floor proxy', auth: {}, start: async () => floor, own: false },
-    { key: 'lean', label: 'gateway, lean /v1 (npm start)', auth, start: () => startGateway('lean', gatewayEnv), own: true },
+    { key: 'lean', label: opt.server === 'dist/server.mjs' ? 'gateway, lean /v1 (npm start)' : `gateway, lean /v1 (${path.basename(opt.server)})`, auth, start: () => startGateway('lean', gatewayEnv), own: true },
     { key: 'next', label: 'gateway, route handlers (next start)', auth, start: () => startGateway('next', gatewayEnv), own: true },
   ];
+  const wanted = new Set(opt.targets.split(',').map((t) => t.trim()));
+  for (let i = targets.length - 1; i >= 0; i--) if (!wanted.has(targets[i].key)) targets.splice(i, 1);
   const rows = {};
   const ttfb = {};
   const extra = {};
@@ -730,16 +735,17 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
     ['POST /v1/embeddings (1536 dims)', extra.embeddings],
     ['POST /v1/anthropic/v1/messages', extra.anthropic],
   ].map(([name, r]) => (r?.error || !r ? [name, `FAILED: ${(r?.error ?? 'not run').slice(0, 100)}`, '', '', ''] : [name, fmt.rps(r.rps), fmt.ms(r.p50), fmt.ms(r.p99), fmt.us(r.cpuPerReq[0])]));
-  out.push(table(eh, erows, ['l', 'r', 'r', 'r', 'r']));
+  if (rows.lean) out.push(table(eh, erows, ['l', 'r', 'r', 'r', 'r']));
 
   // ---- targets ----
-  const d = rows.direct;
-  const f = rows.floor;
+  const d = rows.direct ?? {};
+  const f = rows.floor ?? {};
   const checks = [];
   const check = (name, gw, value, limit, pass, show) => checks.push({ name, gw, value, limit, pass, show });
-  for (const key of ['lean', 'next']) {
+  const gwKeys = ['lean', 'next'].filter((k) => rows[k]);
+  for (const key of gwKeys) {
     const g = rows[key];
-    const name = key === 'lean' ? 'lean' : 'next';
+    const name = key;
     const ok = (x) => x !== undefined && Number.isFinite(x);
     const thr = g.c50 && f.c50 ? g.c50.rps / f.c50.rps : NaN;
     check('throughput c=50 >= 60% of floor', name, thr, '>= 60%', ok(thr) && thr >= 0.6, `${(thr * 100).toFixed(0)}% (${fmt.rps(g.c50?.rps)} vs ${fmt.rps(f.c50?.rps)} req/s)`);
@@ -757,11 +763,15 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   out.push('', 'Targets (the lean path is what `npm start` serves; next start shown for comparison)');
   const tgtRows = [];
   for (const name of [...new Set(checks.map((c) => c.name))]) {
-    const lean = checks.find((c) => c.name === name && c.gw === 'lean');
-    const nxt = checks.find((c) => c.name === name && c.gw === 'next');
-    tgtRows.push([name, lean.pass ? 'PASS' : 'FAIL', lean.show, nxt.pass ? 'PASS' : 'FAIL', nxt.show]);
+    const row = [name];
+    for (const key of gwKeys) {
+      const c = checks.find((x) => x.name === name && x.gw === key);
+      row.push(c.pass ? 'PASS' : 'FAIL', c.show);
+    }
+    tgtRows.push(row);
   }
-  out.push(table(['target', 'lean', 'measured', 'next start', 'measured'], tgtRows, ['l', 'l', 'l', 'l', 'l']));
+  const tgtHead = ['target', ...gwKeys.flatMap((k) => [k === 'lean' ? 'lean' : 'next start', 'measured'])];
+  if (tgtRows.length) out.push(table(tgtHead, tgtRows, tgtHead.map(() => 'l')));
   out.push(...warningLines(gatewayWarnings));
   process.stdout.write(`${out.join('\n')}\n`);
   targetsMissed = checks.filter((c) => c.gw === 'lean' && !c.pass).length;

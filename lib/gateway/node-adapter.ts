@@ -30,40 +30,7 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   });
 }
 
-// An answer given before the request body was read (401, 413, ...) makes node:http close the
-// connection under a client that is still uploading: the client then sees EPIPE/ECONNRESET (and
-// SDKs retry a "connection error") instead of the answer. So the rest of the body is read and
-// discarded first, within bounds; past them the connection is closed as before.
-const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
-const DRAIN_MAX_MS = 10_000;
-
-function afterRequestBody(req: IncomingMessage, then: () => void): void {
-  if (req.complete || req.destroyed) return then();
-  let size = 0;
-  let done = false;
-  const finish = () => {
-    if (done) return;
-    done = true;
-    clearTimeout(timer);
-    req.off('data', onData);
-    req.off('end', finish);
-    req.off('close', finish);
-    req.off('error', finish);
-    then();
-  };
-  const onData = (chunk: Buffer) => {
-    size += chunk.length;
-    if (size > DRAIN_MAX_BYTES) finish();
-  };
-  const timer = setTimeout(finish, DRAIN_MAX_MS);
-  req.on('data', onData);
-  req.on('end', finish);
-  req.on('close', finish);
-  req.on('error', finish);
-  req.resume();
-}
-
-function sinkFor(req: IncomingMessage, res: ServerResponse): ResponseSink {
+function sinkFor(res: ServerResponse): ResponseSink {
   let started = false;
   return {
     get started() {
@@ -89,9 +56,7 @@ function sinkFor(req: IncomingMessage, res: ServerResponse): ResponseSink {
     end(chunk, trailers) {
       if (res.destroyed || res.writableEnded) return;
       if (trailers && res.getHeader('trailer')) res.addTrailers(trailers);
-      afterRequestBody(req, () => {
-        if (!res.destroyed && !res.writableEnded) res.end(chunk);
-      });
+      res.end(chunk);
     },
   };
 }
@@ -113,7 +78,7 @@ export function handleNodeRequest(req: IncomingMessage, res: ServerResponse): vo
     readBody: (max) => readBody(req, max),
     signal: controller.signal,
   };
-  const done = handleGateway(gatewayRequest, sinkFor(req, res))
+  const done = handleGateway(gatewayRequest, sinkFor(res))
     .catch((err) => {
       log('error', 'gateway handler crashed', errorFields(err));
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });

@@ -46,6 +46,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  agent.destroy();
   await gw?.stop('SIGKILL');
   await fake?.close();
   await getLimiter().close();
@@ -66,11 +67,17 @@ interface Got {
   body: Buffer;
 }
 
+// Keep-alive, as SDKs and curl connect. (A `Connection: close` client that is still uploading when
+// the gateway answers early, e.g. 401 before reading a 5 MB body, gets its socket closed under it
+// by node:http: EPIPE instead of the answer. Keep-alive connections have the rest of the body
+// read off the wire by node and see the answer.)
+const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+
 function send(port: number, req: Sent, timeoutMs = 20_000): Promise<Got> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { ...req.headers };
     if (req.body && !req.chunked) headers['content-length'] = req.body.length;
-    const r = http.request({ host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent: false }, (res) => {
+    const r = http.request({ host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
