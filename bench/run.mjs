@@ -10,7 +10,7 @@
 //   npm run bench -- --profile lean     c=50 load on the lean gateway under `node --cpu-prof`, then the
 //                                       top self-time functions of the load window (also: --profile next)
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -43,6 +43,7 @@ const { values: opt } = parseArgs({
     // A/B: another bundle of server.ts for the lean rows (default: the production build), and a subset of rows.
     server: { type: 'string', default: 'dist/server.mjs' },
     targets: { type: 'string', default: 'direct,floor,lean,next' },
+    'in-place': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -418,6 +419,43 @@ function preflight() {
   }
 }
 
+/**
+ * Copies the production build (dist/server.mjs, .next without its caches, next.config.js) into a
+ * temporary folder the gateways run from, so a concurrent `npm run build` cannot swap it out in
+ * the middle of the run. node_modules, public and prisma (migrations) are linked, not copied.
+ * --in-place skips this.
+ */
+function snapshotBuild(work) {
+  if (opt['in-place']) return ROOT;
+  const dir = path.join(work, 'build');
+  for (let attempt = 0; ; attempt++) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const id = readFileSync(path.join(ROOT, '.next/BUILD_ID'), 'utf8');
+    cpSync(path.join(ROOT, '.next'), path.join(dir, '.next'), {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: (src) => !/[\\/]\.next[\\/](cache|dev|trace|trace-build)([\\/]|$)/.test(src),
+    });
+    mkdirSync(path.join(dir, 'dist'));
+    cpSync(path.join(ROOT, 'dist/server.mjs'), path.join(dir, 'dist/server.mjs'));
+    for (const f of ['package.json', 'next.config.js', 'next.config.mjs', 'next.config.ts']) {
+      if (existsSync(path.join(ROOT, f))) cpSync(path.join(ROOT, f), path.join(dir, f));
+    }
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+    for (const d of ['public', 'prisma']) if (existsSync(path.join(ROOT, d))) symlinkSync(path.join(ROOT, d), path.join(dir, d), 'dir');
+    let after = '';
+    try {
+      after = readFileSync(path.join(ROOT, '.next/BUILD_ID'), 'utf8');
+    } catch {
+      /* a build is replacing it right now */
+    }
+    if (after === id && existsSync(path.join(dir, '.next/BUILD_ID'))) return dir;
+    if (attempt >= 5) throw new Error('the build in .next kept changing while it was being copied; run the benchmark when no build is running');
+    note('the build changed while it was being copied; copying again');
+  }
+}
+
 async function resolveServices() {
   const env = {};
   const notes = [];
@@ -485,8 +523,9 @@ async function startFloor(upstreamUrl) {
 
 async function startGateway(mode, gatewayEnv, nodeFlags = []) {
   const port = await freePort();
-  const args = [...nodeFlags, ...(mode === 'lean' ? [opt.server] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'])];
-  const entry = startChild(mode === 'lean' ? `gateway (node ${opt.server})` : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' });
+  const server = opt.server === 'dist/server.mjs' ? path.join(buildDir, 'dist/server.mjs') : path.resolve(ROOT, opt.server);
+  const args = [...nodeFlags, ...(mode === 'lean' ? [server] : [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'])];
+  const entry = startChild(mode === 'lean' ? `gateway (node ${opt.server})` : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' }, { cwd: buildDir });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {
@@ -558,6 +597,7 @@ async function main() {
   const { env: services, notes } = await resolveServices();
   const work = mkdtempSync(path.join(os.tmpdir(), 'gw-bench-'));
   tempDirs.push(work);
+  buildDir = snapshotBuild(work);
 
   const upstream = await startUpstream(MODE === 'extra' && opt.streams ? Number(opt['stream-chunk-ms']) : CHUNK_MS);
   const configFile = path.join(work, 'gateway.json');
@@ -897,6 +937,8 @@ async function runProfile({ gatewayEnv, auth, header }) {
 
 let targetsMissed = 0;
 let exitCode = 0;
+/** Where the gateways run from: a snapshot of the build (see snapshotBuild) or the repository. */
+let buildDir = ROOT;
 try {
   await main();
 } catch (err) {

@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'upstream_error'
   | 'all_channels_failed'
   | 'maintenance'
+  | 'unavailable'
   | 'payments_not_configured';
 
 interface CodeInfo {
@@ -49,6 +50,7 @@ const codes: Record<ErrorCode, CodeInfo> = {
   upstream_error: { status: 502, openaiType: 'upstream_error', anthropicType: 'api_error', final: false },
   all_channels_failed: { status: 502, openaiType: 'upstream_error', anthropicType: 'api_error', final: false },
   maintenance: { status: 503, openaiType: 'service_unavailable', anthropicType: 'overloaded_error', final: false },
+  unavailable: { status: 503, openaiType: 'service_unavailable', anthropicType: 'overloaded_error', final: false },
   payments_not_configured: { status: 503, openaiType: 'service_unavailable', anthropicType: 'api_error', final: true },
 };
 

@@ -1,6 +1,7 @@
 import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
 import { GatewayError } from '@/lib/errors';
+import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { onGatewayEvent } from '@/lib/events';
 import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/auth/keys';
@@ -75,7 +76,11 @@ export async function authenticate(headers: Record<string, string | undefined>):
       if (c.byHash.size >= MAX_ENTRIES) c.byHash.clear();
       c.byHash.set(hash, entry);
     } catch (err) {
-      if (!entry?.principal) throw err;
+      // Database unreachable: a cached principal keeps serving; an unknown key cannot be checked.
+      if (!entry?.principal) {
+        log('warn', 'api key lookup failed', errorFields(err));
+        throw new GatewayError('unavailable', 'The gateway cannot verify this key right now. Please retry shortly.', { retryAfterMs: 2000 });
+      }
     }
   }
   const principal = entry.principal;

@@ -109,9 +109,13 @@ export function rateLimitHeaders(states: RuleState[]): Record<string, string> {
 }
 
 async function loadBalance(userId: string): Promise<bigint> {
-  const db = await getDb();
-  const user = await db.user.findUnique({ where: { id: userId }, select: { balanceUsd: true } });
-  return (user ? usdToPico(user.balanceUsd.toFixed(12)) : 0n) - pendingCharges(userId);
+  try {
+    const db = await getDb();
+    const user = await db.user.findUnique({ where: { id: userId }, select: { balanceUsd: true } });
+    return (user ? usdToPico(user.balanceUsd.toFixed(12)) : 0n) - pendingCharges(userId);
+  } catch {
+    throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 2000 });
+  }
 }
 
 export async function admit(

@@ -87,15 +87,16 @@ export class RequestContext {
     if (gwErr.status >= 500 && gwErr.code === 'internal_error') {
       log('error', 'request failed', { requestId: this.requestId, endpoint: this.endpoint, ...errorFields(err) });
     }
-    this.status = gwErr.status;
     this.errorCode = gwErr.code;
     if (this.outcome === 'ok') this.outcome = 'error';
     if (sink.started) {
+      // The client already has a 200; the log keeps that status and says how the stream ended.
       const body = this.surface === 'anthropic' ? `event: error\ndata: ${anthropicErrorBody(gwErr)}\n\n` : `data: ${openaiErrorBody(gwErr)}\n\n`;
       await sink.write(body).catch(() => undefined);
       sink.end();
       return;
     }
+    this.status = gwErr.status;
     sink.start(gwErr.status, this.headers({ 'content-type': 'application/json', ...errorHeaders(gwErr) }));
     sink.end(this.surface === 'anthropic' ? anthropicErrorBody(gwErr) : openaiErrorBody(gwErr));
   }

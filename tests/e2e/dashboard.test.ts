@@ -18,12 +18,13 @@ const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
   fake = await startFakeUpstream();
-  gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '' } });
+  gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '', TRUST_PROXY: '1' } });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
   });
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  // Its own client address, so the per-IP sign-up and login limits are not shared with other test files.
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 }, extraHTTPHeaders: { 'x-forwarded-for': '10.77.0.1' } });
 }, 120_000);
 
 afterAll(async () => {

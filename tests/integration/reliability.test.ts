@@ -383,7 +383,7 @@ describe('after 300 faulty requests', () => {
     expect(ledger.reduce((s, e) => s + decPico(e.amountUsd), 0n)).toBe(-total);
     expect(ledger.length).toBe(rows.filter((r) => decPico(r.costUsd) > 0n).length);
     expect(pico(await balanceOf(acct.userId))).toBe(20n * PICO - total);
-    // Charged: what was served, and streams broken after their first byte (logged 502 upstream_error).
+    // Charged: what was served, and streams broken after their first byte (logged 200 with outcome upstream_error).
     const charged = rows.filter((r) => decPico(r.costUsd) > 0n);
     expect(charged.every((r) => r.status === 200 || r.outcome === 'upstream_error')).toBe(true);
     expect(rows.filter((r) => r.outcome !== 'upstream_error' && r.status === 502).every((r) => decPico(r.costUsd) === 0n)).toBe(true);
