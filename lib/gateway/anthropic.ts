@@ -6,11 +6,9 @@ import type { ChannelInfo, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { formatPico } from '@/lib/billing/money';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
-import { inc } from '@/lib/metrics';
 import { admit } from '@/lib/gateway/admission';
-import { authenticate } from '@/lib/auth/principal';
-import { readJsonBody, optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
-import { resolveModel, orderChannels, recordChannelResult, AUTO_MODEL, type ModelPlan } from '@/lib/gateway/router';
+import { optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
+import { resolveModel, orderChannels, AUTO_MODEL, type ModelPlan } from '@/lib/gateway/router';
 import { callUpstream, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
@@ -193,11 +191,8 @@ function completionOf(content: unknown): string {
 
 async function messages(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const cfg = ctx.cfg;
-  const principal = await authenticate(req.headers);
-  ctx.principal = principal;
-  if (cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
-  const { raw, json: body } = await readJsonBody(req, cfg.limits.max_body_bytes);
-  ctx.modelRequested = typeof body.model === 'string' ? body.model : null;
+  const { raw, json: body } = await ctx.open(req);
+  const principal = ctx.principal!;
   validateMessages(body);
   const stream = body.stream === true;
   ctx.stream = stream;
@@ -232,11 +227,6 @@ async function messages(ctx: RequestContext, req: GatewayRequest, sink: Response
   throw new GatewayError('all_channels_failed', `All upstream channels failed for ${plan.models.map((m) => m.name).join(', ')}.`);
 }
 
-function clientGone(ctx: RequestContext): GatewayError {
-  ctx.outcome = 'client_closed';
-  ctx.status = 499;
-  return new GatewayError('invalid_request', 'Client closed the request.', { status: 499 });
-}
 
 /**
  * Calls the upstream with its own abort signal: tied to the client's until the upstream answers,
@@ -287,38 +277,27 @@ async function attempt(
   body: JsonObject,
   stream: boolean,
 ): Promise<boolean> {
-  const started = performance.now();
-  const record: Attempt = { channel: channel.name, model: model.name, ok: false, ms: 0 };
-  ctx.attempts.push(record);
-  inc('gateway_upstream_attempts_total', { channel: channel.name });
-  const fail = (message: string, status?: number) => {
-    record.error = message;
-    record.status = status;
-    record.ms = Math.round(performance.now() - started);
-    recordChannelResult(channel.name, false, ctx.cfg);
-    inc('gateway_upstream_failures_total', { channel: channel.name });
-    return false;
-  };
-  if (req.signal.aborted) throw clientGone(ctx);
+  const tracker = ctx.beginAttempt(channel, model);
+  const record = tracker.record;
+  if (req.signal.aborted) throw ctx.clientGone();
   let res: UpstreamResponse;
   try {
     res = await call(channel, MESSAGES_PATH, payload, req);
   } catch (err) {
-    if (req.signal.aborted) throw clientGone(ctx);
-    return fail((err as Error).message);
+    if (req.signal.aborted) throw ctx.clientGone();
+    return tracker.fail((err as Error).message);
   }
   record.status = res.status;
   if (res.status === 429 || res.status >= 500) {
     discard(res.body);
-    return fail(`upstream answered ${res.status}`, res.status);
+    return tracker.fail(`upstream answered ${res.status}`, res.status);
   }
   ctx.model = model;
   ctx.channel = channel.name;
   if (res.status >= 400) {
     // The caller's mistake as the upstream sees it: passed through, not retried, not billed.
     await passThrough(ctx, sink, res, record);
-    record.ms = Math.round(performance.now() - started);
-    recordChannelResult(channel.name, true, ctx.cfg);
+    tracker.finish(true, false);
     return true;
   }
   let ok: boolean;
@@ -326,19 +305,15 @@ async function attempt(
     ok = stream ? await relayStream(ctx, req, sink, res, body, record) : await relayJson(ctx, req, sink, res, body, record);
   } catch (err) {
     // Broke off after the first byte: no fallback any more, but the channel is unhealthy.
-    record.ms = Math.round(performance.now() - started);
-    recordChannelResult(channel.name, false, ctx.cfg);
-    inc('gateway_upstream_failures_total', { channel: channel.name });
+    tracker.fail(record.error ?? (err as Error).message);
     throw err;
   }
-  record.ms = Math.round(performance.now() - started);
-  record.ok = ok;
-  recordChannelResult(channel.name, ok || sink.started, ctx.cfg);
   if (!ok && !sink.started) {
-    inc('gateway_upstream_failures_total', { channel: channel.name });
     ctx.channel = null;
+    return tracker.fail(record.error ?? 'upstream reply unusable');
   }
-  return ok || sink.started;
+  tracker.finish(true, ok);
+  return true;
 }
 
 /** An upstream 4xx (not 429): its status and body go to the client unchanged. */
@@ -512,23 +487,17 @@ async function relayStream(ctx: RequestContext, req: GatewayRequest, sink: Respo
 // and not counted against the request rate.
 
 async function countTokensRoute(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const cfg = ctx.cfg;
-  const principal = await authenticate(req.headers);
-  ctx.principal = principal;
-  if (cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
-  const { raw, json: body } = await readJsonBody(req, cfg.limits.max_body_bytes);
-  ctx.modelRequested = typeof body.model === 'string' ? body.model : null;
+  const { raw, json: body } = await ctx.open(req);
+  const principal = ctx.principal!;
   requireModelField(body);
   requireMessages(body);
   const model = resolve(ctx, body, principal.tier).models[0];
   ctx.model = model;
 
   for (const channel of anthropicChannels(ctx, model)) {
-    const started = performance.now();
-    const record: Attempt = { channel: channel.name, model: model.name, ok: false, ms: 0 };
-    ctx.attempts.push(record);
-    inc('gateway_upstream_attempts_total', { channel: channel.name });
-    if (req.signal.aborted) throw clientGone(ctx);
+    const tracker = ctx.beginAttempt(channel, model);
+    const record = tracker.record;
+    if (req.signal.aborted) throw ctx.clientGone();
     try {
       const res = await call(channel, COUNT_TOKENS_PATH, raw, req);
       record.status = res.status;
@@ -541,20 +510,15 @@ async function countTokensRoute(ctx: RequestContext, req: GatewayRequest, sink: 
         await passThrough(ctx, sink, res, record);
       } else {
         const text = await readUpstreamBody(res.body, MAX_ERROR_BYTES);
-        record.ok = true;
         sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
         sink.end(text);
       }
-      record.ms = Math.round(performance.now() - started);
-      recordChannelResult(channel.name, true, cfg);
+      tracker.finish(true, res.status < 400);
       return;
     } catch (err) {
-      if (req.signal.aborted) throw clientGone(ctx);
+      if (req.signal.aborted) throw ctx.clientGone();
       ctx.channel = null;
-      record.error = (err as Error).message;
-      record.ms = Math.round(performance.now() - started);
-      recordChannelResult(channel.name, false, cfg);
-      inc('gateway_upstream_failures_total', { channel: channel.name });
+      tracker.fail((err as Error).message);
     }
   }
   throw new GatewayError('all_channels_failed', `All upstream channels failed for ${model.name}.`);

@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import type { GatewayConfig, ModelInfo } from '@/lib/config';
-import type { Principal } from '@/lib/auth/principal';
-import { anthropicErrorBody, errorHeaders, openaiErrorBody, toGatewayError, type GatewayError } from '@/lib/errors';
+import type { ChannelInfo, GatewayConfig, ModelInfo } from '@/lib/config';
+import { authenticate, type Principal } from '@/lib/auth/principal';
+import { anthropicErrorBody, errorHeaders, GatewayError, openaiErrorBody, toGatewayError } from '@/lib/errors';
+import { readJsonBody, type JsonObject } from '@/lib/gateway/body';
+import { recordChannelResult } from '@/lib/gateway/router';
 import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { formatPico } from '@/lib/billing/money';
 import { enqueueLog } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
 import { log, errorFields } from '@/lib/log';
 import { release, type Admission } from '@/lib/gateway/admission';
-import type { ResponseSink } from '@/lib/gateway/types';
+import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 export type Surface = 'openai' | 'anthropic';
 
@@ -19,6 +21,37 @@ export interface Attempt {
   status?: number;
   error?: string;
   ms: number;
+}
+
+/** One upstream try: its log record, the per-channel metrics and the circuit breaker, kept together. */
+export class AttemptTracker {
+  readonly record: Attempt;
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly channel: ChannelInfo,
+    model: ModelInfo,
+    private readonly cfg: GatewayConfig,
+  ) {
+    this.record = { channel: channel.name, model: model.name, ok: false, ms: 0 };
+    inc('gateway_upstream_attempts_total', { channel: channel.name });
+  }
+
+  /** The channel failed (fallback may follow); always answers false for `return tracker.fail(...)`. */
+  fail(message: string, status?: number): false {
+    this.record.error = message;
+    if (status !== undefined) this.record.status = status;
+    this.finish(false);
+    inc('gateway_upstream_failures_total', { channel: this.channel.name });
+    return false;
+  }
+
+  /** The channel answered; `ok` is whether the reply itself succeeded. */
+  finish(healthy: boolean, ok = healthy): void {
+    this.record.ms = Math.round(performance.now() - this.started);
+    this.record.ok = ok;
+    recordChannelResult(this.channel.name, healthy, this.cfg);
+  }
 }
 
 /** Everything one request accumulates on its way through the pipeline, and its ending. */
@@ -47,6 +80,28 @@ export class RequestContext {
     readonly endpoint: string,
     readonly cfg: GatewayConfig,
   ) {}
+
+  /** Authenticates, honours the maintenance switch and reads the JSON body once. */
+  async open(req: GatewayRequest): Promise<{ raw: Buffer; json: JsonObject }> {
+    this.principal = await authenticate(req.headers);
+    if (this.cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
+    const body = await readJsonBody(req, this.cfg.limits.max_body_bytes);
+    this.modelRequested = typeof body.json.model === 'string' ? body.json.model : null;
+    return body;
+  }
+
+  /** The client left before an answer: recorded as client_closed (499), thrown to end the pipeline. */
+  clientGone(): GatewayError {
+    this.outcome = 'client_closed';
+    this.status = 499;
+    return new GatewayError('invalid_request', 'Client closed the request.', { status: 499 });
+  }
+
+  beginAttempt(channel: ChannelInfo, model: ModelInfo): AttemptTracker {
+    const tracker = new AttemptTracker(channel, model, this.cfg);
+    this.attempts.push(tracker.record);
+    return tracker;
+  }
 
   elapsedMs(): number {
     return Math.round(performance.now() - this.t0);

@@ -1,12 +1,9 @@
 import { GatewayError } from '@/lib/errors';
-import { noUsage } from '@/lib/billing/cost';
-import { maxCostOf } from '@/lib/billing/cost';
+import { maxCostOf, noUsage } from '@/lib/billing/cost';
 import { formatPico } from '@/lib/billing/money';
-import { inc } from '@/lib/metrics';
-import { authenticate } from '@/lib/auth/principal';
 import { admit } from '@/lib/gateway/admission';
-import { readJsonBody, invalidField, optionalInt, type JsonObject } from '@/lib/gateway/body';
-import { resolveModel, orderChannels, recordChannelResult } from '@/lib/gateway/router';
+import { invalidField, optionalInt, type JsonObject } from '@/lib/gateway/body';
+import { resolveModel, orderChannels } from '@/lib/gateway/router';
 import { callUpstream, readUpstreamBody, discard } from '@/lib/gateway/upstream';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
 import type { RequestContext } from '@/lib/gateway/context';
@@ -35,11 +32,8 @@ function toBase64(vector: number[]): string {
 
 export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const cfg = ctx.cfg;
-  const principal = await authenticate(req.headers);
-  ctx.principal = principal;
-  if (cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
-  const { raw, json: body } = await readJsonBody(req, cfg.limits.max_body_bytes);
-  ctx.modelRequested = typeof body.model === 'string' ? body.model : null;
+  const { raw, json: body } = await ctx.open(req);
+  const principal = ctx.principal!;
   const texts = inputs(body);
   const format = body.encoding_format ?? 'float';
   if (format !== 'float' && format !== 'base64') throw invalidField('encoding_format', '"encoding_format" must be "float" or "base64".');
@@ -54,10 +48,8 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
   // Always ask for floats: we check the dimensions and encode base64 ourselves.
   const payload = JSON.stringify({ ...body, encoding_format: 'float' });
   for (const channel of orderChannels(cfg.channelsByModel.get(model.name) ?? [])) {
-    const started = performance.now();
-    const record: RequestContext['attempts'][number] = { channel: channel.name, model: model.name, ok: false, ms: 0 };
-    ctx.attempts.push(record);
-    inc('gateway_upstream_attempts_total', { channel: channel.name });
+    const tracker = ctx.beginAttempt(channel, model);
+    const record = tracker.record;
     try {
       const res = await callUpstream(channel, '/embeddings', payload, { authorization: `Bearer ${channel.apiKey}` }, req.signal);
       record.status = res.status;
@@ -68,7 +60,7 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
       const text = await readUpstreamBody(res.body, 256 * 1024 * 1024);
       ctx.channel = channel.name;
       if (res.status >= 400) {
-        record.ms = Math.round(performance.now() - started);
+        tracker.finish(true, false);
         ctx.status = res.status;
         ctx.outcome = 'error';
         ctx.errorCode = 'upstream_rejected';
@@ -83,9 +75,7 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
       }
       const promptTokens = typeof parsed.usage?.prompt_tokens === 'number' ? parsed.usage.prompt_tokens : null;
       ctx.settleCost(promptTokens === null ? { ...noUsage(), promptTokens: (await Promise.all(texts.map(countTokens))).reduce((a, b) => a + b, 0), estimated: true } : { ...noUsage(), promptTokens });
-      record.ok = true;
-      record.ms = Math.round(performance.now() - started);
-      recordChannelResult(channel.name, true, cfg);
+      tracker.finish(true);
       ctx.markFirstToken();
       const out = {
         object: 'list',
@@ -98,15 +88,8 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
       sink.end(JSON.stringify(out).replace('"__COST__"', formatPico(ctx.cost)));
       return;
     } catch (err) {
-      if (req.signal.aborted) {
-        ctx.outcome = 'client_closed';
-        ctx.status = 499;
-        return;
-      }
-      record.error = (err as Error).message;
-      record.ms = Math.round(performance.now() - started);
-      recordChannelResult(channel.name, false, cfg);
-      inc('gateway_upstream_failures_total', { channel: channel.name });
+      if (req.signal.aborted) throw ctx.clientGone();
+      tracker.fail((err as Error).message);
       ctx.channel = null;
     }
   }

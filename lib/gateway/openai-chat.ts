@@ -1,13 +1,10 @@
 import type { ChannelInfo, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { formatPico } from '@/lib/billing/money';
-import { noUsage, type Usage } from '@/lib/billing/cost';
-import { maxCostOf } from '@/lib/billing/cost';
-import { inc } from '@/lib/metrics';
+import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { admit, expireLeases } from '@/lib/gateway/admission';
-import { authenticate } from '@/lib/auth/principal';
-import { readJsonBody, optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
-import { resolveModel, orderChannels, recordChannelResult } from '@/lib/gateway/router';
+import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
+import { resolveModel, orderChannels } from '@/lib/gateway/router';
 import { callUpstream, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
@@ -76,11 +73,8 @@ const exactNumber = (pico: bigint) => formatPico(pico);
 
 export async function chatCompletions(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const cfg = ctx.cfg;
-  const principal = await authenticate(req.headers);
-  ctx.principal = principal;
-  if (cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
-  const { raw, json: body } = await readJsonBody(req, cfg.limits.max_body_bytes);
-  ctx.modelRequested = typeof body.model === 'string' ? body.model : null;
+  const { raw, json: body } = await ctx.open(req);
+  const principal = ctx.principal!;
   validate(body);
   const service = serviceOptions(body);
   delete body.service;
@@ -131,18 +125,8 @@ async function attempt(
   stream: boolean,
   clientWantsUsage: boolean,
 ): Promise<boolean> {
-  const started = performance.now();
-  const record = { channel: channel.name, model: model.name, ok: false, ms: 0 } as RequestContext['attempts'][number];
-  ctx.attempts.push(record);
-  inc('gateway_upstream_attempts_total', { channel: channel.name });
-  const fail = (message: string, status?: number) => {
-    record.error = message;
-    record.status = status;
-    record.ms = Math.round(performance.now() - started);
-    recordChannelResult(channel.name, false, ctx.cfg);
-    inc('gateway_upstream_failures_total', { channel: channel.name });
-    return false;
-  };
+  const tracker = ctx.beginAttempt(channel, model);
+  const record = tracker.record;
   // A client that leaves before the upstream answers cancels the upstream call. Once a stream has
   // begun, the upstream is read on (bounded) so what was generated can be billed.
   const upstreamAbort = new AbortController();
@@ -150,26 +134,25 @@ async function attempt(
   req.signal.addEventListener('abort', cancel, { once: true });
   let res: UpstreamResponse;
   try {
-    if (req.signal.aborted) throw clientGone(ctx);
+    if (req.signal.aborted) throw ctx.clientGone();
     res = await callUpstream(channel, '/chat/completions', payload, { authorization: `Bearer ${channel.apiKey}` }, upstreamAbort.signal);
   } catch (err) {
-    if (req.signal.aborted) throw clientGone(ctx);
-    return fail((err as Error).message);
+    if (req.signal.aborted) throw ctx.clientGone();
+    return tracker.fail((err as Error).message);
   } finally {
     if (stream) req.signal.removeEventListener('abort', cancel);
   }
   record.status = res.status;
   if (res.status === 429 || res.status >= 500) {
     discard(res.body);
-    return fail(`upstream answered ${res.status}`, res.status);
+    return tracker.fail(`upstream answered ${res.status}`, res.status);
   }
   ctx.model = model;
   ctx.channel = channel.name;
   if (res.status >= 400) {
     // The caller's mistake as the upstream sees it: passed through, not retried, not billed.
     const text = await readUpstreamBody(res.body, 1024 * 1024).catch(() => '');
-    record.ms = Math.round(performance.now() - started);
-    recordChannelResult(channel.name, true, ctx.cfg);
+    tracker.finish(true, false);
     ctx.status = res.status;
     ctx.outcome = 'error';
     ctx.errorCode = 'upstream_rejected';
@@ -177,22 +160,21 @@ async function attempt(
     sink.end(text || JSON.stringify({ error: { message: `upstream answered ${res.status}`, type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }));
     return true;
   }
-  const ok = stream ? await relayStream(ctx, req, sink, res, body, clientWantsUsage, record) : await relayJson(ctx, sink, res, body, record);
-  record.ms = Math.round(performance.now() - started);
-  if (!ok && !sink.started && req.signal.aborted) throw clientGone(ctx);
-  record.ok = ok;
-  recordChannelResult(channel.name, ok || sink.started, ctx.cfg);
-  if (!ok && !sink.started) {
-    inc('gateway_upstream_failures_total', { channel: channel.name });
-    ctx.channel = null;
+  let ok: boolean;
+  try {
+    ok = stream ? await relayStream(ctx, req, sink, res, body, clientWantsUsage, record) : await relayJson(ctx, sink, res, body, record);
+  } catch (err) {
+    // Broke off after the first byte: no fallback any more, but the channel is unhealthy.
+    tracker.fail(record.error ?? (err as Error).message);
+    throw err;
   }
-  return ok || sink.started;
-}
-
-function clientGone(ctx: RequestContext): GatewayError {
-  ctx.outcome = 'client_closed';
-  ctx.status = 499;
-  return new GatewayError('invalid_request', 'Client closed the request.', { status: 499 });
+  if (!ok && !sink.started) {
+    if (req.signal.aborted) throw ctx.clientGone();
+    ctx.channel = null;
+    return tracker.fail(record.error ?? 'upstream reply unusable');
+  }
+  tracker.finish(true, ok);
+  return true;
 }
 
 async function relayJson(ctx: RequestContext, sink: ResponseSink, res: UpstreamResponse, body: JsonObject, record: { error?: string }): Promise<boolean> {
