@@ -58,7 +58,7 @@ export function summarise(profile, { from = -Infinity, to = Infinity, top = 30 }
   return { totalUs: total - idle, idleUs: idle, functions: sort(byFn).slice(0, top), packages: sort(byPkg).slice(0, top), app: sort(appInclusive).slice(0, top) };
 }
 
-const APP_FILE = /dist\/server\.mjs|\.next\/server\//;
+const APP_FILE = /dist\/server\.mjs|\.next\/server\/|bench\/\.ab\/server-[^/]*\.mjs/;
 
 function shortFile(file) {
   const i = file.lastIndexOf('node_modules/');

@@ -44,6 +44,8 @@ const { values: opt } = parseArgs({
     server: { type: 'string', default: 'dist/server.mjs' },
     targets: { type: 'string', default: 'direct,floor,lean,next' },
     'in-place': { type: 'boolean', default: false },
+    'profile-connections': { type: 'string', default: '50' },
+    'no-redis': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -74,7 +76,8 @@ function note(msg) {
   process.stderr.write(`[bench ${s}s] ${msg}\n`);
 }
 
-function startChild(name, args, env, extra = {}) {
+function startChild(name, args, env, extra = {}, { duringCleanup = false } = {}) {
+  if (interrupted && !duringCleanup) throw new Error('interrupted');
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], ...extra });
   let output = '';
   let partial = '';
@@ -124,12 +127,17 @@ async function stopAll() {
 }
 
 let interrupted = false;
+/** Set once the benchmark account exists: removed again on every way out. */
+let cleanupAccount;
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => {
     if (interrupted) return;
     interrupted = true;
     note(`${sig}: stopping everything this run started`);
-    stopAll().finally(() => process.exit(130));
+    stopAll()
+      .then(() => cleanupAccount?.())
+      .catch(() => undefined)
+      .finally(() => process.exit(130));
   });
 }
 process.on('exit', () => {
@@ -195,9 +203,9 @@ function reachable(url, timeoutMs = 1000) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function runNode(args, env, timeoutMs = 120_000) {
+function runNode(args, env, timeoutMs = 120_000, duringCleanup = false) {
   return new Promise((resolve, reject) => {
-    const entry = startChild(args.join(' '), args, env);
+    const entry = startChild(args.join(' '), args, env, {}, { duringCleanup });
     const timer = setTimeout(() => entry.child.kill('SIGKILL'), timeoutMs);
     entry.child.once('exit', (code) => {
       clearTimeout(timer);
@@ -473,7 +481,8 @@ async function resolveServices() {
     }
   };
   await pick('DATABASE_URL', 'postgresql://postgres@127.0.0.1:5432/test', 'PostgreSQL');
-  await pick('REDIS_URL', 'redis://127.0.0.1:6379', 'Redis');
+  if (opt['no-redis']) notes.push('Redis: not used (--no-redis): in-process limiter');
+  else await pick('REDIS_URL', 'redis://127.0.0.1:6379', 'Redis');
   return { env, notes };
 }
 
@@ -541,6 +550,26 @@ async function startGateway(mode, gatewayEnv, nodeFlags = []) {
   return { ...entry, url, pid: entry.child.pid };
 }
 
+const BENCH_METRICS_TOKEN = 'bench-metrics-token';
+
+/** A few gauges from the gateway's /metrics (NaN when unavailable). */
+function gatewayGauges(baseUrl) {
+  return new Promise((resolve) => {
+    const none = { logQueue: NaN, limiterFallbacks: NaN };
+    const req = http.get(`${baseUrl}/metrics`, { agent: false, headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        const num = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+        resolve(res.statusCode === 200 ? { logQueue: num('gateway_log_queue_length'), limiterFallbacks: num('gateway_limiter_fallback_total') } : none);
+      });
+    });
+    req.on('error', () => resolve(none));
+    req.setTimeout(2000, () => req.destroy());
+  });
+}
+
 function probeGet(url) {
   return new Promise((resolve) => {
     const req = http.get(url, { agent: false }, (res) => {
@@ -602,14 +631,19 @@ async function main() {
   const upstream = await startUpstream(MODE === 'extra' && opt.streams ? Number(opt['stream-chunk-ms']) : CHUNK_MS);
   const configFile = path.join(work, 'gateway.json');
   writeFileSync(configFile, JSON.stringify(benchConfig(upstream.url), null, 2));
+  const inherited = { ...process.env };
+  if (opt['no-redis']) delete inherited.REDIS_URL;
   const gatewayEnv = {
-    ...process.env,
+    ...inherited,
     ...services,
     GATEWAY_CONFIG: configFile,
     NODE_ENV: 'production',
     LOG_LEVEL: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
     NEXTAUTH_SECRET: process.env.NEXTAUTH_SECRET ?? 'bench-secret-bench-secret-bench-secret',
     SECRETS_KEY: process.env.SECRETS_KEY ?? 'b'.repeat(64),
+    METRICS_TOKEN: BENCH_METRICS_TOKEN,
+    // Extra node flags for the gateway processes only (experiments, e.g. --max-old-space-size=256).
+    ...(process.env.BENCH_GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS } : {}),
     ...(services.DATABASE_URL ? {} : { DATA_DIR: path.join(work, 'data') }),
   };
 
@@ -634,19 +668,23 @@ async function main() {
   const header = [
     `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'cpu'}, ${os.platform()} ${os.release()}`,
     ...notes,
-    `upstream: ${opt['upstream-delay-ms']} ms reply delay; streams of ${CHUNKS} chunks, ${CHUNK_MS} ms apart`,
+    `upstream: ${opt['upstream-delay-ms']} ms reply delay; streams of ${CHUNKS} chunks, ${MODE === 'extra' && opt.streams ? opt['stream-chunk-ms'] : CHUNK_MS} ms apart`,
     `load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}${os.loadavg()[0] > os.cpus().length / 2 ? '  (busy machine: numbers are noisy)' : ''}`,
   ];
 
+  let cleaned = false;
+  cleanupAccount = async () => {
+    if (cleaned || opt['keep-data']) return;
+    cleaned = true;
+    note('removing the benchmark account and its request logs');
+    await runNode(['--import', 'tsx', 'bench/setup-account.ts', '--cleanup', account.userId], gatewayEnv, 60_000, true).catch((err) => note(`cleanup failed: ${err.message}`));
+  };
   try {
     if (MODE === 'table') await runTable({ upstream, gatewayEnv, auth, anthropicAuth, header });
     else if (MODE === 'profile') await runProfile({ gatewayEnv, auth, header });
     else await runExtra({ upstream, gatewayEnv, auth, header });
   } finally {
-    if (!opt['keep-data']) {
-      note('removing the benchmark account and its request logs');
-      await runNode(['--import', 'tsx', 'bench/setup-account.ts', '--cleanup', account.userId], gatewayEnv).catch((err) => note(`cleanup failed: ${err.message}`));
-    }
+    if (!interrupted) await cleanupAccount();
   }
 }
 
@@ -673,6 +711,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   const gatewayWarnings = [];
 
   for (const t of targets) {
+    if (interrupted) return;
     const row = (rows[t.key] = { label: t.label });
     let proc;
     try {
@@ -700,6 +739,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
       row.c1 = await loadTarget(t, { url, headers: t.auth, body: CHAT, connections: 1, seconds: C1_S, cpuPids: [pid] });
       await sleep(300);
       row.c50 = await loadTarget(t, { url, headers: t.auth, body: CHAT, connections: 50, seconds: C50_S, cpuPids: [pid, upstream.pid] });
+      if (t.own) row.gauges = await gatewayGauges(proc.url);
       await sleep(300);
 
       note(`${t.label}: streaming TTFB, ${TTFB_N} sequential streams`);
@@ -769,6 +809,8 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   out.push(`  CPU/RSS: the proxy process (direct: the upstream process itself). TTFB: ${TTFB_N} sequential streams of ${CHUNKS} chunks × ${CHUNK_MS} ms at c=1.`);
   const upCpu = targets.filter((t) => rows[t.key].c50).map((t) => `${t.key} ${fmt.us(rows[t.key].c50.cpuPerReq[1])}`);
   out.push(`  upstream CPU µs/req during the c=50 runs: ${upCpu.join(', ')}`);
+  const queues = targets.filter((t) => rows[t.key].gauges).map((t) => `${t.key} ${rows[t.key].gauges.logQueue} rows queued, ${rows[t.key].gauges.limiterFallbacks} limiter calls answered in-process`);
+  if (queues.length) out.push(`  gateway /metrics right after the c=50 run: ${queues.join('; ')}`);
   out.push('');
   const eh = ['lean /v1 path, c=50', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req'];
   const erows = [
@@ -843,7 +885,11 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
       await sleep(500);
       const before = rssMb(gw.pid);
       const samples = [];
-      const sampler = setInterval(() => samples.push(rssMb(gw.pid)), 1000);
+      const queues = [];
+      const sampler = setInterval(() => {
+        samples.push(rssMb(gw.pid));
+        void gatewayGauges(gw.url).then((g) => queues.push(g.logQueue));
+      }, 1000);
       const r = recordRun('soak', await load({ url, headers: auth, body: CHAT, connections: 50, amount: n, cpuPids: [gw.pid] }));
       clearInterval(sampler);
       await sleep(2000); // let the request-log writer drain
@@ -854,6 +900,7 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
         `soak: ${r.requests.toLocaleString('en-US')} requests in ${r.wall.toFixed(1)} s (${fmt.rps(r.rps)} req/s), p50 ${fmt.ms(r.p50)} ms, p99 ${fmt.ms(r.p99)} ms, CPU ${fmt.us(r.cpuPerReq[0])} µs/req`,
         `  RSS ${fmt.mb(before)} MB → ${fmt.mb(after)} MB (peak ${fmt.mb(peak)} MB): growth ${fmt.pct(growth * 100)}  ${growth < 0.1 ? 'PASS' : 'FAIL'} (target < 10%)`,
         `  RSS every ~10 s: ${samples.filter((_, i) => i % 10 === 0).map(fmt.mb).join(' ')} MB`,
+        `  request-log queue (rows waiting for the database) every ~10 s: ${queues.filter((_, i) => i % 10 === 0).join(' ')}`,
         '',
       );
       if (!(growth < 0.1)) targetsMissed++;
@@ -898,8 +945,9 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
-/** --profile lean|next: c=50 load under `node --cpu-prof`; top self time inside the load window. */
+/** --profile lean|next: c=50 (--profile-connections) load under `node --cpu-prof`; top self time inside the load window. */
 async function runProfile({ gatewayEnv, auth, header }) {
+  const PC = Number(opt['profile-connections']);
   const dir = path.join(ROOT, 'bench/profiles', new Date().toISOString().replace(/[:.]/g, '-'));
   mkdirSync(dir, { recursive: true });
   const mode = opt.profile;
@@ -912,10 +960,10 @@ async function runProfile({ gatewayEnv, auth, header }) {
     const url = gw.url + '/v1/chat/completions';
     const problem = await probe(url, auth, CHAT, isChat);
     if (problem) throw new Error(`gateway probe failed: ${problem}`);
-    note(`warm-up ${WARM_S} s, then c=50 for ${C50_S} s`);
+    note(`warm-up ${WARM_S} s, then c=${PC} for ${C50_S} s`);
     await load({ url, headers: auth, body: CHAT, connections: 50, seconds: WARM_S });
     from = Number(process.hrtime.bigint() / 1000n);
-    r = recordRun('profile c=50', await load({ url, headers: auth, body: CHAT, connections: 50, seconds: C50_S, cpuPids: [gw.pid] }));
+    r = recordRun(`profile c=${PC}`, await load({ url, headers: auth, body: CHAT, connections: PC, seconds: C50_S, cpuPids: [gw.pid] }));
     to = Number(process.hrtime.bigint() / 1000n);
   } finally {
     note('stopping gateway (writes the profile)');
@@ -925,7 +973,7 @@ async function runProfile({ gatewayEnv, auth, header }) {
   if (files.length === 0) throw new Error(`no .cpuprofile written in ${dir} (did the gateway exit cleanly?)`);
   const { summarise, formatSummary } = await import('./profile-summary.mjs');
   const out = ['', `Gateway CPU profile (${mode}) — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`), ''];
-  out.push(`c=50 for ${C50_S} s: ${fmt.rps(r.rps)} req/s, p50 ${fmt.ms(r.p50)} ms, p99 ${fmt.ms(r.p99)} ms, CPU ${fmt.us(r.cpuPerReq[0])} µs/req (all processes of the tree)`);
+  out.push(`c=${PC} for ${C50_S} s: ${fmt.rps(r.rps)} req/s, p50 ${fmt.ms(r.p50)} ms, p99 ${fmt.ms(r.p99)} ms, CPU ${fmt.us(r.cpuPerReq[0])} µs/req (all processes of the tree)`);
   for (const f of files) {
     const s = summarise(JSON.parse(readFileSync(path.join(dir, f), 'utf8')), { from, to, top: 40 });
     if (s.totalUs < 1000) continue;
@@ -942,9 +990,13 @@ let buildDir = ROOT;
 try {
   await main();
 } catch (err) {
-  process.stderr.write(`\nbench: ${err instanceof Error ? err.message : String(err)}\n`);
-  exitCode = 1;
+  if (!interrupted) {
+    process.stderr.write(`\nbench: ${err instanceof Error ? err.message : String(err)}\n`);
+    exitCode = 1;
+  }
 }
+// After a signal the handler stops everything, removes the account and exits (130).
+if (interrupted) await new Promise(() => {});
 await stopAll();
 if (failures.length) {
   process.stdout.write(`\nFAILED RUNS (errors or non-2xx responses):\n${failures.map((f) => `  - ${f}`).join('\n')}\n`);
