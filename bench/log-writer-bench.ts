@@ -1,6 +1,7 @@
 // CPU cost of the request-log write-behind (lib/billing/writer.ts), which runs in the gateway
-// process: per logged request by batch size, the longest event-loop stall it causes, and where it
-// goes (one Prisma statement at a time, and a single raw INSERT … SELECT FROM unnest for scale).
+// process: per logged request by batch size (the per-batch transaction overhead shows at small
+// sizes), the longest event-loop stall it causes, and for scale the same rows through Prisma's
+// createMany versus one raw INSERT … SELECT FROM unnest.
 // Usage: node --import tsx bench/log-writer-bench.ts [records per batch size, default 2000]
 // (DATABASE_URL as for the gateway; the account it creates is deleted at the end.)
 import { randomBytes } from 'node:crypto';
@@ -106,17 +107,17 @@ try {
     console.log(`  ${name.padEnd(58)} ${((c.user + c.system) / ROUNDS / B).toFixed(0).padStart(6)} µs/row`);
   };
   console.log(`\nper statement, ${B} rows per call (CPU of this process per row):`);
-  await time('requestLog.createMany (as the writer calls it)', () => db.requestLog.createMany({ skipDuplicates: true, data: Array.from({ length: B }, row) }));
-  await time('requestLog.createMany without the attempts JSON', () => db.requestLog.createMany({ skipDuplicates: true, data: Array.from({ length: B }, () => ({ ...row(), attempts: undefined })) }));
-  await time('ledgerEntry.findMany (reference in …)', () =>
+  await time('Prisma requestLog.createMany', () => db.requestLog.createMany({ skipDuplicates: true, data: Array.from({ length: B }, row) }));
+  await time('Prisma requestLog.createMany without the attempts JSON', () => db.requestLog.createMany({ skipDuplicates: true, data: Array.from({ length: B }, () => ({ ...row(), attempts: undefined })) }));
+  await time('Prisma ledgerEntry.findMany (reference in …)', () =>
     db.ledgerEntry.findMany({ where: { kind: 'usage', reference: { in: Array.from({ length: B }, () => randomBytes(8).toString('hex')) } }, select: { reference: true } }),
   );
-  await time('ledgerEntry.createMany', () =>
+  await time('Prisma ledgerEntry.createMany', () =>
     db.ledgerEntry.createMany({
       data: Array.from({ length: B }, () => ({ userId: user.id, kind: 'usage' as const, amountUsd: new Prisma.Decimal('-0.000006'), balanceAfterUsd: new Prisma.Decimal('10'), reference: randomBytes(8).toString('hex'), createdAt: new Date() })),
     }),
   );
-  await time('user.update (balance decrement, once per batch)', () => db.user.update({ where: { id: user.id }, data: { balanceUsd: { decrement: new Prisma.Decimal('0.0003') } }, select: { balanceUsd: true } }));
+  await time('Prisma user.update (balance decrement, once per batch)', () => db.user.update({ where: { id: user.id }, data: { balanceUsd: { decrement: new Prisma.Decimal('0.0003') } }, select: { balanceUsd: true } }));
   const cols = ['id', 'createdAt', 'userId', 'endpoint', 'modelRequested', 'modelServed', 'channel', 'attempts', 'status', 'outcome', 'stream', 'promptTokens', 'completionTokens', 'costUsd', 'costCny', 'cnyRate', 'latencyMs', 'firstTokenMs'];
   const types = ['text', 'timestamp', 'uuid', 'text', 'text', 'text', 'text', 'jsonb', 'int', 'text', 'bool', 'int', 'int', 'numeric', 'numeric', 'numeric', 'int', 'int'];
   const sql = `INSERT INTO "RequestLog" (${cols.map((c) => `"${c}"`).join(', ')}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT (id) DO NOTHING`;

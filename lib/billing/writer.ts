@@ -54,7 +54,7 @@ export function enqueueLog(record: LogRecord): void {
   q.items.push(record);
   // A full batch is written at once, unless a flush is running (it takes the new rows too) or a
   // failed one is backing off (its retry timer takes them).
-  if (q.items.length >= MAX_BATCH && !q.flushing && q.failures === 0) void flushLogs();
+  if (q.items.length >= MAX_BATCH && !q.flushing && q.failures === 0) void flushLogs(false);
   else schedule(env.LOG_FLUSH_MS);
 }
 
@@ -63,7 +63,7 @@ function schedule(ms: number): void {
   if (q.timer) return;
   q.timer = setTimeout(() => {
     q.timer = undefined;
-    void flushLogs();
+    void flushLogs(false);
   }, ms);
   q.timer.unref();
 }
@@ -79,8 +79,12 @@ export function queuedLogCount(): number {
   return queue().items.length;
 }
 
-/** Writes everything queued; concurrent callers share one flush. */
-export async function flushLogs(): Promise<void> {
+/**
+ * Writes queued rows; concurrent callers share one flush. A timer tick writes one batch and leaves a
+ * partial remainder for the next tick (tiny back-to-back batches cost far more per row);
+ * `drain` (shutdown, tests) writes everything.
+ */
+export async function flushLogs(drain = true): Promise<void> {
   const q = queue();
   // One flush at a time: a caller that finds one running waits for it, then writes whatever is
   // left (rows that arrived meanwhile, or a batch that failed). Two flushes at once would write
@@ -97,6 +101,10 @@ export async function flushLogs(): Promise<void> {
         inc('gateway_log_rows_written_total', {}, batch.length);
         const due = duePromotionChecks(charged);
         if (due.length) await promoteByMonthlySpend(due).catch((err) => log('warn', 'tier promotion failed', errorFields(err)));
+        if (!drain && q.items.length > 0 && q.items.length < MAX_BATCH) {
+          schedule(env.LOG_FLUSH_MS);
+          return;
+        }
       } catch (err) {
         q.failures++;
         inc('gateway_log_write_failures_total');

@@ -131,8 +131,9 @@ export async function admit(
   const key = balanceKey(principal.userId);
   const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve } };
   let result = await limiter.admit(input);
-  if (!result.ok && result.reason === 'balance_unknown') {
-    // First request of this account since start-up (or since Redis lost it): one database read.
+  // First request of this account since start-up (or since Redis lost it): one database read.
+  // The limiter may switch backends in between, so try twice before calling it unavailable.
+  for (let tries = 0; tries < 2 && !result.ok && result.reason === 'balance_unknown'; tries++) {
     await limiter.initBalance(key, await loadBalance(principal.userId));
     result = await limiter.admit(input);
   }
@@ -148,7 +149,10 @@ export async function admit(
         headers,
       });
     }
-    const available = result.reason === 'balance' ? result.available : 0n;
+    if (result.reason === 'balance_unknown') {
+      throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 1000 });
+    }
+    const available = result.available;
     throw new GatewayError(
       'insufficient_balance',
       `Insufficient balance: this request may cost up to $${formatMoney(reserve, 6)} and the balance available is $${formatMoney(available, 6)}. Recharge in the dashboard.`,

@@ -195,7 +195,8 @@ async function relayJson(ctx: RequestContext, sink: ResponseSink, res: UpstreamR
   if (!parsed.usage) parsed.usage = { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens };
   parsed.service = { channel: ctx.channel, latency_ms: ctx.elapsedMs(), cost_usd: '__COST__' };
   const text = JSON.stringify(parsed).replace('"__COST__"', exactNumber(ctx.cost));
-  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  // A known length lets node send the reply in one write instead of chunked framing.
+  sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
   sink.end(text);
   return true;
 }

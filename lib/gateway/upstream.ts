@@ -15,7 +15,9 @@ function agentFor(channel: ChannelInfo): Agent {
       connect: { timeout: channel.timeouts.connectMs },
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 120_000,
-      connections: 256,
+      // No per-channel cap: the limiter already bounds concurrency, and a cap would make request
+      // N+1 wait for a whole long stream to end.
+      connections: null,
       pipelining: 1,
     });
     agents.set(key, agent);

@@ -47,7 +47,8 @@ export function handleWebRequest(request: Request): Promise<Response> {
     },
     start(status, h) {
       started = true;
-      const { trailer: _trailer, ...rest } = h;
+      // The Web Response frames its own body: no trailers, no precomputed length.
+      const { trailer: _trailer, 'content-length': _length, ...rest } = h;
       resolveResponse(new Response(status === 204 ? null : stream, { status, headers: rest }));
     },
     async write(chunk) {
