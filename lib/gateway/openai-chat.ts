@@ -5,7 +5,7 @@ import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { admit, expireLeases } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels } from '@/lib/gateway/router';
-import { callUpstream, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { callForClient, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
 import type { RequestContext } from '@/lib/gateway/context';
@@ -127,20 +127,14 @@ async function attempt(
 ): Promise<boolean> {
   const tracker = ctx.beginAttempt(channel, model);
   const record = tracker.record;
-  // A client that leaves before the upstream answers cancels the upstream call. Once a stream has
-  // begun, the upstream is read on (bounded) so what was generated can be billed.
-  const upstreamAbort = new AbortController();
-  const cancel = () => upstreamAbort.abort();
-  req.signal.addEventListener('abort', cancel, { once: true });
+  // A stream is read on (bounded) after the client leaves, so what was generated can be billed.
   let res: UpstreamResponse;
   try {
     if (req.signal.aborted) throw ctx.clientGone();
-    res = await callUpstream(channel, '/chat/completions', payload, { authorization: `Bearer ${channel.apiKey}` }, upstreamAbort.signal);
+    res = await callForClient(channel, '/chat/completions', payload, { authorization: `Bearer ${channel.apiKey}` }, req.signal, stream);
   } catch (err) {
     if (req.signal.aborted) throw ctx.clientGone();
     return tracker.fail((err as Error).message);
-  } finally {
-    if (stream) req.signal.removeEventListener('abort', cancel);
   }
   record.status = res.status;
   if (res.status === 429 || res.status >= 500) {

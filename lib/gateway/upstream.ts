@@ -74,6 +74,29 @@ export function classify(err: unknown): UpstreamFailure | Error {
 }
 
 /** Reads a whole upstream body, refusing beyond maxBytes (a runaway reply must not exhaust memory). */
+/**
+ * Calls the upstream on behalf of a client: the client leaving before the upstream answers cancels
+ * the call. With `detachOnHeaders` the link is cut once headers arrive, so a reply can still be read
+ * (for billing) after the client has gone; otherwise the client's departure also cancels the body.
+ */
+export async function callForClient(
+  channel: ChannelInfo,
+  path: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+  clientSignal: AbortSignal,
+  detachOnHeaders: boolean,
+): Promise<UpstreamResponse> {
+  const upstream = new AbortController();
+  const cancel = () => upstream.abort();
+  clientSignal.addEventListener('abort', cancel, { once: true });
+  try {
+    return await callUpstream(channel, path, body, headers, upstream.signal);
+  } finally {
+    if (detachOnHeaders) clientSignal.removeEventListener('abort', cancel);
+  }
+}
+
 export async function readUpstreamBody(body: UpstreamResponse['body'], maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
