@@ -56,7 +56,9 @@ function stats(samples: number[]): Stats {
 }
 
 async function run(limiter: Limiter, w: Workload, iterations: number): Promise<{ admit: number[]; release: number[] }> {
-  await limiter.initBalance(w.balanceKey, 10n ** 18n);
+  if (!(await limiter.admit({ rules: [], leaseId: 'probe', leaseTtlMs: 1, reserve: { key: w.balanceKey, amount: 0n } })).ok) {
+    await limiter.initBalance(w.balanceKey, 10n ** 18n);
+  }
   const admitMs: number[] = [];
   const releaseMs: number[] = [];
   for (let i = 0; i < iterations; i++) {
@@ -84,12 +86,29 @@ async function run(limiter: Limiter, w: Workload, iterations: number): Promise<{
   return { admit: admitMs, release: releaseMs };
 }
 
+/** CPU seconds the Redis server has used (INFO cpu: main thread and children, user + system). */
+async function redisCpuSeconds(): Promise<number> {
+  const client = new Redis(REDIS_URL);
+  try {
+    const info = await client.info('cpu');
+    const field = (name: string) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info)?.[1] ?? 0);
+    return field('used_cpu_user') + field('used_cpu_sys');
+  } finally {
+    client.disconnect();
+  }
+}
+
 async function bench(name: string, limiter: Limiter): Promise<void> {
   const prefix = `bench:limiter:${randomUUID()}:`;
   await run(limiter, workload(`${prefix}warmup:`), WARMUP);
+  const cpu0 = name === 'memory' ? 0 : await redisCpuSeconds();
   const started = performance.now();
   const { admit, release } = await run(limiter, workload(prefix), N);
   const seconds = (performance.now() - started) / 1000;
+  if (name !== 'memory') {
+    const us = ((await redisCpuSeconds()) - cpu0) * 1e6 / N;
+    console.log(`${name.padEnd(18)} Redis server CPU per admit+release pair: ${us.toFixed(1)} µs (sequential, so mostly per-call overhead)`);
+  }
   for (const [op, samples] of [['admit', admit], ['release', release]] as const) {
     const s = stats(samples);
     console.log(
@@ -97,6 +116,21 @@ async function bench(name: string, limiter: Limiter): Promise<void> {
     );
   }
   console.log(`${name.padEnd(18)} ${N} admit+release pairs in ${seconds.toFixed(2)} s (${Math.round(N / seconds)} pairs/s)`);
+}
+
+/** 50 workers at once through the failover limiter (auto-pipelined, as in the gateway at c=50). */
+async function benchConcurrent(limiter: Limiter, workers = 50): Promise<void> {
+  const prefix = `bench:limiter:${randomUUID()}:`;
+  const w = workload(prefix);
+  const per = Math.ceil(N / workers);
+  await limiter.initBalance(w.balanceKey, 10n ** 18n);
+  const cpu0 = await redisCpuSeconds();
+  const started = performance.now();
+  await Promise.all(Array.from({ length: workers }, () => run(limiter, w, per)));
+  const seconds = (performance.now() - started) / 1000;
+  const pairs = per * workers;
+  const us = ((await redisCpuSeconds()) - cpu0) * 1e6 / pairs;
+  console.log(`failover, ${workers} concurrent: ${pairs} pairs in ${seconds.toFixed(2)} s (${Math.round(pairs / seconds)} pairs/s), Redis server CPU ${us.toFixed(1)} µs per pair`);
 }
 
 async function deleteKeys(pattern: string): Promise<void> {
@@ -121,6 +155,7 @@ async function main(): Promise<void> {
   try {
     await bench('redis', redis);
     await bench('failover(redis)', failover);
+    await benchConcurrent(failover);
     if (failover.usingFallback) console.log(`note: failover used the fallback ${failover.fallbackCount} times`);
     await bench('memory', memory);
   } finally {

@@ -255,6 +255,26 @@ function cpuMicros(pid) {
   return (ticks * 1e6) / CLK_TCK;
 }
 
+/** The local server process with this command name whose parent is not one too (PostgreSQL's postmaster), or null. */
+function serverPid(comm) {
+  const read = (pid, file) => {
+    try {
+      return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d) || read(d, 'comm').trim() !== comm) continue;
+    const stat = read(d, 'stat');
+    const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+    if (read(ppid, 'comm').trim() !== comm) return Number(d);
+  }
+  return null;
+}
+// CPU of the shared services during the c=50 runs (they share this machine's cores with the proxy).
+const SERVICE_PIDS = { redis: serverPid('redis-server'), postgres: serverPid('postgres') };
+
 /** VmRSS of the process tree, in MB. */
 function rssMb(pid) {
   let kb = 0;
@@ -738,7 +758,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
       row.rssBefore = rssMb(pid);
       row.c1 = await loadTarget(t, { url, headers: t.auth, body: CHAT, connections: 1, seconds: C1_S, cpuPids: [pid] });
       await sleep(300);
-      row.c50 = await loadTarget(t, { url, headers: t.auth, body: CHAT, connections: 50, seconds: C50_S, cpuPids: [pid, upstream.pid] });
+      row.c50 = await loadTarget(t, { url, headers: t.auth, body: CHAT, connections: 50, seconds: C50_S, cpuPids: [pid, upstream.pid, SERVICE_PIDS.redis ?? 0, SERVICE_PIDS.postgres ?? 0] });
       if (t.own) row.gauges = await gatewayGauges(proc.url);
       await sleep(300);
 
@@ -809,6 +829,10 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   out.push(`  CPU/RSS: the proxy process (direct: the upstream process itself). TTFB: ${TTFB_N} sequential streams of ${CHUNKS} chunks × ${CHUNK_MS} ms at c=1.`);
   const upCpu = targets.filter((t) => rows[t.key].c50).map((t) => `${t.key} ${fmt.us(rows[t.key].c50.cpuPerReq[1])}`);
   out.push(`  upstream CPU µs/req during the c=50 runs: ${upCpu.join(', ')}`);
+  const svc = (i, name) =>
+    targets.filter((t) => rows[t.key].c50 && Number.isFinite(rows[t.key].c50.cpuPerReq[i])).map((t) => `${t.key} ${fmt.us(rows[t.key].c50.cpuPerReq[i])}`);
+  if (SERVICE_PIDS.redis) out.push(`  local Redis CPU µs/req during the c=50 runs: ${svc(2).join(', ')}`);
+  if (SERVICE_PIDS.postgres) out.push(`  local PostgreSQL CPU µs/req (all backends) during the c=50 runs: ${svc(3).join(', ')}`);
   const queues = targets.filter((t) => rows[t.key].gauges).map((t) => `${t.key} ${rows[t.key].gauges.logQueue} rows queued, ${rows[t.key].gauges.limiterFallbacks} limiter calls answered in-process`);
   if (queues.length) out.push(`  gateway /metrics right after the c=50 run: ${queues.join('; ')}`);
   out.push('');

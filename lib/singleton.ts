@@ -2,8 +2,11 @@
 // Process-wide state (database, limiter, caches, log queue) must be shared, so it lives on globalThis.
 const store = globalThis as unknown as Record<symbol, unknown>;
 
+const keys = new Map<string, symbol>();
+
 export function singleton<T>(name: string, create: () => T): T {
-  const key = Symbol.for(`model-gateway.${name}`);
+  let key = keys.get(name);
+  if (key === undefined) keys.set(name, (key = Symbol.for(`model-gateway.${name}`)));
   if (!(key in store)) store[key] = create();
   return store[key] as T;
 }

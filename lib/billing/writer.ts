@@ -1,6 +1,6 @@
 import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
-import { formatPico, usdToPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/billing/money';
 import { log, errorFields } from '@/lib/log';
 import { inc } from '@/lib/metrics';
 import { singleton } from '@/lib/singleton';
@@ -122,84 +122,71 @@ export async function flushLogs(drain = true): Promise<void> {
   }
 }
 
-// The batch is written with set-based SQL (unnest of column arrays): a handful of statements per
-// batch whatever its size, and no per-row ORM query building, which dominated the CPU profile.
-const INSERT_LOGS = `INSERT INTO "RequestLog" ("id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason")
-SELECT * FROM unnest($1::text[], $2::timestamp[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::int[], $11::text[], $12::bool[], $13::int[], $14::int[], $15::int[], $16::int[], $17::bool[], $18::numeric[], $19::numeric[], $20::numeric[], $21::int[], $22::int[], $23::text[], $24::text[])
-ON CONFLICT ("id") DO NOTHING RETURNING "id"`;
+// A batch is ONE statement: the rows travel as one JSON document (serialised natively, parsed by
+// PostgreSQL in C), and data-modifying CTEs insert the logs, debit each account once and append one
+// usage ledger entry per charged request, atomically. Only rows inserted now are charged, so a batch
+// retried after an ambiguous failure charges once. Each ledger entry's balance-after walks back
+// from the committed balance in (createdAt, id) order.
+const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason"`;
+const WRITE_BATCH = `WITH input AS (
+  SELECT * FROM json_populate_recordset(NULL::"RequestLog", $1::json)
+), ins AS (
+  INSERT INTO "RequestLog" (${COLUMNS}) SELECT ${COLUMNS} FROM input
+  ON CONFLICT ("id") DO NOTHING
+  RETURNING "id", "userId", "costUsd", "createdAt"
+), charged AS (
+  SELECT * FROM ins WHERE "costUsd" > 0
+), totals AS (
+  SELECT "userId", sum("costUsd") AS total FROM charged GROUP BY "userId"
+), debited AS (
+  UPDATE "User" AS u SET "balanceUsd" = u."balanceUsd" - t.total, "updatedAt" = now()
+  FROM totals t WHERE u."id" = t."userId"
+  RETURNING u."id", u."balanceUsd" AS balance
+), ledger AS (
+  INSERT INTO "LedgerEntry" ("userId","kind","amountUsd","balanceAfterUsd","reference","createdAt")
+  SELECT c."userId", 'usage'::"LedgerKind", -c."costUsd",
+         d.balance + COALESCE(sum(c."costUsd") OVER (PARTITION BY c."userId" ORDER BY c."createdAt", c."id" ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0),
+         c."id", c."createdAt"
+  FROM charged c JOIN debited d ON d."id" = c."userId"
+  ORDER BY c."createdAt", c."id"
+  RETURNING "userId"
+)
+SELECT DISTINCT "userId"::text AS id FROM ledger`;
 
-const DEBIT_USERS = `UPDATE "User" AS u SET "balanceUsd" = u."balanceUsd" - d.total, "updatedAt" = now()
-FROM unnest($1::uuid[], $2::numeric[]) AS d(id, total) WHERE u."id" = d.id RETURNING u."id", u."balanceUsd"::text AS balance`;
+function toRow(r: LogRecord) {
+  return {
+    id: r.id,
+    createdAt: r.createdAt.toISOString(),
+    userId: r.userId,
+    apiKeyId: r.apiKeyId,
+    endpoint: r.endpoint,
+    modelRequested: r.modelRequested,
+    modelServed: r.modelServed,
+    channel: r.channel,
+    attempts: r.attempts,
+    status: r.status,
+    outcome: r.outcome,
+    stream: r.stream,
+    promptTokens: r.promptTokens,
+    completionTokens: r.completionTokens,
+    cacheReadTokens: r.cacheReadTokens,
+    cacheWriteTokens: r.cacheWriteTokens,
+    tokensEstimated: r.tokensEstimated,
+    costUsd: formatPico(r.costPico),
+    costCny: formatPico(r.costCnyPico),
+    cnyRate: r.cnyRate,
+    latencyMs: r.latencyMs,
+    firstTokenMs: r.firstTokenMs,
+    errorCode: r.errorCode,
+    routeReason: r.routeReason,
+  };
+}
 
-const INSERT_LEDGER = `INSERT INTO "LedgerEntry" ("userId","kind","amountUsd","balanceAfterUsd","reference","createdAt")
-SELECT u, 'usage'::"LedgerKind", a, b, r, c FROM unnest($1::uuid[], $2::numeric[], $3::numeric[], $4::text[], $5::timestamp[]) AS t(u, a, b, r, c)`;
-
-const column = <T>(rows: LogRecord[], pick: (r: LogRecord) => T): T[] => rows.map(pick);
-
+/** Writes one batch; answers the accounts charged by it. */
 async function writeBatch(batch: LogRecord[]): Promise<string[]> {
   const db = await getDb();
-  return db.$transaction(async (tx) => {
-    // Only rows inserted now are charged, so a batch retried after an ambiguous failure charges once.
-    const inserted = await tx.$queryRawUnsafe<{ id: string }[]>(
-      INSERT_LOGS,
-      column(batch, (r) => r.id),
-      column(batch, (r) => r.createdAt.toISOString()),
-      column(batch, (r) => r.userId),
-      column(batch, (r) => r.apiKeyId),
-      column(batch, (r) => r.endpoint),
-      column(batch, (r) => r.modelRequested),
-      column(batch, (r) => r.modelServed),
-      column(batch, (r) => r.channel),
-      column(batch, (r) => JSON.stringify(r.attempts)),
-      column(batch, (r) => r.status),
-      column(batch, (r) => r.outcome),
-      column(batch, (r) => r.stream),
-      column(batch, (r) => r.promptTokens),
-      column(batch, (r) => r.completionTokens),
-      column(batch, (r) => r.cacheReadTokens),
-      column(batch, (r) => r.cacheWriteTokens),
-      column(batch, (r) => r.tokensEstimated),
-      column(batch, (r) => formatPico(r.costPico)),
-      column(batch, (r) => formatPico(r.costCnyPico)),
-      column(batch, (r) => r.cnyRate),
-      column(batch, (r) => r.latencyMs),
-      column(batch, (r) => r.firstTokenMs),
-      column(batch, (r) => r.errorCode),
-      column(batch, (r) => r.routeReason),
-    );
-    const fresh = new Set(inserted.map((r) => r.id));
-    const byUser = new Map<string, LogRecord[]>();
-    for (const r of batch) {
-      if (r.costPico <= 0n || !fresh.has(r.id)) continue;
-      const list = byUser.get(r.userId);
-      if (list) list.push(r);
-      else byUser.set(r.userId, [r]);
-    }
-    if (byUser.size === 0) return [];
-    const users = [...byUser.keys()];
-    const totals = users.map((u) => formatPico(byUser.get(u)!.reduce((sum, r) => sum + r.costPico, 0n)));
-    const balances = await tx.$queryRawUnsafe<{ id: string; balance: string }[]>(DEBIT_USERS, users, totals);
-    const ledger = { user: [] as string[], amount: [] as string[], after: [] as string[], reference: [] as string[], at: [] as string[] };
-    for (const { id, balance } of balances) {
-      // Balance after each entry, walking back from the committed balance.
-      let after = usdToPico(balance);
-      const records = byUser.get(id)!;
-      const afters: bigint[] = [];
-      for (let i = records.length - 1; i >= 0; i--) {
-        afters[i] = after;
-        after += records[i].costPico;
-      }
-      records.forEach((r, i) => {
-        ledger.user.push(id);
-        ledger.amount.push(formatPico(-r.costPico));
-        ledger.after.push(formatPico(afters[i]));
-        ledger.reference.push(r.id);
-        ledger.at.push(r.createdAt.toISOString());
-      });
-    }
-    await tx.$executeRawUnsafe(INSERT_LEDGER, ledger.user, ledger.amount, ledger.after, ledger.reference, ledger.at);
-    return users;
-  });
+  const charged = await db.$queryRawUnsafe<{ id: string }[]>(WRITE_BATCH, JSON.stringify(batch.map(toRow)));
+  return charged.map((r) => r.id);
 }
 
 // Promotion sums an account's month of usage: checked at most once a minute per account.

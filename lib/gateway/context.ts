@@ -55,8 +55,13 @@ export class AttemptTracker {
 }
 
 /** Everything one request accumulates on its way through the pipeline, and its ending. */
+// Request ids: a random per-process prefix (64 bits) and a counter; unique across instances and
+// restarts without spending a CSPRNG call per request. They are identifiers, not secrets.
+const ID_PREFIX = randomBytes(8).toString('hex');
+let idSeq = 0;
+
 export class RequestContext {
-  readonly requestId = `req_${randomBytes(12).toString('hex')}`;
+  readonly requestId = `req_${ID_PREFIX}${(idSeq++).toString(36).padStart(8, '0')}`;
   readonly startedAt = Date.now();
   private readonly t0 = performance.now();
   principal?: Principal;

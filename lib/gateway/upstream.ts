@@ -87,13 +87,15 @@ export async function callForClient(
   clientSignal: AbortSignal,
   detachOnHeaders: boolean,
 ): Promise<UpstreamResponse> {
+  // Without detaching, the client's own signal cancels both the call and the body.
+  if (!detachOnHeaders) return callUpstream(channel, path, body, headers, clientSignal);
   const upstream = new AbortController();
   const cancel = () => upstream.abort();
   clientSignal.addEventListener('abort', cancel, { once: true });
   try {
     return await callUpstream(channel, path, body, headers, upstream.signal);
   } finally {
-    if (detachOnHeaders) clientSignal.removeEventListener('abort', cancel);
+    clientSignal.removeEventListener('abort', cancel);
   }
 }
 

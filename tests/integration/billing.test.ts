@@ -361,12 +361,12 @@ describe('log writer (in process, real PostgreSQL)', () => {
       errorCode: null,
       routeReason: null,
     });
-    // Count overlapping batch transactions, each slowed down so that callers pile up.
-    const client = db as unknown as { $transaction: (...args: unknown[]) => Promise<unknown> };
-    const original = client.$transaction;
+    // Count overlapping batch writes (one statement each), each slowed down so that callers pile up.
+    const client = db as unknown as { $queryRawUnsafe: (...args: unknown[]) => Promise<unknown> };
+    const original = client.$queryRawUnsafe;
     let active = 0;
     let maxActive = 0;
-    client.$transaction = async (...args: unknown[]) => {
+    client.$queryRawUnsafe = async (...args: unknown[]) => {
       maxActive = Math.max(maxActive, ++active);
       try {
         await new Promise((r) => setTimeout(r, 100));
@@ -390,7 +390,7 @@ describe('log writer (in process, real PostgreSQL)', () => {
       await new Promise((r) => setTimeout(r, 200));
       await writer.flushLogs();
     } finally {
-      client.$transaction = original;
+      client.$queryRawUnsafe = original;
     }
     const ids = Array.from({ length: 12 }, (_, i) => rec(i).id);
     expect(writer.queuedLogCount()).toBe(0);
