@@ -6,7 +6,7 @@ import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
 import { handleNodeRequest, pendingGatewayRequests } from '@/lib/gateway/node-adapter';
-import { flushLogs } from '@/lib/billing/writer';
+import { closeLogWriter, flushLogs } from '@/lib/billing/writer';
 import { flushKeyUsage } from '@/lib/auth/principal';
 import { healthz, metrics, readyz, type OpsResponse } from '@/lib/ops';
 import { log, errorFields } from '@/lib/log';
@@ -64,6 +64,7 @@ async function main(): Promise<void> {
     while (pendingGatewayRequests() > 0 && Date.now() < cutOff) await new Promise((r) => setTimeout(r, 20));
     await flushLogs();
     await flushKeyUsage();
+    await closeLogWriter();
     log('info', 'stopped', { unfinished: inFlight });
     process.exit(0);
   };

@@ -3,7 +3,8 @@ import { env } from '@/lib/env';
 import { formatPico } from '@/lib/billing/money';
 import { log, errorFields } from '@/lib/log';
 import { inc } from '@/lib/metrics';
-import { singleton } from '@/lib/singleton';
+import { resetSingleton, singleton } from '@/lib/singleton';
+import pg from 'pg';
 import { promoteByMonthlySpend } from '@/lib/billing/promotion';
 
 // Write-behind queue for request logs and their usage charges. One transaction per batch writes
@@ -46,6 +47,8 @@ interface Queue {
   failures: number;
 }
 
+const { Pool } = pg;
+type Pool = InstanceType<typeof Pool>;
 const MAX_BATCH = 1000;
 const queue = (): Queue => singleton('log-queue', () => ({ items: [], failures: 0 }));
 
@@ -182,11 +185,41 @@ function toRow(r: LogRecord) {
   };
 }
 
+/**
+ * With PostgreSQL, batches go through a small pg pool of their own: one plain query per batch, no
+ * ORM in between, and never queued behind dashboard queries. The embedded database (PGlite) admits
+ * one connection, so there the batch goes through Prisma.
+ */
+function writerPool(): Pool | null {
+  if (!env.DATABASE_URL) return null;
+  return singleton('log-writer-pool', () => {
+    const pool = new Pool({ connectionString: env.DATABASE_URL, max: 2, idleTimeoutMillis: 30_000 });
+    // An idle connection dropped by a database restart must not crash the process; the next batch
+    // opens a fresh one (and is retried while the database is down).
+    pool.on('error', (err) => log('warn', 'log writer connection lost', errorFields(err)));
+    return pool;
+  });
+}
+
 /** Writes one batch; answers the accounts charged by it. */
 async function writeBatch(batch: LogRecord[]): Promise<string[]> {
+  const json = JSON.stringify(batch.map(toRow));
+  const pool = writerPool();
+  if (pool) {
+    const { rows } = await pool.query<{ id: string }>(WRITE_BATCH, [json]);
+    return rows.map((r) => r.id);
+  }
   const db = await getDb();
-  const charged = await db.$queryRawUnsafe<{ id: string }[]>(WRITE_BATCH, JSON.stringify(batch.map(toRow)));
+  const charged = await db.$queryRawUnsafe<{ id: string }[]>(WRITE_BATCH, json);
   return charged.map((r) => r.id);
+}
+
+/** Closes the writer's own connections (after the final flush at shutdown). */
+export async function closeLogWriter(): Promise<void> {
+  if (!env.DATABASE_URL) return;
+  const pool = writerPool();
+  resetSingleton('log-writer-pool');
+  await pool?.end().catch(() => undefined);
 }
 
 // Promotion sums an account's month of usage: checked at most once a minute per account.

@@ -68,8 +68,8 @@ export function handleNodeRequest(req: IncomingMessage, res: ServerResponse): vo
   });
   const url = req.url ?? '/';
   const q = url.indexOf('?');
-  const headers: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  // Node joins repeated request headers into one string, except set-cookie (never read here).
+  const headers = req.headers as Record<string, string | undefined>;
   const gatewayRequest: GatewayRequest = {
     method: req.method ?? 'GET',
     path: q === -1 ? url : url.slice(0, q),

@@ -172,23 +172,33 @@ async function attempt(
 }
 
 async function relayJson(ctx: RequestContext, sink: ResponseSink, res: UpstreamResponse, body: JsonObject, record: { error?: string }): Promise<boolean> {
+  let text: string;
   let parsed: JsonObject;
   try {
-    parsed = JSON.parse(await readUpstreamBody(res.body, MAX_REPLY_BYTES)) as JsonObject;
+    text = await readUpstreamBody(res.body, MAX_REPLY_BYTES);
+    parsed = JSON.parse(text) as JsonObject;
     if (!Array.isArray(parsed.choices)) throw new UpstreamFailure('protocol', 'upstream reply has no choices');
   } catch (err) {
     record.error = err instanceof SyntaxError ? 'upstream sent malformed JSON' : (err as Error).message;
     return false;
   }
-  const completion = (parsed.choices as JsonObject[]).map((c) => textOf((c.message as JsonObject | undefined)?.content)).join('');
-  const usage = readUsage(parsed.usage as JsonObject | undefined) ?? (await estimateUsage(body.messages, completion));
+  const upstreamUsage = readUsage(parsed.usage as JsonObject | undefined);
+  const usage = upstreamUsage ?? (await estimateUsage(body.messages, (parsed.choices as JsonObject[]).map((c) => textOf((c.message as JsonObject | undefined)?.content)).join('')));
   ctx.settleCost(usage);
   ctx.markFirstToken();
-  if (typeof parsed.id !== 'string' || !parsed.id.startsWith('chatcmpl-')) parsed.id = `chatcmpl-${typeof parsed.id === 'string' ? parsed.id : ctx.requestId}`;
-  parsed.object = 'chat.completion';
-  if (!parsed.usage) parsed.usage = { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens };
-  parsed.service = { channel: ctx.channel, latency_ms: ctx.elapsedMs(), cost_usd: '__COST__' };
-  const text = JSON.stringify(parsed).replace('"__COST__"', exactNumber(ctx.cost));
+  const service = `{"channel":${JSON.stringify(ctx.channel)},"latency_ms":${ctx.elapsedMs()},"cost_usd":${exactNumber(ctx.cost)}}`;
+  const end = text.lastIndexOf('}');
+  if (upstreamUsage && parsed.object === 'chat.completion' && typeof parsed.id === 'string' && parsed.id.startsWith('chatcmpl-') && parsed.service === undefined && end > 0) {
+    // The common case: the upstream's reply is already in OpenAI's shape, so it is forwarded as it
+    // came, with our `service` member spliced in before the closing brace (no re-serialisation).
+    text = `${text.slice(0, end)},"service":${service}}`;
+  } else {
+    if (typeof parsed.id !== 'string' || !parsed.id.startsWith('chatcmpl-')) parsed.id = `chatcmpl-${typeof parsed.id === 'string' ? parsed.id : ctx.requestId}`;
+    parsed.object = 'chat.completion';
+    if (!parsed.usage) parsed.usage = { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens };
+    parsed.service = '__SERVICE__';
+    text = JSON.stringify(parsed).replace('"__SERVICE__"', service);
+  }
   // A known length lets node send the reply in one write instead of chunked framing.
   sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
   sink.end(text);

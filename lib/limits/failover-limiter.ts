@@ -19,9 +19,6 @@ export const FAILOVER_REDIS_OPTIONS: RedisOptions = {
   connectTimeout: 1_000,
   // Keep trying forever, every 500 ms, so we return to Redis soon after it is back.
   retryStrategy: () => 500,
-  // Commands issued in the same event-loop turn (admissions of requests read together, the
-  // releases of replies just sent) go out in one socket write and come back in one read.
-  enableAutoPipelining: true,
 };
 
 export type LimiterLogEntry = { level: 'info' | 'warn' | 'error'; msg: string } & Record<string, unknown>;

@@ -70,16 +70,29 @@ local function gcra_remaining(headroom, interval)
 end
 
 -- Each check_* only prunes expired data (invisible to callers); apply_* does the real writes.
-local function check_window(key, limit, win)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - win)
+-- detail: the window feeds the x-ratelimit-*-requests headers, so its exact remaining count and
+-- reset time are needed on every call. Other windows only need "is there room": expired entries
+-- can only inflate ZCARD, so a count under the limit admits without pruning (pruned on refusal,
+-- and on about one call in 16 to bound memory).
+local function check_window(key, limit, win, detail)
   local count = redis.call('ZCARD', key)
-  local oldest = lowest_score(key)
+  if detail or count >= limit or tonumber(t[2]) % 16 == 0 then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - win)
+    count = redis.call('ZCARD', key)
+  end
+  local ok = count < limit
+  local oldest = nil
+  if detail or not ok then oldest = lowest_score(key) end
   local until_oldest = 0
   if oldest then until_oldest = ceil0(oldest + win - now) end
-  local c = { ok = count < limit, retry = 0, rem = math.max(0, limit - count), reset = until_oldest,
+  local c = { ok = ok, retry = 0, rem = math.max(0, limit - count), reset = until_oldest,
               count = count, oldest = oldest }
   if not c.ok then c.retry = math.max(1, until_oldest) end
   return c
+end
+
+local function check_request_window(key, limit, win)
+  return check_window(key, limit, win, true)
 end
 
 local function apply_window(key, i, limit, win, c)
@@ -116,7 +129,9 @@ end
 local function check_concurrency(key, limit)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
   local count = redis.call('ZCARD', key)
-  local earliest = lowest_score(key)
+  -- The earliest expiry matters only when this admission is refused or takes the last slot.
+  local earliest = nil
+  if count + 1 >= limit then earliest = lowest_score(key) end
   local until_earliest = 0
   if earliest then until_earliest = math.max(1, math.ceil(earliest - now)) end
   local c = { ok = count < limit, retry = 0, rem = math.max(0, limit - count), reset = 0,
@@ -166,10 +181,10 @@ local function apply_quota(key, i, limit, win, c)
   return c.rem, c.reset
 end
 
-local checkers = { window = check_window, gcra = check_gcra, quota = check_quota,
-                   concurrency = check_concurrency }
-local appliers = { window = apply_window, gcra = apply_gcra, quota = apply_quota,
-                   concurrency = apply_concurrency }
+local checkers = { window = check_window, rwindow = check_request_window, gcra = check_gcra,
+                   quota = check_quota, concurrency = check_concurrency }
+local appliers = { window = apply_window, rwindow = apply_window, gcra = apply_gcra,
+                   quota = apply_quota, concurrency = apply_concurrency }
 
 -- Phase 1: check every rule; remember the refusal with the longest wait (the binding one).
 local checks = {}
@@ -291,7 +306,27 @@ export class RedisLimiter implements Limiter {
     this.client = typeof client === 'string' ? new Redis(client) : client;
   }
 
+  private corked = false;
+
+  /**
+   * Commands issued in the same event-loop turn (the admissions of requests read together, the
+   * releases of replies just sent) leave in one socket write: the socket is corked until the turn
+   * ends. Like ioredis' auto-pipelining, without building a Pipeline object per turn.
+   */
+  private batchWrites(): void {
+    if (this.corked || this.client.status !== 'ready') return;
+    const stream = (this.client as unknown as { stream?: { cork(): void; uncork(): void } }).stream;
+    if (!stream) return;
+    this.corked = true;
+    stream.cork();
+    setImmediate(() => {
+      this.corked = false;
+      stream.uncork();
+    });
+  }
+
   async admit(input: AdmitInput): Promise<AdmitResult> {
+    this.batchWrites();
     const keys = input.rules.map((r) => r.key);
     if (input.reserve) keys.push(input.reserve.key);
     const args: (string | number)[] = [
@@ -300,7 +335,11 @@ export class RedisLimiter implements Limiter {
       input.rules.length,
       input.reserve ? input.reserve.amount.toString() : '',
     ];
-    for (const rule of input.rules) args.push(rule.kind, rule.limit, rule.kind === 'concurrency' ? 0 : rule.windowMs);
+    for (const rule of input.rules) {
+      // 'rwindow': a requests window, whose exact remaining count and reset feed the response headers.
+      const kind = rule.kind === 'window' && rule.requests ? 'rwindow' : rule.kind;
+      args.push(kind, rule.limit, rule.kind === 'concurrency' ? 0 : rule.windowMs);
+    }
     const reply = await admitScript.run(this.client, keys, args);
     return decodeAdmitReply(reply, input.rules);
   }
@@ -316,11 +355,13 @@ export class RedisLimiter implements Limiter {
       args.push(u.windowMs, Math.round(u.amount));
     }
     if (keys.length === 0) return;
+    this.batchWrites();
     await releaseScript.run(this.client, keys, args);
   }
 
   async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {
     if (concurrencyKeys.length === 0) return;
+    this.batchWrites();
     await renewScript.run(this.client, concurrencyKeys, [leaseId, leaseTtlMs]);
   }
 

@@ -13,6 +13,8 @@ import { startGateway, testConfig, type RunningGateway } from '../support/gatewa
 import { countTokens, DEFAULT_REPLY, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { balanceOf, createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
+import { singleton } from '@/lib/singleton';
+import pg from 'pg';
 import { getLimiter } from '@/lib/gateway/runtime';
 
 // ---- exact money helpers (independent of lib/billing/money) ----------------------------------
@@ -361,16 +363,17 @@ describe('log writer (in process, real PostgreSQL)', () => {
       errorCode: null,
       routeReason: null,
     });
-    // Count overlapping batch writes (one statement each), each slowed down so that callers pile up.
-    const client = db as unknown as { $queryRawUnsafe: (...args: unknown[]) => Promise<unknown> };
-    const original = client.$queryRawUnsafe;
+    // Count overlapping batch writes (one statement each on the writer's own pg pool), each slowed
+    // down so that callers pile up.
+    const client = pg.Pool.prototype as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+    const original = client.query;
     let active = 0;
     let maxActive = 0;
-    client.$queryRawUnsafe = async (...args: unknown[]) => {
+    client.query = async function (this: unknown, ...args: unknown[]) {
       maxActive = Math.max(maxActive, ++active);
       try {
         await new Promise((r) => setTimeout(r, 100));
-        return await original.apply(db, args);
+        return await original.apply(this, args);
       } finally {
         active--;
       }
@@ -378,7 +381,9 @@ describe('log writer (in process, real PostgreSQL)', () => {
     try {
       writer.enqueueLog(rec(0));
       const first = writer.flushLogs();
-      const q = (globalThis as Record<symbol, unknown>)[Symbol.for('model-gateway.log-queue')] as { flushing?: Promise<void> };
+      const q = singleton<{ flushing?: Promise<void> }>('log-queue', () => {
+        throw new Error('the log queue should exist by now');
+      });
       // A row arrives just as the first flush ends, while several callers wait on it (as when the
       // queue is over its batch size and every enqueue asks for a flush).
       void q.flushing!.then(() => writer.enqueueLog(rec(1)));
@@ -390,7 +395,7 @@ describe('log writer (in process, real PostgreSQL)', () => {
       await new Promise((r) => setTimeout(r, 200));
       await writer.flushLogs();
     } finally {
-      client.$queryRawUnsafe = original;
+      client.query = original;
     }
     const ids = Array.from({ length: 12 }, (_, i) => rec(i).id);
     expect(writer.queuedLogCount()).toBe(0);
