@@ -34,11 +34,12 @@ const N = 10_000;
 const C = 50;
 const TIMEOUT_MS = 150; // first byte and idle, per channel
 /**
- * Heap used after a full GC may grow by this much over 10,000 requests. What legitimately grows is
- * bounded state (metric label sets, caches, V8 code and inline caches still warming); a per-request
- * leak of even 1 KiB retained (a timer closure, a socket, a lease record) would add about 10 MB.
+ * Heap used after a full GC may grow by this much over 10,000 requests. Measured: +0.0 and +0.06 MB
+ * (the warm-up has compiled the code paths and filled the bounded state: metric label sets, caches).
+ * A leak of 300 bytes per request would exceed it; leaking each request's lease-renewal timer (with
+ * its admission record) was measured at +5.6 MB, and also shows as Timeout handles.
  */
-const HEAP_GROWTH_MAX_MB = 6;
+const HEAP_GROWTH_MAX_MB = 3;
 /** RSS does not shrink after a GC (freed pages are kept by the allocator), so the bound is looser. */
 const RSS_GROWTH_MAX_MB = 48;
 const METRICS_TOKEN = 'soak-metrics-token';
@@ -329,10 +330,10 @@ describe(`${N.toLocaleString('en')} faulty requests at concurrency ${C}`, () => 
     expect(after.get('nodejs_active_handles')!).toBeLessThanOrEqual(base.get('nodejs_active_handles')! + 4);
     expect(ra.Timeout ?? 0).toBeLessThanOrEqual((rb.Timeout ?? 0) + 2);
     expect(ra.TCPSocketWrap ?? 0).toBeLessThanOrEqual((rb.TCPSocketWrap ?? 0) + 2);
-    // Upstream sockets: bounded by the keep-alive pool during the load (at most one per request in
-    // flight: C, plus aborted streams still being drained for their usage and sockets whose close is
-    // not yet noticed; a leak would reach the thousands), all closed once idle.
-    expect(main.peakSockets).toBeLessThanOrEqual(2 * C);
+    // Upstream sockets: bounded by the keep-alive pool during the load (one per upstream call in
+    // flight: up to C, plus aborted streams still drained for their usage and sockets whose close is
+    // not yet noticed; 66-70 measured here; a leak would reach the thousands), all closed once idle.
+    expect(main.peakSockets).toBeLessThanOrEqual(3 * C);
     expect(sumOf(after, 'gateway_upstream_sockets')).toBeLessThanOrEqual(sumOf(base, 'gateway_upstream_sockets'));
     expect(after.get('http_server_connections')!).toBeLessThanOrEqual(base.get('http_server_connections')! + 1);
     // Memory.
