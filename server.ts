@@ -39,7 +39,18 @@ async function main(): Promise<void> {
     if (url.startsWith('/v1/') || url === '/v1') return handleNodeRequest(req, res);
     if (url === '/healthz') return sendOps(res, healthz());
     if (url === '/readyz') return void readyz().then((r) => sendOps(res, r));
-    if (url === '/metrics') return sendOps(res, metrics(req.headers.authorization));
+    if (url === '/metrics' || url.startsWith('/metrics?')) {
+      // Connection counts are only gathered when scraped.
+      return void server.getConnections((_err, connections) =>
+        sendOps(
+          res,
+          metrics(req.headers.authorization, {
+            gc: /[?&]gc=1(&|$)/.test(url),
+            extra: { gateway_requests_in_flight: pendingGatewayRequests(), http_responses_open: inFlight - 1, http_server_connections: connections ?? 0 },
+          }),
+        ),
+      );
+    }
     // Rate limits per IP must not trust a client-supplied X-Forwarded-For.
     if (!env.TRUST_PROXY) req.headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
     void nextHandler(req, res);

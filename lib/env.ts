@@ -20,6 +20,11 @@ const schema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   /** Bearer token for GET /metrics; without it /metrics answers 404. */
   METRICS_TOKEN: z.string().min(8).optional(),
+  /** Lets `GET /metrics?gc=1` force a full GC first (needs node --expose-gc): leak tests only. */
+  METRICS_ALLOW_GC: z
+    .enum(['0', '1', 'true', 'false'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Public base URL shown in the dashboard snippets and used for Stripe return URLs. */
   PUBLIC_BASE_URL: z.string().url().optional(),

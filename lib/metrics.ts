@@ -50,7 +50,10 @@ export function observe(name: string, labels: Labels, valueMs: number): void {
   h.count++;
 }
 
-export function renderMetrics(gauges: Record<string, number> = {}): string {
+/** A gauge: one value, or one value per label set (e.g. `{ type: 'Timeout' }`). */
+export type Gauge = number | { labels: Labels; value: number }[];
+
+export function renderMetrics(gauges: Record<string, Gauge> = {}): string {
   const r = registry();
   const lines: string[] = [];
   const withLabels = (name: string, key: string, extra = '') => {
@@ -73,7 +76,10 @@ export function renderMetrics(gauges: Record<string, number> = {}): string {
     }
   }
   for (const [name, value] of Object.entries(gauges)) {
-    lines.push(`# TYPE ${name} gauge`, `${name} ${value}`);
+    if (r.help.has(name)) lines.push(`# HELP ${name} ${r.help.get(name)}`);
+    lines.push(`# TYPE ${name} gauge`);
+    if (typeof value === 'number') lines.push(`${name} ${value}`);
+    else for (const s of value) lines.push(`${withLabels(name, labelKey(s.labels))} ${s.value}`);
   }
   return `${lines.join('\n')}\n`;
 }

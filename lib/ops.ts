@@ -1,10 +1,12 @@
 import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
-import { renderMetrics } from '@/lib/metrics';
+import { renderMetrics, type Gauge } from '@/lib/metrics';
 import { limiterMetrics } from '@/lib/limits';
 import { queuedLogCount } from '@/lib/billing/writer';
 import { sameHash } from '@/lib/auth/keys';
 import { createHash } from 'node:crypto';
+import type { Agent } from 'undici';
+import { singleton } from '@/lib/singleton';
 
 // Health, readiness and Prometheus metrics, shared by the custom server and the route handlers.
 export interface OpsResponse {
@@ -31,11 +33,53 @@ export async function readyz(): Promise<OpsResponse> {
 
 const digest = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** GET /metrics, only with `Authorization: Bearer $METRICS_TOKEN` (404 when no token is configured). */
-export function metrics(authorization: string | undefined): OpsResponse {
+/**
+ * Process and connection gauges, computed only when /metrics is scraped (nothing on the hot path).
+ * `nodejs_active_*` count what keeps the event loop alive (process.getActiveResourcesInfo(): ref'd
+ * sockets, servers, timers, pending fs/dns requests); unref'd keep-alive sockets to the upstreams are
+ * counted per channel from the connection pools instead.
+ */
+export function processGauges(): Record<string, Gauge> {
+  const mem = process.memoryUsage();
+  const resources = process.getActiveResourcesInfo();
+  const byType = new Map<string, number>();
+  for (const type of resources) byType.set(type, (byType.get(type) ?? 0) + 1);
+  // The per-channel keep-alive pools of lib/gateway/upstream.ts (key: "name|baseUrl|connectMs").
+  const agents = singleton('upstream-agents', () => new Map<string, Agent>());
+  const sockets = new Map<string, { connected: number; busy: number }>();
+  for (const [key, agent] of agents) {
+    const channel = key.split('|')[0];
+    const s = sockets.get(channel) ?? { connected: 0, busy: 0 };
+    for (const st of Object.values(agent.stats)) {
+      s.connected += typeof st.connected === 'number' ? st.connected : st.connected ? 1 : 0;
+      s.busy += st.running + st.pending;
+    }
+    sockets.set(channel, s);
+  }
+  return {
+    process_resident_memory_bytes: mem.rss,
+    nodejs_heap_used_bytes: mem.heapUsed,
+    nodejs_heap_total_bytes: mem.heapTotal,
+    nodejs_external_memory_bytes: mem.external,
+    nodejs_active_handles: resources.length,
+    nodejs_active_resources: [...byType].sort(([a], [b]) => a.localeCompare(b)).map(([type, value]) => ({ labels: { type }, value })),
+    gateway_upstream_sockets: [...sockets].map(([channel, s]) => ({ labels: { channel }, value: s.connected })),
+    gateway_upstream_requests_in_flight: [...sockets].map(([channel, s]) => ({ labels: { channel }, value: s.busy })),
+  };
+}
+
+/**
+ * GET /metrics, only with `Authorization: Bearer $METRICS_TOKEN` (404 when no token is configured).
+ * `gc`: run a full garbage collection first, so heap figures compare across scrapes (leak tests);
+ * honoured only with METRICS_ALLOW_GC=1 and node started with --expose-gc.
+ */
+export function metrics(authorization: string | undefined, opts: { gc?: boolean; extra?: Record<string, Gauge> } = {}): OpsResponse {
   if (!env.METRICS_TOKEN) return jsonResponse(404, { error: { code: 'not_found', message: 'Metrics are disabled: set METRICS_TOKEN.' } });
   const given = /^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1] ?? '';
   if (!sameHash(digest(given), digest(env.METRICS_TOKEN))) return jsonResponse(401, { error: { code: 'unauthenticated', message: 'Bad metrics token.' } });
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const collected = Boolean(opts.gc && env.METRICS_ALLOW_GC && typeof gc === 'function');
+  if (collected) gc!();
   const limiter = limiterMetrics();
   return {
     status: 200,
@@ -44,7 +88,9 @@ export function metrics(authorization: string | undefined): OpsResponse {
       gateway_limiter_backend_redis: limiter.backend === 'redis' ? 1 : 0,
       gateway_limiter_fallback_total: limiter.fallbackCount,
       gateway_log_queue_length: queuedLogCount(),
-      process_resident_memory_bytes: process.memoryUsage().rss,
+      ...opts.extra,
+      ...processGauges(),
+      nodejs_gc_before_scrape: collected ? 1 : 0,
     }),
   };
 }

@@ -59,4 +59,26 @@ describe('operations endpoints', () => {
     expect(text).toMatch(/gateway_cost_usd_pico_total\{endpoint="\/v1\/chat\/completions"\} \d+/);
     expect(text).toMatch(/gateway_limiter_backend_redis 1/);
   });
+
+  it('exports process gauges, computed when scraped: memory, active handles by type, upstream sockets, requests in flight', async () => {
+    const res = await fetch(`${gw.url}/metrics?gc=1`, { headers: { authorization: 'Bearer metrics-token-123' } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+    expect(value('process_resident_memory_bytes')).toBeGreaterThan(20 * 2 ** 20);
+    expect(value('nodejs_heap_used_bytes')).toBeGreaterThan(0);
+    expect(value('nodejs_heap_used_bytes')).toBeLessThan(value('nodejs_heap_total_bytes') + 1);
+    expect(text).toContain('# TYPE nodejs_active_resources gauge');
+    expect(value('nodejs_active_resources{type="TCPServerWrap"}')).toBe(1); // the listener
+    const byType = [...text.matchAll(/^nodejs_active_resources\{type="[^"]+"\} (\d+)$/gm)].reduce((s, m) => s + Number(m[1]), 0);
+    expect(value('nodejs_active_handles')).toBe(byType);
+    // The earlier test's calls went through both channels; the connection refused on openai-2 left no socket.
+    expect(value('gateway_upstream_sockets{channel="openai-1"}')).toBeGreaterThanOrEqual(0);
+    expect(value('gateway_upstream_sockets{channel="openai-2"}')).toBe(0);
+    expect(value('gateway_requests_in_flight')).toBe(0);
+    expect(value('http_responses_open')).toBe(0);
+    expect(value('http_server_connections')).toBeGreaterThanOrEqual(1);
+    // ?gc=1 is ignored unless METRICS_ALLOW_GC=1 (and node --expose-gc).
+    expect(value('nodejs_gc_before_scrape')).toBe(0);
+  });
 });

@@ -1,6 +1,7 @@
 // Reliability of the production gateway (`node dist/server.mjs`) against a misbehaving upstream:
 // every fault of the fake upstream, with and without a healthy channel to fall back to, and the
-// billing of each; no leaked sockets or concurrency slots after hundreds of faulty requests;
+// billing of each (DNS failure and connection refused included); no leaked sockets or concurrency
+// slots after hundreds of faulty requests (10,000 in soak-faults.test.ts);
 // client disconnects; a database outage under the request-log writer; graceful SIGTERM.
 //
 // Documented behaviour checked here (spec: "502 all upstream channels failed"; wire conventions:
@@ -240,6 +241,25 @@ describe('upstream faults', () => {
     expect((row.attempts as { error: string }[])[0].error).toMatch(/ECONNREFUSED|connection failed/);
     const s = await chat(g, fallback.apiKey, streamBody);
     await expectServedByFallback(s, true);
+  });
+
+  it('a channel whose host does not resolve (DNS failure) falls back to the next channel; with none left, 502', async () => {
+    // openai-1 at a name that cannot resolve (.invalid is reserved, RFC 6761); openai-2 serves
+    // gpt-4o-mini only, so deepseek-chat has nowhere to fall back to.
+    const c = config(['http://no-such-host.invalid', good.url]);
+    c.channels[1].models = ['gpt-4o-mini'];
+    const g = await startGateway({ config: c });
+    gateways.push(g);
+    for (const body of [{}, streamBody]) {
+      const res = await chat(g, fallback.apiKey, body);
+      const row = await expectServedByFallback(res, body === streamBody);
+      expect((row.attempts as { error: string }[])[0].error).toMatch(/ENOTFOUND|EAI_AGAIN/);
+    }
+    const failed = await chat(g, single.apiKey, { model: 'deepseek-chat' });
+    const row = await expectFailedUnbilled(failed);
+    expect((row.attempts as { channel: string; error: string }[]).map((a) => a.channel)).toEqual(['openai-1']);
+    expect((row.attempts as { error: string }[])[0].error).toMatch(/ENOTFOUND|EAI_AGAIN/);
+    expect(g.output()).not.toContain('gateway handler crashed');
   });
 
   it('a stream without [DONE] is completed by the gateway and billed exactly', async () => {

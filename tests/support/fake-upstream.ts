@@ -5,7 +5,9 @@
  * misbehave per request (see `Fault`).
  *
  * Fault selection per request: `x-fake-fault` request header (JSON Fault) >
- * next queued fault (queue(), consumed in order by every request) > default.
+ * the `faultFor` option (a function of the request, e.g. of a marker in its
+ * prompt: deterministic under concurrency) > next queued fault (queue(),
+ * consumed in order by every request) > default.
  *
  * Control plane (for when the fake runs as a separate process, see
  * fake-upstream-cli.ts) under `/__fake/` — these requests are NOT recorded and
@@ -54,6 +56,10 @@ export interface FakeUpstreamOptions {
   reply?: string;
   /** embedding model -> dimensions; default 1536 */
   dims?: Record<string, number>;
+  /** picks the fault of a request from its content (undefined: queue, then default) */
+  faultFor?: (req: RecordedRequest) => Fault | undefined;
+  /** keep every request in `requests` (default true; long soak runs turn it off) */
+  record?: boolean;
 }
 
 export interface FakeUpstream {
@@ -919,7 +925,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     }
     const rec: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: { ...req.headers }, body: raw };
     if (jsonOk) rec.json = json;
-    requests.push(rec);
+    if (opts.record !== false) requests.push(rec);
 
     const protocol: Protocol = pathname.startsWith('/v1/messages') || req.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai';
 
@@ -941,7 +947,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         return;
       }
     }
-    fault ??= faultQueue.shift() ?? defaultFault;
+    fault ??= opts.faultFor?.(rec) ?? faultQueue.shift() ?? defaultFault;
 
     let clientGone = false;
     res.on('close', () => {

@@ -81,7 +81,7 @@ export function testConfig(opts: { openaiUrls: string[]; anthropicUrls?: string[
   };
 }
 
-export async function startGateway(opts: { config: unknown; mode?: GatewayMode; env?: Record<string, string> }): Promise<RunningGateway> {
+export async function startGateway(opts: { config: unknown; mode?: GatewayMode; env?: Record<string, string>; nodeArgs?: string[] }): Promise<RunningGateway> {
   const port = await freePort();
   const configFile = writeConfig(opts.config);
   const mode = opts.mode ?? 'lean';
@@ -97,7 +97,7 @@ export async function startGateway(opts: { config: unknown; mode?: GatewayMode; 
     SECRETS_KEY: 'a'.repeat(64),
     ...opts.env,
   };
-  const args = mode === 'lean' ? ['dist/server.mjs'] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'];
+  const args = [...(opts.nodeArgs ?? []), ...(mode === 'lean' ? ['dist/server.mjs'] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'])];
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
