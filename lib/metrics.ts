@@ -19,7 +19,22 @@ interface Registry {
 
 const registry = (): Registry => singleton('metrics', () => ({ counters: new Map(), histograms: new Map(), help: new Map() }));
 
+// Rendered label sets, by their values in key order (requests repeat the same few sets).
+const labelKeyCache = new Map<string, string>();
+
 function labelKey(labels: Labels): string {
+  let id = '';
+  for (const k in labels) id += `${k}\u0000${labels[k]}\u0001`;
+  let key = labelKeyCache.get(id);
+  if (key === undefined) {
+    key = renderLabels(labels);
+    if (labelKeyCache.size > 10_000) labelKeyCache.clear();
+    labelKeyCache.set(id, key);
+  }
+  return key;
+}
+
+function renderLabels(labels: Labels): string {
   const parts = Object.keys(labels)
     .sort()
     .map((k) => `${k}="${labels[k].replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);

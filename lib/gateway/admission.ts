@@ -21,7 +21,8 @@ export interface Admission {
   quotaKey?: string;
   reserved: bigint;
   headers: Record<string, string>;
-  renewTimer?: NodeJS.Timeout;
+  /** When the leases were last set to live LEASE_TTL_MS from then. */
+  renewedAt: number;
 }
 
 const MINUTE = 60_000;
@@ -44,7 +45,22 @@ export function effectiveLimits(principal: Principal, cfg: GatewayConfig): TierI
   };
 }
 
+// Rule lists depend only on the config, the cached principal, the model and the endpoint, so they
+// are built once per combination (the config and principal objects are replaced when they change).
+const ruleCache = new WeakMap<GatewayConfig, WeakMap<Principal, Map<string, Rule[]>>>();
+
 export function rulesFor(principal: Principal, cfg: GatewayConfig, model: ModelInfo | null, endpoint: Endpoint): Rule[] {
+  let byPrincipal = ruleCache.get(cfg);
+  if (!byPrincipal) ruleCache.set(cfg, (byPrincipal = new WeakMap()));
+  let byModel = byPrincipal.get(principal);
+  if (!byModel) byPrincipal.set(principal, (byModel = new Map()));
+  const key = `${endpoint}|${model?.name ?? ''}`;
+  let rules = byModel.get(key);
+  if (!rules) byModel.set(key, (rules = buildRules(principal, cfg, model, endpoint)));
+  return rules;
+}
+
+function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo | null, endpoint: Endpoint): Rule[] {
   const u = principal.userId;
   const rules: Rule[] = [
     { kind: 'gcra', key: 'gw:global', limit: cfg.limits.global_qps, windowMs: 1000, label: `global: ${cfg.limits.global_qps} requests per second` },
@@ -77,6 +93,13 @@ export function rulesFor(principal: Principal, cfg: GatewayConfig, model: ModelI
     }
   }
   return rules;
+}
+
+const concurrencyKeyCache = new WeakMap<Rule[], string[]>();
+function concurrencyKeysOf(rules: Rule[]): string[] {
+  let keys = concurrencyKeyCache.get(rules);
+  if (!keys) concurrencyKeyCache.set(rules, (keys = rules.filter((r) => r.kind === 'concurrency').map((r) => r.key)));
+  return keys;
 }
 
 /** Go-style duration as OpenAI sends it: 1s, 6m0s, 12ms. */
@@ -161,17 +184,46 @@ export async function admit(
   const admission: Admission = {
     leaseId,
     userId: principal.userId,
-    concurrencyKeys: rules.filter((r) => r.kind === 'concurrency').map((r) => r.key),
+    concurrencyKeys: concurrencyKeysOf(rules),
     quotaKey: rules.find((r) => r.kind === 'quota')?.key,
     reserved: reserve,
     headers: rateLimitHeaders(result.states),
+    renewedAt: Date.now(),
   };
-  // Long streams keep their leases alive; a crashed instance's leases expire after LEASE_TTL_MS.
-  admission.renewTimer = setInterval(() => {
-    void limiter.renew(admission.concurrencyKeys, leaseId, LEASE_TTL_MS).catch(() => undefined);
-  }, LEASE_TTL_MS / 3);
-  admission.renewTimer.unref();
+  trackLeases(admission);
   return admission;
+}
+
+// Long streams keep their leases alive; a crashed instance's leases expire after LEASE_TTL_MS.
+// One interval renews every admission whose leases are a third of their TTL old (so a lease is
+// renewed at most two thirds into its life), instead of a timer per request.
+const RENEW_EVERY_MS = LEASE_TTL_MS / 3;
+const live = new Set<Admission>();
+let renewer: NodeJS.Timeout | undefined;
+
+function trackLeases(admission: Admission): void {
+  live.add(admission);
+  if (renewer) return;
+  renewer = setInterval(renewLeases, RENEW_EVERY_MS);
+  renewer.unref();
+}
+
+function untrackLeases(admission: Admission): void {
+  live.delete(admission);
+}
+
+function renewLeases(): void {
+  const now = Date.now();
+  const limiter = getLimiter();
+  for (const a of live) {
+    if (now - a.renewedAt < RENEW_EVERY_MS) continue;
+    a.renewedAt = now;
+    void limiter.renew(a.concurrencyKeys, a.leaseId, LEASE_TTL_MS).catch(() => undefined);
+  }
+  if (live.size === 0) {
+    clearInterval(renewer);
+    renewer = undefined;
+  }
 }
 
 /**
@@ -180,14 +232,13 @@ export async function admit(
  * releasing) keeps the final release() routed to the limiter that admitted the request.
  */
 export function expireLeases(admission: Admission): void {
-  clearInterval(admission.renewTimer);
-  admission.renewTimer = undefined;
+  untrackLeases(admission);
   void getLimiter().renew(admission.concurrencyKeys, admission.leaseId, 1).catch(() => undefined);
 }
 
 /** Frees the leases, settles the reservation to the real cost and counts tokens for the daily quota. */
 export async function release(admission: Admission, cost: bigint, tokens: number): Promise<void> {
-  clearInterval(admission.renewTimer);
+  untrackLeases(admission);
   await getLimiter()
     .release({
       leaseId: admission.leaseId,
