@@ -36,12 +36,10 @@ end
 // ARGV: leaseId, leaseTtlMs, n, reserve amount ('' for none), then per rule: kind, limit, windowMs.
 // Reply: {status, refusedIndex, retryAfterMs, available, remaining1, reset1, ...}
 //   status 1 = admitted, 0 = refused by a rule, 2 = insufficient balance, 3 = balance not loaded.
-const ADMIT_LUA = `${LUA_PRELUDE}
+// ADMIT_CORE defines admit_one(KEYS, ARGV); the helpers read the current item's lease and ttl.
+const ADMIT_CORE = `
 local CONCURRENCY_RETRY_CAP = 1000
-local lease = ARGV[1]
-local ttl = tonumber(ARGV[2])
-local n = tonumber(ARGV[3])
-local reserve = ARGV[4]
+local lease, ttl
 
 -- Exact comparison of signed decimal integers (balances may exceed 2^53 nano-USD).
 local function cmp_int(a, b)
@@ -186,6 +184,12 @@ local checkers = { window = check_window, rwindow = check_request_window, gcra =
 local appliers = { window = apply_window, rwindow = apply_window, gcra = apply_gcra,
                    quota = apply_quota, concurrency = apply_concurrency }
 
+local function admit_one(KEYS, ARGV)
+lease = ARGV[1]
+ttl = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
+local reserve = ARGV[4]
+
 -- Phase 1: check every rule; remember the refusal with the longest wait (the binding one).
 local checks = {}
 local worst = 0
@@ -229,11 +233,16 @@ for i = 1, n do
 end
 if reserve ~= '' then redis.call('DECRBY', balance_key, reserve) end
 return out
+end
+`;
+const ADMIT_LUA = `${LUA_PRELUDE}${ADMIT_CORE}
+return admit_one(KEYS, ARGV)
 `;
 
 // KEYS: concurrency keys (ARGV[2] of them), the settle key when ARGV[3] ~= '', then quota keys.
 // ARGV: leaseId, concurrency key count, settle delta ('' for none), then windowMs, amount per quota key.
-const RELEASE_LUA = `${LUA_PRELUDE}
+const RELEASE_CORE = `
+local function release_one(KEYS, ARGV)
 local lease = ARGV[1]
 local nc = tonumber(ARGV[2])
 local delta = ARGV[3]
@@ -251,6 +260,30 @@ for j = 1, #KEYS - k do
   redis.call('PEXPIRE', key, math.ceil(tonumber(ARGV[2 + 2 * j]) + HOUR))
 end
 return 1
+end
+`;
+const RELEASE_LUA = `${LUA_PRELUDE}${RELEASE_CORE}
+return release_one(KEYS, ARGV)
+`;
+
+// Several admits and releases issued in the same event-loop turn, in one script call, in order
+// (each one atomic as on its own; they share the call's clock reading).
+// ARGV[1]: item count; then per item: type ('a' admit, 'r' release), key count, arg count, args.
+// KEYS: every item's keys, in item order. Reply: one entry per item, as the single scripts reply.
+const BATCH_LUA = `${LUA_PRELUDE}${ADMIT_CORE}${RELEASE_CORE}
+local out = {}
+local ki, ai = 0, 1
+for it = 1, tonumber(ARGV[1]) do
+  local typ, nk, na = ARGV[ai + 1], tonumber(ARGV[ai + 2]), tonumber(ARGV[ai + 3])
+  ai = ai + 3
+  local K, A = {}, {}
+  for j = 1, nk do K[j] = KEYS[ki + j] end
+  for j = 1, na do A[j] = ARGV[ai + j] end
+  ki = ki + nk
+  ai = ai + na
+  if typ == 'a' then out[it] = admit_one(K, A) else out[it] = release_one(K, A) end
+end
+return out
 `;
 
 // KEYS: concurrency keys. ARGV: leaseId, leaseTtlMs. Only still-live leases are extended.
@@ -291,6 +324,18 @@ const admitScript = new LuaScript(ADMIT_LUA);
 const releaseScript = new LuaScript(RELEASE_LUA);
 const renewScript = new LuaScript(RENEW_LUA);
 const adjustScript = new LuaScript(ADJUST_LUA);
+const batchScript = new LuaScript(BATCH_LUA);
+
+/** Most admits and releases one batch call carries (bounds the script's run time in Redis). */
+const MAX_BATCH_ITEMS = 100;
+
+interface Queued {
+  type: 'a' | 'r';
+  keys: string[];
+  args: (string | number)[];
+  resolve: (reply: unknown) => void;
+  reject: (err: unknown) => void;
+}
 
 export class RedisLimiter implements Limiter {
   readonly client: Redis;
@@ -306,27 +351,58 @@ export class RedisLimiter implements Limiter {
     this.client = typeof client === 'string' ? new Redis(client) : client;
   }
 
-  private corked = false;
+  private queue: Queued[] = [];
+  private flushScheduled = false;
 
   /**
-   * Commands issued in the same event-loop turn (the admissions of requests read together, the
-   * releases of replies just sent) leave in one socket write: the socket is corked until the turn
-   * ends. Like ioredis' auto-pipelining, without building a Pipeline object per turn.
+   * Admits and releases issued in the same event-loop turn (the admissions of requests read
+   * together, the releases of replies just sent) travel as ONE script call when the turn ends:
+   * one command, one socket write, one Lua invocation, instead of one each.
    */
-  private batchWrites(): void {
-    if (this.corked || this.client.status !== 'ready') return;
-    const stream = (this.client as unknown as { stream?: { cork(): void; uncork(): void } }).stream;
-    if (!stream) return;
-    this.corked = true;
-    stream.cork();
-    setImmediate(() => {
-      this.corked = false;
-      stream.uncork();
+  private enqueue(type: 'a' | 'r', keys: string[], args: (string | number)[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ type, keys, args, resolve, reject });
+      if (this.flushScheduled) return;
+      this.flushScheduled = true;
+      setImmediate(() => this.flushQueue());
     });
   }
 
+  private flushQueue(): void {
+    this.flushScheduled = false;
+    const all = this.queue;
+    this.queue = [];
+    for (let i = 0; i < all.length; i += MAX_BATCH_ITEMS) this.send(all.slice(i, i + MAX_BATCH_ITEMS));
+  }
+
+  private send(items: Queued[]): void {
+    if (items.length === 1) {
+      const it = items[0];
+      (it.type === 'a' ? admitScript : releaseScript).run(this.client, it.keys, it.args).then(it.resolve, it.reject);
+      return;
+    }
+    const keys: string[] = [];
+    const args: (string | number)[] = [items.length];
+    for (const it of items) {
+      for (const k of it.keys) keys.push(k);
+      args.push(it.type, it.keys.length, it.args.length);
+      for (const a of it.args) args.push(a);
+    }
+    batchScript.run(this.client, keys, args).then(
+      (replies) => {
+        items.forEach((it, i) => {
+          const reply = (replies as unknown[])[i];
+          if (reply instanceof Error) it.reject(reply);
+          else it.resolve(reply);
+        });
+      },
+      (err) => {
+        for (const it of items) it.reject(err);
+      },
+    );
+  }
+
   async admit(input: AdmitInput): Promise<AdmitResult> {
-    this.batchWrites();
     const keys = input.rules.map((r) => r.key);
     if (input.reserve) keys.push(input.reserve.key);
     const args: (string | number)[] = [
@@ -340,7 +416,7 @@ export class RedisLimiter implements Limiter {
       const kind = rule.kind === 'window' && rule.requests ? 'rwindow' : rule.kind;
       args.push(kind, rule.limit, rule.kind === 'concurrency' ? 0 : rule.windowMs);
     }
-    const reply = await admitScript.run(this.client, keys, args);
+    const reply = await this.enqueue('a', keys, args);
     return decodeAdmitReply(reply, input.rules);
   }
 
@@ -355,13 +431,11 @@ export class RedisLimiter implements Limiter {
       args.push(u.windowMs, Math.round(u.amount));
     }
     if (keys.length === 0) return;
-    this.batchWrites();
-    await releaseScript.run(this.client, keys, args);
+    await this.enqueue('r', keys, args);
   }
 
   async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {
     if (concurrencyKeys.length === 0) return;
-    this.batchWrites();
     await renewScript.run(this.client, concurrencyKeys, [leaseId, leaseTtlMs]);
   }
 
