@@ -60,6 +60,19 @@ export function rulesFor(principal: Principal, cfg: GatewayConfig, model: ModelI
   return rules;
 }
 
+/**
+ * Largest "N per window" limit kept as an exact sliding log (one sorted-set entry per request in the
+ * window). Above it, memory and Redis time per request would grow with the limit (a 1M-per-hour
+ * account would hold up to a million entries), so the limit is enforced by GCRA with the same
+ * rate and a burst of N: O(1) per key, and still never a fixed bucket that resets at a boundary.
+ */
+export const SLIDING_LOG_MAX = 10_000;
+
+function windowRule(key: string, limit: number, windowMs: number, label: string, requests?: boolean): Rule {
+  if (limit > SLIDING_LOG_MAX) return { kind: 'gcra', key: `${key}:gcra`, limit, windowMs, label, requests };
+  return { kind: 'window', key, limit, windowMs, label, requests };
+}
+
 function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo | null, endpoint: Endpoint): Rule[] {
   const u = principal.userId;
   const rules: Rule[] = [
@@ -67,15 +80,15 @@ function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo |
   ];
   if (endpoint === 'embeddings') {
     rules.push(
-      { kind: 'window', key: `gw:u:${u}:emb:rpm`, limit: cfg.limits.embeddings_rpm, windowMs: MINUTE, label: `embeddings: ${cfg.limits.embeddings_rpm} requests per minute`, requests: true },
+      windowRule(`gw:u:${u}:emb:rpm`, cfg.limits.embeddings_rpm, MINUTE, `embeddings: ${cfg.limits.embeddings_rpm} requests per minute`, true),
       { kind: 'concurrency', key: `gw:u:${u}:emb:conc`, limit: cfg.limits.embeddings_concurrency, label: `embeddings: ${cfg.limits.embeddings_concurrency} concurrent requests` },
     );
   } else {
     const t = effectiveLimits(principal, cfg);
     const name = `tier ${principal.tier}`;
     rules.push(
-      { kind: 'window', key: `gw:u:${u}:rpm`, limit: t.rpm, windowMs: MINUTE, label: `${name}: ${t.rpm} requests per minute`, requests: true },
-      { kind: 'window', key: `gw:u:${u}:rph`, limit: t.rph, windowMs: HOUR, label: `${name}: ${t.rph} requests per hour` },
+      windowRule(`gw:u:${u}:rpm`, t.rpm, MINUTE, `${name}: ${t.rpm} requests per minute`, true),
+      windowRule(`gw:u:${u}:rph`, t.rph, HOUR, `${name}: ${t.rph} requests per hour`),
       { kind: 'concurrency', key: `gw:u:${u}:conc`, limit: t.concurrency, label: `${name}: ${t.concurrency} concurrent requests` },
     );
     if (t.tokensPerDay !== null) {
@@ -85,11 +98,11 @@ function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo |
   if (model) {
     // Per-model caps are shared by all free and pro accounts (the spec's per-model table).
     if (principal.tier === 'free' || principal.tier === 'pro') {
-      if (model.rpm) rules.push({ kind: 'window', key: `gw:m:${model.name}:rpm`, limit: model.rpm, windowMs: MINUTE, label: `model ${model.name}: ${model.rpm} requests per minute` });
+      if (model.rpm) rules.push(windowRule(`gw:m:${model.name}:rpm`, model.rpm, MINUTE, `model ${model.name}: ${model.rpm} requests per minute`));
       if (model.concurrency) rules.push({ kind: 'concurrency', key: `gw:m:${model.name}:conc`, limit: model.concurrency, label: `model ${model.name}: ${model.concurrency} concurrent requests` });
     }
     if (model.platformDailyRequests) {
-      rules.push({ kind: 'window', key: `gw:m:${model.name}:day`, limit: model.platformDailyRequests, windowMs: DAY, label: `model ${model.name}: ${model.platformDailyRequests} requests per day across the platform` });
+      rules.push(windowRule(`gw:m:${model.name}:day`, model.platformDailyRequests, DAY, `model ${model.name}: ${model.platformDailyRequests} requests per day across the platform`));
     }
   }
   return rules;
@@ -116,7 +129,7 @@ export function goDuration(ms: number): string {
 
 export function rateLimitHeaders(states: RuleState[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  const req = states.filter((s) => s.rule.kind === 'window' && s.rule.requests).sort((a, b) => a.remaining - b.remaining)[0];
+  const req = states.filter((s) => (s.rule.kind === 'window' || s.rule.kind === 'gcra') && s.rule.requests).sort((a, b) => a.remaining - b.remaining)[0];
   if (req) {
     headers['x-ratelimit-limit-requests'] = String(req.limit);
     headers['x-ratelimit-remaining-requests'] = String(Math.max(0, req.remaining));

@@ -14,13 +14,15 @@ export interface WindowRule {
   requests?: boolean;
 }
 
-/** GCRA for very large rates (global QPS) where a log would be too big. */
+/** GCRA for very large rates (global QPS, windows above the sliding-log size) where a log would be too big. */
 export interface GcraRule {
   kind: 'gcra';
   key: string;
   limit: number;
   windowMs: number;
   label: string;
+  /** Exposed as x-ratelimit-*-requests when true (the tightest such rule wins). */
+  requests?: boolean;
 }
 
 /** Concurrency lease set: at most `limit` live leases; leases expire after leaseTtlMs. */
