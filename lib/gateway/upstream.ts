@@ -99,22 +99,23 @@ export async function callForClient(
   }
 }
 
-export async function readUpstreamBody(body: UpstreamResponse['body'], maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      size += (chunk as Buffer).length;
+export function readUpstreamBody(body: UpstreamResponse['body'], maxBytes: number): Promise<string> {
+  // Plain 'data' events: an async iterator costs a promise and several ticks per chunk.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
       if (size > maxBytes) {
         body.destroy();
-        throw new UpstreamFailure('protocol', `upstream reply larger than ${maxBytes} bytes`);
+        reject(new UpstreamFailure('protocol', `upstream reply larger than ${maxBytes} bytes`));
+        return;
       }
-      chunks.push(chunk as Buffer);
-    }
-  } catch (err) {
-    throw classify(err);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+      chunks.push(chunk);
+    });
+    body.on('end', () => resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    body.on('error', (err) => reject(classify(err)));
+  });
 }
 
 export function discard(body: UpstreamResponse['body']): void {

@@ -183,7 +183,19 @@ export class FailoverLimiter implements Limiter {
   // ---- routing ------------------------------------------------------------------------
 
   /** Runs a call on Redis unless it is down; on any failure answers from memory instead. */
-  private async run<T>(op: string, viaRedis: () => Promise<T>, viaMemory: () => Promise<T>): Promise<T> {
+  private run<T>(op: string, viaRedis: () => Promise<T>, viaMemory: () => Promise<T>): Promise<T> {
+    // The hot path: Redis connected and healthy, no extra promise layers.
+    if (!this.fallback && this.client.status === 'ready') {
+      return viaRedis().catch((err: unknown) => {
+        this.onRedisFailure(op, err);
+        this.fallbackCalls++;
+        return viaMemory();
+      });
+    }
+    return this.runSlow(op, viaRedis, viaMemory);
+  }
+
+  private async runSlow<T>(op: string, viaRedis: () => Promise<T>, viaMemory: () => Promise<T>): Promise<T> {
     if (!this.fallback) {
       if (await this.redisReady()) {
         // Bounded by the client's commandTimeout (one timer per command, no second one here).

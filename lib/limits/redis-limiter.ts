@@ -310,13 +310,11 @@ class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
-    try {
-      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
-    } catch (err) {
+  run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
+    return redis.evalsha(this.sha, keys.length, ...keys, ...args).catch((err: unknown) => {
       if (!isNoScriptError(err)) throw err;
       return redis.eval(this.source, keys.length, ...keys, ...args);
-    }
+    });
   }
 }
 
@@ -402,7 +400,7 @@ export class RedisLimiter implements Limiter {
     );
   }
 
-  async admit(input: AdmitInput): Promise<AdmitResult> {
+  admit(input: AdmitInput): Promise<AdmitResult> {
     const keys = input.rules.map((r) => r.key);
     if (input.reserve) keys.push(input.reserve.key);
     const args: (string | number)[] = [
@@ -416,8 +414,7 @@ export class RedisLimiter implements Limiter {
       const kind = rule.kind === 'window' && rule.requests ? 'rwindow' : rule.kind;
       args.push(kind, rule.limit, rule.kind === 'concurrency' ? 0 : rule.windowMs);
     }
-    const reply = await this.enqueue('a', keys, args);
-    return decodeAdmitReply(reply, input.rules);
+    return this.enqueue('a', keys, args).then((reply) => decodeAdmitReply(reply, input.rules));
   }
 
   async release(input: ReleaseInput): Promise<void> {
