@@ -40,8 +40,19 @@ export interface LogRecord {
   routeReason: string | null;
 }
 
+/**
+ * A queued row: its JSON (serialised at once, so the queue holds one flat string per request
+ * rather than a tree of objects that would outlive the young generation) and what the queue
+ * itself needs to know.
+ */
+interface QueuedRow {
+  userId: string;
+  costPico: bigint;
+  json: string;
+}
+
 interface Queue {
-  items: LogRecord[];
+  items: QueuedRow[];
   timer?: NodeJS.Timeout;
   flushing?: Promise<void>;
   failures: number;
@@ -54,7 +65,7 @@ const queue = (): Queue => singleton('log-queue', () => ({ items: [], failures: 
 
 export function enqueueLog(record: LogRecord): void {
   const q = queue();
-  q.items.push(record);
+  q.items.push({ userId: record.userId, costPico: record.costPico, json: JSON.stringify(toRow(record)) });
   // A full batch is written at once, unless a flush is running (it takes the new rows too) or a
   // failed one is backing off (its retry timer takes them).
   if (q.items.length >= MAX_BATCH && !q.flushing && q.failures === 0) void flushLogs(false);
@@ -202,8 +213,10 @@ function writerPool(): Pool | null {
 }
 
 /** Writes one batch; answers the accounts charged by it. */
-async function writeBatch(batch: LogRecord[]): Promise<string[]> {
-  const json = JSON.stringify(batch.map(toRow));
+async function writeBatch(batch: QueuedRow[]): Promise<string[]> {
+  let json = '[';
+  for (let i = 0; i < batch.length; i++) json += i === 0 ? batch[i].json : `,${batch[i].json}`;
+  json += ']';
   const pool = writerPool();
   if (pool) {
     const { rows } = await pool.query<{ id: string }>(WRITE_BATCH, [json]);

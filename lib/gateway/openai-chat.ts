@@ -77,7 +77,9 @@ export async function chatCompletions(ctx: RequestContext, req: GatewayRequest, 
   const principal = ctx.principal!;
   validate(body);
   const service = serviceOptions(body);
-  delete body.service;
+  // Left out of the upstream JSON (undefined members are not serialised); deleting the member
+  // would turn the body into a slow dictionary-mode object.
+  body.service = undefined;
   const stream = body.stream === true;
   ctx.stream = stream;
   const maxOut = (body.max_tokens ?? body.max_completion_tokens) as number | undefined;
@@ -102,7 +104,8 @@ export async function chatCompletions(ctx: RequestContext, req: GatewayRequest, 
   if (stream) body.stream_options = { ...(body.stream_options as JsonObject | undefined), include_usage: true };
 
   for (const model of plan.models) {
-    const payload = JSON.stringify({ ...body, model: model.name });
+    body.model = model.name;
+    const payload = JSON.stringify(body);
     for (const channel of orderChannels(cfg.channelsByModel.get(model.name) ?? [])) {
       const done = await attempt(ctx, req, sink, model, channel, payload, body, stream, clientWantsUsage);
       if (done) return;
