@@ -41,16 +41,14 @@ const ADMIT_CORE = `
 local CONCURRENCY_RETRY_CAP = 1000
 local lease, ttl
 
--- Exact comparison of signed decimal integers (balances may exceed 2^53 nano-USD).
+-- Exact comparison of signed decimal integers (balances may exceed 2^53 pico-USD). Both come
+-- from INCRBY/DECRBY or our own canonical formatting: no leading zeros, '-' only before non-zero.
 local function cmp_int(a, b)
-  local an, bn = a:sub(1, 1) == '-', b:sub(1, 1) == '-'
+  local an, bn = a:byte(1) == 45, b:byte(1) == 45
   if an ~= bn then
     if an then return -1 end
     return 1
   end
-  if an then a = a:sub(2); b = b:sub(2) end
-  a = (a:gsub('^0+', ''))
-  b = (b:gsub('^0+', ''))
   local c = 0
   if #a ~= #b then
     if #a < #b then c = -1 else c = 1 end
