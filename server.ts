@@ -6,8 +6,7 @@ import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
 import { handleNodeRequest, pendingGatewayRequests } from '@/lib/gateway/node-adapter';
-import { closeLogWriter, flushLogs } from '@/lib/billing/writer';
-import { flushKeyUsage } from '@/lib/auth/principal';
+import { flushForShutdown, lifecycle } from '@/lib/shutdown';
 import { healthz, metrics, readyz, type OpsResponse } from '@/lib/ops';
 import { log, errorFields } from '@/lib/log';
 import { syncCatalogue } from '@/lib/config/sync';
@@ -20,6 +19,7 @@ function sendOps(res: http.ServerResponse, r: OpsResponse): void {
 }
 
 async function main(): Promise<void> {
+  lifecycle().customServer = true; // before Next starts: its instrumentation must leave signals to us
   getConfig(); // a broken operator config stops start-up here, naming the field
   const applied = await runMigrations();
   if (applied.length) log('info', 'migrations applied', { applied });
@@ -73,9 +73,7 @@ async function main(): Promise<void> {
     // Requests cut off by the line above log themselves as client_closed: give them a moment.
     const cutOff = Date.now() + 1000;
     while (pendingGatewayRequests() > 0 && Date.now() < cutOff) await new Promise((r) => setTimeout(r, 20));
-    await flushLogs();
-    await flushKeyUsage();
-    await closeLogWriter();
+    await flushForShutdown();
     log('info', 'stopped', { unfinished: inFlight });
     process.exit(0);
   };

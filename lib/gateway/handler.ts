@@ -6,6 +6,9 @@ import { embeddings } from '@/lib/gateway/embeddings';
 import { listAnthropicModels, listModels } from '@/lib/gateway/models';
 import { anthropicCountTokens, anthropicMessages } from '@/lib/gateway/anthropic';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import { lifecycle } from '@/lib/shutdown';
+
+const state = lifecycle();
 
 type Route = (ctx: RequestContext, req: GatewayRequest, sink: ResponseSink) => Promise<void>;
 
@@ -25,11 +28,15 @@ const notFound: Route = async (_ctx, req) => {
   });
 };
 
+const shuttingDown: Route = async () => {
+  throw new GatewayError('unavailable', 'This gateway instance is shutting down. Please retry.', { retryAfterMs: 1000 });
+};
+
 /** The whole /v1 pipeline for one request, independent of the HTTP framework that carried it. */
 export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const path = req.path.length > 1 && req.path.endsWith('/') ? req.path.slice(0, -1) : req.path;
   const surface: Surface = path.startsWith('/v1/anthropic') ? 'anthropic' : 'openai';
-  const route = routes[`${req.method} ${path}`] ?? notFound;
+  const route = state.draining ? shuttingDown : (routes[`${req.method} ${path}`] ?? notFound);
   let ctx: RequestContext;
   try {
     ctx = new RequestContext(surface, path, getConfig());

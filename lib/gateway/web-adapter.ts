@@ -2,6 +2,9 @@ import { GatewayError } from '@/lib/errors';
 import { handleGateway } from '@/lib/gateway/handler';
 import { log, errorFields } from '@/lib/log';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import { lifecycle } from '@/lib/shutdown';
+
+const state = lifecycle();
 
 // The route-handler path (next dev, next start): Web Request/Response around the same pipeline.
 
@@ -69,9 +72,11 @@ export function handleWebRequest(request: Request): Promise<Response> {
     readBody: (max) => readBody(request, max),
     signal: request.signal,
   };
+  state.webPending++;
   handleGateway(gatewayRequest, sink)
     .catch((err) => log('error', 'gateway handler crashed', errorFields(err)))
     .finally(() => {
+      state.webPending--;
       if (!started) resolveResponse(new Response(null, { status: 499 }));
     });
   return response;

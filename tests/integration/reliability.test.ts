@@ -617,4 +617,27 @@ describe('SIGTERM', () => {
     expect(row.status).toBe(200);
     expect(row.outcome).toBe('ok');
   });
+  it('next start (route handlers): a stream in flight finishes, new /v1 requests get 503, logs flushed, exit code 0', async () => {
+    const g = await startGateway({ config: config([slow.url]), mode: 'next' });
+    gateways.push(g);
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
+    const res = await chat(g, acct.apiKey, { stream: true });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = new TextDecoder().decode((await reader.read()).value);
+
+    const exited = g.stop('SIGTERM');
+    // Next keeps its listener; the gateway itself refuses new work while it drains.
+    await waitFor(async () => (await chat(g, acct.apiKey, {}).catch(() => null))?.status === 503, 3000);
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    expect(await exited).toBe(0);
+    const row = await logRow(res.headers.get('x-request-id')!);
+    expect(row.status).toBe(200);
+    expect(row.outcome).toBe('ok');
+  });
 });

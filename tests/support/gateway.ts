@@ -95,6 +95,8 @@ export async function startGateway(opts: { config: unknown; mode?: GatewayMode; 
     LOG_FLUSH_MS: '50',
     NEXTAUTH_SECRET: 'test-secret-test-secret-test-secret',
     SECRETS_KEY: 'a'.repeat(64),
+    // As `npm run start:next` runs it: the gateway drains and flushes on SIGTERM, not Next.
+    NEXT_MANUAL_SIG_HANDLE: '1',
     ...opts.env,
   };
   const args = [...(opts.nodeArgs ?? []), ...(mode === 'lean' ? ['dist/server.mjs'] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'])];

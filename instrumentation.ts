@@ -1,0 +1,7 @@
+// Runs once when the Next.js server starts (next start, next dev, and inside `npm start`'s custom
+// server, which handles shutdown itself). Node.js runtime only.
+export async function register(): Promise<void> {
+  if (process.env.NEXT_RUNTIME !== 'nodejs') return;
+  const { installRouteHandlerShutdown } = await import('@/lib/shutdown');
+  installRouteHandlerShutdown();
+}

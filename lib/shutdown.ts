@@ -1,0 +1,49 @@
+import { closeLogWriter, flushLogs } from '@/lib/billing/writer';
+import { flushKeyUsage } from '@/lib/auth/principal';
+import { env } from '@/lib/env';
+import { log } from '@/lib/log';
+import { singleton } from '@/lib/singleton';
+
+// Process lifecycle shared by both server paths. `npm start` (server.ts) owns its shutdown: it closes
+// its listener, drains and flushes. Under `next start` the route handlers have no listener of their
+// own to close, so SIGTERM (with NEXT_MANUAL_SIG_HANDLE=1, as `npm run start:next` sets it) makes
+// the gateway refuse new /v1 requests with 503, lets in-flight ones finish within the grace period,
+// flushes the request logs and exits 0.
+
+export interface Lifecycle {
+  /** True once shutdown began: new gateway requests are refused. */
+  draining: boolean;
+  /** Set by server.ts: the custom server handles signals itself. */
+  customServer: boolean;
+  /** Gateway pipelines of the route-handler path not finished yet. */
+  webPending: number;
+}
+
+export const lifecycle = (): Lifecycle => singleton('lifecycle', () => ({ draining: false, customServer: false, webPending: 0 }));
+
+/** The final writes every shutdown ends with. */
+export async function flushForShutdown(): Promise<void> {
+  await flushLogs();
+  await flushKeyUsage();
+  await closeLogWriter();
+}
+
+export function installRouteHandlerShutdown(): void {
+  const state = lifecycle();
+  if (state.customServer || singleton('route-handler-shutdown', () => ({ installed: false })).installed) return;
+  singleton('route-handler-shutdown', () => ({ installed: true })).installed = true;
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    state.draining = true;
+    log('info', 'shutting down', { signal, inFlight: state.webPending });
+    const deadline = Date.now() + env.SHUTDOWN_GRACE_MS;
+    while (state.webPending > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await flushForShutdown();
+    log('info', 'stopped', { unfinished: state.webPending });
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
