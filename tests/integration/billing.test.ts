@@ -16,10 +16,10 @@ import { getDb } from '@/lib/db';
 import { singleton } from '@/lib/singleton';
 import pg from 'pg';
 import { getLimiter } from '@/lib/gateway/runtime';
+import { PICO, pico } from '../support/money';
 
 // ---- exact money helpers (independent of lib/billing/money) ----------------------------------
 
-const PICO = 10n ** 12n;
 /** Operator prices in pico-USD per token (USD per million tokens x 10^6). */
 const PRICE = {
   'gpt-4o-mini': { input: 150_000n, output: 600_000n },
@@ -35,13 +35,6 @@ function fmt(pico: bigint): string {
   return `${neg ? '-' : ''}${abs / PICO}${frac ? `.${frac}` : ''}`;
 }
 
-/** Parses decimal text ("0.0000057", "-1.5", "12") into pico exactly; refuses exponents and >12 decimals. */
-function pico(text: string): bigint {
-  const m = /^(-?)(\d+)(?:\.(\d{1,12}))?$/.exec(text.trim());
-  if (!m) throw new Error(`not an exact decimal: ${JSON.stringify(text)}`);
-  const v = BigInt(m[2]) * PICO + BigInt((m[3] ?? '').padEnd(12, '0') || '0');
-  return m[1] ? -v : v;
-}
 
 const decPico = (d: { toFixed(n: number): string }) => pico(d.toFixed(12));
 /** CNY at 7.2: exact whenever the USD figure is a multiple of 5 pico (every price here is). */

@@ -30,6 +30,7 @@ import { freePort, ROOT, startGateway, testConfig, type RunningGateway } from '.
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { waitFor } from '../support/accounts';
 import { hashApiKey } from '@/lib/auth/keys';
+import { PICO, pico } from '../support/money';
 
 const run = promisify(execFile);
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -212,13 +213,6 @@ const metric = async (name: string) => {
   return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
 };
 
-const PICO = 10n ** 12n;
-function pico(text: string): bigint {
-  const m = /^(-?)(\d+)(?:\.(\d{1,12}))?$/.exec(text.trim());
-  if (!m) throw new Error(`not an exact decimal: ${JSON.stringify(text)}`);
-  const v = BigInt(m[2]) * PICO + BigInt((m[3] ?? '').padEnd(12, '0') || '0');
-  return m[1] ? -v : v;
-}
 
 describe.skipIf(skip)('PostgreSQL killed and restarted under load', () => {
   it('cached keys keep being served; after the restart every 200 has one log row and every balance moved by exactly the logged costs', async () => {

@@ -27,14 +27,8 @@ import { countTokens, startFakeUpstream, type Fault, type FakeUpstream } from '.
 import { balanceOf, createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
 import { getLimiter } from '@/lib/gateway/runtime';
+import { PICO, pico } from '../support/money';
 
-const PICO = 10n ** 12n;
-function pico(text: string): bigint {
-  const m = /^(-?)(\d+)(?:\.(\d{1,12}))?$/.exec(text.trim());
-  if (!m) throw new Error(`not an exact decimal: ${JSON.stringify(text)}`);
-  const v = BigInt(m[2]) * PICO + BigInt((m[3] ?? '').padEnd(12, '0') || '0');
-  return m[1] ? -v : v;
-}
 const decPico = (d: { toFixed(n: number): string }) => pico(d.toFixed(12));
 
 type Cfg = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -582,14 +576,21 @@ describe('database outage', () => {
 // ---- graceful shutdown ---------------------------------------------------------------------------
 
 describe('SIGTERM', () => {
-  it('a stream in flight finishes within the grace period, new connections are refused, exit code 0', async () => {
-    const g = await startGateway({ config: config([slow.url]) });
+  /** A gateway with one slow stream open, its first chunk read. */
+  async function streamInFlight(mode: 'lean' | 'next') {
+    const g = await startGateway({ config: config([slow.url]), mode });
     gateways.push(g);
     const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
     const res = await chat(g, acct.apiKey, { stream: true });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
-    let text = new TextDecoder().decode((await reader.read()).value);
+    const first = new TextDecoder().decode((await reader.read()).value);
+    return { g, acct, res, reader, first };
+  }
+
+  it('a stream in flight finishes within the grace period, new connections are refused, exit code 0', async () => {
+    const { g, res, reader, first } = await streamInFlight('lean');
+    let text = first;
 
     const exited = g.stop('SIGTERM');
     // The listener closes at once: a new connection is refused while the stream goes on.
@@ -618,13 +619,8 @@ describe('SIGTERM', () => {
     expect(row.outcome).toBe('ok');
   });
   it('next start (route handlers): a stream in flight finishes, new /v1 requests get 503, logs flushed, exit code 0', async () => {
-    const g = await startGateway({ config: config([slow.url]), mode: 'next' });
-    gateways.push(g);
-    const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
-    const res = await chat(g, acct.apiKey, { stream: true });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    let text = new TextDecoder().decode((await reader.read()).value);
+    const { g, acct, res, reader, first } = await streamInFlight('next');
+    let text = first;
 
     const exited = g.stop('SIGTERM');
     // Next keeps its listener; the gateway itself refuses new work while it drains.

@@ -28,6 +28,7 @@ import { countTokens, startFakeUpstream, type Fault, type FakeUpstream, type Rec
 import { balanceOf, createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
 import { getLimiter } from '@/lib/gateway/runtime';
+import { PICO, pico } from '../support/money';
 
 const WARM = 1_000;
 const N = 10_000;
@@ -44,13 +45,6 @@ const HEAP_GROWTH_MAX_MB = 3;
 const RSS_GROWTH_MAX_MB = 48;
 const METRICS_TOKEN = 'soak-metrics-token';
 
-const PICO = 10n ** 12n;
-function pico(text: string): bigint {
-  const m = /^(-?)(\d+)(?:\.(\d{1,12}))?$/.exec(text.trim());
-  if (!m) throw new Error(`not an exact decimal: ${JSON.stringify(text)}`);
-  const v = BigInt(m[2]) * PICO + BigInt((m[3] ?? '').padEnd(12, '0') || '0');
-  return m[1] ? -v : v;
-}
 
 /**
  * 'either': a malformed frame right after the first one is caught before the first byte reached the
