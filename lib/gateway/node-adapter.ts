@@ -2,7 +2,30 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '@/lib/errors';
 import { handleGateway } from '@/lib/gateway/handler';
 import { log, errorFields } from '@/lib/log';
-import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+
+/** Aborted once, when the client's connection closes before the response finished. */
+class ConnectionSignal implements ClientSignal {
+  aborted = false;
+  private listeners: (() => void)[] | null = null;
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    (this.listeners ??= []).push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const i = this.listeners?.indexOf(listener) ?? -1;
+    if (i >= 0) this.listeners!.splice(i, 1);
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listeners = this.listeners;
+    this.listeners = null;
+    if (listeners) for (const l of listeners) l();
+  }
+}
 
 // The lean production path: node:http straight into the gateway pipeline, no framework in between.
 
@@ -62,9 +85,9 @@ function sinkFor(res: ServerResponse): ResponseSink {
 }
 
 export function handleNodeRequest(req: IncomingMessage, res: ServerResponse): void {
-  const controller = new AbortController();
+  const signal = new ConnectionSignal();
   res.on('close', () => {
-    if (!res.writableFinished) controller.abort();
+    if (!res.writableFinished) signal.abort();
   });
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -76,7 +99,7 @@ export function handleNodeRequest(req: IncomingMessage, res: ServerResponse): vo
     headers,
     ip: req.socket.remoteAddress ?? 'unknown',
     readBody: (max) => readBody(req, max),
-    signal: controller.signal,
+    signal,
   };
   const done = handleGateway(gatewayRequest, sinkFor(res))
     .catch((err) => {

@@ -11,7 +11,19 @@ export interface GatewayRequest {
   /** Reads the body, refusing (413) beyond maxBytes. */
   readBody(maxBytes: number): Promise<Buffer>;
   /** Aborted when the client disconnects. */
-  signal: AbortSignal;
+  signal: ClientSignal;
+}
+
+/**
+ * What the pipeline uses of the client's cancellation signal. A DOM AbortSignal is one (route
+ * handlers); the lean path uses a lighter object (AbortController costs an EventTarget per request).
+ * undici accepts either as its `signal`.
+ */
+export interface ClientSignal {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
 }
 
 export interface ResponseSink {

@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ChannelInfo } from '@/lib/config';
+import type { ClientSignal } from '@/lib/gateway/types';
 import { singleton } from '@/lib/singleton';
 
 // Upstream calls: undici's request API over one keep-alive Agent per channel (global fetch costs
@@ -41,27 +42,28 @@ export class UpstreamFailure extends Error {
   }
 }
 
-export async function callUpstream(
+export function callUpstream(
   channel: ChannelInfo,
   path: string,
   body: string | Buffer,
   headers: Record<string, string>,
-  signal: AbortSignal,
+  signal: ClientSignal,
 ): Promise<UpstreamResponse> {
-  try {
-    const res = await request(channel.baseUrl + path, {
-      method: 'POST',
-      dispatcher: agentFor(channel),
-      headers: { 'content-type': 'application/json', ...headers },
-      body,
-      signal,
-      headersTimeout: channel.timeouts.firstByteMs,
-      bodyTimeout: channel.timeouts.idleMs,
-    });
-    return { status: res.statusCode, headers: res.headers, body: res.body };
-  } catch (err) {
-    throw classify(err);
-  }
+  return request(channel.baseUrl + path, {
+    method: 'POST',
+    dispatcher: agentFor(channel),
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    // undici takes any EventTarget-like signal (it calls addEventListener/removeEventListener).
+    signal: signal as AbortSignal,
+    headersTimeout: channel.timeouts.firstByteMs,
+    bodyTimeout: channel.timeouts.idleMs,
+  }).then(
+    (res) => ({ status: res.statusCode, headers: res.headers, body: res.body }),
+    (err: unknown) => {
+      throw classify(err);
+    },
+  );
 }
 
 export function classify(err: unknown): UpstreamFailure | Error {
@@ -79,12 +81,12 @@ export function classify(err: unknown): UpstreamFailure | Error {
  * the call. With `detachOnHeaders` the link is cut once headers arrive, so a reply can still be read
  * (for billing) after the client has gone; otherwise the client's departure also cancels the body.
  */
-export async function callForClient(
+export function callForClient(
   channel: ChannelInfo,
   path: string,
   body: string | Buffer,
   headers: Record<string, string>,
-  clientSignal: AbortSignal,
+  clientSignal: ClientSignal,
   detachOnHeaders: boolean,
 ): Promise<UpstreamResponse> {
   // Without detaching, the client's own signal cancels both the call and the body.
@@ -92,11 +94,7 @@ export async function callForClient(
   const upstream = new AbortController();
   const cancel = () => upstream.abort();
   clientSignal.addEventListener('abort', cancel, { once: true });
-  try {
-    return await callUpstream(channel, path, body, headers, upstream.signal);
-  } finally {
-    clientSignal.removeEventListener('abort', cancel);
-  }
+  return callUpstream(channel, path, body, headers, upstream.signal).finally(() => clientSignal.removeEventListener('abort', cancel));
 }
 
 export function readUpstreamBody(body: UpstreamResponse['body'], maxBytes: number): Promise<string> {

@@ -113,7 +113,7 @@ export class FailoverLimiter implements Limiter {
     return this.outages;
   }
 
-  async admit(input: AdmitInput): Promise<AdmitResult> {
+  admit(input: AdmitInput): Promise<AdmitResult> {
     return this.run(
       'admit',
       () => this.redis.admit(input),
@@ -125,11 +125,11 @@ export class FailoverLimiter implements Limiter {
     );
   }
 
-  async release(input: ReleaseInput): Promise<void> {
+  release(input: ReleaseInput): Promise<void> {
     if (this.memoryLeases.delete(input.leaseId)) return this.memory.release(input);
     // The reservation of a Redis lease lives in Redis: settling it into an in-process
     // balance would credit money that was never taken there, so only usage goes to memory.
-    await this.run(
+    return this.run(
       'release',
       () => this.redis.release(input),
       () => this.memory.release({ ...input, settle: undefined }),
