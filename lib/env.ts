@@ -40,6 +40,14 @@ const schema = z.object({
     .transform((v) => v === '1' || v === 'true'),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /**
+   * Call the upstream while the admission is still on its way when the account has ample room
+   * (see lib/gateway/admission.ts): for streaming requests only (default), for all, or off.
+   */
+  SPECULATIVE_ADMISSION: z
+    .enum(['streams', 'all', 'off', '0', '1'])
+    .default('streams')
+    .transform((v) => (v === '1' ? 'all' : v === '0' ? 'off' : v)),
+  /**
    * Concurrency lease lifetime in ms, set by the variable GATEWAY_LEASE_TTL_MS: live requests renew
    * their leases; a crashed instance's leases are freed after this long.
    */

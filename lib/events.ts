@@ -6,10 +6,27 @@ import { singleton } from '@/lib/singleton';
 // Cache invalidation across instances: a revoked key or a changed account is announced on Redis
 // pub/sub and every instance drops its cached copy at once. Without Redis there is one instance,
 // and the local listeners are enough.
-export type GatewayEvent = { type: 'key-revoked'; hash: string } | { type: 'account-changed'; userId: string };
+//
+// A message can reach an instance after that instance's next request (it was reconnecting, or it was
+// busy), so the two changes that must hold on the very next request also leave a deny marker in
+// Redis, written before the message is sent: the admission script (one round trip every request
+// makes anyway) refuses while it exists. A marker only has to outlive every cached copy made before
+// the change (AUTH_CACHE_TTL_S is at most an hour): after that, caches reload from the database,
+// which says the same. So markers expire after DENY_MARKER_MS, and one left behind by a failed
+// reactivation (Redis unreachable at that moment) cannot block an account for longer than that.
+export type GatewayEvent =
+  | { type: 'key-revoked'; hash: string }
+  /** `suspended` is set when the account's status changed. */
+  | { type: 'account-changed'; userId: string; suspended?: boolean };
 type Listener = (event: GatewayEvent) => void;
 
 const CHANNEL = 'gw:events';
+const DENY_MARKER_MS = 2 * 3_600_000;
+
+/** Deny markers checked by every admission (see AdmitInput.denyKeys): [account, key]. */
+export function denyKeysFor(userId: string, keyHash: string): string[] {
+  return [`gw:deny:u:${userId}`, `gw:deny:k:${keyHash}`];
+}
 const redisOptions = { maxRetriesPerRequest: 1, retryStrategy: () => 500 };
 
 interface Bus {
@@ -51,7 +68,15 @@ export async function publishGatewayEvent(event: GatewayEvent): Promise<void> {
     bus.publisher = new Redis(env.REDIS_URL, redisOptions);
     bus.publisher.on('error', () => undefined);
   }
-  await bus.publisher.publish(CHANNEL, JSON.stringify(event)).catch((err) => log('warn', 'event publish failed', errorFields(err)));
+  const redis = bus.publisher;
+  try {
+    if (event.type === 'key-revoked') await redis.set(denyKeysFor('', event.hash)[1], '1', 'PX', DENY_MARKER_MS);
+    else if (event.suspended === true) await redis.set(denyKeysFor(event.userId, '')[0], '1', 'PX', DENY_MARKER_MS);
+    else if (event.suspended === false) await redis.del(denyKeysFor(event.userId, '')[0]);
+    await redis.publish(CHANNEL, JSON.stringify(event));
+  } catch (err) {
+    log('warn', 'event publish failed', errorFields(err));
+  }
 }
 
 export async function closeEvents(): Promise<void> {

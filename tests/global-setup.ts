@@ -3,12 +3,17 @@
 // and a Redis database index picked at random. Separate runs on one machine therefore never disturb each other.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import pg from 'pg';
+import { GATEWAY_LOG_DIR } from './support/log-scan';
 
 export default async function setup(): Promise<() => Promise<void>> {
   const baseUrl = new URL(process.env.DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/test');
   const redisUrl = new URL(process.env.REDIS_URL || 'redis://127.0.0.1:6379');
   const name = `gw_test_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+
+  // tests/zz-log-secret-scan.test.ts (run last) scans this run's gateway logs only.
+  rmSync(GATEWAY_LOG_DIR, { recursive: true, force: true });
 
   const admin = new pg.Client({ connectionString: baseUrl.toString() });
   await admin.connect();

@@ -70,7 +70,7 @@ export async function setLimits(userId: string, limits: { rpm?: number; rph?: nu
 export async function setStatus(userId: string, status: 'active' | 'suspended') {
   const db = await getDb();
   const user = await db.user.update({ where: { id: userId }, data: { status } });
-  await publishGatewayEvent({ type: 'account-changed', userId });
+  await publishGatewayEvent({ type: 'account-changed', userId, suspended: status === 'suspended' });
   return user;
 }
 

@@ -3,7 +3,7 @@ import { env } from '@/lib/env';
 import { GatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
-import { onGatewayEvent } from '@/lib/events';
+import { denyKeysFor, onGatewayEvent } from '@/lib/events';
 import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/auth/keys';
 import type { TierName } from '@/lib/config';
 
@@ -15,6 +15,8 @@ export interface Principal {
   tier: TierName;
   suspended: boolean;
   limits: { rpm?: number; rph?: number; tokensPerDay?: number | null; concurrency?: number } | null;
+  /** Markers that refuse this caller in the admission itself: [account suspended, key revoked]. */
+  denyKeys: string[];
 }
 
 interface Entry {
@@ -53,6 +55,7 @@ async function load(hash: string): Promise<Principal | null> {
     tier: row.user.tier,
     suspended: row.user.status === 'suspended',
     limits: (row.user.limits as Principal['limits']) ?? null,
+    denyKeys: denyKeysFor(row.userId, row.hash),
   };
 }
 
@@ -88,6 +91,11 @@ export async function authenticate(headers: Record<string, string | undefined>):
   if (principal.suspended) throw new GatewayError('account_suspended', 'This account is suspended.');
   markUsed(principal.keyId);
   return principal;
+}
+
+/** Drops one cached principal: the admission found it suspended or revoked (a deny marker). */
+export function forgetPrincipal(hash: string): void {
+  cache().byHash.delete(hash);
 }
 
 /** Drops every cached principal (tests, config reload). */

@@ -6,14 +6,13 @@ import type { ChannelInfo, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { formatPico } from '@/lib/billing/money';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
-import { admit } from '@/lib/gateway/admission';
 import { optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels, AUTO_MODEL, type ModelPlan } from '@/lib/gateway/router';
 import { callForClient, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
 import type { RequestContext } from '@/lib/gateway/context';
-import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 const MAX_REPLY_BYTES = 32 * 1024 * 1024;
 const MAX_ERROR_BYTES = 1024 * 1024;
@@ -213,7 +212,7 @@ async function messages(ctx: RequestContext, req: GatewayRequest, sink: Response
     const c = maxCostOf(m, promptBound, Math.min(maxOut, m.maxOutputTokens));
     if (c > reserve) reserve = c;
   }
-  ctx.admission = await admit(principal, cfg, plan.models[0], 'anthropic', reserve, ctx.requestId);
+  await ctx.admit(plan.models[0], 'anthropic', reserve);
 
   for (const model of plan.models) {
     // Verbatim unless the router serves another model: then only `model` changes.
@@ -232,8 +231,8 @@ async function messages(ctx: RequestContext, req: GatewayRequest, sink: Response
  * Calls the upstream with its own abort signal: tied to the client's until the upstream answers,
  * then cut loose, so a client that leaves mid-reply does not stop us from reading the usage.
  */
-async function call(channel: ChannelInfo, path: string, payload: string | Buffer, req: GatewayRequest): Promise<UpstreamResponse> {
-  return callForClient(channel, path, payload, upstreamHeaders(req, channel), req.signal, true);
+async function call(channel: ChannelInfo, path: string, payload: string | Buffer, req: GatewayRequest, signal: ClientSignal = req.signal): Promise<UpstreamResponse> {
+  return callForClient(channel, path, payload, upstreamHeaders(req, channel), signal, true);
 }
 
 /** Watches the client while the reply is read; if it leaves, reading stops after ABORT_DRAIN_MS. */
@@ -273,13 +272,8 @@ async function attempt(
   const tracker = ctx.beginAttempt(channel, model);
   const record = tracker.record;
   if (req.signal.aborted) throw ctx.clientGone();
-  let res: UpstreamResponse;
-  try {
-    res = await call(channel, MESSAGES_PATH, payload, req);
-  } catch (err) {
-    if (req.signal.aborted) throw ctx.clientGone();
-    return tracker.fail((err as Error).message);
-  }
+  const res = await ctx.callUpstream(req, tracker, (signal) => call(channel, MESSAGES_PATH, payload, req, signal));
+  if (!res) return false;
   record.status = res.status;
   if (res.status === 429 || res.status >= 500) {
     discard(res.body);

@@ -9,8 +9,10 @@ import { formatPico } from '@/lib/billing/money';
 import { enqueueLog } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
 import { log, errorFields } from '@/lib/log';
-import { release, type Admission } from '@/lib/gateway/admission';
-import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import { release, startAdmission, type Admission, type Endpoint } from '@/lib/gateway/admission';
+import { LinkedSignal } from '@/lib/gateway/signal';
+import type { UpstreamResponse } from '@/lib/gateway/upstream';
+import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 export type Surface = 'openai' | 'anthropic';
 
@@ -46,6 +48,12 @@ export class AttemptTracker {
     return false;
   }
 
+  /** The call was cancelled by us (its admission was refused): not the channel's failure. */
+  cancel(message: string): void {
+    this.record.error = message;
+    this.record.ms = Math.round(performance.now() - this.started);
+  }
+
   /** The channel answered; `ok` is whether the reply itself succeeded. */
   finish(healthy: boolean, ok = healthy): void {
     this.record.ms = Math.round(performance.now() - this.started);
@@ -66,6 +74,8 @@ export class RequestContext {
   private readonly t0 = performance.now();
   principal?: Principal;
   admission?: Admission;
+  /** A speculative admission still on its way (the upstream call went out without waiting). */
+  private admitting?: Promise<Admission>;
   model?: ModelInfo;
   modelRequested: string | null = null;
   channel: string | null = null;
@@ -93,6 +103,68 @@ export class RequestContext {
     const body = await readJsonBody(req, this.cfg.limits.max_body_bytes);
     this.modelRequested = typeof body.json.model === 'string' ? body.json.model : null;
     return body;
+  }
+
+  /**
+   * Admits the request (limits + balance reservation). Returns at once when the account has ample
+   * room (speculative: the upstream may be called now, `confirmAdmission` gates the answer),
+   * else once admitted; throws the refusal.
+   */
+  async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint): Promise<void> {
+    const pending = startAdmission(this.principal!, this.cfg, model, endpoint, reserve, this.requestId, this.stream);
+    if (!pending.speculative) {
+      this.admission = await pending.admission;
+      return;
+    }
+    this.admitting = pending.admission;
+    pending.admission.then(
+      (a) => {
+        this.admission = a;
+      },
+      () => undefined,
+    );
+  }
+
+  /**
+   * Makes the upstream call of one attempt. While the admission is speculative, the call gets a
+   * signal that also fires if the admission is refused (cancelling it at once), and its reply is
+   * returned only once the request is admitted. Returns null when the call failed (recorded on the
+   * tracker: the next channel may be tried); throws when the client left or the admission was refused.
+   */
+  async callUpstream(req: GatewayRequest, tracker: AttemptTracker, call: (signal: ClientSignal) => Promise<UpstreamResponse>): Promise<UpstreamResponse | null> {
+    let signal = req.signal;
+    if (this.admitting && !this.admission) {
+      const linked = new LinkedSignal(req.signal);
+      this.admitting.catch(() => linked.abort());
+      signal = linked;
+    }
+    let res: UpstreamResponse;
+    try {
+      res = await call(signal);
+    } catch (err) {
+      if (req.signal.aborted) throw this.clientGone();
+      await this.confirmAdmission(tracker);
+      tracker.fail((err as Error).message);
+      return null;
+    }
+    await this.confirmAdmission(tracker, res);
+    return res;
+  }
+
+  /**
+   * Waits for a speculative admission before anything of the upstream's reply is used. If it was
+   * refused, the upstream reply (when there is one) is dropped and the refusal thrown: the
+   * client gets the same 429/402 as without speculation, and nothing is billed.
+   */
+  private async confirmAdmission(tracker: AttemptTracker, res?: UpstreamResponse): Promise<void> {
+    if (!this.admitting || this.admission) return;
+    try {
+      this.admission = await this.admitting;
+    } catch (err) {
+      res?.body.destroy();
+      tracker.cancel('cancelled: admission refused');
+      throw err;
+    }
   }
 
   /** The client left before an answer: recorded as client_closed (499), thrown to end the pipeline. */
@@ -170,6 +242,8 @@ export class RequestContext {
     observe('gateway_request_duration_ms', { endpoint: this.endpoint }, latency);
     if (this.cost > 0n) inc('gateway_cost_usd_pico_total', { endpoint: this.endpoint }, Number(this.cost));
     const u = this.usage;
+    // A speculative admission the pipeline never waited for (the client left first): settle it.
+    if (this.admitting && !this.admission) this.admission = await this.admitting.catch(() => undefined);
     if (this.admission) await release(this.admission, this.cost, u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens);
     if (!this.principal) return;
     enqueueLog({

@@ -1,7 +1,6 @@
 import { GatewayError } from '@/lib/errors';
 import { maxCostOf, noUsage } from '@/lib/billing/cost';
 import { formatPico } from '@/lib/billing/money';
-import { admit } from '@/lib/gateway/admission';
 import { invalidField, optionalInt, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels } from '@/lib/gateway/router';
 import { callUpstream, readUpstreamBody, discard } from '@/lib/gateway/upstream';
@@ -44,14 +43,15 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
   const modelDimensions = model.dimensions ?? 0;
   const dimensions = optionalInt(body, 'dimensions', 1) ?? modelDimensions;
   if (dimensions > modelDimensions) throw invalidField('dimensions', `"dimensions" must be at most ${modelDimensions} for ${model.name}.`);
-  ctx.admission = await admit(principal, cfg, model, 'embeddings', maxCostOf(model, promptTokenBound(raw.length), 0), ctx.requestId);
+  await ctx.admit(model, 'embeddings', maxCostOf(model, promptTokenBound(raw.length), 0));
   // Always ask for floats: we check the dimensions and encode base64 ourselves.
   const payload = JSON.stringify({ ...body, encoding_format: 'float' });
   for (const channel of orderChannels(cfg.channelsByModel.get(model.name) ?? [])) {
     const tracker = ctx.beginAttempt(channel, model);
     const record = tracker.record;
+    const res = await ctx.callUpstream(req, tracker, (signal) => callUpstream(channel, '/embeddings', payload, { authorization: `Bearer ${channel.apiKey}` }, signal));
+    if (!res) continue;
     try {
-      const res = await callUpstream(channel, '/embeddings', payload, { authorization: `Bearer ${channel.apiKey}` }, req.signal);
       record.status = res.status;
       if (res.status === 429 || res.status >= 500) {
         discard(res.body);

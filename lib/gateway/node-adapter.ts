@@ -2,30 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '@/lib/errors';
 import { handleGateway } from '@/lib/gateway/handler';
 import { log, errorFields } from '@/lib/log';
-import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
-
-/** Aborted once, when the client's connection closes before the response finished. */
-class ConnectionSignal implements ClientSignal {
-  aborted = false;
-  private listeners: (() => void)[] | null = null;
-
-  addEventListener(_type: 'abort', listener: () => void): void {
-    (this.listeners ??= []).push(listener);
-  }
-
-  removeEventListener(_type: 'abort', listener: () => void): void {
-    const i = this.listeners?.indexOf(listener) ?? -1;
-    if (i >= 0) this.listeners!.splice(i, 1);
-  }
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    const listeners = this.listeners;
-    this.listeners = null;
-    if (listeners) for (const l of listeners) l();
-  }
-}
+import { OnceSignal } from '@/lib/gateway/signal';
+import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 // The lean production path: node:http straight into the gateway pipeline, no framework in between.
 
@@ -85,7 +63,8 @@ function sinkFor(res: ServerResponse): ResponseSink {
 }
 
 export function handleNodeRequest(req: IncomingMessage, res: ServerResponse): void {
-  const signal = new ConnectionSignal();
+  // Aborted once, when the client's connection closes before the response finished.
+  const signal = new OnceSignal();
   res.on('close', () => {
     if (!res.writableFinished) signal.abort();
   });

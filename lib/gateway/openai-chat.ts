@@ -2,7 +2,7 @@ import type { ChannelInfo, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { formatPico } from '@/lib/billing/money';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
-import { admit, expireLeases } from '@/lib/gateway/admission';
+import { expireLeases } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels } from '@/lib/gateway/router';
 import { callForClient, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
@@ -98,7 +98,7 @@ export async function chatCompletions(ctx: RequestContext, req: GatewayRequest, 
     const c = maxCostOf(m, promptBound, Math.min(maxOut ?? m.maxOutputTokens, m.maxOutputTokens));
     if (c > reserve) reserve = c;
   }
-  ctx.admission = await admit(principal, cfg, plan.models[0], 'chat', reserve, ctx.requestId);
+  await ctx.admit(plan.models[0], 'chat', reserve);
 
   const clientWantsUsage = (body.stream_options as JsonObject | undefined)?.include_usage === true;
   if (stream) body.stream_options = { ...(body.stream_options as JsonObject | undefined), include_usage: true };
@@ -131,14 +131,11 @@ async function attempt(
   const tracker = ctx.beginAttempt(channel, model);
   const record = tracker.record;
   // A stream is read on (bounded) after the client leaves, so what was generated can be billed.
-  let res: UpstreamResponse;
-  try {
-    if (req.signal.aborted) throw ctx.clientGone();
-    res = await callForClient(channel, '/chat/completions', payload, { authorization: `Bearer ${channel.apiKey}` }, req.signal, stream);
-  } catch (err) {
-    if (req.signal.aborted) throw ctx.clientGone();
-    return tracker.fail((err as Error).message);
-  }
+  if (req.signal.aborted) throw ctx.clientGone();
+  const res = await ctx.callUpstream(req, tracker, (signal) =>
+    callForClient(channel, '/chat/completions', payload, { authorization: `Bearer ${channel.apiKey}` }, signal, stream),
+  );
+  if (!res) return false;
   record.status = res.status;
   if (res.status === 429 || res.status >= 500) {
     discard(res.body);

@@ -98,6 +98,10 @@ export function callForClient(
 }
 
 export function readUpstreamBody(body: UpstreamResponse['body'], maxBytes: number): Promise<string> {
+  // The body may have failed or closed while the pipeline waited (for a speculative admission):
+  // its 'error' has been emitted already and would never reach the listeners below.
+  if (body.errored) return Promise.reject(classify(body.errored));
+  if (body.destroyed) return Promise.reject(new UpstreamFailure('protocol', 'upstream reply closed before it was read'));
   // Plain 'data' events: an async iterator costs a promise and several ticks per chunk.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -105,7 +105,9 @@ export class MemoryLimiter implements Limiter {
     const states = checks.map((c) => c.apply());
     if (input.reserve) {
       const { key, amount } = input.reserve;
-      this.balances.set(key, (this.balances.get(key) ?? 0n) - amount);
+      const balance = (this.balances.get(key) ?? 0n) - amount;
+      this.balances.set(key, balance);
+      return { ok: true, states, balance };
     }
     return { ok: true, states };
   }

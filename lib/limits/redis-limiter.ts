@@ -32,10 +32,13 @@ local function extend_ttl(key, ms)
 end
 `;
 
-// KEYS[1..n]: rule keys; KEYS[n+1]: balance key when a reservation is requested.
-// ARGV: leaseId, leaseTtlMs, n, reserve amount ('' for none), then per rule: kind, limit, windowMs.
-// Reply: {status, refusedIndex, retryAfterMs, available, remaining1, reset1, ...}
-//   status 1 = admitted, 0 = refused by a rule, 2 = insufficient balance, 3 = balance not loaded.
+// KEYS[1..n]: rule keys; KEYS[n+1]: balance key when a reservation is requested; then the deny keys.
+// ARGV: leaseId, leaseTtlMs, n, reserve amount ('' for none), deny key count, then per rule: kind,
+// limit, windowMs.
+// Reply: {status, refusedIndex, retryAfterMs, balance, remaining1, reset1, ...}; balance: on status 2
+// the balance available, on status 1 the balance before this reservation ('' without one).
+//   status 1 = admitted, 0 = refused by a rule, 2 = insufficient balance, 3 = balance not loaded,
+//   4 = a deny key exists (refusedIndex: which one).
 // ADMIT_CORE defines admit_one(KEYS, ARGV); the helpers read the current item's lease and ttl.
 const ADMIT_CORE = `
 local CONCURRENCY_RETRY_CAP = 1000
@@ -188,11 +191,18 @@ ttl = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local reserve = ARGV[4]
 
+-- Phase 0: a deny marker (suspended account, revoked key) refuses before anything is counted.
+local first_deny = n
+if reserve ~= '' then first_deny = n + 1 end
+for j = 1, tonumber(ARGV[5]) do
+  if redis.call('EXISTS', KEYS[first_deny + j]) == 1 then return { 4, j - 1, 0, '' } end
+end
+
 -- Phase 1: check every rule; remember the refusal with the longest wait (the binding one).
 local checks = {}
 local worst = 0
 for i = 1, n do
-  local base = 4 + (i - 1) * 3
+  local base = 5 + (i - 1) * 3
   local kind = ARGV[base + 1]
   local checker = checkers[kind]
   if not checker then return redis.error_reply('unknown limit rule kind ' .. tostring(kind)) end
@@ -215,14 +225,16 @@ end
 
 -- Phase 2: the balance reservation.
 local balance_key = KEYS[n + 1]
+local balance = ''
 if reserve ~= '' then
-  local balance = redis.call('GET', balance_key)
+  balance = redis.call('GET', balance_key)
   if not balance then return { 3, 0, 0, '' } end
   if cmp_int(balance, reserve) < 0 then return { 2, 0, 0, balance } end
 end
 
--- Phase 3: everything passed; apply all mutations.
-local out = { 1, 0, 0, '' }
+-- Phase 3: everything passed; apply all mutations. The balance before the reservation goes back
+-- with the reply (the caller subtracts its reservation: exact, without number conversions here).
+local out = { 1, 0, 0, balance }
 for i = 1, n do
   local c = checks[i]
   local rem, reset = appliers[c.kind](KEYS[i], i, c.limit, c.win, c)
@@ -401,18 +413,21 @@ export class RedisLimiter implements Limiter {
   admit(input: AdmitInput): Promise<AdmitResult> {
     const keys = input.rules.map((r) => r.key);
     if (input.reserve) keys.push(input.reserve.key);
+    const deny = input.denyKeys ?? [];
+    for (const k of deny) keys.push(k);
     const args: (string | number)[] = [
       input.leaseId,
       input.leaseTtlMs,
       input.rules.length,
       input.reserve ? input.reserve.amount.toString() : '',
+      deny.length,
     ];
     for (const rule of input.rules) {
       // 'rwindow': a requests window, whose exact remaining count and reset feed the response headers.
       const kind = rule.kind === 'window' && rule.requests ? 'rwindow' : rule.kind;
       args.push(kind, rule.limit, rule.kind === 'concurrency' ? 0 : rule.windowMs);
     }
-    return this.enqueue('a', keys, args).then((reply) => decodeAdmitReply(reply, input.rules));
+    return this.enqueue('a', keys, args).then((reply) => decodeAdmitReply(reply, input.rules, input.reserve?.amount ?? 0n));
   }
 
   async release(input: ReleaseInput): Promise<void> {
@@ -457,18 +472,20 @@ export class RedisLimiter implements Limiter {
   }
 }
 
-function decodeAdmitReply(reply: unknown, rules: Rule[]): AdmitResult {
+function decodeAdmitReply(reply: unknown, rules: Rule[], reserved: bigint): AdmitResult {
   if (!Array.isArray(reply)) throw new Error(`unexpected limiter reply: ${JSON.stringify(reply)}`);
   const [status, index, retryAfterMs, available] = reply as [number, number, number, string];
   switch (status) {
     case 1:
-      return { ok: true, states: decodeStates(reply, rules) };
+      return available ? { ok: true, states: decodeStates(reply, rules), balance: BigInt(available) - reserved } : { ok: true, states: decodeStates(reply, rules) };
     case 0:
       return { ok: false, reason: 'limit', rule: rules[index], retryAfterMs, states: decodeStates(reply, rules) };
     case 2:
       return { ok: false, reason: 'balance', available: BigInt(available) };
     case 3:
       return { ok: false, reason: 'balance_unknown' };
+    case 4:
+      return { ok: false, reason: 'denied', index };
     default:
       throw new Error(`unexpected limiter status: ${String(status)}`);
   }

@@ -59,14 +59,25 @@ export interface AdmitInput {
   leaseTtlMs: number;
   /** Optional balance reservation in pico-USD, taken only when every rule admits. */
   reserve?: { key: string; amount: bigint };
+  /**
+   * Keys whose presence refuses the admission before anything is counted (a suspended account, a
+   * revoked key). The operation that suspends or revokes writes them in Redis (lib/events.ts), so
+   * every instance refuses at once, without waiting for its cached copy of the account to be
+   * invalidated. The in-process limiter ignores them: with one instance the invalidation is
+   * synchronous.
+   */
+  denyKeys?: string[];
 }
 
 export type AdmitResult =
-  | { ok: true; states: RuleState[] }
+  /** `balance`: what is left after this reservation (pico-USD), when one was requested. */
+  | { ok: true; states: RuleState[]; balance?: bigint }
   | { ok: false; reason: 'limit'; rule: Rule; retryAfterMs: number; states: RuleState[] }
   | { ok: false; reason: 'balance'; available: bigint }
   /** The balance key is not loaded; call initBalance then admit again. */
-  | { ok: false; reason: 'balance_unknown' };
+  | { ok: false; reason: 'balance_unknown' }
+  /** `denyKeys[index]` exists. */
+  | { ok: false; reason: 'denied'; index: number };
 
 export interface ReleaseInput {
   leaseId: string;

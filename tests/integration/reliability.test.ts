@@ -306,6 +306,8 @@ describe('upstream faults', () => {
       .map((l) => (JSON.parse(l.slice(6)) as { choices: { delta?: { content?: string } }[] }).choices[0]?.delta?.content ?? '')
       .join('');
     expect(content.length).toBe(bytes);
+    // Its row is written after the stream ended: the balance check below must see it.
+    await logRow(s.headers.get('x-request-id')!);
   });
 
   it('the balance of each account moved by exactly the sum of its logged costs', async () => {

@@ -157,6 +157,30 @@ describe('login', () => {
     expect(right.status).toBe(200);
     expect(right.headers.get('set-cookie')).toMatch(/next-auth\.session-token=/);
   });
+
+  it('an unknown email takes as long to refuse as a wrong password (a real password check either way)', async () => {
+    const a = await accounts.createAccount({ tier: 'free' });
+    passwords.push(a.password);
+    const timed = async (email: string) => {
+      const t = performance.now();
+      const res = await api('/api/auth/login', { body: { email, password: 'not-the-password-1' } });
+      expect(res.status).toBe(401);
+      return performance.now() - t;
+    };
+    // Two of each, interleaved (the login limit is 10 a minute per IP; this file uses 9 in all).
+    const wrong: number[] = [];
+    const unknown: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      wrong.push(await timed(a.email));
+      unknown.push(await timed(`nobody-${i}-${Date.now()}@example.com`));
+    }
+    // Without a password check for unknown accounts the refusal would take a few ms against the
+    // tens of ms of bcrypt; with one, the fastest of each are within a factor of two of each other
+    // (the fastest: a pause of the busy machine only ever adds time).
+    const ratio = Math.min(...unknown) / Math.min(...wrong);
+    expect(ratio, `wrong ${wrong.map(Math.round)} ms, unknown ${unknown.map(Math.round)} ms`).toBeGreaterThan(0.5);
+    expect(ratio, `wrong ${wrong.map(Math.round)} ms, unknown ${unknown.map(Math.round)} ms`).toBeLessThan(2);
+  });
 });
 
 describe('session routes', () => {
@@ -268,6 +292,80 @@ describe('no SSRF', () => {
       const auth = String(r.headers.authorization ?? r.headers['x-api-key'] ?? '');
       expect(auth).toMatch(/upstream-secret-/);
       expect(JSON.stringify(r.headers)).not.toContain(a.apiKey);
+    }
+  });
+});
+
+describe('suspension and revocation', () => {
+  // Instances drop their cached copy of an account on a pub/sub message, which can arrive after the
+  // instance's next request. The operations therefore also leave a deny marker in Redis that the
+  // admission itself checks: these tests leave the message out entirely.
+  const code = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
+
+  it('hold on the very next request when the invalidation message never arrives, and after', async () => {
+    const { denyKeysFor } = await import('@/lib/events');
+    const { hashApiKey } = await import('@/lib/auth/keys');
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    try {
+      const a = await accounts.createAccount({ tier: 'pro', balanceUsd: '1' });
+      const b = await accounts.createAccount({ tier: 'pro', balanceUsd: '1' });
+      keys.push(a.apiKey, b.apiKey);
+      passwords.push(a.password, b.password);
+      expect((await chat(a.apiKey)).status).toBe(200); // both cached by the gateway now
+      expect((await chat(b.apiKey)).status).toBe(200);
+      const before = fake.requests.length;
+
+      // What suspending and revoking do, minus the message: the database row, then the marker.
+      await db.user.update({ where: { id: a.userId }, data: { status: 'suspended' } });
+      await redis.set(denyKeysFor(a.userId, '')[0], '1', 'PX', 60_000);
+      await db.apiKey.update({ where: { id: b.keyId }, data: { revokedAt: new Date() } });
+      await redis.set(denyKeysFor('', hashApiKey(b.apiKey))[1], '1', 'PX', 60_000);
+
+      // First the marker refuses; then the row reloaded from the database does, marker or not.
+      for (const dropMarkers of [false, true]) {
+        if (dropMarkers) await redis.del(denyKeysFor(a.userId, hashApiKey(b.apiKey)));
+        for (const stream of [false, true]) {
+          const ra = await chat(a.apiKey, { stream });
+          expect(ra.status).toBe(403);
+          expect(await code(ra)).toBe('account_suspended');
+          const rb = await chat(b.apiKey, { stream });
+          expect(rb.status).toBe(401);
+          expect(await code(rb)).toBe('invalid_api_key');
+        }
+      }
+      expect(fake.requests.length).toBe(before); // nothing went upstream, not even speculatively
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('suspending and revoking leave the marker, with an expiry; reactivating clears it', async () => {
+    const { denyKeysFor } = await import('@/lib/events');
+    const { setStatus, revokeKey } = await import('@/lib/accounts/queries');
+    const { hashApiKey } = await import('@/lib/auth/keys');
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    try {
+      const a = await accounts.createAccount({ tier: 'pro', balanceUsd: '1' });
+      keys.push(a.apiKey);
+      passwords.push(a.password);
+      const [userMarker, keyMarker] = denyKeysFor(a.userId, hashApiKey(a.apiKey));
+      expect((await chat(a.apiKey)).status).toBe(200);
+
+      await setStatus(a.userId, 'suspended');
+      const ttl = await redis.pttl(userMarker);
+      expect(ttl).toBeGreaterThan(3_600_000); // outlives any cached copy (AUTH_CACHE_TTL_S <= 1 h)
+      expect(ttl).toBeLessThanOrEqual(7_200_000);
+      expect((await chat(a.apiKey)).status).toBe(403);
+
+      await setStatus(a.userId, 'active');
+      expect(await redis.exists(userMarker)).toBe(0);
+      expect((await chat(a.apiKey)).status).toBe(200);
+
+      await revokeKey(a.userId, a.keyId);
+      expect(await redis.pttl(keyMarker)).toBeGreaterThan(3_600_000);
+      expect((await chat(a.apiKey)).status).toBe(401);
+    } finally {
+      redis.disconnect();
     }
   });
 });

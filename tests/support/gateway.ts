@@ -1,10 +1,11 @@
 // Starts the production build as a child process against a generated operator config, the way
 // an operator runs it: `node dist/server.mjs` (lean /v1 path) or `next start` (route-handler path).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { GATEWAY_LOG_DIR } from './log-scan';
 
 export type GatewayMode = 'lean' | 'next';
 
@@ -102,8 +103,17 @@ export async function startGateway(opts: { config: unknown; mode?: GatewayMode; 
   const args = [...(opts.nodeArgs ?? []), ...(mode === 'lean' ? ['dist/server.mjs'] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'])];
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  // Everything a gateway prints is also kept for the run-wide log-secret scan (global teardown).
+  mkdirSync(GATEWAY_LOG_DIR, { recursive: true });
+  // Written synchronously, so nothing is lost when a test worker ends right after its gateways.
+  const logFd = openSync(path.join(GATEWAY_LOG_DIR, `${mode}-${port}-${Date.now()}.log`), 'a');
+  const keep = (d: Buffer) => {
+    output += d;
+    writeSync(logFd, d);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  child.once('close', () => closeSync(logFd));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {

@@ -374,6 +374,40 @@ describe('redis limiter across instances', () => {
   });
 });
 
+describe('redis limiter deny keys', () => {
+  const limiter = new RedisLimiter(REDIS_URL);
+  const client = new Redis(REDIS_URL);
+  afterAll(async () => {
+    await limiter.close();
+    client.disconnect();
+  });
+
+  it('an existing deny key refuses before anything is counted or reserved; absent ones change nothing', async () => {
+    const k = ns();
+    const window = windowRule(k('rpm'), 10, 60_000);
+    const concurrency = concurrencyRule(k('conc'), 2);
+    const balance = k('balance');
+    await limiter.initBalance(balance, 1_000n);
+    const deny = [k('deny-user'), k('deny-key')];
+    const input = { reserve: { key: balance, amount: 100n }, denyKeys: deny };
+
+    expectOk(await admit(limiter, [window, concurrency], input));
+    await client.set(deny[1], '1');
+    expect(await admit(limiter, [window, concurrency], input)).toEqual({ ok: false, reason: 'denied', index: 1 });
+    await client.set(deny[0], '1');
+    expect(await admit(limiter, [window, concurrency], input)).toEqual({ ok: false, reason: 'denied', index: 0 });
+    // Batched with other calls of the same turn, the same answer.
+    const batch = await Promise.all([admit(limiter, [window], input), admit(limiter, [window]), admit(limiter, [window], input)]);
+    expect(batch.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['denied', 'ok', 'denied']);
+
+    expect(await client.zcard(window.key)).toBe(2); // the first admission and the undenied one
+    expect(await client.zcard(concurrency.key)).toBe(1);
+    expect(await client.get(balance)).toBe('900');
+    await client.del(...deny);
+    expectOk(await admit(limiter, [window, concurrency], input));
+  });
+});
+
 describe('memory limiter housekeeping', () => {
   it('sweeps expired keys so nothing leaks', async () => {
     const limiter = new MemoryLimiter({ sweepIntervalMs: 0 });
