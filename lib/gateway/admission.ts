@@ -154,6 +154,27 @@ async function loadBalance(userId: string): Promise<bigint> {
   }
 }
 
+/**
+ * A deny marker exists (lib/events.ts): suspended or revoked since this instance cached the caller,
+ * and its invalidation message is still on its way. Refused now; reloaded from the database next time.
+ */
+function refuseDenied(principal: Principal, index: number): GatewayError {
+  forgetPrincipal(principal.keyHash);
+  if (index === 0) return new GatewayError('account_suspended', 'This account is suspended.');
+  return new GatewayError('invalid_api_key', 'Invalid or revoked API key.');
+}
+
+/** For requests that admit nothing (model lists, token counts): the deny markers hold there too. */
+export async function checkDenied(principal: Principal): Promise<void> {
+  let index: number;
+  try {
+    index = await getLimiter().denied(principal.denyKeys);
+  } catch {
+    return; // Redis unreachable: the cached copy and its TTL decide, as for every other check
+  }
+  if (index >= 0) throw refuseDenied(principal, index);
+}
+
 /** One room reading per account, endpoint and model (the rule set); see startAdmission. */
 function headroomKey(userId: string, model: ModelInfo | null, endpoint: Endpoint): string {
   return `${userId}|${endpoint}|${model?.name ?? ''}`;
@@ -193,13 +214,7 @@ async function admit(
         headers,
       });
     }
-    if (result.reason === 'denied') {
-      // Suspended or revoked since this instance cached the caller (its invalidation message is
-      // still on its way): refuse now, and reload from the database next time.
-      forgetPrincipal(principal.keyHash);
-      if (result.index === 0) throw new GatewayError('account_suspended', 'This account is suspended.');
-      throw new GatewayError('invalid_api_key', 'Invalid or revoked API key.');
-    }
+    if (result.reason === 'denied') throw refuseDenied(principal, result.index);
     if (result.reason === 'balance_unknown') {
       throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 1000 });
     }

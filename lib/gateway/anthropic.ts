@@ -6,6 +6,7 @@ import type { ChannelInfo, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { formatPico } from '@/lib/billing/money';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { checkDenied } from '@/lib/gateway/admission';
 import { optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels, AUTO_MODEL, type ModelPlan } from '@/lib/gateway/router';
 import { callForClient, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
@@ -476,6 +477,7 @@ async function relayStream(ctx: RequestContext, req: GatewayRequest, sink: Respo
 async function countTokensRoute(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const { raw, json: body } = await ctx.open(req);
   const principal = ctx.principal!;
+  await checkDenied(principal);
   requireModelField(body);
   requireMessages(body);
   const model = resolve(ctx, body, principal.tier).models[0];

@@ -1,4 +1,5 @@
 import { authenticate } from '@/lib/auth/principal';
+import { checkDenied } from '@/lib/gateway/admission';
 import type { ModelInfo } from '@/lib/config';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
@@ -18,6 +19,7 @@ function openaiRecord(m: ModelInfo, strict: boolean) {
 /** GET /v1/models: the OpenAI-surface models the caller's tier may use. */
 export async function listModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await authenticate(req.headers);
+  await checkDenied(principal);
   const strict = (req.headers.accept ?? '').toLowerCase().includes('application/openai+json');
   const data = [...ctx.cfg.models.values()].filter((m) => m.protocol === 'openai' && m.tiers.has(principal.tier)).map((m) => openaiRecord(m, strict));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
@@ -27,6 +29,7 @@ export async function listModels(ctx: RequestContext, req: GatewayRequest, sink:
 /** GET /v1/anthropic/v1/models: the caller's Anthropic-protocol models, in Anthropic's shape. */
 export async function listAnthropicModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await authenticate(req.headers);
+  await checkDenied(principal);
   const data = [...ctx.cfg.models.values()]
     .filter((m) => m.protocol === 'anthropic' && m.tiers.has(principal.tier))
     .map((m) => ({ type: 'model', id: m.name, display_name: m.name, created_at: new Date(m.created * 1000).toISOString() }));

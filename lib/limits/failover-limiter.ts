@@ -161,6 +161,14 @@ export class FailoverLimiter implements Limiter {
     );
   }
 
+  denied(keys: string[]): Promise<number> {
+    return this.run(
+      'denied',
+      () => this.redis.denied(keys),
+      () => this.memory.denied(),
+    );
+  }
+
   async forgetBalance(key: string): Promise<void> {
     await this.memory.forgetBalance(key);
     await this.run(

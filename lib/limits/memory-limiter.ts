@@ -142,6 +142,11 @@ export class MemoryLimiter implements Limiter {
     this.balances.delete(key);
   }
 
+  /** Deny keys live in Redis only: with one instance, invalidation is synchronous (lib/events.ts). */
+  async denied(): Promise<number> {
+    return -1;
+  }
+
   async close(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;

@@ -461,6 +461,12 @@ export class RedisLimiter implements Limiter {
     await this.client.del(key);
   }
 
+  async denied(keys: string[]): Promise<number> {
+    if (keys.length === 0) return -1;
+    const values = await this.client.mget(...keys);
+    return values.findIndex((v) => v !== null);
+  }
+
   async close(): Promise<void> {
     if (!this.ownsClient) return;
     try {

@@ -99,5 +99,7 @@ export interface Limiter {
   adjustBalance(key: string, delta: bigint): Promise<void>;
   /** Drop a loaded balance so it is reloaded from the database. */
   forgetBalance(key: string): Promise<void>;
+  /** Which of these deny keys (AdmitInput.denyKeys) exists first, or -1: for calls that admit nothing. */
+  denied(keys: string[]): Promise<number>;
   close(): Promise<void>;
 }
