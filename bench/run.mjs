@@ -551,10 +551,18 @@ async function startFloor(upstreamUrl) {
   return { ...entry, url, pid: entry.child.pid };
 }
 
+/** The node flags `npm start` runs the server with (package.json scripts.start: `node FLAGS… dist/server.mjs`). */
+function npmStartFlags() {
+  const start = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start.trim().split(/\s+/);
+  if (start[0] !== 'node' || start.at(-1) !== 'dist/server.mjs') throw new Error(`unexpected npm start script: ${start.join(' ')}`);
+  return start.slice(1, -1);
+}
+
 async function startGateway(mode, gatewayEnv, nodeFlags = []) {
   const port = await freePort();
   const server = opt.server === 'dist/server.mjs' ? path.join(buildDir, 'dist/server.mjs') : path.resolve(ROOT, opt.server);
-  const args = [...nodeFlags, ...(mode === 'lean' ? [server] : [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'])];
+  // The lean rows run what `npm start` runs, flags included.
+  const args = [...nodeFlags, ...(mode === 'lean' ? [...npmStartFlags(), server] : [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'])];
   const entry = startChild(mode === 'lean' ? `gateway (node ${opt.server})` : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' }, { cwd: buildDir });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
