@@ -222,6 +222,7 @@ describe('upstream faults', () => {
       if (c.single === 'fail') {
         const row = await expectServedByFallback(r2, c.stream);
         if (c.fault.type === 'hang' || c.fault.type === 'stall') expect((row.attempts as { error: string }[])[0].error).toMatch(/timed out/);
+        if (c.fault.type === 'huge') expect((row.attempts as { error: string }[])[0].error).toBe(`upstream reply larger than ${32 * 1024 * 1024} bytes`);
       } else await expectMidStreamError(r2);
     });
   }

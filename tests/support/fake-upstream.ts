@@ -130,6 +130,16 @@ function segmentTokens(seg: { text: string; memo: boolean }): number {
   return n;
 }
 
+/**
+ * Tokens of a 'huge' reply (one letter repeated): what countTokens answers for it (cl100k_base
+ * encodes such a run 8 letters to a token; checked for lengths 1 to 5 MiB + 5), without running the
+ * tokenizer over megabytes: that takes ~0.5 s per 5 MB here, which on a loaded machine outlasts a
+ * test gateway's first-byte timeout, and overflows the stack above ~30 MB.
+ */
+function hugeTokens(length: number): number {
+  return Math.floor(length / 8) + countTokens('x'.repeat(length % 8));
+}
+
 /** Deterministic token count used for all usage numbers (cl100k_base). */
 export function countTokens(text: string): number {
   if (!text) return 0;
@@ -543,6 +553,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     if (toolName !== undefined) {
       finish = 'tool_calls';
       completionTokens = countTokens(toolName + TOOL_CALL_ARGUMENTS);
+    } else if (fault.type === 'huge' && maxTokens === undefined) {
+      completionTokens = hugeTokens(content.length);
     } else if (maxTokens !== undefined && maxTokens >= 0) {
       const t = truncateTokens(content, maxTokens);
       content = t.text;
