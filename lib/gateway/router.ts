@@ -39,6 +39,8 @@ export function resetBreakers(): void {
 
 /** Channels in the order to try: priority first, then weighted random within a priority; open breakers last. */
 export function orderChannels(channels: ChannelInfo[], now = Date.now(), random = Math.random): ChannelInfo[] {
+  // One channel (the common case): tried whatever its circuit says, as it would be when last.
+  if (channels.length <= 1) return channels;
   const groups = new Map<number, ChannelInfo[]>();
   for (const c of channels) groups.set(c.priority, [...(groups.get(c.priority) ?? []), c]);
   const ordered: ChannelInfo[] = [];
