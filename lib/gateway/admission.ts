@@ -180,16 +180,20 @@ function headroomKey(userId: string, model: ModelInfo | null, endpoint: Endpoint
   return `${userId}|${endpoint}|${model?.name ?? ''}`;
 }
 
+/** What one request asks the limiter for: its caller, rule set, reservation and lease. */
+export interface AdmissionRequest {
+  principal: Principal;
+  cfg: GatewayConfig;
+  model: ModelInfo | null;
+  endpoint: Endpoint;
+  /** Balance reservation, pico-USD. */
+  reserve: bigint;
+  leaseId: string;
+}
+
 /** Admits in the limiter (one round trip); `roomKey`: where to keep the room reading, if anywhere. */
-async function admit(
-  principal: Principal,
-  cfg: GatewayConfig,
-  model: ModelInfo | null,
-  endpoint: Endpoint,
-  reserve: bigint,
-  leaseId: string,
-  roomKey: string | undefined,
-): Promise<Admission> {
+async function admit(request: AdmissionRequest, roomKey: string | undefined): Promise<Admission> {
+  const { principal, cfg, model, endpoint, reserve, leaseId } = request;
   const limiter = getLimiter();
   const rules = rulesFor(principal, cfg, model, endpoint);
   const key = balanceKey(principal.userId);
@@ -318,19 +322,12 @@ export interface PendingAdmission {
  * Either way the request is answered only once `admission` has resolved, and a rejection of it
  * is the request's answer.
  */
-export function startAdmission(
-  principal: Principal,
-  cfg: GatewayConfig,
-  model: ModelInfo | null,
-  endpoint: Endpoint,
-  reserve: bigint,
-  leaseId: string,
-  stream: boolean,
-): PendingAdmission {
+export function startAdmission(request: AdmissionRequest, stream: boolean): PendingAdmission {
+  const { principal, model, endpoint, reserve } = request;
   // With speculation off no reading is kept; with it on for streams only, every admission of the
   // account still refreshes the reading its next stream uses.
   const key = env.SPECULATIVE_ADMISSION === 'off' ? undefined : headroomKey(principal.userId, model, endpoint);
-  const admission = admit(principal, cfg, model, endpoint, reserve, leaseId, key);
+  const admission = admit(request, key);
   if (!key || (!stream && env.SPECULATIVE_ADMISSION === 'streams')) return { admission, speculative: false };
   const h = headroom.get(key);
   if (!maySpeculate(h, reserve)) return { admission, speculative: false };

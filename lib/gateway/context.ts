@@ -111,7 +111,7 @@ export class RequestContext {
    * else once admitted; throws the refusal.
    */
   async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint): Promise<void> {
-    const pending = startAdmission(this.principal!, this.cfg, model, endpoint, reserve, this.requestId, this.stream);
+    const pending = startAdmission({ principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId }, this.stream);
     if (!pending.speculative) {
       this.admission = await pending.admission;
       return;
