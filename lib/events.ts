@@ -23,9 +23,14 @@ type Listener = (event: GatewayEvent) => void;
 const CHANNEL = 'gw:events';
 const DENY_MARKER_MS = 2 * 3_600_000;
 
+/** The deny marker of a suspended account. */
+export const accountDenyKey = (userId: string) => `gw:deny:u:${userId}`;
+/** The deny marker of a revoked key (by its hash). */
+export const keyDenyKey = (keyHash: string) => `gw:deny:k:${keyHash}`;
+
 /** Deny markers checked by every admission (see AdmitInput.denyKeys): [account, key]. */
 export function denyKeysFor(userId: string, keyHash: string): string[] {
-  return [`gw:deny:u:${userId}`, `gw:deny:k:${keyHash}`];
+  return [accountDenyKey(userId), keyDenyKey(keyHash)];
 }
 const redisOptions = { maxRetriesPerRequest: 1, retryStrategy: () => 500 };
 
@@ -70,9 +75,9 @@ export async function publishGatewayEvent(event: GatewayEvent): Promise<void> {
   }
   const redis = bus.publisher;
   try {
-    if (event.type === 'key-revoked') await redis.set(denyKeysFor('', event.hash)[1], '1', 'PX', DENY_MARKER_MS);
-    else if (event.suspended === true) await redis.set(denyKeysFor(event.userId, '')[0], '1', 'PX', DENY_MARKER_MS);
-    else if (event.suspended === false) await redis.del(denyKeysFor(event.userId, '')[0]);
+    if (event.type === 'key-revoked') await redis.set(keyDenyKey(event.hash), '1', 'PX', DENY_MARKER_MS);
+    else if (event.suspended === true) await redis.set(accountDenyKey(event.userId), '1', 'PX', DENY_MARKER_MS);
+    else if (event.suspended === false) await redis.del(accountDenyKey(event.userId));
     await redis.publish(CHANNEL, JSON.stringify(event));
   } catch (err) {
     log('warn', 'event publish failed', errorFields(err));

@@ -16,10 +16,16 @@ function openaiRecord(m: ModelInfo, strict: boolean) {
   };
 }
 
-/** GET /v1/models: the OpenAI-surface models the caller's tier may use. */
-export async function listModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+/** The caller of a model list: these requests admit nothing, so the deny markers are read here. */
+async function caller(req: GatewayRequest) {
   const principal = await authenticate(req.headers);
   await checkDenied(principal);
+  return principal;
+}
+
+/** GET /v1/models: the OpenAI-surface models the caller's tier may use. */
+export async function listModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const principal = await caller(req);
   const strict = (req.headers.accept ?? '').toLowerCase().includes('application/openai+json');
   const data = [...ctx.cfg.models.values()].filter((m) => m.protocol === 'openai' && m.tiers.has(principal.tier)).map((m) => openaiRecord(m, strict));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
@@ -28,8 +34,7 @@ export async function listModels(ctx: RequestContext, req: GatewayRequest, sink:
 
 /** GET /v1/anthropic/v1/models: the caller's Anthropic-protocol models, in Anthropic's shape. */
 export async function listAnthropicModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const principal = await authenticate(req.headers);
-  await checkDenied(principal);
+  const principal = await caller(req);
   const data = [...ctx.cfg.models.values()]
     .filter((m) => m.protocol === 'anthropic' && m.tiers.has(principal.tier))
     .map((m) => ({ type: 'model', id: m.name, display_name: m.name, created_at: new Date(m.created * 1000).toISOString() }));

@@ -301,7 +301,7 @@ describe('suspension and revocation', () => {
   // instance's next request. The operations therefore also leave a deny marker in Redis that the
   // admission itself checks: these tests leave the message out entirely.
   it('hold on the very next request when the invalidation message never arrives, and after', async () => {
-    const { denyKeysFor } = await import('@/lib/events');
+    const { accountDenyKey, keyDenyKey } = await import('@/lib/events');
     const { hashApiKey } = await import('@/lib/auth/keys');
     const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     const models = (key: string) => fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
@@ -330,13 +330,13 @@ describe('suspension and revocation', () => {
 
         // What suspending and revoking do, minus the message: the database row, then the marker.
         await db.user.update({ where: { id: a.userId }, data: { status: 'suspended' } });
-        await redis.set(denyKeysFor(a.userId, '')[0], '1', 'PX', 60_000);
+        await redis.set(accountDenyKey(a.userId), '1', 'PX', 60_000);
         await db.apiKey.update({ where: { id: b.keyId }, data: { revokedAt: new Date() } });
-        await redis.set(denyKeysFor('', hashApiKey(b.apiKey))[1], '1', 'PX', 60_000);
+        await redis.set(keyDenyKey(hashApiKey(b.apiKey)), '1', 'PX', 60_000);
 
         // First the marker refuses; then the row reloaded from the database does, marker or not.
         for (const dropMarkers of [false, true]) {
-          if (dropMarkers) await redis.del(denyKeysFor(a.userId, hashApiKey(b.apiKey)));
+          if (dropMarkers) await redis.del(accountDenyKey(a.userId), keyDenyKey(hashApiKey(b.apiKey)));
           const ra = await call(a.apiKey);
           expect(ra.status, name).toBe(403);
           expect(JSON.stringify(await ra.json()), name).toContain('suspended');
@@ -354,7 +354,7 @@ describe('suspension and revocation', () => {
   });
 
   it('suspending and revoking leave the marker, with an expiry; reactivating clears it', async () => {
-    const { denyKeysFor } = await import('@/lib/events');
+    const { accountDenyKey, keyDenyKey } = await import('@/lib/events');
     const { setStatus, revokeKey } = await import('@/lib/accounts/queries');
     const { hashApiKey } = await import('@/lib/auth/keys');
     const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
@@ -362,7 +362,7 @@ describe('suspension and revocation', () => {
       const a = await accounts.createAccount({ tier: 'pro', balanceUsd: '1' });
       keys.push(a.apiKey);
       passwords.push(a.password);
-      const [userMarker, keyMarker] = denyKeysFor(a.userId, hashApiKey(a.apiKey));
+      const [userMarker, keyMarker] = [accountDenyKey(a.userId), keyDenyKey(hashApiKey(a.apiKey))];
       expect((await chat(a.apiKey)).status).toBe(200);
 
       await setStatus(a.userId, 'suspended');
