@@ -130,6 +130,9 @@ function segmentTokens(seg: { text: string; memo: boolean }): number {
   return n;
 }
 
+/** How long after its last chunk a mid-stream 'cut' breaks the connection. */
+const MID_STREAM_CUT_MS = 100;
+
 /**
  * Tokens of a 'huge' reply (one letter repeated): what countTokens answers for it (cl100k_base
  * encodes such a run 8 letters to a token; checked for lengths 1 to 5 MiB + 5), without running the
@@ -466,6 +469,12 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     }
     if (ctx.gone()) return;
     if (f.type === 'cut') {
+      // A stream cut mid-way breaks after what came before it was delivered. Cut at once, the break
+      // could reach the gateway while it still holds the reply for a speculative admission (nothing
+      // relayed yet: a failure before the first byte, served by the next channel), so the test
+      // would depend on that race instead of testing a mid-stream break.
+      if (limit > 0) await sleep(MID_STREAM_CUT_MS);
+      if (ctx.gone()) return;
       destroyAfterFlush(res);
       return;
     }
