@@ -7,7 +7,7 @@ import { GatewayError } from '@/lib/errors';
 import { formatPico } from '@/lib/billing/money';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { checkDenied } from '@/lib/gateway/admission';
-import { optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
+import { optionalBoolean, invalidField, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels, AUTO_MODEL, type ModelPlan } from '@/lib/gateway/router';
 import { callForClient, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
@@ -191,7 +191,8 @@ function completionOf(content: unknown): string {
 
 async function messages(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const cfg = ctx.cfg;
-  const { raw, json: body } = await ctx.open(req);
+  const request = await ctx.open(req);
+  const { raw, json: body } = request;
   const principal = ctx.principal!;
   validateMessages(body);
   const stream = body.stream === true;
@@ -217,7 +218,7 @@ async function messages(ctx: RequestContext, req: GatewayRequest, sink: Response
 
   for (const model of plan.models) {
     // Verbatim unless the router serves another model: then only `model` changes.
-    const payload = model.name === body.model ? raw : JSON.stringify({ ...body, model: model.name });
+    const payload = upstreamBody(request, { model: model.name });
     for (const channel of anthropicChannels(ctx, model)) {
       if (await attempt(ctx, req, sink, model, channel, payload, body, stream)) return;
     }
@@ -475,20 +476,22 @@ async function relayStream(ctx: RequestContext, req: GatewayRequest, sink: Respo
 // and not counted against the request rate.
 
 async function countTokensRoute(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const { raw, json: body } = await ctx.open(req);
+  const request = await ctx.open(req);
+  const body = request.json;
   const principal = ctx.principal!;
   await checkDenied(principal);
   requireModelField(body);
   requireMessages(body);
   const model = resolve(ctx, body, principal.tier).models[0];
   ctx.model = model;
+  const payload = upstreamBody(request, { model: model.name });
 
   for (const channel of anthropicChannels(ctx, model)) {
     const tracker = ctx.beginAttempt(channel, model);
     const record = tracker.record;
     if (req.signal.aborted) throw ctx.clientGone();
     try {
-      const res = await call(channel, COUNT_TOKENS_PATH, raw, req);
+      const res = await call(channel, COUNT_TOKENS_PATH, payload, req);
       record.status = res.status;
       if (res.status === 429 || res.status >= 500) {
         discard(res.body);

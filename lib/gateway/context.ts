@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChannelInfo, GatewayConfig, ModelInfo } from '@/lib/config';
 import { authenticate, type Principal } from '@/lib/auth/principal';
 import { anthropicErrorBody, errorHeaders, GatewayError, openaiErrorBody, toGatewayError } from '@/lib/errors';
-import { readJsonBody, type JsonObject } from '@/lib/gateway/body';
+import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
 import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { formatPico } from '@/lib/billing/money';
@@ -97,7 +97,7 @@ export class RequestContext {
   ) {}
 
   /** Authenticates, honours the maintenance switch and reads the JSON body once. */
-  async open(req: GatewayRequest): Promise<{ raw: Buffer; json: JsonObject }> {
+  async open(req: GatewayRequest): Promise<JsonBody> {
     this.principal = await authenticate(req.headers);
     if (this.cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
     const body = await readJsonBody(req, this.cfg.limits.max_body_bytes);

@@ -1,7 +1,7 @@
 import { GatewayError } from '@/lib/errors';
 import { maxCostOf, noUsage } from '@/lib/billing/cost';
 import { formatPico } from '@/lib/billing/money';
-import { invalidField, optionalInt, type JsonObject } from '@/lib/gateway/body';
+import { invalidField, optionalInt, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels } from '@/lib/gateway/router';
 import { callUpstream, readUpstreamBody, discard } from '@/lib/gateway/upstream';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
@@ -31,7 +31,8 @@ function toBase64(vector: number[]): string {
 
 export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const cfg = ctx.cfg;
-  const { raw, json: body } = await ctx.open(req);
+  const request = await ctx.open(req);
+  const { raw, json: body } = request;
   const principal = ctx.principal!;
   const texts = inputs(body);
   const format = body.encoding_format ?? 'float';
@@ -45,7 +46,7 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
   if (dimensions > modelDimensions) throw invalidField('dimensions', `"dimensions" must be at most ${modelDimensions} for ${model.name}.`);
   await ctx.admit(model, 'embeddings', maxCostOf(model, promptTokenBound(raw.length), 0));
   // Always ask for floats: we check the dimensions and encode base64 ourselves.
-  const payload = JSON.stringify({ ...body, encoding_format: 'float' });
+  const payload = upstreamBody(request, { encoding_format: 'float' });
   for (const channel of orderChannels(cfg.channelsByModel.get(model.name) ?? [])) {
     const tracker = ctx.beginAttempt(channel, model);
     const record = tracker.record;

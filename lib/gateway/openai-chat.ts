@@ -3,7 +3,7 @@ import { GatewayError } from '@/lib/errors';
 import { formatPico } from '@/lib/billing/money';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { expireLeases } from '@/lib/gateway/admission';
-import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
+import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels } from '@/lib/gateway/router';
 import { callForClient, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
@@ -73,13 +73,11 @@ const exactNumber = (pico: bigint) => formatPico(pico);
 
 export async function chatCompletions(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const cfg = ctx.cfg;
-  const { raw, json: body } = await ctx.open(req);
+  const request = await ctx.open(req);
+  const { raw, json: body } = request;
   const principal = ctx.principal!;
   validate(body);
   const service = serviceOptions(body);
-  // Left out of the upstream JSON (undefined members are not serialised); deleting the member
-  // would turn the body into a slow dictionary-mode object.
-  body.service = undefined;
   const stream = body.stream === true;
   ctx.stream = stream;
   const maxOut = (body.max_tokens ?? body.max_completion_tokens) as number | undefined;
@@ -101,11 +99,12 @@ export async function chatCompletions(ctx: RequestContext, req: GatewayRequest, 
   await ctx.admit(plan.models[0], 'chat', reserve);
 
   const clientWantsUsage = (body.stream_options as JsonObject | undefined)?.include_usage === true;
-  if (stream) body.stream_options = { ...(body.stream_options as JsonObject | undefined), include_usage: true };
+  // A stream always asks for the usage chunk (billing needs it); the client sees it only if it asked.
+  const streamOptions = stream && !clientWantsUsage ? { ...(body.stream_options as JsonObject | undefined), include_usage: true } : body.stream_options;
 
   for (const model of plan.models) {
-    body.model = model.name;
-    const payload = JSON.stringify(body);
+    // The service options never go upstream.
+    const payload = upstreamBody(request, { model: model.name, service: undefined, stream_options: streamOptions });
     for (const channel of orderChannels(cfg.channelsByModel.get(model.name) ?? [])) {
       const done = await attempt(ctx, req, sink, model, channel, payload, body, stream, clientWantsUsage);
       if (done) return;
@@ -123,7 +122,7 @@ async function attempt(
   sink: ResponseSink,
   model: ModelInfo,
   channel: ChannelInfo,
-  payload: string,
+  payload: string | Buffer,
   body: JsonObject,
   stream: boolean,
   clientWantsUsage: boolean,

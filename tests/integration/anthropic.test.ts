@@ -178,6 +178,17 @@ describe.each(MODES)('Anthropic mirror (%s)', (mode) => {
     expect(JSON.stringify(seen.headers)).not.toContain(pro.apiKey);
   });
 
+  it('a body with "model" twice is re-serialised: the upstream gets the model that was priced, once', async () => {
+    const messages = [{ role: 'user', content: 'x' }];
+    const body = `{"model":"${HAIKU_NAME}","max_tokens":64,"messages":${JSON.stringify(messages)},"model":"${SONNET_NAME}"}`;
+    const res = await post('/messages', body, { 'x-api-key': pro.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-service-model-id')).toBe(SONNET_NAME);
+    expect(fakeA.requests).toHaveLength(1);
+    expect(fakeA.requests[0]!.body.match(/"model"/g)).toHaveLength(1);
+    expect(fakeA.requests[0]!.json).toEqual({ model: SONNET_NAME, max_tokens: 64, messages });
+  });
+
   it('defaults anthropic-version to 2023-06-01 when the client sends none', async () => {
     const res = await post('/messages', JSON.stringify({ model: SONNET_NAME, max_tokens: 64, messages: [{ role: 'user', content: 'x' }] }), {
       authorization: `Bearer ${pro.apiKey}`,

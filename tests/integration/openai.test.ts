@@ -210,6 +210,31 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       expect(sent.body).not.toContain(acct.apiKey);
     });
 
+    it("sends the client's own bytes upstream (formatting kept); a stream only gains stream_options.include_usage", async () => {
+      const acct = await createAccount({ balanceUsd: '10' });
+      const text = '{"model": "gpt-4o-mini",\n "messages": [{"role": "user", "content": "Hi \\u00e9"}], "temperature": 1.0, "max_tokens": 1e2}';
+      const res = await post('/v1/chat/completions', acct.apiKey, text);
+      expect(res.status).toBe(200);
+      expect(up1.requests[0].body).toBe(text);
+      const streamText = `${text.slice(0, -1)}, "stream": true}`;
+      const streamed = await post('/v1/chat/completions', acct.apiKey, streamText);
+      expect(streamed.status).toBe(200);
+      expect(await streamed.text()).toContain('data: [DONE]');
+      expect(up1.requests[1].body).toBe(`${streamText.slice(0, -1)},"stream_options":{"include_usage":true}}`);
+    });
+
+    it('a body with "model" twice goes upstream as the model it was priced for (re-serialised, one "model")', async () => {
+      const acct = await createAccount({ balanceUsd: '10' });
+      const messages = [{ role: 'user', content: 'Hi' }];
+      const text = `{"model":"gpt-4o","messages":${JSON.stringify(messages)},"model":"gpt-4o-mini"}`;
+      const res = await post('/v1/chat/completions', acct.apiKey, text);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-service-model-id')).toBe('gpt-4o-mini');
+      expect(up1.requests).toHaveLength(1);
+      expect(up1.requests[0].body.match(/"model"/g)).toHaveLength(1);
+      expect(up1.requests[0].json).toEqual({ model: 'gpt-4o-mini', messages });
+    });
+
     it('response_format json_object reaches the upstream and its JSON reply comes back', async () => {
       const acct = await createAccount({ balanceUsd: '10' });
       const res = await client(acct.apiKey).chat.completions.create({
