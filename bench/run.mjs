@@ -616,6 +616,12 @@ function probeGet(url) {
 const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 32, temperature: 0.2 });
 const CHAT_STREAM = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64, stream: true });
 const EMBED = JSON.stringify({ model: 'text-embedding-3-small', input: 'The quick brown fox jumps over the lazy dog.' });
+// A long conversation (40 turns, ~64 KB): what a chat with history or retrieved context sends.
+const CHAT_64K = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `Turn ${i}: ${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(28)}` })),
+  max_tokens: 32,
+});
 const MESSAGES = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] });
 const isChat = (b) => JSON.parse(b).choices?.[0]?.message?.content !== undefined;
 const isEmbedding = (b) => Array.isArray(JSON.parse(b).data?.[0]?.embedding);
@@ -780,6 +786,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
         for (const [key, p, body, headers, check] of [
           ['embeddings', '/v1/embeddings', EMBED, auth, isEmbedding],
           ['anthropic', '/v1/anthropic/v1/messages', MESSAGES, anthropicAuth, isMessage],
+          ['chat64k', '/v1/chat/completions', CHAT_64K, auth, isChat],
         ]) {
           const eurl = proc.url + p;
           const problem2 = await probe(eurl, headers, body, check);
@@ -854,6 +861,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   const erows = [
     ['POST /v1/embeddings (1536 dims)', extra.embeddings],
     ['POST /v1/anthropic/v1/messages', extra.anthropic],
+    [`POST /v1/chat/completions (${Math.round(CHAT_64K.length / 1024)} KB body)`, extra.chat64k],
   ].map(([name, r]) => (r?.error || !r ? [name, `FAILED: ${(r?.error ?? 'not run').slice(0, 100)}`, '', '', ''] : [name, fmt.rps(r.rps), fmt.ms(r.p50), fmt.ms(r.p99), fmt.us(r.cpuPerReq[0])]));
   if (rows.lean) out.push(table(eh, erows, ['l', 'r', 'r', 'r', 'r']));
 
