@@ -46,6 +46,7 @@ const { values: opt } = parseArgs({
     targets: { type: 'string', default: 'direct,floor,lean,next' },
     'in-place': { type: 'boolean', default: false },
     'profile-connections': { type: 'string', default: '50' },
+    'profile-body': { type: 'string', default: 'chat' },
     'no-redis': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -1029,12 +1030,13 @@ async function runProfile({ gatewayEnv, auth, header }) {
   let to;
   try {
     const url = gw.url + '/v1/chat/completions';
-    const problem = await probe(url, auth, CHAT, isChat);
+    const body = opt['profile-body'] === 'chat64k' ? CHAT_64K : CHAT;
+    const problem = await probe(url, auth, body, isChat);
     if (problem) throw new Error(`gateway probe failed: ${problem}`);
     note(`warm-up ${WARM_S} s, then c=${PC} for ${C50_S} s`);
-    await load({ url, headers: auth, body: CHAT, connections: 50, seconds: WARM_S });
+    await load({ url, headers: auth, body, connections: 50, seconds: WARM_S });
     from = Number(process.hrtime.bigint() / 1000n);
-    r = recordRun(`profile c=${PC}`, await load({ url, headers: auth, body: CHAT, connections: PC, seconds: C50_S, cpuPids: [gw.pid] }));
+    r = recordRun(`profile c=${PC}`, await load({ url, headers: auth, body, connections: PC, seconds: C50_S, cpuPids: [gw.pid] }));
     to = Number(process.hrtime.bigint() / 1000n);
   } finally {
     note('stopping gateway (writes the profile)');

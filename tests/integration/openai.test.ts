@@ -221,6 +221,11 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       expect(streamed.status).toBe(200);
       expect(await streamed.text()).toContain('data: [DONE]');
       expect(up1.requests[1].body).toBe(`${streamText.slice(0, -1)},"stream_options":{"include_usage":true}}`);
+      // A body too large to arrive with the headers (read as it streams in) goes byte for byte too.
+      const long = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"${'é… '.repeat(60_000)}"}]}`;
+      const big = await post('/v1/chat/completions', acct.apiKey, long);
+      expect(big.status).toBe(200);
+      expect(up1.requests[2].body).toBe(long);
     });
 
     it('a body with "model" twice goes upstream as the model it was priced for (re-serialised, one "model")', async () => {
