@@ -6,6 +6,8 @@ export type JsonObject = Record<string, unknown>;
 /** A request body: its bytes, parsed once, and whether the bytes may go upstream as they are. */
 export interface JsonBody {
   raw: Buffer;
+  /** `raw` decoded (what JSON.parse read). */
+  text: string;
   json: JsonObject;
   /**
    * The raw bytes mean exactly what `json` says at the top level: no top-level key appears twice.
@@ -23,9 +25,10 @@ export async function readJsonBody(req: GatewayRequest, maxBytes: number): Promi
     throw new GatewayError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
   }
   const raw = await req.readBody(maxBytes);
+  const text = raw.toString('utf8');
   let json: unknown;
   try {
-    json = JSON.parse(raw.toString('utf8'));
+    json = JSON.parse(text);
   } catch {
     throw new GatewayError('invalid_json', 'The request body is not valid JSON.');
   }
@@ -38,7 +41,7 @@ export async function readJsonBody(req: GatewayRequest, maxBytes: number): Promi
   if (shape.topLevelKeys < 0) {
     throw new GatewayError('invalid_request', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
   }
-  return { raw, json: json as JsonObject, verbatim: shape.topLevelKeys === Object.keys(json).length };
+  return { raw, text, json: json as JsonObject, verbatim: shape.topLevelKeys === Object.keys(json).length };
 }
 
 /** Deepest object/array nesting accepted in a request body (JSON schemas of tools stay far below). */
@@ -89,6 +92,8 @@ export function scanJson(raw: Buffer, maxDepth: number): { topLevelKeys: number 
  * JSON.stringify per request (~90 µs for a 64 KB conversation here) and keeps the client's exact
  * number formatting; a body with duplicate top-level keys is always re-serialised (see JsonBody).
  */
+const SPLICE_AS_TEXT_BYTES = 16 * 1024;
+
 export function upstreamBody(body: JsonBody, members: Record<string, unknown>): string | Buffer {
   let append = '';
   let verbatim = body.verbatim;
@@ -102,11 +107,16 @@ export function upstreamBody(body: JsonBody, members: Record<string, unknown>): 
     }
     append += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
   }
-  if (verbatim) {
+  // A top-level object with at least one member (every endpoint requires some) ends in its '}'.
+  if (verbatim && (!append || Object.keys(body.json).length > 0)) {
     if (!append) return body.raw;
+    // Small bodies: two string slices (no buffers to allocate); large ones: no re-encoding of the text.
+    if (body.raw.length <= SPLICE_AS_TEXT_BYTES) {
+      const end = body.text.lastIndexOf('}');
+      return body.text.slice(0, end) + append + body.text.slice(end);
+    }
     const end = body.raw.lastIndexOf(0x7d);
-    // A top-level object with at least one member (every endpoint requires some) ends in its '}'.
-    if (end > 0 && Object.keys(body.json).length > 0) return Buffer.concat([body.raw.subarray(0, end), Buffer.from(append), body.raw.subarray(end)]);
+    return Buffer.concat([body.raw.subarray(0, end), Buffer.from(append), body.raw.subarray(end)]);
   }
   return JSON.stringify({ ...body.json, ...members });
 }

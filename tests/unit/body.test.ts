@@ -4,7 +4,7 @@ import { scanJson, upstreamBody, MAX_JSON_DEPTH, type JsonBody, type JsonObject 
 const body = (text: string): JsonBody => {
   const raw = Buffer.from(text);
   const json = JSON.parse(text) as JsonObject;
-  return { raw, json, verbatim: scanJson(raw, MAX_JSON_DEPTH).topLevelKeys === Object.keys(json).length };
+  return { raw, text, json, verbatim: scanJson(raw, MAX_JSON_DEPTH).topLevelKeys === Object.keys(json).length };
 };
 
 /** Reference: nesting depth of parsed JSON. */
@@ -71,8 +71,12 @@ describe('upstreamBody', () => {
 
   it('splices missing members in before the closing brace, keeping the bytes around them', () => {
     const out = upstreamBody(body(text), { model: 'gpt-4o-mini', stream_options: { include_usage: true } });
-    expect(Buffer.isBuffer(out)).toBe(true);
     expect(out.toString()).toBe('{"model": "gpt-4o-mini",  "messages":[{"role":"user","content":"Hi"}], "temperature": 1.0 ,"stream_options":{"include_usage":true}}\n');
+    // A large body is spliced as bytes (multi-byte text included), not re-encoded.
+    const long = `{"model":"m","messages":[{"role":"user","content":"${'héllo wörld 你好 '.repeat(3000)}"}]}`;
+    const big = upstreamBody(body(long), { stream_options: { include_usage: true } });
+    expect(Buffer.isBuffer(big)).toBe(true);
+    expect(big.toString()).toBe(`${long.slice(0, -1)},"stream_options":{"include_usage":true}}`);
   });
 
   it('re-serialises when a member changes or is removed', () => {
