@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { GatewayError } from '@/lib/errors';
 import type { GatewayRequest } from '@/lib/gateway/types';
 
@@ -13,7 +14,8 @@ export interface JsonBody {
    * The raw bytes mean exactly what `json` says at the top level: no top-level key appears twice.
    * With a duplicate ("model" twice, say) JSON.parse keeps the last one, while an upstream's parser
    * may keep the first, so the request would be priced for one model and served by another; such
-   * a body is re-serialised from `json` instead of forwarded verbatim.
+   * a body is re-serialised from `json` instead of forwarded verbatim. So is one that is not valid
+   * UTF-8 (what was parsed is its decoding, with U+FFFD for the invalid bytes).
    */
   verbatim: boolean;
 }
@@ -41,7 +43,9 @@ export async function readJsonBody(req: GatewayRequest, maxBytes: number): Promi
   if (shape.topLevelKeys < 0) {
     throw new GatewayError('invalid_request', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
   }
-  return { raw, text, json: json as JsonObject, verbatim: shape.topLevelKeys === Object.keys(json).length };
+  // Invalid UTF-8 decodes to U+FFFD: the bytes would not mean what was parsed (and validated) either.
+  const wellFormed = !text.includes('\uFFFD') || isUtf8(raw);
+  return { raw, text, json: json as JsonObject, verbatim: wellFormed && shape.topLevelKeys === Object.keys(json).length };
 }
 
 /** Deepest object/array nesting accepted in a request body (JSON schemas of tools stay far below). */

@@ -1,5 +1,8 @@
 import { describe, it, expect } from 'vitest';
-import { scanJson, upstreamBody, MAX_JSON_DEPTH, type JsonBody, type JsonObject } from '@/lib/gateway/body';
+import { readJsonBody, scanJson, upstreamBody, MAX_JSON_DEPTH, type JsonBody, type JsonObject } from '@/lib/gateway/body';
+import type { GatewayRequest } from '@/lib/gateway/types';
+
+const readBody = (raw: Buffer) => readJsonBody({ headers: { 'content-type': 'application/json' }, readBody: async () => raw } as unknown as GatewayRequest, 1 << 20);
 
 const body = (text: string): JsonBody => {
   const raw = Buffer.from(text);
@@ -96,6 +99,17 @@ describe('upstreamBody', () => {
     const escaped = body('{"mod\\u0065l":"gpt-4o","model":"gpt-4o-mini","messages":[]}');
     expect(escaped.verbatim).toBe(false);
     expect(JSON.parse(upstreamBody(escaped, { model: 'gpt-4o-mini' }).toString())).toEqual({ model: 'gpt-4o-mini', messages: [] });
+  });
+
+  it('readJsonBody: verbatim unless a top-level key repeats or the bytes are not valid UTF-8', async () => {
+    expect((await readBody(Buffer.from('{"model":"m","messages":[{"content":"é \uFFFD"}]}'))).verbatim).toBe(true);
+    expect((await readBody(Buffer.from('{"model":"m","model":"n"}'))).verbatim).toBe(false);
+    const invalid = Buffer.concat([Buffer.from('{"model":"m","messages":[{"content":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}')]);
+    const b = await readBody(invalid);
+    expect(b.verbatim).toBe(false);
+    const out = upstreamBody(b, { model: 'm' });
+    expect(typeof out).toBe('string');
+    expect(JSON.parse(out as string)).toEqual({ model: 'm', messages: [{ content: '\uFFFD(' }] });
   });
 
   it('keeps an own "__proto__" member as data, verbatim or re-serialised', () => {
