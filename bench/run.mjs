@@ -62,6 +62,10 @@ const TTFB_N = Number(opt['ttfb-requests']);
 const CHUNKS = Number(opt.chunks);
 const CHUNK_MS = Number(opt['chunk-ms']);
 const MODE = opt.profile ? 'profile' : opt.soak || opt.streams ? 'extra' : 'table';
+if (!['chat', 'chat64k'].includes(opt['profile-body'])) {
+  process.stderr.write('bench: --profile-body takes chat or chat64k\n');
+  process.exit(2);
+}
 if (opt.profile && !['lean', 'next'].includes(opt.profile)) {
   process.stderr.write('bench: --profile takes lean or next\n');
   process.exit(2);

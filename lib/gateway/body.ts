@@ -44,8 +44,7 @@ export async function readJsonBody(req: GatewayRequest, maxBytes: number): Promi
     throw new GatewayError('invalid_request', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
   }
   // Invalid UTF-8 decodes to U+FFFD: the bytes would not mean what was parsed (and validated) either.
-  const wellFormed = !text.includes('\uFFFD') || isUtf8(raw);
-  return { raw, text, json: json as JsonObject, verbatim: wellFormed && shape.topLevelKeys === Object.keys(json).length };
+  return { raw, text, json: json as JsonObject, verbatim: shape.topLevelKeys === Object.keys(json).length && isUtf8(raw) };
 }
 
 /** Deepest object/array nesting accepted in a request body (JSON schemas of tools stay far below). */
@@ -89,6 +88,9 @@ export function scanJson(raw: Buffer, maxDepth: number): { topLevelKeys: number 
   return { topLevelKeys: keys };
 }
 
+/** Bodies up to this size are spliced as text (two string slices, no buffers); larger ones as bytes (no re-encoding). */
+const SPLICE_AS_TEXT_BYTES = 16 * 1024;
+
 /**
  * The body for the upstream, with `members` set (undefined: removed): the client's own bytes when
  * nothing changes, the bytes with the new members spliced in before the closing brace when only
@@ -96,33 +98,26 @@ export function scanJson(raw: Buffer, maxDepth: number): { topLevelKeys: number 
  * JSON.stringify per request (~90 µs for a 64 KB conversation here) and keeps the client's exact
  * number formatting; a body with duplicate top-level keys is always re-serialised (see JsonBody).
  */
-const SPLICE_AS_TEXT_BYTES = 16 * 1024;
-
 export function upstreamBody(body: JsonBody, members: Record<string, unknown>): string | Buffer {
+  const reserialised = () => JSON.stringify({ ...body.json, ...members });
+  if (!body.verbatim) return reserialised();
   let append = '';
-  let verbatim = body.verbatim;
   for (const key in members) {
     const value = members[key];
     const has = Object.hasOwn(body.json, key);
     if (has ? body.json[key] === value : value === undefined) continue;
-    if (has) {
-      verbatim = false;
-      break;
-    }
+    if (has) return reserialised();
     append += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
   }
-  // A top-level object with at least one member (every endpoint requires some) ends in its '}'.
-  if (verbatim && (!append || Object.keys(body.json).length > 0)) {
-    if (!append) return body.raw;
-    // Small bodies: two string slices (no buffers to allocate); large ones: no re-encoding of the text.
-    if (body.raw.length <= SPLICE_AS_TEXT_BYTES) {
-      const end = body.text.lastIndexOf('}');
-      return body.text.slice(0, end) + append + body.text.slice(end);
-    }
-    const end = body.raw.lastIndexOf(0x7d);
-    return Buffer.concat([body.raw.subarray(0, end), Buffer.from(append), body.raw.subarray(end)]);
+  if (!append) return body.raw;
+  // Spliced after the last member, before the object's closing brace: an empty object has none.
+  if (Object.keys(body.json).length === 0) return reserialised();
+  if (body.raw.length <= SPLICE_AS_TEXT_BYTES) {
+    const end = body.text.lastIndexOf('}');
+    return body.text.slice(0, end) + append + body.text.slice(end);
   }
-  return JSON.stringify({ ...body.json, ...members });
+  const end = body.raw.lastIndexOf(0x7d);
+  return Buffer.concat([body.raw.subarray(0, end), Buffer.from(append), body.raw.subarray(end)]);
 }
 
 const bad = (param: string, message: string) => new GatewayError('invalid_request', message, { param });
