@@ -2,8 +2,11 @@
 // Agent (same settings as the gateway's upstream agent) behind; the request body is read whole
 // (as the gateway does), the response body is piped back chunk by chunk (streams stay streams).
 // No auth, no parsing, no limits, no logging.
+// `--client http` uses node:http's own keep-alive Agent behind instead of undici (diagnosis only, for
+// `npm run bench -- --ttfb-breakdown`: undici writes a request on a reused socket one event-loop
+// turn later, after checking the idle socket, which node:http does not do).
 //
-// Usage: node bench/floor-proxy.mjs --upstream http://127.0.0.1:PORT [--port 0] [--host 127.0.0.1]
+// Usage: node bench/floor-proxy.mjs --upstream http://127.0.0.1:PORT [--port 0] [--host 127.0.0.1] [--client undici|http]
 // Prints one JSON line {"url": "...", "port": N} on stdout once listening.
 import http from 'node:http';
 import { pipeline } from 'node:stream';
@@ -15,13 +18,20 @@ const { values: args } = parseArgs({
     upstream: { type: 'string' },
     port: { type: 'string', default: '0' },
     host: { type: 'string', default: '127.0.0.1' },
+    client: { type: 'string', default: 'undici' },
   },
 });
 if (!args.upstream) {
   process.stderr.write('floor-proxy: --upstream URL is required\n');
   process.exit(2);
 }
+if (args.client !== 'undici' && args.client !== 'http') {
+  process.stderr.write('floor-proxy: --client takes undici or http\n');
+  process.exit(2);
+}
 const upstream = args.upstream.replace(/\/$/, '');
+const upstreamUrl = new URL(upstream);
+const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: 256, pipelining: 1 });
 
 // Hop-by-hop headers are not forwarded (RFC 9110 §7.6.1), nor is the client's host.
@@ -48,6 +58,16 @@ const server = http.createServer((req, res) => {
     res.on('close', () => {
       if (!res.writableFinished) ac.abort();
     });
+    if (args.client === 'http') {
+      const headers = forwardHeaders(req.headers, REQUEST_ONLY);
+      if (body) headers['content-length'] = body.length;
+      const up = http.request({ host: upstreamUrl.hostname, port: upstreamUrl.port, path: upstreamUrl.pathname.replace(/\/$/, '') + req.url, method: req.method, headers, agent: httpAgent, signal: ac.signal }, (ur) => {
+        res.writeHead(ur.statusCode, forwardHeaders(ur.headers));
+        pipeline(ur, res, () => undefined);
+      });
+      up.on('error', (err) => fail(res, 502, `upstream failed: ${err.code ?? err.message}`));
+      return void up.end(body);
+    }
     request(upstream + req.url, { method: req.method, headers: forwardHeaders(req.headers, REQUEST_ONLY), body, dispatcher: agent, signal: ac.signal }).then(
       (up) => {
         res.writeHead(up.statusCode, forwardHeaders(up.headers));
@@ -69,6 +89,7 @@ const stop = () => {
   server.close();
   server.closeAllConnections();
   void agent.close();
+  httpAgent.destroy();
   process.exit(0);
 };
 process.on('SIGTERM', stop);

@@ -6,6 +6,8 @@
 //   npm run bench                       the table (direct, floor, gateway lean, gateway next) + targets
 //   npm run bench -- --soak             100,000 requests on the lean path, RSS growth
 //   npm run bench -- --streams 1000     1000 concurrent streams through the lean path, all must complete
+//   npm run bench -- --ttfb-breakdown   streaming TTFB of direct, two floors and the lean gateway with and
+//                                       without Redis, interleaved stream by stream (where TTFB goes)
 //   npm run bench -- --strict           also exit non-zero when a target is missed
 //   npm run bench -- --profile lean     c=50 load on the lean gateway under `node --cpu-prof`, then the
 //                                       top self-time functions of the load window (also: --profile next)
@@ -48,6 +50,7 @@ const { values: opt } = parseArgs({
     'profile-connections': { type: 'string', default: '50' },
     'profile-body': { type: 'string', default: 'chat' },
     'no-redis': { type: 'boolean', default: false },
+    'ttfb-breakdown': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -61,7 +64,7 @@ const WARM_S = Number(opt['warmup-seconds']);
 const TTFB_N = Number(opt['ttfb-requests']);
 const CHUNKS = Number(opt.chunks);
 const CHUNK_MS = Number(opt['chunk-ms']);
-const MODE = opt.profile ? 'profile' : opt.soak || opt.streams ? 'extra' : 'table';
+const MODE = opt.profile ? 'profile' : opt.soak || opt.streams || opt['ttfb-breakdown'] ? 'extra' : 'table';
 if (!['chat', 'chat64k'].includes(opt['profile-body'])) {
   process.stderr.write('bench: --profile-body takes chat or chat64k\n');
   process.exit(2);
@@ -550,8 +553,8 @@ async function startUpstream(chunkMs) {
   return { ...entry, url, pid: entry.child.pid };
 }
 
-async function startFloor(upstreamUrl) {
-  const entry = startChild('floor proxy', ['bench/floor-proxy.mjs', '--upstream', upstreamUrl], process.env);
+async function startFloor(upstreamUrl, client = 'undici') {
+  const entry = startChild(`floor proxy (${client})`, ['bench/floor-proxy.mjs', '--upstream', upstreamUrl, '--client', client], process.env);
   const { url } = await readyLine(entry);
   return { ...entry, url, pid: entry.child.pid };
 }
@@ -1013,12 +1016,70 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
       }
       out.push('');
     }
+    if (opt['ttfb-breakdown']) out.push(...(await ttfbBreakdown({ upstream, gw, gatewayEnv, auth })), '');
   } finally {
     note('stopping gateway');
     await stopChild(gw);
   }
   out.push(...warningLines([['gateway, lean /v1', gw.warnings]]));
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/**
+ * --ttfb-breakdown: where streaming TTFB goes. Sequential streams at c=1 against direct, the floor
+ * (undici behind, as in the table), the floor with node:http behind, the lean gateway, and a second
+ * lean gateway on the in-process limiter (no Redis round trip): one stream per target per round, so
+ * every target sees the same machine state.
+ */
+async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
+  const n = TTFB_N;
+  const targets = [
+    { label: 'direct (upstream)', url: upstream.url, headers: {} },
+    { label: 'floor proxy (undici behind)', url: (await startFloor(upstream.url, 'undici')).url, headers: {} },
+    { label: 'floor proxy (node:http behind)', url: (await startFloor(upstream.url, 'http')).url, headers: {} },
+    { label: opt['no-redis'] ? 'gateway, lean, in-process limiter' : 'gateway, lean, Redis limiter', url: gw.url, headers: auth },
+  ];
+  let local = null;
+  if (!opt['no-redis'] && gatewayEnv.REDIS_URL) {
+    note('starting a second lean gateway on the in-process limiter (no REDIS_URL)');
+    const env = { ...gatewayEnv };
+    delete env.REDIS_URL;
+    local = await startGateway('lean', env);
+    targets.push({ label: 'gateway, lean, in-process limiter', url: local.url, headers: auth });
+  }
+  try {
+    note(`TTFB breakdown: ${n} rounds of ${targets.length} sequential streams`);
+    const agents = targets.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+    const samples = targets.map(() => new Samples());
+    const fails = targets.map(() => 0);
+    try {
+      for (let round = -10; round < n; round++) {
+        for (const [i, t] of targets.entries()) {
+          const r = await oneRequest(agents[i], t.url + '/v1/chat/completions', t.headers, CHAT_STREAM);
+          if (r.status !== 200 || !r.body.includes('data: [DONE]')) {
+            fails[i]++;
+            if (fails[i] === 1) failures.push(`TTFB breakdown, ${t.label}: HTTP ${r.status}: ${r.body.slice(0, 300)}`);
+          } else if (round >= 0) samples[i].push(r.ttfbMs);
+        }
+      }
+    } finally {
+      for (const a of agents) a.destroy();
+    }
+    const [d50] = samples[0].percentiles(50);
+    const [f50] = samples[1].percentiles(50);
+    const out = [
+      `streaming TTFB breakdown: ${n} rounds, one stream per target per round (c=1, ${CHUNKS} chunks × ${CHUNK_MS} ms), warm-up 10 rounds`,
+      `  ${'target'.padEnd(36)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'added p50'.padStart(9)} ${'vs floor'.padStart(9)}`,
+    ];
+    for (const [i, t] of targets.entries()) {
+      const [p50, p99] = samples[i].percentiles(50, 99);
+      out.push(`  ${t.label.padEnd(36)} ${fmt.ms(p50).padStart(7)} ${fmt.ms(p99).padStart(7)} ${(i ? `+${fmt.ms(p50 - d50)}` : '').padStart(9)} ${(i > 1 ? `${p50 >= f50 ? '+' : ''}${fmt.ms(p50 - f50)}` : '').padStart(9)}`);
+    }
+    out.push('  added = p50 − direct p50 (the target: < 1 ms); vs floor = p50 − the undici floor\'s p50');
+    return out;
+  } finally {
+    if (local) await stopChild(local);
+  }
 }
 
 /** --profile lean|next: c=50 (--profile-connections) load under `node --cpu-prof`; top self time inside the load window. */
