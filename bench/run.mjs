@@ -1037,10 +1037,10 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     { label: 'direct (upstream)', url: upstream.url, headers: {} },
     { label: 'floor proxy (undici behind)', url: (await startFloor(upstream.url, 'undici')).url, headers: {} },
     { label: 'floor proxy (node:http behind)', url: (await startFloor(upstream.url, 'http')).url, headers: {} },
-    { label: opt['no-redis'] ? 'gateway, lean, in-process limiter' : 'gateway, lean, Redis limiter', url: gw.url, headers: auth },
+    { label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth },
   ];
   let local = null;
-  if (!opt['no-redis'] && gatewayEnv.REDIS_URL) {
+  if (gatewayEnv.REDIS_URL) {
     note('starting a second lean gateway on the in-process limiter (no REDIS_URL)');
     const env = { ...gatewayEnv };
     delete env.REDIS_URL;
