@@ -1071,9 +1071,10 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
       `streaming TTFB breakdown: ${n} rounds, one stream per target per round (c=1, ${CHUNKS} chunks × ${CHUNK_MS} ms), warm-up 10 rounds`,
       `  ${'target'.padEnd(36)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'added p50'.padStart(9)} ${'vs floor'.padStart(9)}`,
     ];
+    const signed = (v) => `${v >= 0 ? '+' : ''}${fmt.ms(v)}`;
     for (const [i, t] of targets.entries()) {
       const [p50, p99] = samples[i].percentiles(50, 99);
-      out.push(`  ${t.label.padEnd(36)} ${fmt.ms(p50).padStart(7)} ${fmt.ms(p99).padStart(7)} ${(i ? `+${fmt.ms(p50 - d50)}` : '').padStart(9)} ${(i > 1 ? `${p50 >= f50 ? '+' : ''}${fmt.ms(p50 - f50)}` : '').padStart(9)}`);
+      out.push(`  ${t.label.padEnd(36)} ${fmt.ms(p50).padStart(7)} ${fmt.ms(p99).padStart(7)} ${(i ? signed(p50 - d50) : '').padStart(9)} ${(i > 1 ? signed(p50 - f50) : '').padStart(9)}`);
     }
     out.push('  added = p50 − direct p50 (the target: < 1 ms); vs floor = p50 − the undici floor\'s p50');
     return out;
