@@ -9,7 +9,7 @@ import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { checkDenied } from '@/lib/gateway/admission';
 import { optionalBoolean, invalidField, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels, AUTO_MODEL, type ModelPlan } from '@/lib/gateway/router';
-import { callForClient, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { callUpstream, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
 import type { RequestContext } from '@/lib/gateway/context';
@@ -234,7 +234,7 @@ async function messages(ctx: RequestContext, req: GatewayRequest, sink: Response
  * then cut loose, so a client that leaves mid-reply does not stop us from reading the usage.
  */
 async function call(channel: ChannelInfo, path: string, payload: string | Buffer, req: GatewayRequest, signal: ClientSignal = req.signal): Promise<UpstreamResponse> {
-  return callForClient(channel, path, payload, upstreamHeaders(req, channel), signal, true);
+  return callUpstream(channel, path, payload, upstreamHeaders(req, channel), signal, true);
 }
 
 /** Watches the client while the reply is read; if it leaves, reading stops after ABORT_DRAIN_MS. */

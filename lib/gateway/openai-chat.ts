@@ -5,7 +5,7 @@ import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { expireLeases } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels } from '@/lib/gateway/router';
-import { callForClient, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { callUpstream, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
 import type { RequestContext } from '@/lib/gateway/context';
@@ -132,7 +132,7 @@ async function attempt(
   // A stream is read on (bounded) after the client leaves, so what was generated can be billed.
   if (req.signal.aborted) throw ctx.clientGone();
   const res = await ctx.callUpstream(req, tracker, (signal) =>
-    callForClient(channel, '/chat/completions', payload, { authorization: `Bearer ${channel.apiKey}` }, signal, stream),
+    callUpstream(channel, '/chat/completions', payload, { authorization: `Bearer ${channel.apiKey}` }, signal, stream),
   );
   if (!res) return false;
   record.status = res.status;
