@@ -2,11 +2,11 @@
 // Agent (same settings as the gateway's upstream agent) behind; the request body is read whole
 // (as the gateway does), the response body is piped back chunk by chunk (streams stay streams).
 // No auth, no parsing, no limits, no logging.
-// `--client http` uses node:http's own keep-alive Agent behind instead of undici (diagnosis only, for
-// `npm run bench -- --ttfb-breakdown`: undici writes a request on a reused socket one event-loop
-// turn later, after checking the idle socket, which node:http does not do).
+// Diagnosis only, for `npm run bench -- --ttfb-breakdown`: `--client http` uses node:http's own
+// keep-alive Agent behind instead of undici; `--client dispatch` uses undici's dispatcher API with a
+// plain handler (no Readable, no promise), which is how the gateway calls its upstreams.
 //
-// Usage: node bench/floor-proxy.mjs --upstream http://127.0.0.1:PORT [--port 0] [--host 127.0.0.1] [--client undici|http]
+// Usage: node bench/floor-proxy.mjs --upstream http://127.0.0.1:PORT [--port 0] [--host 127.0.0.1] [--client undici|http|dispatch]
 // Prints one JSON line {"url": "...", "port": N} on stdout once listening.
 import http from 'node:http';
 import { pipeline } from 'node:stream';
@@ -25,8 +25,8 @@ if (!args.upstream) {
   process.stderr.write('floor-proxy: --upstream URL is required\n');
   process.exit(2);
 }
-if (args.client !== 'undici' && args.client !== 'http') {
-  process.stderr.write('floor-proxy: --client takes undici or http\n');
+if (!['undici', 'http', 'dispatch'].includes(args.client)) {
+  process.stderr.write('floor-proxy: --client takes undici, http or dispatch\n');
   process.exit(2);
 }
 const upstream = args.upstream.replace(/\/$/, '');
@@ -67,6 +67,28 @@ const server = http.createServer((req, res) => {
       });
       up.on('error', (err) => fail(res, 502, `upstream failed: ${err.code ?? err.message}`));
       return void up.end(body);
+    }
+    if (args.client === 'dispatch') {
+      let controller;
+      res.on('close', () => {
+        if (!res.writableFinished) controller?.abort(new Error('client closed'));
+      });
+      return void agent.dispatch(
+        { origin: upstreamUrl.origin, path: upstreamUrl.pathname.replace(/\/$/, '') + req.url, method: req.method, headers: forwardHeaders(req.headers, REQUEST_ONLY), body },
+        {
+          onRequestStart: (c) => void (controller = c),
+          onResponseStart: (c, status, headers) => res.writeHead(status, forwardHeaders(headers)),
+          // Backpressure: the upstream socket pauses while the client's socket is full.
+          onResponseData: (c, chunk) => {
+            if (!res.write(chunk)) {
+              c.pause();
+              res.once('drain', () => c.resume());
+            }
+          },
+          onResponseEnd: () => res.end(),
+          onResponseError: (c, err) => (res.headersSent ? res.destroy(err) : fail(res, 502, `upstream failed: ${err.code ?? err.message}`)),
+        },
+      );
     }
     request(upstream + req.url, { method: req.method, headers: forwardHeaders(req.headers, REQUEST_ONLY), body, dispatcher: agent, signal: ac.signal }).then(
       (up) => {

@@ -1027,7 +1027,8 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
 
 /**
  * --ttfb-breakdown: where streaming TTFB goes. Sequential streams at c=1 against direct, the floor
- * (undici behind, as in the table), the floor with node:http behind, the lean gateway, and a second
+ * (undici request behind, as in the table), the floor with node:http behind, the floor with undici's
+ * dispatcher behind (the gateway's upstream client), the lean gateway, and a second
  * lean gateway on the in-process limiter (no Redis round trip): one stream per target per round, so
  * every target sees the same machine state.
  */
@@ -1037,6 +1038,7 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     { label: 'direct (upstream)', url: upstream.url, headers: {} },
     { label: 'floor proxy (undici behind)', url: (await startFloor(upstream.url, 'undici')).url, headers: {} },
     { label: 'floor proxy (node:http behind)', url: (await startFloor(upstream.url, 'http')).url, headers: {} },
+    { label: 'floor proxy (undici dispatch behind)', url: (await startFloor(upstream.url, 'dispatch')).url, headers: {} },
     { label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth },
   ];
   let local = null;
