@@ -192,12 +192,12 @@ export interface AdmissionRequest {
 }
 
 /** Admits in the limiter (one round trip); `roomKey`: where to keep the room reading, if anywhere. */
-async function admit(request: AdmissionRequest, roomKey: string | undefined): Promise<Admission> {
+async function admit(request: AdmissionRequest, roomKey: string | undefined, urgent = false): Promise<Admission> {
   const { principal, cfg, model, endpoint, reserve, leaseId } = request;
   const limiter = getLimiter();
   const rules = rulesFor(principal, cfg, model, endpoint);
   const key = balanceKey(principal.userId);
-  const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve }, denyKeys: principal.denyKeys };
+  const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve }, denyKeys: principal.denyKeys, urgent };
   let result = await limiter.admit(input);
   // First request of this account since start-up (or since Redis lost it): one database read.
   // The limiter may switch backends in between, so try twice before calling it unavailable.
@@ -327,10 +327,10 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   // With speculation off no reading is kept; with it on for streams only, every admission of the
   // account still refreshes the reading its next stream uses.
   const key = env.SPECULATIVE_ADMISSION === 'off' ? undefined : headroomKey(principal.userId, model, endpoint);
-  const admission = admit(request, key);
-  if (!key || (!stream && env.SPECULATIVE_ADMISSION === 'streams')) return { admission, speculative: false };
+  if (!key || (!stream && env.SPECULATIVE_ADMISSION === 'streams')) return { admission: admit(request, key), speculative: false };
   const h = headroom.get(key);
-  if (!maySpeculate(h, reserve)) return { admission, speculative: false };
+  if (!maySpeculate(h, reserve)) return { admission: admit(request, key), speculative: false };
+  const admission = admit(request, key, true);
   h.pending++;
   h.pendingReserve += reserve;
   const settled = () => {

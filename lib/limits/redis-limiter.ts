@@ -365,11 +365,13 @@ export class RedisLimiter implements Limiter {
   /**
    * Admits and releases issued in the same event-loop turn (the admissions of requests read
    * together, the releases of replies just sent) travel as ONE script call when the turn ends:
-   * one command, one socket write, one Lua invocation, instead of one each.
+   * one command, one socket write, one Lua invocation, instead of one each. An urgent call goes
+   * out at once, with whatever is queued so far (see AdmitInput.urgent).
    */
-  private enqueue(type: 'a' | 'r', keys: string[], args: (string | number)[]): Promise<unknown> {
+  private enqueue(type: 'a' | 'r', keys: string[], args: (string | number)[], urgent = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.queue.push({ type, keys, args, resolve, reject });
+      if (urgent) return this.flushQueue();
       if (this.flushScheduled) return;
       this.flushScheduled = true;
       setImmediate(() => this.flushQueue());
@@ -377,6 +379,7 @@ export class RedisLimiter implements Limiter {
   }
 
   private flushQueue(): void {
+    // A flush already scheduled finds the queue empty (an urgent call took it) and sends nothing.
     this.flushScheduled = false;
     const all = this.queue;
     this.queue = [];
@@ -427,7 +430,7 @@ export class RedisLimiter implements Limiter {
       const kind = rule.kind === 'window' && rule.requests ? 'rwindow' : rule.kind;
       args.push(kind, rule.limit, rule.kind === 'concurrency' ? 0 : rule.windowMs);
     }
-    return this.enqueue('a', keys, args).then((reply) => decodeAdmitReply(reply, input.rules, input.reserve?.amount ?? 0n));
+    return this.enqueue('a', keys, args, input.urgent).then((reply) => decodeAdmitReply(reply, input.rules, input.reserve?.amount ?? 0n));
   }
 
   async release(input: ReleaseInput): Promise<void> {

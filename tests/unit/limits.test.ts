@@ -246,6 +246,15 @@ describe.each(implementations)('%s limiter', (_name, make) => {
     expectLimit(await admit(limiter, [rule]));
   });
 
+  it('urgent admits (sent at once) mixed with batched ones in one turn stay exact, in call order', async () => {
+    const k = ns();
+    const rule = windowRule(k('mixed'), 5, 60_000);
+    // Every third call is urgent: it takes the batch queued so far with it, the rest go at the turn's end.
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => admit(limiter, [rule], { urgent: i % 3 === 2 })));
+    expect(results.map((r) => r.ok)).toEqual([true, true, true, true, true, false, false, false, false, false, false, false]);
+    expect(results.slice(0, 5).map((r) => expectOk(r).states[0].remaining)).toEqual([4, 3, 2, 1, 0]);
+  });
+
   it('leases expire after leaseTtlMs without release; renew extends them', async () => {
     const k = ns();
     const rule = concurrencyRule(k('conc'), 1);
