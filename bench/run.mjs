@@ -6,7 +6,7 @@
 //   npm run bench                       the table (direct, floor, gateway lean, gateway next) + targets
 //   npm run bench -- --soak             100,000 requests on the lean path, RSS growth
 //   npm run bench -- --streams 1000     1000 concurrent streams through the lean path, all must complete
-//   npm run bench -- --ttfb-breakdown   streaming TTFB of direct, two floors and the lean gateway with and
+//   npm run bench -- --ttfb-breakdown   streaming TTFB of direct, three floors and the lean gateway with and
 //                                       without Redis, interleaved stream by stream (where TTFB goes)
 //   npm run bench -- --strict           also exit non-zero when a target is missed
 //   npm run bench -- --profile lean     c=50 load on the lean gateway under `node --cpu-prof`, then the
@@ -51,6 +51,8 @@ const { values: opt } = parseArgs({
     'profile-body': { type: 'string', default: 'chat' },
     'no-redis': { type: 'boolean', default: false },
     'ttfb-breakdown': { type: 'boolean', default: false },
+    // The table's floor: undici request (default), node:http, or undici's dispatcher (the gateway's own client).
+    'floor-client': { type: 'string', default: 'undici' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -65,6 +67,10 @@ const TTFB_N = Number(opt['ttfb-requests']);
 const CHUNKS = Number(opt.chunks);
 const CHUNK_MS = Number(opt['chunk-ms']);
 const MODE = opt.profile ? 'profile' : opt.soak || opt.streams || opt['ttfb-breakdown'] ? 'extra' : 'table';
+if (!['undici', 'http', 'dispatch'].includes(opt['floor-client'])) {
+  process.stderr.write('bench: --floor-client takes undici, http or dispatch\n');
+  process.exit(2);
+}
 if (!['chat', 'chat64k'].includes(opt['profile-body'])) {
   process.stderr.write('bench: --profile-body takes chat or chat64k\n');
   process.exit(2);
@@ -738,11 +744,11 @@ async function loadTarget(target, spec) {
 }
 
 async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
-  const floor = await startFloor(upstream.url);
+  const floor = await startFloor(upstream.url, opt['floor-client']);
   const chatPath = '/v1/chat/completions';
   const targets = [
     { key: 'direct', label: 'direct (upstream)', auth: {}, start: async () => upstream, own: false },
-    { key: 'floor', label: 'floor proxy', auth: {}, start: async () => floor, own: false },
+    { key: 'floor', label: opt['floor-client'] === 'undici' ? 'floor proxy' : `floor proxy (${opt['floor-client']})`, auth: {}, start: async () => floor, own: false },
     { key: 'lean', label: opt.server === 'dist/server.mjs' ? 'gateway, lean /v1 (npm start)' : `gateway, lean /v1 (${path.basename(opt.server)})`, auth, start: () => startGateway('lean', { ...gatewayEnv, METRICS_ALLOW_GC: '1' }, ['--expose-gc']), own: true },
     { key: 'next', label: 'gateway, route handlers (next start)', auth, start: () => startGateway('next', { ...gatewayEnv, NEXT_MANUAL_SIG_HANDLE: '1' }), own: true },
   ];

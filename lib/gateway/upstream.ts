@@ -6,8 +6,9 @@ import { singleton } from '@/lib/singleton';
 
 // Upstream calls: undici's dispatcher API over one keep-alive Agent per channel. Global fetch
 // costs about three times as much CPU per call; undici's `request` wraps the reply in a Readable
-// stream and an async resource, which in A/B runs here cost ~0.15 ms of streaming time to first
-// byte and ~15 µs of CPU per call over the handler below (bench/README.md, "Upstream client").
+// stream and an async resource, which in interleaved A/B runs here cost 0.2-0.4 ms of streaming
+// time to first byte and ~15 % of the lean path's CPU per call over the handler below (README,
+// Performance).
 
 interface Target {
   agent: Agent;
