@@ -66,6 +66,12 @@ export interface FakeUpstream {
   url: string;
   port: number;
   requests: RecordedRequest[];
+  /**
+   * Requests whose headers arrived, counted at once, including any the caller abandoned before the
+   * body was read (a cancelled speculative call). `requests` records a request only once its body
+   * was read, which a connection closed right after the request was written can pre-empt.
+   */
+  received(): number;
   /** queue faults for the next requests, consumed in order; when empty the default applies */
   queue(...faults: Fault[]): void;
   setDefault(fault: Fault): void;
@@ -373,6 +379,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   const dims = opts.dims ?? {};
 
   const requests: RecordedRequest[] = [];
+  let receivedCount = 0;
   const faultQueue: Fault[] = [];
   let defaultFault: Fault = { type: 'ok' };
   let reply = initialReply;
@@ -1060,6 +1067,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   }
 
   const server = http.createServer((req, res) => {
+    if (!req.url?.startsWith('/__fake/')) receivedCount++;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('error', () => {
@@ -1100,6 +1108,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
+    received: () => receivedCount,
     queue(...faults: Fault[]) {
       faultQueue.push(...faults);
     },
@@ -1111,6 +1120,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     },
     reset() {
       requests.length = 0;
+      receivedCount = 0;
       faultQueue.length = 0;
       defaultFault = { type: 'ok' };
       reply = initialReply;
