@@ -70,9 +70,7 @@ const server = http.createServer((req, res) => {
     }
     if (args.client === 'dispatch') {
       let controller;
-      res.on('close', () => {
-        if (!res.writableFinished) controller?.abort(new Error('client closed'));
-      });
+      ac.signal.addEventListener('abort', () => controller?.abort(new Error('client closed')));
       return void agent.dispatch(
         { origin: upstreamUrl.origin, path: upstreamUrl.pathname.replace(/\/$/, '') + req.url, method: req.method, headers: forwardHeaders(req.headers, REQUEST_ONLY), body },
         {

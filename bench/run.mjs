@@ -1042,9 +1042,9 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
   const n = TTFB_N;
   const targets = [
     { label: 'direct (upstream)', url: upstream.url, headers: {} },
-    { label: 'floor proxy (undici behind)', url: (await startFloor(upstream.url, 'undici')).url, headers: {} },
-    { label: 'floor proxy (node:http behind)', url: (await startFloor(upstream.url, 'http')).url, headers: {} },
-    { label: 'floor proxy (undici dispatch behind)', url: (await startFloor(upstream.url, 'dispatch')).url, headers: {} },
+    ...(await Promise.all(
+      [['undici', 'undici'], ['http', 'node:http'], ['dispatch', 'undici dispatch']].map(async ([client, name]) => ({ label: `floor proxy (${name} behind)`, url: (await startFloor(upstream.url, client)).url, headers: {} })),
+    )),
     { label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth },
   ];
   let local = null;

@@ -327,10 +327,11 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   // With speculation off no reading is kept; with it on for streams only, every admission of the
   // account still refreshes the reading its next stream uses.
   const key = env.SPECULATIVE_ADMISSION === 'off' ? undefined : headroomKey(principal.userId, model, endpoint);
-  if (!key || (!stream && env.SPECULATIVE_ADMISSION === 'streams')) return { admission: admit(request, key), speculative: false };
-  const h = headroom.get(key);
-  if (!maySpeculate(h, reserve)) return { admission: admit(request, key), speculative: false };
-  const admission = admit(request, key, true);
+  const h = key && (stream || env.SPECULATIVE_ADMISSION !== 'streams') ? headroom.get(key) : undefined;
+  const speculative = maySpeculate(h, reserve);
+  // A speculative admission is sent at once (urgent): its reply gates the first byte.
+  const admission = admit(request, key, speculative);
+  if (!speculative) return { admission, speculative: false };
   h.pending++;
   h.pendingReserve += reserve;
   const settled = () => {

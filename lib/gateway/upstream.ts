@@ -79,11 +79,8 @@ export class UpstreamBody implements AsyncIterableIterator<Buffer> {
   push(chunk: Buffer): void {
     if (this.destroyed) return;
     if (this.collector) return this.collector.data(chunk);
-    const waiter = this.waiter;
-    if (waiter) {
-      this.waiter = null;
-      return waiter.resolve({ value: chunk, done: false });
-    }
+    const waiter = this.takeWaiter();
+    if (waiter) return waiter.resolve({ value: chunk, done: false });
     this.queue.push(chunk);
     this.queued += chunk.length;
     if (this.queued > HIGH_WATER_BYTES) this.controller.pause();
@@ -94,9 +91,7 @@ export class UpstreamBody implements AsyncIterableIterator<Buffer> {
     if (this.destroyed) return;
     this.ended = true;
     if (this.collector) return this.collector.end();
-    const waiter = this.waiter;
-    this.waiter = null;
-    waiter?.resolve({ value: undefined, done: true });
+    this.takeWaiter()?.resolve({ value: undefined, done: true });
   }
 
   /** @internal From the dispatch handler: the reply broke off. */
@@ -106,9 +101,7 @@ export class UpstreamBody implements AsyncIterableIterator<Buffer> {
     this.errored = err;
     this.queue = [];
     if (this.collector) return this.collector.error(err);
-    const waiter = this.waiter;
-    this.waiter = null;
-    waiter?.reject(err);
+    this.takeWaiter()?.reject(err);
   }
 
   /** Stops the reply (closes the upstream connection unless it already ended). */
@@ -118,10 +111,15 @@ export class UpstreamBody implements AsyncIterableIterator<Buffer> {
     this.queue = [];
     const reason = new errors.RequestAbortedError();
     if (!this.ended) this.controller.abort(reason);
+    this.takeWaiter()?.reject(reason);
+    this.collector?.error(reason);
+  }
+
+  /** The pending read, if any, removed so that it is settled exactly once. */
+  private takeWaiter(): UpstreamBody['waiter'] {
     const waiter = this.waiter;
     this.waiter = null;
-    waiter?.reject(reason);
-    this.collector?.error(reason);
+    return waiter;
   }
 
   next(): Promise<IteratorResult<Buffer>> {
@@ -187,8 +185,8 @@ export function callUpstream(
     let reply: UpstreamBody | null = null;
     let cancelled: Error | null = null;
     const onAbort = () => {
-      cancelled = new errors.RequestAbortedError();
       if (reply) return reply.destroy();
+      cancelled = new errors.RequestAbortedError();
       // Settled at once: a call still waiting for its connection must not hold the pipeline.
       controller?.abort(cancelled);
       reject(cancelled);

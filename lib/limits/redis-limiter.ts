@@ -371,16 +371,18 @@ export class RedisLimiter implements Limiter {
   private enqueue(type: 'a' | 'r', keys: string[], args: (string | number)[], urgent = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.queue.push({ type, keys, args, resolve, reject });
-      if (urgent) return this.flushQueue();
+      if (urgent) return this.sendQueued();
       if (this.flushScheduled) return;
       this.flushScheduled = true;
-      setImmediate(() => this.flushQueue());
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.sendQueued();
+      });
     });
   }
 
-  private flushQueue(): void {
-    // A flush already scheduled finds the queue empty (an urgent call took it) and sends nothing.
-    this.flushScheduled = false;
+  /** Sends everything queued (a flush scheduled before an urgent call may find nothing left). */
+  private sendQueued(): void {
     const all = this.queue;
     this.queue = [];
     for (let i = 0; i < all.length; i += MAX_BATCH_ITEMS) this.send(all.slice(i, i + MAX_BATCH_ITEMS));
