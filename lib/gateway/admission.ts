@@ -388,8 +388,11 @@ export function expireLeases(admission: Admission): void {
   void getLimiter().renew(admission.concurrencyKeys, admission.leaseId, 1).catch(() => undefined);
 }
 
-/** Frees the leases, settles the reservation to the real cost and counts tokens for the daily quota. */
-export async function release(admission: Admission, cost: bigint, tokens: number): Promise<void> {
+/**
+ * Frees the leases, settles the reservation to the real cost and counts tokens for the daily quota.
+ * `urgent` sends it at once rather than with the event-loop turn's batch (ReleaseInput.urgent).
+ */
+export async function release(admission: Admission, cost: bigint, tokens: number, urgent = false): Promise<void> {
   untrackLeases(admission);
   await getLimiter()
     .release({
@@ -397,6 +400,7 @@ export async function release(admission: Admission, cost: bigint, tokens: number
       concurrencyKeys: admission.concurrencyKeys,
       settle: { key: balanceKey(admission.userId), delta: admission.reserved - cost },
       usage: admission.quotaKey && tokens > 0 ? [{ key: admission.quotaKey, windowMs: DAY, amount: tokens }] : undefined,
+      urgent,
     })
     .catch(() => undefined);
 }

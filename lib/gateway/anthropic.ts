@@ -467,6 +467,7 @@ async function relayStream(ctx: RequestContext, req: GatewayRequest, sink: Respo
     ctx.outcome = 'upstream_error';
     throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
   }
+  ctx.settleBeforeEnd();
   sink.end(undefined, { 'x-service-cost-usd': formatPico(ctx.cost), 'x-service-cost-cny': formatPico(ctx.costCny()) });
   return true;
 }

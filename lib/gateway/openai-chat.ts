@@ -323,6 +323,7 @@ async function relayStream(
     tail += `data: ${usageChunk}\n\n`;
   }
   tail += 'data: [DONE]\n\n';
+  ctx.settleBeforeEnd();
   sink.end(tail, { 'x-service-cost-usd': formatPico(ctx.cost), 'x-service-cost-cny': formatPico(ctx.costCny()) });
   return true;
 }

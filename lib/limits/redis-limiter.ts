@@ -446,7 +446,7 @@ export class RedisLimiter implements Limiter {
       args.push(u.windowMs, Math.round(u.amount));
     }
     if (keys.length === 0) return;
-    await this.enqueue('r', keys, args);
+    await this.enqueue('r', keys, args, input.urgent);
   }
 
   async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {

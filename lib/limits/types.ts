@@ -93,6 +93,12 @@ export interface ReleaseInput {
   settle?: { key: string; delta: bigint };
   /** Token usage added to quota rules after the reply. */
   usage?: { key: string; windowMs: number; amount: number }[];
+  /**
+   * Send now instead of with the event-loop turn's batch (as AdmitInput.urgent): a stream's release
+   * goes out before its last bytes, so that nothing of it is left to do when the client's next
+   * request arrives. The in-process limiter ignores it.
+   */
+  urgent?: boolean;
 }
 
 export interface Limiter {

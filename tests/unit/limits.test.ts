@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FailoverLimiter, type LimiterLogEntry } from '../../lib/limits/failover-limiter';
 import { createLimiter, limiterMetrics } from '../../lib/limits/index';
 import { MemoryLimiter } from '../../lib/limits/memory-limiter';
@@ -380,6 +380,36 @@ describe('redis limiter across instances', () => {
 
     const windowResults = await Promise.all(Array.from({ length: 50 }, (_, i) => admit(i % 2 === 0 ? a : b, [window])));
     expect(windowResults.filter((r) => r.ok)).toHaveLength(10);
+  });
+});
+
+describe('redis limiter: urgent calls', () => {
+  const limiter = new RedisLimiter(REDIS_URL);
+  afterAll(() => limiter.close());
+
+  it('an urgent release is written at once, a batched one when the event-loop turn ends; both settle', async () => {
+    const k = ns();
+    const conc = concurrencyRule(k('conc'), 1);
+    const balance = k('bal');
+    await limiter.initBalance(balance, 1_000n);
+    const sent = vi.spyOn(limiter.client, 'evalsha');
+    try {
+      for (const urgent of [true, false]) {
+        const leaseId = randomUUID();
+        expectOk(await limiter.admit({ rules: [conc], leaseId, leaseTtlMs: 60_000, reserve: { key: balance, amount: 300n } }));
+        sent.mockClear();
+        const released = limiter.release({ leaseId, concurrencyKeys: [conc.key], settle: { key: balance, delta: 100n }, urgent });
+        // A stream's release must be on the wire before its last bytes go to the client.
+        expect(sent).toHaveBeenCalledTimes(urgent ? 1 : 0);
+        await released;
+        expect(sent).toHaveBeenCalledTimes(1);
+      }
+    } finally {
+      sent.mockRestore();
+    }
+    // Both releases freed the slot and returned 100 of the 300 reserved: 1,000 - 2 x 200.
+    const after = expectOk(await limiter.admit({ rules: [conc], leaseId: randomUUID(), leaseTtlMs: 60_000, reserve: { key: balance, amount: 1n } }));
+    expect(after.balance).toBe(599n);
   });
 });
 
