@@ -4,7 +4,6 @@
 // reservation, fallback-before-the-first-byte, circuit breaker and billing as /v1/chat/completions.
 import type { ChannelInfo, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
-import { formatPico } from '@/lib/billing/money';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { checkDenied } from '@/lib/gateway/admission';
 import { optionalBoolean, invalidField, upstreamBody, type JsonObject } from '@/lib/gateway/body';
@@ -467,8 +466,7 @@ async function relayStream(ctx: RequestContext, req: GatewayRequest, sink: Respo
     ctx.outcome = 'upstream_error';
     throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
   }
-  ctx.settleBeforeEnd();
-  sink.end(undefined, { 'x-service-cost-usd': formatPico(ctx.cost), 'x-service-cost-cny': formatPico(ctx.costCny()) });
+  ctx.endStream(sink);
   return true;
 }
 

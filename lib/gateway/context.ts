@@ -76,7 +76,7 @@ export class RequestContext {
   admission?: Admission;
   /** A speculative admission still on its way (the upstream call went out without waiting). */
   private admitting?: Promise<Admission>;
-  /** The release of `admission`, once sent (settleBeforeEnd or finish). */
+  /** The release of `admission`, once sent (endStream or finish). */
   private released?: Promise<void>;
   model?: ModelInfo;
   modelRequested: string | null = null;
@@ -198,19 +198,22 @@ export class RequestContext {
   }
 
   /**
-   * Settles a stream's reservation and frees its limits just before its last bytes are written,
-   * once its cost is final: the release then leaves at once (urgent) instead of in the batch of
-   * the event-loop turn after the response ended. A client that sends its next request as soon as
-   * a stream ends found this instance still busy writing that release to Redis (~0.2 ms here,
-   * README, Performance); its concurrency slot is also free before it sees the end.
+   * Ends a stream that completed, its cost final: writes `tail` with the cost trailers, after
+   * settling the reservation and freeing the limits. That release leaves at once (urgent), before
+   * the last bytes, instead of in the batch of the event-loop turn after the response ended: a
+   * client that sends its next request as soon as a stream ends found this instance still busy
+   * writing that release to Redis (~0.2 ms here, README, Performance). Its concurrency slot is
+   * also free before it sees the end.
    */
-  settleBeforeEnd(): void {
-    if (this.admission && !this.released) this.released = release(this.admission, this.cost, this.tokensUsed(), true);
+  endStream(sink: ResponseSink, tail?: string): void {
+    if (this.admission) void this.releaseOnce(true);
+    sink.end(tail, { 'x-service-cost-usd': formatPico(this.cost), 'x-service-cost-cny': formatPico(this.costCny()) });
   }
 
-  private tokensUsed(): number {
+  /** Sends the release of `admission` (once: later calls return the first one's promise). */
+  private releaseOnce(urgent: boolean): Promise<void> {
     const u = this.usage;
-    return u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens;
+    return (this.released ??= release(this.admission!, this.cost, u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens, urgent));
   }
 
   costCny(): bigint {
@@ -262,7 +265,7 @@ export class RequestContext {
     const u = this.usage;
     // A speculative admission the pipeline never waited for (the client left first): settle it.
     if (this.admitting && !this.admission) this.admission = await this.admitting.catch(() => undefined);
-    if (this.admission) await (this.released ??= release(this.admission, this.cost, this.tokensUsed()));
+    if (this.admission) await this.releaseOnce(false);
     if (!this.principal) return;
     enqueueLog({
       id: this.requestId,

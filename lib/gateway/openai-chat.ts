@@ -323,8 +323,7 @@ async function relayStream(
     tail += `data: ${usageChunk}\n\n`;
   }
   tail += 'data: [DONE]\n\n';
-  ctx.settleBeforeEnd();
-  sink.end(tail, { 'x-service-cost-usd': formatPico(ctx.cost), 'x-service-cost-cny': formatPico(ctx.costCny()) });
+  ctx.endStream(sink, tail);
   return true;
 }
 
