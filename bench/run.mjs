@@ -51,6 +51,8 @@ const { values: opt } = parseArgs({
     'profile-body': { type: 'string', default: 'chat' },
     'no-redis': { type: 'boolean', default: false },
     'ttfb-breakdown': { type: 'boolean', default: false },
+    // --ttfb-breakdown: also a lean gateway from this bundle (A/B, interleaved stream by stream).
+    compare: { type: 'string' },
     // The table's floor: undici request (default), node:http, or undici's dispatcher (the gateway's own client).
     'floor-client': { type: 'string', default: 'undici' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -71,8 +73,8 @@ if (!['undici', 'http', 'dispatch'].includes(opt['floor-client'])) {
   process.stderr.write('bench: --floor-client takes undici, http or dispatch\n');
   process.exit(2);
 }
-if (!['chat', 'chat64k'].includes(opt['profile-body'])) {
-  process.stderr.write('bench: --profile-body takes chat or chat64k\n');
+if (!['chat', 'chat64k', 'stream'].includes(opt['profile-body'])) {
+  process.stderr.write('bench: --profile-body takes chat, chat64k or stream\n');
   process.exit(2);
 }
 if (opt.profile && !['lean', 'next'].includes(opt.profile)) {
@@ -455,6 +457,7 @@ async function probe(url, headers, body, check) {
 function preflight() {
   const missing = [];
   if (!existsSync(path.resolve(ROOT, opt.server))) missing.push(opt.server);
+  if (opt.compare && !existsSync(path.resolve(ROOT, opt.compare))) missing.push(opt.compare);
   if (!existsSync(path.join(ROOT, '.next/BUILD_ID'))) missing.push('.next (production build)');
   if (missing.length) {
     process.stderr.write(`bench: the production build is missing (${missing.join(', ')}). The benchmark measures the build and builds nothing itself: run \`npm run build\` first.\n`);
@@ -572,12 +575,12 @@ function npmStartFlags() {
   return start.slice(1, -1);
 }
 
-async function startGateway(mode, gatewayEnv, nodeFlags = []) {
+async function startGateway(mode, gatewayEnv, nodeFlags = [], bundle = opt.server) {
   const port = await freePort();
-  const server = opt.server === 'dist/server.mjs' ? path.join(buildDir, 'dist/server.mjs') : path.resolve(ROOT, opt.server);
+  const server = bundle === 'dist/server.mjs' ? path.join(buildDir, 'dist/server.mjs') : path.resolve(ROOT, bundle);
   // The lean rows run what `npm start` runs, flags included.
   const args = [...nodeFlags, ...(mode === 'lean' ? [...npmStartFlags(), server] : [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'])];
-  const entry = startChild(mode === 'lean' ? `gateway (node ${opt.server})` : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' }, { cwd: buildDir });
+  const entry = startChild(mode === 'lean' ? `gateway (node ${bundle})` : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' }, { cwd: buildDir });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {
@@ -1055,6 +1058,12 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     local = await startGateway('lean', env);
     targets.push({ label: 'gateway, lean, in-process limiter', url: local.url, headers: auth });
   }
+  let other = null;
+  if (opt.compare) {
+    note(`starting a lean gateway from ${opt.compare} (--compare)`);
+    other = await startGateway('lean', gatewayEnv, [], opt.compare);
+    targets.push({ label: `gateway, lean, ${path.basename(opt.compare)}`, url: other.url, headers: auth });
+  }
   try {
     note(`TTFB breakdown: ${n} rounds of ${targets.length} sequential streams`);
     const agents = targets.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
@@ -1088,6 +1097,7 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     return out;
   } finally {
     if (local) await stopChild(local);
+    if (other) await stopChild(other);
   }
 }
 
@@ -1104,8 +1114,8 @@ async function runProfile({ gatewayEnv, auth, header }) {
   let to;
   try {
     const url = gw.url + '/v1/chat/completions';
-    const body = opt['profile-body'] === 'chat64k' ? CHAT_64K : CHAT;
-    const problem = await probe(url, auth, body, isChat);
+    const body = { chat: CHAT, chat64k: CHAT_64K, stream: CHAT_STREAM }[opt['profile-body']];
+    const problem = await probe(url, auth, body, opt['profile-body'] === 'stream' ? (b) => b.includes('data: [DONE]') : isChat);
     if (problem) throw new Error(`gateway probe failed: ${problem}`);
     note(`warm-up ${WARM_S} s, then c=${PC} for ${C50_S} s`);
     await load({ url, headers: auth, body, connections: 50, seconds: WARM_S });

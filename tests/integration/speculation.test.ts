@@ -166,9 +166,12 @@ describe('speculative dispatch', () => {
     expect(refused.status).toBe(402);
     expect(refused.headers.get('content-type')).toMatch(/application\/json/);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('insufficient_balance');
-    // The refused stream went out before its admission (counted on arrival, see FakeUpstream.received).
+    // The refused stream went out before its admission (the counter). Whether its request reached
+    // the upstream before the refusal cancelled it is a race (a fast refusal can abort the call
+    // before its connection is written or read); it was never retried on another channel.
     expect((await counter(gwDefault, SPECULATIVE)) - before).toBe(4);
-    expect(up.received()).toBe(7);
+    expect(up.received()).toBeGreaterThanOrEqual(6);
+    expect(up.received()).toBeLessThanOrEqual(7);
   });
 
   it('SPECULATIVE_ADMISSION=0 always waits for the admission', async () => {
