@@ -125,9 +125,15 @@ local function apply_gcra(key, i, limit, win, c)
   return gcra_remaining(win - (c.new_tat - now), c.interval), math.ceil(c.new_tat - now)
 end
 
+-- Expired leases (an instance that died without releasing) can only inflate ZCARD, so a count
+-- with room for this lease and one more admits without pruning; pruned near the limit, where the
+-- exact count and the earliest expiry matter, and on about one call in 16 to bound memory.
 local function check_concurrency(key, limit)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
   local count = redis.call('ZCARD', key)
+  if count + 1 >= limit or tonumber(t[2]) % 16 == 0 then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+    count = redis.call('ZCARD', key)
+  end
   -- The earliest expiry matters only when this admission is refused or takes the last slot.
   local earliest = nil
   if count + 1 >= limit then earliest = lowest_score(key) end
@@ -192,10 +198,14 @@ local n = tonumber(ARGV[3])
 local reserve = ARGV[4]
 
 -- Phase 0: a deny marker (suspended account, revoked key) refuses before anything is counted.
+-- One EXISTS for all of them; which one only when one exists (rare).
 local first_deny = n
 if reserve ~= '' then first_deny = n + 1 end
-for j = 1, tonumber(ARGV[5]) do
-  if redis.call('EXISTS', KEYS[first_deny + j]) == 1 then return { 4, j - 1, 0, '' } end
+local nd = tonumber(ARGV[5])
+if nd > 0 and redis.call('EXISTS', unpack(KEYS, first_deny + 1, first_deny + nd)) > 0 then
+  for j = 1, nd do
+    if redis.call('EXISTS', KEYS[first_deny + j]) == 1 then return { 4, j - 1, 0, '' } end
+  end
 end
 
 -- Phase 1: check every rule; remember the refusal with the longest wait (the binding one).
@@ -337,6 +347,9 @@ const batchScript = new LuaScript(BATCH_LUA);
 /** Most admits and releases one batch call carries (bounds the script's run time in Redis). */
 const MAX_BATCH_ITEMS = 100;
 
+/** Longest a batched call waits for the reply of the batch call before it (see enqueue). */
+const HOLD_MS = 2;
+
 interface Queued {
   type: 'a' | 'r';
   keys: string[];
@@ -353,31 +366,57 @@ export class RedisLimiter implements Limiter {
   /**
    * @param client an ioredis client, or a URL to create one from.
    * @param options.ownsClient close the client in close(); defaults to true only for a URL.
+   * @param options.holdMs longest a batched call waits for the batch call before it (default HOLD_MS).
    */
-  constructor(client: Redis | string, options: { ownsClient?: boolean } = {}) {
+  constructor(client: Redis | string, options: { ownsClient?: boolean; holdMs?: number } = {}) {
     this.ownsClient = options.ownsClient ?? typeof client === 'string';
     this.client = typeof client === 'string' ? new Redis(client) : client;
+    this.holdMs = options.holdMs ?? HOLD_MS;
   }
+
+  private readonly holdMs: number;
 
   private queue: Queued[] = [];
   private flushScheduled = false;
+  /** Batch calls sent and not answered yet, and when the last one was sent (performance.now()). */
+  private inFlight = 0;
+  private lastSentAt = 0;
+  private holdTimer?: NodeJS.Timeout;
 
   /**
    * Admits and releases issued in the same event-loop turn (the admissions of requests read
    * together, the releases of replies just sent) travel as ONE script call when the turn ends:
-   * one command, one socket write, one Lua invocation, instead of one each. An urgent call goes
-   * out at once, with whatever is queued so far (see AdmitInput.urgent).
+   * one command, one socket write, one Lua invocation, instead of one each. While a batch call is
+   * on its way (under load), later calls wait for its reply and then go together, as a database
+   * groups commits: larger batches, fewer writes that wake Redis, and no wait at all when Redis
+   * is idle (c=1). They wait at most holdMs after the last send. An urgent call goes out at
+   * once, with whatever is queued so far (see AdmitInput.urgent).
    */
   private enqueue(type: 'a' | 'r', keys: string[], args: (string | number)[], urgent = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.queue.push({ type, keys, args, resolve, reject });
       if (urgent) return this.sendQueued();
-      if (this.flushScheduled) return;
-      this.flushScheduled = true;
-      setImmediate(() => {
-        this.flushScheduled = false;
-        this.sendQueued();
-      });
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.queue.length === 0) return;
+    if (this.inFlight > 0) {
+      const wait = this.holdMs - (performance.now() - this.lastSentAt);
+      if (wait > 0) {
+        // Sent when the reply arrives (send's settle), or when the hold runs out.
+        this.holdTimer ??= setTimeout(() => {
+          this.holdTimer = undefined;
+          this.scheduleFlush();
+        }, Math.ceil(wait));
+        return;
+      }
+    }
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.sendQueued();
     });
   }
 
@@ -389,9 +428,14 @@ export class RedisLimiter implements Limiter {
   }
 
   private send(items: Queued[]): void {
+    this.inFlight++;
+    this.lastSentAt = performance.now();
+    const settled = () => {
+      if (--this.inFlight === 0) this.scheduleFlush();
+    };
     if (items.length === 1) {
       const it = items[0];
-      (it.type === 'a' ? admitScript : releaseScript).run(this.client, it.keys, it.args).then(it.resolve, it.reject);
+      (it.type === 'a' ? admitScript : releaseScript).run(this.client, it.keys, it.args).then(it.resolve, it.reject).finally(settled);
       return;
     }
     const keys: string[] = [];
@@ -412,7 +456,7 @@ export class RedisLimiter implements Limiter {
       (err) => {
         for (const it of items) it.reject(err);
       },
-    );
+    ).finally(settled);
   }
 
   admit(input: AdmitInput): Promise<AdmitResult> {

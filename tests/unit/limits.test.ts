@@ -413,6 +413,64 @@ describe('redis limiter: urgent calls', () => {
   });
 });
 
+describe('redis limiter: batches under load', () => {
+  const client = new Redis(REDIS_URL);
+  afterAll(() => client.disconnect());
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  // Holds Redis for `ms` (as a long batch would), on another connection.
+  const stall = (ms: number) => client.eval(`local function us() local t = redis.call('TIME') return t[1] * 1e6 + t[2] end local s = us() while us() - s < ${ms * 1000} do end return 1`, 0);
+
+  it('calls of later turns wait for the batch on its way and then go together; an idle limiter sends at once', async () => {
+    const limiter = new RedisLimiter(REDIS_URL, { holdMs: 10_000 });
+    const sent = vi.spyOn(limiter.client, 'evalsha');
+    try {
+      const rule = windowRule(ns()('rpm'), 100, 60_000);
+      expectOk(await admit(limiter, [rule])); // connected, script loaded
+      sent.mockClear();
+      // Idle: a call goes out at its turn's end without waiting for anything.
+      const busy = stall(100);
+      const first = admit(limiter, [rule]);
+      await turn();
+      expect(sent).toHaveBeenCalledTimes(1);
+      // While it is on its way, calls of later turns queue.
+      const later = [];
+      for (let i = 0; i < 3; i++) {
+        later.push(admit(limiter, [rule]), admit(limiter, [rule]));
+        await turn();
+      }
+      expect(sent).toHaveBeenCalledTimes(1);
+      await busy;
+      const results = await Promise.all([first, ...later]);
+      // The six queued calls went as one batch once the call before them was answered, in order.
+      expect(sent).toHaveBeenCalledTimes(2);
+      expect(results.map((r) => expectOk(r).states[0].remaining)).toEqual([98, 97, 96, 95, 94, 93, 92]);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('a call does not wait longer than holdMs for the batch before it', async () => {
+    const limiter = new RedisLimiter(REDIS_URL, { holdMs: 20 });
+    const sent = vi.spyOn(limiter.client, 'evalsha');
+    try {
+      const rule = windowRule(ns()('rpm'), 100, 60_000);
+      expectOk(await admit(limiter, [rule]));
+      sent.mockClear();
+      const busy = stall(500);
+      const first = admit(limiter, [rule]);
+      await turn();
+      const second = admit(limiter, [rule]);
+      await sleep(200);
+      // Sent after the hold, behind the first call (Redis answers them in order).
+      expect(sent).toHaveBeenCalledTimes(2);
+      await busy;
+      expect((await Promise.all([first, second])).map((r) => expectOk(r).states[0].remaining)).toEqual([98, 97]);
+    } finally {
+      await limiter.close();
+    }
+  });
+});
+
 describe('redis limiter deny keys', () => {
   const limiter = new RedisLimiter(REDIS_URL);
   const client = new Redis(REDIS_URL);
