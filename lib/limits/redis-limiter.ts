@@ -347,8 +347,11 @@ const batchScript = new LuaScript(BATCH_LUA);
 /** Most admits and releases one batch call carries (bounds the script's run time in Redis). */
 const MAX_BATCH_ITEMS = 100;
 
-/** Longest a batched call waits for the reply of the batch call before it (see enqueue). */
+/** Longest a batched call waits for the reply of the batch calls before it (see enqueue). */
 const HOLD_MS = 2;
+
+/** Items on their way from which later batched calls wait for them: a sign of load (see enqueue). */
+const HOLD_MIN_ITEMS = 4;
 
 interface Queued {
   type: 'a' | 'r';
@@ -378,7 +381,7 @@ export class RedisLimiter implements Limiter {
 
   private queue: Queued[] = [];
   private flushScheduled = false;
-  /** Batch calls sent and not answered yet, and when the last one was sent (performance.now()). */
+  /** Items sent and not answered yet, and when the last call was sent (performance.now()). */
   private inFlight = 0;
   private lastSentAt = 0;
   private holdTimer?: NodeJS.Timeout;
@@ -386,11 +389,11 @@ export class RedisLimiter implements Limiter {
   /**
    * Admits and releases issued in the same event-loop turn (the admissions of requests read
    * together, the releases of replies just sent) travel as ONE script call when the turn ends:
-   * one command, one socket write, one Lua invocation, instead of one each. While a batch call is
-   * on its way (under load), later calls wait for its reply and then go together, as a database
-   * groups commits: larger batches, fewer writes that wake Redis, and no wait at all when Redis
-   * is idle (c=1). They wait at most holdMs after the last send. An urgent call goes out at
-   * once, with whatever is queued so far (see AdmitInput.urgent).
+   * one command, one socket write, one Lua invocation, instead of one each. Under load (at least
+   * HOLD_MIN_ITEMS items on their way), later calls wait for those replies and then go together,
+   * as a database groups commits: larger batches, fewer writes that wake Redis. They wait at most
+   * holdMs after the last send; with less on its way (c=1: one release) nothing waits. An urgent
+   * call goes out at once, with whatever is queued so far (see AdmitInput.urgent).
    */
   private enqueue(type: 'a' | 'r', keys: string[], args: (string | number)[], urgent = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
@@ -402,7 +405,7 @@ export class RedisLimiter implements Limiter {
 
   private scheduleFlush(): void {
     if (this.flushScheduled || this.queue.length === 0) return;
-    if (this.inFlight > 0) {
+    if (this.inFlight >= HOLD_MIN_ITEMS) {
       const wait = this.holdMs - (performance.now() - this.lastSentAt);
       if (wait > 0) {
         // Sent when the reply arrives (send's settle), or when the hold runs out.
@@ -428,10 +431,11 @@ export class RedisLimiter implements Limiter {
   }
 
   private send(items: Queued[]): void {
-    this.inFlight++;
+    this.inFlight += items.length;
     this.lastSentAt = performance.now();
     const settled = () => {
-      if (--this.inFlight === 0) this.scheduleFlush();
+      this.inFlight -= items.length;
+      if (this.inFlight < HOLD_MIN_ITEMS) this.scheduleFlush();
     };
     if (items.length === 1) {
       const it = items[0];

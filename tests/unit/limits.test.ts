@@ -420,16 +420,16 @@ describe('redis limiter: batches under load', () => {
   // Holds Redis for `ms` (as a long batch would), on another connection.
   const stall = (ms: number) => client.eval(`local function us() local t = redis.call('TIME') return t[1] * 1e6 + t[2] end local s = us() while us() - s < ${ms * 1000} do end return 1`, 0);
 
-  it('calls of later turns wait for the batch on its way and then go together; an idle limiter sends at once', async () => {
+  it('under load, calls of later turns wait for the batch on its way and then go together', async () => {
     const limiter = new RedisLimiter(REDIS_URL, { holdMs: 10_000 });
     const sent = vi.spyOn(limiter.client, 'evalsha');
     try {
       const rule = windowRule(ns()('rpm'), 100, 60_000);
       expectOk(await admit(limiter, [rule])); // connected, script loaded
       sent.mockClear();
-      // Idle: a call goes out at its turn's end without waiting for anything.
       const busy = stall(100);
-      const first = admit(limiter, [rule]);
+      // Four calls of one turn: one batch, sent at the turn's end without waiting for anything.
+      const first = [admit(limiter, [rule]), admit(limiter, [rule]), admit(limiter, [rule]), admit(limiter, [rule])];
       await turn();
       expect(sent).toHaveBeenCalledTimes(1);
       // While it is on its way, calls of later turns queue.
@@ -440,10 +440,30 @@ describe('redis limiter: batches under load', () => {
       }
       expect(sent).toHaveBeenCalledTimes(1);
       await busy;
-      const results = await Promise.all([first, ...later]);
-      // The six queued calls went as one batch once the call before them was answered, in order.
+      const results = await Promise.all([...first, ...later]);
+      // The six queued calls went as one batch once the batch before them was answered, in order.
       expect(sent).toHaveBeenCalledTimes(2);
-      expect(results.map((r) => expectOk(r).states[0].remaining)).toEqual([98, 97, 96, 95, 94, 93, 92]);
+      expect(results.map((r) => expectOk(r).states[0].remaining)).toEqual([98, 97, 96, 95, 94, 93, 92, 91, 90, 89]);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('with a single call on its way (c=1), the next one does not wait for it', async () => {
+    const limiter = new RedisLimiter(REDIS_URL, { holdMs: 10_000 });
+    const sent = vi.spyOn(limiter.client, 'evalsha');
+    try {
+      const rule = windowRule(ns()('rpm'), 100, 60_000);
+      expectOk(await admit(limiter, [rule]));
+      sent.mockClear();
+      const busy = stall(100);
+      const first = admit(limiter, [rule]);
+      await turn();
+      const second = admit(limiter, [rule]);
+      await turn();
+      expect(sent).toHaveBeenCalledTimes(2);
+      await busy;
+      expect((await Promise.all([first, second])).map((r) => expectOk(r).states[0].remaining)).toEqual([98, 97]);
     } finally {
       await limiter.close();
     }
@@ -457,14 +477,16 @@ describe('redis limiter: batches under load', () => {
       expectOk(await admit(limiter, [rule]));
       sent.mockClear();
       const busy = stall(500);
-      const first = admit(limiter, [rule]);
+      const first = [admit(limiter, [rule]), admit(limiter, [rule]), admit(limiter, [rule]), admit(limiter, [rule])];
       await turn();
       const second = admit(limiter, [rule]);
+      await turn();
+      expect(sent).toHaveBeenCalledTimes(1);
       await sleep(200);
-      // Sent after the hold, behind the first call (Redis answers them in order).
+      // Sent after the hold, behind the first batch (Redis answers them in order).
       expect(sent).toHaveBeenCalledTimes(2);
       await busy;
-      expect((await Promise.all([first, second])).map((r) => expectOk(r).states[0].remaining)).toEqual([98, 97]);
+      expect((await Promise.all([...first, second])).map((r) => expectOk(r).states[0].remaining)).toEqual([98, 97, 96, 95, 94]);
     } finally {
       await limiter.close();
     }
