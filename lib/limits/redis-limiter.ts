@@ -347,12 +347,6 @@ const batchScript = new LuaScript(BATCH_LUA);
 /** Most admits and releases one batch call carries (bounds the script's run time in Redis). */
 const MAX_BATCH_ITEMS = 100;
 
-/** Longest a batched call waits for the reply of the batch calls before it (see enqueue). */
-const HOLD_MS = 2;
-
-/** Items on their way from which later batched calls wait for them: a sign of load (see enqueue). */
-const HOLD_MIN_ITEMS = 4;
-
 interface Queued {
   type: 'a' | 'r';
   keys: string[];
@@ -369,57 +363,31 @@ export class RedisLimiter implements Limiter {
   /**
    * @param client an ioredis client, or a URL to create one from.
    * @param options.ownsClient close the client in close(); defaults to true only for a URL.
-   * @param options.holdMs longest a batched call waits for the batch call before it (default HOLD_MS).
    */
-  constructor(client: Redis | string, options: { ownsClient?: boolean; holdMs?: number } = {}) {
+  constructor(client: Redis | string, options: { ownsClient?: boolean } = {}) {
     this.ownsClient = options.ownsClient ?? typeof client === 'string';
     this.client = typeof client === 'string' ? new Redis(client) : client;
-    this.holdMs = options.holdMs ?? HOLD_MS;
   }
-
-  private readonly holdMs: number;
 
   private queue: Queued[] = [];
   private flushScheduled = false;
-  /** Items sent and not answered yet, and when the last call was sent (performance.now()). */
-  private inFlight = 0;
-  private lastSentAt = 0;
-  private holdTimer?: NodeJS.Timeout;
 
   /**
    * Admits and releases issued in the same event-loop turn (the admissions of requests read
    * together, the releases of replies just sent) travel as ONE script call when the turn ends:
-   * one command, one socket write, one Lua invocation, instead of one each. Under load (at least
-   * HOLD_MIN_ITEMS items on their way), later calls wait for those replies and then go together,
-   * as a database groups commits: larger batches, fewer writes that wake Redis. They wait at most
-   * holdMs after the last send; with less on its way (c=1: one release) nothing waits. An urgent
-   * call goes out at once, with whatever is queued so far (see AdmitInput.urgent).
+   * one command, one socket write, one Lua invocation, instead of one each. An urgent call goes
+   * out at once, with whatever is queued so far (see AdmitInput.urgent).
    */
   private enqueue(type: 'a' | 'r', keys: string[], args: (string | number)[], urgent = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.queue.push({ type, keys, args, resolve, reject });
       if (urgent) return this.sendQueued();
-      this.scheduleFlush();
-    });
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled || this.queue.length === 0) return;
-    if (this.inFlight >= HOLD_MIN_ITEMS) {
-      const wait = this.holdMs - (performance.now() - this.lastSentAt);
-      if (wait > 0) {
-        // Sent when the reply arrives (send's settle), or when the hold runs out.
-        this.holdTimer ??= setTimeout(() => {
-          this.holdTimer = undefined;
-          this.scheduleFlush();
-        }, Math.ceil(wait));
-        return;
-      }
-    }
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.sendQueued();
+      if (this.flushScheduled) return;
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.sendQueued();
+      });
     });
   }
 
@@ -431,15 +399,9 @@ export class RedisLimiter implements Limiter {
   }
 
   private send(items: Queued[]): void {
-    this.inFlight += items.length;
-    this.lastSentAt = performance.now();
-    const settled = () => {
-      this.inFlight -= items.length;
-      if (this.inFlight < HOLD_MIN_ITEMS) this.scheduleFlush();
-    };
     if (items.length === 1) {
       const it = items[0];
-      (it.type === 'a' ? admitScript : releaseScript).run(this.client, it.keys, it.args).then(it.resolve, it.reject).finally(settled);
+      (it.type === 'a' ? admitScript : releaseScript).run(this.client, it.keys, it.args).then(it.resolve, it.reject);
       return;
     }
     const keys: string[] = [];
@@ -460,7 +422,7 @@ export class RedisLimiter implements Limiter {
       (err) => {
         for (const it of items) it.reject(err);
       },
-    ).finally(settled);
+    );
   }
 
   admit(input: AdmitInput): Promise<AdmitResult> {

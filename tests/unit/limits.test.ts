@@ -273,6 +273,15 @@ describe.each(implementations)('%s limiter', (_name, make) => {
     expectOk(await admit(limiter, [rule]));
   });
 
+  it('expired leases never take a slot: with them still stored, the full concurrency is admitted, not more', async () => {
+    const k = ns();
+    const rule = concurrencyRule(k('conc'), 5);
+    for (let i = 0; i < 4; i++) expectOk(await admit(limiter, [rule], { leaseTtlMs: 100 }));
+    await sleep(150);
+    for (let i = 0; i < 5; i++) expectOk(await admit(limiter, [rule], { leaseTtlMs: 60_000 }));
+    expectLimit(await admit(limiter, [rule], { leaseTtlMs: 60_000 }));
+  });
+
   it('quota refuses once usage added by release reaches the limit', async () => {
     const k = ns();
     const rule = quotaRule(k('tokens'), 1_000);
@@ -410,86 +419,6 @@ describe('redis limiter: urgent calls', () => {
     // Both releases freed the slot and returned 100 of the 300 reserved: 1,000 - 2 x 200.
     const after = expectOk(await limiter.admit({ rules: [conc], leaseId: randomUUID(), leaseTtlMs: 60_000, reserve: { key: balance, amount: 1n } }));
     expect(after.balance).toBe(599n);
-  });
-});
-
-describe('redis limiter: batches under load', () => {
-  const client = new Redis(REDIS_URL);
-  afterAll(() => client.disconnect());
-  const turn = () => new Promise((resolve) => setImmediate(resolve));
-  // Holds Redis for `ms` (as a long batch would), on another connection.
-  const stall = (ms: number) => client.eval(`local function us() local t = redis.call('TIME') return t[1] * 1e6 + t[2] end local s = us() while us() - s < ${ms * 1000} do end return 1`, 0);
-
-  it('under load, calls of later turns wait for the batch on its way and then go together', async () => {
-    const limiter = new RedisLimiter(REDIS_URL, { holdMs: 10_000 });
-    const sent = vi.spyOn(limiter.client, 'evalsha');
-    try {
-      const rule = windowRule(ns()('rpm'), 100, 60_000);
-      expectOk(await admit(limiter, [rule])); // connected, script loaded
-      sent.mockClear();
-      const busy = stall(100);
-      // Four calls of one turn: one batch, sent at the turn's end without waiting for anything.
-      const first = [admit(limiter, [rule]), admit(limiter, [rule]), admit(limiter, [rule]), admit(limiter, [rule])];
-      await turn();
-      expect(sent).toHaveBeenCalledTimes(1);
-      // While it is on its way, calls of later turns queue.
-      const later = [];
-      for (let i = 0; i < 3; i++) {
-        later.push(admit(limiter, [rule]), admit(limiter, [rule]));
-        await turn();
-      }
-      expect(sent).toHaveBeenCalledTimes(1);
-      await busy;
-      const results = await Promise.all([...first, ...later]);
-      // The six queued calls went as one batch once the batch before them was answered, in order.
-      expect(sent).toHaveBeenCalledTimes(2);
-      expect(results.map((r) => expectOk(r).states[0].remaining)).toEqual([98, 97, 96, 95, 94, 93, 92, 91, 90, 89]);
-    } finally {
-      await limiter.close();
-    }
-  });
-
-  it('with a single call on its way (c=1), the next one does not wait for it', async () => {
-    const limiter = new RedisLimiter(REDIS_URL, { holdMs: 10_000 });
-    const sent = vi.spyOn(limiter.client, 'evalsha');
-    try {
-      const rule = windowRule(ns()('rpm'), 100, 60_000);
-      expectOk(await admit(limiter, [rule]));
-      sent.mockClear();
-      const busy = stall(100);
-      const first = admit(limiter, [rule]);
-      await turn();
-      const second = admit(limiter, [rule]);
-      await turn();
-      expect(sent).toHaveBeenCalledTimes(2);
-      await busy;
-      expect((await Promise.all([first, second])).map((r) => expectOk(r).states[0].remaining)).toEqual([98, 97]);
-    } finally {
-      await limiter.close();
-    }
-  });
-
-  it('a call does not wait longer than holdMs for the batch before it', async () => {
-    const limiter = new RedisLimiter(REDIS_URL, { holdMs: 20 });
-    const sent = vi.spyOn(limiter.client, 'evalsha');
-    try {
-      const rule = windowRule(ns()('rpm'), 100, 60_000);
-      expectOk(await admit(limiter, [rule]));
-      sent.mockClear();
-      const busy = stall(500);
-      const first = [admit(limiter, [rule]), admit(limiter, [rule]), admit(limiter, [rule]), admit(limiter, [rule])];
-      await turn();
-      const second = admit(limiter, [rule]);
-      await turn();
-      expect(sent).toHaveBeenCalledTimes(1);
-      await sleep(200);
-      // Sent after the hold, behind the first batch (Redis answers them in order).
-      expect(sent).toHaveBeenCalledTimes(2);
-      await busy;
-      expect((await Promise.all([...first, second])).map((r) => expectOk(r).states[0].remaining)).toEqual([98, 97, 96, 95, 94]);
-    } finally {
-      await limiter.close();
-    }
   });
 });
 
