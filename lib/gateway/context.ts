@@ -149,7 +149,7 @@ export class RequestContext {
       tracker.fail((err as Error).message);
       return null;
     }
-    if (this.admitting && !this.admission) await this.confirmAdmission(tracker, res);
+    await this.confirmAdmission(tracker, res);
     return res;
   }
 
@@ -220,16 +220,13 @@ export class RequestContext {
     return cnyOf(this.cost, this.cfg.cnyRateNano);
   }
 
-  /**
-   * x-request-id, rate-limit headers and the cost-transparency headers. A stream passes its cost
-   * headers in `extra` ('pending', the real ones follow as trailers): they are not priced here.
-   */
+  /** x-request-id, rate-limit headers and the cost-transparency headers. */
   headers(extra: Record<string, string> = {}): Record<string, string> {
-    const costs = 'x-service-cost-usd' in extra ? undefined : { 'x-service-cost-usd': formatPico(this.cost), 'x-service-cost-cny': formatPico(this.costCny()) };
     return {
       'x-request-id': this.requestId,
       ...this.admission?.headers,
-      ...costs,
+      'x-service-cost-usd': formatPico(this.cost),
+      'x-service-cost-cny': formatPico(this.costCny()),
       'x-service-model-id': this.model?.name ?? this.modelRequested ?? '',
       'x-service-latency-ms': String(this.elapsedMs()),
       'x-service-provider': this.channel ?? 'none',
