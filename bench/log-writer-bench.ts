@@ -7,42 +7,15 @@
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createUser } from '@/lib/accounts/queries';
-import { enqueueLog, flushLogs, type LogRecord } from '@/lib/billing/writer';
+import { enqueueLog, flushLogs } from '@/lib/billing/writer';
 import { getDb } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
+import { record } from './log-record';
 
 const N = Number(process.argv[2] ?? 2000);
 const BATCHES = [1, 10, 50, 200, 1000];
 const SPLIT_BATCH = 50;
 
-function record(userId: string): LogRecord {
-  return {
-    id: `req_${randomBytes(12).toString('hex')}`,
-    createdAt: new Date(),
-    userId,
-    apiKeyId: null,
-    endpoint: '/v1/chat/completions',
-    modelRequested: 'gpt-4o-mini',
-    modelServed: 'gpt-4o-mini',
-    channel: 'openai-1',
-    attempts: [{ channel: 'openai-1', model: 'gpt-4o-mini', ok: true, status: 200, ms: 1 }],
-    status: 200,
-    outcome: 'ok',
-    stream: false,
-    promptTokens: 12,
-    completionTokens: 7,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    tokensEstimated: false,
-    costPico: 6_000_000n,
-    costCnyPico: 43_200_000n,
-    cnyRate: '7.2',
-    latencyMs: 1,
-    firstTokenMs: 1,
-    errorCode: null,
-    routeReason: null,
-  };
-}
 
 const db = await getDb();
 const user = await createUser({ email: `bench-${randomBytes(6).toString('hex')}@example.com`, password: 'bench-writer-1', tier: 'enterprise', balancePico: 0n });

@@ -30,8 +30,12 @@ const schema = z.object({
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Seconds a cached API key / account may be stale (revocation is pushed at once via Redis). */
   AUTH_CACHE_TTL_S: z.coerce.number().int().min(1).max(3600).default(30),
-  /** Milliseconds between request-log batch flushes. */
-  LOG_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(200),
+  /**
+   * Longest a request-log row waits for its batch (a full batch of 1,000 goes at once). 1 s rather
+   * than 200 ms: partial batches of a few hundred rows cost PostgreSQL nearly twice the CPU per row
+   * of full ones (bench/log-flush-bench.ts; README, Performance).
+   */
+  LOG_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   /** Grace period for in-flight requests on SIGTERM. */
   /** Trust X-Forwarded-For from a reverse proxy in front of the server. */
   TRUST_PROXY: z

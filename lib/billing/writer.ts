@@ -9,7 +9,8 @@ import { promoteByMonthlySpend } from '@/lib/billing/promotion';
 
 // Write-behind queue for request logs and their usage charges. One transaction per batch writes
 // the log rows, one usage ledger entry per charged request and each account's balance.
-// Crash-loss bound: rows still queued (at most LOG_FLUSH_MS worth, or until the database is back)
+// Crash-loss bound: rows still queued (at most LOG_FLUSH_MS worth and about MAX_BATCH rows plus those
+// of one batch write, or everything queued until the database is back)
 // are lost on a hard kill; SIGTERM flushes them. While the database is down, batches are retried
 // with back-off and nothing is dropped.
 
