@@ -1,37 +1,35 @@
 // PostgreSQL's CPU per request-log row written by the write-behind queue (lib/billing/writer.ts) at a
 // fixed request rate: what LOG_FLUSH_MS (and so the batch size) costs the database. Rows are
-// enqueued at RATE per second for SECONDS, then drained; the CPU of every PostgreSQL process found
-// in /proc (per process, by its title) is read before and after. Local PostgreSQL only.
+// enqueued at RATE per second for SECONDS, then drained; the CPU of each process of the local
+// PostgreSQL server (per process, by its title; bench/proc.mjs) is read before and after.
 // Usage: LOG_FLUSH_MS=200 node --import tsx bench/log-flush-bench.ts [rate, default 4000] [seconds, default 8]
 // (DATABASE_URL as for the gateway; the account it creates and its rows are deleted at the end.)
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createUser } from '@/lib/accounts/queries';
 import { enqueueLog, flushLogs } from '@/lib/billing/writer';
 import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
 import { record } from './log-record';
+import { processCpuMicros, processTree, serverPid } from './proc.mjs';
 
 const RATE = Number(process.argv[2] ?? 4000);
 const SECONDS = Number(process.argv[3] ?? 8);
-const TICK_MS = 10; // /proc/<pid>/stat counts clock ticks of 10 ms (USER_HZ 100)
-
-/** CPU milliseconds of each PostgreSQL process, by its title (backends by database and state). */
+/** CPU microseconds of each process of the local PostgreSQL server, by its title (backends by database and state). */
 function postgresCpu(): Map<string, number> {
   const per = new Map<string, number>();
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+  const postmaster = serverPid('postgres');
+  for (const pid of postmaster ? processTree(postmaster) : []) {
+    let title: string;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').replace(/\d+\.\d+\.\d+\.\d+\(\d+\)/, 'client').trim();
-      per.set(title, (per.get(title) ?? 0) + (Number(fields[11]) + Number(fields[12])) * TICK_MS);
+      title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').replace(/\d+\.\d+\.\d+\.\d+\(\d+\)/, 'client').trim();
     } catch {
-      // the process ended meanwhile
+      continue; // the process ended meanwhile
     }
+    per.set(title, (per.get(title) ?? 0) + processCpuMicros(pid));
   }
   return per;
 }
-
 
 const db = await getDb();
 const user = await createUser({ email: `bench-${randomBytes(6).toString('hex')}@example.com`, password: 'bench-writer-1', tier: 'enterprise', balancePico: 0n });
@@ -51,8 +49,8 @@ try {
   const after = postgresCpu();
   let total = 0;
   const parts: string[] = [];
-  for (const [title, ms] of after) {
-    const used = ms - (before.get(title) ?? 0);
+  for (const [title, micros] of after) {
+    const used = (micros - (before.get(title) ?? 0)) / 1000;
     total += used;
     if (used > 0) parts.push(`${title}: ${used} ms`);
   }

@@ -11,7 +11,8 @@
 //   npm run bench -- --strict           also exit non-zero when a target is missed
 //   npm run bench -- --profile lean     c=50 load on the lean gateway under `node --cpu-prof`, then the
 //                                       top self-time functions of the load window (also: --profile next)
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { cpuMicros, processTree, serverPid } from './proc.mjs';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -239,60 +240,6 @@ function runNode(args, env, timeoutMs = 120_000, duringCleanup = false) {
 // ---------------------------------------------------------------------------------------------
 // /proc: CPU time and RSS of a process and its descendants
 // ---------------------------------------------------------------------------------------------
-let CLK_TCK = 100;
-try {
-  CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-} catch {
-  /* 100 on every Linux we care about */
-}
-
-function processTree(pid) {
-  const out = [pid];
-  for (let i = 0; i < out.length; i++) {
-    try {
-      for (const tid of readdirSync(`/proc/${out[i]}/task`)) {
-        const kids = readFileSync(`/proc/${out[i]}/task/${tid}/children`, 'utf8').trim();
-        if (kids) for (const k of kids.split(/\s+/)) out.push(Number(k));
-      }
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
-
-/** utime+stime of the process tree, in microseconds. */
-function cpuMicros(pid) {
-  let ticks = 0;
-  for (const p of processTree(pid)) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]); // fields 14 and 15: utime, stime
-    } catch {
-      /* gone */
-    }
-  }
-  return (ticks * 1e6) / CLK_TCK;
-}
-
-/** The local server process with this command name whose parent is not one too (PostgreSQL's postmaster), or null. */
-function serverPid(comm) {
-  const read = (pid, file) => {
-    try {
-      return readFileSync(`/proc/${pid}/${file}`, 'utf8');
-    } catch {
-      return '';
-    }
-  };
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d) || read(d, 'comm').trim() !== comm) continue;
-    const stat = read(d, 'stat');
-    const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
-    if (read(ppid, 'comm').trim() !== comm) return Number(d);
-  }
-  return null;
-}
 // CPU of the shared services during the c=50 runs (they share this machine's cores with the proxy).
 const SERVICE_PIDS = { redis: serverPid('redis-server'), postgres: serverPid('postgres') };
 

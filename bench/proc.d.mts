@@ -1,0 +1,6 @@
+// Types of bench/proc.mjs for the TypeScript benchmarks.
+export declare const CLK_TCK: number;
+export declare function processTree(pid: number): number[];
+export declare function processCpuMicros(pid: number): number;
+export declare function cpuMicros(pid: number): number;
+export declare function serverPid(comm: string): number | null;
