@@ -69,16 +69,23 @@ local function gcra_remaining(headroom, interval)
 end
 
 -- Each check_* only prunes expired data (invisible to callers); apply_* does the real writes.
--- detail: the window feeds the x-ratelimit-*-requests headers, so its exact remaining count and
--- reset time are needed on every call. Other windows only need "is there room": expired entries
--- can only inflate ZCARD, so a count under the limit admits without pruning (pruned on refusal,
--- and on about one call in 16 to bound memory).
-local function check_window(key, limit, win, detail)
+
+-- Members of a sorted set scored at or before cutoff have expired, and can only inflate ZCARD:
+-- a count below exact_from decides nothing and is used as it is. From there on (and on about one
+-- call in 16, to bound memory) the set is pruned first, so the count is exact wherever it decides.
+local function live_count(key, cutoff, exact_from)
   local count = redis.call('ZCARD', key)
-  if detail or count >= limit or tonumber(t[2]) % 16 == 0 then
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - win)
+  if count >= exact_from or tonumber(t[2]) % 16 == 0 then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', cutoff)
     count = redis.call('ZCARD', key)
   end
+  return count
+end
+
+-- detail: the window feeds the x-ratelimit-*-requests headers, so its exact remaining count and
+-- reset time are needed on every call. Other windows only need "is there room" (exact at the limit).
+local function check_window(key, limit, win, detail)
+  local count = live_count(key, now - win, detail and 0 or limit)
   local ok = count < limit
   local oldest = nil
   if detail or not ok then oldest = lowest_score(key) end
@@ -125,15 +132,10 @@ local function apply_gcra(key, i, limit, win, c)
   return gcra_remaining(win - (c.new_tat - now), c.interval), math.ceil(c.new_tat - now)
 end
 
--- Expired leases (an instance that died without releasing) can only inflate ZCARD, so a count
--- with room for this lease and one more admits without pruning; pruned near the limit, where the
--- exact count and the earliest expiry matter, and on about one call in 16 to bound memory.
+-- Expired leases (an instance that died without releasing): exact from the last two slots on, where
+-- the count and the earliest expiry matter.
 local function check_concurrency(key, limit)
-  local count = redis.call('ZCARD', key)
-  if count + 1 >= limit or tonumber(t[2]) % 16 == 0 then
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-    count = redis.call('ZCARD', key)
-  end
+  local count = live_count(key, now, limit - 1)
   -- The earliest expiry matters only when this admission is refused or takes the last slot.
   local earliest = nil
   if count + 1 >= limit then earliest = lowest_score(key) end
