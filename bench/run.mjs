@@ -50,6 +50,8 @@ const { values: opt } = parseArgs({
     'in-place': { type: 'boolean', default: false },
     'profile-connections': { type: 'string', default: '50' },
     'profile-body': { type: 'string', default: 'chat' },
+    // --profile: V8's sampling interval in µs (node's default 1000; e.g. 50 for the few-ms path of one stream).
+    'profile-interval': { type: 'string' },
     'no-redis': { type: 'boolean', default: false },
     'ttfb-breakdown': { type: 'boolean', default: false },
     // --ttfb-breakdown: also a lean gateway from this bundle (A/B, interleaved stream by stream).
@@ -1072,7 +1074,8 @@ async function runProfile({ gatewayEnv, auth, header }) {
   mkdirSync(dir, { recursive: true });
   const mode = opt.profile;
   note(`starting gateway (${mode}) under --cpu-prof`);
-  const gw = await startGateway(mode, gatewayEnv, ['--cpu-prof', '--cpu-prof-dir', dir]);
+  const interval = opt['profile-interval'] ? ['--cpu-prof-interval', String(Number(opt['profile-interval']))] : [];
+  const gw = await startGateway(mode, gatewayEnv, ['--cpu-prof', '--cpu-prof-dir', dir, ...interval]);
   let r;
   let from;
   let to;
