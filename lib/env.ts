@@ -33,7 +33,7 @@ const schema = z.object({
   /**
    * Longest a request-log row waits for its batch (a full batch of 1,000 goes at once). 1 s rather
    * than 200 ms: partial batches of a few hundred rows cost PostgreSQL nearly twice the CPU per row
-   * of full ones (bench/log-flush-bench.ts; README, Performance).
+   * of full ones (bench/log-flush-bench.ts; bench/NOTES.md).
    */
   LOG_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   /** Grace period for in-flight requests on SIGTERM. */

@@ -202,7 +202,7 @@ export class RequestContext {
    * settling the reservation and freeing the limits. That release leaves at once (urgent), before
    * the last bytes, instead of in the batch of the event-loop turn after the response ended: a
    * client that sends its next request as soon as a stream ends found this instance still busy
-   * writing that release to Redis (~0.2 ms here, README, Performance). Its concurrency slot is
+   * writing that release to Redis (~0.2 ms here, bench/NOTES.md). Its concurrency slot is
    * also free before it sees the end.
    */
   endStream(sink: ResponseSink, tail?: string): void {

@@ -7,8 +7,8 @@ import { singleton } from '@/lib/singleton';
 // Upstream calls: undici's dispatcher API over one keep-alive Agent per channel. Global fetch
 // costs about three times as much CPU per call; undici's `request` wraps the reply in a Readable
 // stream and an async resource, which in interleaved A/B runs here cost 0.2-0.4 ms of streaming
-// time to first byte and ~15 % of the lean path's CPU per call over the handler below (README,
-// Performance).
+// time to first byte and ~15 % of the lean path's CPU per call over the handler below
+// (bench/NOTES.md).
 
 interface Target {
   agent: Agent;
