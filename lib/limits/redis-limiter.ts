@@ -5,7 +5,7 @@
 // (TIME) so instances with skewed clocks still agree on windows and leases.
 
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Command, Redis } from 'ioredis';
 import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule, RuleState } from './types';
 
 // Shared Lua prelude: server time in fractional milliseconds and small helpers.
@@ -324,6 +324,55 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], 
 return false
 `;
 
+type Arg = string | number;
+
+/** RESP bulk strings; with `utf8` false, lengths in UTF-16 units (exact for ASCII text only). */
+function bulkStrings(args: readonly Arg[], utf8: boolean): string {
+  let out = '';
+  for (const a of args) {
+    const s = typeof a === 'string' ? a : String(a);
+    out += `$${utf8 ? Buffer.byteLength(s) : s.length}\r\n${s}\r\n`;
+  }
+  return out;
+}
+
+/**
+ * One command in the Redis protocol, its arguments given as segments (a rule list's keys, an item's
+ * arguments) so that nothing is copied into one long array first. Lengths are counted as for ASCII
+ * and the whole command checked once (its UTF-8 length equals its length exactly when it is all
+ * ASCII); otherwise it is framed again with each argument's UTF-8 length.
+ */
+export function encodeCommand(name: string, segments: readonly (readonly Arg[])[]): string {
+  let n = 1;
+  for (const seg of segments) n += seg.length;
+  const encode = (utf8: boolean) => {
+    let out = `*${n}\r\n$${name.length}\r\n${name}\r\n`;
+    for (const seg of segments) out += bulkStrings(seg, utf8);
+    return out;
+  };
+  const wire = encode(false);
+  return Buffer.byteLength(wire) === wire.length ? wire : encode(true);
+}
+
+/**
+ * A command written as encoded. ioredis's generic Command copies its arguments (Array#flat) and
+ * frames each one again when written: for a batch of ten admissions (~370 arguments) ~50 µs of
+ * JavaScript against ~15 µs for encodeCommand. (ioredis's own script commands override
+ * toWritable the same way.)
+ */
+class EncodedCommand extends Command {
+  constructor(
+    name: string,
+    private readonly wire: string,
+  ) {
+    super(name, [], { replyEncoding: 'utf8' });
+  }
+
+  override toWritable(): string {
+    return this.wire;
+  }
+}
+
 /** A Lua script run by EVALSHA, falling back to EVAL once when the server lacks it. */
 class LuaScript {
   private readonly sha: string;
@@ -332,10 +381,17 @@ class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
-    return redis.evalsha(this.sha, keys.length, ...keys, ...args).catch((err: unknown) => {
+  run(redis: Redis, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    return this.runSegments(redis, keys.length, [keys, args]);
+  }
+
+  /** Runs with the keys, then the arguments, given as segments (`numKeys` of them keys). */
+  runSegments(redis: Redis, numKeys: number, segments: readonly (readonly Arg[])[]): Promise<unknown> {
+    const command = new EncodedCommand('evalsha', encodeCommand('evalsha', [[this.sha, numKeys], ...segments]));
+    redis.sendCommand(command);
+    return command.promise.catch((err: unknown) => {
       if (!isNoScriptError(err)) throw err;
-      return redis.eval(this.source, keys.length, ...keys, ...args);
+      return redis.eval(this.source, numKeys, ...segments.flat());
     });
   }
 }
@@ -369,6 +425,8 @@ export class RedisLimiter implements Limiter {
   constructor(client: Redis | string, options: { ownsClient?: boolean } = {}) {
     this.ownsClient = options.ownsClient ?? typeof client === 'string';
     this.client = typeof client === 'string' ? new Redis(client) : client;
+    // Commands are encoded here (EncodedCommand), so ioredis's key prefixing would not apply.
+    if (this.client.options.keyPrefix) throw new Error('RedisLimiter does not support a client with keyPrefix');
   }
 
   private queue: Queued[] = [];
@@ -406,14 +464,16 @@ export class RedisLimiter implements Limiter {
       (it.type === 'a' ? admitScript : releaseScript).run(this.client, it.keys, it.args).then(it.resolve, it.reject);
       return;
     }
-    const keys: string[] = [];
-    const args: (string | number)[] = [items.length];
+    // KEYS: every item's keys in order; ARGV: the item count, then per item its header and arguments.
+    const segments: (readonly Arg[])[] = [];
+    let numKeys = 0;
     for (const it of items) {
-      for (const k of it.keys) keys.push(k);
-      args.push(it.type, it.keys.length, it.args.length);
-      for (const a of it.args) args.push(a);
+      segments.push(it.keys);
+      numKeys += it.keys.length;
     }
-    batchScript.run(this.client, keys, args).then(
+    segments.push([items.length]);
+    for (const it of items) segments.push([it.type, it.keys.length, it.args.length], it.args);
+    batchScript.runSegments(this.client, numKeys, segments).then(
       (replies) => {
         items.forEach((it, i) => {
           const reply = (replies as unknown[])[i];

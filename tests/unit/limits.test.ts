@@ -5,12 +5,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import { Command, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FailoverLimiter, type LimiterLogEntry } from '../../lib/limits/failover-limiter';
 import { createLimiter, limiterMetrics } from '../../lib/limits/index';
 import { MemoryLimiter } from '../../lib/limits/memory-limiter';
-import { RedisLimiter } from '../../lib/limits/redis-limiter';
+import { encodeCommand, RedisLimiter } from '../../lib/limits/redis-limiter';
 import type {
   AdmitInput,
   AdmitResult,
@@ -401,7 +401,7 @@ describe('redis limiter: urgent calls', () => {
     const conc = concurrencyRule(k('conc'), 1);
     const balance = k('bal');
     await limiter.initBalance(balance, 1_000n);
-    const sent = vi.spyOn(limiter.client, 'evalsha');
+    const sent = vi.spyOn(limiter.client, 'sendCommand');
     try {
       for (const urgent of [true, false]) {
         const leaseId = randomUUID();
@@ -419,6 +419,40 @@ describe('redis limiter: urgent calls', () => {
     // Both releases freed the slot and returned 100 of the 300 reserved: 1,000 - 2 x 200.
     const after = expectOk(await limiter.admit({ rules: [conc], leaseId: randomUUID(), leaseTtlMs: 60_000, reserve: { key: balance, amount: 1n } }));
     expect(after.balance).toBe(599n);
+  });
+});
+
+describe('redis limiter: commands encoded by the limiter', () => {
+  const limiter = new RedisLimiter(REDIS_URL);
+  afterAll(() => limiter.close());
+
+  it('frames every argument exactly as ioredis does, with UTF-8 byte lengths for non-ASCII text', () => {
+    for (const args of [
+      ['sha', 2, 'gw:u:abc:rpm', 'gw:m:gpt-4o:rpm', 'lease-1', 60_000, ''],
+      ['sha', 1, 'gw:m:modèle-ü:rpm', '中文', 3.5, 'a\r\nb'],
+    ]) {
+      const reference = new Command('evalsha', args);
+      reference.stringifyArguments();
+      expect(encodeCommand('evalsha', [args.slice(0, 2), args.slice(2)])).toBe(reference.toWritable({}));
+    }
+  });
+
+  it('admits under keys with non-ASCII characters (model names come from the operator config)', async () => {
+    const k = ns();
+    const rule = windowRule(k('modèle-ü:rpm'), 2, 60_000);
+    expectOk(await limiter.admit({ rules: [rule], leaseId: randomUUID(), leaseTtlMs: 60_000 }));
+    expect(await limiter.client.zcard(rule.key)).toBe(1);
+  });
+
+  it('falls back to EVAL when Redis has lost the scripts (SCRIPT FLUSH), single and batched', async () => {
+    const k = ns();
+    const rule = windowRule(k('rpm'), 10, 60_000);
+    await limiter.client.script('FLUSH');
+    expectOk(await limiter.admit({ rules: [rule], leaseId: randomUUID(), leaseTtlMs: 60_000 }));
+    await limiter.client.script('FLUSH');
+    const batch = await Promise.all([1, 2, 3].map(() => limiter.admit({ rules: [rule], leaseId: randomUUID(), leaseTtlMs: 60_000 })));
+    batch.forEach(expectOk);
+    expect(await limiter.client.zcard(rule.key)).toBe(4);
   });
 });
 
