@@ -76,8 +76,7 @@ end
 local function live_count(key, cutoff, exact_from)
   local count = redis.call('ZCARD', key)
   if count >= exact_from or tonumber(t[2]) % 16 == 0 then
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', cutoff)
-    count = redis.call('ZCARD', key)
+    count = count - redis.call('ZREMRANGEBYSCORE', key, '-inf', cutoff)
   end
   return count
 end
