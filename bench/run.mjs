@@ -528,6 +528,14 @@ function npmStartFlags() {
   return start.slice(1, -1);
 }
 
+/**
+ * A lean gateway the way every measured one starts: with --expose-gc and METRICS_ALLOW_GC=1, so that
+ * RSS can be read after a full GC (and so that gateways compared with each other start alike).
+ */
+function startMeasuredGateway(gatewayEnv, bundle = opt.server) {
+  return startGateway('lean', { ...gatewayEnv, METRICS_ALLOW_GC: '1' }, ['--expose-gc'], bundle);
+}
+
 async function startGateway(mode, gatewayEnv, nodeFlags = [], bundle = opt.server) {
   const port = await freePort();
   const server = bundle === 'dist/server.mjs' ? path.join(buildDir, 'dist/server.mjs') : path.resolve(ROOT, bundle);
@@ -705,7 +713,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   const targets = [
     { key: 'direct', label: 'direct (upstream)', auth: {}, start: async () => upstream, own: false },
     { key: 'floor', label: opt['floor-client'] === 'undici' ? 'floor proxy' : `floor proxy (${opt['floor-client']})`, auth: {}, start: async () => floor, own: false },
-    { key: 'lean', label: opt.server === 'dist/server.mjs' ? 'gateway, lean /v1 (npm start)' : `gateway, lean /v1 (${path.basename(opt.server)})`, auth, start: () => startGateway('lean', { ...gatewayEnv, METRICS_ALLOW_GC: '1' }, ['--expose-gc']), own: true },
+    { key: 'lean', label: opt.server === 'dist/server.mjs' ? 'gateway, lean /v1 (npm start)' : `gateway, lean /v1 (${path.basename(opt.server)})`, auth, start: () => startMeasuredGateway(gatewayEnv), own: true },
     { key: 'next', label: 'gateway, route handlers (next start)', auth, start: () => startGateway('next', { ...gatewayEnv, NEXT_MANUAL_SIG_HANDLE: '1' }), own: true },
   ];
   const wanted = new Set(opt.targets.split(',').map((t) => t.trim()));
@@ -934,7 +942,7 @@ function soakLines({ r, before, after, growth, peak, samples, queues }) {
 async function runExtra({ upstream, gatewayEnv, auth, header }) {
   const out = ['', `Gateway benchmark (extra checks) — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`), ''];
   note('starting gateway, lean /v1 (npm start)');
-  const gw = await startGateway('lean', { ...gatewayEnv, METRICS_ALLOW_GC: '1' }, ['--expose-gc']);
+  const gw = await startMeasuredGateway(gatewayEnv);
   try {
     const url = gw.url + '/v1/chat/completions';
     const problem = await probe(url, auth, CHAT, isChat);
@@ -1008,20 +1016,20 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     note('starting a second lean gateway on the in-process limiter (no REDIS_URL)');
     const env = { ...gatewayEnv };
     delete env.REDIS_URL;
-    local = await startGateway('lean', { ...env, METRICS_ALLOW_GC: '1' }, ['--expose-gc']);
+    local = await startMeasuredGateway(env);
     targets.push({ label: 'gateway, lean, in-process limiter', url: local.url, headers: auth });
   }
   let other = null;
   if (opt.compare) {
     note(`starting a lean gateway from ${opt.compare} (--compare)`);
-    other = await startGateway('lean', { ...gatewayEnv, METRICS_ALLOW_GC: '1' }, ['--expose-gc'], opt.compare);
+    other = await startMeasuredGateway(gatewayEnv, opt.compare);
     targets.push({ label: `gateway, lean, ${path.basename(opt.compare)}`, url: other.url, headers: auth });
   }
   let otherEnv = null;
   if (opt['compare-env']) {
     const extra = Object.fromEntries(opt['compare-env'].split(',').map((kv) => kv.split('=')));
     note(`starting a lean gateway with ${opt['compare-env']} (--compare-env)`);
-    otherEnv = await startGateway('lean', { ...gatewayEnv, METRICS_ALLOW_GC: '1', ...extra }, ['--expose-gc']);
+    otherEnv = await startMeasuredGateway({ ...gatewayEnv, ...extra });
     targets.push({ label: `gateway, lean, ${opt['compare-env']}`, url: otherEnv.url, headers: auth });
   }
   const run = Math.max(1, Number(opt['breakdown-run']));
