@@ -562,14 +562,18 @@ const BENCH_METRICS_TOKEN = 'bench-metrics-token';
 /** A few gauges from the gateway's /metrics (NaN when unavailable). */
 function gatewayGauges(baseUrl, { gc = false } = {}) {
   return new Promise((resolve) => {
-    const none = { logQueue: NaN, limiterFallbacks: NaN };
+    const none = { logQueue: NaN, limiterFallbacks: NaN, speculative: NaN };
     const req = http.get(`${baseUrl}/metrics${gc ? '?gc=1' : ''}`, { agent: false, headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d) => (text += d));
       res.on('end', () => {
         const num = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-        resolve(res.statusCode === 200 ? { logQueue: num('gateway_log_queue_length'), limiterFallbacks: num('gateway_limiter_fallback_total') } : none);
+        resolve(
+          res.statusCode === 200
+            ? { logQueue: num('gateway_log_queue_length'), limiterFallbacks: num('gateway_limiter_fallback_total'), speculative: num('gateway_speculative_admissions_total') }
+            : none,
+        );
       });
     });
     req.on('error', () => resolve(none));
@@ -1009,7 +1013,7 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     ...(await Promise.all(
       [['undici', 'undici'], ['http', 'node:http'], ['dispatch', 'undici dispatch']].map(async ([client, name]) => ({ label: `floor proxy (${name} behind)`, url: (await startFloor(upstream.url, client)).url, headers: {} })),
     )),
-    { label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth },
+    { label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth, gateway: true },
   ];
   let local = null;
   if (gatewayEnv.REDIS_URL) {
@@ -1017,23 +1021,26 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     const env = { ...gatewayEnv };
     delete env.REDIS_URL;
     local = await startMeasuredGateway(env);
-    targets.push({ label: 'gateway, lean, in-process limiter', url: local.url, headers: auth });
+    targets.push({ label: 'gateway, lean, in-process limiter', url: local.url, headers: auth, gateway: true });
   }
   let other = null;
   if (opt.compare) {
     note(`starting a lean gateway from ${opt.compare} (--compare)`);
     other = await startMeasuredGateway(gatewayEnv, opt.compare);
-    targets.push({ label: `gateway, lean, ${path.basename(opt.compare)}`, url: other.url, headers: auth });
+    targets.push({ label: `gateway, lean, ${path.basename(opt.compare)}`, url: other.url, headers: auth, gateway: true });
   }
   let otherEnv = null;
   if (opt['compare-env']) {
     const extra = Object.fromEntries(opt['compare-env'].split(',').map((kv) => kv.split('=')));
     note(`starting a lean gateway with ${opt['compare-env']} (--compare-env)`);
     otherEnv = await startMeasuredGateway({ ...gatewayEnv, ...extra });
-    targets.push({ label: `gateway, lean, ${opt['compare-env']}`, url: otherEnv.url, headers: auth });
+    targets.push({ label: `gateway, lean, ${opt['compare-env']}`, url: otherEnv.url, headers: auth, gateway: true });
   }
   const run = Math.max(1, Number(opt['breakdown-run']));
+  // Streams that went upstream without waiting for their admission (lib/gateway/admission.ts).
+  const speculated = async () => Promise.all(targets.map(async (t) => (t.gateway ? (await gatewayGauges(t.url)).speculative || 0 : NaN)));
   try {
+    const spec0 = await speculated();
     note(`TTFB breakdown: ${n} rounds of ${targets.length} sequential streams`);
     const agents = targets.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
     const samples = targets.map(() => new Samples());
@@ -1071,7 +1078,10 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
       const [p50, p99] = samples[i].percentiles(50, 99);
       out.push(`  ${t.label.padEnd(36)} ${fmt.ms(p50).padStart(7)} ${fmt.ms(p99).padStart(7)} ${(i ? signed(p50 - d50) : '').padStart(9)} ${(i > 1 ? signed(p50 - f50) : '').padStart(9)}`);
     }
+    const spec1 = await speculated();
+    const specNote = targets.flatMap((t, i) => (t.gateway ? [`${t.label.replace('gateway, lean, ', '')} ${spec1[i] - spec0[i]}`] : []));
     out.push('  added = p50 − direct p50 (the target: < 1 ms); vs floor = p50 − the undici floor\'s p50');
+    out.push(`  streams admitted speculatively (upstream called before the admission's reply), of ${(n * run)} counted + warm-up: ${specNote.join('; ')}`);
     return out;
   } finally {
     if (local) await stopChild(local);

@@ -392,6 +392,62 @@ describe('redis limiter across instances', () => {
   });
 });
 
+describe('redis limiter: key expiry', () => {
+  const limiter = new RedisLimiter(REDIS_URL);
+  const redis = new Redis(REDIS_URL);
+  afterAll(async () => {
+    await limiter.close();
+    redis.disconnect();
+  });
+
+  it('a concurrency set lives twice its longest lease: a shorter lease never shortens it, a longer one lengthens it', async () => {
+    const k = ns();
+    const rule = concurrencyRule(k('conc'), 10);
+    expectOk(await admit(limiter, [rule], { leaseTtlMs: 60_000 }));
+    const first = await redis.pttl(k('conc'));
+    expect(first).toBeGreaterThan(119_000);
+    expect(first).toBeLessThanOrEqual(120_000);
+    expectOk(await admit(limiter, [rule], { leaseTtlMs: 1_000 }));
+    expect(await redis.pttl(k('conc'))).toBeGreaterThan(119_000);
+    expectOk(await admit(limiter, [rule], { leaseTtlMs: 300_000 }));
+    expect(await redis.pttl(k('conc'))).toBeGreaterThan(599_000);
+  });
+
+  it('a set emptied by pruning its expired leases is made again with a TTL', async () => {
+    const k = ns();
+    const rule = concurrencyRule(k('conc'), 1);
+    expectOk(await admit(limiter, [rule], { leaseTtlMs: 100 }));
+    await sleep(150); // the lease has expired; the set (TTL 200 ms) is still there
+    expect(await redis.zcard(k('conc'))).toBe(1);
+    expectOk(await admit(limiter, [rule], { leaseTtlMs: 60_000 }));
+    expect(await redis.zcard(k('conc'))).toBe(1);
+    expect(await redis.pttl(k('conc'))).toBeGreaterThan(119_000);
+  });
+
+  it('GCRA states, deny markers and the balance are read together: each still decides on its own', async () => {
+    const k = ns();
+    const g1 = gcraRule(k('g1'), 2, 60_000);
+    const g2 = gcraRule(k('g2'), 3, 60_000);
+    const balance = k('bal');
+    const denyKeys = [k('deny:u'), k('deny:k')];
+    await limiter.initBalance(balance, 1_000n);
+    const input = { reserve: { key: balance, amount: 100n }, denyKeys };
+    const ok = expectOk(await admit(limiter, [g1, windowRule(k('w'), 5, 60_000), g2], input));
+    expect(ok.states.map((s) => s.remaining)).toEqual([1, 4, 2]);
+    expect(ok.balance).toBe(900n);
+    expectOk(await admit(limiter, [g1, g2], input));
+    const refused = expectLimit(await admit(limiter, [g2, g1], input));
+    expect(refused.rule).toBe(g1);
+    expect(refused.states.map((s) => s.remaining)).toEqual([1, 0]);
+    expect(await redis.get(balance)).toBe('800');
+    await redis.set(k('deny:k'), '1');
+    expect(await admit(limiter, [g2], input)).toEqual({ ok: false, reason: 'denied', index: 1 });
+    await redis.del(balance);
+    await redis.del(k('deny:k'));
+    expect(await admit(limiter, [g2], input)).toEqual({ ok: false, reason: 'balance_unknown' });
+  });
+});
+
 describe('redis limiter: urgent calls', () => {
   const limiter = new RedisLimiter(REDIS_URL);
   afterAll(() => limiter.close());
