@@ -164,9 +164,10 @@ local function check_concurrency(key, limit)
 end
 
 local function apply_concurrency(key, i, limit, win, c)
-  -- Whole milliseconds (rounded up): a fractional score costs Redis 7.0 a slow double-to-text
-  -- conversion for the call and another back to a double in ZADD (~2 % of the admission's work).
-  local expiry = math.ceil(now + ttl)
+  -- Whole milliseconds (rounded down: a lease never outlives its TTL, nor a Retry-After the TTL): a
+  -- fractional score costs Redis 7.0 a slow double-to-text conversion for the call and another
+  -- back to a double in ZADD (~2 % of the admission's work).
+  local expiry = math.floor(now + ttl)
   redis.call('ZADD', key, expiry, lease)
   -- Counted empty: the set did not exist (or its last lease was just pruned, which removes it), so
   -- ZADD made a new key without a TTL. Otherwise only ever lengthen its TTL.
