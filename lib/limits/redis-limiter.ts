@@ -414,6 +414,31 @@ class EncodedCommand extends Command {
   override toWritable(): string {
     return this.wire;
   }
+
+  /**
+   * The client's commandTimeout, tolerant of a busy event loop. Timers run before the loop reads its
+   * sockets, so after a long synchronous stretch (a burst of requests on a slow machine) ioredis
+   * declares a command timed out whose reply has already arrived: the failover limiter then falls
+   * back to in-process for a Redis that answered in time, and the admission Redis did make (a lease,
+   * a reservation) is never released there. When the timer fires, one turn of the loop reads what
+   * has arrived before the verdict. (The timer is ioredis's own field, which it clears on settling.)
+   */
+  override setTimeout(ms: number): void {
+    const timers = this as unknown as { _commandTimeoutTimer?: NodeJS.Timeout };
+    if (timers._commandTimeoutTimer) return;
+    timers._commandTimeoutTimer = setTimeout(() => {
+      setImmediate(() => {
+        if (!this.isResolved) this.reject(new Error('Command timed out'));
+      });
+    }, ms);
+  }
+}
+
+/** Sends one command encoded by the limiter (EncodedCommand): every limiter command goes this way. */
+function sendEncoded(redis: Redis, name: string, segments: readonly (readonly Arg[])[]): Promise<unknown> {
+  const command = new EncodedCommand(name, segments);
+  redis.sendCommand(command);
+  return command.promise;
 }
 
 /** A Lua script run by EVALSHA, falling back to EVAL once when the server lacks it. */
@@ -430,11 +455,9 @@ class LuaScript {
 
   /** Runs with the keys, then the arguments, given as segments (`numKeys` of them keys). */
   runSegments(redis: Redis, numKeys: number, segments: readonly (readonly Arg[])[]): Promise<unknown> {
-    const command = new EncodedCommand('evalsha', [[this.sha, numKeys], ...segments]);
-    redis.sendCommand(command);
-    return command.promise.catch((err: unknown) => {
+    return sendEncoded(redis, 'evalsha', [[this.sha, numKeys], ...segments]).catch((err: unknown) => {
       if (!isNoScriptError(err)) throw err;
-      return redis.eval(this.source, numKeys, ...segments.flat());
+      return sendEncoded(redis, 'eval', [[this.source, numKeys], ...segments]);
     });
   }
 }
@@ -570,7 +593,7 @@ export class RedisLimiter implements Limiter {
   }
 
   async initBalance(key: string, amount: bigint): Promise<void> {
-    await this.client.set(key, amount.toString(), 'NX');
+    await sendEncoded(this.client, 'set', [[key, amount.toString(), 'NX']]);
   }
 
   async adjustBalance(key: string, delta: bigint): Promise<void> {
@@ -578,12 +601,12 @@ export class RedisLimiter implements Limiter {
   }
 
   async forgetBalance(key: string): Promise<void> {
-    await this.client.del(key);
+    await sendEncoded(this.client, 'del', [[key]]);
   }
 
   async denied(keys: string[]): Promise<number> {
     if (keys.length === 0) return -1;
-    const values = await this.client.mget(...keys);
+    const values = (await sendEncoded(this.client, 'mget', [keys])) as (string | null)[];
     return values.findIndex((v) => v !== null);
   }
 

@@ -448,6 +448,55 @@ describe('redis limiter: key expiry', () => {
   });
 });
 
+describe('redis limiter: command timeouts', () => {
+  /** Keeps the event loop busy, as a burst of requests does on a slow machine. */
+  function busy(ms: number): void {
+    const until = performance.now() + ms;
+    while (performance.now() < until) {
+      // spin
+    }
+  }
+
+  it('a reply that arrived while the event loop was busy past the timeout is not declared timed out', async () => {
+    const limiter = new RedisLimiter(new Redis(REDIS_URL, { commandTimeout: 40 }), { ownsClient: true });
+    try {
+      const k = ns();
+      const rule = concurrencyRule(k('conc'), 100);
+      await limiter.initBalance(k('bal'), 10_000n);
+      for (let i = 0; i < 4; i++) {
+        const admitted = limiter.admit({ rules: [rule], leaseId: randomUUID(), leaseTtlMs: 60_000, reserve: { key: k('bal'), amount: 1n }, urgent: true });
+        const denied = limiter.denied([k('deny')]);
+        const init = limiter.initBalance(k('bal'), 5n);
+        busy(120); // Redis answers in well under a millisecond; the replies wait in the socket
+        expectOk(await admitted);
+        expect(await denied).toBe(-1);
+        await init;
+      }
+      expect(await limiter.client.zcard(rule.key)).toBe(4);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('a server that does not answer still times out', async () => {
+    const silent = createServer((socket) => socket.on('data', () => undefined));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const client = new Redis({ host: '127.0.0.1', port, commandTimeout: 50, enableReadyCheck: false, maxRetriesPerRequest: 0 });
+    const limiter = new RedisLimiter(client, { ownsClient: false });
+    try {
+      await new Promise((resolve) => client.once('ready', resolve));
+      const started = performance.now();
+      await expect(limiter.admit({ rules: [concurrencyRule('silent:conc', 1)], leaseId: 'x', leaseTtlMs: 1_000, urgent: true })).rejects.toThrow('Command timed out');
+      await expect(limiter.denied(['silent:deny'])).rejects.toThrow('Command timed out');
+      expect(performance.now() - started).toBeLessThan(1_000);
+    } finally {
+      client.disconnect();
+      silent.close();
+    }
+  });
+});
+
 describe('redis limiter: urgent calls', () => {
   const limiter = new RedisLimiter(REDIS_URL);
   afterAll(() => limiter.close());
