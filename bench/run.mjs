@@ -1081,7 +1081,7 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     const spec1 = await speculated();
     const specNote = targets.flatMap((t, i) => (t.gateway ? [`${t.label.replace('gateway, lean, ', '')} ${spec1[i] - spec0[i]}`] : []));
     out.push('  added = p50 − direct p50 (the target: < 1 ms); vs floor = p50 − the undici floor\'s p50');
-    out.push(`  streams admitted speculatively (upstream called before the admission's reply), of ${(n * run)} counted + warm-up: ${specNote.join('; ')}`);
+    out.push(`  streams admitted speculatively (upstream called before the admission's reply), of ${(n + 10) * run} per gateway with the warm-up: ${specNote.join('; ')}`);
     return out;
   } finally {
     if (local) await stopChild(local);
