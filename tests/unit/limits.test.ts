@@ -394,11 +394,8 @@ describe('redis limiter across instances', () => {
 
 describe('redis limiter: key expiry', () => {
   const limiter = new RedisLimiter(REDIS_URL);
-  const redis = new Redis(REDIS_URL);
-  afterAll(async () => {
-    await limiter.close();
-    redis.disconnect();
-  });
+  const redis = limiter.client;
+  afterAll(() => limiter.close());
 
   it('a concurrency set lives twice its longest lease: a shorter lease never shortens it, a longer one lengthens it', async () => {
     const k = ns();
