@@ -9,7 +9,7 @@ import { formatPico } from '@/lib/billing/money';
 import { enqueueLog } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
 import { log, errorFields } from '@/lib/log';
-import { release, startAdmission, type Admission, type Endpoint } from '@/lib/gateway/admission';
+import { prepareStandby, release, startAdmission, type Admission, type AdmissionRequest, type Endpoint } from '@/lib/gateway/admission';
 import { LinkedSignal } from '@/lib/gateway/signal';
 import type { UpstreamResponse } from '@/lib/gateway/upstream';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
@@ -74,6 +74,8 @@ export class RequestContext {
   private readonly t0 = performance.now();
   principal?: Principal;
   admission?: Admission;
+  /** What was asked of the limiter (a stream that ends well prepares the next one's: prepareStandby). */
+  private admissionRequest?: AdmissionRequest;
   /** A speculative admission still on its way (the upstream call went out without waiting). */
   private admitting?: Promise<Admission>;
   /** The release of `admission`, once sent (endStream or finish). */
@@ -113,7 +115,8 @@ export class RequestContext {
    * else once admitted; throws the refusal.
    */
   async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint): Promise<void> {
-    const pending = startAdmission({ principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId }, this.stream);
+    this.admissionRequest = { principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId };
+    const pending = startAdmission(this.admissionRequest, this.stream);
     if (!pending.speculative) {
       this.admission = await pending.admission;
       return;
@@ -203,10 +206,14 @@ export class RequestContext {
    * the last bytes, instead of in the batch of the event-loop turn after the response ended: a
    * client that sends its next request as soon as a stream ends found this instance still busy
    * writing that release to Redis (~0.2 ms here, bench/NOTES.md). Its concurrency slot is
-   * also free before it sees the end.
+   * also free before it sees the end. The same Redis call carries the admission of the account's
+   * next stream, when it has ample room (prepareStandby), so that stream does not wait for one.
    */
   endStream(sink: ResponseSink, tail?: string): void {
-    if (this.admission) void this.releaseOnce(true);
+    if (this.admission) {
+      prepareStandby(this.admissionRequest!);
+      void this.releaseOnce(true);
+    }
     sink.end(tail, { 'x-service-cost-usd': formatPico(this.cost), 'x-service-cost-cny': formatPico(this.costCny()) });
   }
 
