@@ -1,6 +1,5 @@
 import { closeLogWriter, flushLogs } from '@/lib/billing/writer';
 import { flushKeyUsage } from '@/lib/auth/principal';
-import { returnStandbys } from '@/lib/gateway/admission';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
@@ -24,7 +23,6 @@ export const lifecycle = (): Lifecycle => singleton('lifecycle', () => ({ draini
 
 /** The final writes every shutdown ends with. */
 export async function flushForShutdown(): Promise<void> {
-  await returnStandbys();
   await flushLogs();
   await flushKeyUsage();
   await closeLogWriter();

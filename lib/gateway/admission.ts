@@ -191,16 +191,13 @@ export interface AdmissionRequest {
   leaseId: string;
 }
 
-/**
- * Admits in the limiter (one round trip); `roomKey`: where to keep the room reading, if anywhere;
- * `aheadMs`: a standby's (AdmitInput.aheadMs).
- */
-async function admit(request: AdmissionRequest, roomKey: string | undefined, urgent = false, aheadMs?: number): Promise<Admission> {
+/** Admits in the limiter (one round trip); `roomKey`: where to keep the room reading, if anywhere. */
+async function admit(request: AdmissionRequest, roomKey: string | undefined, urgent = false): Promise<Admission> {
   const { principal, cfg, model, endpoint, reserve, leaseId } = request;
   const limiter = getLimiter();
   const rules = rulesFor(principal, cfg, model, endpoint);
   const key = balanceKey(principal.userId);
-  const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve }, denyKeys: principal.denyKeys, urgent, aheadMs };
+  const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve }, denyKeys: principal.denyKeys, urgent };
   let result = await limiter.admit(input);
   // First request of this account since start-up (or since Redis lost it): one database read.
   // The limiter may switch backends in between, so try twice before calling it unavailable.
@@ -330,8 +327,6 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   // With speculation off no reading is kept; with it on for streams only, every admission of the
   // account still refreshes the reading its next stream uses.
   const key = env.SPECULATIVE_ADMISSION === 'off' ? undefined : headroomKey(principal.userId, model, endpoint);
-  const standby = stream && key ? takeStandby(key, request) : undefined;
-  if (standby) return standby;
   const h = key && (stream || env.SPECULATIVE_ADMISSION !== 'streams') ? headroom.get(key) : undefined;
   const speculative = maySpeculate(h, reserve);
   // A speculative admission is sent at once (urgent): its reply gates the first byte.
@@ -408,107 +403,4 @@ export async function release(admission: Admission, cost: bigint, tokens: number
       urgent,
     })
     .catch(() => undefined);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Standby admissions. A client that streams one call after another (an agent's loop) sends its
-// next request as soon as a stream ends. When a stream of an account with ample room (as for
-// speculation above) ends, one admission for that account's next stream is made at once, in the
-// same Redis call as the ending stream's release: the next stream then finds its admission already
-// made, and no Redis round trip (nor the wake-up of Redis it costs on a busy machine) falls
-// inside its time to first byte (bench/NOTES.md). A standby nobody takes within STANDBY_MS is
-// given back (`cancel`: window entries, GCRA emission, lease and reservation), as if never made.
-// What stays exact: a standby is a real admission in Redis, counted before the request it serves
-// arrives, and its window entries are stamped STANDBY_MS ahead so that they stay counted at least
-// as long as that request's would (never looser than the exact count, at most STANDBY_MS stricter).
-// What a standby costs: while it waits it holds one request of each limit, one concurrency slot
-// and its reservation of the balance (never for an account near a limit or low on balance), and
-// its rate-limit headers are those of its admission, at most STANDBY_MS old. A key revoked in
-// that window is refused by the instance as soon as its invalidation arrives (the cached caller is
-// dropped, and a standby serves only the same cached caller object).
-// ---------------------------------------------------------------------------------------------
-
-/** How long an unused standby waits before it is given back; also how far ahead its window entries are stamped. */
-export const STANDBY_MS = 1_000;
-
-interface Standby {
-  request: AdmissionRequest;
-  rules: Rule[];
-  /** Resolves to the admission, or null when it was refused (the next stream is admitted as usual). */
-  admission: Promise<Admission | null>;
-  /** Set once admitted. */
-  admitted?: Admission;
-  timer: NodeJS.Timeout;
-}
-
-// At most one standby per account, endpoint and model (headroomKey) on this instance.
-const standbys = new Map<string, Standby>();
-let standbySeq = 0;
-
-/**
- * Called as a stream ends with its cost final, just before its release (which, urgent, carries
- * this admission along in one Redis call): prepares the admission of the account's next stream.
- */
-export function prepareStandby(request: AdmissionRequest): void {
-  if (env.SPECULATIVE_ADMISSION === 'off') return;
-  const { principal, model, endpoint, reserve } = request;
-  const key = headroomKey(principal.userId, model, endpoint);
-  if (standbys.has(key) || !maySpeculate(headroom.get(key), reserve)) return;
-  const next: AdmissionRequest = { ...request, leaseId: `${request.leaseId}~${(standbySeq++).toString(36)}` };
-  const standby: Standby = {
-    request: next,
-    rules: rulesFor(principal, request.cfg, model, endpoint),
-    admission: admit(next, key, false, STANDBY_MS).then(
-      (a) => (standby.admitted = a),
-      () => {
-        if (standbys.get(key) === standby) void dropStandby(key, standby);
-        return null;
-      },
-    ),
-    timer: setTimeout(() => {
-        if (standbys.get(key) === standby) void dropStandby(key, standby);
-    }, STANDBY_MS),
-  };
-  standby.timer.unref();
-  standbys.set(key, standby);
-}
-
-/**
- * The standby for this stream, if one fits: same cached caller and config (so same rules, and a
- * caller since suspended or revoked never matches), a reservation at least this request's. Once
- * admitted it answers at once; still on its way, the stream goes upstream speculatively; refused,
- * the stream is admitted as usual.
- */
-function takeStandby(key: string, request: AdmissionRequest): PendingAdmission | undefined {
-  const standby = standbys.get(key);
-  if (!standby) return undefined;
-  const s = standby.request;
-  if (s.principal !== request.principal || s.cfg !== request.cfg || s.reserve < request.reserve) {
-    void dropStandby(key, standby);
-    return undefined;
-  }
-  standbys.delete(key);
-  clearTimeout(standby.timer);
-  inc('gateway_standby_admissions_total', { outcome: 'used' });
-  if (standby.admitted) return { admission: Promise.resolve(standby.admitted), speculative: false };
-  return { admission: standby.admission.then((a) => a ?? admit(request, key, true)), speculative: true };
-}
-
-/** Removes a standby and gives back its admission, if it was made. */
-function dropStandby(key: string, standby: Standby): Promise<void> {
-  standbys.delete(key);
-  clearTimeout(standby.timer);
-  return standby.admission.then((a) => {
-    if (!a) return;
-    inc('gateway_standby_admissions_total', { outcome: 'returned' });
-    untrackLeases(a);
-    return getLimiter()
-      .cancel({ leaseId: a.leaseId, rules: standby.rules, refund: { key: balanceKey(a.userId), amount: a.reserved } })
-      .catch(() => undefined);
-  });
-}
-
-/** Gives back every standby (shutdown: before the limiter closes). */
-export async function returnStandbys(): Promise<void> {
-  await Promise.all([...standbys].map(([key, standby]) => dropStandby(key, standby)));
 }

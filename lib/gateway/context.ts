@@ -9,7 +9,7 @@ import { formatPico } from '@/lib/billing/money';
 import { enqueueLog } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
 import { log, errorFields } from '@/lib/log';
-import { prepareStandby, release, startAdmission, type Admission, type AdmissionRequest, type Endpoint } from '@/lib/gateway/admission';
+import { release, startAdmission, type Admission, type Endpoint } from '@/lib/gateway/admission';
 import { LinkedSignal } from '@/lib/gateway/signal';
 import type { UpstreamResponse } from '@/lib/gateway/upstream';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
@@ -74,8 +74,6 @@ export class RequestContext {
   private readonly t0 = performance.now();
   principal?: Principal;
   admission?: Admission;
-  /** What was asked of the limiter (a stream that ends well prepares the next one's: prepareStandby). */
-  private admissionRequest?: AdmissionRequest;
   /** A speculative admission still on its way (the upstream call went out without waiting). */
   private admitting?: Promise<Admission>;
   /** The release of `admission`, once sent (endStream or finish). */
@@ -115,8 +113,7 @@ export class RequestContext {
    * else once admitted; throws the refusal.
    */
   async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint): Promise<void> {
-    this.admissionRequest = { principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId };
-    const pending = startAdmission(this.admissionRequest, this.stream);
+    const pending = startAdmission({ principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId }, this.stream);
     if (!pending.speculative) {
       this.admission = await pending.admission;
       return;
@@ -206,14 +203,10 @@ export class RequestContext {
    * the last bytes, instead of in the batch of the event-loop turn after the response ended: a
    * client that sends its next request as soon as a stream ends found this instance still busy
    * writing that release to Redis (~0.2 ms here, bench/NOTES.md). Its concurrency slot is
-   * also free before it sees the end. The same Redis call carries the admission of the account's
-   * next stream, when it has ample room (prepareStandby), so that stream does not wait for one.
+   * also free before it sees the end.
    */
   endStream(sink: ResponseSink, tail?: string): void {
-    if (this.admission) {
-      prepareStandby(this.admissionRequest!);
-      void this.releaseOnce(true);
-    }
+    if (this.admission) void this.releaseOnce(true);
     sink.end(tail, { 'x-service-cost-usd': formatPico(this.cost), 'x-service-cost-cny': formatPico(this.costCny()) });
   }
 

@@ -6,7 +6,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { MemoryLimiter } from './memory-limiter';
 import { RedisLimiter } from './redis-limiter';
-import type { AdmitInput, AdmitResult, CancelInput, Limiter, ReleaseInput } from './types';
+import type { AdmitInput, AdmitResult, Limiter, ReleaseInput } from './types';
 
 /** Client options that make Redis failures fast instead of queued or retried. */
 export const FAILOVER_REDIS_OPTIONS: RedisOptions = {
@@ -133,17 +133,6 @@ export class FailoverLimiter implements Limiter {
       'release',
       () => this.redis.release(input),
       () => this.memory.release({ ...input, settle: undefined }),
-    );
-  }
-
-  cancel(input: CancelInput): Promise<void> {
-    if (this.memoryLeases.delete(input.leaseId)) return this.memory.cancel(input);
-    // As for release: a Redis admission's counts and reservation live in Redis; if it is unreachable
-    // they expire there (leases) or stay counted (windows), never given back to a balance in memory.
-    return this.run(
-      'cancel',
-      () => this.redis.cancel(input),
-      async () => undefined,
     );
   }
 

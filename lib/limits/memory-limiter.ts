@@ -6,7 +6,6 @@
 import type {
   AdmitInput,
   AdmitResult,
-  CancelInput,
   ConcurrencyRule,
   GcraRule,
   Limiter,
@@ -68,8 +67,6 @@ export class MemoryLimiter implements Limiter {
   private readonly gcras = new Map<string, GcraState>();
   private readonly quotas = new Map<string, QuotaBuckets>();
   private readonly balances = new Map<string, bigint>();
-  /** Standby admissions (AdmitInput.aheadMs) until released or cancelled: their window entries' stamp. */
-  private readonly admittedAt = new Map<string, number>();
   private readonly now: () => number;
   private sweepTimer: NodeJS.Timeout | undefined;
 
@@ -106,7 +103,6 @@ export class MemoryLimiter implements Limiter {
 
     // Everything passed: only now apply the mutations (all or nothing).
     const states = checks.map((c) => c.apply());
-    if (input.aheadMs) this.admittedAt.set(input.leaseId, now + input.aheadMs);
     if (input.reserve) {
       const { key, amount } = input.reserve;
       const balance = (this.balances.get(key) ?? 0n) - amount;
@@ -118,33 +114,9 @@ export class MemoryLimiter implements Limiter {
 
   async release(input: ReleaseInput): Promise<void> {
     const now = this.now();
-    this.admittedAt.delete(input.leaseId);
     for (const key of input.concurrencyKeys) this.leaseSets.get(key)?.leases.delete(input.leaseId);
     if (input.settle && input.settle.delta !== 0n) this.addToBalance(input.settle.key, input.settle.delta);
     for (const u of input.usage ?? []) this.addUsage(u.key, u.windowMs, u.amount, now);
-  }
-
-  async cancel(input: CancelInput): Promise<void> {
-    const now = this.now();
-    const at = this.admittedAt.get(input.leaseId);
-    this.admittedAt.delete(input.leaseId);
-    if (at === undefined) return; // not a standby admitted here (or already released or cancelled)
-    for (const rule of input.rules) {
-      if (rule.kind === 'concurrency') {
-        this.leaseSets.get(rule.key)?.leases.delete(input.leaseId);
-      } else if (rule.kind === 'window') {
-        const scores = this.windows.get(rule.key)?.scores;
-        const i = scores ? scores.indexOf(at) : -1;
-        if (i >= 0) scores!.splice(i, 1);
-      } else if (rule.kind === 'gcra') {
-        const g = this.gcras.get(rule.key);
-        if (!g) continue;
-        g.tat -= rule.windowMs / rule.limit;
-        if (g.tat <= now) this.gcras.delete(rule.key);
-        else g.expiresAt = g.tat;
-      }
-    }
-    if (input.refund && input.refund.amount !== 0n) this.addToBalance(input.refund.key, input.refund.amount);
   }
 
   async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {
@@ -209,7 +181,7 @@ export class MemoryLimiter implements Limiter {
   private check(rule: Rule, index: number, input: AdmitInput, now: number): RuleCheck {
     switch (rule.kind) {
       case 'window':
-        return this.checkWindow(rule, now, input.aheadMs ?? 0);
+        return this.checkWindow(rule, now);
       case 'gcra':
         return this.checkGcra(rule, now);
       case 'concurrency':
@@ -222,7 +194,7 @@ export class MemoryLimiter implements Limiter {
   }
 
   /** Sliding log: an entry admitted at t counts while now < t + windowMs. */
-  private checkWindow(rule: WindowRule, now: number, aheadMs: number): RuleCheck {
+  private checkWindow(rule: WindowRule, now: number): RuleCheck {
     const log = this.liveWindow(rule.key, rule.windowMs, now);
     const count = log?.scores.length ?? 0;
     const oldest = log?.scores[0];
@@ -234,8 +206,8 @@ export class MemoryLimiter implements Limiter {
       current: { rule, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetMs: untilOldestExpires },
       apply: () => {
         const target = log ?? { scores: [], expiresAt: 0 };
-        insertSorted(target.scores, now + aheadMs);
-        target.expiresAt = Math.max(target.expiresAt, now + aheadMs + rule.windowMs);
+        insertSorted(target.scores, now);
+        target.expiresAt = now + rule.windowMs;
         this.windows.set(rule.key, target);
         const first = target.scores[0];
         return {

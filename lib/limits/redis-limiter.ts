@@ -6,7 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import { Command, Redis } from 'ioredis';
-import type { AdmitInput, AdmitResult, CancelInput, Limiter, ReleaseInput, Rule, RuleState } from './types';
+import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule, RuleState } from './types';
 
 // Shared Lua prelude: server time in fractional milliseconds and small helpers.
 // An admission's time in Redis is mostly the Lua around its commands (callgrind on Redis 7.0: about
@@ -45,8 +45,8 @@ end
 `;
 
 // KEYS[1..n]: rule keys; KEYS[n+1]: balance key when a reservation is requested; then the deny keys.
-// ARGV: leaseId, leaseTtlMs, n, reserve amount ('' for none), deny key count, ahead (ms: window entries
-// are stamped that far ahead, AdmitInput.aheadMs), then per rule: kind, limit, windowMs.
+// ARGV: leaseId, leaseTtlMs, n, reserve amount ('' for none), deny key count, then per rule: kind,
+// limit, windowMs.
 // Reply: {status, refusedIndex, retryAfterMs, balance, remaining1, reset1, ...}; balance: on status 2
 // the balance available, on status 1 the balance before this reservation ('' without one).
 //   status 1 = admitted, 0 = refused by a rule, 2 = insufficient balance, 3 = balance not loaded,
@@ -56,7 +56,7 @@ const ADMIT_CORE = `
 local CONCURRENCY_RETRY_CAP = 1000
 -- Redis 7 lengthens a TTL in one call (PEXPIRE ... GT); older servers read it first (extend_ttl).
 local HAS_PEXPIRE_GT = (redis.REDIS_VERSION_NUM or 0) >= 0x070000
-local lease, ttl, ahead
+local lease, ttl
 
 -- Exact comparison of signed decimal integers (balances may exceed 2^53 pico-USD). Both come
 -- from INCRBY/DECRBY or our own canonical formatting: no leading zeros, '-' only before non-zero.
@@ -115,18 +115,8 @@ local function check_request_window(key, limit, win)
 end
 
 local function apply_window(key, i, limit, win, c)
-  redis.call('ZADD', key, now + ahead, lease .. ':' .. (i - 1))
-  -- The key lives as long as its last entry. The newest entry is not always that one: a standby's
-  -- (ahead > 0) is stamped ahead. So a new key (counted empty: ZADD just made it, without a TTL)
-  -- gets its TTL, an existing one only ever a longer one.
-  local life = math.ceil(win + ahead)
-  if c.count == 0 then
-    redis.call('PEXPIRE', key, life)
-  elseif HAS_PEXPIRE_GT then
-    redis.call('PEXPIRE', key, life, 'GT')
-  else
-    extend_ttl(key, life)
-  end
+  redis.call('ZADD', key, now, lease .. ':' .. (i - 1))
+  redis.call('PEXPIRE', key, math.ceil(win))
   local first = c.oldest or now
   if now < first then first = now end
   return limit - c.count - 1, ceil0(first + win - now)
@@ -231,7 +221,6 @@ local function admit_one(KEYS, ARGV)
 clock()
 lease = ARGV[1]
 ttl = tonumber(ARGV[2])
-ahead = tonumber(ARGV[6])
 local n = tonumber(ARGV[3])
 local reserve = ARGV[4]
 
@@ -243,7 +232,7 @@ local mkeys = {}
 for j = 1, nd do mkeys[j] = KEYS[first_deny + j] end
 local gcra_at = {}
 for i = 1, n do
-  if ARGV[4 + 3 * i] == 'gcra' then
+  if ARGV[3 + 3 * i] == 'gcra' then
     mkeys[#mkeys + 1] = KEYS[i]
     gcra_at[i] = #mkeys
   end
@@ -265,7 +254,7 @@ end
 local checks = {}
 local worst = 0
 for i = 1, n do
-  local base = 6 + (i - 1) * 3
+  local base = 5 + (i - 1) * 3
   local kind = ARGV[base + 1]
   local checker = checkers[kind]
   if not checker then return redis.error_reply('unknown limit rule kind ' .. tostring(kind)) end
@@ -341,45 +330,11 @@ const RELEASE_LUA = `${LUA_PRELUDE}${RELEASE_CORE}
 return release_one(KEYS, ARGV)
 `;
 
-// Undoes an admission that was never used (CancelInput). KEYS: the rule keys, then the balance key
-// when ARGV[3] ~= ''. ARGV: leaseId, rule count, refund amount ('' for none), then per rule: kind,
-// limit, windowMs (as admit). A window loses the admission's entry, a GCRA state one emission
-// interval (deleted once that leaves it in the past), a concurrency set the lease.
-const CANCEL_CORE = `
-local function cancel_one(KEYS, ARGV)
-local lease = ARGV[1]
-local n = tonumber(ARGV[2])
-for i = 1, n do
-  local kind, key = ARGV[1 + 3 * i], KEYS[i]
-  if kind == 'concurrency' then
-    redis.call('ZREM', key, lease)
-  elseif kind == 'window' or kind == 'rwindow' then
-    redis.call('ZREM', key, lease .. ':' .. (i - 1))
-  elseif kind == 'gcra' then
-    local stored = redis.call('GET', key)
-    if stored then
-      local tat = tonumber(stored) - tonumber(ARGV[3 + 3 * i]) / tonumber(ARGV[2 + 3 * i])
-      if tat <= clock() then
-        redis.call('DEL', key)
-      else
-        redis.call('SET', key, string.format('%.4f', tat), 'PX', math.max(1, math.ceil(tat - now)))
-      end
-    end
-  end
-end
-if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[n + 1]) == 1 then redis.call('INCRBY', KEYS[n + 1], ARGV[3]) end
-return 1
-end
-`;
-const CANCEL_LUA = `${LUA_PRELUDE}${CANCEL_CORE}
-return cancel_one(KEYS, ARGV)
-`;
-
 // Several admits and releases issued in the same event-loop turn, in one script call, in order
 // (each one atomic as on its own; they share the call's clock reading).
-// ARGV[1]: item count; then per item: type ('a' admit, 'r' release, 'c' cancel), key count, arg count, args.
+// ARGV[1]: item count; then per item: type ('a' admit, 'r' release), key count, arg count, args.
 // KEYS: every item's keys, in item order. Reply: one entry per item, as the single scripts reply.
-const BATCH_LUA = `${LUA_PRELUDE}${ADMIT_CORE}${RELEASE_CORE}${CANCEL_CORE}
+const BATCH_LUA = `${LUA_PRELUDE}${ADMIT_CORE}${RELEASE_CORE}
 local out = {}
 local ki, ai = 0, 1
 for it = 1, tonumber(ARGV[1]) do
@@ -390,9 +345,7 @@ for it = 1, tonumber(ARGV[1]) do
   for j = 1, na do A[j] = ARGV[ai + j] end
   ki = ki + nk
   ai = ai + na
-  if typ == 'a' then out[it] = admit_one(K, A)
-  elseif typ == 'r' then out[it] = release_one(K, A)
-  else out[it] = cancel_one(K, A) end
+  if typ == 'a' then out[it] = admit_one(K, A) else out[it] = release_one(K, A) end
 end
 return out
 `;
@@ -511,8 +464,6 @@ class LuaScript {
 
 const admitScript = new LuaScript(ADMIT_LUA);
 const releaseScript = new LuaScript(RELEASE_LUA);
-const cancelScript = new LuaScript(CANCEL_LUA);
-const singleScripts = { a: admitScript, r: releaseScript, c: cancelScript };
 const renewScript = new LuaScript(RENEW_LUA);
 const adjustScript = new LuaScript(ADJUST_LUA);
 const batchScript = new LuaScript(BATCH_LUA);
@@ -520,11 +471,8 @@ const batchScript = new LuaScript(BATCH_LUA);
 /** Most admits and releases one batch call carries (bounds the script's run time in Redis). */
 const MAX_BATCH_ITEMS = 100;
 
-/** A batch item: an admit, a release or a cancel. */
-type ItemType = 'a' | 'r' | 'c';
-
 interface Queued {
-  type: ItemType;
+  type: 'a' | 'r';
   keys: string[];
   args: (string | number)[];
   resolve: (reply: unknown) => void;
@@ -556,7 +504,7 @@ export class RedisLimiter implements Limiter {
    * one command, one socket write, one Lua invocation, instead of one each. An urgent call goes
    * out at once, with whatever is queued so far (see AdmitInput.urgent).
    */
-  private enqueue(type: ItemType, keys: string[], args: (string | number)[], urgent = false): Promise<unknown> {
+  private enqueue(type: 'a' | 'r', keys: string[], args: (string | number)[], urgent = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.queue.push({ type, keys, args, resolve, reject });
       if (urgent) return this.sendQueued();
@@ -579,7 +527,7 @@ export class RedisLimiter implements Limiter {
   private send(items: Queued[]): void {
     if (items.length === 1) {
       const it = items[0];
-      singleScripts[it.type].run(this.client, it.keys, it.args).then(it.resolve, it.reject);
+      (it.type === 'a' ? admitScript : releaseScript).run(this.client, it.keys, it.args).then(it.resolve, it.reject);
       return;
     }
     // KEYS: every item's keys in order; ARGV: the item count, then per item its header and arguments.
@@ -616,7 +564,6 @@ export class RedisLimiter implements Limiter {
       input.rules.length,
       input.reserve ? input.reserve.amount.toString() : '',
       deny.length,
-      input.aheadMs ?? 0,
     ];
     for (const rule of input.rules) {
       // 'rwindow': a requests window, whose exact remaining count and reset feed the response headers.
@@ -638,15 +585,6 @@ export class RedisLimiter implements Limiter {
     }
     if (keys.length === 0) return;
     await this.enqueue('r', keys, args, input.urgent);
-  }
-
-  async cancel(input: CancelInput): Promise<void> {
-    const keys = input.rules.map((r) => r.key);
-    const refund = input.refund && input.refund.amount !== 0n ? input.refund : undefined;
-    if (refund) keys.push(refund.key);
-    const args: (string | number)[] = [input.leaseId, input.rules.length, refund ? refund.amount.toString() : ''];
-    for (const rule of input.rules) args.push(rule.kind, rule.limit, rule.kind === 'concurrency' ? 0 : rule.windowMs);
-    await this.enqueue('c', keys, args);
   }
 
   async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {

@@ -74,13 +74,6 @@ export interface AdmitInput {
    * bench/NOTES.md). Batching is kept for everything else. The in-process limiter ignores it.
    */
   urgent?: boolean;
-  /**
-   * A standby admission, made for a request that has not arrived yet (lib/gateway/admission.ts):
-   * its sliding-window entries are stamped this many ms ahead, the longest it may wait unused, so
-   * that they stay in every window at least as long as the request they end up counting. Counted
-   * early and kept late is never looser than the exact count; `cancel` gives it back when unused.
-   */
-  aheadMs?: number;
 }
 
 export type AdmitResult =
@@ -108,20 +101,9 @@ export interface ReleaseInput {
   urgent?: boolean;
 }
 
-/** Gives back a standby admission (AdmitInput.aheadMs) that was never used: as if it had not been made. */
-export interface CancelInput {
-  leaseId: string;
-  /** The admission's rules, in the same order: its window entries, GCRA emission and leases are removed. */
-  rules: Rule[];
-  /** Its balance reservation, credited back (pico-USD). */
-  refund?: { key: string; amount: bigint };
-}
-
 export interface Limiter {
   admit(input: AdmitInput): Promise<AdmitResult>;
   release(input: ReleaseInput): Promise<void>;
-  /** Undoes an admission that was never used (CancelInput). */
-  cancel(input: CancelInput): Promise<void>;
   /** Extend live leases (long streams). */
   renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void>;
   /** Set the balance only if it is not loaded yet (SET NX). */

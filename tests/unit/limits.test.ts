@@ -203,32 +203,6 @@ describe.each(implementations)('%s limiter', (_name, make) => {
     expect(second.retryAfterMs).toBeLessThanOrEqual(500);
   });
 
-  it('a standby admission (aheadMs) counts at once, stays in its window that much longer, and cancel gives all of it back', async () => {
-    const k = ns();
-    // A requests window: its remaining count is exact on every call (the headers show it).
-    const window: WindowRule = { ...windowRule(k('w'), 5, 400), requests: true };
-    const concurrency = concurrencyRule(k('c'), 3);
-    const gcra = gcraRule(k('g'), 4, 60_000);
-    const balance = k('balance');
-    await limiter.initBalance(balance, 1_000n);
-    const rules = [window, concurrency, gcra];
-    expectOk(await admit(limiter, rules));
-    const standby = expectOk(await admit(limiter, rules, { leaseId: 'standby-1', aheadMs: 300, reserve: { key: balance, amount: 100n } }));
-    expect(standby.states.map((s) => s.remaining)).toEqual([3, 1, 2]);
-    expect(await availableBalance(limiter, balance)).toBe(900n);
-    // 450 ms later the plain admission (400 ms window) has left the window; the standby's entry,
-    // stamped 300 ms ahead, has not.
-    await sleep(450);
-    const probe = expectOk(await admit(limiter, [window]));
-    expect(probe.states[0].remaining).toBe(3);
-
-    await limiter.cancel({ leaseId: 'standby-1', rules, refund: { key: balance, amount: 100n } });
-    // Everything the standby took is back: its window entry, its lease, its GCRA emission, its reservation.
-    const after = expectOk(await admit(limiter, rules));
-    expect(after.states.map((s) => s.remaining)).toEqual([3, 1, 2]);
-    expect(await availableBalance(limiter, balance)).toBe(1_000n);
-  });
-
   it('mutates nothing when a later rule refuses', async () => {
     const k = ns();
     const window = windowRule(k('a'), 5, 60_000);
@@ -434,19 +408,6 @@ describe('redis limiter: key expiry', () => {
     expect(await redis.pttl(k('conc'))).toBeGreaterThan(119_000);
     expectOk(await admit(limiter, [rule], { leaseTtlMs: 300_000 }));
     expect(await redis.pttl(k('conc'))).toBeGreaterThan(599_000);
-  });
-
-  it('a window lives as long as its last entry: a standby stamped ahead is not cut short by a later admission', async () => {
-    const k = ns();
-    const rule = windowRule(k('w'), 10, 1_000);
-    expectOk(await admit(limiter, [rule]));
-    const first = await redis.pttl(k('w'));
-    expect(first).toBeGreaterThan(900);
-    expect(first).toBeLessThanOrEqual(1_000);
-    expectOk(await admit(limiter, [rule], { aheadMs: 5_000 }));
-    expect(await redis.pttl(k('w'))).toBeGreaterThan(5_900);
-    expectOk(await admit(limiter, [rule]));
-    expect(await redis.pttl(k('w'))).toBeGreaterThan(5_800);
   });
 
   it('a set emptied by pruning its expired leases is made again with a TTL', async () => {
