@@ -3,7 +3,8 @@
 // Plain Node ESM (no TS loader needed); TS helpers run as `node --import tsx …` children.
 // See bench/README.md for what every row means.
 //
-//   npm run bench                       the table (direct, floor, gateway lean, gateway next) + targets
+//   npm run bench                       the table (direct, floor, gateway lean, gateway next) + targets,
+//                                       1000 concurrent streams on the lean path included
 //   npm run bench -- --soak             100,000 requests on the lean path, RSS growth
 //   npm run bench -- --streams 1000     1000 concurrent streams through the lean path, all must complete
 //   npm run bench -- --ttfb-breakdown   streaming TTFB of direct, three floors and the lean gateway with and
@@ -34,6 +35,8 @@ const { values: opt } = parseArgs({
     'soak-requests': { type: 'string', default: '100000' },
     streams: { type: 'string' },
     'stream-chunk-ms': { type: 'string', default: '50' },
+    // The table's concurrent-streams check on the lean path (0 leaves it out).
+    'table-streams': { type: 'string', default: '1000' },
     strict: { type: 'boolean', default: false },
     profile: { type: 'string' },
     'keep-data': { type: 'boolean', default: false },
@@ -75,6 +78,7 @@ const WARM_S = Number(opt['warmup-seconds']);
 const TTFB_N = Number(opt['ttfb-requests']);
 const CHUNKS = Number(opt.chunks);
 const CHUNK_MS = Number(opt['chunk-ms']);
+const LONG_CHUNK_MS = Number(opt['stream-chunk-ms']);
 const MODE = opt.profile ? 'profile' : opt.soak || opt.streams || opt['ttfb-breakdown'] ? 'extra' : 'table';
 if (!['undici', 'http', 'dispatch'].includes(opt['floor-client'])) {
   process.stderr.write('bench: --floor-client takes undici, http or dispatch\n');
@@ -338,7 +342,7 @@ function load({ url, headers, body, connections, seconds, amount, cpuPids = [] }
   });
 }
 
-/** One request with node:http; resolves {status, body, ttfbMs, totalMs}. */
+/** One request with node:http; resolves {status, body, ttfbMs, totalMs, reads, gaps}. */
 function oneRequest(agent, url, headers, body) {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
@@ -347,12 +351,19 @@ function oneRequest(agent, url, headers, body) {
       { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers } },
       (res) => {
         let ttfb = NaN;
+        let last = 0;
         const chunks = [];
+        // The time between consecutive reads of the body: a proxy that forwards each chunk as it
+        // arrives shows the upstream's spacing, one that batches shows fewer reads, further apart.
+        const gaps = [];
         res.on('data', (d) => {
-          if (Number.isNaN(ttfb)) ttfb = performance.now() - t0;
+          const now = performance.now();
+          if (Number.isNaN(ttfb)) ttfb = now - t0;
+          else gaps.push(now - last);
+          last = now;
           chunks.push(d);
         });
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ttfbMs: ttfb, totalMs: performance.now() - t0 }));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ttfbMs: ttfb, totalMs: performance.now() - t0, reads: chunks.length, gaps }));
         res.on('error', reject);
       },
     );
@@ -367,6 +378,8 @@ function oneRequest(agent, url, headers, body) {
 async function ttfbRun({ url, headers, body, n, warm = 10, cpuPids = [] }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const lat = new Samples();
+  const reads = new Samples();
+  const gaps = new Samples();
   let failures = 0;
   let firstFailure = '';
   try {
@@ -377,10 +390,16 @@ async function ttfbRun({ url, headers, body, n, warm = 10, cpuPids = [] }) {
       if (r.status !== 200 || !r.body.includes('data: [DONE]')) {
         failures++;
         firstFailure ||= `HTTP ${r.status}: ${r.body.slice(0, 300)}`;
-      } else lat.push(r.ttfbMs);
+      } else {
+        lat.push(r.ttfbMs);
+        reads.push(r.reads);
+        for (const g of r.gaps) gaps.push(g);
+      }
     }
     const [p50, p99] = lat.percentiles(50, 99);
-    return { p50, p99, failures, firstFailure, cpuPerReq: cpuPids.map((p, i) => (cpuMicros(p) - cpu0[i]) / n) };
+    const [reads50] = reads.percentiles(50);
+    const [gap50, gap99] = gaps.percentiles(50, 99);
+    return { p50, p99, reads50, gap50, gap99, failures, firstFailure, cpuPerReq: cpuPids.map((p, i) => (cpuMicros(p) - cpu0[i]) / n) };
   } finally {
     agent.destroy();
   }
@@ -496,6 +515,8 @@ function benchConfig(upstreamUrl) {
     channels: [
       { name: 'openai-1', protocol: 'openai', base_url: `${upstreamUrl}/v1`, api_key: 'upstream-secret-openai-1', models: ['gpt-4o-mini', 'gpt-4o', 'deepseek-chat', 'text-embedding-3-small', 'bge-m3'], priority: 10, timeouts },
       { name: 'anthropic-1', protocol: 'anthropic', base_url: upstreamUrl, api_key: 'upstream-secret-anthropic-1', models: ['claude-sonnet-4-5', 'claude-haiku-4-5'], priority: 10, timeouts },
+      // The same upstream process, whose /long prefix spaces a stream's chunks --stream-chunk-ms apart.
+      { name: 'openai-long', protocol: 'openai', base_url: `${upstreamUrl}/long/v1`, api_key: 'upstream-secret-openai-long', models: [LONG_MODEL], priority: 10, timeouts },
     ],
     models: [
       { name: 'gpt-4o-mini', owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat', 'fast'], input_price_usd_per_million: '0.15', output_price_usd_per_million: '0.6', rpm: 1000, concurrency: 50, fallback_models: ['deepseek-chat'] },
@@ -505,12 +526,13 @@ function benchConfig(upstreamUrl) {
       { name: 'claude-haiku-4-5', owned_by: 'anthropic', kind: 'chat', protocol: 'anthropic', context_window: 200000, max_output_tokens: 8192, input_price_usd_per_million: '1', output_price_usd_per_million: '5', cache_read_price_usd_per_million: '0.1', cache_write_price_usd_per_million: '1.25' },
       { name: 'text-embedding-3-small', owned_by: 'openai', kind: 'embedding', context_window: 8191, dimensions: 1536, input_price_usd_per_million: '0.02' },
       { name: 'bge-m3', owned_by: 'baai', kind: 'embedding', context_window: 8192, dimensions: 1024, input_price_usd_per_million: '0.02' },
+      { name: LONG_MODEL, owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat'], input_price_usd_per_million: '0.15', output_price_usd_per_million: '0.6' },
     ],
   };
 }
 
 async function startUpstream(chunkMs) {
-  const entry = startChild('upstream', ['bench/upstream.mjs', '--chunks', String(CHUNKS), '--chunk-ms', String(chunkMs), '--delay-ms', opt['upstream-delay-ms']], process.env);
+  const entry = startChild('upstream', ['bench/upstream.mjs', '--chunks', String(CHUNKS), '--chunk-ms', String(chunkMs), '--long-chunk-ms', String(LONG_CHUNK_MS), '--delay-ms', opt['upstream-delay-ms']], process.env);
   const { url } = await readyLine(entry);
   return { ...entry, url, pid: entry.child.pid };
 }
@@ -597,6 +619,9 @@ function probeGet(url) {
 // ---------------------------------------------------------------------------------------------
 const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 32, temperature: 0.2 });
 const CHAT_STREAM = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64, stream: true });
+// The concurrent-streams check: a model served by the upstream's /long prefix (chunks --stream-chunk-ms apart).
+const LONG_MODEL = 'bench-long-stream';
+const CHAT_STREAM_LONG = JSON.stringify({ model: LONG_MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64, stream: true });
 const EMBED = JSON.stringify({ model: 'text-embedding-3-small', input: 'The quick brown fox jumps over the lazy dog.' });
 // A long conversation (40 turns, ~64 KB): what a chat with history or retrieved context sends.
 const CHAT_64K = JSON.stringify({
@@ -645,7 +670,7 @@ async function main() {
   tempDirs.push(work);
   buildDir = snapshotBuild(work);
 
-  const upstream = await startUpstream(MODE === 'extra' && opt.streams ? Number(opt['stream-chunk-ms']) : CHUNK_MS);
+  const upstream = await startUpstream(CHUNK_MS);
   const configFile = path.join(work, 'gateway.json');
   writeFileSync(configFile, JSON.stringify(benchConfig(upstream.url), null, 2));
   const inherited = { ...process.env };
@@ -685,7 +710,7 @@ async function main() {
   const header = [
     `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'cpu'}, ${os.platform()} ${os.release()}`,
     ...notes,
-    `upstream: ${opt['upstream-delay-ms']} ms reply delay; streams of ${CHUNKS} chunks, ${MODE === 'extra' && opt.streams ? opt['stream-chunk-ms'] : CHUNK_MS} ms apart`,
+    `upstream: ${opt['upstream-delay-ms']} ms reply delay; streams of ${CHUNKS} chunks, ${CHUNK_MS} ms apart (${LONG_CHUNK_MS} ms in the concurrent-streams check)`,
     `load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}${os.loadavg()[0] > os.cpus().length / 2 ? '  (busy machine: numbers are noisy)' : ''}`,
   ];
 
@@ -727,6 +752,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   const extra = {};
   const gatewayWarnings = [];
   let soak = null;
+  let streams = null;
 
   for (const t of targets) {
     if (interrupted) return;
@@ -787,6 +813,8 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
         note(`${t.label}: soak, ${Number(opt['soak-requests']).toLocaleString('en-US')} requests at c=50 (RSS growth)`);
         soak = await soakRun(proc, url, t.auth);
       }
+      const nStreams = Number(opt['table-streams']);
+      if (t.key === 'lean' && nStreams > 0) streams = await concurrentStreams(nStreams, upstream, proc, t.auth);
     } catch (err) {
       row.error = err.message.split('\n')[0];
       failures.push(`${t.label}: ${err.message}`);
@@ -867,11 +895,23 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
     check('added latency c=1 p99 < 5 ms', name, a99, '< 5 ms', ok(a99) && a99 < 5, `${fmt.ms(a99)} ms`);
     const t50 = ttfb[key] && ttfb.direct ? ttfb[key].p50 - ttfb.direct.p50 : NaN;
     check('streaming added TTFB p50 < 1 ms', name, t50, '< 1 ms', ok(t50) && t50 < 1, `${fmt.ms(t50)} ms (p99 ${fmt.ms(ttfb[key]?.p99 - ttfb.direct?.p99)} ms)`);
+    // Chunks forwarded as they arrive: as many reads of the body per stream as straight from the
+    // upstream, and the same spacing between them (a proxy that batched would show fewer, further apart).
+    const tg = ttfb[key];
+    const td = ttfb.direct;
+    if (tg && td) {
+      const asTheyArrive = tg.reads50 >= td.reads50 && tg.gap50 <= td.gap50 + 1;
+      check('stream chunks forwarded as they arrive', name, tg.reads50, `>= ${td.reads50} reads`, asTheyArrive, `${tg.reads50} reads/stream, gap p50 ${fmt.ms(tg.gap50)} ms (direct ${td.reads50}, ${fmt.ms(td.gap50)} ms)`);
+    }
     if (key === 'lean' && soak) {
       check('RSS growth over 100k requests < 10%', name, soak.growth, '< 10%', soak.pass, `${fmt.pct(soak.growth * 100)} (${fmt.mb(soak.before)} → ${fmt.mb(soak.after)} MB)`);
     } else {
       const rss = (g.rssAfter - g.rssBefore) / g.rssBefore;
       check('RSS growth over 100k requests < 10%', name, rss, '< 10%', ok(rss) && rss < 0.1, `over the table's runs: ${fmt.pct(rss * 100)} (${fmt.mb(g.rssBefore)} → ${fmt.mb(g.rssAfter)} MB)`);
+    }
+    if (key === 'lean' && streams?.results.lean) {
+      const { n, ok: done, wall } = streams.results.lean;
+      check(`${n.toLocaleString('en-US')} concurrent streams served`, name, done, `${n} of ${n}`, done === n, `${done}/${n} in ${wall.toFixed(2)} s (direct ${streams.results.direct?.wall.toFixed(2) ?? '—'} s)`);
     }
   }
   out.push('', 'Targets (the lean path is what `npm start` serves; next start shown for comparison)');
@@ -880,13 +920,15 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
     const row = [name];
     for (const key of gwKeys) {
       const c = checks.find((x) => x.name === name && x.gw === key);
-      row.push(c.pass ? 'PASS' : 'FAIL', c.show);
+      if (!c) row.push('—', 'not measured');
+      else row.push(c.pass ? 'PASS' : 'FAIL', c.show);
     }
     tgtRows.push(row);
   }
   const tgtHead = ['target', ...gwKeys.flatMap((k) => [k === 'lean' ? 'lean' : 'next start', 'measured'])];
   if (tgtRows.length) out.push(table(tgtHead, tgtRows, tgtHead.map(() => 'l')));
   if (soak) out.push('', ...soakLines(soak));
+  if (streams) out.push('', ...streams.lines);
   out.push(...warningLines(gatewayWarnings));
   process.stdout.write(`${out.join('\n')}\n`);
   targetsMissed = checks.filter((c) => c.gw === 'lean' && !c.pass).length;
@@ -942,6 +984,45 @@ function soakLines({ r, before, after, growth, peak, samples, queues }) {
   ];
 }
 
+/**
+ * N concurrent streams (chunks --stream-chunk-ms apart, from the upstream's /long prefix), first
+ * straight at the upstream, then through the lean gateway: all must complete. Returns the lines to
+ * print and, per target, how many completed and in what wall time.
+ */
+async function concurrentStreams(n, upstream, gw, auth) {
+  const lines = [`streams: ${n} concurrent streaming requests, each ${CHUNKS} chunks × ${LONG_CHUNK_MS} ms (≈ ${((CHUNKS - 1) * LONG_CHUNK_MS) / 1000} s)`];
+  const results = {};
+  for (const [key, label, url, headers] of [
+    ['direct', 'direct (upstream)', upstream.url + '/long/v1/chat/completions', {}],
+    ['lean', 'gateway, lean /v1', gw.url + '/v1/chat/completions', auth],
+  ]) {
+    note(`streams: ${n} concurrent against ${label}`);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+    const t0 = performance.now();
+    const settled = await Promise.allSettled(Array.from({ length: n }, () => oneRequest(agent, url, headers, CHAT_STREAM_LONG)));
+    const wall = (performance.now() - t0) / 1000;
+    agent.destroy();
+    const good = (s) => s.status === 'fulfilled' && s.value.status === 200 && isStream(s.value.body);
+    const ok = settled.filter(good);
+    const ttfbs = new Samples();
+    const totals = new Samples();
+    for (const s of ok) {
+      ttfbs.push(s.value.ttfbMs);
+      totals.push(s.value.totalMs);
+    }
+    const [t50, t99, tmax] = ttfbs.percentiles(50, 99, 100);
+    const [d50, d99, dmax] = totals.percentiles(50, 99, 100);
+    const bad = settled.find((s) => !good(s));
+    const why = bad ? (bad.status === 'rejected' ? bad.reason.message : `HTTP ${bad.value.status}: ${bad.value.body.slice(0, 200)}`) : '';
+    lines.push(
+      `  ${label.padEnd(20)} ${ok.length}/${n} complete ${ok.length === n ? 'PASS' : 'FAIL'} in ${wall.toFixed(2)} s; TTFB p50 ${fmt.ms(t50)} p99 ${fmt.ms(t99)} max ${fmt.ms(tmax)} ms; duration p50 ${fmt.ms(d50)} p99 ${fmt.ms(d99)} max ${fmt.ms(dmax)} ms${why ? `; first failure: ${why}` : ''}`,
+    );
+    if (ok.length !== n) failures.push(`streams ${label}: ${n - ok.length} of ${n} did not complete (${why})`);
+    results[key] = { n, ok: ok.length, wall };
+  }
+  return { lines, results };
+}
+
 /** --soak and --streams N: bounded extra checks on the lean path. */
 async function runExtra({ upstream, gatewayEnv, auth, header }) {
   const out = ['', `Gateway benchmark (extra checks) — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`), ''];
@@ -958,38 +1039,7 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
       out.push(...soakLines(soak), '');
       if (!soak.pass) targetsMissed++;
     }
-    if (opt.streams) {
-      const n = Number(opt.streams);
-      const chunkMs = Number(opt['stream-chunk-ms']);
-      out.push(`streams: ${n} concurrent streaming requests, each ${CHUNKS} chunks × ${chunkMs} ms (≈ ${((CHUNKS - 1) * chunkMs) / 1000} s)`);
-      for (const [label, target, headers] of [
-        ['direct (upstream)', upstream.url, {}],
-        ['gateway, lean /v1', gw.url, auth],
-      ]) {
-        note(`streams: ${n} concurrent against ${label}`);
-        const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-        const t0 = performance.now();
-        const settled = await Promise.allSettled(Array.from({ length: n }, () => oneRequest(agent, target + '/v1/chat/completions', headers, CHAT_STREAM)));
-        const wall = (performance.now() - t0) / 1000;
-        agent.destroy();
-        const ok = settled.filter((s) => s.status === 'fulfilled' && s.value.status === 200 && isStream(s.value.body));
-        const ttfbs = new Samples();
-        const totals = new Samples();
-        for (const s of ok) {
-          ttfbs.push(s.value.ttfbMs);
-          totals.push(s.value.totalMs);
-        }
-        const [t50, t99, tmax] = ttfbs.percentiles(50, 99, 100);
-        const [d50, d99, dmax] = totals.percentiles(50, 99, 100);
-        const bad = settled.find((s) => !(s.status === 'fulfilled' && s.value.status === 200 && isStream(s.value.body)));
-        const why = bad ? (bad.status === 'rejected' ? bad.reason.message : `HTTP ${bad.value.status}: ${bad.value.body.slice(0, 200)}`) : '';
-        out.push(
-          `  ${label.padEnd(20)} ${ok.length}/${n} complete ${ok.length === n ? 'PASS' : 'FAIL'} in ${wall.toFixed(2)} s; TTFB p50 ${fmt.ms(t50)} p99 ${fmt.ms(t99)} max ${fmt.ms(tmax)} ms; duration p50 ${fmt.ms(d50)} p99 ${fmt.ms(d99)} max ${fmt.ms(dmax)} ms${why ? `; first failure: ${why}` : ''}`,
-        );
-        if (ok.length !== n) failures.push(`streams ${label}: ${n - ok.length} of ${n} did not complete (${why})`);
-      }
-      out.push('');
-    }
+    if (opt.streams) out.push(...(await concurrentStreams(Number(opt.streams), upstream, gw, auth)).lines, '');
     if (opt['ttfb-breakdown']) out.push(...(await ttfbBreakdown({ upstream, gw, gatewayEnv, auth })), '');
   } finally {
     note('stopping gateway');

@@ -2,13 +2,16 @@
 //
 //   POST …/chat/completions   OpenAI chat; `"stream":true` in the body → SSE stream of --chunks
 //                             content chunks, --chunk-ms apart (the first at once), then a usage
-//                             chunk and [DONE]; otherwise one JSON reply with usage.
+//                             chunk and [DONE]; otherwise one JSON reply with usage. Under the
+//                             path prefix /long (e.g. /long/v1/chat/completions) a stream's chunks
+//                             are --long-chunk-ms apart instead: the long streams of the
+//                             concurrent-streams check, from the same process.
 //   POST …/embeddings         OpenAI embeddings with usage (1536 dimensions, 1024 for bge-m3),
 //                             one vector per input string.
 //   POST …/messages           Anthropic Messages, non-stream (and a short SSE stream) with usage.
 //   GET  …/models             a tiny model list.
 //
-// Usage: node bench/upstream.mjs [--port 0] [--host 127.0.0.1] [--delay-ms 0] [--chunks 20] [--chunk-ms 5]
+// Usage: node bench/upstream.mjs [--port 0] [--host 127.0.0.1] [--delay-ms 0] [--chunks 20] [--chunk-ms 5] [--long-chunk-ms 50]
 // Prints one JSON line {"url": "...", "port": N} on stdout once listening.
 // The request body is never JSON-parsed on the hot path (substring checks only), so this
 // process stays cheap next to the proxies being measured.
@@ -22,11 +25,13 @@ const { values: args } = parseArgs({
     'delay-ms': { type: 'string', default: process.env.BENCH_UPSTREAM_DELAY_MS ?? '0' },
     chunks: { type: 'string', default: process.env.BENCH_STREAM_CHUNKS ?? '20' },
     'chunk-ms': { type: 'string', default: process.env.BENCH_STREAM_CHUNK_MS ?? '5' },
+    'long-chunk-ms': { type: 'string', default: '50' },
   },
 });
 const DELAY_MS = Number(args['delay-ms']);
 const CHUNKS = Math.max(1, Number(args.chunks));
 const CHUNK_MS = Number(args['chunk-ms']);
+const LONG_CHUNK_MS = Number(args['long-chunk-ms']);
 
 // ---- precomputed bodies --------------------------------------------------------------------
 const CREATED = 1_700_000_000;
@@ -109,7 +114,7 @@ const messagesStream = Buffer.from(
 const modelsBody = Buffer.from(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: CREATED, owned_by: 'bench' }] }));
 
 // ---- server --------------------------------------------------------------------------------
-function sendStream(res) {
+function sendStream(res, chunkMs) {
   res.writeHead(200, sseHeaders);
   let i = 0;
   let timer;
@@ -118,7 +123,7 @@ function sendStream(res) {
     const part = streamParts[i++];
     if (i === streamParts.length) return void res.end(part);
     res.write(part);
-    timer = setTimeout(next, CHUNK_MS);
+    timer = setTimeout(next, chunkMs);
   };
   res.on('close', () => clearTimeout(timer));
   next();
@@ -128,7 +133,7 @@ function reply(req, res, body) {
   const url = req.url ?? '/';
   const stream = body.includes('"stream":true');
   if (url.endsWith('/chat/completions')) {
-    if (stream) return sendStream(res);
+    if (stream) return sendStream(res, url.startsWith('/long/') ? LONG_CHUNK_MS : CHUNK_MS);
     res.writeHead(200, chatHeaders);
     return void res.end(chatBody);
   }
