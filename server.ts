@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  server.listen(env.PORT, env.HOST, () => {
+  server.listen({ port: env.PORT, host: env.HOST, backlog: env.LISTEN_BACKLOG }, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : env.PORT;
     // Load the tokenizer now, so the first reply without upstream usage does not wait for it.

@@ -101,7 +101,8 @@ server.keepAliveTimeout = 65_000;
 server.headersTimeout = 66_000;
 server.requestTimeout = 0;
 
-server.listen(Number(args.port), args.host, () => {
+// The same pending-connection queue as the gateway's (LISTEN_BACKLOG, 4096; node's default is 511).
+server.listen({ port: Number(args.port), host: args.host, backlog: 4096 }, () => {
   const { port } = server.address();
   process.stdout.write(`${JSON.stringify({ url: `http://${args.host}:${port}`, port })}\n`);
 });

@@ -185,7 +185,8 @@ server.keepAliveTimeout = 120_000;
 server.headersTimeout = 121_000;
 server.requestTimeout = 0;
 
-server.listen(Number(args.port), args.host, () => {
+// A provider behind its load balancers does not drop SYNs: a queue as long as the gateway's (LISTEN_BACKLOG).
+server.listen({ port: Number(args.port), host: args.host, backlog: 4096 }, () => {
   const { port } = server.address();
   process.stdout.write(`${JSON.stringify({ url: `http://${args.host}:${port}`, port })}\n`);
 });

@@ -5,6 +5,12 @@ const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
+  /**
+   * Pending-connection queue of the listening socket (the kernel caps it at net.core.somaxconn).
+   * Node's default, 511, overflows when a burst of a thousand clients connects while the loop is
+   * busy: the kernel drops their SYNs and each waits for a retransmit, 1 s and then 3 s.
+   */
+  LISTEN_BACKLOG: z.coerce.number().int().min(1).max(65535).default(4096),
   /** PostgreSQL URL; without it the app uses embedded PGlite under DATA_DIR. */
   DATABASE_URL: z.string().url().optional(),
   DATA_DIR: z.string().default('./data'),

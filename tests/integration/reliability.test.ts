@@ -576,6 +576,48 @@ describe('database outage', () => {
   }, 60_000);
 });
 
+// ---- a burst of connections -----------------------------------------------------------------------
+
+describe('a burst of connections', () => {
+  it('1,000 clients connecting while the instance is busy are all queued by the kernel and answered (none waits for a SYN retransmit)', async () => {
+    const g = await startGateway({ config: config([good.url]) });
+    gateways.push(g);
+    const N = 1000;
+    const sockets: net.Socket[] = [];
+    // A stopped process stands for a busy event loop: nothing is accepted until it runs again, so
+    // every connection must wait in the listening socket's queue. Node's default queue (511) would
+    // leave the rest to the client's SYN retransmit, 1 s later at the earliest.
+    g.process.kill('SIGSTOP');
+    try {
+      let connected = 0;
+      for (let i = 0; i < N; i++) {
+        const s = net.connect(g.port, '127.0.0.1');
+        s.once('connect', () => connected++);
+        s.on('error', () => undefined);
+        sockets.push(s);
+      }
+      const deadline = Date.now() + 700;
+      while (connected < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(connected).toBe(N);
+    } finally {
+      g.process.kill('SIGCONT');
+    }
+    const replies = await Promise.all(
+      sockets.map(
+        (s) =>
+          new Promise<string>((resolve) => {
+            let text = '';
+            s.setEncoding('utf8');
+            s.on('data', (d: string) => (text += d));
+            s.once('close', () => resolve(text));
+            s.end('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+          }),
+      ),
+    );
+    expect(replies.filter((r) => r.startsWith('HTTP/1.1 200')).length).toBe(N);
+  }, 60_000);
+});
+
 // ---- graceful shutdown ---------------------------------------------------------------------------
 
 describe('SIGTERM', () => {
