@@ -434,6 +434,23 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       sendJson(ctx, 200, malformedPrefix);
       return;
     }
+    if (f.type === 'huge') {
+      // As a provider sends a large reply: the head at once, then the body in pieces (chunked).
+      // Serialising tens of MB in one go could take longer, on a loaded machine, than a test
+      // gateway's first-byte or idle timeout, which the gateway would then report instead of the
+      // size cap. The reply's text (one letter repeated, nothing to escape) is written 1 MiB at a time.
+      const size = Math.max(0, Math.floor(f.bytes));
+      const mark = '\u0000huge\u0000';
+      const [before, after] = JSON.stringify(body, (_k, v: unknown) => (typeof v === 'string' && v.length === size && size > 0 ? mark : v)).split(JSON.stringify(mark));
+      ctx.res.writeHead(200, { 'content-type': 'application/json', ...baseHeaders(ctx) });
+      ctx.res.flushHeaders();
+      if (after === undefined) return void ctx.res.end(before);
+      ctx.res.write(`${before}"`);
+      const piece = 'x'.repeat(Math.min(size, 1024 * 1024));
+      for (let left = size; left > 0; left -= piece.length) ctx.res.write(left >= piece.length ? piece : piece.slice(0, left));
+      ctx.res.end(`"${after}`);
+      return;
+    }
     const text = JSON.stringify(body);
     if (f.type === 'cut' || f.type === 'stall') {
       // headers promise the full body; only half of it arrives
