@@ -31,8 +31,8 @@ if (!['undici', 'http', 'dispatch'].includes(args.client)) {
 }
 const upstream = args.upstream.replace(/\/$/, '');
 const upstreamUrl = new URL(upstream);
-const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: 256, pipelining: 1 });
+const httpAgent = new http.Agent({ keepAlive: true });
+const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: null, pipelining: 1 });
 
 // Hop-by-hop headers are not forwarded (RFC 9110 §7.6.1), nor is the client's host.
 // The request's content-length is recomputed by undici from the buffered body.
