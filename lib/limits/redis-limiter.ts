@@ -122,7 +122,28 @@ local function apply_window(key, i, limit, win, c)
   return limit - c.count - 1, ceil0(first + win - now)
 end
 
--- stored: the key's value, read with the admission's other plain values (one MGET).
+-- In a batch (BATCH_LUA sets batched), GCRA states are kept here and written back once when the
+-- call ends (flush_gcra): the items that share a key (the global layer always, an account's own
+-- layers when it sends in parallel) then cost one SET for all of them instead of one each, the SET
+-- being the dearest call of an admission (bench/NOTES.md). Later items read the state from here,
+-- so each item still sees every earlier one, as if run on its own. A single admission writes at
+-- once (the tables would cost it more than they save).
+local batched = false
+local gcra_tat, gcra_dirty = {}, {}
+
+local function gcra_ttl(tat)
+  return math.max(1, math.ceil(tat - now))
+end
+
+local function flush_gcra()
+  for j = 1, #gcra_dirty do
+    local key = gcra_dirty[j]
+    redis.call('SET', key, string.format('%.4f', gcra_tat[key]), 'PX', gcra_ttl(gcra_tat[key]))
+  end
+end
+
+-- stored: the key's value, read with the admission's other plain values (one MGET), or set by an
+-- earlier item of this call.
 local function check_gcra(key, limit, win, stored)
   local interval = win / limit
   local tat = now
@@ -141,7 +162,12 @@ local function check_gcra(key, limit, win, stored)
 end
 
 local function apply_gcra(key, i, limit, win, c)
-  redis.call('SET', key, string.format('%.4f', c.new_tat), 'PX', math.max(1, math.ceil(c.new_tat - now)))
+  if batched then
+    if not gcra_tat[key] then gcra_dirty[#gcra_dirty + 1] = key end
+    gcra_tat[key] = c.new_tat
+  else
+    redis.call('SET', key, string.format('%.4f', c.new_tat), 'PX', gcra_ttl(c.new_tat))
+  end
   return gcra_remaining(win - (c.new_tat - now), c.interval), math.ceil(c.new_tat - now)
 end
 
@@ -232,7 +258,7 @@ local mkeys = {}
 for j = 1, nd do mkeys[j] = KEYS[first_deny + j] end
 local gcra_at = {}
 for i = 1, n do
-  if ARGV[3 + 3 * i] == 'gcra' then
+  if ARGV[3 + 3 * i] == 'gcra' and not gcra_tat[KEYS[i]] then
     mkeys[#mkeys + 1] = KEYS[i]
     gcra_at[i] = #mkeys
   end
@@ -258,7 +284,7 @@ for i = 1, n do
   local kind = ARGV[base + 1]
   local checker = checkers[kind]
   if not checker then return redis.error_reply('unknown limit rule kind ' .. tostring(kind)) end
-  local c = checker(KEYS[i], tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), gcra_at[i] and values[gcra_at[i]])
+  local c = checker(KEYS[i], tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), gcra_tat[KEYS[i]] or (gcra_at[i] and values[gcra_at[i]]))
   c.kind = kind
   c.limit = tonumber(ARGV[base + 2])
   c.win = tonumber(ARGV[base + 3])
@@ -335,6 +361,7 @@ return release_one(KEYS, ARGV)
 // ARGV[1]: item count; then per item: type ('a' admit, 'r' release), key count, arg count, args.
 // KEYS: every item's keys, in item order. Reply: one entry per item, as the single scripts reply.
 const BATCH_LUA = `${LUA_PRELUDE}${ADMIT_CORE}${RELEASE_CORE}
+batched = true
 local out = {}
 local ki, ai = 0, 1
 for it = 1, tonumber(ARGV[1]) do
@@ -347,6 +374,7 @@ for it = 1, tonumber(ARGV[1]) do
   ai = ai + na
   if typ == 'a' then out[it] = admit_one(K, A) else out[it] = release_one(K, A) end
 end
+flush_gcra()
 return out
 `;
 

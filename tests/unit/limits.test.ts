@@ -354,6 +354,22 @@ describe.each(implementations)('%s limiter', (_name, make) => {
     expectOk(await admit(limiter, [rule]));
   });
 
+  it('GCRA keys shared by the admits of one batch: each sees the ones before it, in call order', async () => {
+    const k = ns();
+    // Admits of one event-loop turn travel together; the shared GCRA states are written back once.
+    const global = gcraRule(k('g'), 10, 1_000);
+    const own = [gcraRule(k('a'), 4, 60_000), gcraRule(k('b'), 4, 60_000)];
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => admit(limiter, [global, own[i % 2]])));
+    expect(results.map((r) => r.ok)).toEqual([true, true, true, true, true, true, true, true, false, false, false, false]);
+    expect(results.slice(0, 8).map((r) => expectOk(r).states.map((s) => s.remaining))).toEqual([
+      [9, 3], [8, 3], [7, 2], [6, 2], [5, 1], [4, 1], [3, 0], [2, 0],
+    ]);
+    // The refused ones (by their own key) took nothing from the shared one: the next turn sees 2 left.
+    const next = await Promise.all([admit(limiter, [global]), admit(limiter, [global]), admit(limiter, [global])]);
+    expect(next.map((r) => r.ok)).toEqual([true, true, false]);
+    expect(expectOk(next[1]).states[0].remaining).toBe(0);
+  });
+
   it('reports states for all rules in order on success and on refusal', async () => {
     const k = ns();
     const rules = [windowRule(k('w'), 2, 60_000), quotaRule(k('q'), 10), concurrencyRule(k('c'), 1)];
@@ -442,6 +458,39 @@ describe('redis limiter: key expiry', () => {
     await redis.del(balance);
     await redis.del(k('deny:k'));
     expect(await admit(limiter, [g2], input)).toEqual({ ok: false, reason: 'balance_unknown' });
+  });
+});
+
+describe('redis limiter: GCRA states of a batch', () => {
+  const limiter = new RedisLimiter(REDIS_URL);
+  const redis = limiter.client;
+  afterAll(() => limiter.close());
+
+  it('are written back once per key when the call ends, with the state and TTL of the last admit', async () => {
+    const k = ns();
+    const rule = gcraRule(k('g'), 1_000, 60_000); // one emission interval: 60 ms
+    const sets: string[] = [];
+    const monitor = await redis.monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'set' && args[1] === rule.key) sets.push(args[2]);
+    });
+    try {
+      const results = await Promise.all(Array.from({ length: 5 }, () => admit(limiter, [rule])));
+      expect(results.map((r) => expectOk(r).states[0].remaining)).toEqual([999, 998, 997, 996, 995]);
+      await sleep(50); // MONITOR lines trail the replies
+    } finally {
+      monitor.disconnect();
+    }
+    expect(sets).toHaveLength(1);
+    // What was written is the last admit's state: five emission intervals past the batch's clock.
+    expect(await redis.get(rule.key)).toBe(sets[0]);
+    const [seconds, micros] = await redis.time();
+    const ahead = Number(sets[0]) - (Number(seconds) * 1000 + Number(micros) / 1000);
+    expect(ahead).toBeGreaterThan(5 * 60 - 60);
+    expect(ahead).toBeLessThanOrEqual(5 * 60);
+    const ttl = await redis.pttl(rule.key);
+    expect(ttl).toBeGreaterThan(5 * 60 - 60);
+    expect(ttl).toBeLessThanOrEqual(5 * 60);
   });
 });
 
