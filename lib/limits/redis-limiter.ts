@@ -103,7 +103,7 @@ end
 
 -- detail: the window feeds the x-ratelimit-*-requests headers, so its exact remaining count and
 -- reset time are needed on every call. Other windows only need "is there room" (exact at the limit).
-local function check_window(key, limit, win, detail)
+local function check_window(key, limit, win, kind, detail)
   local count = live_count(key, now - win, detail and 0 or limit)
   local ok = count < limit
   local oldest = nil
@@ -111,13 +111,13 @@ local function check_window(key, limit, win, detail)
   local until_oldest = 0
   if oldest then until_oldest = ceil0(oldest + win - now) end
   local c = { ok = ok, retry = 0, rem = max(0, limit - count), reset = until_oldest,
-              count = count, oldest = oldest }
+              count = count, oldest = oldest, kind = kind, limit = limit, win = win }
   if not c.ok then c.retry = max(1, until_oldest) end
   return c
 end
 
-local function check_request_window(key, limit, win)
-  return check_window(key, limit, win, true)
+local function check_request_window(key, limit, win, kind)
+  return check_window(key, limit, win, kind, true)
 end
 
 local function apply_window(key, i, limit, win, c)
@@ -150,16 +150,15 @@ end
 
 -- stored: the key's value, read with the admission's other plain values (one MGET), or set by an
 -- earlier item of this call.
-local function check_gcra(key, limit, win, stored)
+local function check_gcra(key, limit, win, kind, stored)
   local interval = win / limit
   local tat = now
   if stored then tat = max(tonumber(stored), now) end
   local new_tat = tat + interval
   local allow_at = new_tat - win
+  -- reset: time until the full burst is available again (until refused: until conforming).
   local c = { ok = now >= allow_at, retry = 0, rem = gcra_remaining(win - (tat - now), interval),
-              new_tat = new_tat, interval = interval }
-  -- resetMs: time until the full burst is available again (until refused: until conforming).
-  c.reset = ceil0(tat - now)
+              reset = ceil0(tat - now), new_tat = new_tat, interval = interval, kind = kind, limit = limit, win = win }
   if not c.ok then
     c.retry = max(1, ceil(allow_at - now))
     c.reset = c.retry
@@ -179,7 +178,7 @@ end
 
 -- Expired leases (an instance that died without releasing): exact from the last two slots on, where
 -- the count and the earliest expiry matter.
-local function check_concurrency(key, limit)
+local function check_concurrency(key, limit, win, kind)
   local count = live_count(key, now, limit - 1)
   -- The earliest expiry matters only when this admission is refused or takes the last slot.
   local earliest = nil
@@ -187,7 +186,7 @@ local function check_concurrency(key, limit)
   local until_earliest = 0
   if earliest then until_earliest = max(1, ceil(earliest - now)) end
   local c = { ok = count < limit, retry = 0, rem = max(0, limit - count), reset = 0,
-              count = count, earliest = earliest }
+              count = count, earliest = earliest, kind = kind, limit = limit, win = win }
   if not c.ok then
     c.retry = min(until_earliest, CONCURRENCY_RETRY_CAP)
     c.reset = until_earliest
@@ -216,7 +215,7 @@ local function apply_concurrency(key, i, limit, win, c)
   return remaining, ceil(next_expiry - now)
 end
 
-local function check_quota(key, limit, win)
+local function check_quota(key, limit, win, kind)
   local span = max(1, ceil(win / HOUR))
   local first = floor(now / HOUR) - span + 1
   local fields = call('HGETALL', key)
@@ -234,7 +233,8 @@ local function check_quota(key, limit, win)
   end
   local until_oldest = 0
   if oldest then until_oldest = max(1, ceil((oldest + span) * HOUR - now)) end
-  local c = { ok = usage < limit, retry = 0, rem = max(0, limit - usage), reset = until_oldest }
+  local c = { ok = usage < limit, retry = 0, rem = max(0, limit - usage), reset = until_oldest,
+              kind = kind, limit = limit, win = win }
   if not c.ok then c.retry = until_oldest end
   return c
 end
@@ -249,6 +249,10 @@ local checkers = { window = check_window, rwindow = check_request_window, gcra =
 local appliers = { window = apply_window, rwindow = apply_window, gcra = apply_gcra,
                    quota = apply_quota, concurrency = apply_concurrency }
 
+-- Scratch tables that admit_one fills afresh for every item (only the entries it set are read):
+-- made once per call instead of once per item, and a table that grows reallocates each time.
+local mkeys, gcra_at, checks, res = {}, {}, {}, {}
+
 local function admit_one(ko, ao)
 local KEYS, ARGV = KEYS, ARGV
 clock()
@@ -261,22 +265,24 @@ local reserve = ARGV[ao + 4]
 local first_deny = n
 if reserve ~= '' then first_deny = n + 1 end
 local nd = tonumber(ARGV[ao + 5])
-local mkeys = {}
+local m = nd
 for j = 1, nd do mkeys[j] = KEYS[ko + first_deny + j] end
-local gcra_at = {}
 for i = 1, n do
+  gcra_at[i] = false
   if ARGV[ao + 3 + 3 * i] == 'gcra' and not gcra_tat[KEYS[ko + i]] then
-    mkeys[#mkeys + 1] = KEYS[ko + i]
-    gcra_at[i] = #mkeys
+    m = m + 1
+    mkeys[m] = KEYS[ko + i]
+    gcra_at[i] = m
   end
 end
 local balance_at = 0
 if reserve ~= '' then
-  mkeys[#mkeys + 1] = KEYS[ko + n + 1]
-  balance_at = #mkeys
+  m = m + 1
+  mkeys[m] = KEYS[ko + n + 1]
+  balance_at = m
 end
 local values = {}
-if #mkeys > 0 then values = call('MGET', unpack(mkeys)) end
+if m > 0 then values = call('MGET', unpack(mkeys, 1, m)) end
 
 -- Phase 0: a deny marker (suspended account, revoked key) refuses before anything is counted.
 for j = 1, nd do
@@ -284,28 +290,25 @@ for j = 1, nd do
 end
 
 -- Phase 1: check every rule; remember the refusal with the longest wait (the binding one).
-local checks = {}
 local worst = 0
 for i = 1, n do
   local base = 5 + (i - 1) * 3
   local kind = ARGV[ao + base + 1]
   local checker = checkers[kind]
   if not checker then return redis.error_reply('unknown limit rule kind ' .. tostring(kind)) end
-  local c = checker(KEYS[ko + i], tonumber(ARGV[ao + base + 2]), tonumber(ARGV[ao + base + 3]), gcra_tat[KEYS[ko + i]] or (gcra_at[i] and values[gcra_at[i]]))
-  c.kind = kind
-  c.limit = tonumber(ARGV[ao + base + 2])
-  c.win = tonumber(ARGV[ao + base + 3])
+  -- Every check's table is made whole by its constructor (fields added later would grow it again).
+  local c = checker(KEYS[ko + i], tonumber(ARGV[ao + base + 2]), tonumber(ARGV[ao + base + 3]), kind,
+                    gcra_tat[KEYS[ko + i]] or (gcra_at[i] and values[gcra_at[i]]))
   checks[i] = c
   if not c.ok and (worst == 0 or c.retry > checks[worst].retry) then worst = i end
 end
 
 if worst > 0 then
-  local out = { 0, worst - 1, checks[worst].retry, '' }
   for i = 1, n do
-    out[#out + 1] = checks[i].rem
-    out[#out + 1] = checks[i].reset
+    res[2 * i - 1] = checks[i].rem
+    res[2 * i] = checks[i].reset
   end
-  return out
+  return { 0, worst - 1, checks[worst].retry, '', unpack(res, 1, 2 * n) }
 end
 
 -- Phase 2: the balance reservation.
@@ -319,15 +322,12 @@ end
 
 -- Phase 3: everything passed; apply all mutations. The balance before the reservation goes back
 -- with the reply (the caller subtracts its reservation: exact, without number conversions here).
-local out = { 1, 0, 0, balance }
 for i = 1, n do
   local c = checks[i]
-  local rem, reset = appliers[c.kind](KEYS[ko + i], i, c.limit, c.win, c)
-  out[#out + 1] = rem
-  out[#out + 1] = reset
+  res[2 * i - 1], res[2 * i] = appliers[c.kind](KEYS[ko + i], i, c.limit, c.win, c)
 end
 if reserve ~= '' then call('DECRBY', balance_key, reserve) end
-return out
+return { 1, 0, 0, balance, unpack(res, 1, 2 * n) }
 end
 `;
 const ADMIT_LUA = `${LUA_PRELUDE}${ADMIT_CORE}
