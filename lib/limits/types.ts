@@ -7,6 +7,7 @@ export interface WindowRule {
   kind: 'window';
   key: string;
   limit: number;
+  /** Whole milliseconds (the Redis limiter passes it to PEXPIRE as written). */
   windowMs: number;
   /** Human text used in the 429 message, e.g. "tier free: 60 requests per minute". */
   label: string;

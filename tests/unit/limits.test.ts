@@ -437,6 +437,24 @@ describe('redis limiter: key expiry', () => {
     expect(await redis.pttl(k('conc'))).toBeGreaterThan(119_000);
   });
 
+  it('window entries and leases are scored in whole milliseconds, a window entry never before its exact time', async () => {
+    const k = ns();
+    const window = windowRule(k('w'), 10, 60_000);
+    const conc = concurrencyRule(k('c'), 10);
+    const [seconds, micros] = await redis.time();
+    const before = Number(seconds) * 1000 + Number(micros) / 1000;
+    expectOk(await admit(limiter, [window, conc], { leaseTtlMs: 30_000 }));
+    const [, entry] = await redis.zrange(k('w'), 0, 0, 'WITHSCORES');
+    const [, lease] = await redis.zrange(k('c'), 0, 0, 'WITHSCORES');
+    // Integers: a fractional score costs Redis a slow number conversion on every call that carries it.
+    expect(entry).toMatch(/^\d+$/);
+    expect(lease).toMatch(/^\d+$/);
+    expect(Number(entry)).toBeGreaterThanOrEqual(before);
+    expect(Number(entry)).toBeLessThan(before + 1_000);
+    expect(Number(lease) - Number(entry)).toBeGreaterThan(30_000 - 2);
+    expect(Number(lease) - Number(entry)).toBeLessThanOrEqual(30_000);
+  });
+
   it('GCRA states, deny markers and the balance are read together: each still decides on its own', async () => {
     const k = ns();
     const g1 = gcraRule(k('g1'), 2, 60_000);
