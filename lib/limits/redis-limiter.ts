@@ -45,7 +45,8 @@ end
 -- The numbers of ARGV. In a batch each distinct text is converted once (cached_number): its items
 -- repeat the same counts, limits, windows and TTLs, and every tonumber of a string is a strtod
 -- (~4 % of a batch's work). A single admission or release converts each once anyway (tonumber).
-local numbers = {}
+-- The batch-only tables are made by BATCH_LUA: every object a script makes costs each call.
+local numbers
 local function cached_number(s)
   local v = numbers[s]
   if not v then
@@ -149,12 +150,12 @@ end
 -- A window's entry is the lease and the rule's index (':0', ':1': made once per call, as a number
 -- turned into text costs a printf); its TTL the window as the caller wrote it (whole milliseconds),
 -- passed as that text rather than as a number Redis would format again.
-local entry_suffix = {}
+local entry_suffix
 local function apply_window(key, i, limit, win, c, win_text)
-  local suffix = entry_suffix[i]
+  local suffix = entry_suffix and entry_suffix[i]
   if not suffix then
     suffix = ':' .. (i - 1)
-    entry_suffix[i] = suffix
+    if entry_suffix then entry_suffix[i] = suffix end
   end
   call('ZADD', key, now_up_text, lease .. suffix)
   call('PEXPIRE', key, win_text)
@@ -163,14 +164,13 @@ local function apply_window(key, i, limit, win, c, win_text)
   return limit - c.count - 1, ceil0(first + win - now)
 end
 
--- In a batch (BATCH_LUA sets batched), GCRA states are kept here and written back once when the
+-- In a batch (BATCH_LUA makes the tables), GCRA states are kept here and written back once when the
 -- call ends (flush_gcra): the items that share a key (the global layer always, an account's own
 -- layers when it sends in parallel) then cost one SET for all of them instead of one each, the SET
 -- being the dearest call of an admission (bench/NOTES.md). Later items read the state from here,
 -- so each item still sees every earlier one, as if run on its own. A single admission writes at
 -- once (the tables would cost it more than they save).
-local batched = false
-local gcra_tat, gcra_dirty = {}, {}
+local gcra_tat, gcra_dirty
 
 local function gcra_ttl(tat)
   return max(1, ceil(tat - now))
@@ -202,7 +202,7 @@ local function check_gcra(key, limit, win, kind, stored)
 end
 
 local function apply_gcra(key, i, limit, win, c)
-  if batched then
+  if gcra_tat then
     if not gcra_tat[key] then gcra_dirty[#gcra_dirty + 1] = key end
     gcra_tat[key] = c.new_tat
   else
@@ -302,7 +302,7 @@ local m = nd
 for j = 1, nd do mkeys[j] = KEYS[ko + first_deny + j] end
 for i = 1, n do
   gcra_at[i] = false
-  if ARGV[ao + 3 + 3 * i] == 'gcra' and not gcra_tat[KEYS[ko + i]] then
+  if ARGV[ao + 3 + 3 * i] == 'gcra' and not (gcra_tat and gcra_tat[KEYS[ko + i]]) then
     m = m + 1
     mkeys[m] = KEYS[ko + i]
     gcra_at[i] = m
@@ -331,7 +331,7 @@ for i = 1, n do
   if not checker then return redis.error_reply('unknown limit rule kind ' .. tostring(kind)) end
   -- Every check's table is made whole by its constructor (fields added later would grow it again).
   local c = checker(KEYS[ko + i], num(ARGV[ao + base + 2]), num(ARGV[ao + base + 3]), kind,
-                    gcra_tat[KEYS[ko + i]] or (gcra_at[i] and values[gcra_at[i]]))
+                    (gcra_tat and gcra_tat[KEYS[ko + i]]) or (gcra_at[i] and values[gcra_at[i]]))
   checks[i] = c
   if not c.ok and (worst == 0 or c.retry > checks[worst].retry) then worst = i end
 end
@@ -403,7 +403,7 @@ return release_one(0, 0, #KEYS)
 // ARGV[1]: item count; then per item: type ('a' admit, 'r' release), key count, arg count, args.
 // KEYS: every item's keys, in item order. Reply: one entry per item, as the single scripts reply.
 const BATCH_LUA = `${LUA_PRELUDE}${ADMIT_CORE}${RELEASE_CORE}
-batched = true
+gcra_tat, gcra_dirty, numbers, entry_suffix = {}, {}, {}, {}
 num = cached_number
 local out = {}
 local ki, ai = 0, 1
