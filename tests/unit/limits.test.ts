@@ -477,14 +477,8 @@ describe('redis limiter: key expiry', () => {
     await redis.del(k('deny:k'));
     expect(await admit(limiter, [g2], input)).toEqual({ ok: false, reason: 'balance_unknown' });
   });
-});
 
-describe('redis limiter: GCRA states of a batch', () => {
-  const limiter = new RedisLimiter(REDIS_URL);
-  const redis = limiter.client;
-  afterAll(() => limiter.close());
-
-  it('are written back once per key when the call ends, with the state and TTL of the last admit', async () => {
+  it('GCRA states of a batch are written back once per key when the call ends, with the state and TTL of the last admit', async () => {
     const k = ns();
     const rule = gcraRule(k('g'), 1_000, 60_000); // one emission interval: 60 ms
     const sets: string[] = [];
