@@ -9,11 +9,13 @@ import { Command, Redis } from 'ioredis';
 import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule, RuleState } from './types';
 
 // Shared Lua prelude: server time in fractional milliseconds and small helpers.
-// An admission's time in Redis is mostly the Lua around its commands (callgrind on Redis 7.0: about
-// 270,000 instructions for one admission of four rules, the commands' own work a small part; every
-// redis.call converts its arguments and reply, numbers through printf/strtod). So the scripts make
-// few calls: one MGET for every plain value an admission reads, the clock read only by operations
-// that need it, PEXPIRE GT where Redis has it (bench/NOTES.md has the counts).
+// An admission's time in Redis is mostly the Lua around its commands (`npm run bench:redis-script`
+// counts it under callgrind; bench/NOTES.md has the figures): every object a script makes, every
+// table that grows, every number converted to or from text (Redis 7.0 formats Lua numbers with
+// printf, scores and tonumber go through strtod) and every SET (its reply becomes a Lua table) cost
+// more than most calls. So the scripts read every plain value with one MGET, write GCRA states once
+// per batch, hand redis.call integer text, keep sorted-set scores whole and read the clock only when
+// an operation needs it.
 const LUA_PRELUDE = `
 -- Globals read into locals once per call: a global is a table lookup on every use (callgrind: ~2 %
 -- of an admission's work in Redis for the handful of KEYS/ARGV lookups alone).
