@@ -101,11 +101,18 @@ function lastDumpTotal(dir: string): number {
 const dir = mkdtempSync(path.join(tmpdir(), 'limiter-callgrind-'));
 const port = await freePort();
 const redis = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${dir}/cg.%p`, 'redis-server', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-const stopRedis = () => {
-  redis.kill('SIGKILL');
+const exited = new Promise<void>((resolve) => redis.once('exit', () => resolve()));
+// SIGTERM lets valgrind remove its vgdb pipes from /tmp (SIGKILL, only if the script dies, leaves them).
+const killRedis = () => {
+  if (redis.exitCode === null && redis.signalCode === null) redis.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 };
-process.on('exit', stopRedis);
+process.on('exit', killRedis);
+async function stopRedis(): Promise<void> {
+  redis.kill('SIGTERM');
+  await Promise.race([exited, sleep(15_000)]);
+  killRedis();
+}
 
 /** Waits until redis-server (slow to start under valgrind) accepts connections. */
 async function listening(): Promise<void> {
@@ -169,5 +176,5 @@ try {
   }
 } finally {
   await limiter.close();
-  stopRedis();
+  await stopRedis();
 }

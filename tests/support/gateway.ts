@@ -1,7 +1,7 @@
 // Starts the production build as a child process against a generated operator config, the way
 // an operator runs it: `node dist/server.mjs` (lean /v1 path) or `next start` (route-handler path).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -113,7 +113,10 @@ export async function startGateway(opts: { config: unknown; mode?: GatewayMode; 
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  child.once('close', () => closeSync(logFd));
+  child.once('close', () => {
+    closeSync(logFd);
+    rmSync(path.dirname(configFile), { recursive: true, force: true });
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
