@@ -6,13 +6,13 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisLimiter } from '../lib/limits/redis-limiter';
 import type { Rule } from '../lib/limits/types';
+import { freePort, reachable } from './proc.mjs';
 
 const { values: opt } = parseArgs({ options: { rounds: { type: 'string', default: '50' } } });
 const ROUNDS = Number(opt.rounds);
@@ -75,17 +75,6 @@ const scenarios: Scenario[] = [
   { name: 'free-tier rules, one at a time', ruleSet: free, batch: 1, accounts: 1 },
 ];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The total instruction count of the newest callgrind dump in dir. */
 function lastDumpTotal(dir: string): number {
   // cg.<pid>.<n>: the n-th dump (cg.<pid> itself is written at exit).
@@ -117,14 +106,7 @@ async function stopRedis(): Promise<void> {
 /** Waits until redis-server (slow to start under valgrind) accepts connections. */
 async function listening(): Promise<void> {
   for (let i = 0; i < 150; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.on('error', () => resolve(false));
-    });
-    if (ok) return;
+    if (await reachable(`redis://127.0.0.1:${port}`)) return;
     await sleep(200);
   }
   throw new Error('redis-server under valgrind did not start within 30 s');

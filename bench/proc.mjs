@@ -1,6 +1,8 @@
-// /proc readings shared by the benchmarks: CPU time of a process (tree) and the local servers' pids.
+// Helpers shared by the benchmarks: /proc readings (CPU time of a process (tree), the local servers'
+// pids) and loopback ports (a free one; whether a server listens).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import net from 'node:net';
 
 export let CLK_TCK = 100;
 try {
@@ -58,4 +60,37 @@ export function serverPid(comm) {
     if (read(ppid, 'comm').trim() !== comm) return Number(d);
   }
   return null;
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+/** Whether a server accepts TCP connections at the URL's host and port (redis: 6379, else 5432 by default). */
+export function reachable(url, timeoutMs = 1000) {
+  return new Promise((resolve) => {
+    let u;
+    try {
+      u = new URL(url);
+    } catch {
+      return resolve(false);
+    }
+    const port = Number(u.port || (u.protocol.startsWith('redis') ? 6379 : 5432));
+    const sock = net.connect({ host: u.hostname || '127.0.0.1', port });
+    const done = (ok) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(timeoutMs, () => done(false));
+    sock.once('connect', () => done(true));
+    sock.once('error', () => done(false));
+  });
 }

@@ -13,10 +13,9 @@
 //   npm run bench -- --profile lean     c=50 load on the lean gateway under `node --cpu-prof`, then the
 //                                       top self-time functions of the load window (also: --profile next)
 import { spawn } from 'node:child_process';
-import { cpuMicros, processTree, serverPid } from './proc.mjs';
+import { cpuMicros, freePort, processTree, reachable, serverPid } from './proc.mjs';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -195,37 +194,6 @@ function readyLine(entry, timeoutMs = 15_000) {
       clearTimeout(timer);
       reject(new Error(`${entry.name} exited with ${code}:\n${entry.output()}`));
     });
-  });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
-
-function reachable(url, timeoutMs = 1000) {
-  return new Promise((resolve) => {
-    let u;
-    try {
-      u = new URL(url);
-    } catch {
-      return resolve(false);
-    }
-    const port = Number(u.port || (u.protocol.startsWith('redis') ? 6379 : 5432));
-    const sock = net.connect({ host: u.hostname || '127.0.0.1', port });
-    const done = (ok) => {
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(timeoutMs, () => done(false));
-    sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
   });
 }
 

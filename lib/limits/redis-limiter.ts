@@ -174,15 +174,13 @@ end
 -- once (the tables would cost it more than they save).
 local gcra_tat, gcra_dirty
 
-local function gcra_ttl(tat)
-  return max(1, ceil(tat - now))
+-- A GCRA state: its theoretical arrival time, kept until then.
+local function write_gcra(key, tat)
+  call('SET', key, format('%.4f', tat), 'PX', format('%d', max(1, ceil(tat - now))))
 end
 
 local function flush_gcra()
-  for j = 1, #gcra_dirty do
-    local key = gcra_dirty[j]
-    call('SET', key, format('%.4f', gcra_tat[key]), 'PX', format('%d', gcra_ttl(gcra_tat[key])))
-  end
+  for j = 1, #gcra_dirty do write_gcra(gcra_dirty[j], gcra_tat[gcra_dirty[j]]) end
 end
 
 -- stored: the key's value, read with the admission's other plain values (one MGET), or set by an
@@ -208,7 +206,7 @@ local function apply_gcra(key, i, limit, win, c)
     if not gcra_tat[key] then gcra_dirty[#gcra_dirty + 1] = key end
     gcra_tat[key] = c.new_tat
   else
-    call('SET', key, format('%.4f', c.new_tat), 'PX', format('%d', gcra_ttl(c.new_tat)))
+    write_gcra(key, c.new_tat)
   end
   return gcra_remaining(win - (c.new_tat - now), c.interval), ceil(c.new_tat - now)
 end
