@@ -9,6 +9,7 @@
 //   npm run bench -- --streams 1000     1000 concurrent streams through the lean path, all must complete
 //   npm run bench -- --ttfb-breakdown   streaming TTFB of direct, three floors and the lean gateway with and
 //                                       without Redis, interleaved stream by stream (where TTFB goes)
+//   npm run bench -- --idle-gaps 0,5,20 non-stream requests at c=1 after idle pauses: what idling costs
 //   npm run bench -- --strict           also exit non-zero when a target is missed
 //   npm run bench -- --profile lean     c=50 load on the lean gateway under `node --cpu-prof`, then the
 //                                       top self-time functions of the load window (also: --profile next)
@@ -62,6 +63,8 @@ const { values: opt } = parseArgs({
     'compare-env': { type: 'string' },
     // --ttfb-breakdown: streams per target per round, back to back (the first of each run not counted).
     'breakdown-run': { type: 'string', default: '1' },
+    // --idle-gaps 0,5,20: sequential non-stream requests at c=1, each after that long idle (ms).
+    'idle-gaps': { type: 'string' },
     // The table's floor: undici request (default), node:http, or undici's dispatcher (the gateway's own client).
     'floor-client': { type: 'string', default: 'undici' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -78,7 +81,7 @@ const TTFB_N = Number(opt['ttfb-requests']);
 const CHUNKS = Number(opt.chunks);
 const CHUNK_MS = Number(opt['chunk-ms']);
 const LONG_CHUNK_MS = Number(opt['stream-chunk-ms']);
-const MODE = opt.profile ? 'profile' : opt.soak || opt.streams || opt['ttfb-breakdown'] ? 'extra' : 'table';
+const MODE = opt.profile ? 'profile' : opt.soak || opt.streams || opt['ttfb-breakdown'] || opt['idle-gaps'] ? 'extra' : 'table';
 if (!['undici', 'http', 'dispatch'].includes(opt['floor-client'])) {
   process.stderr.write('bench: --floor-client takes undici, http or dispatch\n');
   process.exit(2);
@@ -1009,6 +1012,7 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
     }
     if (opt.streams) out.push(...(await concurrentStreams(Number(opt.streams), upstream, gw, auth)).lines, '');
     if (opt['ttfb-breakdown']) out.push(...(await ttfbBreakdown({ upstream, gw, gatewayEnv, auth })), '');
+    if (opt['idle-gaps']) out.push(...(await idleGaps({ upstream, gw, gatewayEnv, auth })), '');
   } finally {
     note('stopping gateway');
     await stopChild(gw);
@@ -1105,6 +1109,72 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     if (local) await stopChild(local);
     if (other) await stopChild(other);
     if (otherEnv) await stopChild(otherEnv);
+  }
+}
+
+/**
+ * --idle-gaps 0,5,20: what idling costs the next request. Sequential non-stream requests at c=1
+ * against direct, the floor and the lean gateway (and one on the in-process limiter when Redis is
+ * configured): per target and round a first request, the pause with every process idle, then the
+ * request measured; the order of the targets rotates from round to round. On the VMs measured, a node process that idled ~20 ms answers
+ * 0.1-0.7 ms slower than one kept busy, with no halt of its vCPU needed (bench/NOTES.md): the
+ * streaming TTFB test (each stream starts after 5 ms chunk gaps and the previous stream's end) is
+ * such a path, which is why the floor adds more there than to back-to-back requests.
+ */
+async function idleGaps({ upstream, gw, gatewayEnv, auth }) {
+  const gaps = opt['idle-gaps'].split(',').map(Number);
+  if (gaps.some((g) => !Number.isFinite(g) || g < 0)) throw new Error(`--idle-gaps takes milliseconds, e.g. 0,5,20 (got ${opt['idle-gaps']})`);
+  const n = TTFB_N;
+  const targets = [
+    { label: 'direct (upstream)', url: upstream.url, headers: {} },
+    { label: 'floor proxy', url: (await startFloor(upstream.url, opt['floor-client'])).url, headers: {} },
+    { label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth },
+  ];
+  let local = null;
+  if (gatewayEnv.REDIS_URL) {
+    note('starting a second lean gateway on the in-process limiter (no REDIS_URL)');
+    const env = { ...gatewayEnv };
+    delete env.REDIS_URL;
+    local = await startMeasuredGateway(env);
+    targets.push({ label: 'gateway, lean, in-process limiter', url: local.url, headers: auth });
+  }
+  const agents = targets.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+  const out = [
+    `idle gaps: ${n} rounds per gap; per target and round, at c=1, a non-stream request, the pause, and the one measured (warm-up 10 rounds)`,
+    `  ${'target'.padEnd(36)} ${gaps.map((g) => `${`${g} ms: p50`.padStart(11)} ${'added'.padStart(6)}`).join('  ')}`,
+  ];
+  try {
+    const p50s = gaps.map(() => []);
+    for (const [gi, gap] of gaps.entries()) {
+      note(`idle gaps: ${gap} ms, ${n} rounds of ${targets.length} requests`);
+      const samples = targets.map(() => new Samples());
+      for (let round = -10; round < n; round++) {
+        for (let o = 0; o < targets.length; o++) {
+          const i = (o + round + 10) % targets.length;
+          // A first request through the same target, then the pause, then the one measured: a 0 ms
+          // pause measures a path just used, whatever ran before this target's turn.
+          for (const counted of [false, true]) {
+            if (counted && gap > 0) await sleep(gap);
+            const r = await oneRequest(agents[i], targets[i].url + '/v1/chat/completions', targets[i].headers, CHAT);
+            if (r.status !== 200) {
+              failures.push(`idle gaps, ${targets[i].label}: HTTP ${r.status}: ${r.body.slice(0, 300)}`);
+              return out;
+            }
+            if (counted && round >= 0) samples[i].push(r.totalMs);
+          }
+        }
+      }
+      p50s[gi] = samples.map((s) => s.percentiles(50)[0]);
+    }
+    for (const [i, t] of targets.entries()) {
+      const cells = gaps.map((_, gi) => `${fmt.ms(p50s[gi][i]).padStart(11)} ${(i ? `+${fmt.ms(p50s[gi][i] - p50s[gi][0])}` : '').padStart(6)}`);
+      out.push(`  ${t.label.padEnd(36)} ${cells.join('  ')}`);
+    }
+    out.push('  p50 = the whole request, client-side (ms); added = p50 − direct p50 after the same pause');
+    return out;
+  } finally {
+    for (const a of agents) a.destroy();
+    if (local) await stopChild(local);
   }
 }
 

@@ -42,20 +42,21 @@ const schema = z.object({
    * of full ones (bench/log-flush-bench.ts; bench/NOTES.md).
    */
   LOG_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
-  /** Grace period for in-flight requests on SIGTERM. */
   /** Trust X-Forwarded-For from a reverse proxy in front of the server. */
   TRUST_PROXY: z
     .enum(['0', '1', 'true', 'false'])
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
+  /** Grace period for in-flight requests on SIGTERM. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /**
    * Call the upstream while the admission is still on its way when the account has ample room
-   * (see lib/gateway/admission.ts): for streaming requests only (default), for all, or off.
+   * (see lib/gateway/admission.ts): `auto` (default) for streams, and for every request while the
+   * instance is quiet; `streams` for streaming requests only; `all`; or `off`.
    */
   SPECULATIVE_ADMISSION: z
-    .enum(['streams', 'all', 'off', '0', '1'])
-    .default('streams')
+    .enum(['auto', 'streams', 'all', 'off', '0', '1'])
+    .default('auto')
     .transform((v) => (v === '1' ? 'all' : v === '0' ? 'off' : v)),
   /**
    * Concurrency lease lifetime in ms, set by the variable GATEWAY_LEASE_TTL_MS: live requests renew

@@ -1,7 +1,8 @@
 // Speculative dispatch (lib/gateway/admission.ts): when an account's previous admission left ample
 // room, the upstream call goes out while the admission is still on its way to Redis. These tests
 // check what a client sees: the same limits and refusals as without it, nothing billed for a
-// refused request, the cancelled upstream call not waited for, and no speculation near a limit.
+// refused request, the cancelled upstream call not waited for, no speculation near a limit, and
+// by default none for non-streaming requests on a busy instance.
 // "Another instance used the room" is simulated by changing the account's Redis state directly.
 
 import { Redis } from 'ioredis';
@@ -16,8 +17,9 @@ const METRICS_TOKEN = 'speculation-metrics-token';
 let up: FakeUpstream;
 let gw: RunningGateway;
 let gwOff: RunningGateway;
-/** The default setting: only streaming requests speculate. */
+/** The default setting (auto): streams speculate, and every request while the instance is quiet. */
 let gwDefault: RunningGateway;
+let gwStreams: RunningGateway;
 let redis: Redis;
 let db: Awaited<ReturnType<typeof getDb>>;
 
@@ -45,15 +47,16 @@ beforeAll(async () => {
   db = await getDb();
   up = await startFakeUpstream();
   const config = testConfig({ openaiUrls: [up.url] });
-  [gw, gwOff, gwDefault] = await Promise.all([
+  [gw, gwOff, gwDefault, gwStreams] = await Promise.all([
     startGateway({ config, env: { METRICS_TOKEN, SPECULATIVE_ADMISSION: 'all' } }),
     startGateway({ config, env: { METRICS_TOKEN, SPECULATIVE_ADMISSION: '0' } }),
     startGateway({ config, env: { METRICS_TOKEN } }),
+    startGateway({ config, env: { METRICS_TOKEN, SPECULATIVE_ADMISSION: 'streams' } }),
   ]);
 });
 
 afterAll(async () => {
-  await Promise.all([gw?.stop(), gwOff?.stop(), gwDefault?.stop()]);
+  await Promise.all([gw?.stop(), gwOff?.stop(), gwDefault?.stop(), gwStreams?.stop()]);
   await up?.close();
   redis?.disconnect();
   await getLimiter().close();
@@ -150,26 +153,54 @@ describe('speculative dispatch', () => {
     for (const r of await Promise.all(held)) expect(r.status).toBe(200);
   });
 
-  it('by default only streams go out before their admission; a refused stream gets its 402 before any byte of it', async () => {
+  it('by default a quiet instance calls the upstream at once for every request, a busy one only for streams', async () => {
     const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
-    const before = await counter(gwDefault, SPECULATIVE);
-    for (let i = 0; i < 3; i++) expect((await chat(gwDefault, acct.apiKey)).status).toBe(200);
-    expect((await counter(gwDefault, SPECULATIVE)) - before).toBe(0);
+    let before = await counter(gwDefault, SPECULATIVE);
     for (let i = 0; i < 3; i++) {
-      const res = await chat(gwDefault, acct.apiKey, chatBody({ stream: true }));
+      const res = await chat(gwDefault, acct.apiKey);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    // The first request had no reading of the account's room yet.
+    expect((await counter(gwDefault, SPECULATIVE)) - before).toBe(2);
+    // Five requests in progress on this instance: busy. Pro tier allows 8 at once, so with the next
+    // one the account still has room beyond the margin for one more (the stream below).
+    up.setDefault({ type: 'delay', ms: 1500 });
+    const held = Array.from({ length: 5 }, () => chat(gwDefault, acct.apiKey));
+    await waitFor(async () => up.requests.length >= 8);
+    up.setDefault({ type: 'ok' });
+    before = await counter(gwDefault, SPECULATIVE);
+    const plain = await chat(gwDefault, acct.apiKey);
+    expect(plain.status).toBe(200);
+    await plain.arrayBuffer();
+    expect((await counter(gwDefault, SPECULATIVE)) - before).toBe(0);
+    const stream = await chat(gwDefault, acct.apiKey, chatBody({ stream: true }));
+    expect(stream.status).toBe(200);
+    expect(await stream.text()).toMatch(/data: \[DONE\]\n\n$/);
+    expect((await counter(gwDefault, SPECULATIVE)) - before).toBe(1);
+    for (const r of await Promise.all(held)) expect(r.status).toBe(200);
+  });
+
+  it('SPECULATIVE_ADMISSION=streams: only streams go out before their admission; a refused stream gets its 402 before any byte of it', async () => {
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
+    const before = await counter(gwStreams, SPECULATIVE);
+    for (let i = 0; i < 3; i++) expect((await chat(gwStreams, acct.apiKey)).status).toBe(200);
+    expect((await counter(gwStreams, SPECULATIVE)) - before).toBe(0);
+    for (let i = 0; i < 3; i++) {
+      const res = await chat(gwStreams, acct.apiKey, chatBody({ stream: true }));
       expect(res.status).toBe(200);
       expect(await res.text()).toMatch(/data: \[DONE\]\n\n$/);
     }
-    expect((await counter(gwDefault, SPECULATIVE)) - before).toBe(3);
+    expect((await counter(gwStreams, SPECULATIVE)) - before).toBe(3);
     await redis.set(`gw:bal:${acct.userId}`, '0');
-    const refused = await chat(gwDefault, acct.apiKey, chatBody({ stream: true }));
+    const refused = await chat(gwStreams, acct.apiKey, chatBody({ stream: true }));
     expect(refused.status).toBe(402);
     expect(refused.headers.get('content-type')).toMatch(/application\/json/);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('insufficient_balance');
     // The refused stream went out before its admission (the counter). Whether its request reached
     // the upstream before the refusal cancelled it is a race (a fast refusal can abort the call
     // before its connection is written or read); it was never retried on another channel.
-    expect((await counter(gwDefault, SPECULATIVE)) - before).toBe(4);
+    expect((await counter(gwStreams, SPECULATIVE)) - before).toBe(4);
     expect(up.received()).toBeGreaterThanOrEqual(6);
     expect(up.received()).toBeLessThanOrEqual(7);
   });
