@@ -1022,6 +1022,23 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
 }
 
 /**
+ * The running lean gateway as a target and, when Redis is configured, a second one on the in-process
+ * limiter (no Redis round trip), started here: the caller stops `local`.
+ */
+async function leanGateways(gw, gatewayEnv, auth) {
+  const gateways = [{ label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth, gateway: true }];
+  let local = null;
+  if (gatewayEnv.REDIS_URL) {
+    note('starting a second lean gateway on the in-process limiter (no REDIS_URL)');
+    const env = { ...gatewayEnv };
+    delete env.REDIS_URL;
+    local = await startMeasuredGateway(env);
+    gateways.push({ label: 'gateway, lean, in-process limiter', url: local.url, headers: auth, gateway: true });
+  }
+  return { gateways, local };
+}
+
+/**
  * --ttfb-breakdown: where streaming TTFB goes. Sequential streams at c=1 against direct, the floor
  * (undici request behind, as in the table), the floor with node:http behind, the floor with undici's
  * dispatcher behind (the gateway's upstream client), the lean gateway, and a second
@@ -1035,16 +1052,9 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     ...(await Promise.all(
       [['undici', 'undici'], ['http', 'node:http'], ['dispatch', 'undici dispatch']].map(async ([client, name]) => ({ label: `floor proxy (${name} behind)`, url: (await startFloor(upstream.url, client)).url, headers: {} })),
     )),
-    { label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth, gateway: true },
   ];
-  let local = null;
-  if (gatewayEnv.REDIS_URL) {
-    note('starting a second lean gateway on the in-process limiter (no REDIS_URL)');
-    const env = { ...gatewayEnv };
-    delete env.REDIS_URL;
-    local = await startMeasuredGateway(env);
-    targets.push({ label: 'gateway, lean, in-process limiter', url: local.url, headers: auth, gateway: true });
-  }
+  const { gateways, local } = await leanGateways(gw, gatewayEnv, auth);
+  targets.push(...gateways);
   let other = null;
   if (opt.compare) {
     note(`starting a lean gateway from ${opt.compare} (--compare)`);
@@ -1128,16 +1138,9 @@ async function idleGaps({ upstream, gw, gatewayEnv, auth }) {
   const targets = [
     { label: 'direct (upstream)', url: upstream.url, headers: {} },
     { label: 'floor proxy', url: (await startFloor(upstream.url, opt['floor-client'])).url, headers: {} },
-    { label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth },
   ];
-  let local = null;
-  if (gatewayEnv.REDIS_URL) {
-    note('starting a second lean gateway on the in-process limiter (no REDIS_URL)');
-    const env = { ...gatewayEnv };
-    delete env.REDIS_URL;
-    local = await startMeasuredGateway(env);
-    targets.push({ label: 'gateway, lean, in-process limiter', url: local.url, headers: auth });
-  }
+  const { gateways, local } = await leanGateways(gw, gatewayEnv, auth);
+  targets.push(...gateways);
   const agents = targets.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
   const out = [
     `idle gaps: ${n} rounds per gap; per target and round, at c=1, a non-stream request, the pause, and the one measured (warm-up 10 rounds)`,
