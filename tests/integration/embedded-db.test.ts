@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startGateway, testConfig } from '../support/gateway';
@@ -49,6 +49,7 @@ describe('embedded database', () => {
     } finally {
       expect(await gw.stop()).toBe(0);
       await fake.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
 });
