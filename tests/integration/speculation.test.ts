@@ -42,6 +42,19 @@ async function counter(g: RunningGateway, series: string): Promise<number> {
 
 const SPECULATIVE = 'gateway_speculative_admissions_total';
 
+/**
+ * `n` calls of the account kept in progress (the upstream holds them 1.5 s), returned once all of
+ * them reached the upstream; the upstream answers the calls after them at once.
+ */
+async function holdInProgress(g: RunningGateway, apiKey: string, n: number): Promise<Promise<Response>[]> {
+  const seen = up.requests.length;
+  up.setDefault({ type: 'delay', ms: 1500 });
+  const held = Array.from({ length: n }, () => chat(g, apiKey));
+  await waitFor(async () => up.requests.length >= seen + n);
+  up.setDefault({ type: 'ok' });
+  return held;
+}
+
 beforeAll(async () => {
   redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   db = await getDb();
@@ -142,10 +155,7 @@ describe('speculative dispatch', () => {
     expect((await counter(gw, SPECULATIVE)) - before).toBe(0);
     // Pro tier concurrency 8: with 7 slots held, the last one is inside the margin.
     const rich = await createAccount({ tier: 'pro', balanceUsd: '10' });
-    up.setDefault({ type: 'delay', ms: 1500 });
-    const held = Array.from({ length: 7 }, () => chat(gw, rich.apiKey));
-    await waitFor(async () => up.requests.length >= 10);
-    up.setDefault({ type: 'ok' });
+    const held = await holdInProgress(gw, rich.apiKey, 7);
     before = await counter(gw, SPECULATIVE);
     const last = await chat(gw, rich.apiKey);
     expect(last.status).toBe(200);
@@ -165,10 +175,7 @@ describe('speculative dispatch', () => {
     expect((await counter(gwDefault, SPECULATIVE)) - before).toBe(2);
     // Five requests in progress on this instance: busy. Pro tier allows 8 at once, so with the next
     // one the account still has room beyond the margin for one more (the stream below).
-    up.setDefault({ type: 'delay', ms: 1500 });
-    const held = Array.from({ length: 5 }, () => chat(gwDefault, acct.apiKey));
-    await waitFor(async () => up.requests.length >= 8);
-    up.setDefault({ type: 'ok' });
+    const held = await holdInProgress(gwDefault, acct.apiKey, 5);
     before = await counter(gwDefault, SPECULATIVE);
     const plain = await chat(gwDefault, acct.apiKey);
     expect(plain.status).toBe(200);
