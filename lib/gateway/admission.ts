@@ -198,6 +198,7 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
   const rules = rulesFor(principal, cfg, model, endpoint);
   const key = balanceKey(principal.userId);
   const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve }, denyKeys: principal.denyKeys, urgent };
+  if (urgent) inc('gateway_limiter_urgent_total', { call: 'admit' });
   let result: AdmitResult;
   admitting++;
   try {
@@ -328,6 +329,17 @@ const SPECULATE_QUIET_BELOW = 4;
 let admitting = 0;
 
 /**
+ * True while this instance is quiet (SPECULATE_QUIET_BELOW). Only then does a limiter call that
+ * a client is waiting for go to Redis at once (`urgent`); on a busy instance it travels with the
+ * event-loop turn's batch, which leaves in the same turn anyway: an urgent write costs a socket
+ * write of its own (~0.1 ms of CPU on these VMs), which at 500 concurrent streams was a seventh of
+ * the gateway's CPU (bench/NOTES.md).
+ */
+function quiet(): boolean {
+  return live.size + admitting < SPECULATE_QUIET_BELOW;
+}
+
+/**
  * Starts the admission of a request. `speculative` says the caller may go upstream at once (see
  * above); otherwise it must await `admission` first. Streams speculate: their time to first byte
  * is what the saved round trip shortens. A non-streaming request speculates by default only while
@@ -345,11 +357,12 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   // With speculation off no reading is kept; otherwise every admission of the account refreshes
   // the reading that its next request may use.
   const key = mode === 'off' ? undefined : headroomKey(principal.userId, model, endpoint);
-  const eligible = stream || mode === 'all' || (mode === 'auto' && live.size + admitting < SPECULATE_QUIET_BELOW);
+  const isQuiet = quiet();
+  const eligible = stream || mode === 'all' || (mode === 'auto' && isQuiet);
   const h = key && eligible ? headroom.get(key) : undefined;
   const speculative = maySpeculate(h, reserve);
-  // A speculative admission is sent at once (urgent): its reply gates the first byte.
-  const admission = admit(request, key, speculative);
+  // On a quiet instance a speculative admission is sent at once (urgent): its reply gates the first byte.
+  const admission = admit(request, key, speculative && isQuiet);
   if (!speculative) return { admission, speculative: false };
   h.pending++;
   h.pendingReserve += reserve;
@@ -409,9 +422,12 @@ export function expireLeases(admission: Admission): void {
 
 /**
  * Frees the leases, settles the reservation to the real cost and counts tokens for the daily quota.
- * `urgent` sends it at once rather than with the event-loop turn's batch (ReleaseInput.urgent).
+ * `urgent` sends it at once rather than with the event-loop turn's batch (ReleaseInput.urgent),
+ * if this instance is quiet (see quiet()).
  */
 export async function release(admission: Admission, cost: bigint, tokens: number, urgent = false): Promise<void> {
+  urgent &&= quiet();
+  if (urgent) inc('gateway_limiter_urgent_total', { call: 'release' });
   untrackLeases(admission);
   await getLimiter()
     .release({

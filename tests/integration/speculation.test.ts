@@ -41,6 +41,8 @@ async function counter(g: RunningGateway, series: string): Promise<number> {
 }
 
 const SPECULATIVE = 'gateway_speculative_admissions_total';
+const URGENT_ADMITS = 'gateway_limiter_urgent_total{call="admit"}';
+const URGENT_RELEASES = 'gateway_limiter_urgent_total{call="release"}';
 
 /**
  * `n` calls of the account kept in progress (the upstream holds them 1.5 s), returned once all of
@@ -185,6 +187,30 @@ describe('speculative dispatch', () => {
     expect(stream.status).toBe(200);
     expect(await stream.text()).toMatch(/data: \[DONE\]\n\n$/);
     expect((await counter(gwDefault, SPECULATIVE)) - before).toBe(1);
+    for (const r of await Promise.all(held)) expect(r.status).toBe(200);
+  });
+
+  it('a quiet instance sends a stream\'s admission and release to Redis at once, a busy one with the event-loop turn\'s batch', async () => {
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
+    const urgent = async () => [await counter(gwDefault, URGENT_ADMITS), await counter(gwDefault, URGENT_RELEASES)];
+    const stream = async () => {
+      const res = await chat(gwDefault, acct.apiKey, chatBody({ stream: true }));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toMatch(/data: \[DONE\]\n\n$/);
+    };
+    let [admits, releases] = await urgent();
+    // The first stream has no reading of the account's room: it waits for its admission, which
+    // therefore goes with the batch; its release is sent at once.
+    await stream();
+    await stream();
+    expect(await urgent()).toEqual([admits + 1, releases + 2]);
+    const held = await holdInProgress(gwDefault, acct.apiKey, 5);
+    [admits, releases] = await urgent();
+    const speculated = await counter(gwDefault, SPECULATIVE);
+    await stream();
+    // Still speculative (streams always may be), but both of its limiter calls were batched.
+    expect((await counter(gwDefault, SPECULATIVE)) - speculated).toBe(1);
+    expect(await urgent()).toEqual([admits, releases]);
     for (const r of await Promise.all(held)) expect(r.status).toBe(200);
   });
 
