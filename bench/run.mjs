@@ -785,7 +785,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
         soak = await soakRun(proc, url, t.auth);
       }
       const nStreams = Number(opt['table-streams']);
-      if (t.key === 'lean' && nStreams > 0) streams = await concurrentStreams(nStreams, upstream, proc, t.auth);
+      if (t.key === 'lean' && nStreams > 0) streams = await concurrentStreams(nStreams, upstream, floor, proc, t.auth);
     } catch (err) {
       row.error = err.message.split('\n')[0];
       failures.push(`${t.label}: ${err.message}`);
@@ -882,7 +882,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
     }
     if (key === 'lean' && streams?.results.lean) {
       const { n, ok: done, wall } = streams.results.lean;
-      check(`${n.toLocaleString('en-US')} concurrent streams served`, name, done, `${n} of ${n}`, done === n, `${done}/${n} in ${wall.toFixed(2)} s (direct ${streams.results.direct?.wall.toFixed(2) ?? '—'} s)`);
+      check(`${n.toLocaleString('en-US')} concurrent streams served`, name, done, `${n} of ${n}`, done === n, `${done}/${n} in ${wall.toFixed(2)} s (direct ${streams.results.direct?.wall.toFixed(2) ?? '—'} s, floor ${streams.results.floor?.wall.toFixed(2) ?? '—'} s)`);
     }
   }
   out.push('', 'Targets (the lean path is what `npm start` serves; next start shown for comparison)');
@@ -957,14 +957,16 @@ function soakLines({ r, before, after, growth, peak, samples, queues }) {
 
 /**
  * N concurrent streams (chunks --stream-chunk-ms apart, from the upstream's /long prefix), first
- * straight at the upstream, then through the lean gateway: all must complete. Returns the lines to
- * print and, per target, how many completed and in what wall time.
+ * straight at the upstream, then through the floor proxy (what proxying alone costs), then through
+ * the lean gateway: all must complete. Returns the lines to print and, per target, how many
+ * completed and in what wall time.
  */
-async function concurrentStreams(n, upstream, gw, auth) {
+async function concurrentStreams(n, upstream, floor, gw, auth) {
   const lines = [`streams: ${n} concurrent streaming requests, each ${CHUNKS} chunks × ${LONG_CHUNK_MS} ms (≈ ${((CHUNKS - 1) * LONG_CHUNK_MS) / 1000} s)`];
   const results = {};
   for (const [key, label, url, headers] of [
     ['direct', 'direct (upstream)', upstream.url + '/long/v1/chat/completions', {}],
+    ['floor', 'floor proxy', floor.url + '/long/v1/chat/completions', {}],
     ['lean', 'gateway, lean /v1', gw.url + '/v1/chat/completions', auth],
   ]) {
     note(`streams: ${n} concurrent against ${label}`);
@@ -1010,7 +1012,7 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
       out.push(...soakLines(soak), '');
       if (!soak.pass) targetsMissed++;
     }
-    if (opt.streams) out.push(...(await concurrentStreams(Number(opt.streams), upstream, gw, auth)).lines, '');
+    if (opt.streams) out.push(...(await concurrentStreams(Number(opt.streams), upstream, await startFloor(upstream.url, opt['floor-client']), gw, auth)).lines, '');
     if (opt['ttfb-breakdown']) out.push(...(await ttfbBreakdown({ upstream, gw, gatewayEnv, auth })), '');
     if (opt['idle-gaps']) out.push(...(await idleGaps({ upstream, gw, gatewayEnv, auth })), '');
   } finally {
