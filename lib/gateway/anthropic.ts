@@ -189,7 +189,6 @@ function completionOf(content: unknown): string {
 // POST /v1/anthropic/v1/messages
 
 async function messages(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const cfg = ctx.cfg;
   const request = await ctx.open(req);
   const { raw, json: body } = request;
   const principal = ctx.principal!;
@@ -270,16 +269,10 @@ async function attempt(
   body: JsonObject,
   stream: boolean,
 ): Promise<boolean> {
-  const tracker = ctx.beginAttempt(channel, model);
+  const tried = await ctx.tryChannel(req, channel, model, (signal) => call(channel, MESSAGES_PATH, payload, req, signal));
+  if (!tried) return false;
+  const { res, tracker } = tried;
   const record = tracker.record;
-  if (req.signal.aborted) throw ctx.clientGone();
-  const res = await ctx.callUpstream(req, tracker, (signal) => call(channel, MESSAGES_PATH, payload, req, signal));
-  if (!res) return false;
-  record.status = res.status;
-  if (res.status === 429 || res.status >= 500) {
-    discard(res.body);
-    return tracker.fail(`upstream answered ${res.status}`, res.status);
-  }
   ctx.model = model;
   ctx.channel = channel.name;
   if (res.status >= 400) {

@@ -11,7 +11,7 @@ import { inc, observe } from '@/lib/metrics';
 import { log, errorFields } from '@/lib/log';
 import { release, startAdmission, type Admission, type Endpoint } from '@/lib/gateway/admission';
 import { LinkedSignal } from '@/lib/gateway/signal';
-import type { UpstreamResponse } from '@/lib/gateway/upstream';
+import { discard, type UpstreamResponse } from '@/lib/gateway/upstream';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 export type Surface = 'openai' | 'anthropic';
@@ -180,6 +180,31 @@ export class RequestContext {
     const tracker = new AttemptTracker(channel, model, this.cfg);
     this.attempts.push(tracker.record);
     return tracker;
+  }
+
+  /**
+   * One upstream try on `channel`, up to its reply's status: the call (gated by a speculative
+   * admission, see `callUpstream`) and the channel's own failures (unreachable, 429 or 5xx: the
+   * body is let go and the failure recorded). Returns the reply with its tracker, or null when the
+   * next channel should be tried; throws when the client left or the admission was refused.
+   */
+  async tryChannel(
+    req: GatewayRequest,
+    channel: ChannelInfo,
+    model: ModelInfo,
+    call: (signal: ClientSignal) => Promise<UpstreamResponse>,
+  ): Promise<{ res: UpstreamResponse; tracker: AttemptTracker } | null> {
+    const tracker = this.beginAttempt(channel, model);
+    if (req.signal.aborted) throw this.clientGone();
+    const res = await this.callUpstream(req, tracker, call);
+    if (!res) return null;
+    tracker.record.status = res.status;
+    if (res.status === 429 || res.status >= 500) {
+      discard(res.body);
+      tracker.fail(`upstream answered ${res.status}`, res.status);
+      return null;
+    }
+    return { res, tracker };
   }
 
   elapsedMs(): number {

@@ -3,7 +3,7 @@ import { maxCostOf, noUsage } from '@/lib/billing/cost';
 import { formatPico } from '@/lib/billing/money';
 import { invalidField, optionalInt, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels } from '@/lib/gateway/router';
-import { callUpstream, readUpstreamBody, discard } from '@/lib/gateway/upstream';
+import { callUpstream, readUpstreamBody } from '@/lib/gateway/upstream';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
@@ -48,16 +48,10 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
   // Always ask for floats: we check the dimensions and encode base64 ourselves.
   const payload = upstreamBody(request, { encoding_format: 'float' });
   for (const channel of orderChannels(cfg.channelsByModel.get(model.name) ?? [])) {
-    const tracker = ctx.beginAttempt(channel, model);
-    const record = tracker.record;
-    const res = await ctx.callUpstream(req, tracker, (signal) => callUpstream(channel, '/embeddings', payload, { authorization: `Bearer ${channel.apiKey}` }, signal));
-    if (!res) continue;
+    const tried = await ctx.tryChannel(req, channel, model, (signal) => callUpstream(channel, '/embeddings', payload, { authorization: `Bearer ${channel.apiKey}` }, signal));
+    if (!tried) continue;
+    const { res, tracker } = tried;
     try {
-      record.status = res.status;
-      if (res.status === 429 || res.status >= 500) {
-        discard(res.body);
-        throw new Error(`upstream answered ${res.status}`);
-      }
       const text = await readUpstreamBody(res.body, 256 * 1024 * 1024);
       ctx.channel = channel.name;
       if (res.status >= 400) {

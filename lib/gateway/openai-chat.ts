@@ -5,7 +5,7 @@ import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { expireLeases } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels } from '@/lib/gateway/router';
-import { callUpstream, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { callUpstream, readUpstreamBody, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
 import type { RequestContext } from '@/lib/gateway/context';
@@ -127,19 +127,12 @@ async function attempt(
   stream: boolean,
   clientWantsUsage: boolean,
 ): Promise<boolean> {
-  const tracker = ctx.beginAttempt(channel, model);
-  const record = tracker.record;
-  // A stream is read on (bounded) after the client leaves, so what was generated can be billed.
-  if (req.signal.aborted) throw ctx.clientGone();
-  const res = await ctx.callUpstream(req, tracker, (signal) =>
+  const tried = await ctx.tryChannel(req, channel, model, (signal) =>
     callUpstream(channel, '/chat/completions', payload, { authorization: `Bearer ${channel.apiKey}` }, signal, stream),
   );
-  if (!res) return false;
-  record.status = res.status;
-  if (res.status === 429 || res.status >= 500) {
-    discard(res.body);
-    return tracker.fail(`upstream answered ${res.status}`, res.status);
-  }
+  if (!tried) return false;
+  const { res, tracker } = tried;
+  const record = tracker.record;
   ctx.model = model;
   ctx.channel = channel.name;
   if (res.status >= 400) {

@@ -18,7 +18,7 @@
 // Runs as root the way CI does (initdb refuses root, so the PostgreSQL tools run as the postgres
 // user through runuser); as another user they run directly. Skipped, saying why, without the tools.
 
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
