@@ -197,8 +197,7 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
   const limiter = getLimiter();
   const rules = rulesFor(principal, cfg, model, endpoint);
   const key = balanceKey(principal.userId);
-  const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve }, denyKeys: principal.denyKeys, urgent };
-  if (urgent) inc('gateway_limiter_urgent_total', { call: 'admit' });
+  const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve }, denyKeys: principal.denyKeys, urgent: sendNow(urgent, 'admit') };
   let result: AdmitResult;
   admitting++;
   try {
@@ -339,6 +338,13 @@ function quiet(): boolean {
   return live.size + admitting < SPECULATE_QUIET_BELOW;
 }
 
+/** Whether a limiter call that asks to be urgent is sent at once: only on a quiet instance (counted). */
+function sendNow(urgent: boolean, call: 'admit' | 'release'): boolean {
+  if (!urgent || !quiet()) return false;
+  inc('gateway_limiter_urgent_total', { call });
+  return true;
+}
+
 /**
  * Starts the admission of a request. `speculative` says the caller may go upstream at once (see
  * above); otherwise it must await `admission` first. Streams speculate: their time to first byte
@@ -357,12 +363,11 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   // With speculation off no reading is kept; otherwise every admission of the account refreshes
   // the reading that its next request may use.
   const key = mode === 'off' ? undefined : headroomKey(principal.userId, model, endpoint);
-  const isQuiet = quiet();
-  const eligible = stream || mode === 'all' || (mode === 'auto' && isQuiet);
+  const eligible = stream || mode === 'all' || (mode === 'auto' && quiet());
   const h = key && eligible ? headroom.get(key) : undefined;
   const speculative = maySpeculate(h, reserve);
-  // On a quiet instance a speculative admission is sent at once (urgent): its reply gates the first byte.
-  const admission = admit(request, key, speculative && isQuiet);
+  // A speculative admission asks to be sent at once (urgent, on a quiet instance): its reply gates the first byte.
+  const admission = admit(request, key, speculative);
   if (!speculative) return { admission, speculative: false };
   h.pending++;
   h.pendingReserve += reserve;
@@ -426,8 +431,7 @@ export function expireLeases(admission: Admission): void {
  * if this instance is quiet (see quiet()).
  */
 export async function release(admission: Admission, cost: bigint, tokens: number, urgent = false): Promise<void> {
-  urgent &&= quiet();
-  if (urgent) inc('gateway_limiter_urgent_total', { call: 'release' });
+  urgent = sendNow(urgent, 'release');
   untrackLeases(admission);
   await getLimiter()
     .release({

@@ -133,7 +133,7 @@ export class RequestContext {
    * returned only once the request is admitted. Returns null when the call failed (recorded on the
    * tracker: the next channel may be tried); throws when the client left or the admission was refused.
    */
-  async callUpstream(req: GatewayRequest, tracker: AttemptTracker, call: (signal: ClientSignal) => Promise<UpstreamResponse>): Promise<UpstreamResponse | null> {
+  private async callUpstream(req: GatewayRequest, tracker: AttemptTracker, call: (signal: ClientSignal) => Promise<UpstreamResponse>): Promise<UpstreamResponse | null> {
     let signal = req.signal;
     if (this.admitting && !this.admission) {
       const linked = new LinkedSignal(req.signal);
