@@ -6,7 +6,7 @@ import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
 import { handleNodeRequest, pendingGatewayRequests } from '@/lib/gateway/node-adapter';
-import { flushForShutdown, lifecycle } from '@/lib/shutdown';
+import { beginCutOff, flushForShutdown, lifecycle } from '@/lib/shutdown';
 import { healthz, metrics, readyz, type OpsResponse } from '@/lib/ops';
 import { log, errorFields } from '@/lib/log';
 import { syncCatalogue } from '@/lib/config/sync';
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const nextHandler = app.getRequestHandler();
   let inFlight = 0;
 
-  const server = http.createServer({ maxHeaderSize: 32 * 1024 }, (req, res) => {
+  const server = http.createServer({ maxHeaderSize: 32 * 1024, connectionsCheckingInterval: Math.min(1000, env.REQUEST_TIMEOUT_MS / 4) }, (req, res) => {
     const url = req.url ?? '/';
     inFlight++;
     res.on('close', () => inFlight--);
@@ -56,8 +56,11 @@ async function main(): Promise<void> {
     void nextHandler(req, res);
   });
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 0; // streams may be long; idle upstreams are bounded per channel
+  // Receiving a request (headers and body) is bounded: a client trickling its body holds a socket
+  // and a descriptor for as long as it likes otherwise. Node checks these every
+  // connectionsCheckingInterval (set above). The response (a long stream) is not bounded by them.
+  server.requestTimeout = env.REQUEST_TIMEOUT_MS;
+  server.headersTimeout = Math.min(66_000, env.REQUEST_TIMEOUT_MS);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -69,9 +72,11 @@ async function main(): Promise<void> {
     const deadline = Date.now() + env.SHUTDOWN_GRACE_MS;
     // Responses still open, and pipelines that have answered but not yet settled and queued their log row.
     while ((inFlight > 0 || pendingGatewayRequests() > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // Streams still open are cut: they read their upstream only briefly more (abortDrainMs), then
+    // settle, release and queue their log row as client_closed; the flush below writes them.
+    beginCutOff();
     server.closeAllConnections();
-    // Requests cut off by the line above log themselves as client_closed: give them a moment.
-    const cutOff = Date.now() + 1000;
+    const cutOff = Date.now() + 3000;
     while (pendingGatewayRequests() > 0 && Date.now() < cutOff) await new Promise((r) => setTimeout(r, 20));
     await flushForShutdown();
     log('info', 'stopped', { unfinished: inFlight });

@@ -42,6 +42,17 @@ const schema = z.object({
    * of full ones (bench/log-flush-bench.ts; bench/NOTES.md).
    */
   LOG_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  /**
+   * Most request-log rows queued for the database (reached only while it cannot be written): at the
+   * bound new /v1 requests get 503 rather than being served unbilled.
+   */
+  LOG_QUEUE_MAX: z.coerce.number().int().min(1000).max(10_000_000).default(200_000),
+  /**
+   * Longest a client may take to send a request's headers and body; a slower one is answered 408
+   * and its connection closed (bodies trickled a byte a second would otherwise hold sockets forever).
+   * Responses (long streams) are not bounded by it.
+   */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** Trust X-Forwarded-For from a reverse proxy in front of the server. */
   TRUST_PROXY: z
     .enum(['0', '1', 'true', 'false'])

@@ -17,9 +17,48 @@ export interface Lifecycle {
   customServer: boolean;
   /** Gateway pipelines of the route-handler path not finished yet. */
   webPending: number;
+  /** True once the grace period is over and open connections are being cut. */
+  cuttingOff: boolean;
 }
 
-export const lifecycle = (): Lifecycle => singleton('lifecycle', () => ({ draining: false, customServer: false, webPending: 0 }));
+export const lifecycle = (): Lifecycle => singleton('lifecycle', () => ({ draining: false, customServer: false, webPending: 0, cuttingOff: false }));
+
+/** After a client disconnects, how long a reply is still read for its usage (billing). */
+const ABORT_DRAIN_MS = 15_000;
+/** The same once shutdown cuts connections: the process exits shortly, so the log row goes first. */
+const CUT_OFF_DRAIN_MS = 300;
+
+// Replies still read for their usage after the client left: each stops after ABORT_DRAIN_MS, or
+// soon once shutdown cuts connections (the process exits shortly, so the log row must go first).
+const drains = new Set<{ stop: () => void; timer: NodeJS.Timeout }>();
+
+/**
+ * Keeps reading a reply whose client left, for its usage, then calls `stop` (which ends the read;
+ * the usage is estimated from what arrived). Answers a function that cancels it (the reply ended).
+ */
+export function startAbortDrain(stop: () => void): () => void {
+  const drain = { stop, timer: setTimeout(() => end(), lifecycle().cuttingOff ? CUT_OFF_DRAIN_MS : ABORT_DRAIN_MS) };
+  const end = () => {
+    clearTimeout(drain.timer);
+    if (drains.delete(drain)) stop();
+  };
+  drains.add(drain);
+  return () => {
+    clearTimeout(drain.timer);
+    drains.delete(drain);
+  };
+}
+
+/** Shutdown's grace period is over: open connections are about to be cut, drains are shortened. */
+export function beginCutOff(): void {
+  lifecycle().cuttingOff = true;
+  for (const d of drains) {
+    clearTimeout(d.timer);
+    d.timer = setTimeout(() => {
+      if (drains.delete(d)) d.stop();
+    }, CUT_OFF_DRAIN_MS);
+  }
+}
 
 /** The final writes every shutdown ends with. */
 export async function flushForShutdown(): Promise<void> {

@@ -10,6 +10,19 @@ export interface Usage {
   estimated: boolean;
 }
 
+/** Largest token count believed from an upstream (no model's context or output comes near it). */
+export const MAX_REPORTED_TOKENS = 100_000_000;
+
+/**
+ * A token count as an upstream reported it, if it is one: a finite, non-negative number, rounded to
+ * a whole count and capped. Anything else (negative, NaN, a string) is no count at all, so the
+ * caller estimates instead: upstream usage must never credit a balance or overflow a price.
+ */
+export function usageCount(v: unknown): number | undefined {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) return undefined;
+  return Math.min(MAX_REPORTED_TOKENS, Math.round(v));
+}
+
 export const noUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false });
 
 /** Exact cost in pico-USD: each token class at its own per-token price. */

@@ -13,6 +13,12 @@ import { promoteByMonthlySpend } from '@/lib/billing/promotion';
 // of one batch write, or everything queued until the database is back)
 // are lost on a hard kill; SIGTERM flushes them. While the database is down, batches are retried
 // with back-off and nothing is dropped.
+// A row PostgreSQL refuses must never hold up the rows behind it (a batch retried forever would
+// stop all billing writes): rows are made storable when queued (sanitiseRow), and a batch that the
+// database refuses while it is reachable is split until the refused row is found; that row is
+// written in a minimal form (money and counts kept, text dropped) or, failing that, set aside in
+// "RequestLogRejected" with the error. The queue is bounded (LOG_QUEUE_MAX): at the bound the
+// gateway sheds new requests (503) rather than serve requests it could not bill.
 
 export interface LogRecord {
   id: string;
@@ -66,7 +72,7 @@ const queue = (): Queue => singleton('log-queue', () => ({ items: [], failures: 
 
 export function enqueueLog(record: LogRecord): void {
   const q = queue();
-  q.items.push({ userId: record.userId, costPico: record.costPico, json: JSON.stringify(toRow(record)) });
+  q.items.push({ userId: record.userId, costPico: record.costPico, json: rowJson(record) });
   // A full batch is written at once, unless a flush is running (it takes the new rows too) or a
   // failed one is backing off (its retry timer takes them).
   if (q.items.length >= MAX_BATCH && !q.flushing && q.failures === 0) void flushLogs(false);
@@ -95,6 +101,14 @@ export function queuedLogCount(): number {
 }
 
 /**
+ * True while the queue is at its bound (LOG_QUEUE_MAX, reached only while the database has been
+ * unwritable for a long time): new requests are refused with 503 rather than served unbilled.
+ */
+export function logQueueFull(): boolean {
+  return queue().items.length >= env.LOG_QUEUE_MAX;
+}
+
+/**
  * Writes queued rows; concurrent callers share one flush. A timer tick writes one batch and leaves a
  * partial remainder for the next tick (tiny back-to-back batches cost far more per row);
  * `drain` (shutdown, tests) writes everything.
@@ -110,7 +124,7 @@ export async function flushLogs(drain = true): Promise<void> {
     while (q.items.length > 0) {
       const batch = q.items.slice(0, MAX_BATCH);
       try {
-        const charged = await writeBatch(batch);
+        const charged = await writeIsolating(batch);
         q.items.splice(0, batch.length);
         q.failures = 0;
         inc('gateway_log_rows_written_total', {}, batch.length);
@@ -168,6 +182,36 @@ const WRITE_BATCH = `WITH input AS (
 )
 SELECT DISTINCT "userId"::text AS id FROM ledger`;
 
+const INT4_MAX = 2_147_483_647;
+/** A count or duration as the integer column stores it: whole, within int4, never negative. */
+const int4 = (v: number): number => (Number.isFinite(v) ? Math.min(INT4_MAX, Math.max(0, Math.round(v))) : 0);
+/** Longest text kept in a log column (model names, codes, reasons). */
+const MAX_TEXT = 512;
+
+/**
+ * Text PostgreSQL can store: no NUL (text columns refuse it, json refuses \u0000), no lone UTF-16
+ * surrogate (an upstream message cut mid-emoji; json refuses it), bounded length.
+ */
+export function storableText(s: string, max = MAX_TEXT): string {
+  let out = s.length > max ? s.slice(0, max) : s;
+  // eslint-disable-next-line no-control-regex
+  if (out.includes('\u0000')) out = out.replace(/\u0000/g, '');
+  return out.isWellFormed() ? out : out.toWellFormed();
+}
+
+const text = (s: string | null): string | null => (s === null ? null : storableText(s));
+
+// Cheap test on the serialised row for what PostgreSQL refuses in json/text: an escaped NUL or a
+// lone surrogate (JSON.stringify escapes both). Only such rows pay for the cleaning pass.
+const SUSPECT = /\\u(?:0000|d[89a-f])/i;
+
+/** The row's JSON as queued: serialised once; cleaned only if it holds something unstorable. */
+function rowJson(r: LogRecord): string {
+  const json = JSON.stringify(toRow(r));
+  if (!SUSPECT.test(json)) return json;
+  return JSON.stringify(toRow(r), (_k, v: unknown) => (typeof v === 'string' ? storableText(v, 4096) : v));
+}
+
 function toRow(r: LogRecord) {
   return {
     id: r.id,
@@ -175,25 +219,25 @@ function toRow(r: LogRecord) {
     userId: r.userId,
     apiKeyId: r.apiKeyId,
     endpoint: r.endpoint,
-    modelRequested: r.modelRequested,
-    modelServed: r.modelServed,
-    channel: r.channel,
+    modelRequested: text(r.modelRequested),
+    modelServed: text(r.modelServed),
+    channel: text(r.channel),
     attempts: r.attempts,
-    status: r.status,
+    status: int4(r.status),
     outcome: r.outcome,
     stream: r.stream,
-    promptTokens: r.promptTokens,
-    completionTokens: r.completionTokens,
-    cacheReadTokens: r.cacheReadTokens,
-    cacheWriteTokens: r.cacheWriteTokens,
+    promptTokens: int4(r.promptTokens),
+    completionTokens: int4(r.completionTokens),
+    cacheReadTokens: int4(r.cacheReadTokens),
+    cacheWriteTokens: int4(r.cacheWriteTokens),
     tokensEstimated: r.tokensEstimated,
     costUsd: formatPico(r.costPico),
     costCny: formatPico(r.costCnyPico),
     cnyRate: r.cnyRate,
-    latencyMs: r.latencyMs,
-    firstTokenMs: r.firstTokenMs,
-    errorCode: r.errorCode,
-    routeReason: r.routeReason,
+    latencyMs: int4(r.latencyMs),
+    firstTokenMs: r.firstTokenMs === null ? null : int4(r.firstTokenMs),
+    errorCode: text(r.errorCode),
+    routeReason: text(r.routeReason),
   };
 }
 
@@ -211,6 +255,85 @@ function writerPool(): Pool | null {
     pool.on('error', (err) => log('warn', 'log writer connection lost', errorFields(err)));
     return pool;
   });
+}
+
+/**
+ * Writes a batch; if the database refuses it while it is reachable (a row it cannot store, not an
+ * outage), halves it until the refused row is alone, and writes that one in a minimal form or sets
+ * it aside. Throws only when the database is unreachable (the caller retries with back-off).
+ */
+async function writeIsolating(batch: QueuedRow[]): Promise<string[]> {
+  try {
+    return await writeBatch(batch);
+  } catch (err) {
+    if (!(await databaseReachable())) throw err;
+    if (batch.length > 1) {
+      const half = Math.ceil(batch.length / 2);
+      const first = await writeIsolating(batch.slice(0, half));
+      const second = await writeIsolating(batch.slice(half));
+      return [...new Set([...first, ...second])];
+    }
+    return writePoisoned(batch[0], err);
+  }
+}
+
+/** One row the database refused: its minimal form (billing kept), else set aside with the error. */
+async function writePoisoned(row: QueuedRow, err: unknown): Promise<string[]> {
+  inc('gateway_log_rows_refused_total');
+  log('error', 'request log row refused by the database; writing a minimal form', { ...errorFields(err), row: row.json.slice(0, 2000) });
+  const minimal = minimalRow(row);
+  if (minimal) {
+    try {
+      return await writeBatch([minimal]);
+    } catch (again) {
+      if (!(await databaseReachable())) throw again;
+      err = again;
+    }
+  }
+  const parsed = safeParse(row.json);
+  const id = typeof parsed?.id === 'string' ? parsed.id : `unknown-${Date.now()}`;
+  const rejected = JSON.stringify([{ id, userId: row.userId, costUsd: formatPico(row.costPico), row: row.json, error: String((err as Error)?.message ?? err).slice(0, 2000) }]);
+  const pool = writerPool();
+  if (pool) await pool.query(SET_ASIDE, [rejected]);
+  else await (await getDb()).$executeRawUnsafe(SET_ASIDE, rejected);
+  inc('gateway_log_rows_set_aside_total');
+  log('error', 'request log row set aside in RequestLogRejected', { id, userId: row.userId, costUsd: formatPico(row.costPico) });
+  return [];
+}
+
+const SET_ASIDE = `INSERT INTO "RequestLogRejected" ("id","userId","costUsd","row","error")
+  SELECT "id", "userId", "costUsd"::numeric, "row", "error" FROM json_to_recordset($1::json)
+    AS x("id" text, "userId" text, "costUsd" text, "row" text, "error" text)
+  ON CONFLICT ("id") DO NOTHING`;
+
+function safeParse(json: string): Record<string, unknown> | null {
+  try {
+    return JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+/** The row with every free-text column dropped: what it is billed for survives. */
+function minimalRow(row: QueuedRow): QueuedRow | null {
+  const r = safeParse(row.json);
+  if (!r) return null;
+  for (const k of ['modelRequested', 'channel', 'errorCode', 'routeReason'] as const) r[k] = null;
+  r.attempts = [];
+  r.modelServed = typeof r.modelServed === 'string' && /^[\x20-\x7e]{1,200}$/.test(r.modelServed) ? r.modelServed : null;
+  return { ...row, json: JSON.stringify(r) };
+}
+
+/** Whether the database answers at all: a refused batch is then the batch's fault, not an outage. */
+async function databaseReachable(): Promise<boolean> {
+  try {
+    const pool = writerPool();
+    if (pool) await pool.query('SELECT 1');
+    else await (await getDb()).$queryRawUnsafe('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Writes one batch; answers the accounts charged by it. */

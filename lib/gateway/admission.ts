@@ -12,7 +12,7 @@ import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
 // Admission: every limit layer (global, tier, model, endpoint) and the balance reservation
 // in one limiter call, i.e. one Redis round trip.
 
-export type Endpoint = 'chat' | 'embeddings' | 'anthropic';
+export type Endpoint = 'chat' | 'embeddings' | 'anthropic' | 'count_tokens';
 
 export interface Admission {
   leaseId: string;
@@ -78,7 +78,16 @@ function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo |
   const rules: Rule[] = [
     { kind: 'gcra', key: 'gw:global', limit: cfg.limits.global_qps, windowMs: 1000, label: `global: ${cfg.limits.global_qps} requests per second` },
   ];
-  if (endpoint === 'embeddings') {
+  if (endpoint === 'count_tokens') {
+    // The mirror's token counting calls the upstream on the operator's key without charge: its own
+    // request rate and concurrency, at the tier's figures, so that it is neither free of limits nor
+    // eats into the account's budget for messages.
+    const t = effectiveLimits(principal, cfg);
+    rules.push(
+      windowRule(`gw:u:${u}:ct:rpm`, t.rpm, MINUTE, `count_tokens: ${t.rpm} requests per minute`, true),
+      { kind: 'concurrency', key: `gw:u:${u}:ct:conc`, limit: t.concurrency, label: `count_tokens: ${t.concurrency} concurrent requests` },
+    );
+  } else if (endpoint === 'embeddings') {
     rules.push(
       windowRule(`gw:u:${u}:emb:rpm`, cfg.limits.embeddings_rpm, MINUTE, `embeddings: ${cfg.limits.embeddings_rpm} requests per minute`, true),
       { kind: 'concurrency', key: `gw:u:${u}:emb:conc`, limit: cfg.limits.embeddings_concurrency, label: `embeddings: ${cfg.limits.embeddings_concurrency} concurrent requests` },
@@ -191,6 +200,19 @@ export interface AdmissionRequest {
   leaseId: string;
 }
 
+/** The 429 for a limit that refused (counted in /metrics under `scope`). */
+function limitError(result: Extract<AdmitResult, { reason: 'limit' }>, scope: string): GatewayError {
+  inc('gateway_limiter_rejections_total', { limit: result.rule.kind, scope });
+  const headers = rateLimitHeaders(result.states);
+  // A long wait (the daily token quota, the hourly window) must not be slept on by SDKs that do
+  // not cap Retry-After (@anthropic-ai/sdk): tell them not to retry at all.
+  if (result.retryAfterMs > MINUTE) headers['x-should-retry'] = 'false';
+  return new GatewayError('rate_limit_exceeded', `Rate limit exceeded: ${result.rule.label}. Retry after ${Math.ceil(result.retryAfterMs / 1000)} s.`, {
+    retryAfterMs: result.retryAfterMs,
+    headers,
+  });
+}
+
 /** Admits in the limiter (one round trip); `roomKey`: where to keep the room reading, if anywhere. */
 async function admit(request: AdmissionRequest, roomKey: string | undefined, urgent = false): Promise<Admission> {
   const { principal, cfg, model, endpoint, reserve, leaseId } = request;
@@ -213,17 +235,7 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
   }
   if (!result.ok) {
     if (roomKey) headroom.delete(roomKey);
-    if (result.reason === 'limit') {
-      inc('gateway_limiter_rejections_total', { limit: result.rule.kind, scope: result.rule.key.split(':')[1] ?? 'global' });
-      const headers = rateLimitHeaders(result.states);
-      // A long wait (the daily token quota, the hourly window) must not be slept on by SDKs that do
-      // not cap Retry-After (@anthropic-ai/sdk): tell them not to retry at all.
-      if (result.retryAfterMs > MINUTE) headers['x-should-retry'] = 'false';
-      throw new GatewayError('rate_limit_exceeded', `Rate limit exceeded: ${result.rule.label}. Retry after ${Math.ceil(result.retryAfterMs / 1000)} s.`, {
-        retryAfterMs: result.retryAfterMs,
-        headers,
-      });
-    }
+    if (result.reason === 'limit') throw limitError(result, result.rule.key.split(':')[1] ?? 'global');
     if (result.reason === 'denied') throw refuseDenied(principal, result.index);
     if (result.reason === 'balance_unknown') {
       throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 1000 });
@@ -442,4 +454,26 @@ export async function release(admission: Admission, cost: bigint, tokens: number
       urgent,
     })
     .catch(() => undefined);
+}
+
+// Requests refused before their admission (malformed body, unknown model) are counted against the
+// account's request rate with the request-rate rule alone: no reservation, no lease.
+const rateRuleCache = new WeakMap<Rule[], Rule[]>();
+
+/**
+ * Counts a request refused before admission against the account's request rate. Answers the 429
+ * to send instead when the account is over it; null otherwise (or when the limiter is unreachable:
+ * the refusal stands either way).
+ */
+export async function countRefused(principal: Principal, cfg: GatewayConfig, endpoint: Endpoint, leaseId: string): Promise<GatewayError | null> {
+  const all = rulesFor(principal, cfg, null, endpoint);
+  let rules = rateRuleCache.get(all);
+  if (!rules) rateRuleCache.set(all, (rules = all.filter((r) => (r.kind === 'window' || r.kind === 'gcra') && r.requests)));
+  if (rules.length === 0) return null;
+  try {
+    const result = await getLimiter().admit({ rules, leaseId, leaseTtlMs: LEASE_TTL_MS });
+    return result.ok || result.reason !== 'limit' ? null : limitError(result, 'refused');
+  } catch {
+    return null;
+  }
 }

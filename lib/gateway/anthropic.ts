@@ -4,20 +4,18 @@
 // reservation, fallback-before-the-first-byte, circuit breaker and billing as /v1/chat/completions.
 import type { ChannelInfo, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
-import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
-import { checkDenied } from '@/lib/gateway/admission';
+import { maxCostOf, noUsage, usageCount, type Usage } from '@/lib/billing/cost';
 import { optionalBoolean, invalidField, upstreamBody, type JsonObject } from '@/lib/gateway/body';
-import { resolveModel, orderChannels, AUTO_MODEL, type ModelPlan } from '@/lib/gateway/router';
-import { callUpstream, readUpstreamBody, discard, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { maxContextWindow, resolveModel, orderChannels, AUTO_MODEL, type ModelPlan } from '@/lib/gateway/router';
+import { callUpstream, readUpstreamBody, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
 import type { RequestContext } from '@/lib/gateway/context';
+import { startAbortDrain } from '@/lib/shutdown';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 const MAX_REPLY_BYTES = 32 * 1024 * 1024;
 const MAX_ERROR_BYTES = 1024 * 1024;
-/** After a client disconnects, keep reading the upstream this long for its usage (billing). */
-const ABORT_DRAIN_MS = 15_000;
 export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
 const MESSAGES_PATH = '/v1/messages';
 const COUNT_TOKENS_PATH = '/v1/messages/count_tokens';
@@ -131,7 +129,7 @@ interface UsageAcc {
   finalOutput: boolean;
 }
 
-const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined);
+const count = usageCount;
 
 /** Takes the latest non-null value of each field (message_delta counts are cumulative totals). */
 function takeUsage(acc: UsageAcc, u: unknown, fromDelta: boolean): void {
@@ -147,8 +145,10 @@ function takeUsage(acc: UsageAcc, u: unknown, fromDelta: boolean): void {
   }
 }
 
-async function estimatePrompt(body: JsonObject): Promise<number> {
-  return (await countMessageTokens(body.messages)) + (body.system ? await countTokens(textOf(body.system)) : 0);
+/** Our count of the prompt; with a limit, counting stops once past it. */
+async function estimatePrompt(body: JsonObject, limit = Infinity): Promise<number> {
+  const system = body.system ? await countTokens(textOf(body.system), limit) : 0;
+  return system > limit ? system : system + (await countMessageTokens(body.messages, limit - system));
 }
 
 /**
@@ -202,7 +202,7 @@ async function messages(ctx: RequestContext, req: GatewayRequest, sink: Response
     body,
     principal.tier,
     body.model === AUTO_MODEL
-      ? { tools: Array.isArray(body.tools) && body.tools.length > 0, json: false, promptTokens: await estimatePrompt(body), maxOutputTokens: maxOut }
+      ? { tools: Array.isArray(body.tools) && body.tools.length > 0, json: false, promptTokens: await estimatePrompt(body, maxContextWindow(ctx.cfg)), maxOutputTokens: maxOut }
       : undefined,
   );
   ctx.routeReason = plan.reason;
@@ -235,15 +235,15 @@ async function call(channel: ChannelInfo, path: string, payload: string | Buffer
   return callUpstream(channel, path, payload, upstreamHeaders(req, channel), signal, true);
 }
 
-/** Watches the client while the reply is read; if it leaves, reading stops after ABORT_DRAIN_MS. */
+/** Watches the client while the reply is read; if it leaves, reading stops after a drain (startAbortDrain). */
 function watchClient(ctx: RequestContext, req: GatewayRequest, res: UpstreamResponse) {
   let open = true;
-  let timer: NodeJS.Timeout | undefined;
+  let stopDrain: (() => void) | undefined;
   const onAbort = () => {
     open = false;
     ctx.outcome = 'client_closed';
     ctx.status = 499;
-    timer = setTimeout(() => res.body.destroy(), ABORT_DRAIN_MS);
+    stopDrain = startAbortDrain(() => res.body.destroy());
   };
   if (req.signal.aborted) onAbort();
   else req.signal.addEventListener('abort', onAbort, { once: true });
@@ -252,7 +252,7 @@ function watchClient(ctx: RequestContext, req: GatewayRequest, res: UpstreamResp
       return open;
     },
     dispose() {
-      clearTimeout(timer);
+      stopDrain?.();
       req.signal.removeEventListener('abort', onAbort);
     },
   };
@@ -464,34 +464,29 @@ async function relayStream(ctx: RequestContext, req: GatewayRequest, sink: Respo
 }
 
 // ---------------------------------------------------------------------------------------------
-// POST /v1/anthropic/v1/messages/count_tokens: authenticated, forwarded verbatim, logged, not billed
-// and not counted against the request rate.
+// POST /v1/anthropic/v1/messages/count_tokens: authenticated, forwarded verbatim, logged and not
+// billed; admitted under its own request rate and concurrency (the tier's figures), since every
+// call goes upstream on the operator's key.
 
 async function countTokensRoute(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const request = await ctx.open(req);
   const body = request.json;
   const principal = ctx.principal!;
-  await checkDenied(principal);
   requireModelField(body);
   requireMessages(body);
   const model = resolve(ctx, body, principal.tier).models[0];
   ctx.model = model;
+  await ctx.admit(null, 'count_tokens', 0n);
   const payload = upstreamBody(request, { model: model.name });
 
   for (const channel of anthropicChannels(ctx, model)) {
-    const tracker = ctx.beginAttempt(channel, model);
-    const record = tracker.record;
-    if (req.signal.aborted) throw ctx.clientGone();
+    const tried = await ctx.tryChannel(req, channel, model, (signal) => call(channel, COUNT_TOKENS_PATH, payload, req, signal));
+    if (!tried) continue;
+    const { res, tracker } = tried;
     try {
-      const res = await call(channel, COUNT_TOKENS_PATH, payload, req);
-      record.status = res.status;
-      if (res.status === 429 || res.status >= 500) {
-        discard(res.body);
-        throw new UpstreamFailure('status', `upstream answered ${res.status}`, res.status);
-      }
       ctx.channel = channel.name;
       if (res.status >= 400) {
-        await passThrough(ctx, sink, res, record);
+        await passThrough(ctx, sink, res, tracker.record);
       } else {
         const text = await readUpstreamBody(res.body, MAX_ERROR_BYTES);
         sink.start(200, ctx.headers({ 'content-type': 'application/json' }));

@@ -6,15 +6,34 @@ import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
 import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { formatPico } from '@/lib/billing/money';
-import { enqueueLog } from '@/lib/billing/writer';
+import { enqueueLog, logQueueFull, storableText } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
 import { log, errorFields } from '@/lib/log';
-import { release, startAdmission, type Admission, type Endpoint } from '@/lib/gateway/admission';
+import { countRefused, release, startAdmission, type Admission, type Endpoint } from '@/lib/gateway/admission';
 import { LinkedSignal } from '@/lib/gateway/signal';
 import { discard, type UpstreamResponse } from '@/lib/gateway/upstream';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 export type Surface = 'openai' | 'anthropic';
+
+/** Longest model name accepted (catalogue names are far shorter). */
+export const MAX_MODEL_NAME = 256;
+const MODEL_NAME = /^[\x21-\x7e][\x20-\x7e]*$/;
+
+/** A string that can be a model name: printable ASCII (so it is also a valid header value), bounded. */
+export function isModelName(s: string): boolean {
+  return s.length <= MAX_MODEL_NAME && MODEL_NAME.test(s);
+}
+
+/** Upstream statuses that are the channel's failure (fallback follows), not the caller's. */
+export function channelFault(status: number): boolean {
+  return status === 401 || status === 403 || status === 429 || status >= 500;
+}
+
+function endpointOf(path: string): Endpoint {
+  if (path.startsWith('/v1/anthropic')) return 'anthropic';
+  return path === '/v1/embeddings' ? 'embeddings' : 'chat';
+}
 
 export interface Attempt {
   channel: string;
@@ -91,6 +110,9 @@ export class RequestContext {
   outcome = 'ok';
   errorCode: string | null = null;
   private finished = false;
+  /** The balance reservation of the admission: the most this request may be charged. */
+  private reserved: bigint | null = null;
+  private admissionTried = false;
 
   constructor(
     readonly surface: Surface,
@@ -102,8 +124,22 @@ export class RequestContext {
   async open(req: GatewayRequest): Promise<JsonBody> {
     this.principal = await authenticate(req.headers);
     if (this.cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
+    // Every request ends in a log row and maybe a charge: with the write-behind queue at its bound
+    // (the database unwritable for long), a request is refused rather than served unbilled.
+    if (logQueueFull()) {
+      throw new GatewayError('unavailable', 'The gateway cannot record requests right now. Please retry shortly.', { retryAfterMs: 5000 });
+    }
     const body = await readJsonBody(req, this.cfg.limits.max_body_bytes);
-    this.modelRequested = typeof body.json.model === 'string' ? body.json.model : null;
+    const model = body.json.model;
+    if (typeof model === 'string' && model !== '') {
+      // A model name is an identifier: refused at once if it could not be one (megabytes of it would
+      // be stored in every log row and echoed in a header; NUL or a lone surrogate cannot be stored).
+      if (!isModelName(model)) {
+        this.modelRequested = storableText(model, 64);
+        throw new GatewayError('model_not_found', `"model" must be a model name of at most ${MAX_MODEL_NAME} printable characters.`, { param: 'model' });
+      }
+      this.modelRequested = model;
+    }
     return body;
   }
 
@@ -113,6 +149,8 @@ export class RequestContext {
    * else once admitted; throws the refusal.
    */
   async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint): Promise<void> {
+    this.reserved = reserve;
+    this.admissionTried = true;
     const pending = startAdmission({ principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId }, this.stream);
     if (!pending.speculative) {
       this.admission = await pending.admission;
@@ -199,7 +237,9 @@ export class RequestContext {
     const res = await this.callUpstream(req, tracker, call);
     if (!res) return null;
     tracker.record.status = res.status;
-    if (res.status === 429 || res.status >= 500) {
+    // 401/403: the channel's own key was refused (revoked, out of credit): the channel's failure,
+    // never the caller's; the next channel is tried and the breaker counts it.
+    if (channelFault(res.status)) {
       discard(res.body);
       tracker.fail(`upstream answered ${res.status}`, res.status);
       return null;
@@ -215,10 +255,26 @@ export class RequestContext {
     if (this.firstTokenMs === null) this.firstTokenMs = this.elapsedMs();
   }
 
-  /** Prices the usage with the model that actually served. */
+  /**
+   * Prices the usage with the model that actually served. The charge never exceeds the reservation
+   * (prompt bound plus the output cap the upstream honours): more could only come from an upstream
+   * reporting usage beyond what it was allowed, and charging it would let concurrent requests drive
+   * a balance below zero. The excess is counted and logged for the operator, not charged.
+   */
   settleCost(usage: Usage): bigint {
     this.usage = usage;
-    this.cost = this.model ? costOf(this.model, usage) : 0n;
+    let cost = this.model ? costOf(this.model, usage) : 0n;
+    if (this.reserved !== null && cost > this.reserved) {
+      inc('gateway_cost_over_reservation_total', { model: this.model?.name ?? '' });
+      log('warn', 'usage cost above the reservation; charged the reservation', {
+        requestId: this.requestId,
+        model: this.model?.name,
+        costUsd: formatPico(cost),
+        reservedUsd: formatPico(this.reserved),
+      });
+      cost = this.reserved;
+    }
+    this.cost = cost;
     return this.cost;
   }
 
@@ -252,7 +308,7 @@ export class RequestContext {
       ...this.admission?.headers,
       'x-service-cost-usd': formatPico(this.cost),
       'x-service-cost-cny': formatPico(this.costCny()),
-      'x-service-model-id': this.model?.name ?? this.modelRequested ?? '',
+      'x-service-model-id': this.model?.name ?? (this.modelRequested && isModelName(this.modelRequested) ? this.modelRequested : ''),
       'x-service-latency-ms': String(this.elapsedMs()),
       'x-service-provider': this.channel ?? 'none',
       ...extra,
@@ -267,6 +323,12 @@ export class RequestContext {
     }
     this.errorCode = gwErr.code;
     if (this.outcome === 'ok') this.outcome = 'error';
+    if (!sink.started && !this.admissionTried && this.principal && gwErr.status >= 400 && gwErr.status < 500) {
+      // Refused before admission (bad body, unknown model): still counted against the account's
+      // request rate, so that refused requests cannot be sent (and logged) without limit.
+      const limited = await countRefused(this.principal, this.cfg, endpointOf(this.endpoint), this.requestId);
+      if (limited) return this.fail(sink, limited);
+    }
     if (sink.started) {
       // The client already has a 200; the log keeps that status and says how the stream ended.
       const body = this.surface === 'anthropic' ? `event: error\ndata: ${anthropicErrorBody(gwErr)}\n\n` : `data: ${openaiErrorBody(gwErr)}\n\n`;

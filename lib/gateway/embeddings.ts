@@ -1,5 +1,5 @@
 import { GatewayError } from '@/lib/errors';
-import { maxCostOf, noUsage } from '@/lib/billing/cost';
+import { maxCostOf, noUsage, usageCount } from '@/lib/billing/cost';
 import { formatPico } from '@/lib/billing/money';
 import { invalidField, optionalInt, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { resolveModel, orderChannels } from '@/lib/gateway/router';
@@ -68,7 +68,7 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
       if (!Array.isArray(data) || data.length !== texts.length || data.some((d) => !Array.isArray(d.embedding) || d.embedding.length !== dimensions)) {
         throw new Error('upstream embeddings malformed or of the wrong dimensions');
       }
-      const promptTokens = typeof parsed.usage?.prompt_tokens === 'number' ? parsed.usage.prompt_tokens : null;
+      const promptTokens = usageCount(parsed.usage?.prompt_tokens) ?? null;
       ctx.settleCost(promptTokens === null ? { ...noUsage(), promptTokens: (await Promise.all(texts.map(countTokens))).reduce((a, b) => a + b, 0), estimated: true } : { ...noUsage(), promptTokens });
       tracker.finish(true);
       ctx.markFirstToken();

@@ -39,12 +39,16 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
 
 function sinkFor(res: ServerResponse): ResponseSink {
   let started = false;
+  // Whether the response announced trailers. Headers given to writeHead as an object are not
+  // visible to res.getHeader, so this is remembered here.
+  let announcesTrailers = false;
   return {
     get started() {
       return started;
     },
     start(status, headers) {
       started = true;
+      announcesTrailers = headers.trailer !== undefined;
       res.writeHead(status, headers);
     },
     write(chunk) {
@@ -62,7 +66,7 @@ function sinkFor(res: ServerResponse): ResponseSink {
     },
     end(chunk, trailers) {
       if (res.destroyed || res.writableEnded) return;
-      if (trailers && res.getHeader('trailer')) res.addTrailers(trailers);
+      if (trailers && announcesTrailers) res.addTrailers(trailers);
       res.end(chunk);
     },
   };

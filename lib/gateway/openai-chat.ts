@@ -1,19 +1,18 @@
 import type { ChannelInfo, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { formatPico } from '@/lib/billing/money';
-import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { maxCostOf, noUsage, usageCount, type Usage } from '@/lib/billing/cost';
 import { expireLeases } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, upstreamBody, type JsonObject } from '@/lib/gateway/body';
-import { resolveModel, orderChannels } from '@/lib/gateway/router';
+import { maxContextWindow, resolveModel, orderChannels } from '@/lib/gateway/router';
 import { callUpstream, readUpstreamBody, UpstreamFailure, classify, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
 import type { RequestContext } from '@/lib/gateway/context';
+import { startAbortDrain } from '@/lib/shutdown';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 const MAX_REPLY_BYTES = 32 * 1024 * 1024;
-/** After a client disconnects, keep reading the upstream this long for its usage (billing). */
-const ABORT_DRAIN_MS = 15_000;
 const ROLES = new Set(['system', 'user', 'assistant', 'tool', 'developer', 'function']);
 
 function validate(body: JsonObject): void {
@@ -59,13 +58,20 @@ function serviceOptions(body: JsonObject): { region?: string; task?: string } {
   return service as { region?: string; task?: string };
 }
 
+/** The upstream's usage, when it reported a usable prompt count (see usageCount). */
 function readUsage(u: JsonObject | undefined): Usage | null {
-  if (!u || typeof u.prompt_tokens !== 'number') return null;
-  return { ...noUsage(), promptTokens: u.prompt_tokens, completionTokens: typeof u.completion_tokens === 'number' ? u.completion_tokens : 0 };
+  if (!u || typeof u !== 'object') return null;
+  const prompt = usageCount(u.prompt_tokens);
+  if (prompt === undefined) return null;
+  return { ...noUsage(), promptTokens: prompt, completionTokens: usageCount(u.completion_tokens) ?? 0 };
 }
 
 async function estimateUsage(messages: unknown, completion: string): Promise<Usage> {
   return { ...noUsage(), promptTokens: await countMessageTokens(messages), completionTokens: await countTokens(completion), estimated: true };
+}
+
+function maxOf(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.max(a, b);
 }
 
 /** Writes a JSON number as exact decimal text (JSON.stringify would switch to 1e-7 notation). */
@@ -80,12 +86,14 @@ export async function chatCompletions(ctx: RequestContext, req: GatewayRequest, 
   const service = serviceOptions(body);
   const stream = body.stream === true;
   ctx.stream = stream;
-  const maxOut = (body.max_tokens ?? body.max_completion_tokens) as number | undefined;
+  // Upstreams differ in which of the two they honour when both are sent: reserve for the larger.
+  const maxOut = maxOf((body.max_tokens ?? undefined) as number | undefined, (body.max_completion_tokens ?? undefined) as number | undefined);
   const promptBound = promptTokenBound(raw.length);
   const plan = resolveModel(cfg, body.model, principal.tier, 'chat', 'openai', {
     tools: Array.isArray(body.tools) && body.tools.length > 0,
     json: (body.response_format as JsonObject | undefined)?.type === 'json_object',
-    promptTokens: body.model === 'service-auto' ? await countMessageTokens(body.messages) : promptBound,
+    // Counted only as far as the largest context window: past it no model fits anyway.
+    promptTokens: body.model === 'service-auto' ? await countMessageTokens(body.messages, maxContextWindow(cfg)) : promptBound,
     maxOutputTokens: maxOut,
     task: service.task,
   });
@@ -220,13 +228,13 @@ async function relayStream(
   let streamId = '';
   let model = '';
   let created = 0;
-  let drainTimer: NodeJS.Timeout | undefined;
+  let stopDrain: (() => void) | undefined;
   const onAbort = () => {
     clientOpen = false;
     ctx.outcome = 'client_closed';
     ctx.status = 499;
     // Keep reading for the usage, but not forever; the client's concurrency slot is free at once.
-    drainTimer = setTimeout(() => res.body.destroy(), ABORT_DRAIN_MS);
+    stopDrain = startAbortDrain(() => res.body.destroy());
     if (ctx.admission) expireLeases(ctx.admission);
   };
   if (req.signal.aborted) onAbort();
@@ -277,7 +285,7 @@ async function relayStream(
       }
     }
   } catch (err) {
-    clearTimeout(drainTimer);
+    stopDrain?.();
     req.signal.removeEventListener('abort', onAbort);
     if (!clientOpen) return finishAborted(ctx, body, usage, completion);
     const failure = classify(err);
@@ -287,7 +295,7 @@ async function relayStream(
     ctx.outcome = 'upstream_error';
     throw new GatewayError('upstream_error', `The upstream stream broke off: ${failure.message}`);
   }
-  clearTimeout(drainTimer);
+  stopDrain?.();
   req.signal.removeEventListener('abort', onAbort);
   if (!clientOpen) return finishAborted(ctx, body, usage, completion);
   if (!sink.started && !finished) {

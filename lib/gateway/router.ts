@@ -98,6 +98,19 @@ export function resolveModel(
   return { models: [model, ...fallbacks], reason: null };
 }
 
+const largestWindow = new WeakMap<GatewayConfig, number>();
+
+/** The largest context window in the catalogue: service-auto counts a prompt's tokens only this far. */
+export function maxContextWindow(cfg: GatewayConfig): number {
+  let max = largestWindow.get(cfg);
+  if (max === undefined) {
+    max = 0;
+    for (const m of cfg.models.values()) if (m.contextWindow > max) max = m.contextWindow;
+    largestWindow.set(cfg, max);
+  }
+  return max;
+}
+
 const taskTags: Record<string, string> = { code: 'code', coding: 'code', fast: 'fast', chat: 'chat', video: 'video' };
 
 /**

@@ -1,8 +1,22 @@
 import type { Tiktoken } from 'js-tiktoken/lite';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { singleton } from '@/lib/singleton';
 
-// Token counts for upstreams that report no usage. The encoder (a few MB of ranks) is loaded on
-// first use only, so requests whose upstream reports usage never pay for it.
+// Token counts for upstreams that report no usage, and for service-auto's context-window fit. The
+// encoder (a few MB of ranks) is loaded on first use only, so requests whose upstream reports usage
+// never pay for it.
+//
+// js-tiktoken's byte-pair merge is quadratic in the length of one pre-tokenized piece (a "word"):
+// a 10,000-character word takes tens of seconds, on the event loop, and any caller can send one.
+// Counting here is therefore ours around the library's encoder, not a call to it on the whole text:
+// - a run of non-space characters longer than MAX_PIECE (no real word is) is encoded in slices, or
+//   when long, estimated from a few slices: constant work per run (an estimate, as every count here);
+// - long texts are encoded slice by slice, yielding to the event loop every SLICE_BUDGET_MS, so
+//   other requests and /healthz are not held up while a 4 MiB prompt is counted;
+// - callers that only need to know whether a count exceeds a limit stop there.
+// A worker thread would also free the loop, but the quadratic cost would remain (CPU for minutes
+// per request) and the bundled server would need a separate worker entry point.
+
 function encoder(): Promise<Tiktoken> {
   return singleton('tiktoken', async () => {
     const [{ Tiktoken }, ranks] = await Promise.all([import('js-tiktoken/lite'), import('js-tiktoken/ranks/o200k_base')]);
@@ -10,17 +24,132 @@ function encoder(): Promise<Tiktoken> {
   });
 }
 
-export async function countTokens(text: string): Promise<number> {
-  return text ? (await encoder()).encode(text, [], []).length : 0;
+/** Longest run of non-space characters encoded in one call (keeps the merge linear overall). */
+const MAX_PIECE = 64;
+/** Slices of a long run encoded to estimate the whole run (see addRun). */
+const RUN_SAMPLES = 4;
+/** Text encoded between checks of the clock. */
+const SLICE_CHARS = 1024;
+/** Longest the event loop is held by counting before it yields. */
+const SLICE_BUDGET_MS = 4;
+
+/** Shared across the texts of one count: the running total, the limit and the time slice. */
+interface Counter {
+  enc: Tiktoken;
+  total: number;
+  limit: number;
+  sliceStart: number;
 }
 
-/** Text of OpenAI-style messages (string or content-part arrays) plus the per-message overhead. */
-export async function countMessageTokens(messages: unknown): Promise<number> {
+/** A cut at or before `at` that does not split a surrogate pair. */
+function cutAt(text: string, at: number): number {
+  const c = text.charCodeAt(at);
+  return c >= 0xdc00 && c <= 0xdfff ? at - 1 : at;
+}
+
+async function encodeSlice(counter: Counter, slice: string, yieldOnly = false): Promise<void> {
+  if (!slice && !yieldOnly) return;
+  if (slice) counter.total += counter.enc.encode(slice, [], []).length;
+  if (performance.now() - counter.sliceStart > SLICE_BUDGET_MS) {
+    await yieldToLoop();
+    counter.sliceStart = performance.now();
+  }
+}
+
+/** Text without long runs, in slices cut at whitespace where possible. */
+async function encodePlain(counter: Counter, text: string): Promise<void> {
+  let from = 0;
+  while (from < text.length && counter.total <= counter.limit) {
+    if (text.length - from <= SLICE_CHARS) return encodeSlice(counter, text.slice(from));
+    let to = text.lastIndexOf(' ', from + SLICE_CHARS);
+    if (to <= from) to = cutAt(text, from + SLICE_CHARS);
+    await encodeSlice(counter, text.slice(from, to));
+    from = to;
+  }
+}
+
+/**
+ * A run of non-space characters longer than MAX_PIECE (no word is: a blob, a repeated character, a
+ * wall of emoji). Short ones are encoded in slices; longer ones are estimated from RUN_SAMPLES
+ * slices spread over the run (tokens per character, times its length): constant work per run.
+ */
+async function addRun(counter: Counter, run: string): Promise<void> {
+  if (run.length <= MAX_PIECE * RUN_SAMPLES) {
+    for (let at = 0; at < run.length; ) {
+      const to = Math.min(run.length, cutAt(run, at + MAX_PIECE));
+      await encodeSlice(counter, run.slice(at, to));
+      at = to;
+    }
+    return;
+  }
+  let tokens = 0;
+  let chars = 0;
+  for (let i = 0; i < RUN_SAMPLES; i++) {
+    const at = Math.max(0, cutAt(run, Math.floor(((run.length - MAX_PIECE) * i) / (RUN_SAMPLES - 1))));
+    const sample = run.slice(at, cutAt(run, at + MAX_PIECE));
+    tokens += counter.enc.encode(sample, [], []).length;
+    chars += sample.length;
+  }
+  counter.total += Math.ceil((tokens / chars) * run.length);
+}
+
+/** Whitespace as the pre-tokenizer splits on it (ASCII, NBSP, the Unicode spaces, ideographic). */
+function isSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029;
+}
+
+async function add(counter: Counter, text: string): Promise<void> {
+  if (!text) return;
+  if (text.length <= MAX_PIECE) {
+    counter.total += counter.enc.encode(text, [], []).length;
+    return;
+  }
+  // One pass by character code (a \S{65,} regex takes ~0.1 µs a character here, this a few ns):
+  // plain text goes to encodePlain, long runs to addRun.
+  let from = 0;
+  let runStart = -1;
+  for (let i = 0; i <= text.length && counter.total <= counter.limit; i++) {
+    if (i < text.length && !isSpace(text.charCodeAt(i))) {
+      if (runStart < 0) runStart = i;
+      if ((i & 0xfff) === 0 && performance.now() - counter.sliceStart > SLICE_BUDGET_MS) await encodeSlice(counter, '', true);
+      continue;
+    }
+    if (runStart >= 0 && i - runStart > MAX_PIECE) {
+      await encodePlain(counter, text.slice(from, runStart));
+      await addRun(counter, text.slice(runStart, i));
+      from = i;
+    }
+    runStart = -1;
+  }
+  if (counter.total <= counter.limit) await encodePlain(counter, text.slice(from));
+}
+
+async function counter(limit: number): Promise<Counter> {
+  return { enc: await encoder(), total: 0, limit, sliceStart: performance.now() };
+}
+
+/** Tokens of `text`; with a limit, counting stops once past it (the answer is then > limit). */
+export async function countTokens(text: string, limit = Infinity): Promise<number> {
+  if (!text) return 0;
+  const c = await counter(limit);
+  await add(c, text);
+  return c.total;
+}
+
+/**
+ * Text of OpenAI-style messages (string or content-part arrays) plus the per-message overhead;
+ * with a limit, counting stops once past it.
+ */
+export async function countMessageTokens(messages: unknown, limit = Infinity): Promise<number> {
   if (!Array.isArray(messages)) return 0;
-  const enc = await encoder();
-  let total = 3;
-  for (const m of messages) total += 4 + enc.encode(textOf((m as { content?: unknown }).content), [], []).length;
-  return total;
+  const c = await counter(limit);
+  c.total = 3;
+  for (const m of messages) {
+    if (c.total > limit) break;
+    c.total += 4;
+    await add(c, textOf((m as { content?: unknown }).content));
+  }
+  return c.total;
 }
 
 export function textOf(content: unknown): string {
