@@ -292,7 +292,7 @@ async function writePoisoned(row: QueuedRow, err: unknown): Promise<string[]> {
   }
   const parsed = safeParse(row.json);
   const id = typeof parsed?.id === 'string' ? parsed.id : `unknown-${Date.now()}`;
-  const rejected = JSON.stringify([{ id, userId: row.userId, costUsd: formatPico(row.costPico), row: row.json, error: String((err as Error)?.message ?? err).slice(0, 2000) }]);
+  const rejected = JSON.stringify([{ id, userId: row.userId, costUsd: formatPico(row.costPico), row: row.json, error: storableText(String((err as Error)?.message ?? err), 2000) }]);
   const pool = writerPool();
   if (pool) await pool.query(SET_ASIDE, [rejected]);
   else await (await getDb()).$executeRawUnsafe(SET_ASIDE, rejected);
@@ -302,7 +302,7 @@ async function writePoisoned(row: QueuedRow, err: unknown): Promise<string[]> {
 }
 
 const SET_ASIDE = `INSERT INTO "RequestLogRejected" ("id","userId","costUsd","row","error")
-  SELECT "id", "userId", "costUsd"::numeric, "row", "error" FROM json_to_recordset($1::json)
+  SELECT "id", "userId", "costUsd", "row", "error" FROM json_to_recordset($1::json)
     AS x("id" text, "userId" text, "costUsd" text, "row" text, "error" text)
   ON CONFLICT ("id") DO NOTHING`;
 

@@ -136,7 +136,11 @@ export class RequestContext {
       // be stored in every log row and echoed in a header; NUL or a lone surrogate cannot be stored).
       if (!isModelName(model)) {
         this.modelRequested = storableText(model, 64);
-        throw new GatewayError('model_not_found', `"model" must be a model name of at most ${MAX_MODEL_NAME} printable characters.`, { param: 'model' });
+        throw new GatewayError('model_not_found', `"model" must be a model name of at most ${MAX_MODEL_NAME} printable characters.`, {
+          param: 'model',
+          // As for any unknown model on the mirror: Anthropic answers 404 not_found_error.
+          status: this.surface === 'anthropic' ? 404 : undefined,
+        });
       }
       this.modelRequested = model;
     }
@@ -326,6 +330,7 @@ export class RequestContext {
     if (!sink.started && !this.admissionTried && this.principal && gwErr.status >= 400 && gwErr.status < 500) {
       // Refused before admission (bad body, unknown model): still counted against the account's
       // request rate, so that refused requests cannot be sent (and logged) without limit.
+      this.admissionTried = true;
       const limited = await countRefused(this.principal, this.cfg, endpointOf(this.endpoint), this.requestId);
       if (limited) return this.fail(sink, limited);
     }

@@ -192,8 +192,9 @@ describe('poisoned input never stops billing writes', () => {
       routeReason: null,
     };
     const tag = `req_poison_${Date.now()}`;
-    // An account that does not exist: no form of this row can be stored (foreign key).
-    enqueueLog({ ...base, id: `${tag}_bad`, userId: '00000000-0000-4000-8000-000000000000', costPico: 5n });
+    // A cost beyond the column's range (no charge can reach it: charges are capped at the
+    // reservation): no form of this row can be stored.
+    enqueueLog({ ...base, id: `${tag}_bad`, userId: acct.userId, costPico: 10n ** 30n });
     for (let i = 0; i < 20; i++) enqueueLog({ ...base, id: `${tag}_${i}`, userId: acct.userId, costPico: 1_000_000n, promptTokens: i === 3 ? 1e12 : 1, latencyMs: i === 4 ? -5 : 1 });
     await flushLogs();
     const written = await db.requestLog.count({ where: { id: { startsWith: `${tag}_` }, userId: acct.userId } });
@@ -271,10 +272,11 @@ describe('the tokenizer never holds the event loop', () => {
 
 describe('slow clients', () => {
   it('a body trickled a byte a second is cut after REQUEST_TIMEOUT_MS (408 or closed); a stream longer than that is not', async () => {
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
     const socket = net.connect(gw.port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     const t0 = Date.now();
-    socket.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
     let received = '';
     socket.on('data', (d) => (received += d));
     const timer = setInterval(() => socket.writable && socket.write(' '), 1000);
@@ -288,7 +290,6 @@ describe('slow clients', () => {
 
     const g = await startGateway({ config: config([slowFake.url]), env: { REQUEST_TIMEOUT_MS: '1000' } });
     gateways.push(g);
-    const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
     const res = await chat(g, acct.apiKey, { stream: true });
     const text = await res.text(); // 15 chunks 150 ms apart: over 2 s
     expect(text).toContain('data: [DONE]');

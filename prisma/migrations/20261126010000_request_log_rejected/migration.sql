@@ -4,7 +4,7 @@
 CREATE TABLE "RequestLogRejected" (
     "id" TEXT NOT NULL,
     "userId" TEXT NOT NULL,
-    "costUsd" DECIMAL(24,12) NOT NULL,
+    "costUsd" TEXT NOT NULL,
     "row" TEXT NOT NULL,
     "error" TEXT NOT NULL,
     "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
