@@ -159,7 +159,8 @@ describe('14: CSRF guard', () => {
     const count = () => db.apiKey.count({ where: { userId } });
     const before = await count();
     const host = new URL(gw.url).host;
-    for (const headers of [{}, { origin: `https://${host}` }, { origin: `http://${host.replace(/:\d+$/, ':1')}` }, { referer: `https://${host}/dashboard` }, { origin: 'null' }]) {
+    const refused: Record<string, string>[] = [{}, { origin: `https://${host}` }, { origin: `http://${host.replace(/:\d+$/, ':1')}` }, { referer: `https://${host}/dashboard` }, { origin: 'null' }];
+    for (const headers of refused) {
       await expectJsonError(await createKey(cookie, headers), 403, 'forbidden', JSON.stringify(headers));
     }
     await expectJsonError(await call('/api/keys/00000000-0000-0000-0000-000000000000', { method: 'DELETE', cookie }), 403, 'forbidden');
