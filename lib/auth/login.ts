@@ -1,5 +1,7 @@
 import { findUserByEmail } from '@/lib/accounts/queries';
 import { verifyPassword } from '@/lib/auth/password';
+import { beginLoginAttempt } from '@/lib/auth/login-throttle';
+import { GatewayError } from '@/lib/errors';
 
 /**
  * Checks an email and password. Unknown emails still pay for a hash comparison, and every
@@ -9,4 +11,21 @@ export async function verifyCredentials(email: string, password: string) {
   const user = await findUserByEmail(email);
   const ok = await verifyPassword(password, user?.passwordHash);
   return ok && user ? user : null;
+}
+
+export const INVALID_CREDENTIALS = 'Invalid email or password.';
+export const ACCOUNT_SUSPENDED = 'This account is suspended.';
+
+/**
+ * One sign-in, for POST /api/auth/login and the browser's next-auth sign-in alike: the per-account
+ * failure throttle (429), then the password (401, the same answer for an unknown email), and only
+ * to the right password whether the account is suspended (403).
+ */
+export async function signInWithPassword(email: string, password: string) {
+  const attempt = await beginLoginAttempt(email);
+  const user = await verifyCredentials(email, password);
+  if (!user) throw new GatewayError('unauthenticated', INVALID_CREDENTIALS);
+  await attempt.succeeded();
+  if (user.status === 'suspended') throw new GatewayError('account_suspended', ACCOUNT_SUSPENDED);
+  return user;
 }

@@ -1,14 +1,19 @@
 import type { NextAuthOptions } from 'next-auth';
 import CredentialsProvider from 'next-auth/providers/credentials';
 import { authSecret } from '@/lib/secrets';
-import { verifyCredentials } from '@/lib/auth/login';
+import { signInWithPassword } from '@/lib/auth/login';
+import { SESSION_MAX_AGE_S, sessionCookieSettings } from '@/lib/auth/session-cookie';
+import { GatewayError } from '@/lib/errors';
 import { enforceLimit } from '@/lib/http/api';
 import { getConfig } from '@/lib/config';
 
 export const authOptions: NextAuthOptions = {
   secret: authSecret(),
   // Credentials sign-in only works with JWT sessions in next-auth 4.
-  session: { strategy: 'jwt', maxAge: 7 * 24 * 3600 },
+  session: { strategy: 'jwt', maxAge: SESSION_MAX_AGE_S },
+  // The cookie name and attributes POST /api/auth/login and /register use too (see sessionCookieSettings).
+  useSecureCookies: sessionCookieSettings().options.secure,
+  cookies: { sessionToken: sessionCookieSettings() },
   pages: { signIn: '/login' },
   providers: [
     CredentialsProvider({
@@ -21,8 +26,14 @@ export const authOptions: NextAuthOptions = {
         const limit = getConfig().limits.login_per_ip_per_minute;
         await enforceLimit(`gw:ip:login:${ip}`, limit, `login: ${limit} per IP per minute`);
         if (!credentials?.email || !credentials.password) return null;
-        const user = await verifyCredentials(credentials.email, credentials.password);
-        return user ? { id: user.id, email: user.email } : null;
+        try {
+          const user = await signInWithPassword(credentials.email, credentials.password);
+          return { id: user.id, email: user.email };
+        } catch (err) {
+          // A wrong password is next-auth's CredentialsSignin; throttling and suspension are said as such.
+          if (err instanceof GatewayError && err.code === 'unauthenticated') return null;
+          throw err;
+        }
       },
     }),
   ],

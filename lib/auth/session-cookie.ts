@@ -1,11 +1,29 @@
 import { encode } from 'next-auth/jwt';
+import { env } from '@/lib/env';
 import { authSecret } from '@/lib/secrets';
 
-const MAX_AGE_S = 7 * 24 * 3600;
+export const SESSION_MAX_AGE_S = 7 * 24 * 3600;
+
+/**
+ * The session cookie's name and attributes: the one source for next-auth (authOptions) and for the
+ * cookie POST /api/auth/login and /api/auth/register set. Left to itself next-auth picks
+ * `__Secure-next-auth.session-token` when NEXTAUTH_URL is https (and, with AUTH_TRUST_HOST, from
+ * X-Forwarded-Proto), while those routes picked by the request's scheme, which Next.js takes from
+ * X-Forwarded-Proto: behind a TLS-terminating proxy one side wrote a cookie the other never read.
+ * Now it is fixed per deployment: secure when the public URL (NEXTAUTH_URL, else PUBLIC_BASE_URL) is https.
+ */
+export function sessionCookieSettings() {
+  const publicUrl = env.NEXTAUTH_URL ?? env.PUBLIC_BASE_URL ?? '';
+  const secure = publicUrl.startsWith('https://');
+  return {
+    name: secure ? '__Secure-next-auth.session-token' : 'next-auth.session-token',
+    options: { httpOnly: true, sameSite: 'lax' as const, path: '/', secure },
+  };
+}
 
 /** A next-auth session cookie for programmatic login/registration (same token the browser flow makes). */
-export async function sessionCookie(user: { id: string; email: string }, secure: boolean): Promise<string> {
-  const token = await encode({ token: { sub: user.id, email: user.email }, secret: authSecret(), maxAge: MAX_AGE_S });
-  const name = secure ? '__Secure-next-auth.session-token' : 'next-auth.session-token';
-  return `${name}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${MAX_AGE_S}${secure ? '; Secure' : ''}`;
+export async function sessionCookie(user: { id: string; email: string }): Promise<string> {
+  const token = await encode({ token: { sub: user.id, email: user.email }, secret: authSecret(), maxAge: SESSION_MAX_AGE_S });
+  const { name, options } = sessionCookieSettings();
+  return `${name}=${token}; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=${SESSION_MAX_AGE_S}${options.secure ? '; Secure' : ''}`;
 }

@@ -143,49 +143,80 @@ async function settleSession(event: Stripe.Event, session: Stripe.Checkout.Sessi
     log('error', 'stripe session is not a USD amount', { ...fields, amountTotal: session.amount_total, currency: session.currency });
     return 'rejected';
   }
-  const amount = BigInt(session.amount_total) * PICO_PER_CENT;
+  const amount = checkedAmount(session.amount_total);
+  if (amount === null) {
+    // Answered 200 like every event we will never apply: a non-2xx makes Stripe retry for days.
+    log('warn', 'stripe session amount is not a recharge we credit; event ignored', { ...fields, amountTotal: session.amount_total });
+    return 'rejected';
+  }
 
   const db = await getDb();
-  let settled: Settled;
-  try {
-    settled = await db.$transaction(async (tx): Promise<Settled> => {
-      await tx.processedEvent.create({ data: { id: event.id, type: event.type } });
-      const payment = await findOrCreatePayment(tx, session, userId, amount);
-      if (!payment) {
-        log('error', 'stripe session for an unknown account', fields);
-        return { outcome: 'rejected' };
-      }
-      if (payment.userId !== userId) {
-        log('error', 'stripe session user does not match the payment', { ...fields, paymentUserId: payment.userId, paymentId: payment.id });
-        return { outcome: 'rejected' };
-      }
-      if (result === 'failed') {
-        await tx.payment.updateMany({ where: { id: payment.id, status: 'pending' }, data: { status: 'failed' } });
-        return { outcome: 'marked_failed' };
-      }
-      // The row lock makes a concurrent `completed` + `async_payment_succeeded` pair credit once.
-      const marked = await tx.payment.updateMany({
-        where: { id: payment.id, status: { not: 'paid' } },
-        data: { status: 'paid', paidAt: new Date() },
-      });
-      if (marked.count === 0) return { outcome: 'already_paid' };
-      if (picoToDecimal(amount).toFixed(12) !== payment.amountUsd.toFixed(12)) {
-        log('warn', 'stripe amount differs from the requested recharge; crediting what was paid', {
-          ...fields,
-          paymentId: payment.id,
-          requested: payment.amountUsd.toFixed(2),
-          paid: formatPico(amount, 2),
-        });
-      }
-      await creditBalance(userId, 'recharge', amount, { reference: payment.id, tx });
-      return { outcome: 'credited', userId, amount };
-    });
-  } catch (err) {
-    if ((err as { code?: string }).code === 'P2002' && (await db.processedEvent.findUnique({ where: { id: event.id } }))) {
-      return 'duplicate'; // Stripe redelivered an event we already applied
+  // Two deliveries for one session that has no Payment row yet (`completed` and
+  // `async_payment_succeeded`, or one event sent twice) both insert one: the unique session id lets
+  // one in, the other's transaction fails and runs again, finds the row and credits nothing.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await settleOnce(db, event, session, result, userId, amount, fields);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'P2002') throw err; // 500: Stripe retries later
+      if (await db.processedEvent.findUnique({ where: { id: event.id } })) return 'duplicate'; // Stripe redelivered an event we already applied
+      if (attempt >= 3) throw err;
     }
-    throw err; // 500: Stripe retries later
   }
+}
+
+/**
+ * `amount_total` in pico-USD when it is a recharge we credit: a whole positive number of cents no
+ * larger than the configured maximum recharge (a discount may take it below the minimum). Null
+ * otherwise: a negative amount would debit, a fraction is not a cent amount at all.
+ */
+function checkedAmount(amountTotal: unknown): bigint | null {
+  if (typeof amountTotal !== 'number' || !Number.isSafeInteger(amountTotal) || amountTotal <= 0) return null;
+  const amount = BigInt(amountTotal) * PICO_PER_CENT;
+  return amount <= getConfig().rechargeMax ? amount : null;
+}
+
+async function settleOnce(
+  db: Awaited<ReturnType<typeof getDb>>,
+  event: Stripe.Event,
+  session: Stripe.Checkout.Session,
+  result: 'paid' | 'failed',
+  userId: string,
+  amount: bigint,
+  fields: Record<string, unknown>,
+): Promise<StripeEventOutcome> {
+  const settled = await db.$transaction(async (tx): Promise<Settled> => {
+    await tx.processedEvent.create({ data: { id: event.id, type: event.type } });
+    const payment = await findOrCreatePayment(tx, session, userId, amount);
+    if (!payment) {
+      log('error', 'stripe session for an unknown account', fields);
+      return { outcome: 'rejected' };
+    }
+    if (payment.userId !== userId) {
+      log('error', 'stripe session user does not match the payment', { ...fields, paymentUserId: payment.userId, paymentId: payment.id });
+      return { outcome: 'rejected' };
+    }
+    if (result === 'failed') {
+      await tx.payment.updateMany({ where: { id: payment.id, status: 'pending' }, data: { status: 'failed' } });
+      return { outcome: 'marked_failed' };
+    }
+    // The row lock makes a concurrent `completed` + `async_payment_succeeded` pair credit once.
+    const marked = await tx.payment.updateMany({
+      where: { id: payment.id, status: { not: 'paid' } },
+      data: { status: 'paid', paidAt: new Date() },
+    });
+    if (marked.count === 0) return { outcome: 'already_paid' };
+    if (picoToDecimal(amount).toFixed(12) !== payment.amountUsd.toFixed(12)) {
+      log('warn', 'stripe amount differs from the requested recharge; crediting what was paid', {
+        ...fields,
+        paymentId: payment.id,
+        requested: payment.amountUsd.toFixed(2),
+        paid: formatPico(amount, 2),
+      });
+    }
+    await creditBalance(userId, 'recharge', amount, { reference: payment.id, tx });
+    return { outcome: 'credited', userId, amount };
+  });
   if (settled.outcome === 'credited' && settled.userId && settled.amount !== undefined) {
     await getLimiter().adjustBalance(balanceKey(settled.userId), settled.amount);
     log('info', 'recharge credited', { ...fields, amountUsd: formatPico(settled.amount) });

@@ -27,8 +27,37 @@ export interface LogCursor {
 export type SearchParamsLike = { get(name: string): string | null };
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const dayPattern = /^\d{4}-\d{2}-\d{2}$/;
+const dayPattern = /^(\d{4})-(\d{2})-(\d{2})$/;
+const timestampPattern = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+/** Control characters (NUL above all) never occur in ids or model names, and PostgreSQL text refuses NUL. */
+const controlChar = /[\u0000-\u001f\u007f]/;
 const DAY_MS = 86_400_000;
+
+/**
+ * The instants a filter or cursor may name: 1970 to the end of 9999. JavaScript dates reach year
+ * ±275760 and PostgreSQL timestamps 294276, but Prisma sends a date as ISO text, which for years
+ * past 9999 (or before 0) has a sign and six digits that PostgreSQL refuses: a 500 before this bound.
+ */
+export const MIN_QUERY_TIME = Date.UTC(1970, 0, 1);
+export const MAX_QUERY_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** Whether a date can be sent to the database as a bound (see MIN_QUERY_TIME). */
+export function isQueryableDate(date: Date): boolean {
+  const t = date.getTime();
+  return Number.isFinite(t) && t >= MIN_QUERY_TIME && t <= MAX_QUERY_TIME;
+}
+
+/** An id as the request log stores it: 1-200 characters, no control characters. */
+export function isPlausibleId(id: string): boolean {
+  return id.length > 0 && id.length <= 200 && !controlChar.test(id);
+}
+
+/** A real calendar day (2026-02-30 is not one, though Date would roll it over to March). */
+function isCalendarDay(y: string, m: string, d: string): boolean {
+  const month = Number(m);
+  const day = Number(d);
+  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(Number(y), month, 0)).getUTCDate();
+}
 
 function param(params: SearchParamsLike, name: string): string | undefined {
   const value = params.get(name)?.trim();
@@ -48,12 +77,17 @@ export function parseStatus(value: string): StatusFilter {
 
 /** A day (YYYY-MM-DD, UTC) or an ISO timestamp. A bare day as the upper bound includes that whole day. */
 export function parseBound(value: string, name: 'from' | 'to'): Date {
-  const isDay = dayPattern.test(value);
-  const date = new Date(isDay ? `${value}T00:00:00.000Z` : value);
-  if (Number.isNaN(date.getTime())) {
-    throw new GatewayError('invalid_request', `${name} must be a date (YYYY-MM-DD) or an ISO timestamp.`, { param: name });
-  }
-  return isDay && name === 'to' ? new Date(date.getTime() + DAY_MS) : date;
+  const invalid = () =>
+    new GatewayError('invalid_request', `${name} must be a date (YYYY-MM-DD) or an ISO timestamp (2026-03-15T10:00:00Z) between 1970 and 9999.`, {
+      param: name,
+    });
+  const day = dayPattern.exec(value);
+  const parts = day ?? timestampPattern.exec(value);
+  if (!parts || !isCalendarDay(parts[1], parts[2], parts[3])) throw invalid();
+  const date = new Date(day ? `${value}T00:00:00.000Z` : value);
+  if (!isQueryableDate(date)) throw invalid();
+  // The whole of the last day of 9999 as an upper bound stops at the last queryable instant.
+  return day && name === 'to' ? new Date(Math.min(date.getTime() + DAY_MS, MAX_QUERY_TIME)) : date;
 }
 
 export function parseLogFilters(params: SearchParamsLike): LogFilters {
@@ -66,6 +100,7 @@ export function parseLogFilters(params: SearchParamsLike): LogFilters {
   const model = param(params, 'model');
   if (model) {
     if (model.length > 200) throw new GatewayError('invalid_request', 'model is too long.', { param: 'model' });
+    if (controlChar.test(model)) throw new GatewayError('invalid_request', 'model must not contain control characters.', { param: 'model' });
     filters.model = model;
   }
   const status = param(params, 'status');
@@ -105,8 +140,12 @@ export function encodeCursor(c: LogCursor): string {
 }
 
 export function decodeCursor(value: string, name = 'cursor'): LogCursor {
+  const invalid = () => new GatewayError('invalid_request', `${name} is not a valid cursor. Use next_cursor or prev_cursor of a previous page.`, { param: name });
+  if (!/^[A-Za-z0-9_-]{1,400}$/.test(value)) throw invalid();
   const text = Buffer.from(value, 'base64url').toString('utf8');
-  const match = /^(\d{1,15}):(.{1,200})$/.exec(text);
-  if (!match) throw new GatewayError('invalid_request', `${name} is not a valid cursor.`, { param: name });
-  return { createdAt: new Date(Number(match[1])), id: match[2] };
+  const match = /^(\d{1,15}):(.{1,200})$/s.exec(text);
+  if (!match) throw invalid();
+  const createdAt = new Date(Number(match[1]));
+  if (!isQueryableDate(createdAt) || !isPlausibleId(match[2])) throw invalid();
+  return { createdAt, id: match[2] };
 }

@@ -2,7 +2,7 @@ import { getDb } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { usdToPico } from '@/lib/billing/money';
 import { GatewayError } from '@/lib/errors';
-import { encodeCursor, type LogCursor, type LogFilters, type StatusFilter } from './filters';
+import { encodeCursor, isPlausibleId, isQueryableDate, type LogCursor, type LogFilters, type StatusFilter } from './filters';
 import { logCsvHeader, logCsvValues } from './log-csv';
 import { csvRow } from './csv';
 
@@ -109,7 +109,23 @@ function statusWhere(status: StatusFilter): Prisma.RequestLogWhereInput {
   }
 }
 
+/**
+ * The parsers in ./filters refuse what the database cannot take (NUL bytes, dates past 9999); this
+ * is the same check where the values reach the query, so a caller that skipped them gets a 400, not
+ * a database error answered as 500 (or a CSV export cut after its first line).
+ */
+function assertQueryable(filters: LogFilters, cursors: (LogCursor | undefined)[] = []): void {
+  for (const [name, date] of [['from', filters.from], ['to', filters.to]] as const) {
+    if (date && !isQueryableDate(date)) throw new GatewayError('invalid_request', `${name} is out of range.`, { param: name });
+  }
+  if (filters.model !== undefined && !isPlausibleId(filters.model)) throw new GatewayError('invalid_request', 'model is not a model name.', { param: 'model' });
+  for (const c of cursors) {
+    if (c && (!isQueryableDate(c.createdAt) || !isPlausibleId(c.id))) throw new GatewayError('invalid_request', 'cursor is not a valid cursor.', { param: 'cursor' });
+  }
+}
+
 export function logWhere(userId: string, filters: LogFilters): Prisma.RequestLogWhereInput {
+  assertQueryable(filters);
   const and: Prisma.RequestLogWhereInput[] = [{ userId }];
   if (filters.keyId) and.push({ apiKeyId: filters.keyId });
   if (filters.model) and.push({ OR: [{ modelRequested: filters.model }, { modelServed: filters.model }] });
@@ -129,6 +145,7 @@ const cursorOf = (e: LogEntry) => encodeCursor({ createdAt: e.createdAt, id: e.i
 
 /** One page of the caller's request log, newest first (ties broken by id, so pages never overlap). */
 export async function listLogs(userId: string, filters: LogFilters, opts: LogPageOptions): Promise<LogPage> {
+  assertQueryable(filters, [opts.startingAfter, opts.endingBefore]);
   const db = await getDb();
   const where = logWhere(userId, filters);
   if (opts.endingBefore) {
@@ -163,7 +180,7 @@ export async function listLogs(userId: string, filters: LogFilters, opts: LogPag
 
 /** One of the caller's requests, or null (another account's id looks exactly like a missing one). */
 export async function getLog(userId: string, id: string): Promise<LogDetail | null> {
-  if (!id || id.length > 200) return null;
+  if (!isPlausibleId(id)) return null;
   const db = await getDb();
   const row = await db.requestLog.findFirst({ where: { id, userId }, select: { ...listSelect, attempts: true } });
   if (!row) return null;
@@ -171,8 +188,9 @@ export async function getLog(userId: string, id: string): Promise<LogDetail | nu
   return { ...toLogEntry(rest), attempts };
 }
 
-/** Like getLog, but answers 404 for the route handlers. */
+/** Like getLog, but answers 404 for the route handlers (400 for an id no request can have). */
 export async function requireLog(userId: string, id: string): Promise<LogDetail> {
+  if (!isPlausibleId(id)) throw new GatewayError('invalid_request', 'id is not a request id (1-200 characters, no control characters).', { param: 'id' });
   const log = await getLog(userId, id);
   if (!log) throw new GatewayError('not_found', 'No such request.');
   return log;
@@ -328,8 +346,12 @@ export function encodeLedgerCursor(c: LedgerCursor): string {
 }
 
 export function decodeLedgerCursor(value: string): LedgerCursor {
+  const invalid = () => new GatewayError('invalid_request', 'before is not a valid cursor. Use next_cursor of a previous page.', { param: 'before' });
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(value)) throw invalid();
   const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|([eu]:[0-9-]{1,20})$/.exec(Buffer.from(value, 'base64url').toString('utf8'));
-  if (!match) throw new GatewayError('invalid_request', 'before is not a valid cursor.', { param: 'before' });
+  // The time must be a real instant (9999-99-99T… matches the pattern; PostgreSQL's cast refuses it).
+  const at = match ? new Date(match[1]) : null;
+  if (!match || !at || !isQueryableDate(at) || at.toISOString() !== match[1]) throw invalid();
   return { at: match[1], key: match[2] };
 }
 
@@ -347,6 +369,7 @@ interface LedgerRow {
 
 /** Recharges, credits and refunds one by one, usage folded into one item per UTC day; newest first. */
 export async function ledgerHistory(userId: string, opts: { limit: number; before?: LedgerCursor }): Promise<LedgerPage> {
+  if (opts.before && !isQueryableDate(new Date(opts.before.at))) throw new GatewayError('invalid_request', 'before is out of range.', { param: 'before' });
   const db = await getDb();
   const uid = Prisma.sql`CAST(${userId} AS uuid)`;
   const cursor = opts.before

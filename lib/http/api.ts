@@ -4,6 +4,8 @@ import { authOptions } from '@/lib/auth/options';
 import { apiErrorBody, errorHeaders, GatewayError, toGatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { getLimiter } from '@/lib/gateway/runtime';
+import { getAccount } from '@/lib/dashboard/queries';
+import { env } from '@/lib/env';
 
 // Helpers for the dashboard/account route handlers (session- or IP-scoped, JSON in and out).
 
@@ -67,29 +69,80 @@ export function requireString(body: Record<string, unknown>, field: string): str
   return value;
 }
 
-/**
- * CSRF guard for cookie-authenticated mutations: a browser always sends Origin on cross-site
- * POST/DELETE, so a mismatching Origin is refused; JSON-only bodies also force a CORS preflight.
- */
-export function assertSameOrigin(req: Request): void {
-  const origin = req.headers.get('origin');
-  if (!origin) return;
-  const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
-  let originHost: string;
+const CROSS_SITE = 'Cross-site request refused: the Origin (or Referer) of a state-changing request must be this site.';
+
+/** `scheme://host[:port]` of a URL or host text, normalised as browsers send it (default ports dropped); null if unparsable. */
+function originOf(url: string): string | null {
   try {
-    originHost = new URL(origin).host;
+    const origin = new URL(url).origin;
+    return origin === 'null' ? null : origin;
   } catch {
-    throw new GatewayError('forbidden', 'Cross-site request refused.');
+    return null;
   }
-  if (originHost !== host) throw new GatewayError('forbidden', 'Cross-site request refused.');
 }
 
-/** The signed-in account's id, or 401. Mutations also pass the CSRF guard. */
+const firstValue = (value: string | null) => value?.split(',')[0]?.trim() || null;
+
+/**
+ * The origins this app is served from: PUBLIC_BASE_URL and NEXTAUTH_URL when set, and the one the
+ * request came in on. This server speaks plain HTTP, so that is `http://<Host>`; only with
+ * TRUST_PROXY=1 do X-Forwarded-Proto and X-Forwarded-Host (set by the proxy in front) say otherwise,
+ * as a client can send them too.
+ */
+export function appOrigins(req: Request): Set<string> {
+  const origins = new Set<string>();
+  for (const configured of [env.PUBLIC_BASE_URL, env.NEXTAUTH_URL]) {
+    const origin = configured ? originOf(configured) : null;
+    if (origin) origins.add(origin);
+  }
+  const host = (env.TRUST_PROXY ? firstValue(req.headers.get('x-forwarded-host')) : null) ?? req.headers.get('host');
+  const proto = (env.TRUST_PROXY ? firstValue(req.headers.get('x-forwarded-proto')) : null) ?? 'http';
+  if (host && /^https?$/i.test(proto)) {
+    const origin = originOf(`${proto.toLowerCase()}://${host}`);
+    if (origin) origins.add(origin);
+  }
+  return origins;
+}
+
+/**
+ * CSRF guard for cookie-authenticated mutations: the request's Origin, or its Referer when a
+ * browser sent no Origin, must be one of appOrigins (scheme, host and port). A request with
+ * neither is refused too (`required`): browsers send at least one on every cross-site request,
+ * but not every setup does both, and a guard that passes on "no header" passes whatever strips it.
+ * Not required on login and registration, which programmatic clients call without a session.
+ */
+export function assertSameOrigin(req: Request, opts: { required: boolean } = { required: true }): void {
+  const origin = req.headers.get('origin');
+  const referer = req.headers.get('referer');
+  const claimed = origin !== null ? origin : referer;
+  if (claimed === null) {
+    if (opts.required) throw new GatewayError('forbidden', `${CROSS_SITE} This request has neither.`);
+    return;
+  }
+  const normalised = originOf(claimed);
+  if (!normalised || !appOrigins(req).has(normalised)) throw new GatewayError('forbidden', CROSS_SITE);
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The signed-in account's id, or 401. Mutations also pass the CSRF guard and are refused (403) for
+ * a suspended account: its session stays valid for reading its own data (keys, logs, ledger), but
+ * it can no longer create keys, recharge or change anything.
+ */
 export async function requireUserId(req: Request): Promise<string> {
-  if (req.method !== 'GET' && req.method !== 'HEAD') assertSameOrigin(req);
+  const mutation = !SAFE_METHODS.has(req.method);
+  if (mutation) assertSameOrigin(req);
   const session = await getServerSession(authOptions);
   const id = (session?.user as { id?: string } | undefined)?.id;
   if (!id) throw new GatewayError('unauthenticated', 'Sign in first.');
+  if (mutation) {
+    const account = await getAccount(id);
+    if (!account) throw new GatewayError('unauthenticated', 'Sign in first.');
+    if (account.status === 'suspended') {
+      throw new GatewayError('account_suspended', 'This account is suspended: it can still read its data, but not create keys, recharge or change anything.');
+    }
+  }
   return id;
 }
 

@@ -97,7 +97,7 @@ describe('registration and login', () => {
 describe('API keys', () => {
   it('creates a key shown once, lists it by prefix and last four, and revokes it', async () => {
     const { cookie } = await register();
-    const created = await post('/api/keys', { name: 'ci' }, { cookie });
+    const created = await post('/api/keys', { name: 'ci' }, { cookie, origin: gw.url }); // as the dashboard page sends it
     expect(created.status).toBe(201);
     const key = created.body.key as string;
     expect(key).toMatch(/^sk-gw-[0-9A-Za-z]{43}$/);
@@ -109,7 +109,7 @@ describe('API keys', () => {
 
     const auth = { authorization: `Bearer ${key}` };
     expect((await fetch(`${gw.url}/v1/models`, { headers: auth })).status).toBe(200);
-    const revoked = await fetch(`${gw.url}/api/keys/${created.body.id}`, { method: 'DELETE', headers: { cookie } });
+    const revoked = await fetch(`${gw.url}/api/keys/${created.body.id}`, { method: 'DELETE', headers: { cookie, origin: gw.url } });
     expect(revoked.status).toBe(200);
     const after = await fetch(`${gw.url}/v1/models`, { headers: auth });
     expect(after.status).toBe(401);

@@ -302,7 +302,8 @@ describe('POST /api/payment/recharge', () => {
   const rechargeRequest = () =>
     new Request('http://localhost/api/payment/recharge', {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      // A same-origin browser request: the CSRF guard needs its Origin to match the Host.
+      headers: { 'content-type': 'application/json', host: 'localhost', origin: 'http://localhost' },
       body: JSON.stringify({ amount_usd: 20 }),
     });
 
@@ -322,5 +323,46 @@ describe('POST /api/payment/recharge', () => {
     expect(limited.status).toBe(429);
     expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
     session.userId = null;
+  });
+});
+
+// ---- hardening (#26, item 17): amounts and concurrent deliveries ----------------------------
+
+describe('POST /api/payment/webhook: amounts Stripe should never send, and concurrent first deliveries', () => {
+  it('ignores a negative, zero, fractional or over-the-maximum amount_total with 200 (no Stripe retries) and moves no money', async () => {
+    for (const amountCents of [-2000, 0, 20.5, 1e13]) {
+      const user = await makeUser();
+      const payment = await makePayment(user.id);
+      const res = await deliver(sessionEvent({ sessionId: payment.stripeSessionId, userId: user.id, paymentId: payment.id, amountCents }));
+      expect(res, String(amountCents)).toEqual({ status: 200, body: { received: true } });
+      expect(await balanceOf(user.id), String(amountCents)).toBe('0.00');
+      expect(await db.ledgerEntry.count({ where: { userId: user.id } }), String(amountCents)).toBe(0);
+      expect((await db.payment.findUniqueOrThrow({ where: { id: payment.id } })).status, String(amountCents)).toBe('pending');
+    }
+  });
+
+  it('credits once, with 200 to each, when completed and async_payment_succeeded for a session it has no Payment row for arrive together', async () => {
+    for (let round = 0; round < 3; round++) {
+      const user = await makeUser();
+      const sessionId = `cs_test_${randomUUID().replace(/-/g, '')}`;
+      const fields = { sessionId, userId: user.id, amountCents: 1500 };
+      const results = await Promise.all([
+        deliver(sessionEvent(fields)),
+        deliver(sessionEvent({ ...fields, type: 'checkout.session.async_payment_succeeded' })),
+      ]);
+      expect(results.map((r) => r.status)).toEqual([200, 200]);
+      expect(await balanceOf(user.id)).toBe('15.00');
+      expect(await rechargeEntries(user.id)).toHaveLength(1);
+      expect(await db.payment.count({ where: { stripeSessionId: sessionId } })).toBe(1);
+    }
+  });
+
+  it('credits once when one event for a new session is delivered twice at the same moment', async () => {
+    const user = await makeUser();
+    const payload = sessionEvent({ sessionId: `cs_test_${randomUUID().replace(/-/g, '')}`, userId: user.id, amountCents: 700 });
+    const results = await Promise.all([deliver(payload), deliver(payload), deliver(payload)]);
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(await balanceOf(user.id)).toBe('7.00');
+    expect(await rechargeEntries(user.id)).toHaveLength(1);
   });
 });

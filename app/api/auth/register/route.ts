@@ -1,14 +1,14 @@
 // POST /api/auth/register - create an account (3 per IP per minute)
-import { apiRoute, enforceLimit, json, readJson, requireString } from '@/lib/http/api';
+import { apiRoute, assertSameOrigin, enforceLimit, json, readJson, requireString } from '@/lib/http/api';
 import { createUser, publicUser } from '@/lib/accounts/queries';
 import { getConfig } from '@/lib/config';
 import { sessionCookie } from '@/lib/auth/session-cookie';
 
 export const POST = apiRoute(async (req, ctx) => {
+  assertSameOrigin(req, { required: false });
   const limit = getConfig().limits.register_per_ip_per_minute;
   await enforceLimit(`gw:ip:register:${ctx.ip}`, limit, `register: ${limit} per IP per minute`);
   const body = await readJson(req);
   const user = await createUser({ email: requireString(body, 'email'), password: requireString(body, 'password') });
-  const cookie = await sessionCookie(user, new URL(req.url).protocol === 'https:');
-  return json({ user: publicUser(user) }, 201, { 'set-cookie': cookie });
+  return json({ user: publicUser(user) }, 201, { 'set-cookie': await sessionCookie(user) });
 });

@@ -2,22 +2,16 @@
 import { apiRoute, requireUserId } from '@/lib/http/api';
 import { parseLogFilters } from '@/lib/dashboard/filters';
 import { logCsvLines } from '@/lib/dashboard/queries';
+import { csvStream } from '@/lib/dashboard/csv-stream';
+import { errorFields, log } from '@/lib/log';
 
-export const GET = apiRoute(async (req) => {
+export const GET = apiRoute(async (req, ctx) => {
   const userId = await requireUserId(req);
   const filters = parseLogFilters(new URL(req.url).searchParams);
-  const lines = logCsvLines(userId, filters);
-  const encoder = new TextEncoder();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await lines.next();
-      if (next.done) controller.close();
-      else controller.enqueue(encoder.encode(next.value));
-    },
-    async cancel() {
-      await lines.return(undefined);
-    },
-  });
+  // Header and first batch are read here: a failure now is a JSON error, later an aborted download.
+  const body = await csvStream(logCsvLines(userId, filters), (err) =>
+    log('error', 'csv export failed mid-stream; download aborted', { requestId: ctx.requestId, userId, ...errorFields(err) }),
+  );
   const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
   return new Response(body, {
     headers: {

@@ -1,0 +1,126 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { env } from '@/lib/env';
+import { GatewayError } from '@/lib/errors';
+import { FAILOVER_REDIS_OPTIONS } from '@/lib/limits';
+import { log, errorFields } from '@/lib/log';
+import { singleton } from '@/lib/singleton';
+
+// Failed sign-ins per account: at most LOGIN_FAILURES_PER_ACCOUNT in any LOGIN_FAILURE_WINDOW_MS,
+// counted in Redis (shared by every instance) when REDIS_URL is set, in-process otherwise or while
+// Redis does not answer. The per-IP limit alone lets a botnet guess one account's password at the
+// rate of all its addresses.
+//
+// - Each attempt is counted before the password is checked and uncounted when it succeeds, so
+//   concurrent guesses cannot slip past the count and successful sign-ins never use it up.
+// - A sliding window, not a lock: the oldest failure stops counting 15 minutes after it happened,
+//   so an attacker can keep an account's password sign-in throttled only by keeping on failing, and
+//   never for longer than the window after they stop.
+// - Keyed by the normalised email whether or not the account exists, and checked before the
+//   account is looked up: an unknown email is throttled exactly like a known one.
+
+export const LOGIN_FAILURES_PER_ACCOUNT = 10;
+export const LOGIN_FAILURE_WINDOW_MS = 15 * 60_000;
+
+export interface ThrottleStore {
+  /** Counts an attempt unless `limit` are counted already; then the ms until the oldest expires. */
+  begin(key: string, member: string, now: number, limit: number, windowMs: number): Promise<{ ok: true } | { ok: false; retryAfterMs: number }>;
+  /** Uncounts an attempt (it succeeded). */
+  forget(key: string, member: string): Promise<void>;
+}
+
+/** Sliding log in one sorted set per account; begin is one atomic script call. */
+const BEGIN_LUA = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[2]))
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return tonumber(oldest[2]) + tonumber(ARGV[2]) - tonumber(ARGV[1])
+end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return -1`;
+
+export class RedisThrottleStore implements ThrottleStore {
+  constructor(private readonly client: Redis) {}
+
+  async begin(key: string, member: string, now: number, limit: number, windowMs: number) {
+    const wait = Number(await this.client.eval(BEGIN_LUA, 1, key, String(now), String(windowMs), String(limit), member));
+    return wait < 0 ? ({ ok: true } as const) : ({ ok: false, retryAfterMs: Math.max(1, wait) } as const);
+  }
+
+  async forget(key: string, member: string) {
+    await this.client.zrem(key, member);
+  }
+}
+
+export class MemoryThrottleStore implements ThrottleStore {
+  private readonly logs = new Map<string, { at: number; member: string }[]>();
+
+  async begin(key: string, member: string, now: number, limit: number, windowMs: number) {
+    const live = (this.logs.get(key) ?? []).filter((e) => e.at > now - windowMs);
+    if (live.length >= limit) {
+      this.logs.set(key, live);
+      return { ok: false, retryAfterMs: Math.max(1, live[0].at + windowMs - now) } as const;
+    }
+    live.push({ at: now, member });
+    this.logs.set(key, live);
+    // Bound the memory an address-spraying attacker can make us hold.
+    if (this.logs.size > 100_000) for (const [k, v] of this.logs) if (!v.some((e) => e.at > now - windowMs)) this.logs.delete(k);
+    return { ok: true } as const;
+  }
+
+  async forget(key: string, member: string) {
+    const live = this.logs.get(key);
+    if (live) this.logs.set(key, live.filter((e) => e.member !== member));
+  }
+}
+
+/** Redis first; while it fails, the in-process store (as the limiter falls back). */
+class FailoverThrottleStore implements ThrottleStore {
+  private readonly memory = new MemoryThrottleStore();
+  constructor(private readonly redis: RedisThrottleStore) {}
+
+  async begin(key: string, member: string, now: number, limit: number, windowMs: number) {
+    try {
+      return await this.redis.begin(key, member, now, limit, windowMs);
+    } catch (err) {
+      log('warn', 'login throttle: redis unavailable, counting in-process', errorFields(err));
+      return this.memory.begin(key, member, now, limit, windowMs);
+    }
+  }
+
+  async forget(key: string, member: string) {
+    await Promise.all([this.redis.forget(key, member).catch(() => undefined), this.memory.forget(key, member)]);
+  }
+}
+
+function defaultStore(): ThrottleStore {
+  return singleton('login-throttle', () =>
+    env.REDIS_URL ? new FailoverThrottleStore(new RedisThrottleStore(new Redis(env.REDIS_URL, FAILOVER_REDIS_OPTIONS))) : new MemoryThrottleStore(),
+  );
+}
+
+export const loginThrottleKey = (email: string) =>
+  `gw:login:acct:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32)}`;
+
+export interface LoginAttempt {
+  /** The password was right: this attempt does not count against the account. */
+  succeeded(): Promise<void>;
+}
+
+/**
+ * Counts a sign-in attempt for this email, or throws 429 (with Retry-After) when the account has
+ * had LOGIN_FAILURES_PER_ACCOUNT failures in the window. Call before checking the password.
+ */
+export async function beginLoginAttempt(email: string, store: ThrottleStore = defaultStore(), now = Date.now()): Promise<LoginAttempt> {
+  const key = loginThrottleKey(email);
+  const member = `${now}:${randomUUID()}`;
+  const result = await store.begin(key, member, now, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_FAILURE_WINDOW_MS);
+  if (!result.ok) {
+    const s = Math.ceil(result.retryAfterMs / 1000);
+    throw new GatewayError('rate_limit_exceeded', `Too many failed sign-in attempts for this email. Try again in ${s} s.`, {
+      retryAfterMs: result.retryAfterMs,
+    });
+  }
+  return { succeeded: () => store.forget(key, member) };
+}
