@@ -27,6 +27,8 @@ export function LoginForm({ callbackUrl }: { callbackUrl: string }) {
         return;
       }
       if (res?.status === 429) setError('Too many sign-in attempts. Wait a minute, then try again.');
+      // A message of our own (suspended account, too many failed attempts for this account) is shown as it is.
+      else if (res?.error && res.error !== 'CredentialsSignin' && res.error !== 'Configuration') setError(res.error);
       else if (res?.error === 'CredentialsSignin' || res?.status === 401) setError('Incorrect email or password.');
       else setError('Sign-in failed. Try again in a moment.');
     } catch {
