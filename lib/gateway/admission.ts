@@ -383,7 +383,8 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   return { admission, speculative: true };
 }
 
-// Long streams keep their leases alive; a crashed instance's leases expire after LEASE_TTL_MS.
+// Long streams keep their leases alive (concurrency slots and the balance reservation); a crashed
+// instance's leases expire after LEASE_TTL_MS, and its reservations then return to the balance.
 // One interval renews every admission whose leases are a third of their TTL old (so a lease is
 // renewed at most two thirds into its life), instead of a timer per request.
 const RENEW_EVERY_MS = LEASE_TTL_MS / 3;
@@ -407,7 +408,8 @@ function renewLeases(): void {
   for (const a of live) {
     if (now - a.renewedAt < RENEW_EVERY_MS) continue;
     a.renewedAt = now;
-    void limiter.renew(a.concurrencyKeys, a.leaseId, LEASE_TTL_MS).catch(() => undefined);
+    // The balance reservation is a lease too: renewed with the concurrency leases.
+    void limiter.renew(a.concurrencyKeys, a.leaseId, LEASE_TTL_MS, { key: balanceKey(a.userId), amount: a.reserved }).catch(() => undefined);
   }
   if (live.size === 0) {
     clearInterval(renewer);
@@ -437,7 +439,8 @@ export async function release(admission: Admission, cost: bigint, tokens: number
     .release({
       leaseId: admission.leaseId,
       concurrencyKeys: admission.concurrencyKeys,
-      settle: { key: balanceKey(admission.userId), delta: admission.reserved - cost },
+      // With `reserved`: the reservation lease is settled exactly once, whatever became of it.
+      settle: { key: balanceKey(admission.userId), delta: admission.reserved - cost, reserved: admission.reserved },
       usage: admission.quotaKey && tokens > 0 ? [{ key: admission.quotaKey, windowMs: DAY, amount: tokens }] : undefined,
       urgent,
     })
