@@ -144,11 +144,20 @@ export function rateLimitHeaders(states: RuleState[]): Record<string, string> {
   return headers;
 }
 
-async function loadBalance(userId: string): Promise<bigint> {
+/**
+ * The account's balance from the database, less the charges still queued here, and the credit
+ * ledger entries it includes that are still pending for the live balance (lib/billing/ledger.ts),
+ * read in one statement (one snapshot): initBalance marks those applied, so they count once.
+ */
+async function loadBalance(userId: string): Promise<{ amount: bigint; credits: string[] }> {
   try {
     const db = await getDb();
-    const user = await db.user.findUnique({ where: { id: userId }, select: { balanceUsd: true } });
-    return (user ? usdToPico(user.balanceUsd.toFixed(12)) : 0n) - pendingCharges(userId);
+    const rows = await db.$queryRaw<{ balance: string; credits: string[] }[]>`
+      SELECT u."balanceUsd"::text AS balance,
+             ARRAY(SELECT l.id::text FROM "LedgerEntry" l WHERE l."livePending" AND l."userId" = u.id) AS credits
+      FROM "User" u WHERE u.id = ${userId}::uuid`;
+    const row = rows[0];
+    return { amount: (row ? usdToPico(row.balance) : 0n) - pendingCharges(userId), credits: row?.credits ?? [] };
   } catch {
     throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 2000 });
   }
@@ -205,7 +214,8 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
     // First request of this account since start-up (or since Redis lost it): one database read.
     // The limiter may switch backends in between, so try twice before calling it unavailable.
     for (let tries = 0; tries < 2 && !result.ok && result.reason === 'balance_unknown'; tries++) {
-      await limiter.initBalance(key, await loadBalance(principal.userId));
+      const loaded = await loadBalance(principal.userId);
+      await limiter.initBalance(key, loaded.amount, loaded.credits);
       result = await limiter.admit(input);
     }
   } finally {

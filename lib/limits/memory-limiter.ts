@@ -168,9 +168,11 @@ export class MemoryLimiter implements Limiter {
     }
   }
 
-  async initBalance(key: string, amount: bigint): Promise<void> {
+  async initBalance(key: string, amount: bigint, credits: string[] = []): Promise<void> {
     if (this.balances.has(key)) return;
     this.balances.set(key, amount);
+    const now = this.now();
+    for (const id of credits) this.appliedCredits.set(id, now + CREDIT_MARKER_MS);
     this.abandonReservations(key);
   }
 

@@ -490,10 +490,12 @@ return 1
 
 // KEYS: balance, reservation and gone keys. Forgets the balance (it is reloaded from the database,
 // which has none of the open reservations): its open reservations are gone, so their settlements
-// charge only their cost. With ARGV[1] (an amount): loads the balance instead, if not loaded (SET NX).
+// charge only their cost. With ARGV[1] (an amount): loads the balance instead, if not loaded (SET NX),
+// and marks the pending credits it includes applied (KEYS[4..]: their markers; ARGV[2]: their lifetime).
 const RELOAD_LUA = `${LUA_PRELUDE}
 if ARGV[1] then
   if not call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
+  for i = 4, #KEYS do call('SET', KEYS[i], '1', 'PX', ARGV[2]) end
 else
   call('DEL', KEYS[1])
 end
@@ -764,8 +766,9 @@ export class RedisLimiter implements Limiter {
     await renewScript.run(this.client, keys, [leaseId, leaseTtlMs, leased ? `${leaseId}|${reservation.amount}` : '']);
   }
 
-  async initBalance(key: string, amount: bigint): Promise<void> {
-    await reloadScript.run(this.client, [key, reservationsKey(key), goneReservationsKey(key)], [amount.toString()]);
+  async initBalance(key: string, amount: bigint, credits: string[] = []): Promise<void> {
+    const keys = [key, reservationsKey(key), goneReservationsKey(key), ...credits.map(creditMarkerKey)];
+    await reloadScript.run(this.client, keys, [amount.toString(), CREDIT_MARKER_MS]);
   }
 
   async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {

@@ -122,8 +122,12 @@ export interface Limiter {
    * reservation of the lease (AdmitInput.reserve: its key and amount).
    */
   renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number, reservation?: { key: string; amount: bigint }): Promise<void>;
-  /** Set the balance only if it is not loaded yet (SET NX). */
-  initBalance(key: string, amount: bigint): Promise<void>;
+  /**
+   * Set the balance only if it is not loaded yet (SET NX). `credits`: the credit ledger entries still
+   * pending (not yet applied, see applyCredit) that `amount` includes, read with it: when the
+   * balance is set, they are marked applied, so applying them later does not count them twice.
+   */
+  initBalance(key: string, amount: bigint, credits?: string[]): Promise<void>;
   /** Add to a loaded balance; no-op if not loaded. Credits use applyCredit (idempotent). */
   adjustBalance(key: string, delta: bigint): Promise<void>;
   /**
