@@ -8,7 +8,6 @@ import { runMigrations } from '@/lib/db/migrate';
 import { GatewayError } from '@/lib/errors';
 import { env } from '@/lib/env';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
 
 const usage = `Usage: npm run admin -- <command> [options]
   create-user --email E --password P [--tier T] [--balance-usd N]   -> {"userId","apiKey"}
@@ -132,6 +131,8 @@ try {
   code = known ? 2 : 1;
 } finally {
   await closeEvents();
-  await getLimiter().close();
+  // Every command has finished with Redis by now: process.exit below closes the limiter's socket.
+  // (Closing it here made one for the commands that never use it: a connect and a QUIT, up to
+  // 0.5 s more per run.)
 }
 process.exit(code);
