@@ -4,4 +4,7 @@ export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== 'nodejs') return;
   const { installRouteHandlerShutdown } = await import('@/lib/shutdown');
   installRouteHandlerShutdown();
+  // Credits recorded but not yet in the live balance (lib/billing/ledger.ts); once per process.
+  const { startCreditReconciler } = await import('@/lib/billing/ledger');
+  startCreditReconciler();
 }

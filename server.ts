@@ -12,6 +12,7 @@ import { log, errorFields } from '@/lib/log';
 import { syncCatalogue } from '@/lib/config/sync';
 import { countTokens } from '@/lib/gateway/tokens';
 import { getLimiter } from '@/lib/gateway/runtime';
+import { startCreditReconciler } from '@/lib/billing/ledger';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
   // Connect the limiter to Redis now: created lazily, the first requests would find it still
   // connecting and run on the in-process fallback (per-instance limits, balances reloaded after).
   getLimiter();
+  startCreditReconciler(); // credits recorded but not yet in the live balance (lib/billing/ledger.ts)
   const app = next({ dev: false, dir: process.cwd() });
   await app.prepare();
   const nextHandler = app.getRequestHandler();

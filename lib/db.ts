@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
 import { PrismaClient } from '@/lib/generated/prisma/client';
 import { env } from '@/lib/env';
@@ -12,11 +12,82 @@ export function embeddedDataDir(): string {
   return path.resolve(env.DATA_DIR, 'pglite');
 }
 
-/** The one PGlite instance of this process (a data folder admits a single opener). */
+/** Another process holds the embedded database (see lockEmbeddedDatabase). */
+export class EmbeddedDatabaseBusyError extends Error {
+  constructor(readonly pid: number, lockFile: string) {
+    super(
+      `the server (pid ${pid}) holds the embedded database ${path.dirname(lockFile)}/pglite; stop it first or set DATABASE_URL ` +
+        `(if no such process is running, delete ${lockFile})`,
+    );
+    this.name = 'EmbeddedDatabaseBusyError';
+  }
+}
+
+/** The lock file of the embedded database: the pid of the process that has it open. */
+export function embeddedLockFile(): string {
+  return `${embeddedDataDir()}.lock`;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, someone else's
+  }
+}
+
+/**
+ * PGlite admits one process per data folder: a second one opening it (the admin CLI beside a running
+ * server) would write beside the server, which never sees it. Whoever opens it first writes its pid
+ * into DATA_DIR/pglite.lock (created exclusively) and removes it at exit; a lock whose process is
+ * gone (SIGKILL, a crash) is stale and taken over. Anyone else gets EmbeddedDatabaseBusyError before
+ * touching the database.
+ */
+function lockEmbeddedDatabase(): void {
+  const file = embeddedLockFile();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(file, 'wx');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      let pid = NaN;
+      try {
+        pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
+      } catch {
+        continue; // removed meanwhile: try again
+      }
+      if (pid === process.pid) return;
+      if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) throw new EmbeddedDatabaseBusyError(pid, file);
+      // Stale (its process is gone, or a half-written file): take it over.
+      try {
+        unlinkSync(file);
+      } catch {
+        /* another process took it over first: the next attempt sees its pid */
+      }
+      continue;
+    }
+    writeSync(fd, `${process.pid}\n`);
+    closeSync(fd);
+    process.once('exit', () => {
+      try {
+        if (Number.parseInt(readFileSync(file, 'utf8'), 10) === process.pid) unlinkSync(file);
+      } catch {
+        /* already gone */
+      }
+    });
+    return;
+  }
+  throw new Error(`could not take the embedded database lock ${file}`);
+}
+
+/** The one PGlite instance of this process (a data folder admits a single opener: see lockEmbeddedDatabase). */
 export function getPglite(): Promise<PGlite> {
   return singleton('pglite', async () => {
     const { PGlite } = await import('@electric-sql/pglite');
     mkdirSync(embeddedDataDir(), { recursive: true });
+    lockEmbeddedDatabase();
     return PGlite.create(embeddedDataDir());
   });
 }

@@ -74,6 +74,11 @@ const schema = z.object({
    * their leases; a crashed instance's leases are freed after this long.
    */
   LEASE_TTL_MS: z.coerce.number().int().min(1000).max(600000).default(120000),
+  /**
+   * How often each server applies credits still pending for the live balance (made while Redis was
+   * unreachable from their process; lib/billing/ledger.ts): one query on a partial index.
+   */
+  CREDIT_RECONCILE_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
 });
 
 export type Env = z.infer<typeof schema>;

@@ -1,31 +1,138 @@
 import { getDb } from '@/lib/db';
+import { env } from '@/lib/env';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { formatPico, usdToPico } from '@/lib/billing/money';
 import { getLimiter, balanceKey } from '@/lib/gateway/runtime';
+import { log, errorFields } from '@/lib/log';
+import { singleton } from '@/lib/singleton';
 
 export type CreditKind = 'recharge' | 'admin_credit' | 'refund';
 
 export const picoToDecimal = (pico: bigint) => new Prisma.Decimal(formatPico(pico));
 export const decimalToPico = (d: { toFixed(n: number): string }) => usdToPico(d.toFixed(12));
 
+export interface CreditResult {
+  /** The database balance after the credit, pico-USD. */
+  balance: bigint;
+  entryId: bigint;
+  /**
+   * Applied to the live balance the gateway admits against. False: it is recorded and pending (the
+   * shared live balance was unreachable from this process, or this process has none of its own):
+   * every running server applies pending credits within CREDIT_RECONCILE_MS of reaching Redis.
+   */
+  live: boolean;
+}
+
 /**
  * Adds money to an account: one append-only ledger entry and the cached balance, in one transaction.
- * The live balance the limiter reserves against is adjusted after the commit.
+ *
+ * The live balance (Redis, or the server's in-process limiter) is fed from the ledger as from an
+ * outbox: the entry is written pending (`livePending`), applied to the live balance idempotently
+ * (Limiter.applyCredit: a marker per entry) and then marked applied. This process applies it at once
+ * after the commit when it can; what it cannot (Redis unreachable, a crash in between, a credit made
+ * inside a caller's transaction) every running server applies (startCreditReconciler). So a credit
+ * reaches the live balance exactly once, within seconds of Redis being reachable.
  */
 export async function creditBalance(
   userId: string,
   kind: CreditKind,
   amount: bigint,
   opts: { reference?: string; note?: string; tx?: Prisma.TransactionClient } = {},
-): Promise<bigint> {
+): Promise<CreditResult> {
   const apply = async (tx: Prisma.TransactionClient) => {
     const user = await tx.user.update({ where: { id: userId }, data: { balanceUsd: { increment: picoToDecimal(amount) } } });
-    await tx.ledgerEntry.create({
-      data: { userId, kind, amountUsd: picoToDecimal(amount), balanceAfterUsd: user.balanceUsd, reference: opts.reference, note: opts.note },
+    const entry = await tx.ledgerEntry.create({
+      data: { userId, kind, amountUsd: picoToDecimal(amount), balanceAfterUsd: user.balanceUsd, reference: opts.reference, note: opts.note, livePending: true },
+      select: { id: true },
     });
-    return decimalToPico(user.balanceUsd);
+    return { balance: decimalToPico(user.balanceUsd), entryId: entry.id };
   };
-  const balance = opts.tx ? await apply(opts.tx) : await (await getDb()).$transaction(apply);
-  if (!opts.tx) await getLimiter().adjustBalance(balanceKey(userId), amount);
-  return balance;
+  // Inside a caller's transaction the entry is not visible yet: the caller applies it after its
+  // commit (applyPendingCredits), or the reconcilers do.
+  if (opts.tx) return { ...(await apply(opts.tx)), live: false };
+  const done = await (await getDb()).$transaction(apply);
+  const { pending } = await applyPendingCredits({ userId });
+  return { ...done, live: pending === 0 && liveBalanceHere() };
+}
+
+/**
+ * Whether this process can apply a credit to the live balance the gateway admits against: with
+ * Redis, every process can (the balance is there); without it, only the server (its in-process
+ * limiter holds the balance, and it runs the reconciler). A CLI without Redis leaves its credits to
+ * the server.
+ */
+function liveBalanceHere(): boolean {
+  return env.REDIS_URL !== undefined || reconcilerState().running;
+}
+
+/**
+ * Applies pending credits (all, or one account's; oldest first, at most `limit`) to the live
+ * balance and marks them applied. Stops at the first the live balance cannot take (Redis
+ * unreachable). Returns how many were applied and how many of those looked at are still pending.
+ */
+export async function applyPendingCredits(opts: { userId?: string; limit?: number } = {}): Promise<{ applied: number; pending: number }> {
+  const db = await getDb();
+  const rows = await db.ledgerEntry.findMany({
+    where: opts.userId ? { livePending: true, userId: opts.userId } : { livePending: true },
+    orderBy: { id: 'asc' },
+    take: opts.limit ?? 200,
+    select: { id: true, userId: true, amountUsd: true },
+  });
+  if (rows.length === 0 || !liveBalanceHere()) return { applied: 0, pending: rows.length };
+  const limiter = getLimiter();
+  const applied: bigint[] = [];
+  for (const row of rows) {
+    const ok = await limiter.applyCredit(row.id.toString(), balanceKey(row.userId), decimalToPico(row.amountUsd)).catch(() => false);
+    if (!ok) break;
+    applied.push(row.id);
+  }
+  // If this fails (or the process dies first), the entries are applied again later: a no-op (markers).
+  if (applied.length) await db.ledgerEntry.updateMany({ where: { id: { in: applied } }, data: { livePending: false } });
+  return { applied: applied.length, pending: rows.length - applied.length };
+}
+
+interface ReconcilerState {
+  running: boolean;
+  timer?: NodeJS.Timeout;
+  busy: boolean;
+  failing: boolean;
+}
+
+const reconcilerState = () => singleton<ReconcilerState>('credit-reconciler', () => ({ running: false, busy: false, failing: false }));
+
+/**
+ * Every CREDIT_RECONCILE_MS, applies the credits still pending (made while Redis was unreachable
+ * from their process, by a process that died before applying them, or by a CLI without Redis).
+ * One indexed query on the partial index of pending entries, normally empty. Started once per
+ * server process; the timer never keeps the process alive.
+ */
+export function startCreditReconciler(): void {
+  const state = reconcilerState();
+  if (state.running) return;
+  state.running = true;
+  const tick = async () => {
+    if (state.busy) return;
+    state.busy = true;
+    try {
+      const { applied } = await applyPendingCredits();
+      if (applied) log('info', 'pending credits applied to the live balance', { applied });
+      if (state.failing) log('info', 'credit reconciler recovered');
+      state.failing = false;
+    } catch (err) {
+      if (!state.failing) log('warn', 'credit reconciler failed; retrying', errorFields(err));
+      state.failing = true;
+    } finally {
+      state.busy = false;
+    }
+  };
+  state.timer = setInterval(() => void tick(), env.CREDIT_RECONCILE_MS);
+  state.timer.unref();
+  void tick();
+}
+
+export function stopCreditReconciler(): void {
+  const state = reconcilerState();
+  if (state.timer) clearInterval(state.timer);
+  state.timer = undefined;
+  state.running = false;
 }

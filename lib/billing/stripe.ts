@@ -7,8 +7,7 @@ import { GatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { formatPico, parseDecimal } from '@/lib/billing/money';
-import { creditBalance, picoToDecimal } from '@/lib/billing/ledger';
-import { getLimiter, balanceKey } from '@/lib/gateway/runtime';
+import { applyPendingCredits, creditBalance, picoToDecimal } from '@/lib/billing/ledger';
 import type { Prisma } from '@/lib/generated/prisma/client';
 
 // Balance top-ups through Stripe Checkout. The webhook is the only place money is credited:
@@ -218,7 +217,7 @@ async function settleOnce(
     return { outcome: 'credited', userId, amount };
   });
   if (settled.outcome === 'credited' && settled.userId && settled.amount !== undefined) {
-    await getLimiter().adjustBalance(balanceKey(settled.userId), settled.amount);
+    await applyPendingCredits({ userId: settled.userId }); // what it cannot apply now, the reconcilers do
     log('info', 'recharge credited', { ...fields, amountUsd: formatPico(settled.amount) });
   }
   return settled.outcome;

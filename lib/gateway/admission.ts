@@ -153,11 +153,20 @@ export function rateLimitHeaders(states: RuleState[]): Record<string, string> {
   return headers;
 }
 
-async function loadBalance(userId: string): Promise<bigint> {
+/**
+ * The account's balance from the database, less the charges still queued here, and the credit
+ * ledger entries it includes that are still pending for the live balance (lib/billing/ledger.ts),
+ * read in one statement (one snapshot): initBalance marks those applied, so they count once.
+ */
+async function loadBalance(userId: string): Promise<{ amount: bigint; credits: string[] }> {
   try {
     const db = await getDb();
-    const user = await db.user.findUnique({ where: { id: userId }, select: { balanceUsd: true } });
-    return (user ? usdToPico(user.balanceUsd.toFixed(12)) : 0n) - pendingCharges(userId);
+    const rows = await db.$queryRaw<{ balance: string; credits: string[] }[]>`
+      SELECT u."balanceUsd"::text AS balance,
+             ARRAY(SELECT l.id::text FROM "LedgerEntry" l WHERE l."livePending" AND l."userId" = u.id) AS credits
+      FROM "User" u WHERE u.id = ${userId}::uuid`;
+    const row = rows[0];
+    return { amount: (row ? usdToPico(row.balance) : 0n) - pendingCharges(userId), credits: row?.credits ?? [] };
   } catch {
     throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 2000 });
   }
@@ -227,7 +236,8 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
     // First request of this account since start-up (or since Redis lost it): one database read.
     // The limiter may switch backends in between, so try twice before calling it unavailable.
     for (let tries = 0; tries < 2 && !result.ok && result.reason === 'balance_unknown'; tries++) {
-      await limiter.initBalance(key, await loadBalance(principal.userId));
+      const loaded = await loadBalance(principal.userId);
+      await limiter.initBalance(key, loaded.amount, loaded.credits);
       result = await limiter.admit(input);
     }
   } finally {
@@ -395,7 +405,8 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   return { admission, speculative: true };
 }
 
-// Long streams keep their leases alive; a crashed instance's leases expire after LEASE_TTL_MS.
+// Long streams keep their leases alive (concurrency slots and the balance reservation); a crashed
+// instance's leases expire after LEASE_TTL_MS, and its reservations then return to the balance.
 // One interval renews every admission whose leases are a third of their TTL old (so a lease is
 // renewed at most two thirds into its life), instead of a timer per request.
 const RENEW_EVERY_MS = LEASE_TTL_MS / 3;
@@ -419,7 +430,8 @@ function renewLeases(): void {
   for (const a of live) {
     if (now - a.renewedAt < RENEW_EVERY_MS) continue;
     a.renewedAt = now;
-    void limiter.renew(a.concurrencyKeys, a.leaseId, LEASE_TTL_MS).catch(() => undefined);
+    // The balance reservation is a lease too: renewed with the concurrency leases.
+    void limiter.renew(a.concurrencyKeys, a.leaseId, LEASE_TTL_MS, { key: balanceKey(a.userId), amount: a.reserved }).catch(() => undefined);
   }
   if (live.size === 0) {
     clearInterval(renewer);
@@ -449,7 +461,8 @@ export async function release(admission: Admission, cost: bigint, tokens: number
     .release({
       leaseId: admission.leaseId,
       concurrencyKeys: admission.concurrencyKeys,
-      settle: { key: balanceKey(admission.userId), delta: admission.reserved - cost },
+      // With `reserved`: the reservation lease is settled exactly once, whatever became of it.
+      settle: { key: balanceKey(admission.userId), delta: admission.reserved - cost, reserved: admission.reserved },
       usage: admission.quotaKey && tokens > 0 ? [{ key: admission.quotaKey, windowMs: DAY, amount: tokens }] : undefined,
       urgent,
     })

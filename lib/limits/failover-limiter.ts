@@ -33,6 +33,10 @@ export interface FailoverLimiterOptions {
   probeIntervalMs?: number;
   /** Bound on the leases admitted in memory that are remembered for release routing. */
   maxTrackedLeases?: number;
+  /** Bound on the settlements of Redis reservations kept, while Redis is unreachable, to be sent when it is back. */
+  maxPendingSettlements?: number;
+  /** How long applyCredit waits for a (re)connecting client (credits are off the request path). */
+  creditConnectGraceMs?: number;
   /** Close the Redis client in close(). */
   ownsClient?: boolean;
   log?: (entry: LimiterLogEntry) => void;
@@ -43,6 +47,8 @@ const DEFAULTS = {
   connectGraceMs: 100,
   probeIntervalMs: 500,
   maxTrackedLeases: 100_000,
+  maxPendingSettlements: 100_000,
+  creditConnectGraceMs: 3_000,
 };
 
 class LimiterTimeoutError extends Error {
@@ -61,6 +67,11 @@ export class FailoverLimiter implements Limiter {
   private readonly log: (entry: LimiterLogEntry) => void;
   /** Leases admitted by the memory limiter: their release must go there too. */
   private readonly memoryLeases = new Set<string>();
+  /**
+   * Settlements of reservations taken in Redis that could not reach it: sent again when Redis is
+   * back (a settlement with `reserved` is exact however often it is sent, see ReleaseInput.settle).
+   */
+  private pendingSettlements: ReleaseInput[] = [];
   private fallback = false;
   private fallbackCalls = 0;
   private outages = 0;
@@ -89,6 +100,8 @@ export class FailoverLimiter implements Limiter {
       connectGraceMs: options.connectGraceMs ?? DEFAULTS.connectGraceMs,
       probeIntervalMs: options.probeIntervalMs ?? DEFAULTS.probeIntervalMs,
       maxTrackedLeases: options.maxTrackedLeases ?? DEFAULTS.maxTrackedLeases,
+      maxPendingSettlements: options.maxPendingSettlements ?? DEFAULTS.maxPendingSettlements,
+      creditConnectGraceMs: options.creditConnectGraceMs ?? DEFAULTS.creditConnectGraceMs,
     };
     this.client.on('ready', this.onReady);
     this.client.on('error', this.onError);
@@ -128,28 +141,52 @@ export class FailoverLimiter implements Limiter {
   release(input: ReleaseInput): Promise<void> {
     if (this.memoryLeases.delete(input.leaseId)) return this.memory.release(input);
     // The reservation of a Redis lease lives in Redis: settling it into an in-process
-    // balance would credit money that was never taken there, so only usage goes to memory.
+    // balance would credit money that was never taken there, so only usage goes to memory, and the
+    // settlement is kept to be sent to Redis when it is back (until then the reservation stays
+    // taken there; if this process ends first, it expires and returns to the balance).
     return this.run(
       'release',
       () => this.redis.release(input),
-      () => this.memory.release({ ...input, settle: undefined }),
+      () => {
+        if (input.settle?.reserved !== undefined) this.keepSettlement(input);
+        return this.memory.release({ ...input, settle: undefined });
+      },
     );
   }
 
-  async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {
-    if (this.memoryLeases.has(leaseId)) return this.memory.renew(concurrencyKeys, leaseId, leaseTtlMs);
+  async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number, reservation?: { key: string; amount: bigint }): Promise<void> {
+    if (this.memoryLeases.has(leaseId)) return this.memory.renew(concurrencyKeys, leaseId, leaseTtlMs, reservation);
     await this.run(
       'renew',
-      () => this.redis.renew(concurrencyKeys, leaseId, leaseTtlMs),
-      () => this.memory.renew(concurrencyKeys, leaseId, leaseTtlMs),
+      () => this.redis.renew(concurrencyKeys, leaseId, leaseTtlMs, reservation),
+      () => this.memory.renew(concurrencyKeys, leaseId, leaseTtlMs, reservation),
     );
   }
 
-  async initBalance(key: string, amount: bigint): Promise<void> {
+  /**
+   * Credits go to the shared balance in Redis only: an in-process balance is this instance's alone,
+   * so a credit applied there would never reach the others (nor, from a CLI, any server). While
+   * Redis is unreachable the credit is applied to the in-process fallback balance too (this
+   * instance admits against it meanwhile) and false is returned: the caller keeps the credit pending
+   * and applies it to Redis once it is reachable. A client still connecting gets a few seconds.
+   */
+  async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {
+    if (!this.fallback && !this.closed && (await this.redisReady(this.options.creditConnectGraceMs))) {
+      try {
+        return await this.redis.applyCredit(entryId, key, delta);
+      } catch (err) {
+        this.onRedisFailure('applyCredit', err);
+      }
+    }
+    await this.memory.applyCredit(entryId, key, delta);
+    return false;
+  }
+
+  async initBalance(key: string, amount: bigint, credits?: string[]): Promise<void> {
     await this.run(
       'initBalance',
-      () => this.redis.initBalance(key, amount),
-      () => this.memory.initBalance(key, amount),
+      () => this.redis.initBalance(key, amount, credits),
+      () => this.memory.initBalance(key, amount, credits),
     );
   }
 
@@ -221,7 +258,7 @@ export class FailoverLimiter implements Limiter {
   }
 
   /** Ready now, or becomes ready within the connect grace (startup, quick reconnects). */
-  private async redisReady(): Promise<boolean> {
+  private async redisReady(graceMs = this.options.connectGraceMs): Promise<boolean> {
     const status = this.client.status;
     if (status === 'ready') return true;
     if (status === 'end' || status === 'close' || this.closed) return false;
@@ -231,7 +268,7 @@ export class FailoverLimiter implements Limiter {
         resolve();
       });
     });
-    await withTimeout(this.readyWaiter, this.options.connectGraceMs).catch(() => {});
+    await withTimeout(this.readyWaiter, graceMs).catch(() => {});
     return this.client.status === 'ready';
   }
 
@@ -274,6 +311,27 @@ export class FailoverLimiter implements Limiter {
       fallbackCount: this.fallbackCalls,
     });
     this.resyncBalances();
+    this.sendPendingSettlements();
+  }
+
+  private keepSettlement(input: ReleaseInput): void {
+    // Only the settlement: the concurrency leases have been released in memory or expire in Redis.
+    this.pendingSettlements.push({ leaseId: input.leaseId, concurrencyKeys: [], settle: input.settle });
+    if (this.pendingSettlements.length > this.options.maxPendingSettlements) this.pendingSettlements.shift();
+  }
+
+  /** Sends the settlements kept while Redis was unreachable; any that fail again are kept again. */
+  private sendPendingSettlements(): void {
+    const pending = this.pendingSettlements;
+    this.pendingSettlements = [];
+    for (const input of pending) {
+      withTimeout(this.redis.release(input), this.options.callTimeoutMs).catch(() => this.keepSettlement(input));
+    }
+  }
+
+  /** Settlements waiting for Redis (tests, metrics). */
+  get pendingSettlementCount(): number {
+    return this.pendingSettlements.length;
   }
 
   /**

@@ -45,6 +45,16 @@ interface GcraState {
   expiresAt: number;
 }
 
+/** A balance reservation held as a lease (AdmitInput.reserve). */
+interface Reservation {
+  amount: bigint;
+  expiresAt: number;
+}
+
+/** How long reservations returned unsettled (and applied-credit markers) are remembered. */
+const GONE_MS = 86_400_000;
+const CREDIT_MARKER_MS = 30 * 86_400_000;
+
 interface QuotaBuckets {
   /** Hour bucket index (floor(t / 1h)) -> tokens used in that hour. */
   buckets: Map<number, number>;
@@ -67,6 +77,12 @@ export class MemoryLimiter implements Limiter {
   private readonly gcras = new Map<string, GcraState>();
   private readonly quotas = new Map<string, QuotaBuckets>();
   private readonly balances = new Map<string, bigint>();
+  /** Balance key -> leaseId -> its open reservation. */
+  private readonly reservations = new Map<string, Map<string, Reservation>>();
+  /** Balance key -> leaseId|amount -> when it was returned to the balance unsettled. */
+  private readonly gone = new Map<string, Map<string, number>>();
+  /** Credit ledger entries applied (entry id -> marker expiry). */
+  private readonly appliedCredits = new Map<string, number>();
   private readonly now: () => number;
   private sweepTimer: NodeJS.Timeout | undefined;
 
@@ -96,8 +112,9 @@ export class MemoryLimiter implements Limiter {
     }
 
     if (input.reserve) {
-      const balance = this.balances.get(input.reserve.key);
+      let balance = this.balances.get(input.reserve.key);
       if (balance === undefined) return { ok: false, reason: 'balance_unknown' };
+      balance = this.reapExpired(input.reserve.key, balance, now);
       if (balance < input.reserve.amount) return { ok: false, reason: 'balance', available: balance };
     }
 
@@ -107,6 +124,11 @@ export class MemoryLimiter implements Limiter {
       const { key, amount } = input.reserve;
       const balance = (this.balances.get(key) ?? 0n) - amount;
       this.balances.set(key, balance);
+      if (amount !== 0n) {
+        let open = this.reservations.get(key);
+        if (!open) this.reservations.set(key, (open = new Map()));
+        open.set(input.leaseId, { amount, expiresAt: now + input.leaseTtlMs });
+      }
       return { ok: true, states, balance };
     }
     return { ok: true, states };
@@ -115,12 +137,28 @@ export class MemoryLimiter implements Limiter {
   async release(input: ReleaseInput): Promise<void> {
     const now = this.now();
     for (const key of input.concurrencyKeys) this.leaseSets.get(key)?.leases.delete(input.leaseId);
-    if (input.settle && input.settle.delta !== 0n) this.addToBalance(input.settle.key, input.settle.delta);
+    const settle = input.settle;
+    if (settle && settle.reserved !== undefined) {
+      // As in Redis: live, settle; returned unsettled already, charge the cost; neither, settled before.
+      const { key, delta, reserved } = settle;
+      const open = this.reservations.get(key);
+      if (reserved === 0n || open?.delete(input.leaseId)) {
+        if (open?.size === 0) this.reservations.delete(key);
+        this.addToBalance(key, delta);
+      } else if (this.gone.get(key)?.delete(`${input.leaseId}|${reserved}`)) {
+        this.addToBalance(key, delta - reserved);
+      }
+    } else if (settle && settle.delta !== 0n) {
+      this.addToBalance(settle.key, settle.delta);
+    }
     for (const u of input.usage ?? []) this.addUsage(u.key, u.windowMs, u.amount, now);
   }
 
-  async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {
+  async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number, reservation?: { key: string; amount: bigint }): Promise<void> {
     const now = this.now();
+    const held = reservation && this.reservations.get(reservation.key)?.get(leaseId);
+    // Not expired yet (an expired one may already have been returned to the balance: not revived).
+    if (held && held.expiresAt > now) held.expiresAt = now + leaseTtlMs;
     for (const key of concurrencyKeys) {
       const set = this.liveLeaseSet(key, now);
       // Like ZADD XX: only a lease that is still held is extended.
@@ -130,16 +168,37 @@ export class MemoryLimiter implements Limiter {
     }
   }
 
-  async initBalance(key: string, amount: bigint): Promise<void> {
-    if (!this.balances.has(key)) this.balances.set(key, amount);
+  async initBalance(key: string, amount: bigint, credits: string[] = []): Promise<void> {
+    if (this.balances.has(key)) return;
+    this.balances.set(key, amount);
+    const now = this.now();
+    for (const id of credits) this.appliedCredits.set(id, now + CREDIT_MARKER_MS);
+    this.abandonReservations(key);
   }
 
   async adjustBalance(key: string, delta: bigint): Promise<void> {
     this.addToBalance(key, delta);
   }
 
+  async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {
+    const now = this.now();
+    const marker = this.appliedCredits.get(entryId);
+    if (marker === undefined || marker <= now) {
+      this.appliedCredits.set(entryId, now + CREDIT_MARKER_MS);
+      this.addToBalance(key, delta);
+    }
+    return true;
+  }
+
+  /** Whether this credit ledger entry was applied here (the failover limiter's fallback). */
+  hasAppliedCredit(entryId: string): boolean {
+    const marker = this.appliedCredits.get(entryId);
+    return marker !== undefined && marker > this.now();
+  }
+
   async forgetBalance(key: string): Promise<void> {
     this.balances.delete(key);
+    this.abandonReservations(key);
   }
 
   /** Deny keys live in Redis only: with one instance, invalidation is synchronous (lib/events.ts). */
@@ -159,12 +218,45 @@ export class MemoryLimiter implements Limiter {
 
   /** Drop every loaded balance so each is reloaded from the database on next use. */
   clearBalances(): void {
+    for (const key of [...this.reservations.keys()]) this.abandonReservations(key);
     this.balances.clear();
+  }
+
+  /**
+   * The balance is reloaded from the database, which has none of its open reservations: they are
+   * gone, so their settlements charge only the cost.
+   */
+  private abandonReservations(key: string): void {
+    const open = this.reservations.get(key);
+    if (!open) return;
+    this.reservations.delete(key);
+    const now = this.now();
+    let gone = this.gone.get(key);
+    if (!gone) this.gone.set(key, (gone = new Map()));
+    for (const [leaseId, r] of open) gone.set(`${leaseId}|${r.amount}`, now);
+  }
+
+  /** Returns the expired reservations of a balance to it (their instance never settled them). */
+  private reapExpired(key: string, balance: bigint, now: number): bigint {
+    const open = this.reservations.get(key);
+    if (!open) return balance;
+    let gone: Map<string, number> | undefined;
+    for (const [leaseId, r] of open) {
+      if (r.expiresAt > now) continue;
+      open.delete(leaseId);
+      balance += r.amount;
+      gone ??= this.gone.get(key) ?? new Map();
+      gone.set(`${leaseId}|${r.amount}`, now);
+    }
+    if (gone) this.gone.set(key, gone);
+    if (open.size === 0) this.reservations.delete(key);
+    this.balances.set(key, balance);
+    return balance;
   }
 
   /** Number of live keys (for tests and leak checks). */
   size(): number {
-    return this.windows.size + this.leaseSets.size + this.gcras.size + this.quotas.size + this.balances.size;
+    return this.windows.size + this.leaseSets.size + this.gcras.size + this.quotas.size + this.balances.size + this.reservations.size + this.gone.size;
   }
 
   /** Drops expired keys; runs periodically and may be called directly. */
@@ -174,6 +266,11 @@ export class MemoryLimiter implements Limiter {
     for (const [key, g] of this.gcras) if (g.expiresAt <= now) this.gcras.delete(key);
     for (const [key, q] of this.quotas) if (q.expiresAt <= now) this.quotas.delete(key);
     for (const key of [...this.leaseSets.keys()]) this.liveLeaseSet(key, now);
+    for (const [key, gone] of this.gone) {
+      for (const [member, at] of gone) if (at + GONE_MS <= now) gone.delete(member);
+      if (gone.size === 0) this.gone.delete(key);
+    }
+    for (const [id, expiry] of this.appliedCredits) if (expiry <= now) this.appliedCredits.delete(id);
   }
 
   // ---- per-rule checks -------------------------------------------------------------

@@ -75,9 +75,34 @@ local function extend_ttl(key, ms)
   ms = ceil(ms)
   if call('PTTL', key) < ms then call('PEXPIRE', key, format('%d', ms)) end
 end
+
+-- Balance reservations are leases: a sorted set per balance (its key + ':res') of members
+-- 'leaseId|amount' scored by expiry, removed by the settlement. A reservation that was returned to
+-- the balance without being settled (expired: its instance died; or the balance was reloaded from the
+-- database, which never saw it) moves to the balance's ':gone' set, so that its late settlement
+-- charges only the cost. Gone entries are kept for a day.
+local GONE_MS = '86400000'
+local function move_to_gone(res_key, gone_key, members)
+  for j = 1, #members do
+    call('ZREM', res_key, members[j])
+    call('ZADD', gone_key, format('%d', floor(now or clock())), members[j])
+  end
+  if #members > 0 then call('PEXPIRE', gone_key, GONE_MS) end
+end
+
+-- Returns the expired reservations of a balance to it; the balance's text after.
+local function reap(balance_key, res_key, gone_key, expired)
+  for j = 1, #expired do
+    local amount = expired[j]:match('|(%-?%d+)$')
+    if amount then call('INCRBY', balance_key, amount) end
+  end
+  move_to_gone(res_key, gone_key, expired)
+  return call('GET', balance_key)
+end
 `;
 
-// KEYS[1..n]: rule keys; KEYS[n+1]: balance key when a reservation is requested; then the deny keys.
+// KEYS[1..n]: rule keys; KEYS[n+1..n+3]: balance, reservation and gone keys when a reservation is
+// requested; then the deny keys.
 // ARGV: leaseId, leaseTtlMs, n, reserve amount ('' for none), deny key count, then per rule: kind,
 // limit, windowMs.
 // Reply: {status, refusedIndex, retryAfterMs, balance, remaining1, reset1, ...}; balance: on status 2
@@ -296,7 +321,7 @@ local reserve = ARGV[ao + 4]
 
 -- One MGET reads every plain value below: the deny markers, the GCRA states, the balance.
 local first_deny = n
-if reserve ~= '' then first_deny = n + 1 end
+if reserve ~= '' then first_deny = n + 3 end
 local nd = num(ARGV[ao + 5])
 local m = nd
 for j = 1, nd do mkeys[j] = KEYS[ko + first_deny + j] end
@@ -350,6 +375,9 @@ local balance = ''
 if reserve ~= '' then
   balance = values[balance_at]
   if not balance then return { 3, 0, 0, '' } end
+  -- Reservations of requests whose instance died (expired leases) go back to the balance first.
+  local expired = call('ZRANGEBYSCORE', KEYS[ko + n + 2], '-inf', cutoff_text(now), 'LIMIT', '0', '64')
+  if expired[1] then balance = reap(balance_key, KEYS[ko + n + 2], KEYS[ko + n + 3], expired) end
   if cmp_int(balance, reserve) < 0 then return { 2, 0, 0, balance } end
 end
 
@@ -359,7 +387,10 @@ for i = 1, n do
   local c = checks[i]
   res[2 * i - 1], res[2 * i] = appliers[c.kind](KEYS[ko + i], i, c.limit, c.win, c, ARGV[ao + 5 + 3 * i])
 end
-if reserve ~= '' then call('DECRBY', balance_key, reserve) end
+if reserve ~= '' then
+  call('DECRBY', balance_key, reserve)
+  if reserve ~= '0' then call('ZADD', KEYS[ko + n + 2], format('%d', floor(now + ttl)), lease .. '|' .. reserve) end
+end
 return { 1, 0, 0, balance, unpack(res, 1, 2 * n) }
 end
 `;
@@ -367,8 +398,10 @@ const ADMIT_LUA = `${LUA_PRELUDE}${ADMIT_CORE}
 return admit_one(0, 0)
 `;
 
-// KEYS: concurrency keys (ARGV[2] of them), the settle key when ARGV[3] ~= '', then quota keys.
-// ARGV: leaseId, concurrency key count, settle delta ('' for none), then windowMs, amount per quota key.
+// KEYS: concurrency keys (ARGV[2] of them), the settle key when ARGV[3] ~= '' (with its reservation
+// and gone keys when ARGV[4] ~= ''), then quota keys.
+// ARGV: leaseId, concurrency key count, settle delta ('' for none), reserved ('' for a plain
+// settlement), then windowMs, amount per quota key.
 // release_one(ko, ao, nk): the item's KEYS and ARGV start after the offsets; nk: its key count.
 const RELEASE_CORE = `
 local function release_one(ko, ao, nk)
@@ -376,20 +409,38 @@ local KEYS, ARGV = KEYS, ARGV
 local lease = ARGV[ao + 1]
 local nc = num(ARGV[ao + 2])
 local delta = ARGV[ao + 3]
+local reserved = ARGV[ao + 4]
 for i = 1, nc do call('ZREM', KEYS[ko + i], lease) end
 local k = nc
 if delta ~= '' then
-  k = k + 1
-  -- A missing balance is reloaded from the database, which already has the real cost.
-  if call('EXISTS', KEYS[ko + k]) == 1 then call('INCRBY', KEYS[ko + k], delta) end
+  local bal = KEYS[ko + k + 1]
+  if reserved == '' then
+    k = k + 1
+    -- A missing balance is reloaded from the database, which already has the real cost.
+    if call('EXISTS', bal) == 1 then call('INCRBY', bal, delta) end
+  else
+    -- The reservation lease: live, settle it; returned already (gone), charge the cost only;
+    -- neither, it was settled before (a replayed settlement).
+    local member = lease .. '|' .. reserved
+    local state = 1
+    if reserved ~= '0' and call('ZREM', KEYS[ko + k + 2], member) == 0 then
+      state = 0
+      if call('ZREM', KEYS[ko + k + 3], member) == 1 then state = 2 end
+    end
+    k = k + 3
+    if state > 0 and call('EXISTS', bal) == 1 then
+      call('INCRBY', bal, delta)
+      if state == 2 then call('DECRBY', bal, reserved) end
+    end
+  end
 end
 -- Only the token quota's hour buckets need the clock.
 local bucket = 0
 if nk > k then bucket = format('%d', floor(clock() / HOUR)) end
 for j = 1, nk - k do
   local key = KEYS[ko + k + j]
-  call('HINCRBY', key, bucket, ARGV[ao + 3 + 2 * j])
-  call('PEXPIRE', key, format('%d', ceil(num(ARGV[ao + 2 + 2 * j]) + HOUR)))
+  call('HINCRBY', key, bucket, ARGV[ao + 4 + 2 * j])
+  call('PEXPIRE', key, format('%d', ceil(num(ARGV[ao + 3 + 2 * j]) + HOUR)))
 end
 return 1
 end
@@ -418,15 +469,49 @@ flush_gcra()
 return out
 `;
 
-// KEYS: concurrency keys. ARGV: leaseId, leaseTtlMs. Only still-live leases are extended.
+// KEYS: concurrency keys, then the reservation key when ARGV[3] ~= ''. ARGV: leaseId, leaseTtlMs,
+// reservation member ('leaseId|amount', or ''). Only still-live leases are extended.
 const RENEW_LUA = `${LUA_PRELUDE}
 clock()
 local ttl = tonumber(ARGV[2])
-for i = 1, #KEYS do
+local nc = #KEYS
+if ARGV[3] ~= '' then
+  nc = nc - 1
+  -- Not expired yet (an expired one may already have been returned by an admission: not revived).
+  local score = call('ZSCORE', KEYS[#KEYS], ARGV[3])
+  if score and tonumber(score) > now then call('ZADD', KEYS[#KEYS], 'XX', format('%d', floor(now + ttl)), ARGV[3]) end
+end
+for i = 1, nc do
   call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff_text(now))
   if call('ZADD', KEYS[i], 'XX', 'CH', format('%d', floor(now + ttl)), ARGV[1]) == 1 then extend_ttl(KEYS[i], 2 * ttl) end
 end
 return 1
+`;
+
+// KEYS: balance, reservation and gone keys. Forgets the balance (it is reloaded from the database,
+// which has none of the open reservations): its open reservations are gone, so their settlements
+// charge only their cost. With ARGV[1] (an amount): loads the balance instead, if not loaded (SET NX),
+// and marks the pending credits it includes applied (KEYS[4..]: their markers; ARGV[2]: their lifetime).
+const RELOAD_LUA = `${LUA_PRELUDE}
+if ARGV[1] then
+  if not call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
+  for i = 4, #KEYS do call('SET', KEYS[i], '1', 'PX', ARGV[2]) end
+else
+  call('DEL', KEYS[1])
+end
+move_to_gone(KEYS[2], KEYS[3], call('ZRANGE', KEYS[2], '0', '-1'))
+return 1
+`;
+
+// KEYS: the credit's applied marker, the balance key. ARGV: delta, marker lifetime (ms). Applies a
+// credit ledger entry once: the first call sets the marker and adds to the balance if it is loaded
+// (an unloaded balance loads from the database, which has the credit).
+const CREDIT_LUA = `
+if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[2]) then
+  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('INCRBY', KEYS[2], ARGV[1]) end
+  return 1
+end
+return 0
 `;
 
 // KEYS[1]: balance key. ARGV[1]: delta. No-op when the balance is not loaded.
@@ -534,6 +619,17 @@ const admitScript = new LuaScript(ADMIT_LUA);
 const releaseScript = new LuaScript(RELEASE_LUA);
 const renewScript = new LuaScript(RENEW_LUA);
 const adjustScript = new LuaScript(ADJUST_LUA);
+const reloadScript = new LuaScript(RELOAD_LUA);
+const creditScript = new LuaScript(CREDIT_LUA);
+
+/** The sorted set of a balance's reservation leases ('leaseId|amount' scored by expiry). */
+export const reservationsKey = (balanceKey: string) => `${balanceKey}:res`;
+/** Reservations returned to the balance unsettled (expired, or the balance reloaded): 'leaseId|amount'. */
+export const goneReservationsKey = (balanceKey: string) => `${balanceKey}:gone`;
+/** Marks a credit ledger entry as applied to the live balance. */
+export const creditMarkerKey = (entryId: string) => `gw:applied:${entryId}`;
+/** How long an applied marker is kept: far longer than any credit can stay pending in the database. */
+const CREDIT_MARKER_MS = 30 * 86_400_000;
 const batchScript = new LuaScript(BATCH_LUA);
 
 /** Most admits and releases one batch call carries (bounds the script's run time in Redis). */
@@ -623,7 +719,7 @@ export class RedisLimiter implements Limiter {
 
   admit(input: AdmitInput): Promise<AdmitResult> {
     const keys = input.rules.map((r) => r.key);
-    if (input.reserve) keys.push(input.reserve.key);
+    if (input.reserve) keys.push(input.reserve.key, reservationsKey(input.reserve.key), goneReservationsKey(input.reserve.key));
     const deny = input.denyKeys ?? [];
     for (const k of deny) keys.push(k);
     const args: (string | number)[] = [
@@ -643,9 +739,17 @@ export class RedisLimiter implements Limiter {
 
   async release(input: ReleaseInput): Promise<void> {
     const keys = [...input.concurrencyKeys];
-    const settle = input.settle && input.settle.delta !== 0n ? input.settle : undefined;
+    // A reservation lease is settled even at delta 0 (its lease must go); a plain settlement of 0 is nothing.
+    const settle = input.settle && (input.settle.delta !== 0n || input.settle.reserved !== undefined) ? input.settle : undefined;
+    const leased = settle?.reserved !== undefined;
     if (settle) keys.push(settle.key);
-    const args: (string | number)[] = [input.leaseId, input.concurrencyKeys.length, settle ? settle.delta.toString() : ''];
+    if (settle && leased) keys.push(reservationsKey(settle.key), goneReservationsKey(settle.key));
+    const args: (string | number)[] = [
+      input.leaseId,
+      input.concurrencyKeys.length,
+      settle ? settle.delta.toString() : '',
+      settle && leased ? String(settle.reserved) : '',
+    ];
     for (const u of input.usage ?? []) {
       if (u.amount === 0) continue;
       keys.push(u.key);
@@ -655,13 +759,21 @@ export class RedisLimiter implements Limiter {
     await this.enqueue('r', keys, args, input.urgent);
   }
 
-  async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void> {
-    if (concurrencyKeys.length === 0) return;
-    await renewScript.run(this.client, concurrencyKeys, [leaseId, leaseTtlMs]);
+  async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number, reservation?: { key: string; amount: bigint }): Promise<void> {
+    const leased = reservation !== undefined && reservation.amount !== 0n;
+    if (concurrencyKeys.length === 0 && !leased) return;
+    const keys = leased ? [...concurrencyKeys, reservationsKey(reservation.key)] : concurrencyKeys;
+    await renewScript.run(this.client, keys, [leaseId, leaseTtlMs, leased ? `${leaseId}|${reservation.amount}` : '']);
   }
 
-  async initBalance(key: string, amount: bigint): Promise<void> {
-    await sendEncoded(this.client, 'set', [[key, amount.toString(), 'NX']]);
+  async initBalance(key: string, amount: bigint, credits: string[] = []): Promise<void> {
+    const keys = [key, reservationsKey(key), goneReservationsKey(key), ...credits.map(creditMarkerKey)];
+    await reloadScript.run(this.client, keys, [amount.toString(), CREDIT_MARKER_MS]);
+  }
+
+  async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {
+    await creditScript.run(this.client, [creditMarkerKey(entryId), key], [delta.toString(), CREDIT_MARKER_MS]);
+    return true;
   }
 
   async adjustBalance(key: string, delta: bigint): Promise<void> {
@@ -669,7 +781,7 @@ export class RedisLimiter implements Limiter {
   }
 
   async forgetBalance(key: string): Promise<void> {
-    await sendEncoded(this.client, 'del', [[key]]);
+    await reloadScript.run(this.client, [key, reservationsKey(key), goneReservationsKey(key)], []);
   }
 
   async denied(keys: string[]): Promise<number> {

@@ -58,7 +58,12 @@ export interface AdmitInput {
   /** Unique per request; identifies its concurrency leases. */
   leaseId: string;
   leaseTtlMs: number;
-  /** Optional balance reservation in pico-USD, taken only when every rule admits. */
+  /**
+   * Optional balance reservation in pico-USD, taken only when every rule admits. It is held as a
+   * lease of its own (leaseId, amount; expiring after leaseTtlMs like the concurrency leases and
+   * renewed with them): release() settles it; one whose instance died without releasing it is
+   * returned to the balance by the next admission against that balance once it has expired.
+   */
   reserve?: { key: string; amount: bigint };
   /**
    * Keys whose presence refuses the admission before anything is counted (a suspended account, a
@@ -91,8 +96,14 @@ export type AdmitResult =
 export interface ReleaseInput {
   leaseId: string;
   concurrencyKeys: string[];
-  /** Added to the balance key (reserved minus actual cost, in pico-USD; may be negative). */
-  settle?: { key: string; delta: bigint };
+  /**
+   * Added to the balance key (reserved minus actual cost, in pico-USD; may be negative). With
+   * `reserved` (the admission's reservation), the settlement is that of the reservation lease and
+   * exact whatever happened to it: live, `delta` is added; already returned to the balance (it
+   * expired, or the balance was reloaded from the database), only the cost (delta - reserved);
+   * already settled, nothing. So a settlement may be sent again (replayed) without double counting.
+   */
+  settle?: { key: string; delta: bigint; reserved?: bigint };
   /** Token usage added to quota rules after the reply. */
   usage?: { key: string; windowMs: number; amount: number }[];
   /**
@@ -106,12 +117,26 @@ export interface ReleaseInput {
 export interface Limiter {
   admit(input: AdmitInput): Promise<AdmitResult>;
   release(input: ReleaseInput): Promise<void>;
-  /** Extend live leases (long streams). */
-  renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number): Promise<void>;
-  /** Set the balance only if it is not loaded yet (SET NX). */
-  initBalance(key: string, amount: bigint): Promise<void>;
-  /** Add to a loaded balance (recharges, credits); no-op if not loaded. */
+  /**
+   * Extend live leases (long streams): the concurrency leases and, when given, the balance
+   * reservation of the lease (AdmitInput.reserve: its key and amount).
+   */
+  renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number, reservation?: { key: string; amount: bigint }): Promise<void>;
+  /**
+   * Set the balance only if it is not loaded yet (SET NX). `credits`: the credit ledger entries still
+   * pending (not yet applied, see applyCredit) that `amount` includes, read with it: when the
+   * balance is set, they are marked applied, so applying them later does not count them twice.
+   */
+  initBalance(key: string, amount: bigint, credits?: string[]): Promise<void>;
+  /** Add to a loaded balance; no-op if not loaded. Credits use applyCredit (idempotent). */
   adjustBalance(key: string, delta: bigint): Promise<void>;
+  /**
+   * Applies the credit ledger entry `entryId` to a loaded balance once (a marker per entry makes a
+   * second call a no-op; an unloaded balance is left to load from the database, which has it).
+   * True when it is applied to the balance the gateway admits against (now or before); false when
+   * that store could not be reached (the caller keeps the entry pending and tries again).
+   */
+  applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean>;
   /** Drop a loaded balance so it is reloaded from the database. */
   forgetBalance(key: string): Promise<void>;
   /** Which of these deny keys (AdmitInput.denyKeys) exists first, or -1: for calls that admit nothing. */
