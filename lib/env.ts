@@ -46,7 +46,7 @@ const schema = z.object({
    * Most request-log rows queued for the database (reached only while it cannot be written): at the
    * bound new /v1 requests get 503 rather than being served unbilled.
    */
-  LOG_QUEUE_MAX: z.coerce.number().int().min(1000).max(10_000_000).default(200_000),
+  LOG_QUEUE_MAX: z.coerce.number().int().min(1).max(10_000_000).default(200_000),
   /**
    * Longest a client may take to send a request's headers and body; a slower one is answered 408
    * and its connection closed (bodies trickled a byte a second would otherwise hold sockets forever).

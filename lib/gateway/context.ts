@@ -113,6 +113,8 @@ export class RequestContext {
   /** The balance reservation of the admission: the most this request may be charged. */
   private reserved: bigint | null = null;
   private admissionTried = false;
+  /** Shed at the log queue's bound: no log row. */
+  private unlogged = false;
 
   constructor(
     readonly surface: Surface,
@@ -127,6 +129,7 @@ export class RequestContext {
     // Every request ends in a log row and maybe a charge: with the write-behind queue at its bound
     // (the database unwritable for long), a request is refused rather than served unbilled.
     if (logQueueFull()) {
+      this.unlogged = true; // a row for the refusal would grow the queue past its bound
       throw new GatewayError('unavailable', 'The gateway cannot record requests right now. Please retry shortly.', { retryAfterMs: 5000 });
     }
     const body = await readJsonBody(req, this.cfg.limits.max_body_bytes);
@@ -358,7 +361,7 @@ export class RequestContext {
     // A speculative admission the pipeline never waited for (the client left first): settle it.
     if (this.admitting && !this.admission) this.admission = await this.admitting.catch(() => undefined);
     if (this.admission) await this.releaseOnce(false);
-    if (!this.principal) return;
+    if (!this.principal || this.unlogged) return;
     enqueueLog({
       id: this.requestId,
       createdAt: new Date(this.startedAt),

@@ -24,7 +24,7 @@ describe('embedded database', () => {
       });
       expect(reg.status).toBe(201);
       const cookie = reg.headers.get('set-cookie')!.split(';')[0];
-      const key = await fetch(`${gw.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: '{"name":"local"}' });
+      const key = await fetch(`${gw.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json', cookie, origin: gw.url }, body: '{"name":"local"}' });
       expect(key.status).toBe(201);
       const { key: apiKey } = await key.json();
       const models = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } });

@@ -525,13 +525,14 @@ async function pgProxy(target: URL) {
 }
 
 describe('database outage', () => {
-  it('requests keep being served; the log writer retries and writes every row exactly once when the database is back', async () => {
+  it('requests keep being served until the log queue is full, then get 503; the log writer retries and writes every row exactly once when the database is back', async () => {
     const target = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test');
     const proxy = await pgProxy(target);
     const viaProxy = new URL(target.toString());
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(proxy.port);
-    const g = await startGateway({ config: config([good.url]), env: { DATABASE_URL: viaProxy.toString() } });
+    // A queue of 8 rows: full after 8 requests of the outage.
+    const g = await startGateway({ config: config([good.url]), env: { DATABASE_URL: viaProxy.toString(), LOG_QUEUE_MAX: '8', METRICS_TOKEN: 'metrics-token-1' } });
     gateways.push(g);
     try {
       const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
@@ -556,18 +557,38 @@ describe('database outage', () => {
       }
       await waitFor(async () => g.output().includes('request log batch not written; will retry'), 10_000);
       expect(await db.requestLog.count({ where: { id: { in: ids } } })).toBe(0);
+      // At the queue's bound a request is refused, not served unbilled (and the refusal queues no row).
+      for (let i = 0; i < 3; i++) {
+        const res = await chat(g, acct.apiKey, { messages: [{ role: 'user', content: `filling the queue ${i}` }] });
+        await res.text();
+        expect(res.status).toBe(200);
+        ids.push(res.headers.get('x-request-id')!);
+        total += pico(res.headers.get('x-service-cost-usd')!);
+      }
+      // A row is queued just after its response: wait for the eighth.
+      await waitFor(async () => {
+        const text = await (await fetch(`${g.url}/metrics`, { headers: { authorization: 'Bearer metrics-token-1' } })).text();
+        return /^gateway_log_queue_length 8$/m.test(text);
+      }, 10_000);
+      for (let i = 0; i < 3; i++) {
+        const shed = await chat(g, acct.apiKey, {});
+        expect(shed.status).toBe(503);
+        expect(shed.headers.get('retry-after')).toBeTruthy();
+        expect(((await shed.json()) as { error: { code: string } }).error.code).toBe('unavailable');
+      }
       const before = pico(await balanceOf(acct.userId));
 
       await proxy.up();
-      await waitFor(async () => (await db.requestLog.count({ where: { id: { in: ids } } })) === 5, 40_000);
+      await waitFor(async () => (await db.requestLog.count({ where: { id: { in: ids } } })) === 8, 40_000);
       await new Promise((r) => setTimeout(r, 500));
       for (const id of ids) {
         const row = await logRow(id);
         await expectBilled(id, decPico(row.costUsd));
       }
       expect(pico(await balanceOf(acct.userId))).toBe(before - total);
-      // The gateway survived the outage.
+      // The gateway survived the outage, and serves again once its queue is written.
       expect((await fetch(`${g.url}/healthz`)).status).toBe(200);
+      expect((await chat(g, acct.apiKey, {})).status).toBe(200);
       expect(g.output()).not.toContain('gateway handler crashed');
       expect(g.process.exitCode).toBeNull();
     } finally {
