@@ -67,8 +67,8 @@ function liveBalanceHere(): boolean {
 
 /**
  * Applies pending credits (all, or one account's; oldest first, at most `limit`) to the live
- * balance and marks them applied. Stops at the first the live balance cannot take (Redis
- * unreachable). Returns how many were applied and how many of those looked at are still pending.
+ * balance and marks them applied; those the live balance cannot take now (Redis unreachable) stay
+ * pending. Returns how many were applied and how many of those looked at are still pending.
  */
 export async function applyPendingCredits(opts: { userId?: string; limit?: number } = {}): Promise<{ applied: number; pending: number }> {
   const db = await getDb();
@@ -83,7 +83,9 @@ export async function applyPendingCredits(opts: { userId?: string; limit?: numbe
   const applied: bigint[] = [];
   for (const row of rows) {
     const ok = await limiter.applyCredit(row.id.toString(), balanceKey(row.userId), decimalToPico(row.amountUsd)).catch(() => false);
-    if (!ok) break;
+    // Not taken (Redis unreachable, or this entry failing): the next ones are still tried; a
+    // failing entry must not hold up every later credit.
+    if (!ok) continue;
     applied.push(row.id);
   }
   // If this fails (or the process dies first), the entries are applied again later: a no-op (markers).

@@ -266,7 +266,7 @@ async function writeIsolating(batch: QueuedRow[]): Promise<string[]> {
   try {
     return await writeBatch(batch);
   } catch (err) {
-    if (!(await databaseReachable())) throw err;
+    if (!(await refusedForItsRows(err))) throw err;
     if (batch.length > 1) {
       const half = Math.ceil(batch.length / 2);
       const first = await writeIsolating(batch.slice(0, half));
@@ -286,7 +286,7 @@ async function writePoisoned(row: QueuedRow, err: unknown): Promise<string[]> {
     try {
       return await writeBatch([minimal]);
     } catch (again) {
-      if (!(await databaseReachable())) throw again;
+      if (!(await refusedForItsRows(again))) throw again;
       err = again;
     }
   }
@@ -324,7 +324,30 @@ function minimalRow(row: QueuedRow): QueuedRow | null {
   return { ...row, json: JSON.stringify(r) };
 }
 
-/** Whether the database answers at all: a refused batch is then the batch's fault, not an outage. */
+/** The SQLSTATE of a database error, wherever the driver or Prisma put it. */
+function sqlState(err: unknown): string | undefined {
+  for (let e = err as Record<string, unknown> | undefined, depth = 0; e && depth < 4; e = e.cause as Record<string, unknown> | undefined, depth++) {
+    for (const c of [e.code, (e.meta as Record<string, unknown> | undefined)?.code, e.originalCode]) {
+      if (typeof c === 'string' && /^[0-9A-Z]{5}$/.test(c) && !c.startsWith('P')) return c;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether a failed write was refused because of what its rows hold (then the writer isolates the
+ * row) rather than an outage or a fault of the database or schema (then the whole batch is retried
+ * with back-off, nothing set aside). Data exceptions (22), integrity violations (23) and program
+ * limits (54) are the rows'. Without a SQLSTATE (the embedded driver wraps its errors), a database
+ * that still answers means the rows.
+ */
+async function refusedForItsRows(err: unknown): Promise<boolean> {
+  const state = sqlState(err);
+  if (state) return /^(22|23|54)/.test(state);
+  return databaseReachable();
+}
+
+/** Whether the database answers at all. */
 async function databaseReachable(): Promise<boolean> {
   try {
     const pool = writerPool();

@@ -106,6 +106,11 @@ function anthropicChannels(ctx: RequestContext, model: ModelInfo): ChannelInfo[]
   return orderChannels((ctx.cfg.channelsByModel.get(model.name) ?? []).filter((c) => c.protocol === 'anthropic'));
 }
 
+/** A 403 may answer a beta feature the caller asked for: then it is the caller's, passed through. */
+function forbiddenOpts(req: GatewayRequest): { forbiddenIsCallers: boolean } {
+  return { forbiddenIsCallers: Boolean(req.headers['anthropic-beta']) };
+}
+
 /** Headers for the upstream: the channel's key (never the caller's), the caller's protocol headers. */
 function upstreamHeaders(req: GatewayRequest, channel: ChannelInfo): Record<string, string> {
   const headers: Record<string, string> = {
@@ -269,7 +274,7 @@ async function attempt(
   body: JsonObject,
   stream: boolean,
 ): Promise<boolean> {
-  const tried = await ctx.tryChannel(req, channel, model, (signal) => call(channel, MESSAGES_PATH, payload, req, signal));
+  const tried = await ctx.tryChannel(req, channel, model, (signal) => call(channel, MESSAGES_PATH, payload, req, signal), forbiddenOpts(req));
   if (!tried) return false;
   const { res, tracker } = tried;
   const record = tracker.record;
@@ -480,7 +485,7 @@ async function countTokensRoute(ctx: RequestContext, req: GatewayRequest, sink: 
   const payload = upstreamBody(request, { model: model.name });
 
   for (const channel of anthropicChannels(ctx, model)) {
-    const tried = await ctx.tryChannel(req, channel, model, (signal) => call(channel, COUNT_TOKENS_PATH, payload, req, signal));
+    const tried = await ctx.tryChannel(req, channel, model, (signal) => call(channel, COUNT_TOKENS_PATH, payload, req, signal), forbiddenOpts(req));
     if (!tried) continue;
     const { res, tracker } = tried;
     try {

@@ -4,7 +4,7 @@ import { authenticate, type Principal } from '@/lib/auth/principal';
 import { anthropicErrorBody, errorHeaders, GatewayError, openaiErrorBody, toGatewayError } from '@/lib/errors';
 import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
-import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { chargeBoundOf, costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { formatPico } from '@/lib/billing/money';
 import { enqueueLog, logQueueFull, storableText } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
@@ -25,9 +25,14 @@ export function isModelName(s: string): boolean {
   return s.length <= MAX_MODEL_NAME && MODEL_NAME.test(s);
 }
 
-/** Upstream statuses that are the channel's failure (fallback follows), not the caller's. */
-export function channelFault(status: number): boolean {
-  return status === 401 || status === 403 || status === 429 || status >= 500;
+/**
+ * Upstream statuses that are the channel's failure (fallback follows), not the caller's. A 403 is
+ * the caller's when the caller shaped the request's access (`forbiddenIsCallers`: the mirror
+ * forwards the caller's `anthropic-beta`, which the operator's key may not be entitled to); else it
+ * is the channel key's, like a 401.
+ */
+export function channelFault(status: number, forbiddenIsCallers = false): boolean {
+  return status === 401 || (status === 403 && !forbiddenIsCallers) || status === 429 || status >= 500;
 }
 
 function endpointOf(path: string): Endpoint {
@@ -110,8 +115,10 @@ export class RequestContext {
   outcome = 'ok';
   errorCode: string | null = null;
   private finished = false;
-  /** The balance reservation of the admission: the most this request may be charged. */
+  /** The balance reservation of the admission. */
   private reserved: bigint | null = null;
+  /** Completions asked for (`n`): the charge bound scales with it. */
+  choices = 1;
   private admissionTried = false;
   /** Shed at the log queue's bound: no log row. */
   private unlogged = false;
@@ -238,6 +245,7 @@ export class RequestContext {
     channel: ChannelInfo,
     model: ModelInfo,
     call: (signal: ClientSignal) => Promise<UpstreamResponse>,
+    opts: { forbiddenIsCallers?: boolean } = {},
   ): Promise<{ res: UpstreamResponse; tracker: AttemptTracker } | null> {
     const tracker = this.beginAttempt(channel, model);
     if (req.signal.aborted) throw this.clientGone();
@@ -246,7 +254,7 @@ export class RequestContext {
     tracker.record.status = res.status;
     // 401/403: the channel's own key was refused (revoked, out of credit): the channel's failure,
     // never the caller's; the next channel is tried and the breaker counts it.
-    if (channelFault(res.status)) {
+    if (channelFault(res.status, opts.forbiddenIsCallers)) {
       discard(res.body);
       tracker.fail(`upstream answered ${res.status}`, res.status);
       return null;
@@ -263,23 +271,23 @@ export class RequestContext {
   }
 
   /**
-   * Prices the usage with the model that actually served. The charge never exceeds the reservation
-   * (prompt bound plus the output cap the upstream honours): more could only come from an upstream
-   * reporting usage beyond what it was allowed, and charging it would let concurrent requests drive
-   * a balance below zero. The excess is counted and logged for the operator, not charged.
+   * Prices the usage with the model that actually served. The charge may exceed the reservation
+   * (prompt media fetched by URL count more tokens than the body's size suggests), counted in
+   * /metrics, but never the request's charge bound (chargeBoundOf: the model's whole context window
+   * at its highest price, per choice): a usage report beyond that is not believed, and it bounds how
+   * far concurrent requests can take a balance below zero.
    */
   settleCost(usage: Usage): bigint {
     this.usage = usage;
     let cost = this.model ? costOf(this.model, usage) : 0n;
-    if (this.reserved !== null && cost > this.reserved) {
-      inc('gateway_cost_over_reservation_total', { model: this.model?.name ?? '' });
-      log('warn', 'usage cost above the reservation; charged the reservation', {
-        requestId: this.requestId,
-        model: this.model?.name,
-        costUsd: formatPico(cost),
-        reservedUsd: formatPico(this.reserved),
-      });
-      cost = this.reserved;
+    if (this.reserved !== null && cost > this.reserved && this.model) {
+      inc('gateway_cost_over_reservation_total', { model: this.model.name });
+      const bound = chargeBoundOf(this.model, this.choices);
+      const cap = bound > this.reserved ? bound : this.reserved;
+      if (cost > cap) {
+        log('warn', 'usage beyond the charge bound; charged the bound', { requestId: this.requestId, model: this.model.name, costUsd: formatPico(cost), boundUsd: formatPico(cap) });
+        cost = cap;
+      }
     }
     this.cost = cost;
     return this.cost;

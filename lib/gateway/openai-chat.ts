@@ -13,6 +13,8 @@ import { startAbortDrain } from '@/lib/shutdown';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 const MAX_REPLY_BYTES = 32 * 1024 * 1024;
+/** Most completions one request may ask for (`n`), as OpenAI allows. */
+const MAX_CHOICES = 128;
 const ROLES = new Set(['system', 'user', 'assistant', 'tool', 'developer', 'function']);
 
 function validate(body: JsonObject): void {
@@ -39,6 +41,8 @@ function validate(body: JsonObject): void {
   optionalNumber(body, 'top_p', 0, 1);
   optionalInt(body, 'max_tokens', 1);
   optionalInt(body, 'max_completion_tokens', 1);
+  const n = optionalInt(body, 'n', 1);
+  if (n !== undefined && n > MAX_CHOICES) throw invalidField('n', `"n" must be at most ${MAX_CHOICES}.`);
   optionalBoolean(body, 'stream');
   const stop = body.stop;
   if (stop !== undefined && stop !== null && typeof stop !== 'string' && !(Array.isArray(stop) && stop.every((s) => typeof s === 'string'))) {
@@ -99,9 +103,11 @@ export async function chatCompletions(ctx: RequestContext, req: GatewayRequest, 
   });
   ctx.routeReason = plan.reason;
   ctx.model = plan.models[0];
+  // `n` completions each produce up to the output cap.
+  ctx.choices = (body.n as number | undefined) ?? 1;
   let reserve = 0n;
   for (const m of plan.models) {
-    const c = maxCostOf(m, promptBound, Math.min(maxOut ?? m.maxOutputTokens, m.maxOutputTokens));
+    const c = maxCostOf(m, promptBound, Math.min(maxOut ?? m.maxOutputTokens, m.maxOutputTokens) * ctx.choices);
     if (c > reserve) reserve = c;
   }
   await ctx.admit(plan.models[0], 'chat', reserve);

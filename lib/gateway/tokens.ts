@@ -9,8 +9,9 @@ import { singleton } from '@/lib/singleton';
 // js-tiktoken's byte-pair merge is quadratic in the length of one pre-tokenized piece (a "word"):
 // a 10,000-character word takes tens of seconds, on the event loop, and any caller can send one.
 // Counting here is therefore ours around the library's encoder, not a call to it on the whole text:
-// - a run of non-space characters longer than MAX_PIECE (no real word is) is encoded in slices, or
-//   when long, estimated from a few slices: constant work per run (an estimate, as every count here);
+// - a run of space or of non-space characters longer than MAX_PIECE (no real word or indentation
+//   is) is encoded in slices, or when long, estimated from a few slices: constant work per run (an
+//   estimate, as every count here);
 // - long texts are encoded slice by slice, yielding to the event loop every SLICE_BUDGET_MS, so
 //   other requests and /healthz are not held up while a 4 MiB prompt is counted;
 // - callers that only need to know whether a count exceeds a limit stop there.
@@ -69,8 +70,8 @@ async function encodePlain(counter: Counter, text: string): Promise<void> {
 }
 
 /**
- * A run of non-space characters longer than MAX_PIECE (no word is: a blob, a repeated character, a
- * wall of emoji). Short ones are encoded in slices; longer ones are estimated from RUN_SAMPLES
+ * A run of space or of non-space characters longer than MAX_PIECE (no word is: a blob, a repeated
+ * character, a wall of emoji or of blank lines). Short ones are encoded in slices; longer ones are estimated from RUN_SAMPLES
  * slices spread over the run (tokens per character, times its length): constant work per run.
  */
 async function addRun(counter: Counter, run: string): Promise<void> {
@@ -104,22 +105,25 @@ async function add(counter: Counter, text: string): Promise<void> {
     counter.total += counter.enc.encode(text, [], []).length;
     return;
   }
-  // One pass by character code (a \S{65,} regex takes ~0.1 µs a character here, this a few ns):
-  // plain text goes to encodePlain, long runs to addRun.
+  // One pass by character code (a regex takes ~0.1 µs a character here, this a few ns): a piece
+  // of the pre-tokenizer never spans a change between space and non-space, so bounding the runs of
+  // each class bounds every piece. Plain text goes to encodePlain, long runs to addRun.
   let from = 0;
-  let runStart = -1;
-  for (let i = 0; i <= text.length && counter.total <= counter.limit; i++) {
-    if (i < text.length && !isSpace(text.charCodeAt(i))) {
-      if (runStart < 0) runStart = i;
+  let runStart = 0;
+  let runSpace = isSpace(text.charCodeAt(0));
+  for (let i = 1; i <= text.length && counter.total <= counter.limit; i++) {
+    const space = i < text.length ? isSpace(text.charCodeAt(i)) : !runSpace;
+    if (space === runSpace) {
       if ((i & 0xfff) === 0 && performance.now() - counter.sliceStart > SLICE_BUDGET_MS) await encodeSlice(counter, '', true);
       continue;
     }
-    if (runStart >= 0 && i - runStart > MAX_PIECE) {
+    if (i - runStart > MAX_PIECE) {
       await encodePlain(counter, text.slice(from, runStart));
       await addRun(counter, text.slice(runStart, i));
       from = i;
     }
-    runStart = -1;
+    runStart = i;
+    runSpace = space;
   }
   if (counter.total <= counter.limit) await encodePlain(counter, text.slice(from));
 }

@@ -506,12 +506,13 @@ return 1
 // KEYS: the credit's applied marker, the balance key. ARGV: delta, marker lifetime (ms). Applies a
 // credit ledger entry once: the first call sets the marker and adds to the balance if it is loaded
 // (an unloaded balance loads from the database, which has the credit).
+// The marker is set after the INCRBY: Redis does not undo a script's writes when a later command
+// fails, so a failing INCRBY (an overflow) must leave the credit unmarked, to be tried again.
 const CREDIT_LUA = `
-if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[2]) then
-  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('INCRBY', KEYS[2], ARGV[1]) end
-  return 1
-end
-return 0
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('INCRBY', KEYS[2], ARGV[1]) end
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
+return 1
 `;
 
 // KEYS[1]: balance key. ARGV[1]: delta. No-op when the balance is not loaded.

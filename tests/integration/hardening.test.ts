@@ -298,7 +298,7 @@ describe('slow clients', () => {
 });
 
 describe('malicious upstream usage', () => {
-  it('negative counts are not credited; absurd counts are charged no more than the reservation; the balance never goes below zero', async () => {
+  it('negative counts are not credited; absurd counts are charged no more than the charge bound (the context window at the highest price)', async () => {
     const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
     next.push({ usage: { prompt_tokens: -1e12, completion_tokens: -5, total_tokens: -1e12 } });
     const neg = await chat(gw, acct.apiKey, { max_tokens: 100 });
@@ -311,20 +311,23 @@ describe('malicious upstream usage', () => {
     const huge = await chat(gw, acct.apiKey, { max_tokens: 100 });
     expect(huge.status).toBe(200);
     const hugeCost = pico(huge.headers.get('x-service-cost-usd')!);
-    // The reservation: prompt bound (body bytes / 2) at the input price + 100 tokens at the output price (gpt-4o-mini: $0.15 / $0.6 per million).
-    const bodyBytes = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hardening' }], max_tokens: 100 }).length;
-    const reservation = BigInt(Math.ceil(bodyBytes / 2)) * 150_000n + 100n * 600_000n;
-    expect(hugeCost).toBe(reservation);
+    // gpt-4o-mini: 128,000 tokens of context at its highest price, $0.6 per million (600,000 pico-USD a token).
+    expect(hugeCost).toBe(128_000n * 600_000n);
     await logRow(huge.headers.get('x-request-id')!);
     await expectLedgerConsistent(acct, '1');
     expect(pico(await balanceOf(acct.userId))).toBeGreaterThan(0n);
   });
 
-  it('with max_tokens and max_completion_tokens both set, the larger is reserved', async () => {
+  it('with max_tokens and max_completion_tokens both set, the larger is reserved; n completions reserve n outputs', async () => {
     // $0.0001 covers 1 output token but not 4,000 of them ($0.0024).
     const acct = await createAccount({ tier: 'pro', balanceUsd: '0.0001' });
     const res = await chat(gw, acct.apiKey, { max_tokens: 1, max_completion_tokens: 4000 });
     expect(res.status).toBe(402);
+    // 100 output tokens ($0.00006) fit; 8 completions of them ($0.00048) do not.
+    next.push({});
+    expect((await chat(gw, acct.apiKey, { max_tokens: 100 })).status).toBe(200);
+    expect((await chat(gw, acct.apiKey, { max_tokens: 100, n: 8 })).status).toBe(402);
+    expect((await chat(gw, acct.apiKey, { n: 129 })).status).toBe(400);
   });
 });
 
@@ -347,6 +350,26 @@ describe('upstream 401/403', () => {
       expect((row.attempts as { status?: number; ok: boolean }[])[0]).toMatchObject({ status, ok: false });
     }
     await g.stop('SIGKILL');
+  });
+});
+
+describe('upstream 403 on the mirror', () => {
+  it('is the channel’s failure (502) unless the caller asked for a beta feature, then it is the caller’s (403 passed through)', async () => {
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
+    const body = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    const send = (headers: Record<string, string>) =>
+      fetch(`${gwFake.url}/v1/anthropic/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': acct.apiKey, 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...headers },
+        body,
+      });
+    fake.queue({ type: 'status', status: 403 });
+    const plain = await send({});
+    expect(plain.status).toBe(502);
+    fake.queue({ type: 'status', status: 403 });
+    const beta = await send({ 'anthropic-beta': 'some-beta-2099-01-01' });
+    expect(beta.status).toBe(403);
+    expect(((await beta.json()) as { type: string }).type).toBe('error');
   });
 });
 
@@ -375,12 +398,15 @@ describe('stream cost trailers', () => {
 describe('count_tokens on the Anthropic mirror', () => {
   it('is held to the tier’s concurrency and request rate, not sent upstream without limit', async () => {
     const acct = await createAccount({ tier: 'free' }); // concurrency 2, 60 per minute
+    // Each upstream call takes 300 ms, so the 30 calls overlap whatever the machine's speed.
+    fake.setDefault({ type: 'delay', ms: 300 });
     const before = fake.received();
     const body = { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'count me' }] };
     const statuses = await Promise.all(Array.from({ length: 30 }, () => post(gwFake, acct.apiKey, '/v1/anthropic/v1/messages/count_tokens', body).then((r) => r.status)));
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
     expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
     expect(fake.received() - before).toBe(statuses.filter((s) => s === 200).length);
+    fake.setDefault({ type: 'ok' });
     const ok = await post(gwFake, acct.apiKey, '/v1/anthropic/v1/messages/count_tokens', body);
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
