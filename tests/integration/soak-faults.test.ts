@@ -112,8 +112,11 @@ const plan: Planned[] = Array.from({ length: WARM + N }, () => {
   const model = step.name === 'client aborts mid-stream' || rand() < 0.6 ? 'gpt-4o-mini' : 'deepseek-chat';
   return { step, stream, model, kind: kindOf(step, stream) };
 });
-// A long echoed reply for the aborted streams, so the client leaves while the stream is still going.
-const LONG_ECHO = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+// A long echoed reply for the aborted streams, so the client leaves while the stream is still going:
+// 400 chunks 2 ms apart last 0.8 s or more, several times what a busy machine (a CPU hog on the
+// other core) takes between the first chunk and the client's abort (with 60 chunks, 1 of 920
+// aborts once came after the stream had ended).
+const LONG_ECHO = Array.from({ length: 400 }, (_, i) => `word${i}`).join(' ');
 
 function faultFor(req: RecordedRequest): Fault | undefined {
   const messages = (req.json as { messages?: { content?: unknown }[] } | undefined)?.messages;
