@@ -49,6 +49,28 @@ export function startAbortDrain(stop: () => void): () => void {
   };
 }
 
+// Streams still being relayed to a connected client, each with how to stop reading its upstream.
+const openStreams = new Set<() => void>();
+
+/**
+ * Registers a stream being relayed; `stop` ends its upstream read (the relay then ends the stream
+ * with an error event, bills what was generated and logs it). Answers the function that
+ * unregisters it (the stream ended).
+ */
+export function trackStream(stop: () => void): () => void {
+  openStreams.add(stop);
+  return () => openStreams.delete(stop);
+}
+
+/**
+ * Ends every stream still being relayed (the route-handler path's cut-off: it cannot close the
+ * connections, which `npm start` does instead).
+ */
+export function cutOpenStreams(): void {
+  for (const stop of openStreams) stop();
+  openStreams.clear();
+}
+
 /** Shutdown's grace period is over: open connections are about to be cut, drains are shortened. */
 export function beginCutOff(): void {
   lifecycle().cuttingOff = true;
@@ -79,6 +101,12 @@ export function installRouteHandlerShutdown(): void {
     log('info', 'shutting down', { signal, inFlight: state.webPending });
     const deadline = Date.now() + env.SHUTDOWN_GRACE_MS;
     while (state.webPending > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // Streams longer than the grace are ended here (an error event), billed for what was
+    // generated and logged before the final flush.
+    beginCutOff();
+    cutOpenStreams();
+    const cutOff = Date.now() + 3000;
+    while (state.webPending > 0 && Date.now() < cutOff) await new Promise((r) => setTimeout(r, 20));
     await flushForShutdown();
     log('info', 'stopped', { unfinished: state.webPending });
     process.exit(0);

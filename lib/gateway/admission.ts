@@ -158,15 +158,24 @@ export function rateLimitHeaders(states: RuleState[]): Record<string, string> {
  * ledger entries it includes that are still pending for the live balance (lib/billing/ledger.ts),
  * read in one statement (one snapshot): initBalance marks those applied, so they count once.
  */
-async function loadBalance(userId: string): Promise<{ amount: bigint; credits: string[] }> {
+/**
+ * An account's balance as the database has it (less this instance's queued charges), in one
+ * snapshot with the credits it includes that the live balance may not have counted: `credits`,
+ * still pending, and `included`, those plus the credits of the last day (a credit applied to the
+ * live balance while this load is under way is added by the load unless it is in `included`; see
+ * Limiter.initBalance). Credits are a few per account a day, so the lists stay short.
+ */
+async function loadBalance(userId: string): Promise<{ amount: bigint; credits: string[]; included: string[] }> {
   try {
     const db = await getDb();
-    const rows = await db.$queryRaw<{ balance: string; credits: string[] }[]>`
+    const rows = await db.$queryRaw<{ balance: string; credits: string[]; included: string[] }[]>`
       SELECT u."balanceUsd"::text AS balance,
-             ARRAY(SELECT l.id::text FROM "LedgerEntry" l WHERE l."livePending" AND l."userId" = u.id) AS credits
+             ARRAY(SELECT l.id::text FROM "LedgerEntry" l WHERE l."livePending" AND l."userId" = u.id) AS credits,
+             ARRAY(SELECT l.id::text FROM "LedgerEntry" l WHERE l."userId" = u.id AND l.kind IN ('recharge', 'admin_credit', 'refund')
+                     AND (l."livePending" OR l."createdAt" > now() - interval '1 day')) AS included
       FROM "User" u WHERE u.id = ${userId}::uuid`;
     const row = rows[0];
-    return { amount: (row ? usdToPico(row.balance) : 0n) - pendingCharges(userId), credits: row?.credits ?? [] };
+    return { amount: (row ? usdToPico(row.balance) : 0n) - pendingCharges(userId), credits: row?.credits ?? [], included: row?.included ?? [] };
   } catch {
     throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 2000 });
   }
@@ -237,7 +246,7 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
     // The limiter may switch backends in between, so try twice before calling it unavailable.
     for (let tries = 0; tries < 2 && !result.ok && result.reason === 'balance_unknown'; tries++) {
       const loaded = await loadBalance(principal.userId);
-      await limiter.initBalance(key, loaded.amount, loaded.credits);
+      await limiter.initBalance(key, loaded.amount, loaded.credits, loaded.included);
       result = await limiter.admit(input);
     }
   } finally {

@@ -11,7 +11,7 @@ import { callUpstream, readUpstreamBody, UpstreamFailure, classify, type Upstrea
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
 import type { RequestContext } from '@/lib/gateway/context';
-import { startAbortDrain } from '@/lib/shutdown';
+import { startAbortDrain, trackStream } from '@/lib/shutdown';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 const MAX_REPLY_BYTES = 32 * 1024 * 1024;
@@ -404,6 +404,8 @@ async function relayStream(ctx: RequestContext, req: GatewayRequest, sink: Respo
     );
   };
 
+  // Shutdown's cut-off (route-handler path) may end this stream: its upstream read stops here.
+  const untrack = trackStream(() => res.body.destroy());
   try {
     for await (const chunk of res.body) {
       let out = '';
@@ -448,6 +450,8 @@ async function relayStream(ctx: RequestContext, req: GatewayRequest, sink: Respo
     ctx.settleCost(await finalUsage(acc, body, completion));
     ctx.outcome = 'upstream_error';
     throw new GatewayError('upstream_error', `The upstream stream broke off: ${failure.message}`);
+  } finally {
+    untrack();
   }
   client.dispose();
   if (!client.open) {

@@ -9,7 +9,7 @@ import { callUpstream, readUpstreamBody, UpstreamFailure, classify, type Upstrea
 import { countMessageTokens, countTokens, promptTokenBound, textOf } from '@/lib/gateway/tokens';
 import { SseLineSplitter } from '@/lib/gateway/sse';
 import type { RequestContext } from '@/lib/gateway/context';
-import { startAbortDrain } from '@/lib/shutdown';
+import { startAbortDrain, trackStream } from '@/lib/shutdown';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 const MAX_REPLY_BYTES = 32 * 1024 * 1024;
@@ -252,6 +252,8 @@ async function relayStream(
     sink.start(200, ctx.headers({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-service-cost-usd': 'pending', 'x-service-cost-cny': 'pending', trailer: 'x-service-cost-usd, x-service-cost-cny' }));
   };
 
+  // Shutdown's cut-off (route-handler path) may end this stream: its upstream read stops here.
+  const untrack = trackStream(() => res.body.destroy());
   try {
     for await (const chunk of res.body) {
       let out = '';
@@ -300,6 +302,8 @@ async function relayStream(
     ctx.settleCost(usage ?? (await estimateUsage(body.messages, completion)));
     ctx.outcome = 'upstream_error';
     throw new GatewayError('upstream_error', `The upstream stream broke off: ${failure.message}`);
+  } finally {
+    untrack();
   }
   stopDrain?.();
   req.signal.removeEventListener('abort', onAbort);

@@ -182,11 +182,11 @@ export class FailoverLimiter implements Limiter {
     return false;
   }
 
-  async initBalance(key: string, amount: bigint, credits?: string[]): Promise<void> {
+  async initBalance(key: string, amount: bigint, credits?: string[], included?: string[]): Promise<void> {
     await this.run(
       'initBalance',
-      () => this.redis.initBalance(key, amount, credits),
-      () => this.memory.initBalance(key, amount, credits),
+      () => this.redis.initBalance(key, amount, credits, included),
+      () => this.memory.initBalance(key, amount, credits, included),
     );
   }
 

@@ -54,6 +54,8 @@ interface Reservation {
 /** How long reservations returned unsettled (and applied-credit markers) are remembered. */
 const GONE_MS = 86_400_000;
 const CREDIT_MARKER_MS = 30 * 86_400_000;
+/** How long a credit applied to an unloaded balance waits for its load (as RedisLimiter's LATE_CREDIT_MS). */
+const LATE_CREDIT_MS = 10 * 60_000;
 
 interface QuotaBuckets {
   /** Hour bucket index (floor(t / 1h)) -> tokens used in that hour. */
@@ -83,6 +85,8 @@ export class MemoryLimiter implements Limiter {
   private readonly gone = new Map<string, Map<string, number>>();
   /** Credit ledger entries applied (entry id -> marker expiry). */
   private readonly appliedCredits = new Map<string, number>();
+  /** Credits applied while their balance was not loaded (see RedisLimiter's CREDIT_LUA). */
+  private readonly lateCredits = new Map<string, { until: number; credits: Map<string, bigint> }>();
   private readonly now: () => number;
   private sweepTimer: NodeJS.Timeout | undefined;
 
@@ -168,10 +172,18 @@ export class MemoryLimiter implements Limiter {
     }
   }
 
-  async initBalance(key: string, amount: bigint, credits: string[] = []): Promise<void> {
+  async initBalance(key: string, amount: bigint, credits: string[] = [], included: string[] = credits): Promise<void> {
     if (this.balances.has(key)) return;
-    this.balances.set(key, amount);
     const now = this.now();
+    // Credits applied while the balance was not loaded and that the load did not read (see CREDIT_LUA).
+    const late = this.lateCredits.get(key);
+    this.lateCredits.delete(key);
+    let balance = amount;
+    if (late && late.until > now) {
+      const seen = new Set(included);
+      for (const [id, delta] of late.credits) if (!seen.has(id)) balance += delta;
+    }
+    this.balances.set(key, balance);
     for (const id of credits) this.appliedCredits.set(id, now + CREDIT_MARKER_MS);
     this.abandonReservations(key);
   }
@@ -185,7 +197,13 @@ export class MemoryLimiter implements Limiter {
     const marker = this.appliedCredits.get(entryId);
     if (marker === undefined || marker <= now) {
       this.appliedCredits.set(entryId, now + CREDIT_MARKER_MS);
-      this.addToBalance(key, delta);
+      if (this.balances.has(key)) this.addToBalance(key, delta);
+      else {
+        const late = this.lateCredits.get(key);
+        const credits = late && late.until > now ? late.credits : new Map<string, bigint>();
+        credits.set(entryId, delta);
+        this.lateCredits.set(key, { until: now + LATE_CREDIT_MS, credits });
+      }
     }
     return true;
   }

@@ -495,7 +495,14 @@ return 1
 const RELOAD_LUA = `${LUA_PRELUDE}
 if ARGV[1] then
   if not call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
-  for i = 4, #KEYS do call('SET', KEYS[i], '1', 'PX', ARGV[2]) end
+  for i = 5, #KEYS do call('SET', KEYS[i], '1', 'PX', ARGV[2]) end
+  local included = {}
+  for i = 3, #ARGV do included[ARGV[i]] = true end
+  local late = call('HGETALL', KEYS[4])
+  for i = 1, #late, 2 do
+    if not included[late[i]] then call('INCRBY', KEYS[1], late[i + 1]) end
+  end
+  call('DEL', KEYS[4])
 else
   call('DEL', KEYS[1])
 end
@@ -503,14 +510,21 @@ move_to_gone(KEYS[2], KEYS[3], call('ZRANGE', KEYS[2], '0', '-1'))
 return 1
 `;
 
-// KEYS: the credit's applied marker, the balance key. ARGV: delta, marker lifetime (ms). Applies a
-// credit ledger entry once: the first call sets the marker and adds to the balance if it is loaded
-// (an unloaded balance loads from the database, which has the credit).
-// The marker is set after the INCRBY: Redis does not undo a script's writes when a later command
-// fails, so a failing INCRBY (an overflow) must leave the credit unmarked, to be tried again.
+// KEYS: the credit's applied marker, the balance key, the balance's late credits. ARGV: delta,
+// marker lifetime (ms), entry id, late lifetime (ms). Applies a credit ledger entry once: the first
+// call sets the marker and adds to the balance if it is loaded. An unloaded balance will load from
+// the database, but a load already under way may have read it before this credit committed: the
+// credit is kept in the late hash, and the load adds it unless its read included it (RELOAD_LUA).
+// The marker is set last: Redis does not undo a script's writes when a later command fails, so a
+// failing INCRBY (an overflow) must leave the credit unmarked, to be tried again.
 const CREDIT_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('INCRBY', KEYS[2], ARGV[1]) end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('INCRBY', KEYS[2], ARGV[1])
+else
+  redis.call('HSET', KEYS[3], ARGV[3], ARGV[1])
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+end
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
 return 1
 `;
@@ -627,6 +641,10 @@ const creditScript = new LuaScript(CREDIT_LUA);
 export const reservationsKey = (balanceKey: string) => `${balanceKey}:res`;
 /** Reservations returned to the balance unsettled (expired, or the balance reloaded): 'leaseId|amount'. */
 export const goneReservationsKey = (balanceKey: string) => `${balanceKey}:gone`;
+/** Credits applied while the balance was not loaded, for the load under way (CREDIT_LUA). */
+export const lateCreditsKey = (balanceKey: string) => `${balanceKey}:late`;
+/** How long a late credit waits for a load: far longer than one load takes. */
+export const LATE_CREDIT_MS = 10 * 60_000;
 /** Marks a credit ledger entry as applied to the live balance. */
 export const creditMarkerKey = (entryId: string) => `gw:applied:${entryId}`;
 /** How long an applied marker is kept: far longer than any credit can stay pending in the database. */
@@ -767,13 +785,13 @@ export class RedisLimiter implements Limiter {
     await renewScript.run(this.client, keys, [leaseId, leaseTtlMs, leased ? `${leaseId}|${reservation.amount}` : '']);
   }
 
-  async initBalance(key: string, amount: bigint, credits: string[] = []): Promise<void> {
-    const keys = [key, reservationsKey(key), goneReservationsKey(key), ...credits.map(creditMarkerKey)];
-    await reloadScript.run(this.client, keys, [amount.toString(), CREDIT_MARKER_MS]);
+  async initBalance(key: string, amount: bigint, credits: string[] = [], included: string[] = credits): Promise<void> {
+    const keys = [key, reservationsKey(key), goneReservationsKey(key), lateCreditsKey(key), ...credits.map(creditMarkerKey)];
+    await reloadScript.run(this.client, keys, [amount.toString(), CREDIT_MARKER_MS, ...included]);
   }
 
   async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {
-    await creditScript.run(this.client, [creditMarkerKey(entryId), key], [delta.toString(), CREDIT_MARKER_MS]);
+    await creditScript.run(this.client, [creditMarkerKey(entryId), key, lateCreditsKey(key)], [delta.toString(), CREDIT_MARKER_MS, entryId, LATE_CREDIT_MS]);
     return true;
   }
 

@@ -126,8 +126,11 @@ export interface Limiter {
    * Set the balance only if it is not loaded yet (SET NX). `credits`: the credit ledger entries still
    * pending (not yet applied, see applyCredit) that `amount` includes, read with it: when the
    * balance is set, they are marked applied, so applying them later does not count them twice.
+   * `included`: every credit entry `amount` may include whose application could race with this
+   * load (default `credits`); a credit applied while the balance was not loaded and not in it is
+   * added to the balance as it is set.
    */
-  initBalance(key: string, amount: bigint, credits?: string[]): Promise<void>;
+  initBalance(key: string, amount: bigint, credits?: string[], included?: string[]): Promise<void>;
   /** Add to a loaded balance; no-op if not loaded. Credits use applyCredit (idempotent). */
   adjustBalance(key: string, delta: bigint): Promise<void>;
   /**

@@ -441,6 +441,33 @@ describe('SIGTERM with a stream longer than the grace period', () => {
   });
 });
 
+describe('SIGTERM under next start with a stream longer than the grace period', () => {
+  it('the stream is ended with an error event, logged and billed before the process exits', async () => {
+    const g = await startGateway({ config: config([slowFake.url]), mode: 'next', env: { SHUTDOWN_GRACE_MS: '400' } });
+    gateways.push(g);
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
+    const res = await chat(g, acct.apiKey, { stream: true });
+    expect(res.status).toBe(200);
+    const id = res.headers.get('x-request-id')!;
+    const reader = res.body!.getReader();
+    await reader.read();
+    const exited = g.stop('SIGTERM');
+    let text = '';
+    for (;;) {
+      const r = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (r.done) break;
+      text += new TextDecoder().decode(r.value);
+    }
+    expect(await exited).toBe(0);
+    expect(text).toContain('"error"');
+    const row = await db.requestLog.findUnique({ where: { id } });
+    expect(row).not.toBeNull();
+    expect(decPico(row!.costUsd)).toBeGreaterThan(0n);
+    const entry = await db.ledgerEntry.findFirst({ where: { reference: id } });
+    expect(decPico(entry!.amountUsd)).toBe(-decPico(row!.costUsd));
+  }, 60_000);
+});
+
 describe('after all of the above', () => {
   it('every scripted upstream reply was consumed by the request it was meant for', () => {
     expect(scriptedCalls).toBeGreaterThan(0);

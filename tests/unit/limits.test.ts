@@ -389,14 +389,26 @@ describe.each(implementations)('%s limiter', (_name, make) => {
     const key = ns()('balance');
     const entry = () => `${RUN_PREFIX}${randomUUID()}`;
     const early = entry();
-    expect(await limiter.applyCredit(early, key, 500n)).toBe(true); // not loaded: the database has it
-    await limiter.initBalance(key, 1_000n);
+    expect(await limiter.applyCredit(early, key, 500n)).toBe(true); // not loaded: the load's database read has it
+    await limiter.initBalance(key, 1_000n, [], [early]);
     expect(await limiter.applyCredit(early, key, 500n)).toBe(true);
     expect(await availableBalance(limiter, key)).toBe(1_000n);
     const credit = entry();
     expect(await limiter.applyCredit(credit, key, 250n)).toBe(true);
     expect(await limiter.applyCredit(credit, key, 250n)).toBe(true);
     expect(await availableBalance(limiter, key)).toBe(1_250n);
+  });
+
+  it('a credit applied while a load is under way that read the database before it committed is added by that load, once', async () => {
+    const key = ns()('balance');
+    const credit = `${RUN_PREFIX}${randomUUID()}`;
+    // The load read 1,000 (without the credit); the credit commits and is applied before the load writes.
+    expect(await limiter.applyCredit(credit, key, 300n)).toBe(true);
+    await limiter.initBalance(key, 1_000n, [], []);
+    expect(await availableBalance(limiter, key)).toBe(1_300n);
+    expect(await limiter.applyCredit(credit, key, 300n)).toBe(true);
+    await limiter.initBalance(key, 5n, [], []); // already loaded: nothing changes
+    expect(await availableBalance(limiter, key)).toBe(1_300n);
   });
 
   it('balance comparisons are exact beyond 2^53', async () => {
