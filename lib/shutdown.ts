@@ -30,7 +30,9 @@ const CUT_OFF_DRAIN_MS = 300;
 
 // Replies still read for their usage after the client left: each stops after ABORT_DRAIN_MS, or
 // soon once shutdown cuts connections (the process exits shortly, so the log row must go first).
-const drains = new Set<{ stop: () => void; timer: NodeJS.Timeout }>();
+// Kept through singleton() (globalThis): under `next start` the route handlers and the shutdown
+// handler (instrumentation) are separate bundles, each with its own copy of this module.
+const drainSet = () => singleton('abort-drains', () => new Set<{ stop: () => void; timer: NodeJS.Timeout }>());
 
 /**
  * Keeps reading a reply whose client left, for its usage, then calls `stop` (which ends the read;
@@ -38,6 +40,7 @@ const drains = new Set<{ stop: () => void; timer: NodeJS.Timeout }>();
  */
 export function startAbortDrain(stop: () => void): () => void {
   const drain = { stop, timer: setTimeout(() => end(), lifecycle().cuttingOff ? CUT_OFF_DRAIN_MS : ABORT_DRAIN_MS) };
+  const drains = drainSet();
   const end = () => {
     clearTimeout(drain.timer);
     if (drains.delete(drain)) stop();
@@ -50,7 +53,7 @@ export function startAbortDrain(stop: () => void): () => void {
 }
 
 // Streams still being relayed to a connected client, each with how to stop reading its upstream.
-const openStreams = new Set<() => void>();
+const streamSet = () => singleton('open-streams', () => new Set<() => void>());
 
 /**
  * Registers a stream being relayed; `stop` ends its upstream read (the relay then ends the stream
@@ -58,8 +61,9 @@ const openStreams = new Set<() => void>();
  * unregisters it (the stream ended).
  */
 export function trackStream(stop: () => void): () => void {
-  openStreams.add(stop);
-  return () => openStreams.delete(stop);
+  const streams = streamSet();
+  streams.add(stop);
+  return () => streams.delete(stop);
 }
 
 /**
@@ -67,13 +71,15 @@ export function trackStream(stop: () => void): () => void {
  * connections, which `npm start` does instead).
  */
 export function cutOpenStreams(): void {
-  for (const stop of openStreams) stop();
-  openStreams.clear();
+  const streams = streamSet();
+  for (const stop of streams) stop();
+  streams.clear();
 }
 
 /** Shutdown's grace period is over: open connections are about to be cut, drains are shortened. */
 export function beginCutOff(): void {
   lifecycle().cuttingOff = true;
+  const drains = drainSet();
   for (const d of drains) {
     clearTimeout(d.timer);
     d.timer = setTimeout(() => {
