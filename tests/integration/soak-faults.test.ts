@@ -33,7 +33,12 @@ import { PICO, pico } from '../support/money';
 const WARM = 1_000;
 const N = 10_000;
 const C = 50;
-const TIMEOUT_MS = 150; // first byte and idle, per channel
+/**
+ * First-byte and idle timeout of the channels: at least 150 ms, more on a machine whose upstream
+ * answers slower under this load (calibrate(): 5 times the p99 of the warm fake upstream's first
+ * byte at c=50, so that a healthy reply is not timed out while the other core is busy).
+ */
+let TIMEOUT_MS = 150;
 /**
  * Heap used after a full GC may grow by this much over 10,000 requests. Measured: +0.0 and +0.06 MB
  * (the warm-up has compiled the code paths and filled the bounded state: metric label sets, caches).
@@ -138,6 +143,8 @@ beforeAll(async () => {
   redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   countTokens('warm up the fake upstream tokenizer');
   [bad, good] = await Promise.all([startFakeUpstream({ chunkDelayMs: 2, faultFor, record: false }), startFakeUpstream({ record: false })]);
+  await calibrate(bad.url); // the first round warms the fake upstream (its code and tokenizer)
+  TIMEOUT_MS = Math.max(TIMEOUT_MS, Math.ceil(5 * (await calibrate(bad.url))));
   const cfg = testConfig({
     openaiUrls: [bad.url, good.url],
     overrides: { circuit_breaker: { failures: 1_000_000, cooldown_ms: 1000 } },
@@ -153,6 +160,28 @@ beforeAll(async () => {
   // The load client's idle sockets close after 1 s, so they do not count as the gateway's open handles.
   client = new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 });
 }, 120_000);
+
+/** p99 ms to the response headers of a short streaming reply from `url`, 300 calls at c=C. */
+async function calibrate(url: string): Promise<number> {
+  const agent = new Agent({ keepAliveTimeout: 1000 });
+  const times: number[] = [];
+  let next = 0;
+  const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'calibrate' }] });
+  await Promise.all(
+    Array.from({ length: C }, async () => {
+      while (next < 300) {
+        next++;
+        const t = performance.now();
+        const res = await undiciFetch(`${url}/v1/chat/completions`, { method: 'POST', dispatcher: agent, headers: { authorization: 'Bearer calibrate', 'content-type': 'application/json' }, body });
+        times.push(performance.now() - t);
+        await res.text();
+      }
+    }),
+  );
+  await agent.close();
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length * 0.99)];
+}
 
 afterAll(async () => {
   await gw?.stop('SIGKILL');
