@@ -646,7 +646,9 @@ export const lateCreditsKey = (balanceKey: string) => `${balanceKey}:late`;
 /** How long a late credit waits for a load: far longer than one load takes. */
 export const LATE_CREDIT_MS = 10 * 60_000;
 /** Marks a credit ledger entry as applied to the live balance. */
-export const creditMarkerKey = (entryId: string) => `gw:applied:${entryId}`;
+// Under the balance's key: ledger ids are a database sequence, so a database restored or replaced
+// (a test run's) reuses them, and a marker by id alone would make a new credit look applied.
+export const creditMarkerKey = (balanceKey: string, entryId: string) => `${balanceKey}:applied:${entryId}`;
 /** How long an applied marker is kept: far longer than any credit can stay pending in the database. */
 const CREDIT_MARKER_MS = 30 * 86_400_000;
 const batchScript = new LuaScript(BATCH_LUA);
@@ -786,12 +788,12 @@ export class RedisLimiter implements Limiter {
   }
 
   async initBalance(key: string, amount: bigint, credits: string[] = [], included: string[] = credits): Promise<void> {
-    const keys = [key, reservationsKey(key), goneReservationsKey(key), lateCreditsKey(key), ...credits.map(creditMarkerKey)];
+    const keys = [key, reservationsKey(key), goneReservationsKey(key), lateCreditsKey(key), ...credits.map((id) => creditMarkerKey(key, id))];
     await reloadScript.run(this.client, keys, [amount.toString(), CREDIT_MARKER_MS, ...included]);
   }
 
   async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {
-    await creditScript.run(this.client, [creditMarkerKey(entryId), key, lateCreditsKey(key)], [delta.toString(), CREDIT_MARKER_MS, entryId, LATE_CREDIT_MS]);
+    await creditScript.run(this.client, [creditMarkerKey(key, entryId), key, lateCreditsKey(key)], [delta.toString(), CREDIT_MARKER_MS, entryId, LATE_CREDIT_MS]);
     return true;
   }
 

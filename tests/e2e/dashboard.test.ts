@@ -93,7 +93,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
       await new Promise((r) => setTimeout(r, 250));
       res = await call();
     }
-    expect(res.status, stdout).toBe(200);
+    expect(res.status, `${stdout} ${res.status === 200 ? "" : await res.clone().text()}`).toBe(200);
     const cost = res.headers.get('x-service-cost-usd')!;
     expect(Number(cost)).toBeGreaterThan(0);
 
