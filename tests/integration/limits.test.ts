@@ -325,7 +325,9 @@ describe('per-IP limits of the account endpoints', () => {
 
   it('login: without a trusted proxy a spoofed X-Forwarded-For does not dodge the limit', LOADED_MACHINE_RETRY, async () => {
     await redis.del('gw:ip:login:127.0.0.1');
-    const creds = { email: 'nobody@example.com', password: 'wrong-password-1' };
+    // A fresh email each try: the per-account failure throttle (10 per 15 minutes) would otherwise
+    // carry failures over from a retry or an earlier run sharing this Redis database.
+    const creds = { email: `nobody-${randomBytes(4).toString('hex')}@example.com`, password: 'wrong-password-1' };
     for (let i = 1; i <= 10; i++) {
       const res = await post(gwA, '/api/auth/login', creds, randomIp());
       expect(res.status, `login ${i}`).toBe(401);
