@@ -4,7 +4,7 @@ import YAML from 'yaml';
 import { env, envSecret } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
 import { parseDecimal, usdToPico } from '@/lib/billing/money';
-import { configSchema, type RawConfig, type TierName } from './schema';
+import { configSchema, upstreamProtocols, type RawConfig, type TierName } from './schema';
 
 export type { TierName } from './schema';
 export { tierNames } from './schema';
@@ -15,9 +15,11 @@ export interface Timeouts {
   idleMs: number;
 }
 
+export type UpstreamProtocolName = (typeof upstreamProtocols)[number];
+
 export interface ChannelInfo {
   name: string;
-  protocol: 'openai' | 'anthropic';
+  protocol: UpstreamProtocolName;
   baseUrl: string;
   /** Never serialised to clients, logs or the dashboard. */
   apiKey: string;
@@ -32,7 +34,8 @@ export interface ModelInfo {
   name: string;
   ownedBy: string;
   kind: 'chat' | 'embedding';
-  protocol: 'openai' | 'anthropic';
+  /** The protocol of its (first) channel: informational, requests reach it from every surface. */
+  protocol: UpstreamProtocolName;
   contextWindow: number;
   maxOutputTokens: number;
   tags: string[];
@@ -122,7 +125,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       name: m.name,
       ownedBy: m.owned_by,
       kind: m.kind,
-      protocol: m.protocol,
+      protocol: m.protocol ?? raw.channels.find((c) => c.models.includes(m.name))?.protocol ?? 'openai',
       contextWindow: m.context_window,
       maxOutputTokens: m.max_output_tokens,
       tags: m.tags,

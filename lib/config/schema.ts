@@ -28,6 +28,9 @@ const tierSchema = z
   })
   .strict();
 
+/** The protocols an upstream channel may speak. */
+export const upstreamProtocols = ['openai', 'anthropic', 'gemini'] as const;
+
 const timeoutsSchema = z
   .object({
     connect_ms: positiveInt.default(5_000),
@@ -39,7 +42,8 @@ const timeoutsSchema = z
 const channelSchema = z
   .object({
     name: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'letters, digits, dot, dash and underscore only'),
-    protocol: z.enum(['openai', 'anthropic']),
+    /** What the upstream speaks: every surface reaches it through a translator. */
+    protocol: z.enum(upstreamProtocols),
     base_url: z.string().url(),
     /** The upstream key, inline (discouraged) or by environment variable name. */
     api_key: z.string().min(1).optional(),
@@ -60,8 +64,11 @@ const modelSchema = z
     name: z.string().min(1),
     owned_by: z.string().min(1),
     kind: z.enum(['chat', 'embedding']),
-    /** Which surface serves it: openai (/v1/chat/completions) or anthropic (/v1/anthropic). */
-    protocol: z.enum(['openai', 'anthropic']).default('openai'),
+    /**
+     * The protocol of the channels serving it (optional; checked when given). Every surface reaches
+     * every model: a request is translated to its channel's protocol.
+     */
+    protocol: z.enum(upstreamProtocols).optional(),
     context_window: positiveInt,
     max_output_tokens: positiveInt.default(4096),
     tags: z.array(z.string()).default([]),
@@ -139,8 +146,10 @@ export const configSchema = z
       c.models.forEach((m, j) => {
         const model = cfg.models.find((x) => x.name === m);
         if (!model) ctx.addIssue({ code: 'custom', path: ['channels', i, 'models', j], message: `unknown model ${m}` });
-        else if (model.protocol !== c.protocol)
+        else if (model.protocol !== undefined && model.protocol !== c.protocol)
           ctx.addIssue({ code: 'custom', path: ['channels', i, 'models', j], message: `model ${m} is ${model.protocol}, channel is ${c.protocol}` });
+        else if (model.kind === 'embedding' && c.protocol !== 'openai')
+          ctx.addIssue({ code: 'custom', path: ['channels', i, 'models', j], message: `embedding model ${m} needs an openai channel (embeddings are served on the OpenAI protocol only)` });
       });
     });
     cfg.models.forEach((m, i) => {

@@ -326,6 +326,8 @@ export class RequestContext {
       'x-service-model-id': this.model?.name ?? (this.modelRequested && isModelName(this.modelRequested) ? this.modelRequested : ''),
       'x-service-latency-ms': String(this.elapsedMs()),
       'x-service-provider': this.channel ?? 'none',
+      // The header Anthropic's SDK reads into `requestID`.
+      ...(this.surface === 'anthropic' ? { 'request-id': this.requestId } : {}),
       ...extra,
     };
   }

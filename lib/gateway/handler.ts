@@ -1,10 +1,11 @@
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { RequestContext, type Surface } from '@/lib/gateway/context';
-import { chatCompletions } from '@/lib/gateway/openai-chat';
-import { embeddings } from '@/lib/gateway/embeddings';
 import { listAnthropicModels, listModels } from '@/lib/gateway/models';
-import { anthropicCountTokens, anthropicMessages } from '@/lib/gateway/anthropic';
+import { runPipeline, type SurfaceSpec } from '@/lib/gateway/pipeline';
+import { openaiChatSurface } from '@/lib/gateway/surfaces/openai-chat';
+import { anthropicCountTokensSurface, anthropicMessagesSurface } from '@/lib/gateway/surfaces/anthropic-messages';
+import { embeddingsSurface } from '@/lib/gateway/surfaces/embeddings';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
 
@@ -12,12 +13,17 @@ const state = lifecycle();
 
 type Route = (ctx: RequestContext, req: GatewayRequest, sink: ResponseSink) => Promise<void>;
 
+const pipeline =
+  (surface: SurfaceSpec): Route =>
+  (ctx, req, sink) =>
+    runPipeline(ctx, req, sink, surface);
+
 const routes: Record<string, Route> = {
-  'POST /v1/chat/completions': chatCompletions,
-  'POST /v1/embeddings': embeddings,
+  'POST /v1/chat/completions': pipeline(openaiChatSurface),
+  'POST /v1/embeddings': pipeline(embeddingsSurface),
   'GET /v1/models': listModels,
-  'POST /v1/anthropic/v1/messages': anthropicMessages,
-  'POST /v1/anthropic/v1/messages/count_tokens': anthropicCountTokens,
+  'POST /v1/anthropic/v1/messages': pipeline(anthropicMessagesSurface),
+  'POST /v1/anthropic/v1/messages/count_tokens': pipeline(anthropicCountTokensSurface),
   'GET /v1/anthropic/v1/models': listAnthropicModels,
 };
 

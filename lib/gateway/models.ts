@@ -16,6 +16,9 @@ function openaiRecord(m: ModelInfo, strict: boolean) {
   };
 }
 
+/** A model some channel serves: a model without one could only ever fail. */
+const servable = (ctx: RequestContext, m: ModelInfo) => (ctx.cfg.channelsByModel.get(m.name)?.length ?? 0) > 0;
+
 /** The caller of a model list: these requests admit nothing, so the deny markers are read here. */
 async function caller(req: GatewayRequest) {
   const principal = await authenticate(req.headers);
@@ -23,20 +26,20 @@ async function caller(req: GatewayRequest) {
   return principal;
 }
 
-/** GET /v1/models: the OpenAI-surface models the caller's tier may use. */
+/** GET /v1/models: every model the caller's tier may use, whatever protocol its channels speak. */
 export async function listModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await caller(req);
   const strict = (req.headers.accept ?? '').toLowerCase().includes('application/openai+json');
-  const data = [...ctx.cfg.models.values()].filter((m) => m.protocol === 'openai' && m.tiers.has(principal.tier)).map((m) => openaiRecord(m, strict));
+  const data = [...ctx.cfg.models.values()].filter((m) => m.tiers.has(principal.tier) && servable(ctx, m)).map((m) => openaiRecord(m, strict));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ object: 'list', data }));
 }
 
-/** GET /v1/anthropic/v1/models: the caller's Anthropic-protocol models, in Anthropic's shape. */
+/** GET /v1/anthropic/v1/models: every chat model the caller's tier may use, in Anthropic's shape. */
 export async function listAnthropicModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await caller(req);
   const data = [...ctx.cfg.models.values()]
-    .filter((m) => m.protocol === 'anthropic' && m.tiers.has(principal.tier))
+    .filter((m) => m.kind === 'chat' && m.tiers.has(principal.tier) && servable(ctx, m))
     .map((m) => ({ type: 'model', id: m.name, display_name: m.name, created_at: new Date(m.created * 1000).toISOString() }));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }));

@@ -19,3 +19,40 @@ export class SseLineSplitter {
     return lines;
   }
 }
+
+/** One complete server-sent event: its `event` and joined `data` fields and its text as received. */
+export interface SseEventText {
+  event: string;
+  data: string;
+  raw: string;
+}
+
+/** Incremental SSE parser: the complete events of each chunk, with their raw text (LF or CRLF framing). */
+export class SseEventReader {
+  private readonly splitter = new SseLineSplitter();
+  private lines: string[] = [];
+
+  push(chunk: Uint8Array): SseEventText[] {
+    const events: SseEventText[] = [];
+    for (const line of this.splitter.push(chunk)) {
+      if (line !== '') {
+        this.lines.push(line);
+        continue;
+      }
+      if (this.lines.length === 0) continue;
+      let event = 'message';
+      let data: string | undefined;
+      for (const l of this.lines) {
+        const colon = l.indexOf(':');
+        const field = colon === -1 ? l : l.slice(0, colon);
+        let value = colon === -1 ? '' : l.slice(colon + 1);
+        if (value.charCodeAt(0) === 32) value = value.slice(1);
+        if (field === 'event') event = value;
+        else if (field === 'data') data = data === undefined ? value : `${data}\n${value}`;
+      }
+      events.push({ raw: `${this.lines.join('\n')}\n\n`, event, data: data ?? '' });
+      this.lines = [];
+    }
+    return events;
+  }
+}

@@ -350,9 +350,9 @@ describe.each(MODES)('Anthropic mirror (%s)', (mode) => {
     const unknown = await client.messages.create({ model: 'claude-nonexistent', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(Anthropic.NotFoundError);
     expect((unknown as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ error: { type: 'not_found_error' } });
-    // An OpenAI-protocol model does not exist on this surface.
-    const openaiModel = await client.messages.create({ model: 'gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
-    expect(openaiModel).toBeInstanceOf(Anthropic.NotFoundError);
+    // An embedding model is no chat model on any surface.
+    const embedding = await client.messages.create({ model: 'text-embedding-3-small', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect(embedding).toBeInstanceOf(Anthropic.NotFoundError);
 
     const free = await createAccount({ tier: 'free', balanceUsd: '5' });
     const freeClient = new Anthropic({ baseURL: `${gw.url}/v1/anthropic`, apiKey: free.apiKey, maxRetries: 0 });
@@ -543,9 +543,9 @@ describe.each(MODES)('Anthropic mirror (%s)', (mode) => {
     expect(unauth.status).toBe(401);
   });
 
-  it('GET /v1/anthropic/v1/models lists the caller tier\'s Anthropic models in Anthropic\'s shape', async () => {
+  it('GET /v1/anthropic/v1/models lists every chat model of the caller\'s tier, whatever its channel\'s protocol, in Anthropic\'s shape', async () => {
     const page = await client.models.list();
-    expect(page.data.map((m) => m.id).sort()).toEqual([HAIKU_NAME, SONNET_NAME]);
+    expect(page.data.map((m) => m.id).sort()).toEqual([HAIKU_NAME, SONNET_NAME, 'deepseek-chat', 'gpt-4o', 'gpt-4o-mini'].sort());
     for (const m of page.data) {
       expect(m.type).toBe('model');
       expect(typeof m.display_name).toBe('string');
@@ -553,6 +553,6 @@ describe.each(MODES)('Anthropic mirror (%s)', (mode) => {
     }
     const free = await createAccount({ tier: 'free', balanceUsd: '1' });
     const freeClient = new Anthropic({ baseURL: `${gw.url}/v1/anthropic`, apiKey: free.apiKey, maxRetries: 0 });
-    expect((await freeClient.models.list()).data.map((m) => m.id)).toEqual([SONNET_NAME]);
+    expect((await freeClient.models.list()).data.map((m) => m.id).sort()).toEqual([SONNET_NAME, 'deepseek-chat', 'gpt-4o-mini'].sort());
   });
 });

@@ -1,13 +1,13 @@
 // The contract between the pipeline and a protocol translator: one translator per (client surface,
 // upstream protocol) pair, pure functions for whole requests, replies and errors, and a stateful
 // transformer for streams. The pipeline never asks which protocols a translator joins.
-import type { ModelInfo } from '@/lib/config';
+import type { ModelInfo, UpstreamProtocolName } from '@/lib/config';
 import type { JsonBody, JsonObject } from '@/lib/gateway/body';
 
 /** What the client speaks (the surface it called). */
 export type ClientProtocol = 'openai' | 'anthropic';
-/** What an upstream channel speaks. */
-export type UpstreamProtocol = 'openai' | 'anthropic' | 'gemini';
+/** What an upstream channel speaks (the operator config's `protocol` of a channel). */
+export type UpstreamProtocol = UpstreamProtocolName;
 
 /** Facts about one translated call. */
 export interface CallInfo {

@@ -1,0 +1,397 @@
+// The one /v1 pipeline: plan (the model and its fallbacks) -> admit (one Redis round trip) ->
+// channel loop with fallback before the first byte -> upstream call -> relay (JSON or stream,
+// through the pair's translator) -> settle, bill, log. Surfaces only validate their input and say
+// which translator serves each upstream protocol; the pipeline never asks which protocols meet.
+import type { ChannelInfo, GatewayConfig, ModelInfo } from '@/lib/config';
+import type { Principal } from '@/lib/auth/principal';
+import { GatewayError } from '@/lib/errors';
+import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { formatPico } from '@/lib/billing/money';
+import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
+import { maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
+import { providers, type Operation } from '@/lib/gateway/providers';
+import { callUpstream, classify, readUpstreamBody, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
+import { SseEventReader } from '@/lib/gateway/sse';
+import type { Attempt, RequestContext } from '@/lib/gateway/context';
+import type { CallInfo, ClientRequest, Settlement, Translator, TranslatedReply, UpstreamCall, UpstreamProtocol, UpstreamUsage } from '@/lib/gateway/translate/types';
+import { startAbortDrain, trackStream } from '@/lib/shutdown';
+import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+
+const MAX_ERROR_BYTES = 1024 * 1024;
+
+/** What a surface found in a valid request: all the pipeline needs to plan, admit and relay it. */
+export interface PreparedRequest {
+  stream: boolean;
+  /** The output cap the client asked for (undefined: the model's own maximum is reserved). */
+  maxOutputTokens?: number;
+  /** Completions asked for (`n`): each may produce up to the output cap. */
+  choices: number;
+  /** Reserved and billed (false: count_tokens, which is admitted and logged but free). */
+  billed: boolean;
+  /** Only the requested model may answer (a token count of another model would be wrong). */
+  noFallback?: boolean;
+  /** What service-auto weighs; asked only when the client chose service-auto. */
+  autoNeeds?: (countLimit: number) => Promise<RequestNeeds>;
+  /** Our count of the prompt, for a reply whose upstream reported no usage. */
+  estimatePrompt(): Promise<number>;
+  /** The translator from this surface to a channel's protocol (undefined: such channels cannot serve it). */
+  translator(protocol: UpstreamProtocol, model: ModelInfo): Translator | undefined;
+  /** An answer made here, for a model no channel can answer this operation for (count_tokens off Anthropic). */
+  local?(model: ModelInfo): Promise<string>;
+}
+
+/** A client surface: what it speaks, and how it reads a request. */
+export interface SurfaceSpec {
+  /** The admission endpoint: which limits apply. */
+  endpoint: Endpoint;
+  operation: Operation;
+  kind: ModelInfo['kind'];
+  /** Where this surface's clients list their models (named when a model is unknown). */
+  modelsPath: string;
+  /** The status of an unknown model, when not the OpenAI surface's 400 (Anthropic answers 404 not_found_error). */
+  modelNotFoundStatus?: number;
+  /** The largest upstream reply read whole. */
+  maxReplyBytes: number;
+  /** Checks the body (a 400 naming the field otherwise) and says what the request needs. */
+  validate(req: ClientRequest, cfg: GatewayConfig, principal: Principal, bodyBytes: number): Promise<PreparedRequest> | PreparedRequest;
+}
+
+/** Runs one /v1 request on `surface`. Errors are thrown to the handler, which answers them in the surface's envelope. */
+export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink, surface: SurfaceSpec): Promise<void> {
+  const body = await ctx.open(req);
+  const client: ClientRequest = { body, headers: req.headers };
+  const principal = ctx.principal!;
+  const prepared = await surface.validate(client, ctx.cfg, principal, body.raw.length);
+  ctx.stream = prepared.stream;
+  ctx.choices = prepared.choices;
+  const plan = await planModels(ctx, surface, prepared, body.json.model, principal);
+  if (prepared.noFallback) plan.models.length = 1;
+  ctx.routeReason = plan.reason;
+  ctx.model = plan.models[0];
+
+  const calls = new CallCache(client, ctx, prepared);
+  const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
+  // The first attempt's translation happens before admission: a parameter the upstream cannot
+  // carry is the client's 400, with nothing admitted or sent.
+  const firstChannel = first.find((c) => prepared.translator(c.protocol, plan.models[0]));
+  if (firstChannel) calls.get(plan.models[0], firstChannel);
+  else if (prepared.local && !plan.models.some((m) => channelsOf(ctx.cfg, m).some((c) => prepared.translator(c.protocol, m)))) {
+    await ctx.admit(null, surface.endpoint, 0n);
+    const text = await prepared.local(plan.models[0]);
+    sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+    sink.end(text);
+    return;
+  }
+
+  await ctx.admit(prepared.billed ? plan.models[0] : null, surface.endpoint, prepared.billed ? reservation(plan.models, prepared, body.raw.length) : 0n);
+
+  let refusal: GatewayError | null = null;
+  for (let i = 0; i < plan.models.length; i++) {
+    const model = plan.models[i];
+    for (const channel of i === 0 ? first : orderChannels(channelsOf(ctx.cfg, model))) {
+      const translator = prepared.translator(channel.protocol, model);
+      if (!translator) continue;
+      let call: UpstreamCall;
+      try {
+        call = calls.get(model, channel);
+      } catch (err) {
+        // A fallback whose protocol cannot carry the request is skipped; the refusal is the answer
+        // only if nothing else could be tried.
+        if (!(err instanceof GatewayError)) throw err;
+        refusal ??= err;
+        continue;
+      }
+      if (await attempt(ctx, req, sink, surface, prepared, translator, client, call, model, channel)) return;
+    }
+  }
+  ctx.model = plan.models[0];
+  ctx.channel = null;
+  if (refusal && ctx.attempts.length === 0) throw refusal;
+  throw new GatewayError('all_channels_failed', `All upstream channels failed for ${plan.models.map((m) => m.name).join(', ')}.`);
+}
+
+function channelsOf(cfg: GatewayConfig, model: ModelInfo): ChannelInfo[] {
+  return cfg.channelsByModel.get(model.name) ?? [];
+}
+
+/** The model and its fallbacks; an unknown model is answered as the surface's clients expect. */
+async function planModels(ctx: RequestContext, surface: SurfaceSpec, prepared: PreparedRequest, requested: unknown, principal: Principal): Promise<ModelPlan> {
+  const needs = requested === AUTO_MODEL && prepared.autoNeeds ? await prepared.autoNeeds(maxContextWindow(ctx.cfg)) : undefined;
+  try {
+    return resolveModel(ctx.cfg, requested, principal.tier, surface.kind, needs);
+  } catch (err) {
+    if (err instanceof GatewayError && err.code === 'model_not_found') {
+      throw new GatewayError('model_not_found', err.message.replace('GET /v1/models', `GET ${surface.modelsPath}`), { status: surface.modelNotFoundStatus, param: 'model' });
+    }
+    throw err;
+  }
+}
+
+/** The balance reserved: the most any planned model can cost for this prompt and output cap. */
+function reservation(models: ModelInfo[], prepared: PreparedRequest, bodyBytes: number): bigint {
+  const promptBound = promptTokenBound(bodyBytes);
+  let reserve = 0n;
+  for (const m of models) {
+    const out = Math.min(prepared.maxOutputTokens ?? m.maxOutputTokens, m.maxOutputTokens) * prepared.choices;
+    const c = maxCostOf(m, promptBound, m.kind === 'chat' ? out : 0);
+    if (c > reserve) reserve = c;
+  }
+  return reserve;
+}
+
+/** Upstream calls built by translators, one per (model, protocol): channels of a protocol share it. */
+class CallCache {
+  private readonly calls = new Map<string, UpstreamCall>();
+
+  constructor(
+    private readonly client: ClientRequest,
+    private readonly ctx: RequestContext,
+    private readonly prepared: PreparedRequest,
+  ) {}
+
+  get(model: ModelInfo, channel: ChannelInfo): UpstreamCall {
+    const key = `${model.name}\n${channel.protocol}`;
+    let call = this.calls.get(key);
+    if (!call) {
+      call = this.prepared.translator(channel.protocol, model)!.request(this.client, callInfo(this.ctx, model, this.prepared));
+      this.calls.set(key, call);
+    }
+    return call;
+  }
+}
+
+function callInfo(ctx: RequestContext, model: ModelInfo, prepared: PreparedRequest): CallInfo {
+  return { model, stream: prepared.stream, requestId: ctx.requestId, created: Math.floor(ctx.startedAt / 1000) };
+}
+
+/** One upstream try. Returns true when the request was answered (success or a non-retryable error). */
+async function attempt(
+  ctx: RequestContext,
+  req: GatewayRequest,
+  sink: ResponseSink,
+  surface: SurfaceSpec,
+  prepared: PreparedRequest,
+  translator: Translator,
+  client: ClientRequest,
+  call: UpstreamCall,
+  model: ModelInfo,
+  channel: ChannelInfo,
+): Promise<boolean> {
+  const provider = providers[channel.protocol];
+  const path = provider.path(surface.operation, model.name, prepared.stream);
+  if (path === undefined) return false;
+  const headers = { ...call.headers, ...provider.auth(channel.apiKey) };
+  // Detached once the headers are in: a reply is read on after its client left, to bill what was generated.
+  const tried = await ctx.tryChannel(req, channel, model, (signal) => callUpstream(channel, path, call.body, headers, signal, true), {
+    forbiddenIsCallers: call.forbiddenIsCallers,
+  });
+  if (!tried) return false;
+  const { res, tracker } = tried;
+  const record = tracker.record;
+  ctx.model = model;
+  ctx.channel = channel.name;
+  const info = callInfo(ctx, model, prepared);
+  if (res.status >= 400) {
+    // The caller's mistake as the upstream sees it: answered in the client's envelope, not retried, not billed.
+    const text = await readUpstreamBody(res.body, MAX_ERROR_BYTES).catch(() => '');
+    const out = translator.error(res.status, text);
+    tracker.finish(true, false);
+    record.error = `upstream answered ${res.status}`;
+    ctx.status = out.status;
+    ctx.outcome = 'error';
+    ctx.errorCode = 'upstream_rejected';
+    sink.start(out.status, ctx.headers({ 'content-type': 'application/json', 'x-should-retry': 'false' }));
+    sink.end(out.body);
+    return true;
+  }
+  let ok: boolean;
+  try {
+    ok = prepared.stream ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, record) : await relayJson(ctx, req, sink, res, translator, info, prepared, record, surface.maxReplyBytes);
+  } catch (err) {
+    // Broke off after the first byte: no fallback any more, but the channel is unhealthy.
+    tracker.fail(record.error ?? (err as Error).message);
+    throw err;
+  }
+  if (!ok && !sink.started) {
+    if (req.signal.aborted) throw ctx.clientGone();
+    ctx.channel = null;
+    return tracker.fail(record.error ?? 'upstream reply unusable');
+  }
+  tracker.finish(true, ok);
+  return true;
+}
+
+/**
+ * Watches the client while a reply is read. If it leaves, its concurrency slot is freed at once and
+ * the reply is read on for its usage (billing), but only for a drain period (startAbortDrain).
+ */
+function watchClient(ctx: RequestContext, req: GatewayRequest, res: UpstreamResponse) {
+  let open = true;
+  let stopDrain: (() => void) | undefined;
+  const onAbort = () => {
+    open = false;
+    ctx.outcome = 'client_closed';
+    ctx.status = 499;
+    stopDrain = startAbortDrain(() => res.body.destroy());
+    if (ctx.admission) expireLeases(ctx.admission);
+  };
+  if (req.signal.aborted) onAbort();
+  else req.signal.addEventListener('abort', onAbort, { once: true });
+  return {
+    get open() {
+      return open;
+    },
+    dispose() {
+      stopDrain?.();
+      req.signal.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** Prices what the upstream reported (our tokenizer fills in what it did not) and records it on ctx. */
+async function settle(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, completion: string): Promise<number> {
+  if (!prepared.billed) return 0;
+  let usage: Usage;
+  if (!reported) {
+    usage = { ...noUsage(), promptTokens: await prepared.estimatePrompt(), completionTokens: await countTokens(completion), estimated: true };
+  } else {
+    usage = { promptTokens: reported.promptTokens, completionTokens: reported.completionTokens, cacheReadTokens: reported.cacheReadTokens, cacheWriteTokens: reported.cacheWriteTokens, estimated: false };
+    if (!reported.completionFinal) {
+      // A stream that broke before its final count: at least what we saw generated.
+      const counted = await countTokens(completion);
+      if (counted > usage.completionTokens) {
+        usage.completionTokens = counted;
+        usage.estimated = true;
+      }
+    }
+  }
+  ctx.settleCost(usage);
+  return reported?.reasoningTokens ?? 0;
+}
+
+function settlement(ctx: RequestContext, reasoningTokens: number): Settlement {
+  return {
+    usage: { ...ctx.usage, reasoningTokens },
+    costUsd: formatPico(ctx.cost),
+    costCny: formatPico(ctx.costCny()),
+    channel: ctx.channel ?? 'none',
+    latencyMs: ctx.elapsedMs(),
+  };
+}
+
+async function relayJson(
+  ctx: RequestContext,
+  req: GatewayRequest,
+  sink: ResponseSink,
+  res: UpstreamResponse,
+  translator: Translator,
+  info: CallInfo,
+  prepared: PreparedRequest,
+  record: Attempt,
+  maxReplyBytes: number,
+): Promise<boolean> {
+  const client = watchClient(ctx, req, res);
+  let reply: TranslatedReply;
+  try {
+    reply = translator.response(await readUpstreamBody(res.body, maxReplyBytes), info);
+  } catch (err) {
+    client.dispose();
+    if (!client.open) {
+      // Gone, and the reply never fully arrived: bill the prompt, as far as we know it.
+      await settle(ctx, prepared, null, '');
+      return true;
+    }
+    record.error = (err as Error).message;
+    return false;
+  }
+  client.dispose();
+  const reasoning = await settle(ctx, prepared, reply.usage, reply.completion);
+  ctx.markFirstToken();
+  if (!client.open) return true;
+  const text = reply.render(settlement(ctx, reasoning));
+  // A known length lets node send the reply in one write instead of chunked framing.
+  sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
+  sink.end(text);
+  return true;
+}
+
+/**
+ * Relays a stream event by event as the upstream sends it, through the translator.
+ * Returns false only when the upstream failed before anything reached the client (fallback is allowed).
+ */
+async function relayStream(
+  ctx: RequestContext,
+  req: GatewayRequest,
+  sink: ResponseSink,
+  res: UpstreamResponse,
+  translator: Translator,
+  clientReq: ClientRequest,
+  info: CallInfo,
+  prepared: PreparedRequest,
+  record: Attempt,
+): Promise<boolean> {
+  const reader = new SseEventReader();
+  const st = translator.stream(info, clientReq);
+  const client = watchClient(ctx, req, res);
+  const startClient = () => {
+    if (sink.started) return;
+    ctx.markFirstToken();
+    sink.start(
+      200,
+      ctx.headers({
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+        'x-service-cost-usd': 'pending',
+        'x-service-cost-cny': 'pending',
+        trailer: 'x-service-cost-usd, x-service-cost-cny',
+      }),
+    );
+  };
+
+  // Shutdown's cut-off (route-handler path) may end this stream: its upstream read stops here.
+  const untrack = trackStream(() => res.body.destroy());
+  try {
+    for await (const chunk of res.body) {
+      let out = '';
+      for (const ev of reader.push(chunk)) out += st.push(ev);
+      if (out && client.open) {
+        startClient();
+        await sink.write(out);
+      }
+    }
+  } catch (err) {
+    client.dispose();
+    if (!client.open) {
+      await settle(ctx, prepared, st.usage, st.completion);
+      return true;
+    }
+    const failure = classify(err);
+    record.error = failure.message;
+    if (!sink.started) return false;
+    await settle(ctx, prepared, st.usage, st.completion);
+    ctx.outcome = 'upstream_error';
+    throw new GatewayError('upstream_error', `The upstream stream broke off: ${failure.message}`);
+  } finally {
+    untrack();
+  }
+  client.dispose();
+  if (!client.open) {
+    await settle(ctx, prepared, st.usage, st.completion);
+    return true;
+  }
+  if (!sink.started && !st.finished) {
+    record.error = 'upstream stream ended without data';
+    return false;
+  }
+  const reasoning = await settle(ctx, prepared, st.usage, st.completion);
+  startClient();
+  if (!st.finished) {
+    record.error = 'upstream stream ended before the reply was complete';
+    ctx.outcome = 'upstream_error';
+    throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
+  }
+  ctx.endStream(sink, st.end(settlement(ctx, reasoning)));
+  return true;
+}

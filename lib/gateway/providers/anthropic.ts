@@ -1,0 +1,14 @@
+import { nestedErrorMessage, type Provider } from '@/lib/gateway/providers/types';
+
+/** Sent when the client gave none (a translated call, or a mirror client that omitted it). */
+export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+
+// The channel's base URL is the host (https://api.anthropic.com), as Anthropic's SDKs expect.
+const paths = { chat: '/v1/messages', embeddings: undefined, count_tokens: '/v1/messages/count_tokens' } as const;
+
+export const anthropicProvider: Provider = {
+  protocol: 'anthropic',
+  path: (op) => paths[op],
+  auth: (apiKey) => ({ 'x-api-key': apiKey }),
+  errorMessage: nestedErrorMessage,
+};

@@ -1,0 +1,14 @@
+import { nestedErrorMessage, type Provider } from '@/lib/gateway/providers/types';
+
+// The channel's base URL is the host (https://generativelanguage.googleapis.com); the API version
+// is part of the path, as in Google's REST reference. Streams are asked for as SSE (alt=sse).
+export const geminiProvider: Provider = {
+  protocol: 'gemini',
+  path: (op, model, stream) => {
+    if (op !== 'chat') return undefined;
+    const name = encodeURIComponent(model);
+    return stream ? `/v1beta/models/${name}:streamGenerateContent?alt=sse` : `/v1beta/models/${name}:generateContent`;
+  },
+  auth: (apiKey) => ({ 'x-goog-api-key': apiKey }),
+  errorMessage: nestedErrorMessage,
+};

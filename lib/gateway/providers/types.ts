@@ -1,0 +1,25 @@
+import type { UpstreamProtocol } from '@/lib/gateway/translate/types';
+
+/** What the pipeline asks an upstream to do. */
+export type Operation = 'chat' | 'embeddings' | 'count_tokens';
+
+/**
+ * An upstream protocol as data: where each operation lives under a channel's base URL, how the
+ * channel's key is sent, and how its error bodies name the failure. The pipeline reads these and
+ * never branches on a protocol's name.
+ */
+export interface Provider {
+  readonly protocol: UpstreamProtocol;
+  /** The path of an operation after the channel's base URL; undefined when the protocol has none. */
+  path(op: Operation, model: string, stream: boolean): string | undefined;
+  /** The headers that carry the channel's key (the caller's key never goes upstream). */
+  auth(apiKey: string): Record<string, string>;
+  /** The message of an error body, for the attempt's log record (never shown to the client as is). */
+  errorMessage(body: unknown): string | undefined;
+}
+
+/** `{"error": {"message": …}}`: how OpenAI, Anthropic and Google all carry an error's message. */
+export function nestedErrorMessage(body: unknown): string | undefined {
+  const error = (body as { error?: { message?: unknown } } | null)?.error;
+  return typeof error?.message === 'string' ? error.message : undefined;
+}

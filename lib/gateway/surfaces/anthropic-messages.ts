@@ -1,0 +1,87 @@
+// POST /v1/anthropic/v1/messages and …/count_tokens: what an Anthropic Messages client (the SDK,
+// Claude Code) may send, and what the pipeline needs of it.
+import type { SurfaceSpec } from '@/lib/gateway/pipeline';
+import { optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
+import { countMessageTokens, countTokens, textOf } from '@/lib/gateway/tokens';
+import { chatTranslators } from '@/lib/gateway/translate';
+import { anthropicCountTokens } from '@/lib/gateway/translate/anthropic-anthropic';
+
+function requireModelField(body: JsonObject): void {
+  const model = body.model;
+  if (typeof model !== 'string' || model === '') throw invalidField('model', 'model: Field required (a model name string).');
+}
+
+function requireMessages(body: JsonObject): void {
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0) throw invalidField('messages', 'messages: must be a non-empty array of messages.');
+  messages.forEach((m, i) => {
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) throw invalidField(`messages.${i}`, `messages.${i}: must be an object.`);
+  });
+}
+
+/** Our count of the prompt (system and messages); with a limit, counting stops once past it. */
+async function estimatePrompt(body: JsonObject, limit = Infinity): Promise<number> {
+  const system = body.system ? await countTokens(textOf(body.system), limit) : 0;
+  return system > limit ? system : system + (await countMessageTokens(body.messages, limit - system));
+}
+
+export const anthropicMessagesSurface: SurfaceSpec = {
+  endpoint: 'anthropic',
+  operation: 'chat',
+  kind: 'chat',
+  modelsPath: '/v1/anthropic/v1/models',
+  modelNotFoundStatus: 404,
+  maxReplyBytes: 32 * 1024 * 1024,
+  // Minimal checks before anything goes upstream; the upstream validates the rest.
+  validate(req) {
+    const body = req.body.json;
+    requireModelField(body);
+    const maxTokens = body.max_tokens;
+    if (maxTokens === undefined || maxTokens === null) throw invalidField('max_tokens', 'max_tokens: Field required.');
+    if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) throw invalidField('max_tokens', 'max_tokens: must be a positive integer.');
+    requireMessages(body);
+    const stream = optionalBoolean(body, 'stream') === true;
+    return {
+      stream,
+      maxOutputTokens: maxTokens,
+      choices: 1,
+      billed: true,
+      autoNeeds: async (limit) => ({
+        tools: Array.isArray(body.tools) && body.tools.length > 0,
+        json: false,
+        promptTokens: await estimatePrompt(body, limit),
+        maxOutputTokens: maxTokens,
+      }),
+      estimatePrompt: () => estimatePrompt(body),
+      translator: (protocol) => chatTranslators.anthropic[protocol],
+    };
+  },
+};
+
+/**
+ * count_tokens: authenticated, admitted under its own request rate and concurrency, logged and not
+ * billed. On an Anthropic channel it is forwarded as it came; a model no Anthropic channel serves
+ * is counted here, with the gateway's tokenizer (the count the gateway itself would estimate).
+ */
+export const anthropicCountTokensSurface: SurfaceSpec = {
+  endpoint: 'count_tokens',
+  operation: 'count_tokens',
+  kind: 'chat',
+  modelsPath: '/v1/anthropic/v1/models',
+  modelNotFoundStatus: 404,
+  maxReplyBytes: 1024 * 1024,
+  validate(req) {
+    const body = req.body.json;
+    requireModelField(body);
+    requireMessages(body);
+    return {
+      stream: false,
+      choices: 1,
+      billed: false,
+      noFallback: true,
+      estimatePrompt: () => estimatePrompt(body),
+      translator: (protocol) => (protocol === 'anthropic' ? anthropicCountTokens : undefined),
+      local: async () => JSON.stringify({ input_tokens: await estimatePrompt(body) }),
+    };
+  },
+};

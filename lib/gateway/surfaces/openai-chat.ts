@@ -1,0 +1,87 @@
+// POST /v1/chat/completions: what an OpenAI chat client may send, and what the pipeline needs of it.
+import type { SurfaceSpec } from '@/lib/gateway/pipeline';
+import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
+import { countMessageTokens } from '@/lib/gateway/tokens';
+import { chatTranslators } from '@/lib/gateway/translate';
+
+/** Most completions one request may ask for (`n`), as OpenAI allows. */
+const MAX_CHOICES = 128;
+const ROLES = new Set(['system', 'user', 'assistant', 'tool', 'developer', 'function']);
+
+function validateMessages(body: JsonObject): void {
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0) throw invalidField('messages', '"messages" must be a non-empty array.');
+  messages.forEach((m, i) => {
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) throw invalidField(`messages[${i}]`, `messages[${i}] must be an object.`);
+    const role = (m as JsonObject).role;
+    if (typeof role !== 'string' || !ROLES.has(role)) throw invalidField(`messages[${i}].role`, `messages[${i}].role must be one of ${[...ROLES].join(', ')}.`);
+    const content = (m as JsonObject).content;
+    if (content !== undefined && content !== null && typeof content !== 'string' && !Array.isArray(content)) {
+      throw invalidField(`messages[${i}].content`, `messages[${i}].content must be a string or an array of content parts.`);
+    }
+    // Content parts are objects (or bare strings); null or an array would crash the token counter.
+    if (Array.isArray(content)) {
+      content.forEach((p, j) => {
+        if (typeof p !== 'string' && (typeof p !== 'object' || p === null || Array.isArray(p))) {
+          throw invalidField(`messages[${i}].content[${j}]`, `messages[${i}].content[${j}] must be a content part object.`);
+        }
+      });
+    }
+  });
+}
+
+/** The service options ride in the body (`extra_body.service` in the SDKs); they never go upstream. */
+function serviceOptions(body: JsonObject): { region?: string; task?: string } {
+  const service = optionalObject(body, 'service') ?? {};
+  for (const k of ['region', 'task'] as const) {
+    if (service[k] !== undefined && typeof service[k] !== 'string') throw invalidField(`service.${k}`, `"service.${k}" must be a string.`);
+  }
+  return service as { region?: string; task?: string };
+}
+
+function maxOf(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.max(a, b);
+}
+
+export const openaiChatSurface: SurfaceSpec = {
+  endpoint: 'chat',
+  operation: 'chat',
+  kind: 'chat',
+  modelsPath: '/v1/models',
+  maxReplyBytes: 32 * 1024 * 1024,
+  validate(req) {
+    const body = req.body.json;
+    validateMessages(body);
+    optionalNumber(body, 'temperature', 0, 2);
+    optionalNumber(body, 'top_p', 0, 1);
+    // Upstreams differ in which of the two they honour when both are sent: reserve for the larger.
+    const maxOutputTokens = maxOf(optionalInt(body, 'max_tokens', 1), optionalInt(body, 'max_completion_tokens', 1));
+    const n = optionalInt(body, 'n', 1);
+    if (n !== undefined && n > MAX_CHOICES) throw invalidField('n', `"n" must be at most ${MAX_CHOICES}.`);
+    const stream = optionalBoolean(body, 'stream') === true;
+    const stop = body.stop;
+    if (stop !== undefined && stop !== null && typeof stop !== 'string' && !(Array.isArray(stop) && stop.every((s) => typeof s === 'string'))) {
+      throw invalidField('stop', '"stop" must be a string or an array of strings.');
+    }
+    if (body.tools !== undefined && body.tools !== null && !Array.isArray(body.tools)) throw invalidField('tools', '"tools" must be an array.');
+    const responseFormat = optionalObject(body, 'response_format');
+    optionalObject(body, 'stream_options');
+    const service = serviceOptions(body);
+    return {
+      stream,
+      maxOutputTokens,
+      choices: n ?? 1,
+      billed: true,
+      autoNeeds: async (limit) => ({
+        tools: Array.isArray(body.tools) && body.tools.length > 0,
+        json: responseFormat?.type === 'json_object',
+        // Counted only as far as the largest context window: past it no model fits anyway.
+        promptTokens: await countMessageTokens(body.messages, limit),
+        maxOutputTokens,
+        task: service.task,
+      }),
+      estimatePrompt: () => countMessageTokens(body.messages),
+      translator: (protocol) => chatTranslators.openai[protocol],
+    };
+  },
+};

@@ -1,0 +1,113 @@
+// Anthropic Messages client -> Anthropic upstream: the identity (the mirror). The body goes upstream
+// byte for byte (cache_control and unknown fields included; only `model` changes when the router
+// serves another model), with the caller's anthropic-version / anthropic-beta; replies, stream
+// events and errors come back exactly as the upstream sent them. Cost travels in headers only.
+import { usageCount } from '@/lib/billing/cost';
+import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
+import { DEFAULT_ANTHROPIC_VERSION } from '@/lib/gateway/providers/anthropic';
+import { UpstreamFailure } from '@/lib/gateway/upstream';
+import type { ClientRequest, SseEvent, StreamTranslator, Translator, UpstreamCall, UpstreamUsage } from '@/lib/gateway/translate/types';
+
+/** Folds an Anthropic usage object into `acc` (message_delta counts are cumulative totals). */
+export function takeAnthropicUsage(acc: UpstreamUsage | null, u: unknown, final: boolean): UpstreamUsage | null {
+  if (typeof u !== 'object' || u === null) return acc;
+  const o = u as JsonObject;
+  const input = usageCount(o.input_tokens);
+  if (!acc) {
+    if (input === undefined) return null;
+    acc = { promptTokens: input, completionTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, completionFinal: false };
+  } else if (input !== undefined) acc.promptTokens = input;
+  acc.cacheWriteTokens = usageCount(o.cache_creation_input_tokens) ?? acc.cacheWriteTokens;
+  acc.cacheReadTokens = usageCount(o.cache_read_input_tokens) ?? acc.cacheReadTokens;
+  const output = usageCount(o.output_tokens);
+  if (output !== undefined) {
+    acc.completionTokens = output;
+    if (final) acc.completionFinal = true;
+  }
+  return acc;
+}
+
+/** Generated text of content blocks (text, tool input, thinking): for estimates. */
+export function anthropicGeneratedText(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  let text = '';
+  for (const b of content as JsonObject[]) {
+    if (typeof b !== 'object' || b === null) continue;
+    if (typeof b.text === 'string') text += b.text;
+    else if (b.type === 'tool_use') text += JSON.stringify(b.input ?? {});
+    else if (typeof b.thinking === 'string') text += b.thinking;
+  }
+  return text;
+}
+
+/** The upstream headers of a mirrored call: the caller's protocol version and betas. */
+export function mirrorHeaders(req: ClientRequest): UpstreamCall {
+  const headers: Record<string, string> = { 'anthropic-version': req.headers['anthropic-version'] || DEFAULT_ANTHROPIC_VERSION };
+  const beta = req.headers['anthropic-beta'];
+  if (beta) headers['anthropic-beta'] = beta;
+  // A 403 may answer a beta the caller asked for (the operator's key may not be entitled to it).
+  return { body: '', headers, forbiddenIsCallers: Boolean(beta) };
+}
+
+class MirrorStream implements StreamTranslator {
+  usage: UpstreamUsage | null = null;
+  completion = '';
+  finished = false;
+
+  push(ev: SseEvent): string {
+    if (ev.data) {
+      let data: JsonObject;
+      try {
+        data = JSON.parse(ev.data) as JsonObject;
+      } catch {
+        throw new UpstreamFailure('protocol', 'upstream sent malformed JSON in the stream');
+      }
+      const type = typeof data.type === 'string' ? data.type : ev.event;
+      if (type === 'error' || ev.event === 'error') throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(data.error ?? data).slice(0, 200)}`);
+      if (type === 'message_start') this.usage = takeAnthropicUsage(this.usage, (data.message as JsonObject | undefined)?.usage, false);
+      else if (type === 'message_delta') this.usage = takeAnthropicUsage(this.usage, data.usage, true);
+      else if (type === 'message_stop') this.finished = true;
+      else if (type === 'content_block_delta') {
+        const d = data.delta as JsonObject | undefined;
+        if (typeof d?.text === 'string') this.completion += d.text;
+        else if (typeof d?.partial_json === 'string') this.completion += d.partial_json;
+        else if (typeof d?.thinking === 'string') this.completion += d.thinking;
+      }
+    }
+    return ev.raw;
+  }
+
+  end(): string {
+    return '';
+  }
+}
+
+export const anthropicToAnthropic: Translator = {
+  request: (req, call) => ({ ...mirrorHeaders(req), body: upstreamBody(req.body, { model: call.model.name }) }),
+
+  response(text) {
+    let parsed: JsonObject;
+    try {
+      parsed = JSON.parse(text) as JsonObject;
+    } catch {
+      throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Array.isArray(parsed.content)) {
+      throw new UpstreamFailure('protocol', 'upstream reply is not a message');
+    }
+    const usage = takeAnthropicUsage(null, parsed.usage, true);
+    return { usage, completion: anthropicGeneratedText(parsed.content), render: () => text };
+  },
+
+  stream: () => new MirrorStream(),
+
+  error: (status, text) => ({ status, body: text || JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `upstream answered ${status}` } }) }),
+};
+
+/** count_tokens on an Anthropic channel: forwarded like a message, answered as the upstream answers. */
+export const anthropicCountTokens: Translator = {
+  request: anthropicToAnthropic.request,
+  response: (text) => ({ usage: null, completion: '', render: () => text }),
+  stream: anthropicToAnthropic.stream,
+  error: anthropicToAnthropic.error,
+};

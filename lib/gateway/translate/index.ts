@@ -1,0 +1,9 @@
+import { anthropicToAnthropic } from '@/lib/gateway/translate/anthropic-anthropic';
+import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
+import type { ClientProtocol, Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
+
+/** The chat translators, by client surface and upstream protocol. */
+export const chatTranslators: Readonly<Record<ClientProtocol, Partial<Record<UpstreamProtocol, Translator>>>> = {
+  openai: { openai: openaiToOpenai },
+  anthropic: { anthropic: anthropicToAnthropic },
+};

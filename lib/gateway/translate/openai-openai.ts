@@ -1,0 +1,154 @@
+// OpenAI chat client -> OpenAI chat upstream: the identity. The client's body goes upstream as its
+// own bytes (only `model`, the `service` options and, for streams, `stream_options` change), and
+// the upstream's reply comes back as it came, with the gateway's cost spliced in.
+import { usageCount } from '@/lib/billing/cost';
+import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
+import { UpstreamFailure } from '@/lib/gateway/upstream';
+import type { ClientRequest, Settlement, StreamTranslator, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
+
+/** OpenAI's usage object in billing terms; null when it gave no usable prompt count. */
+export function openaiUsage(u: unknown): UpstreamUsage | null {
+  if (typeof u !== 'object' || u === null) return null;
+  const o = u as JsonObject;
+  const prompt = usageCount(o.prompt_tokens);
+  if (prompt === undefined) return null;
+  const cached = Math.min(prompt, usageCount((o.prompt_tokens_details as JsonObject | undefined)?.cached_tokens) ?? 0);
+  return {
+    promptTokens: prompt - cached,
+    completionTokens: usageCount(o.completion_tokens) ?? 0,
+    cacheReadTokens: cached,
+    cacheWriteTokens: 0,
+    reasoningTokens: usageCount((o.completion_tokens_details as JsonObject | undefined)?.reasoning_tokens) ?? 0,
+    completionFinal: true,
+  };
+}
+
+/** The client's usage object for settled counts: cache tokens are part of OpenAI's prompt_tokens. */
+export function openaiUsageJson(s: Settlement['usage']): JsonObject {
+  const prompt = s.promptTokens + s.cacheReadTokens + s.cacheWriteTokens;
+  const usage: JsonObject = { prompt_tokens: prompt, completion_tokens: s.completionTokens, total_tokens: prompt + s.completionTokens };
+  if (s.cacheReadTokens > 0) usage.prompt_tokens_details = { cached_tokens: s.cacheReadTokens };
+  if (s.reasoningTokens > 0) usage.completion_tokens_details = { reasoning_tokens: s.reasoningTokens };
+  return usage;
+}
+
+/** Our `service` member of a chat.completion: JSON text, the cost as an exact decimal number. */
+export function serviceMember(s: Settlement): string {
+  return `{"channel":${JSON.stringify(s.channel)},"latency_ms":${s.latencyMs},"cost_usd":${s.costUsd}}`;
+}
+
+/** The stream's closing usage chunk, cost members as exact decimal numbers. */
+export function openaiUsageChunk(id: string, created: number, model: string, s: Settlement): string {
+  const chunk = JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { ...openaiUsageJson(s.usage), cost_usd: '__USD__', cost_cny: '__CNY__' } });
+  return `data: ${chunk.replace('"__USD__"', s.costUsd).replace('"__CNY__"', s.costCny)}\n\n`;
+}
+
+const clientWantsUsage = (req: ClientRequest) => (req.body.json.stream_options as JsonObject | undefined)?.include_usage === true;
+
+/** Generated text of a message or delta (content, refusal, tool arguments, reasoning): for estimates. */
+function generatedText(m: JsonObject | undefined): string {
+  if (!m) return '';
+  let text = typeof m.content === 'string' ? m.content : '';
+  if (typeof m.reasoning_content === 'string') text += m.reasoning_content;
+  if (Array.isArray(m.tool_calls)) {
+    for (const c of m.tool_calls as JsonObject[]) {
+      const args = (c?.function as JsonObject | undefined)?.arguments;
+      if (typeof args === 'string') text += args;
+    }
+  }
+  return text;
+}
+
+class OpenaiStream implements StreamTranslator {
+  usage: UpstreamUsage | null = null;
+  completion = '';
+  finished = false;
+  private id = '';
+  private model = '';
+  private created = 0;
+
+  constructor(private readonly wantsUsage: boolean) {}
+
+  push(ev: { data: string }): string {
+    const data = ev.data;
+    if (data === '[DONE]') {
+      this.finished = true;
+      return '';
+    }
+    if (data === '') return '';
+    let parsed: JsonObject;
+    try {
+      parsed = JSON.parse(data) as JsonObject;
+    } catch {
+      throw new UpstreamFailure('protocol', 'upstream sent malformed JSON in the stream');
+    }
+    if (parsed.error) throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(parsed.error).slice(0, 200)}`);
+    this.id ||= String(parsed.id ?? '');
+    this.model ||= String(parsed.model ?? '');
+    this.created ||= Number(parsed.created ?? 0);
+    const choices = parsed.choices as JsonObject[] | undefined;
+    if (Array.isArray(choices)) {
+      for (const c of choices) {
+        this.completion += generatedText(c?.delta as JsonObject | undefined);
+        if (c?.finish_reason) this.finished = true;
+      }
+    }
+    const u = openaiUsage(parsed.usage);
+    if (u) this.usage = u;
+    // The usage chunk (always asked for: billing needs it) goes out at the end, priced.
+    if (u && (!choices || choices.length === 0)) return '';
+    return `data: ${data}\n\n`;
+  }
+
+  end(s: Settlement): string {
+    return (this.wantsUsage ? openaiUsageChunk(this.id, this.created, this.model, s) : '') + 'data: [DONE]\n\n';
+  }
+}
+
+export const openaiToOpenai: Translator = {
+  request(req, call) {
+    const body = req.body.json;
+    if (!call.stream) return { body: upstreamBody(req.body, { model: call.model.name, service: undefined }) };
+    // A stream always asks for the usage chunk (billing needs it); the client sees it only if it asked.
+    const streamOptions = clientWantsUsage(req) ? body.stream_options : { ...(body.stream_options as JsonObject | undefined), include_usage: true };
+    return { body: upstreamBody(req.body, { model: call.model.name, service: undefined, stream_options: streamOptions }) };
+  },
+
+  response(text, call) {
+    let parsed: JsonObject;
+    try {
+      parsed = JSON.parse(text) as JsonObject;
+    } catch {
+      throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || !Array.isArray(parsed.choices)) throw new UpstreamFailure('protocol', 'upstream reply has no choices');
+    const usage = openaiUsage(parsed.usage);
+    const completion = (parsed.choices as JsonObject[]).map((c) => generatedText(c?.message as JsonObject | undefined)).join('');
+    return {
+      usage,
+      completion,
+      render(s) {
+        const end = text.lastIndexOf('}');
+        if (usage && parsed.object === 'chat.completion' && typeof parsed.id === 'string' && parsed.id.startsWith('chatcmpl-') && parsed.service === undefined && end > 0) {
+          // The common case: the upstream's reply is already in OpenAI's shape, so it goes out as
+          // it came, with our `service` member spliced in before the closing brace.
+          return `${text.slice(0, end)},"service":${serviceMember(s)}}`;
+        }
+        if (typeof parsed.id !== 'string' || !parsed.id.startsWith('chatcmpl-')) parsed.id = `chatcmpl-${typeof parsed.id === 'string' ? parsed.id : call.requestId}`;
+        parsed.object = 'chat.completion';
+        if (!parsed.usage) parsed.usage = openaiUsageJson(s.usage);
+        parsed.service = '__SERVICE__';
+        return JSON.stringify(parsed).replace('"__SERVICE__"', serviceMember(s));
+      },
+    };
+  },
+
+  stream: (_call, req) => new OpenaiStream(clientWantsUsage(req)),
+
+  // The caller's mistake as the upstream saw it: its status and body, unchanged.
+  error: (status, text) => ({
+    status,
+    body: text || JSON.stringify({ error: { message: `upstream answered ${status}`, type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }),
+  }),
+};
+
