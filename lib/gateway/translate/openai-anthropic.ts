@@ -30,6 +30,7 @@ import type {
   CallInfo,
   ClientRequest,
   JsonObject,
+  Settlement,
   SseEvent,
   StreamTranslator,
   Translator,
@@ -276,7 +277,7 @@ function response(text: string, call: CallInfo) {
   return {
     usage: readUsage(msg.usage, true),
     completion: reasoning + content + toolCalls.map((t) => t.arguments).join(''),
-    render: (settled: Parameters<typeof renderCompletion>[3]) => renderCompletion(call, message, finish, settled),
+    render: (settled: Settlement) => renderCompletion(call, message, finish, settled),
   };
 }
 
@@ -375,7 +376,7 @@ class AnthropicStream implements StreamTranslator {
     }
   }
 
-  end(settled: Parameters<StreamTranslator['end']>[0]): string {
+  end(settled: Settlement): string {
     return this.out.end(settled, this.withUsage);
   }
 }
