@@ -108,17 +108,47 @@ describe('OpenAI chat -> Anthropic: request', () => {
     expect(upstream({ messages: hi, max_tokens: 1_000_000 }).max_tokens).toBe(64000);
   });
 
-  it('maps stop to stop_sequences, clamps temperature to 1, keeps top_p and maps user to metadata.user_id', () => {
-    expect(upstream({ messages: hi, stop: 'END', temperature: 1.5, top_p: 0.9, user: 'user-42' })).toEqual({
+  it('maps stop to stop_sequences, clamps temperature to 1 and maps user to metadata.user_id', () => {
+    expect(upstream({ messages: hi, stop: 'END', temperature: 1.5, user: 'user-42' })).toEqual({
       model: 'claude-sonnet-4-5',
       max_tokens: 64000,
       messages: hi,
       stop_sequences: ['END'],
       temperature: 1,
-      top_p: 0.9,
       metadata: { user_id: 'user-42' },
     });
     expect(upstream({ messages: hi, stop: ['\n\n', 'Observation:'], temperature: 0.2 })).toMatchObject({ stop_sequences: ['\n\n', 'Observation:'], temperature: 0.2 });
+  });
+
+  it('sends top_p only when no temperature is set (recent Claude models refuse both together)', () => {
+    const both = upstream({ messages: hi, temperature: 0.7, top_p: 0.9 });
+    expect(both.temperature).toBe(0.7);
+    expect(both.top_p).toBeUndefined();
+    expect(upstream({ messages: hi, top_p: 0.9 })).toEqual({ model: 'claude-sonnet-4-5', max_tokens: 64000, messages: hi, top_p: 0.9 });
+  });
+
+  it('keeps cache_control of system and user content parts (prompt caching from an OpenAI client)', () => {
+    const body = upstream({
+      messages: [
+        { role: 'system', content: [{ type: 'text', text: 'Long manual...', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Be brief.' }] },
+        { role: 'user', content: [{ type: 'text', text: 'Contract text...', cache_control: { type: 'ephemeral', ttl: '1h' } }, { type: 'text', text: 'Summarise.' }] },
+      ],
+    });
+    expect(body.system).toEqual([
+      { type: 'text', text: 'Long manual...', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'Be brief.' },
+    ]);
+    expect(body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Contract text...', cache_control: { type: 'ephemeral', ttl: '1h' } }, { type: 'text', text: 'Summarise.' }] },
+    ]);
+  });
+
+  it('sends a conversation of system messages only as the user turn', () => {
+    expect(upstream({ messages: [{ role: 'system', content: 'Write a haiku about rain.' }] })).toEqual({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64000,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Write a haiku about rain.' }] }],
+    });
   });
 
   it('drops fields that do not change the reply (seed, store, metadata, service_tier, penalties, prompt_cache_key)', () => {
@@ -481,6 +511,25 @@ describe('OpenAI chat -> Anthropic: streams', () => {
     expect((thrown as Error).message).toContain('overloaded_error');
     expect(st.finished).toBe(false);
     expect(st.completion).toBe('Once upon a time');
+  });
+
+  it('sends "{}" for a streamed tool call without arguments (clients parse it)', () => {
+    const st = openaiToAnthropic.stream(call({ stream: true }), clientReq({ messages: hi, stream: true }));
+    const ev = (data: Record<string, unknown>) => ({ event: String(data.type), data: JSON.stringify(data), raw: '' });
+    let out = st.push(ev({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 30, output_tokens: 1 } } }));
+    out += st.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_9', name: 'now', input: {} } }));
+    out += st.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } }));
+    out += st.push(ev({ type: 'content_block_stop', index: 0 }));
+    out += st.push(ev({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } }));
+    out += st.push(ev({ type: 'message_stop' }));
+    expect(parseDataStream(out).chunks).toEqual([
+      chunk({ role: 'assistant', content: '' }),
+      chunk({ tool_calls: [{ index: 0, id: 'toolu_9', type: 'function', function: { name: 'now', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{}' } }] }),
+      chunk({}, 'tool_calls'),
+    ]);
+    expect(st.finished).toBe(true);
+    expect(st.usage).toMatchObject({ promptTokens: 30, completionTokens: 9, completionFinal: true });
   });
 
   it('throws a protocol failure on malformed JSON, and a cut stream is not finished', () => {

@@ -99,6 +99,13 @@ describe('OpenAI chat -> Gemini: request', () => {
     });
   });
 
+  it('sends a conversation of system messages only as the user turn', () => {
+    expect(upstream({ messages: [{ role: 'system', content: 'Write a haiku about rain.' }] })).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'Write a haiku about rain.' }] }],
+      generationConfig: { maxOutputTokens: 65536 },
+    });
+  });
+
   it('maps sampling, stop sequences, penalties and seed into generationConfig; drops user, store, metadata', () => {
     expect(
       upstream({ messages: hi, temperature: 1.4, top_p: 0.9, max_completion_tokens: 500, stop: 'END', presence_penalty: 0.5, frequency_penalty: 0.25, seed: 42, user: 'u1', store: true, metadata: { a: 'b' }, parallel_tool_calls: true }),

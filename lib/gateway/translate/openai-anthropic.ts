@@ -61,16 +61,33 @@ function userBlocks(content: unknown, param: string, model: ModelInfo): string |
   if (typeof content === 'string') return content;
   const blocks: Block[] = [];
   for (const part of contentParts(content, param, model)) {
+    let block: Block;
     if (part.kind === 'text') {
       // Anthropic refuses empty text blocks.
-      if (part.text !== '') blocks.push({ type: 'text', text: part.text });
+      if (part.text === '') continue;
+      block = { type: 'text', text: part.text };
     } else if (part.kind === 'url') {
-      blocks.push({ type: 'image', source: { type: 'url', url: part.url } });
+      block = { type: 'image', source: { type: 'url', url: part.url } };
     } else {
-      const type = part.what === 'image' ? 'image' : 'document';
-      blocks.push({ type, source: { type: 'base64', media_type: part.mediaType, data: part.data } });
+      block = { type: part.what === 'image' ? 'image' : 'document', source: { type: 'base64', media_type: part.mediaType, data: part.data } };
     }
+    if (part.cacheControl) block.cache_control = part.cacheControl;
+    blocks.push(block);
   }
+  return blocks;
+}
+
+/** A system or developer message as system text blocks: one per text part, its cache_control kept. */
+function systemBlocks(content: unknown, param: string): Block[] {
+  const parts = Array.isArray(content) ? content : [content];
+  const blocks: Block[] = [];
+  parts.forEach((part, j) => {
+    const text = textContent(Array.isArray(content) ? [part] : part, Array.isArray(content) ? `${param}[${j}]` : param);
+    if (text === '') return;
+    const block: Block = { type: 'text', text };
+    if (isObject(part) && isObject(part.cache_control)) block.cache_control = part.cache_control;
+    blocks.push(block);
+  });
   return blocks;
 }
 
@@ -97,8 +114,7 @@ function conversation(body: JsonObject, model: ModelInfo): Conversation {
       case 'system':
       case 'developer': {
         // Anthropic has no system turns: every one joins the top-level system prompt, in order.
-        const text = textContent(m.content, `${at}.content`);
-        if (text !== '') system.push({ type: 'text', text });
+        system.push(...systemBlocks(m.content, `${at}.content`));
         break;
       }
       case 'user':
@@ -128,6 +144,8 @@ function conversation(body: JsonObject, model: ModelInfo): Conversation {
     }
   });
   const last = list[list.length - 1];
+  // A conversation of system messages only (which OpenAI answers) has no turn for Anthropic: it becomes the user's.
+  if (messages.length === 0 && system.length > 0) return { system: [], messages: [{ role: 'user', content: system }], inToolLoop: false };
   return { system, messages, inToolLoop: isObject(last) && last.role === 'tool' };
 }
 
@@ -191,7 +209,9 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
   } else {
     // Anthropic's temperature range is 0..1, OpenAI's 0..2: clamped to the upstream's top.
     if (typeof body.temperature === 'number') out.temperature = Math.min(1, Math.max(0, body.temperature));
-    if (typeof body.top_p === 'number') out.top_p = body.top_p;
+    // Recent Claude models refuse temperature and top_p together; many clients send both by
+    // default, so top_p goes only when it is the one knob set.
+    else if (typeof body.top_p === 'number') out.top_p = body.top_p;
   }
 
   const user = typeof body.user === 'string' && body.user !== '' ? body.user : typeof body.safety_identifier === 'string' && body.safety_identifier !== '' ? body.safety_identifier : undefined;
@@ -289,8 +309,8 @@ class AnthropicStream implements StreamTranslator {
   private readonly withUsage: boolean;
   private started = false;
   private finishSent = false;
-  /** Anthropic block index -> OpenAI tool call index. */
-  private readonly toolIndex = new Map<number, number>();
+  /** Anthropic block index -> OpenAI tool call index, and whether any argument text was sent for it. */
+  private readonly toolIndex = new Map<number, { index: number; args: boolean }>();
 
   constructor(call: CallInfo, req: ClientRequest) {
     this.out = new ChunkWriter(call);
@@ -318,7 +338,7 @@ class AnthropicStream implements StreamTranslator {
         let out = this.begin();
         if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string' && typeof data.index === 'number') {
           const started = this.out.toolCallStart(block.id, block.name);
-          this.toolIndex.set(data.index, started.index);
+          this.toolIndex.set(data.index, { index: started.index, args: false });
           out += started.out;
         } else if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
           this.completion += block.text;
@@ -336,13 +356,22 @@ class AnthropicStream implements StreamTranslator {
           this.completion += delta.thinking;
           out += this.out.reasoning(delta.thinking);
         } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
-          const index = typeof data.index === 'number' ? this.toolIndex.get(data.index) : undefined;
-          if (index === undefined) throw new UpstreamFailure('protocol', 'upstream sent tool arguments for a block that is not a tool call');
+          const tool = typeof data.index === 'number' ? this.toolIndex.get(data.index) : undefined;
+          if (tool === undefined) throw new UpstreamFailure('protocol', 'upstream sent tool arguments for a block that is not a tool call');
+          if (delta.partial_json !== '') tool.args = true;
           this.completion += delta.partial_json;
-          out += this.out.toolCallArguments(index, delta.partial_json);
+          out += this.out.toolCallArguments(tool.index, delta.partial_json);
         }
         // signature_delta and citations_delta have no place in OpenAI's chunks.
         return out;
+      }
+      case 'content_block_stop': {
+        // A call without arguments streams none: clients parse "{}", never "".
+        const tool = typeof data.index === 'number' ? this.toolIndex.get(data.index) : undefined;
+        if (!tool || tool.args) return '';
+        tool.args = true;
+        this.completion += '{}';
+        return this.out.toolCallArguments(tool.index, '{}');
       }
       case 'message_delta': {
         const usage = isObject(data.usage) ? data.usage : {};
@@ -371,7 +400,7 @@ class AnthropicStream implements StreamTranslator {
       case 'error':
         throw streamError(data);
       default:
-        // ping, content_block_stop, and event types added later.
+        // ping, and event types added later.
         return '';
     }
   }

@@ -96,11 +96,15 @@ export function textContent(content: unknown, param: string): string {
     .join('');
 }
 
-/** A user or assistant content part, neutral: text, an image (inline bytes or a URL) or a PDF/file. */
-export type ContentPart =
+/**
+ * A user content part, neutral: text, an image (inline bytes or a URL) or a PDF/file. `cacheControl`
+ * is a part's `cache_control` (the OpenRouter convention for asking Anthropic to cache a prefix).
+ */
+export type ContentPart = (
   | { kind: 'text'; text: string }
   | { kind: 'inline'; mediaType: string; data: string; what: 'image' | 'file' }
-  | { kind: 'url'; url: string; what: 'image' };
+  | { kind: 'url'; url: string; what: 'image' }
+) & { cacheControl?: JsonObject };
 
 /**
  * The parts of a user message. Audio input is refused (neither upstream takes OpenAI's
@@ -111,34 +115,39 @@ export function contentParts(content: unknown, param: string, model: ModelInfo):
   if (typeof content === 'string') return [{ kind: 'text', text: content }];
   if (!Array.isArray(content)) throw invalidParam(param, `\`${param}\` must be a string or an array of content parts.`);
   return content.map((part, j): ContentPart => {
-    const at = `${param}[${j}]`;
-    if (typeof part === 'string') return { kind: 'text', text: part };
-    if (!isObject(part)) throw invalidParam(at, `\`${at}\` must be a content part object.`);
-    switch (part.type) {
-      case 'text':
-        if (typeof part.text !== 'string') throw invalidParam(`${at}.text`, `\`${at}.text\` must be a string.`);
-        return { kind: 'text', text: part.text };
-      case 'refusal':
-        return { kind: 'text', text: typeof part.refusal === 'string' ? part.refusal : '' };
-      case 'image_url': {
-        const image = part.image_url;
-        const url = isObject(image) ? image.url : image;
-        if (typeof url !== 'string') throw invalidParam(`${at}.image_url.url`, `\`${at}.image_url.url\` must be a string.`);
-        return imagePart(url, `${at}.image_url.url`);
-      }
-      case 'input_audio':
-        throw unsupported(at, model, 'audio input (input_audio parts) cannot be sent to this model');
-      case 'file': {
-        const file = isObject(part.file) ? part.file : {};
-        if (typeof file.file_data !== 'string') throw unsupported(`${at}.file`, model, 'send the file inline as `file_data` (a base64 data URL); uploaded file ids are not available');
-        const inline = parseDataUrl(file.file_data);
-        if (!inline) throw invalidParam(`${at}.file.file_data`, `\`${at}.file.file_data\` must be a base64 data URL (data:<type>;base64,...).`);
-        return { kind: 'inline', mediaType: inline.mediaType, data: inline.data, what: 'file' };
-      }
-      default:
-        throw invalidParam(`${at}.type`, `\`${at}.type\` ${JSON.stringify(part.type)} is not a supported content part type.`);
-    }
+    const converted = contentPart(part, `${param}[${j}]`, model);
+    if (isObject(part) && isObject(part.cache_control)) converted.cacheControl = part.cache_control;
+    return converted;
   });
+}
+
+function contentPart(part: unknown, at: string, model: ModelInfo): ContentPart {
+  if (typeof part === 'string') return { kind: 'text', text: part };
+  if (!isObject(part)) throw invalidParam(at, `\`${at}\` must be a content part object.`);
+  switch (part.type) {
+    case 'text':
+      if (typeof part.text !== 'string') throw invalidParam(`${at}.text`, `\`${at}.text\` must be a string.`);
+      return { kind: 'text', text: part.text };
+    case 'refusal':
+      return { kind: 'text', text: typeof part.refusal === 'string' ? part.refusal : '' };
+    case 'image_url': {
+      const image = part.image_url;
+      const url = isObject(image) ? image.url : image;
+      if (typeof url !== 'string') throw invalidParam(`${at}.image_url.url`, `\`${at}.image_url.url\` must be a string.`);
+      return imagePart(url, `${at}.image_url.url`);
+    }
+    case 'input_audio':
+      throw unsupported(at, model, 'audio input (input_audio parts) cannot be sent to this model');
+    case 'file': {
+      const file = isObject(part.file) ? part.file : {};
+      if (typeof file.file_data !== 'string') throw unsupported(`${at}.file`, model, 'send the file inline as `file_data` (a base64 data URL); uploaded file ids are not available');
+      const inline = parseDataUrl(file.file_data);
+      if (!inline) throw invalidParam(`${at}.file.file_data`, `\`${at}.file.file_data\` must be a base64 data URL (data:<type>;base64,...).`);
+      return { kind: 'inline', mediaType: inline.mediaType, data: inline.data, what: 'file' };
+    }
+    default:
+      throw invalidParam(`${at}.type`, `\`${at}.type\` ${JSON.stringify(part.type)} is not a supported content part type.`);
+  }
 }
 
 function imagePart(url: string, param: string): ContentPart {

@@ -152,6 +152,8 @@ function conversation(body: JsonObject, model: ModelInfo): { system: Part[]; con
         throw invalidParam(`${at}.role`, `\`${at}.role\` ${JSON.stringify(m.role)} cannot be sent to ${model.name}: use system, developer, user, assistant or tool.`);
     }
   });
+  // A conversation of system messages only (which OpenAI answers) has no turn for Gemini: it becomes the user's.
+  if (contents.length === 0 && system.length > 0) return { system: [], contents: [{ role: 'user', parts: system }] };
   return { system, contents };
 }
 
