@@ -356,8 +356,9 @@ class AnthropicStream implements StreamTranslator {
           this.completion += delta.thinking;
           out += this.out.reasoning(delta.thinking);
         } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
+          // Input of a block that is no client tool call (a server tool's) has no place in the reply.
           const tool = typeof data.index === 'number' ? this.toolIndex.get(data.index) : undefined;
-          if (tool === undefined) throw new UpstreamFailure('protocol', 'upstream sent tool arguments for a block that is not a tool call');
+          if (tool === undefined) return out;
           if (delta.partial_json !== '') tool.args = true;
           this.completion += delta.partial_json;
           out += this.out.toolCallArguments(tool.index, delta.partial_json);

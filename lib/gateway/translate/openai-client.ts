@@ -29,19 +29,15 @@ export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' &
  * are left to each translator, which drops or maps them.
  */
 export function refuseUnsupported(body: JsonObject, model: ModelInfo): void {
-  const n = body.n;
-  if (n !== undefined && n !== null && n !== 1) unsupportedThrow('n', model, 'only one choice per request (n: 1) can be served by this model');
-  if (body.logprobs === true) unsupportedThrow('logprobs', model);
-  if (body.top_logprobs !== undefined && body.top_logprobs !== null) unsupportedThrow('top_logprobs', model);
-  if (body.audio !== undefined && body.audio !== null) unsupportedThrow('audio', model, 'audio output is not available');
-  if (Array.isArray(body.modalities) && body.modalities.some((m) => m !== 'text')) unsupportedThrow('modalities', model, 'only text output is available');
-  if (body.functions !== undefined && body.functions !== null) unsupportedThrow('functions', model, 'send `tools` instead');
-  if (body.function_call !== undefined && body.function_call !== null) unsupportedThrow('function_call', model, 'send `tool_choice` instead');
-  if (body.web_search_options !== undefined && body.web_search_options !== null) unsupportedThrow('web_search_options', model);
-}
-
-function unsupportedThrow(param: string, model: ModelInfo, detail = ''): never {
-  throw unsupported(param, model, detail);
+  const set = (field: string) => body[field] !== undefined && body[field] !== null;
+  if (set('n') && body.n !== 1) throw unsupported('n', model, 'only one choice per request (n: 1) can be served by this model');
+  if (body.logprobs === true) throw unsupported('logprobs', model);
+  if (set('top_logprobs')) throw unsupported('top_logprobs', model);
+  if (set('audio')) throw unsupported('audio', model, 'audio output is not available');
+  if (Array.isArray(body.modalities) && body.modalities.some((m) => m !== 'text')) throw unsupported('modalities', model, 'only text output is available');
+  if (set('functions')) throw unsupported('functions', model, 'send `tools` instead');
+  if (set('function_call')) throw unsupported('function_call', model, 'send `tool_choice` instead');
+  if (set('web_search_options')) throw unsupported('web_search_options', model);
 }
 
 /**
