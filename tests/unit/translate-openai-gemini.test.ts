@@ -272,10 +272,17 @@ describe('JSON Schema -> Gemini Schema', () => {
         items: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' }, qty: { type: 'integer', minimum: 1, format: 'int32' } }, required: ['sku', 'qty'] } },
         note: { type: 'string', default: null, description: 'Free text', nullable: true },
         priority: { type: 'integer', nullable: true },
-        kind: { enum: ['order'] },
+        kind: { type: 'string', enum: ['order'] },
         homepage: { type: 'string' },
       },
       required: ['items', 'kind'],
+    });
+  });
+
+  it('moves enum values of a non-string type into the description (Gemini takes enum on strings only)', () => {
+    expect(geminiSchema({ type: 'object', properties: { level: { type: 'integer', enum: [1, 2, 3], description: 'Severity.' }, mode: { type: 'string', enum: ['a', 'b'] } } })).toEqual({
+      type: 'object',
+      properties: { level: { type: 'integer', description: 'Severity. Allowed values: 1, 2, 3.' }, mode: { type: 'string', enum: ['a', 'b'] } },
     });
   });
 

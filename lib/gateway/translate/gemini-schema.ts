@@ -77,8 +77,16 @@ function convert(schema: JsonObject, defs: JsonObject, depth: number): JsonObjec
 
   if (typeof schema.format === 'string' && typeof type === 'string' && FORMATS[type]?.has(schema.format)) out.format = schema.format;
   if (out.enum !== undefined && !Array.isArray(out.enum)) delete out.enum;
-  // Gemini's enum holds strings only.
-  if (Array.isArray(out.enum)) out.enum = out.enum.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
+  if (Array.isArray(out.enum) && out.type !== undefined && out.type !== 'string') {
+    // Gemini takes enum on strings only: for other types the values move into the description,
+    // so the arguments keep their type.
+    const allowed = `Allowed values: ${out.enum.map((v) => JSON.stringify(v)).join(', ')}.`;
+    out.description = typeof out.description === 'string' && out.description !== '' ? `${out.description} ${allowed}` : allowed;
+    delete out.enum;
+  } else if (Array.isArray(out.enum)) {
+    out.enum = out.enum.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
+    out.type ??= 'string';
+  }
 
   if (isObject(schema.properties)) {
     const properties: JsonObject = {};
