@@ -532,6 +532,14 @@ describe('OpenAI chat -> Anthropic: streams', () => {
     expect(st.usage).toMatchObject({ promptTokens: 30, completionTokens: 9, completionFinal: true });
   });
 
+  it('sends nothing for message_start, so an error right after it leaves the client untouched (another channel can answer)', () => {
+    const st = openaiToAnthropic.stream(call({ stream: true }), clientReq({ messages: hi, stream: true }));
+    const events = sseEvents(fixtureText('anthropic/error.sse'));
+    expect(st.push(events[0])).toBe('');
+    expect(st.usage).toMatchObject({ promptTokens: 21, completionFinal: false });
+    expect(() => st.push(events.at(-1)!)).toThrow(UpstreamFailure);
+  });
+
   it('throws a protocol failure on malformed JSON, and a cut stream is not finished', () => {
     const st = openaiToAnthropic.stream(call({ stream: true }), clientReq({ messages: hi, stream: true }));
     const events = sseEvents(fixtureText('anthropic/text.sse'));

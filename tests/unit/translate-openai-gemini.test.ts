@@ -445,6 +445,13 @@ describe('OpenAI chat -> Gemini: streams', () => {
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 2134, prompt_tokens_details: { cached_tokens: 1872 } } });
   });
 
+  it('sends nothing for an event without content (the role chunk waits for the first content)', () => {
+    const st = openaiToGemini.stream(call({ stream: true }), clientReq({ messages: hi, stream: true }));
+    expect(st.push({ event: 'message', data: '{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":8,"totalTokenCount":8}}', raw: '' })).toBe('');
+    expect(st.usage).toMatchObject({ promptTokens: 8, completionTokens: 0, completionFinal: false });
+    expect(() => st.push({ event: 'message', data: '{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}', raw: '' })).toThrow(UpstreamFailure);
+  });
+
   it('throws a status failure on an error event mid-stream, and is not finished', () => {
     const st = openaiToGemini.stream(call({ stream: true }), clientReq({ messages: hi, stream: true }));
     const events = sseEvents(fixtureText('gemini/flash-error.sse'));

@@ -307,7 +307,6 @@ class AnthropicStream implements StreamTranslator {
   finished = false;
   private readonly out: ChunkWriter;
   private readonly withUsage: boolean;
-  private started = false;
   private finishSent = false;
   /** Anthropic block index -> OpenAI tool call index, and whether any argument text was sent for it. */
   private readonly toolIndex = new Map<number, { index: number; args: boolean }>();
@@ -315,12 +314,6 @@ class AnthropicStream implements StreamTranslator {
   constructor(call: CallInfo, req: ClientRequest) {
     this.out = new ChunkWriter(call);
     this.withUsage = wantsStreamUsage(req);
-  }
-
-  private begin(): string {
-    if (this.started) return '';
-    this.started = true;
-    return this.out.start();
   }
 
   push(ev: SseEvent): string {
@@ -331,11 +324,11 @@ class AnthropicStream implements StreamTranslator {
       case 'message_start': {
         const message = isObject(data.message) ? data.message : {};
         this.usage = readUsage(message.usage, false) ?? this.usage;
-        return this.begin();
+        return '';
       }
       case 'content_block_start': {
         const block = isObject(data.content_block) ? data.content_block : {};
-        let out = this.begin();
+        let out = '';
         if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string' && typeof data.index === 'number') {
           const started = this.out.toolCallStart(block.id, block.name);
           this.toolIndex.set(data.index, { index: started.index, args: false });
@@ -348,7 +341,7 @@ class AnthropicStream implements StreamTranslator {
       }
       case 'content_block_delta': {
         const delta = isObject(data.delta) ? data.delta : {};
-        let out = this.begin();
+        let out = '';
         if (delta.type === 'text_delta' && typeof delta.text === 'string') {
           this.completion += delta.text;
           out += this.out.content(delta.text);
@@ -387,16 +380,16 @@ class AnthropicStream implements StreamTranslator {
           };
         } else this.usage = readUsage(usage, false);
         const delta = isObject(data.delta) ? data.delta : {};
-        if (delta.stop_reason === undefined || delta.stop_reason === null || this.finishSent) return this.begin();
+        if (delta.stop_reason === undefined || delta.stop_reason === null || this.finishSent) return '';
         this.finishSent = true;
-        return this.begin() + this.out.finish(finishReason(delta.stop_reason, this.out.toolCalls));
+        return this.out.finish(finishReason(delta.stop_reason, this.out.toolCalls));
       }
       case 'message_stop': {
         this.finished = true;
         if (this.usage) this.usage = { ...this.usage, completionFinal: true };
         if (this.finishSent) return '';
         this.finishSent = true;
-        return this.begin() + this.out.finish(finishReason(this.out.toolCalls > 0 ? 'tool_use' : undefined, this.out.toolCalls));
+        return this.out.finish(finishReason(this.out.toolCalls > 0 ? 'tool_use' : undefined, this.out.toolCalls));
       }
       case 'error':
         throw streamError(data);

@@ -329,11 +329,15 @@ export function renderCompletion(call: CallInfo, message: ReplyMessage, finish: 
 /**
  * The chat.completion.chunk events of one streamed choice. Tool calls are numbered 0.. in the
  * order they start, whatever the upstream numbers (Anthropic's block indices count text and
- * thinking blocks too).
+ * thinking blocks too). The first chunk (the assistant's role) goes out with the first content or
+ * the finish, not before: until then nothing has reached the client, so an upstream that fails
+ * right after its preamble (Anthropic's overloaded error after message_start) can still be
+ * replaced by another channel.
  */
 export class ChunkWriter {
   private readonly head: string;
   private toolCount = 0;
+  private started = false;
 
   constructor(call: CallInfo) {
     this.head = `{"id":${JSON.stringify(completionId(call))},"object":"chat.completion.chunk","created":${call.created},"model":${JSON.stringify(call.model.name)},"choices":`;
@@ -343,24 +347,26 @@ export class ChunkWriter {
     return `data: ${this.head}${JSON.stringify([{ index: 0, delta, logprobs: null, finish_reason: finish }])}}\n\n`;
   }
 
-  /** The first chunk: the assistant's role with empty content. */
-  start(): string {
+  /** The first chunk, the assistant's role with empty content, if it has not gone yet. */
+  private opening(): string {
+    if (this.started) return '';
+    this.started = true;
     return this.chunk({ role: 'assistant', content: '' });
   }
 
   content(text: string): string {
-    return text ? this.chunk({ content: text }) : '';
+    return text ? this.opening() + this.chunk({ content: text }) : '';
   }
 
   /** Thinking, as `reasoning_content` (the DeepSeek convention most OpenAI clients read). */
   reasoning(text: string): string {
-    return text ? this.chunk({ reasoning_content: text }) : '';
+    return text ? this.opening() + this.chunk({ reasoning_content: text }) : '';
   }
 
   /** A tool call's first delta; returns its OpenAI index for the argument fragments that follow. */
   toolCallStart(id: string, name: string, extra?: JsonObject): { index: number; out: string } {
     const index = this.toolCount++;
-    const out = this.chunk({ tool_calls: [{ index, id, type: 'function', function: { name, arguments: '' }, ...extra }] });
+    const out = this.opening() + this.chunk({ tool_calls: [{ index, id, type: 'function', function: { name, arguments: '' }, ...extra }] });
     return { index, out };
   }
 
@@ -373,7 +379,7 @@ export class ChunkWriter {
   }
 
   finish(reason: FinishReason): string {
-    return this.chunk({}, reason);
+    return this.opening() + this.chunk({}, reason);
   }
 
   /** The end of the stream: the usage chunk (when the client asked for it), then [DONE]. */

@@ -335,7 +335,6 @@ class GeminiStream implements StreamTranslator {
   finished = false;
   private readonly out: ChunkWriter;
   private readonly withUsage: boolean;
-  private started = false;
 
   constructor(private readonly call: CallInfo, req: ClientRequest) {
     this.out = new ChunkWriter(call);
@@ -348,10 +347,6 @@ class GeminiStream implements StreamTranslator {
     if (isObject(data.error)) throw upstreamError(data);
     const usage = readUsage(data.usageMetadata, this.finished);
     let out = '';
-    if (!this.started) {
-      this.started = true;
-      out += this.out.start();
-    }
     const { candidate, blocked } = candidateOf(data);
     for (const part of partsOf(candidate)) {
       const tool = toolCallOf(part, this.call, this.out.toolCalls);
