@@ -5,7 +5,8 @@ import type { SurfaceSpec } from '@/lib/gateway/pipeline';
 import { invalidField, optionalInt, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { countTokens } from '@/lib/gateway/tokens';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
-import { openaiToOpenai, serviceMember } from '@/lib/gateway/translate/openai-openai';
+import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
+import { serviceMember } from '@/lib/gateway/translate/openai-client';
 import type { Translator } from '@/lib/gateway/translate/types';
 
 export const MAX_EMBEDDING_INPUTS = 100;

@@ -1,9 +1,11 @@
 import { anthropicToAnthropic } from '@/lib/gateway/translate/anthropic-anthropic';
+import { openaiToAnthropic } from '@/lib/gateway/translate/openai-anthropic';
+import { openaiToGemini } from '@/lib/gateway/translate/openai-gemini';
 import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 import type { ClientProtocol, Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 
 /** The chat translators, by client surface and upstream protocol. */
 export const chatTranslators: Readonly<Record<ClientProtocol, Partial<Record<UpstreamProtocol, Translator>>>> = {
-  openai: { openai: openaiToOpenai },
+  openai: { openai: openaiToOpenai, anthropic: openaiToAnthropic, gemini: openaiToGemini },
   anthropic: { anthropic: anthropicToAnthropic },
 };

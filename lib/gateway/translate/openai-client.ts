@@ -322,8 +322,25 @@ export function renderCompletion(call: CallInfo, message: ReplyMessage, finish: 
     choices: [{ index: 0, message: msg, logprobs: null, finish_reason: finish }],
     usage: clientUsage(settled),
   });
-  const service = `{"channel":${JSON.stringify(settled.channel)},"latency_ms":${Math.max(0, Math.round(settled.latencyMs))},"cost_usd":${jsonNumber(settled.costUsd)}}`;
-  return `${body.slice(0, -1)},"service":${service}}`;
+  return `${body.slice(0, -1)},"service":${serviceMember(settled)}}`;
+}
+
+/** Our `service` member of a chat.completion (and of an embeddings list): the cost as a bare JSON number. */
+export function serviceMember(settled: Settlement): string {
+  return `{"channel":${JSON.stringify(settled.channel)},"latency_ms":${Math.max(0, Math.round(settled.latencyMs))},"cost_usd":${jsonNumber(settled.costUsd)}}`;
+}
+
+/** The text a chat.completion.chunk starts with, up to its `choices` member. */
+export function chunkHead(id: string, created: number, model: string): string {
+  return `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":`;
+}
+
+/** A stream's closing usage chunk (costs as bare JSON numbers), then [DONE]; [DONE] alone when the client did not ask for usage. */
+export function streamEnd(head: string, settled: Settlement, withUsage: boolean): string {
+  if (!withUsage) return 'data: [DONE]\n\n';
+  const usage = JSON.stringify(clientUsage(settled));
+  const costs = `,"cost_usd":${jsonNumber(settled.costUsd)},"cost_cny":${jsonNumber(settled.costCny)}}`;
+  return `data: ${head}[],"usage":${usage.slice(0, -1)}${costs}}\n\ndata: [DONE]\n\n`;
 }
 
 /**
@@ -340,7 +357,7 @@ export class ChunkWriter {
   private started = false;
 
   constructor(call: CallInfo) {
-    this.head = `{"id":${JSON.stringify(completionId(call))},"object":"chat.completion.chunk","created":${call.created},"model":${JSON.stringify(call.model.name)},"choices":`;
+    this.head = chunkHead(completionId(call), call.created, call.model.name);
   }
 
   private chunk(delta: JsonObject, finish: FinishReason | null = null): string {
@@ -384,10 +401,7 @@ export class ChunkWriter {
 
   /** The end of the stream: the usage chunk (when the client asked for it), then [DONE]. */
   end(settled: Settlement, withUsage: boolean): string {
-    if (!withUsage) return 'data: [DONE]\n\n';
-    const usage = JSON.stringify(clientUsage(settled));
-    const costs = `,"cost_usd":${jsonNumber(settled.costUsd)},"cost_cny":${jsonNumber(settled.costCny)}}`;
-    return `data: ${this.head}[],"usage":${usage.slice(0, -1)}${costs}}\n\ndata: [DONE]\n\n`;
+    return streamEnd(this.head, settled, withUsage);
   }
 }
 

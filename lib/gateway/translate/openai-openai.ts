@@ -4,7 +4,8 @@
 import { usageCount } from '@/lib/billing/cost';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
-import type { ClientRequest, Settlement, StreamTranslator, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
+import { chunkHead, clientUsage, serviceMember, streamEnd, wantsStreamUsage } from '@/lib/gateway/translate/openai-client';
+import type { Settlement, StreamTranslator, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
 
 /** OpenAI's usage object in billing terms; null when it gave no usable prompt count. */
 export function openaiUsage(u: unknown): UpstreamUsage | null {
@@ -22,28 +23,6 @@ export function openaiUsage(u: unknown): UpstreamUsage | null {
     completionFinal: true,
   };
 }
-
-/** The client's usage object for settled counts: cache tokens are part of OpenAI's prompt_tokens. */
-export function openaiUsageJson(s: Settlement['usage']): JsonObject {
-  const prompt = s.promptTokens + s.cacheReadTokens + s.cacheWriteTokens;
-  const usage: JsonObject = { prompt_tokens: prompt, completion_tokens: s.completionTokens, total_tokens: prompt + s.completionTokens };
-  if (s.cacheReadTokens > 0) usage.prompt_tokens_details = { cached_tokens: s.cacheReadTokens };
-  if (s.reasoningTokens > 0) usage.completion_tokens_details = { reasoning_tokens: s.reasoningTokens };
-  return usage;
-}
-
-/** Our `service` member of a chat.completion: JSON text, the cost as an exact decimal number. */
-export function serviceMember(s: Settlement): string {
-  return `{"channel":${JSON.stringify(s.channel)},"latency_ms":${s.latencyMs},"cost_usd":${s.costUsd}}`;
-}
-
-/** The stream's closing usage chunk, cost members as exact decimal numbers. */
-export function openaiUsageChunk(id: string, created: number, model: string, s: Settlement): string {
-  const chunk = JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { ...openaiUsageJson(s.usage), cost_usd: '__USD__', cost_cny: '__CNY__' } });
-  return `data: ${chunk.replace('"__USD__"', s.costUsd).replace('"__CNY__"', s.costCny)}\n\n`;
-}
-
-const clientWantsUsage = (req: ClientRequest) => (req.body.json.stream_options as JsonObject | undefined)?.include_usage === true;
 
 /** Generated text of a message or delta (content, refusal, tool arguments, reasoning): for estimates. */
 function generatedText(m: JsonObject | undefined): string {
@@ -101,7 +80,7 @@ class OpenaiStream implements StreamTranslator {
   }
 
   end(s: Settlement): string {
-    return (this.wantsUsage ? openaiUsageChunk(this.id, this.created, this.model, s) : '') + 'data: [DONE]\n\n';
+    return streamEnd(chunkHead(this.id, this.created, this.model), s, this.wantsUsage);
   }
 }
 
@@ -110,7 +89,7 @@ export const openaiToOpenai: Translator = {
     const body = req.body.json;
     if (!call.stream) return { body: upstreamBody(req.body, { model: call.model.name, service: undefined }) };
     // A stream always asks for the usage chunk (billing needs it); the client sees it only if it asked.
-    const streamOptions = clientWantsUsage(req) ? body.stream_options : { ...(body.stream_options as JsonObject | undefined), include_usage: true };
+    const streamOptions = wantsStreamUsage(req) ? body.stream_options : { ...(body.stream_options as JsonObject | undefined), include_usage: true };
     return { body: upstreamBody(req.body, { model: call.model.name, service: undefined, stream_options: streamOptions }) };
   },
 
@@ -136,14 +115,14 @@ export const openaiToOpenai: Translator = {
         }
         if (typeof parsed.id !== 'string' || !parsed.id.startsWith('chatcmpl-')) parsed.id = `chatcmpl-${typeof parsed.id === 'string' ? parsed.id : call.requestId}`;
         parsed.object = 'chat.completion';
-        if (!parsed.usage) parsed.usage = openaiUsageJson(s.usage);
+        if (!parsed.usage) parsed.usage = clientUsage(s);
         parsed.service = '__SERVICE__';
         return JSON.stringify(parsed).replace('"__SERVICE__"', serviceMember(s));
       },
     };
   },
 
-  stream: (_call, req) => new OpenaiStream(clientWantsUsage(req)),
+  stream: (_call, req) => new OpenaiStream(wantsStreamUsage(req)),
 
   // The caller's mistake as the upstream saw it: its status and body, unchanged.
   error: (status, text) => ({
