@@ -1,0 +1,240 @@
+// Every client reaches every upstream protocol: the official `openai` and `@anthropic-ai/sdk`
+// clients and the Vercel AI SDK (`ai` + `@ai-sdk/openai`, `openai.chat(model)`) against models whose
+// channels speak OpenAI chat, Anthropic Messages and Gemini (one faithful fake upstream serving all
+// three), on both server paths, stream and whole reply. Each answer's cost is the same in the
+// header (or the usage chunk), the body, the request log and the ledger.
+import Anthropic from '@anthropic-ai/sdk';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, streamText } from 'ai';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
+import { DEFAULT_REPLY, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { createAccount, waitFor, type TestAccount } from '../support/accounts';
+import { decPico } from '../support/money';
+import { usdToPico } from '@/lib/billing/money';
+import { getDb } from '@/lib/db';
+import { closeEvents } from '@/lib/events';
+import { getLimiter } from '@/lib/gateway/runtime';
+
+const MODELS = { openai: 'gpt-4o-mini', anthropic: 'claude-sonnet-4-5', gemini: 'gemini-2.5-flash' } as const;
+type Protocol = keyof typeof MODELS;
+/** The path each protocol's upstream call lands on. */
+const UPSTREAM_PATH: Record<Protocol, RegExp> = {
+  openai: /^\/v1\/chat\/completions$/,
+  anthropic: /^\/v1\/messages$/,
+  gemini: /^\/v1beta\/models\/gemini-2\.5-flash:(generateContent|streamGenerateContent\?alt=sse)$/,
+};
+const WEATHER_TOOL = {
+  name: 'get_weather',
+  description: 'The weather in a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+
+let db: Awaited<ReturnType<typeof getDb>>;
+let fake: FakeUpstream;
+const gateways = {} as Record<GatewayMode, RunningGateway>;
+let account: TestAccount;
+
+beforeAll(async () => {
+  db = await getDb();
+  fake = await startFakeUpstream();
+  const config = testConfig({ openaiUrls: [fake.url], anthropicUrls: [fake.url] });
+  (config.channels as unknown[]).push({
+    name: 'gemini-1',
+    protocol: 'gemini',
+    base_url: fake.url,
+    api_key: 'upstream-secret-gemini-1',
+    models: [MODELS.gemini],
+    timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
+  });
+  (config.models as unknown[]).push({
+    name: MODELS.gemini,
+    owned_by: 'google',
+    kind: 'chat',
+    context_window: 1048576,
+    max_output_tokens: 8192,
+    input_price_usd_per_million: '0.3',
+    output_price_usd_per_million: '2.5',
+    cache_read_price_usd_per_million: '0.075',
+  });
+  const [lean, next] = await Promise.all([startGateway({ config, mode: 'lean' }), startGateway({ config, mode: 'next' })]);
+  gateways.lean = lean;
+  gateways.next = next;
+  account = await createAccount({ tier: 'pro', balanceUsd: '50' });
+});
+
+afterAll(async () => {
+  await Promise.all(Object.values(gateways).map((g) => g.stop()));
+  await fake?.close();
+  await getLimiter().close();
+  await closeEvents();
+  await db?.$disconnect();
+});
+
+/** The log row and the usage ledger entry of a request carry exactly `costText` (a decimal USD text). */
+async function expectBooked(requestId: string | null | undefined, costText: string): Promise<void> {
+  expect(requestId).toMatch(/^req_/);
+  const cost = usdToPico(costText);
+  expect(cost).toBeGreaterThan(0n);
+  const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+  expect(decPico(row.costUsd)).toBe(cost);
+  expect(row.promptTokens).toBeGreaterThan(0);
+  expect(row.completionTokens).toBeGreaterThan(0);
+  const entry = await waitFor(() => db.ledgerEntry.findFirst({ where: { kind: 'usage', reference: requestId! } }), 10_000);
+  expect(decPico(entry.amountUsd)).toBe(-cost);
+}
+
+/** The last upstream call went to the model's own protocol (it was translated, not refused). */
+function expectUpstream(protocol: Protocol): void {
+  const last = fake.requests.at(-1)!;
+  expect(last.path).toMatch(UPSTREAM_PATH[protocol]);
+}
+
+/** A cost as the JSON number a client parsed, and the exact text the gateway booked: the same amount. */
+function sameAmount(parsed: unknown, text: string): void {
+  expect(typeof parsed).toBe('number');
+  expect(parsed).toBe(Number(text));
+}
+
+describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every protocol (%s)', (mode) => {
+  const gw = () => gateways[mode];
+
+  describe.each(Object.keys(MODELS) as Protocol[])('a model on a %s channel', (protocol) => {
+    const model = MODELS[protocol];
+    const openai = () => new OpenAI({ baseURL: `${gw().url}/v1`, apiKey: account.apiKey, maxRetries: 0 });
+    const anthropic = () => new Anthropic({ baseURL: `${gw().url}/v1/anthropic`, apiKey: account.apiKey, maxRetries: 0 });
+    const vercel = () => createOpenAI({ baseURL: `${gw().url}/v1`, apiKey: account.apiKey });
+
+    it('openai: a whole reply, its cost in the header and the body', async () => {
+      const { data, response } = await openai()
+        .chat.completions.create({ model, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] })
+        .withResponse();
+      expectUpstream(protocol);
+      expect(data.choices[0].message.content).toBe(DEFAULT_REPLY);
+      expect(data.choices[0].finish_reason).toBe('stop');
+      expect(data.model).toBe(model);
+      expect(data.usage!.prompt_tokens).toBeGreaterThan(0);
+      const cost = response.headers.get('x-service-cost-usd')!;
+      sameAmount((data as unknown as { service: { cost_usd: unknown } }).service.cost_usd, cost);
+      await expectBooked(response.headers.get('x-request-id'), cost);
+    });
+
+    it('openai: a stream with the usage chunk', async () => {
+      const { data: stream, response } = await openai()
+        .chat.completions.create({ model, messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } })
+        .withResponse();
+      let text = '';
+      let finish: string | null = null;
+      let usage: (OpenAI.CompletionUsage & { cost_usd?: unknown }) | undefined;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+        if (chunk.usage) usage = chunk.usage;
+      }
+      expectUpstream(protocol);
+      expect(text).toBe(DEFAULT_REPLY);
+      expect(finish).toBe('stop');
+      const requestId = response.headers.get('x-request-id');
+      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+      sameAmount(usage!.cost_usd, row.costUsd.toString());
+      await expectBooked(requestId, row.costUsd.toString());
+    });
+
+    it('openai: a tool call comes back as tool_calls with its arguments, streamed and whole', async () => {
+      const tools = [{ type: 'function' as const, function: WEATHER_TOOL }];
+      const messages = [{ role: 'user' as const, content: 'Weather in Paris?' }];
+      const whole = await openai().chat.completions.create({ model, messages, tools });
+      expect(whole.choices[0].finish_reason).toBe('tool_calls');
+      const call = whole.choices[0].message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+      expect(call.function.name).toBe('get_weather');
+      expect(JSON.parse(call.function.arguments)).toEqual(JSON.parse(TOOL_CALL_ARGUMENTS));
+      expect(call.id).toBeTruthy();
+
+      const runner = openai().chat.completions.stream({ model, messages, tools });
+      const final = await runner.finalChatCompletion();
+      const streamed = final.choices[0].message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+      expect(final.choices[0].finish_reason).toBe('tool_calls');
+      expect(streamed.function.name).toBe('get_weather');
+      expect(JSON.parse(streamed.function.arguments)).toEqual(JSON.parse(TOOL_CALL_ARGUMENTS));
+
+      // The tool's result goes back and the model answers with text.
+      const after = await openai().chat.completions.create({
+        model,
+        tools,
+        messages: [...messages, whole.choices[0].message, { role: 'tool', tool_call_id: call.id, content: '{"temp_c": 21}' }],
+      });
+      expectUpstream(protocol);
+      expect(after.choices[0].finish_reason).toBe('stop');
+      expect(after.choices[0].message.content).toBeTruthy();
+    });
+
+    it('anthropic: a whole reply, its cost in the header', async () => {
+      const { data, response } = await anthropic()
+        .messages.create({ model, max_tokens: 256, system: 'Be brief.', messages: [{ role: 'user', content: 'Hi' }] })
+        .withResponse();
+      expectUpstream(protocol);
+      expect(data.type).toBe('message');
+      expect(data.content[0]).toMatchObject({ type: 'text', text: DEFAULT_REPLY });
+      expect(data.stop_reason).toBe('end_turn');
+      expect(data.usage.input_tokens).toBeGreaterThan(0);
+      expect(response.headers.get('request-id')).toBe(response.headers.get('x-request-id'));
+      await expectBooked(response.headers.get('x-request-id'), response.headers.get('x-service-cost-usd')!);
+    });
+
+    it('anthropic: a stream the SDK assembles into the final message', async () => {
+      const stream = anthropic().messages.stream({ model, max_tokens: 256, messages: [{ role: 'user', content: 'Hi' }] });
+      const message = await stream.finalMessage();
+      expectUpstream(protocol);
+      expect(message.content).toEqual([expect.objectContaining({ type: 'text', text: DEFAULT_REPLY })]);
+      expect(message.stop_reason).toBe('end_turn');
+      expect(message.usage.output_tokens).toBeGreaterThan(0);
+      const requestId = stream.request_id;
+      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+      await expectBooked(requestId, row.costUsd.toString());
+    });
+
+    it('anthropic: a tool call comes back as a tool_use block, streamed and whole; its result goes back', async () => {
+      const tools = [{ name: WEATHER_TOOL.name, description: WEATHER_TOOL.description, input_schema: WEATHER_TOOL.parameters as Anthropic.Tool.InputSchema }];
+      const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
+      const whole = await anthropic().messages.create({ model, max_tokens: 256, tools, messages });
+      expect(whole.stop_reason).toBe('tool_use');
+      const use = whole.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
+      expect(use.name).toBe('get_weather');
+      expect(use.input).toEqual(JSON.parse(TOOL_CALL_ARGUMENTS));
+
+      const streamed = await anthropic().messages.stream({ model, max_tokens: 256, tools, messages }).finalMessage();
+      expect(streamed.stop_reason).toBe('tool_use');
+      const streamedUse = streamed.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
+      expect(streamedUse.input).toEqual(JSON.parse(TOOL_CALL_ARGUMENTS));
+
+      const after = await anthropic().messages.create({
+        model,
+        max_tokens: 256,
+        tools,
+        messages: [...messages, { role: 'assistant', content: whole.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '{"temp_c": 21}' }] }],
+      });
+      expectUpstream(protocol);
+      expect(after.stop_reason).toBe('end_turn');
+      expect(after.content.some((b) => b.type === 'text' && b.text.length > 0)).toBe(true);
+    });
+
+    it('Vercel AI SDK: generateText and streamText', async () => {
+      const generated = await generateText({ model: vercel().chat(model), prompt: 'Hi', maxRetries: 0 });
+      expectUpstream(protocol);
+      expect(generated.text).toBe(DEFAULT_REPLY);
+      expect(generated.finishReason).toBe('stop');
+      const headers = generated.response.headers ?? {};
+      await expectBooked(headers['x-request-id'], headers['x-service-cost-usd']);
+
+      const streamed = streamText({ model: vercel().chat(model), prompt: 'Hi', maxRetries: 0 });
+      let text = '';
+      for await (const piece of streamed.textStream) text += piece;
+      expect(text).toBe(DEFAULT_REPLY);
+      expect(await streamed.finishReason).toBe('stop');
+      const requestId = (await streamed.response).headers?.['x-request-id'];
+      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+      await expectBooked(requestId, row.costUsd.toString());
+    });
+  });
+});
