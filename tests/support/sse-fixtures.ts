@@ -5,7 +5,7 @@ import { expect } from 'vitest';
 import path from 'node:path';
 import type { SseEvent } from '@/lib/gateway/translate/types';
 
-const FIXTURES = path.resolve(__dirname, '../fixtures');
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures');
 
 export function fixture(name: string): string {
   return readFileSync(path.join(FIXTURES, name), 'utf8');

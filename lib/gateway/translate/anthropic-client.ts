@@ -410,6 +410,15 @@ export class AnthropicEventWriter {
     return bytes + this.delta({ type: 'thinking_delta', thinking: text });
   }
 
+  /**
+   * A signature closes a thinking block (as Anthropic sends it: signature_delta, then the stop);
+   * with no thinking block open, it gets an empty one of its own.
+   */
+  signature(signature: string): string {
+    const bytes = this.open?.kind === 'thinking' ? '' : this.block({ type: 'thinking', thinking: '', signature: '' }).bytes;
+    return bytes + this.delta({ type: 'signature_delta', signature }) + this.stop();
+  }
+
   stop(): string {
     if (!this.open) return '';
     const bytes = sseEvent('content_block_stop', { index: this.open.index });
