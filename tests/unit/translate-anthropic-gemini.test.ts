@@ -459,3 +459,50 @@ describe('anthropic -> gemini: errors', () => {
     expect(JSON.parse(arr.body).error).toEqual({ type: 'rate_limit_error', message: 'Resource has been exhausted (e.g. check quota).' });
   });
 });
+
+describe('anthropic -> gemini: against the fake Gemini upstream', () => {
+  it('a tool conversation with thinking is accepted by Google-style validation, and the replies translate', async () => {
+    const { startFakeUpstream } = await import('../support/fake-upstream');
+    const fake = await startFakeUpstream();
+    try {
+      const post = async (body: string | Buffer, model: string, stream: boolean) =>
+        fetch(`${fake.url}/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-goog-api-key': 'AIza-test' },
+          body: String(body),
+        });
+      const tools = [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } }, additionalProperties: false } }];
+      const first = { ...base, system: 'Be brief.', tools, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: [{ role: 'user', content: 'Weather in Paris?' }] };
+      const gemini3 = modelInfo({ name: 'gemini-3-pro-preview', ownedBy: 'google' });
+      const call = callOf(false, gemini3);
+      const res = await post(t.request(clientReq(first), call).body, gemini3.name, false);
+      expect(res.status).toBe(200);
+      const r = t.response(await res.text(), call);
+      const msg = JSON.parse(r.render(settle(r.usage))) as { content: JsonObject[]; stop_reason: string };
+      expect(msg.stop_reason).toBe('tool_use');
+      expect(msg.content.map((b) => b.type)).toEqual(['thinking', 'tool_use']);
+      expect(String(msg.content[0].signature)).toMatch(new RegExp(`^${GEMINI_SIGNATURE_PREFIX}`));
+
+      // The client sends the reply back with the tool's result: Gemini 3 needs the signature again.
+      const toolUse = msg.content[1];
+      const second = {
+        ...first,
+        messages: [...first.messages, { role: 'assistant', content: msg.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: 'sunny' }] }],
+      };
+      const sCall = callOf(true, gemini3);
+      const res2 = await post(t.request(clientReq(second), sCall).body, gemini3.name, true);
+      expect(res2.status).toBe(200);
+      const st = t.stream(sCall, clientReq(second));
+      let out = '';
+      for (const e of sseEvents(await res2.text())) out += st.push(e);
+      expect(st.finished).toBe(true);
+      out += st.end(settle(st.usage));
+      const final = await sdkFinalMessage(out);
+      expect(final.content.map((b) => b.type)).toEqual(['thinking', 'text']);
+      expect(final.content[1]).toEqual({ type: 'text', text: 'The tool said: {"result":"sunny"}' });
+      expect(st.usage?.reasoningTokens).toBeGreaterThan(0);
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -535,3 +535,37 @@ describe('anthropic -> openai: errors', () => {
     expect(JSON.parse(t.error(404, '').body).error.message).toBe('The upstream answered 404.');
   });
 });
+
+describe('anthropic -> openai: against the fake OpenAI upstream', () => {
+  it('a tool round trip, streamed, with the usage the upstream reports', async () => {
+    const { startFakeUpstream, TOOL_CALL_ARGUMENTS } = await import('../support/fake-upstream');
+    const fake = await startFakeUpstream();
+    try {
+      const post = (body: string | Buffer) =>
+        fetch(`${fake.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' }, body: String(body) });
+      const tools = [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
+      const first = { ...base, tools, messages: [{ role: 'user', content: 'Weather in Paris?' }] };
+      const r = t.response(await (await post(t.request(clientReq(first), callOf()).body)).text(), callOf());
+      const msg = JSON.parse(r.render(settle(r.usage))) as { content: JsonObject[]; stop_reason: string };
+      expect(msg.stop_reason).toBe('tool_use');
+      expect(msg.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'get_weather', input: JSON.parse(TOOL_CALL_ARGUMENTS) }]);
+
+      const second = {
+        ...first,
+        messages: [...first.messages, { role: 'assistant', content: msg.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: msg.content[0].id, content: 'sunny' }] }],
+      };
+      expect(fake.requests.at(-1)!.json).toMatchObject({ max_completion_tokens: 1024 });
+      const st = t.stream(callOf(true), clientReq(second));
+      let out = '';
+      for (const e of sseEvents(await (await post(t.request(clientReq(second), callOf(true)).body)).text())) out += st.push(e);
+      expect(st.finished).toBe(true);
+      expect(st.usage).not.toBeNull();
+      out += st.end(settle(st.usage));
+      const final = await sdkFinalMessage(out);
+      expect(final.content).toEqual([{ type: 'text', text: 'The tool said: sunny' }]);
+      expect(final.usage.output_tokens).toBe(st.usage!.completionTokens);
+    } finally {
+      await fake.close();
+    }
+  });
+});
