@@ -251,6 +251,9 @@ describe('anthropic -> gemini: requests', () => {
     const messages = [{ role: 'user', content: 'Think.' }];
     const thinking = (json: JsonObject) => (upstream({ messages, ...json }).generationConfig as JsonObject).thinkingConfig;
     expect(thinking({ thinking: { type: 'enabled', budget_tokens: 10000 } })).toEqual({ thinkingBudget: 10000, includeThoughts: true });
+    // Claude Code's "ultrathink" budget is above Gemini 2.5 Flash's ceiling.
+    expect(thinking({ max_tokens: 64000, thinking: { type: 'enabled', budget_tokens: 31999 } })).toEqual({ thinkingBudget: 24576, includeThoughts: true });
+    expect((upstream({ messages, max_tokens: 64000 }).generationConfig as JsonObject).maxOutputTokens).toBe(16384);
     expect(thinking({ thinking: { type: 'adaptive' } })).toEqual({ thinkingBudget: -1, includeThoughts: true });
     expect(thinking({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } })).toEqual({ thinkingBudget: 4096, includeThoughts: true });
     expect(thinking({ output_config: { effort: 'high' } })).toEqual({ thinkingBudget: 24576 });

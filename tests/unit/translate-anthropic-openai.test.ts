@@ -142,6 +142,15 @@ describe('anthropic -> openai: requests', () => {
     });
   });
 
+  it("lowers max_tokens to the model's max_output_tokens and shortens a user id longer than OpenAI's 64 characters", () => {
+    const claudeCodeUser = 'user_2f9c1e0b7a4d8e6f5c3b1a0987654321fedcba9876543210abcdef0123456789_account__session_5b3f8e2a-1c4d-4e6f-9a7b-0c1d2e3f4a5b';
+    const body = upstream({ max_tokens: 32000, metadata: { user_id: claudeCodeUser }, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(body.max_completion_tokens).toBe(16384);
+    expect(body.user).toMatch(/^[0-9a-f]{64}$/);
+    expect(upstream({ metadata: { user_id: claudeCodeUser }, messages: [{ role: 'user', content: 'Hi' }] }).user).toBe(body.user);
+    expect(refusal({ max_tokens: 0, messages: [{ role: 'user', content: 'Hi' }] }).param).toBe('max_tokens');
+  });
+
   it('maps tools, input_schema and every tool_choice', () => {
     const tools = [
       { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },

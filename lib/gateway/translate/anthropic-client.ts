@@ -2,6 +2,7 @@
 // readers of the client's request (the same checks and refusals whatever the upstream) and the
 // writers of the client's reply (message object, stream events with contiguous block indices,
 // stop reasons, the error envelope).
+import { createHash } from 'node:crypto';
 import type { ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import type { JsonObject } from '@/lib/gateway/body';
@@ -277,6 +278,22 @@ export function numberOf(body: JsonObject, field: string): number | undefined {
 export function userIdOf(body: JsonObject): string | undefined {
   const m = body.metadata;
   return isObject(m) && typeof m.user_id === 'string' && m.user_id !== '' ? m.user_id : undefined;
+}
+
+/**
+ * The client's max_tokens, lowered to the model's max_output_tokens (operator config): Claude
+ * Code asks for 32,000 whatever the model, and an OpenAI model refuses more than it can write.
+ */
+export function maxTokensOf(body: JsonObject, model: ModelInfo): number | undefined {
+  const v = body.max_tokens;
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw invalid('max_tokens', 'max_tokens: must be a positive integer.');
+  return Math.min(v, model.maxOutputTokens);
+}
+
+/** A stable stand-in for an end-user id too long for an upstream's field (SHA-256, hex, 64 characters). */
+export function shortUserId(id: string, max: number): string {
+  return id.length <= max ? id : createHash('sha256').update(id).digest('hex').slice(0, max);
 }
 
 /** Members that ask for Anthropic-run machinery (MCP connectors, code containers): refused. */

@@ -13,6 +13,7 @@ import {
   imageOf,
   isObject,
   jsonFormatOf,
+  maxTokensOf,
   notSupported,
   numberOf,
   refuseBlock,
@@ -45,6 +46,9 @@ export const GEMINI_SIGNATURE_PREFIX = 'gemini:';
  * written by another model): Gemini 3 refuses a replayed function call without one.
  */
 const SKIP_SIGNATURE = 'skip_thought_signature_validator';
+
+/** The largest thinkingBudget every Gemini 2.5 model takes (Flash's ceiling; Pro's is 32,768). */
+const MAX_THINKING_BUDGET = 24576;
 
 /** thinkingBudget for an Anthropic effort level (adaptive thinking with output_config.effort). */
 const EFFORT_BUDGET: Record<Effort, number> = { low: 4096, medium: 12288, high: 24576 };
@@ -159,7 +163,8 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
   }
 
   const gen: JsonObject = {};
-  if (typeof body.max_tokens === 'number') gen.maxOutputTokens = body.max_tokens;
+  const maxTokens = maxTokensOf(body, model);
+  if (maxTokens !== undefined) gen.maxOutputTokens = maxTokens;
   const temperature = numberOf(body, 'temperature');
   if (temperature !== undefined) gen.temperature = temperature;
   const topP = numberOf(body, 'top_p');
@@ -176,7 +181,7 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
   const thinking = thinkingOf(body);
   if (thinking.enabled) {
     // -1: Gemini's dynamic thinking, the nearest to Anthropic's adaptive mode.
-    const budget = thinking.budgetTokens ?? (thinking.effort ? EFFORT_BUDGET[thinking.effort] : -1);
+    const budget = thinking.budgetTokens !== undefined ? Math.min(thinking.budgetTokens, MAX_THINKING_BUDGET) : thinking.effort ? EFFORT_BUDGET[thinking.effort] : -1;
     gen.thinkingConfig = { thinkingBudget: budget, includeThoughts: true };
   } else if (thinking.effort) gen.thinkingConfig = { thinkingBudget: EFFORT_BUDGET[thinking.effort] };
   if (Object.keys(gen).length > 0) out.generationConfig = gen;

@@ -16,9 +16,11 @@ import {
   imageOf,
   isObject,
   jsonFormatOf,
+  maxTokensOf,
   numberOf,
   refuseBlock,
   refusePlatformMembers,
+  shortUserId,
   stopSequencesOf,
   systemTexts,
   textOfBlock,
@@ -126,8 +128,8 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
 
   // OpenAI's own models take max_completion_tokens (its reasoning models refuse max_tokens); the
   // OpenAI-compatible servers of other vendors know max_tokens.
-  const maxTokens = body.max_tokens;
-  if (typeof maxTokens === 'number') out[model.ownedBy === 'openai' ? 'max_completion_tokens' : 'max_tokens'] = maxTokens;
+  const maxTokens = maxTokensOf(body, model);
+  if (maxTokens !== undefined) out[model.ownedBy === 'openai' ? 'max_completion_tokens' : 'max_tokens'] = maxTokens;
   const temperature = numberOf(body, 'temperature');
   if (temperature !== undefined) out.temperature = temperature;
   const topP = numberOf(body, 'top_p');
@@ -135,8 +137,9 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
   numberOf(body, 'top_k'); // a sampling hint OpenAI has no parameter for: dropped
   const stop = stopSequencesOf(body);
   if (stop) out.stop = stop;
+  // OpenAI caps `user` at 64 characters; Claude Code's metadata.user_id is longer.
   const user = userIdOf(body);
-  if (user !== undefined) out.user = user;
+  if (user !== undefined) out.user = shortUserId(user, 64);
 
   const tools = toolsOf(body, model);
   const choice = toolChoiceOf(body);
