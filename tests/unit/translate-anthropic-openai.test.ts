@@ -485,6 +485,7 @@ describe('anthropic -> openai: streams', () => {
     }
     expect(parseClientSse(out).map((e) => e.event)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_delta']);
     expect(() => st.push({ event: 'message', data: '{"choices": [', raw: 'data: {"choices": [\n\n' })).toThrow(/malformed/);
+    expect(() => st.push({ event: 'error', data: '{"message":"overloaded"}', raw: '' })).toThrow(/stream error/);
   });
 
   it('a stream cut before finish_reason is not finished; keep-alive comments and empty events write nothing', () => {

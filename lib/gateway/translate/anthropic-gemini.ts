@@ -339,6 +339,7 @@ class GeminiStream implements StreamTranslator {
 
   push(ev: SseEvent): string {
     const data = ev.data.trim();
+    if (ev.event === 'error') throw new UpstreamFailure('status', `upstream stream error: ${data.slice(0, 300)}`);
     if (data === '') return '';
     const reply = parseReply(data);
     let bytes = this.out.start();
@@ -367,6 +368,8 @@ class GeminiStream implements StreamTranslator {
       this.finished = true;
       bytes += w.stop();
     }
+    // The output count is final only with the reply: a stream cut before it is estimated.
+    if (this.usage) this.usage.completionFinal = this.finished;
     return bytes;
   }
 

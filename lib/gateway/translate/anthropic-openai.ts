@@ -311,6 +311,7 @@ class OpenaiStream implements StreamTranslator {
 
   push(ev: SseEvent): string {
     const data = ev.data.trim();
+    if (ev.event === 'error') throw new UpstreamFailure('status', `upstream stream error: ${data.slice(0, 300)}`);
     if (data === '') return '';
     if (data === '[DONE]') {
       this.finished = true;
