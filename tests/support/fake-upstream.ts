@@ -1264,12 +1264,14 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     if (includeThoughts) events.push(event([thoughtPart()], undefined, usage(undefined)));
     if (toolName !== undefined) events.push(event([callPart()], finishReason, usage(candidatesTokens)));
     else {
+      // The running count is the pieces' counts summed (linear, where recounting the text so far
+      // would be quadratic on a 'huge' reply), kept at most the exact total the last event gives.
       const pieces = streamPieces(text);
-      let sofar = '';
+      let running = 0;
       pieces.forEach((piece, i) => {
-        sofar += piece;
+        running += fault.type === 'huge' ? hugeTokens(piece.length) : countTokens(piece);
         const lastPiece = i === pieces.length - 1;
-        events.push(event([{ text: piece }], lastPiece ? finishReason : undefined, usage(lastPiece ? candidatesTokens : countTokens(sofar))));
+        events.push(event([{ text: piece }], lastPiece ? finishReason : undefined, usage(lastPiece ? candidatesTokens : Math.min(running, candidatesTokens))));
       });
       if (pieces.length === 0) events.push(event([{ text: '' }], finishReason, usage(candidatesTokens)));
     }
