@@ -1,5 +1,6 @@
 // Anthropic Messages client -> Gemini upstream (generateContent / streamGenerateContent?alt=sse).
-// Mapping choices are listed in the README ("Protocol translation"); the facts in translation.md.
+// The mapping choices are listed in the README ("Anthropic Messages clients on OpenAI and Gemini
+// models"); the protocol facts in translation.md.
 import type { ModelInfo } from '@/lib/config';
 import { usageCount } from '@/lib/billing/cost';
 import type { JsonObject } from '@/lib/gateway/body';

@@ -1,6 +1,6 @@
 // Anthropic Messages client -> OpenAI chat completions upstream (Claude Code or @anthropic-ai/sdk
-// reaching a GPT, DeepSeek or Qwen model). Mapping choices are listed in the README ("Protocol
-// translation"); the facts behind them in translation.md.
+// reaching a GPT, DeepSeek or Qwen model). The mapping choices are listed in the README ("Anthropic
+// Messages clients on OpenAI and Gemini models"); the protocol facts in translation.md.
 import type { ModelInfo } from '@/lib/config';
 import { usageCount } from '@/lib/billing/cost';
 import type { JsonObject } from '@/lib/gateway/body';
