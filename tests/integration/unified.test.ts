@@ -11,8 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
 import { DEFAULT_REPLY, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
-import { decPico } from '../support/money';
-import { usdToPico } from '@/lib/billing/money';
+import { pico } from '../support/money';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
@@ -75,14 +74,14 @@ afterAll(async () => {
 /** The log row and the usage ledger entry of a request carry exactly `costText` (a decimal USD text). */
 async function expectBooked(requestId: string | null | undefined, costText: string): Promise<void> {
   expect(requestId).toMatch(/^req_/);
-  const cost = usdToPico(costText);
+  const cost = pico(costText);
   expect(cost).toBeGreaterThan(0n);
   const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
-  expect(decPico(row.costUsd)).toBe(cost);
+  expect(pico(row.costUsd.toFixed(12))).toBe(cost);
   expect(row.promptTokens).toBeGreaterThan(0);
   expect(row.completionTokens).toBeGreaterThan(0);
   const entry = await waitFor(() => db.ledgerEntry.findFirst({ where: { kind: 'usage', reference: requestId! } }), 10_000);
-  expect(decPico(entry.amountUsd)).toBe(-cost);
+  expect(pico(entry.amountUsd.toFixed(12))).toBe(-cost);
 }
 
 /** The last upstream call went to the model's own protocol (it was translated, not refused). */
@@ -137,8 +136,8 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
       expect(finish).toBe('stop');
       const requestId = response.headers.get('x-request-id');
       const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
-      sameAmount(usage!.cost_usd, row.costUsd.toString());
-      await expectBooked(requestId, row.costUsd.toString());
+      sameAmount(usage!.cost_usd, row.costUsd.toFixed(12));
+      await expectBooked(requestId, row.costUsd.toFixed(12));
     });
 
     it('openai: a tool call comes back as tool_calls with its arguments, streamed and whole', async () => {
@@ -191,7 +190,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
       expect(message.usage.output_tokens).toBeGreaterThan(0);
       const requestId = stream.request_id;
       const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
-      await expectBooked(requestId, row.costUsd.toString());
+      await expectBooked(requestId, row.costUsd.toFixed(12));
     });
 
     it('anthropic: a tool call comes back as a tool_use block, streamed and whole; its result goes back', async () => {
@@ -234,7 +233,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
       expect(await streamed.finishReason).toBe('stop');
       const requestId = (await streamed.response).headers?.['x-request-id'];
       const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
-      await expectBooked(requestId, row.costUsd.toString());
+      await expectBooked(requestId, row.costUsd.toFixed(12));
     });
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Fake LLM upstream for tests: a plain node:http server that speaks the OpenAI
- * (chat completions, embeddings, models) and Anthropic (messages, count_tokens,
- * models) HTTP protocols, records every request byte-exact, and can be told to
- * misbehave per request (see `Fault`).
+ * (chat completions, embeddings, models), Anthropic (messages, count_tokens,
+ * models) and Gemini (generateContent, streamGenerateContent, countTokens,
+ * models under /v1beta) HTTP protocols, records every request byte-exact, and
+ * can be told to misbehave per request (see `Fault`).
  *
  * Fault selection per request: `x-fake-fault` request header (JSON Fault) >
  * the `faultFor` option (a function of the request, e.g. of a marker in its
@@ -91,6 +92,12 @@ export const TOOL_CALL_ARGUMENTS = '{"city":"Paris"}';
 export const CACHE_TOKENS = 100;
 
 export const OPENAI_MODELS = ['gpt-4o-mini', 'gpt-4o', 'text-embedding-3-small'];
+/** Gemini models listed by GET /v1beta/models (any model name is served). */
+export const GEMINI_MODELS = ['gemini-2.5-flash', 'gemini-2.5-pro'];
+/** The thought text a Gemini reply carries when the request asks thinkingConfig.includeThoughts. */
+export const GEMINI_THOUGHT = 'Let me think about what the user is asking for.';
+/** x-goog-api-key values starting with this are refused as invalid keys (400 API_KEY_INVALID, as Google does). */
+export const GEMINI_INVALID_KEY_PREFIX = 'invalid';
 export const ANTHROPIC_MODELS: { id: string; display_name: string; created_at: string }[] = [
   { id: 'claude-sonnet-4-6', display_name: 'Claude Sonnet 4.6', created_at: '2026-02-17T00:00:00Z' },
   { id: 'claude-haiku-4-5', display_name: 'Claude Haiku 4.5', created_at: '2025-10-01T00:00:00Z' },
@@ -183,7 +190,7 @@ function truncateTokens(text: string, max: number): { text: string; tokens: numb
 // ---------------------------------------------------------------------------
 
 type Json = Record<string, unknown>;
-type Protocol = 'openai' | 'anthropic';
+type Protocol = 'openai' | 'anthropic' | 'gemini';
 
 function isObj(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -311,6 +318,55 @@ function anthropicError(type: string, message: string) {
   return { type: 'error', error: { type, message } };
 }
 
+/** Google's canonical status names (google.rpc.Code) for the HTTP statuses the API answers with. */
+function geminiStatusName(status: number): string {
+  switch (status) {
+    case 400:
+      return 'INVALID_ARGUMENT';
+    case 401:
+      return 'UNAUTHENTICATED';
+    case 403:
+      return 'PERMISSION_DENIED';
+    case 404:
+      return 'NOT_FOUND';
+    case 409:
+      return 'ABORTED';
+    case 429:
+      return 'RESOURCE_EXHAUSTED';
+    case 499:
+      return 'CANCELLED';
+    case 501:
+      return 'UNIMPLEMENTED';
+    case 503:
+      return 'UNAVAILABLE';
+    case 504:
+      return 'DEADLINE_EXCEEDED';
+    default:
+      return status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION';
+  }
+}
+
+function geminiErrorMessage(status: number): string {
+  switch (status) {
+    case 400:
+      return 'Request contains an invalid argument.';
+    case 429:
+      return 'Resource has been exhausted (e.g. check quota).';
+    case 500:
+      return 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting';
+    case 503:
+      return 'The model is overloaded. Please try again later.';
+    case 504:
+      return 'Deadline expired before operation could complete.';
+    default:
+      return http.STATUS_CODES[status] ?? 'Error';
+  }
+}
+
+function geminiError(code: number, message: string, extra: Json = {}) {
+  return { error: { code, message, status: geminiStatusName(code), ...extra } };
+}
+
 // Deterministic embedding: PRNG seeded from sha256(text), unit-normalised, float32-exact values.
 function embeddingFor(text: string, dims: number): number[] {
   const h = createHash('sha256').update(text).digest();
@@ -409,6 +465,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   // ---- low-level responders -------------------------------------------------
 
   function baseHeaders(ctx: Ctx): Record<string, string> {
+    if (ctx.protocol === 'gemini') return {};
     return ctx.protocol === 'anthropic' ? { 'request-id': `req_${rid(24)}` } : { 'x-request-id': `req_${rid(24)}` };
   }
 
@@ -469,7 +526,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   }
 
   /** Stream SSE frames with stream-fault semantics. `malformedFrame` is inserted after the first frame on 'malformed'. */
-  async function streamFrames(ctx: Ctx, planned: Frame[], malformedFrame: string): Promise<void> {
+  async function streamFrames(ctx: Ctx, planned: Frame[], malformedFrame: string, contentType = 'text/event-stream'): Promise<void> {
     if (ctx.gone()) return;
     const f = ctx.fault;
     let frames = planned;
@@ -480,7 +537,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
     const res = ctx.res;
     res.writeHead(200, {
-      'content-type': 'text/event-stream',
+      'content-type': contentType,
       'cache-control': 'no-cache',
       ...baseHeaders(ctx),
     });
@@ -908,6 +965,363 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     );
   }
 
+  // ---- Gemini -----------------------------------------------------------------
+
+  /**
+   * Google's key check: `x-goog-api-key` (or `?key=`). No credential at all is a 403 for an
+   * unregistered caller; an OAuth bearer token (which this fake does not issue) a 401; a key that
+   * is not valid a 400 INVALID_ARGUMENT with reason API_KEY_INVALID, as Google answers it.
+   */
+  function geminiAuthOk(ctx: Ctx, url: URL): boolean {
+    const header = ctx.req.headers['x-goog-api-key'];
+    const key = typeof header === 'string' && header ? header : url.searchParams.get('key') ?? '';
+    if (key) {
+      if (!key.startsWith(GEMINI_INVALID_KEY_PREFIX)) return true;
+      sendJson(
+        ctx,
+        400,
+        geminiError(400, 'API key not valid. Please pass a valid API key.', {
+          details: [
+            { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } },
+            { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message: 'API key not valid. Please pass a valid API key.' },
+          ],
+        }),
+      );
+      return false;
+    }
+    const auth = ctx.req.headers.authorization;
+    if (typeof auth === 'string' && /^Bearer\s+\S+/i.test(auth)) {
+      sendJson(
+        ctx,
+        401,
+        geminiError(
+          401,
+          'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
+          { details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'ACCESS_TOKEN_TYPE_UNSUPPORTED', domain: 'googleapis.com' }] },
+        ),
+      );
+      return false;
+    }
+    sendJson(
+      ctx,
+      403,
+      geminiError(
+        403,
+        "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+      ),
+    );
+    return false;
+  }
+
+  /** Proto JSON accepts lowerCamel and snake_case names alike. */
+  const camel = (k: string) => k.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+
+  const GEMINI_FIELDS: Record<string, Set<string>> = {
+    request: new Set(['model', 'contents', 'systemInstruction', 'tools', 'toolConfig', 'safetySettings', 'generationConfig', 'cachedContent', 'labels']),
+    generationConfig: new Set([
+      'stopSequences', 'responseMimeType', 'responseSchema', 'responseJsonSchema', 'responseModalities', 'candidateCount', 'maxOutputTokens',
+      'temperature', 'topP', 'topK', 'seed', 'presencePenalty', 'frequencyPenalty', 'responseLogprobs', 'logprobs', 'enableEnhancedCivicAnswers',
+      'speechConfig', 'thinkingConfig', 'mediaResolution', 'imageConfig',
+    ]),
+    thinkingConfig: new Set(['includeThoughts', 'thinkingBudget', 'thinkingLevel']),
+    content: new Set(['role', 'parts']),
+    part: new Set([
+      'text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'thought', 'thoughtSignature', 'executableCode', 'codeExecutionResult',
+      'videoMetadata', 'partMetadata', 'mediaResolution',
+    ]),
+    tool: new Set(['functionDeclarations', 'googleSearch', 'googleSearchRetrieval', 'codeExecution', 'urlContext', 'fileSearch', 'computerUse', 'googleMaps']),
+    functionDeclaration: new Set(['name', 'description', 'behavior', 'parameters', 'parametersJsonSchema', 'response', 'responseJsonSchema']),
+  };
+
+  /** Google's answer to a member its schema lacks: `Invalid JSON payload received. Unknown name "x" at 'path': Cannot find field.` */
+  function geminiUnknownField(obj: Json, kind: string, at: string): string | undefined {
+    for (const k of Object.keys(obj)) {
+      if (!GEMINI_FIELDS[kind]!.has(camel(k))) {
+        return `Invalid JSON payload received. Unknown name "${k}"${at ? ` at '${at}'` : ''}: Cannot find field.`;
+      }
+    }
+    return undefined;
+  }
+
+  const field = (o: Json, name: string): unknown => o[name] ?? o[name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)];
+  const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+  /** Validates a generateContent body as Google does; the error message, or undefined when it is valid. */
+  function geminiInvalid(body: Json, model: string): string | undefined {
+    const unknown = geminiUnknownField(body, 'request', '');
+    if (unknown) return unknown;
+    const gen = field(body, 'generationConfig');
+    if (gen !== undefined) {
+      if (!isObj(gen)) return 'Invalid JSON payload received. Unknown name "generationConfig": Proto field is not repeating, cannot start list.';
+      const u = geminiUnknownField(gen, 'generationConfig', 'generation_config');
+      if (u) return u;
+      const tc = field(gen, 'thinkingConfig');
+      if (isObj(tc)) {
+        const u2 = geminiUnknownField(tc, 'thinkingConfig', 'generation_config.thinking_config');
+        if (u2) return u2;
+      }
+    }
+    const tools = field(body, 'tools');
+    if (tools !== undefined) {
+      if (!Array.isArray(tools)) return `Invalid JSON payload received. Unknown name "tools": Proto field is repeating, cannot start object.`;
+      for (let i = 0; i < tools.length; i++) {
+        const t: unknown = tools[i];
+        if (!isObj(t)) return `Invalid value at 'tools[${i}]' (type.googleapis.com/google.ai.generativelanguage.v1beta.Tool), not an object`;
+        const u = geminiUnknownField(t, 'tool', `tools[${i}]`);
+        if (u) return u;
+        const decls = field(t, 'functionDeclarations');
+        if (Array.isArray(decls)) {
+          for (let j = 0; j < decls.length; j++) {
+            const d: unknown = decls[j];
+            if (!isObj(d)) return `Invalid value at 'tools[${i}].function_declarations[${j}]', not an object`;
+            const u2 = geminiUnknownField(d, 'functionDeclaration', `tools[${i}].function_declarations[${j}]`);
+            if (u2) return u2;
+            if (typeof d.name !== 'string' || !d.name) return `* GenerateContentRequest.tools[${i}].function_declarations[${j}].name: Name cannot be empty.\n`;
+            if (field(d, 'parameters') !== undefined && field(d, 'parametersJsonSchema') !== undefined) {
+              return `* GenerateContentRequest.tools[${i}].function_declarations[${j}]: parameters and parameters_json_schema are mutually exclusive.\n`;
+            }
+          }
+        }
+      }
+    }
+    const contents = body.contents;
+    if (contents === undefined || contents === null || (Array.isArray(contents) && contents.length === 0)) {
+      return '* GenerateContentRequest.contents: contents is not specified\n';
+    }
+    if (!Array.isArray(contents)) return 'Invalid JSON payload received. Unknown name "contents": Proto field is repeating, cannot start object.';
+    let pendingCalls = 0;
+    for (let i = 0; i < contents.length; i++) {
+      const c: unknown = contents[i];
+      if (!isObj(c)) return `Invalid value at 'contents[${i}]' (type.googleapis.com/google.ai.generativelanguage.v1beta.Content), not an object`;
+      const u = geminiUnknownField(c, 'content', `contents[${i}]`);
+      if (u) return u;
+      const role = c.role ?? 'user';
+      if (role !== 'user' && role !== 'model') return 'Please use a valid role: user, model.';
+      if (!Array.isArray(c.parts) || c.parts.length === 0) return `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.\n`;
+      let calls = 0;
+      let responses = 0;
+      for (let j = 0; j < c.parts.length; j++) {
+        const p: unknown = c.parts[j];
+        if (!isObj(p)) return `Invalid value at 'contents[${i}].parts[${j}]' (type.googleapis.com/google.ai.generativelanguage.v1beta.Part), not an object`;
+        const u2 = geminiUnknownField(p, 'part', `contents[${i}].parts[${j}]`);
+        if (u2) return u2;
+        const data = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'executableCode', 'codeExecutionResult'].filter((k) => field(p, k) !== undefined);
+        if (data.length === 0) return `* GenerateContentRequest.contents[${i}].parts[${j}].data: required oneof field 'data' must have one initialized field\n`;
+        if (data.length > 1) return `Invalid value at 'contents[${i}].parts[${j}]': oneof field 'data' is already set. Cannot set '${data[1]}'`;
+        const sig = field(p, 'thoughtSignature');
+        if (sig !== undefined && (typeof sig !== 'string' || !BASE64.test(sig))) {
+          return `Invalid value at 'contents[${i}].parts[${j}].thought_signature' (TYPE_BYTES), Base64 decoding failed for "${String(sig)}"`;
+        }
+        const fc = field(p, 'functionCall');
+        if (fc !== undefined) {
+          if (role !== 'model') return `Please ensure that function call turns come immediately after a user turn or after a function response turn.`;
+          // Gemini 3 refuses a replayed function call (the first of a model turn) without its signature.
+          if (calls === 0 && /^gemini-3/.test(model) && sig === undefined) {
+            return `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${isObj(fc) ? String(fc.name) : ''}\` , position ${j + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`;
+          }
+          calls++;
+        }
+        if (field(p, 'functionResponse') !== undefined) responses++;
+      }
+      if (responses > 0) {
+        if (pendingCalls === 0) return 'Please ensure that function response turn comes immediately after a function call turn.';
+        if (responses !== pendingCalls) {
+          return 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.';
+        }
+      }
+      pendingCalls = calls;
+    }
+    return undefined;
+  }
+
+  function geminiPartText(p: Json): string {
+    if (typeof p.text === 'string') return p.text;
+    const fc = field(p, 'functionCall');
+    if (isObj(fc)) return String(fc.name ?? '') + JSON.stringify(fc.args ?? {});
+    const fr = field(p, 'functionResponse');
+    if (isObj(fr)) return String(fr.name ?? '') + JSON.stringify(fr.response ?? {});
+    return '';
+  }
+
+  function geminiContentText(c: unknown): string {
+    if (!isObj(c) || !Array.isArray(c.parts)) return '';
+    return c.parts.map((p) => (isObj(p) ? geminiPartText(p) : '')).join('');
+  }
+
+  /** Prompt tokens as this fake counts them: each content's text + 3, the system instruction likewise. */
+  function geminiPromptTokens(body: Json): number {
+    const contents = body.contents as Json[];
+    let n = contents.reduce((acc, c) => acc + countTokens(geminiContentText(c)) + 3, 0);
+    const sys = field(body, 'systemInstruction');
+    if (sys !== undefined) n += countTokens(geminiContentText(sys)) + 3;
+    return n;
+  }
+
+  /** A thought signature as Gemini returns it: opaque base64. */
+  const geminiSignature = () => randomBytes(48).toString('base64');
+
+  async function geminiGenerate(ctx: Ctx, body: Json, model: string, stream: 'no' | 'sse' | 'array'): Promise<void> {
+    const invalid = geminiInvalid(body, model);
+    if (invalid) {
+      sendJson(ctx, 400, geminiError(400, invalid));
+      return;
+    }
+    const fault = ctx.fault;
+    const noUsage = fault.type === 'no-usage';
+    const contents = body.contents as Json[];
+    const gen = isObj(field(body, 'generationConfig')) ? (field(body, 'generationConfig') as Json) : {};
+    const thinkingConfig = isObj(field(gen, 'thinkingConfig')) ? (field(gen, 'thinkingConfig') as Json) : undefined;
+    const thinking = thinkingConfig !== undefined && field(thinkingConfig, 'thinkingBudget') !== 0;
+    const includeThoughts = thinking && field(thinkingConfig!, 'includeThoughts') === true;
+    const thought = thinking ? GEMINI_THOUGHT : '';
+    const thoughtsTokens = countTokens(thought);
+
+    // A request that names a cachedContent reuses it: its tokens are part of the prompt, and counted as cached.
+    const cachedContent = field(body, 'cachedContent');
+    const cached = typeof cachedContent === 'string' && cachedContent !== '' ? CACHE_TOKENS : 0;
+    const promptTokens = geminiPromptTokens(body) + cached;
+
+    const last = contents[contents.length - 1]!;
+    const lastParts = Array.isArray(last.parts) ? (last.parts as Json[]) : [];
+    const toolResponse = lastParts.find((p) => isObj(p) && field(p, 'functionResponse') !== undefined);
+    const decls: Json[] = [];
+    for (const t of Array.isArray(body.tools) ? (body.tools as unknown[]) : []) {
+      const d = isObj(t) ? field(t, 'functionDeclarations') : undefined;
+      if (Array.isArray(d)) decls.push(...d.filter(isObj));
+    }
+    const toolConfig = field(body, 'toolConfig');
+    const fcc = isObj(toolConfig) && isObj(field(toolConfig, 'functionCallingConfig')) ? (field(toolConfig, 'functionCallingConfig') as Json) : {};
+    let toolName: string | undefined;
+    if (decls.length > 0 && fcc.mode !== 'NONE' && (last.role ?? 'user') === 'user' && !toolResponse && fault.type !== 'huge') {
+      const allowed = field(fcc, 'allowedFunctionNames');
+      toolName = Array.isArray(allowed) && typeof allowed[0] === 'string' ? allowed[0] : String(decls[0]!.name);
+    }
+
+    let text: string;
+    if (fault.type === 'huge') text = 'x'.repeat(Math.max(0, Math.floor(fault.bytes)));
+    else if (toolResponse) text = `The tool said: ${JSON.stringify((field(toolResponse, 'functionResponse') as Json).response ?? {})}`;
+    else {
+      const lastUser = [...contents].reverse().find((c) => (c.role ?? 'user') === 'user');
+      const echo = lastUser ? echoOf(geminiContentText(lastUser)) : undefined;
+      if (echo !== undefined) text = echo;
+      else if (field(gen, 'responseMimeType') === 'application/json') text = '{"answer":"ok"}';
+      else text = reply;
+    }
+
+    const maxTokens = field(gen, 'maxOutputTokens');
+    let finishReason = 'STOP';
+    let candidatesTokens: number;
+    if (toolName !== undefined) candidatesTokens = countTokens(toolName + TOOL_CALL_ARGUMENTS);
+    else if (typeof maxTokens === 'number' && maxTokens >= 0) {
+      const t = truncateTokens(text, maxTokens);
+      text = t.text;
+      candidatesTokens = t.tokens;
+      if (t.truncated) finishReason = 'MAX_TOKENS';
+    } else candidatesTokens = fault.type === 'huge' ? hugeTokens(text.length) : countTokens(text);
+
+    const usage = (candidates: number | undefined): Json => {
+      const u: Json = { promptTokenCount: promptTokens };
+      if (candidates !== undefined) u.candidatesTokenCount = candidates;
+      u.totalTokenCount = promptTokens + (candidates ?? 0) + (thinking ? thoughtsTokens : 0);
+      if (cached) u.cachedContentTokenCount = cached;
+      u.promptTokensDetails = [{ modality: 'TEXT', tokenCount: promptTokens }];
+      if (cached) u.cacheTokensDetails = [{ modality: 'TEXT', tokenCount: cached }];
+      if (thinking) u.thoughtsTokenCount = thoughtsTokens;
+      return u;
+    };
+    const responseId = rid(22);
+    // Gemini 3, and thinking 2.5 models, sign the first function call of a reply.
+    const signCall = thinking || /^gemini-3/.test(model);
+    const callPart = (): Json => {
+      const part: Json = { functionCall: { name: toolName, args: JSON.parse(TOOL_CALL_ARGUMENTS) as unknown } };
+      if (signCall) part.thoughtSignature = geminiSignature();
+      return part;
+    };
+    const thoughtPart = (): Json => ({ text: thought, thought: true });
+    const event = (parts: Json[], finish: string | undefined, u: Json | undefined): Json => {
+      const candidate: Json = { content: { parts, role: 'model' } };
+      if (finish) candidate.finishReason = finish;
+      candidate.index = 0;
+      const out: Json = { candidates: [candidate] };
+      if (u && !noUsage) out.usageMetadata = u;
+      out.modelVersion = model;
+      out.responseId = responseId;
+      return out;
+    };
+
+    if (stream === 'no') {
+      const parts: Json[] = [];
+      if (includeThoughts) parts.push(thoughtPart());
+      if (toolName !== undefined) parts.push(callPart());
+      else parts.push({ text });
+      answerJson(ctx, event(parts, finishReason, usage(candidatesTokens)), '{"candidates": [{"content": {"parts": [{"text": "');
+      return;
+    }
+
+    // Each event is a whole GenerateContentResponse holding only its new parts; usageMetadata
+    // rides on every event, cumulative (the last one counts).
+    const events: Json[] = [];
+    if (includeThoughts) events.push(event([thoughtPart()], undefined, usage(undefined)));
+    if (toolName !== undefined) events.push(event([callPart()], finishReason, usage(candidatesTokens)));
+    else {
+      // The running count is the pieces' counts summed (linear, where recounting the text so far
+      // would be quadratic on a 'huge' reply), kept at most the exact total the last event gives.
+      const pieces = streamPieces(text);
+      let running = 0;
+      pieces.forEach((piece, i) => {
+        running += fault.type === 'huge' ? hugeTokens(piece.length) : countTokens(piece);
+        const lastPiece = i === pieces.length - 1;
+        events.push(event([{ text: piece }], lastPiece ? finishReason : undefined, usage(lastPiece ? candidatesTokens : Math.min(running, candidatesTokens))));
+      });
+      if (pieces.length === 0) events.push(event([{ text: '' }], finishReason, usage(candidatesTokens)));
+    }
+    // The event with the finishReason ends the reply: 'no-done' leaves it out.
+    if (stream === 'sse') {
+      const frames: Frame[] = events.map((e, i) => ({ data: `data: ${JSON.stringify(e)}\r\n\r\n`, terminal: i === events.length - 1 }));
+      await streamFrames(ctx, frames, 'data: {"candidates": [{"content": {"parts": [{"text": "\r\n\r\n');
+      return;
+    }
+    // Without alt=sse Google streams one JSON array, an element at a time.
+    const frames: Frame[] = events.map((e, i) => ({ data: `${i === 0 ? '[' : ',\r\n'}${JSON.stringify(e)}`, terminal: i === events.length - 1 }));
+    frames.push({ data: ']', terminal: true });
+    await streamFrames(ctx, frames, ',\r\n{"candidates": [{"content": ', 'application/json; charset=UTF-8');
+  }
+
+  function geminiCountTokens(ctx: Ctx, body: Json, model: string): void {
+    const request = isObj(field(body, 'generateContentRequest')) ? (field(body, 'generateContentRequest') as Json) : body;
+    const unknownTop = Object.keys(body).find((k) => !['contents', 'generateContentRequest'].includes(camel(k)));
+    if (unknownTop) return sendJson(ctx, 400, geminiError(400, `Invalid JSON payload received. Unknown name "${unknownTop}": Cannot find field.`));
+    const invalid = geminiInvalid({ ...request, contents: request.contents ?? body.contents }, model);
+    if (invalid) return sendJson(ctx, 400, geminiError(400, invalid));
+    const total = geminiPromptTokens({ ...request, contents: request.contents ?? body.contents });
+    answerJson(ctx, { totalTokens: total, promptTokensDetails: [{ modality: 'TEXT', tokenCount: total }] }, '{"totalTokens": ');
+  }
+
+  function geminiModel(name: string): Json {
+    return {
+      name: `models/${name}`,
+      version: '001',
+      displayName: name.replace(/^gemini-/, 'Gemini ').replace(/-/g, ' '),
+      inputTokenLimit: 1048576,
+      outputTokenLimit: 65536,
+      supportedGenerationMethods: ['generateContent', 'countTokens', 'createCachedContent', 'batchGenerateContent'],
+      temperature: 1,
+      topP: 0.95,
+      topK: 64,
+      maxTemperature: 2,
+      thinking: true,
+    };
+  }
+
+  function geminiModels(ctx: Ctx, id?: string): void {
+    if (id !== undefined) {
+      if (!GEMINI_MODELS.includes(id)) sendJson(ctx, 404, geminiError(404, `models/${id} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.`));
+      else answerJson(ctx, geminiModel(id), '{"name": "models/');
+      return;
+    }
+    answerJson(ctx, { models: GEMINI_MODELS.map(geminiModel) }, '{"models": [');
+  }
+
   // ---- control plane ----------------------------------------------------------
 
   function control(req: http.IncomingMessage, res: http.ServerResponse, pathname: string, raw: string): void {
@@ -972,7 +1386,12 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     if (jsonOk) rec.json = json;
     if (opts.record !== false) requests.push(rec);
 
-    const protocol: Protocol = pathname.startsWith('/v1/messages') || req.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai';
+    const protocol: Protocol =
+      pathname.startsWith('/v1beta/') || req.headers['x-goog-api-key'] !== undefined
+        ? 'gemini'
+        : pathname.startsWith('/v1/messages') || req.headers['anthropic-version'] !== undefined
+          ? 'anthropic'
+          : 'openai';
 
     // pick the fault: header > queue > default
     let fault: Fault | undefined;
@@ -988,7 +1407,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       if (!fault) {
         const ctx0: Ctx = { req, res, fault: { type: 'ok' }, protocol, gone: () => closing || res.destroyed };
         const msg = `x-fake-fault: invalid fault JSON: ${hdr}`;
-        sendJson(ctx0, 400, protocol === 'anthropic' ? anthropicError('invalid_request_error', msg) : openaiError(msg));
+        sendJson(ctx0, 400, protocol === 'gemini' ? geminiError(400, msg) : protocol === 'anthropic' ? anthropicError('invalid_request_error', msg) : openaiError(msg));
         return;
       }
     }
@@ -1009,7 +1428,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       case 'status': {
         let errBody: unknown = fault.body;
         if (errBody === undefined) {
-          if (protocol === 'anthropic') {
+          if (protocol === 'gemini') errBody = geminiError(fault.status, geminiErrorMessage(fault.status));
+          else if (protocol === 'anthropic') {
             const e = anthropicErrorType(fault.status);
             errBody = anthropicError(e.type, e.message);
           } else {
@@ -1031,11 +1451,13 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     const method = req.method ?? 'GET';
     const notFound = () => {
       const msg = `Invalid URL (${method} ${url.pathname})`;
-      sendJson(ctx, 404, protocol === 'anthropic' ? anthropicError('not_found_error', msg) : openaiError(msg));
+      if (protocol === 'gemini') sendJson(ctx, 404, geminiError(404, `Method not found: ${method} ${url.pathname}`));
+      else sendJson(ctx, 404, protocol === 'anthropic' ? anthropicError('not_found_error', msg) : openaiError(msg));
     };
     const badJson = (): boolean => {
       if (jsonOk && isObj(json)) return false;
-      if (protocol === 'anthropic') sendJson(ctx, 400, anthropicError('invalid_request_error', 'There was an error parsing the body of your request; expected a JSON object.'));
+      if (protocol === 'gemini') sendJson(ctx, 400, geminiError(400, 'Invalid JSON payload received. Unexpected token.'));
+      else if (protocol === 'anthropic') sendJson(ctx, 400, anthropicError('invalid_request_error', 'There was an error parsing the body of your request; expected a JSON object.'));
       else
         sendJson(
           ctx,
@@ -1047,6 +1469,21 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       return true;
     };
 
+    if (pathname === '/v1beta/models' || pathname.startsWith('/v1beta/models/')) {
+      const m = /^\/v1beta\/models\/([^/:]+)(?::([A-Za-z]+))?$/.exec(pathname);
+      if (pathname === '/v1beta/models' || (m && m[2] === undefined)) {
+        if (method !== 'GET') return notFound();
+        if (geminiAuthOk(ctx, url)) geminiModels(ctx, m ? decodeURIComponent(m[1]!) : undefined);
+        return;
+      }
+      const action = m?.[2];
+      if (!m || method !== 'POST' || (action !== 'generateContent' && action !== 'streamGenerateContent' && action !== 'countTokens')) return notFound();
+      if (!geminiAuthOk(ctx, url) || badJson()) return;
+      const model = decodeURIComponent(m[1]!);
+      if (action === 'countTokens') geminiCountTokens(ctx, json as Json, model);
+      else await geminiGenerate(ctx, json as Json, model, action === 'generateContent' ? 'no' : url.searchParams.get('alt') === 'sse' ? 'sse' : 'array');
+      return;
+    }
     const modelMatch = /^\/v1\/models\/(.+)$/.exec(pathname);
     if (pathname === '/v1/models' || modelMatch) {
       if (method !== 'GET') return notFound();

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startFakeUpstream, countTokens, DEFAULT_REPLY, type FakeUpstream } from '../support/fake-upstream';
+import { startFakeUpstream, countTokens, CACHE_TOKENS, DEFAULT_REPLY, GEMINI_THOUGHT, TOOL_CALL_ARGUMENTS, type FakeUpstream } from '../support/fake-upstream';
 
 let fake: FakeUpstream;
 let openai: OpenAI;
@@ -497,6 +497,242 @@ describe('fake upstream: faults', () => {
     expect(await stalledBody).toBeInstanceOf(Error);
     expect(await delayed).toBeInstanceOf(Error);
     expect(f2.openConnections()).toBe(0);
+  });
+});
+
+type GeminiReply = {
+  candidates?: { content: { role: string; parts: Record<string, unknown>[] }; finishReason?: string; index: number }[];
+  usageMetadata?: Record<string, number | unknown>;
+  modelVersion: string;
+  responseId: string;
+};
+type GeminiErr = { error: { code: number; message: string; status: string; details?: unknown[] } };
+
+function geminiPost(path: string, body: unknown, headers: Record<string, string> = { 'x-goog-api-key': 'AIza-test' }) {
+  return fetch(fake.url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+const generate = (model: string, body: unknown, headers?: Record<string, string>) => geminiPost(`/v1beta/models/${model}:generateContent`, body, headers);
+const streamSse = (model: string, body: unknown) => geminiPost(`/v1beta/models/${model}:streamGenerateContent?alt=sse`, body);
+const userTurn = (text: string) => ({ contents: [{ role: 'user', parts: [{ text }] }] });
+
+/** Events of a Gemini SSE body; separators must be CRLF CRLF, as Google sends them. */
+function geminiEvents(text: string): GeminiReply[] {
+  expect(text.endsWith('\r\n\r\n')).toBe(true);
+  return text
+    .split('\r\n\r\n')
+    .filter((e) => e !== '')
+    .map((e) => {
+      expect(e.startsWith('data: ')).toBe(true);
+      return JSON.parse(e.slice('data: '.length)) as GeminiReply;
+    });
+}
+
+describe('fake upstream: Gemini', () => {
+  const weather = { functionDeclarations: [{ name: 'get_weather', description: 'Weather', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } } } }] };
+
+  it('answers generateContent with candidates and usageMetadata, and records the request', async () => {
+    const res = await generate('gemini-2.5-flash', { ...userTurn('Hi there'), systemInstruction: { parts: [{ text: 'sys' }] } });
+    expect(res.status).toBe(200);
+    const r = (await res.json()) as GeminiReply;
+    const prompt = countTokens('Hi there') + 3 + countTokens('sys') + 3;
+    expect(r).toMatchObject({
+      candidates: [{ content: { role: 'model', parts: [{ text: DEFAULT_REPLY }] }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: {
+        promptTokenCount: prompt,
+        candidatesTokenCount: countTokens(DEFAULT_REPLY),
+        totalTokenCount: prompt + countTokens(DEFAULT_REPLY),
+        promptTokensDetails: [{ modality: 'TEXT', tokenCount: prompt }],
+      },
+      modelVersion: 'gemini-2.5-flash',
+    });
+    expect(r.usageMetadata).not.toHaveProperty('thoughtsTokenCount');
+    expect(r.usageMetadata).not.toHaveProperty('cachedContentTokenCount');
+    expect(typeof r.responseId).toBe('string');
+    expect(fake.requests[0]).toMatchObject({ method: 'POST', path: '/v1beta/models/gemini-2.5-flash:generateContent' });
+    expect(fake.requests[0]!.headers['x-goog-api-key']).toBe('AIza-test');
+  });
+
+  it('authenticates like Google: 403 with no key, 401 for a bearer token, 400 API_KEY_INVALID for a bad key; ?key= works', async () => {
+    let res = await generate('gemini-2.5-flash', userTurn('x'), {});
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as GeminiErr).error).toMatchObject({ code: 403, status: 'PERMISSION_DENIED' });
+    res = await generate('gemini-2.5-flash', userTurn('x'), { authorization: 'Bearer ya29.x' });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as GeminiErr).error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+    res = await generate('gemini-2.5-flash', userTurn('x'), { 'x-goog-api-key': 'invalid-key' });
+    expect(res.status).toBe(400);
+    const bad = (await res.json()) as GeminiErr;
+    expect(bad.error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT', message: 'API key not valid. Please pass a valid API key.' });
+    expect(bad.error.details).toContainEqual(expect.objectContaining({ reason: 'API_KEY_INVALID' }));
+    res = await geminiPost('/v1beta/models/gemini-2.5-flash:generateContent?key=AIza-q', userTurn('x'), {});
+    expect(res.status).toBe(200);
+  });
+
+  it('validates like Google: contents, roles, parts, unknown fields, function turns, signatures', async () => {
+    const cases: [string, unknown, string][] = [
+      ['gemini-2.5-flash', {}, '* GenerateContentRequest.contents: contents is not specified\n'],
+      ['gemini-2.5-flash', { contents: [] }, '* GenerateContentRequest.contents: contents is not specified\n'],
+      ['gemini-2.5-flash', { contents: [{ role: 'assistant', parts: [{ text: 'x' }] }] }, 'Please use a valid role: user, model.'],
+      ['gemini-2.5-flash', { contents: [{ role: 'user', parts: [] }] }, '* GenerateContentRequest.contents[0].parts: contents.parts must not be empty.\n'],
+      ['gemini-2.5-flash', { ...userTurn('x'), max_tokens: 5 }, 'Invalid JSON payload received. Unknown name "max_tokens": Cannot find field.'],
+      [
+        'gemini-2.5-flash',
+        { ...userTurn('x'), generationConfig: { maxTokens: 5 } },
+        `Invalid JSON payload received. Unknown name "maxTokens" at 'generation_config': Cannot find field.`,
+      ],
+      [
+        'gemini-2.5-flash',
+        { contents: [{ role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] }] },
+        'Please ensure that function response turn comes immediately after a function call turn.',
+      ],
+      [
+        'gemini-2.5-flash',
+        {
+          contents: [
+            { role: 'user', parts: [{ text: 'x' }] },
+            { role: 'model', parts: [{ functionCall: { name: 'f', args: {} } }, { functionCall: { name: 'f', args: {} } }] },
+            { role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] },
+          ],
+        },
+        'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.',
+      ],
+      [
+        'gemini-2.5-flash',
+        { contents: [{ role: 'user', parts: [{ text: 'x' }] }, { role: 'model', parts: [{ functionCall: { name: 'f', args: {} }, thoughtSignature: 'EqQB!claude' }] }] },
+        `Invalid value at 'contents[1].parts[0].thought_signature' (TYPE_BYTES), Base64 decoding failed for "EqQB!claude"`,
+      ],
+    ];
+    for (const [model, body, message] of cases) {
+      const res = await generate(model, body);
+      expect(res.status).toBe(400);
+      expect((await res.json()) as GeminiErr).toEqual({ error: { code: 400, message, status: 'INVALID_ARGUMENT' } });
+    }
+    // Gemini 3 wants the thought signature of a replayed function call; Google's stand-in passes.
+    const replay = (part: Record<string, unknown>) => ({
+      contents: [
+        { role: 'user', parts: [{ text: 'x' }] },
+        { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: {} }, ...part }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { result: 'sunny' } } }] },
+      ],
+    });
+    let res = await generate('gemini-3-pro-preview', replay({}));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as GeminiErr).error.message).toMatch(/^Function call is missing a thought_signature/);
+    res = await generate('gemini-3-pro-preview', replay({ thoughtSignature: 'skip_thought_signature_validator' }));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as GeminiReply).candidates![0]!.content.parts).toEqual([{ text: 'The tool said: {"result":"sunny"}' }]);
+    // snake_case names are proto JSON too
+    res = await generate('gemini-2.5-flash', { ...userTurn('x'), system_instruction: { parts: [{ text: 's' }] }, generation_config: { max_output_tokens: 2 } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as GeminiReply).candidates![0]).toMatchObject({ content: { parts: [{ text: 'Hello from' }] }, finishReason: 'MAX_TOKENS' });
+  });
+
+  it('streams with alt=sse: CRLF separators, whole responses with new parts, cumulative usage (the last counts)', async () => {
+    const res = await streamSse('gemini-2.5-flash', userTurn('Hi'));
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const events = geminiEvents(await res.text());
+    expect(events.length).toBeGreaterThanOrEqual(3);
+    expect(events.map((e) => e.candidates![0]!.content.parts.map((p) => p.text).join('')).join('')).toBe(DEFAULT_REPLY);
+    expect(events.slice(0, -1).every((e) => e.candidates![0]!.finishReason === undefined)).toBe(true);
+    expect(events.at(-1)!.candidates![0]!.finishReason).toBe('STOP');
+    const counts = events.map((e) => e.usageMetadata!.candidatesTokenCount as number);
+    expect(counts).toEqual([...counts].sort((a, b) => a - b));
+    expect(events.at(-1)!.usageMetadata).toMatchObject({ promptTokenCount: countTokens('Hi') + 3, candidatesTokenCount: countTokens(DEFAULT_REPLY) });
+    expect(new Set(events.map((e) => e.responseId)).size).toBe(1);
+  });
+
+  it('answers tools with one whole functionCall part and finishReason STOP, then uses the function response', async () => {
+    const r = (await (await generate('gemini-2.5-flash', { ...userTurn('Weather?'), tools: [weather] })).json()) as GeminiReply;
+    expect(r.candidates![0]).toMatchObject({
+      content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: JSON.parse(TOOL_CALL_ARGUMENTS) } }] },
+      finishReason: 'STOP',
+    });
+    expect(r.candidates![0]!.content.parts[0]).not.toHaveProperty('thoughtSignature');
+    const events = geminiEvents(await (await streamSse('gemini-2.5-flash', { ...userTurn('Weather?'), tools: [weather] })).text());
+    expect(events).toHaveLength(1);
+    expect(events[0]!.candidates![0]).toMatchObject({ content: { parts: [{ functionCall: { name: 'get_weather' } }] }, finishReason: 'STOP' });
+    // toolConfig NONE answers in text; allowedFunctionNames picks the function
+    const none = (await (await generate('gemini-2.5-flash', { ...userTurn('x'), tools: [weather], toolConfig: { functionCallingConfig: { mode: 'NONE' } } })).json()) as GeminiReply;
+    expect(none.candidates![0]!.content.parts).toEqual([{ text: DEFAULT_REPLY }]);
+    const two = { functionDeclarations: [...weather.functionDeclarations, { name: 'get_time' }] };
+    const named = (await (
+      await generate('gemini-2.5-flash', { ...userTurn('x'), tools: [two], toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_time'] } } })
+    ).json()) as GeminiReply;
+    expect(named.candidates![0]!.content.parts[0]).toMatchObject({ functionCall: { name: 'get_time' } });
+  });
+
+  it('thinking: thought parts when includeThoughts, thoughtsTokenCount whenever it thinks, a signature on the function call', async () => {
+    const r = (await (
+      await generate('gemini-2.5-pro', { ...userTurn('Hi'), generationConfig: { thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } } })
+    ).json()) as GeminiReply;
+    expect(r.candidates![0]!.content.parts).toEqual([{ text: GEMINI_THOUGHT, thought: true }, { text: DEFAULT_REPLY }]);
+    const thoughts = countTokens(GEMINI_THOUGHT);
+    expect(r.usageMetadata).toMatchObject({ thoughtsTokenCount: thoughts, totalTokenCount: countTokens('Hi') + 3 + countTokens(DEFAULT_REPLY) + thoughts });
+    const hidden = (await (await generate('gemini-2.5-pro', { ...userTurn('Hi'), generationConfig: { thinkingConfig: { thinkingBudget: -1 } } })).json()) as GeminiReply;
+    expect(hidden.candidates![0]!.content.parts).toEqual([{ text: DEFAULT_REPLY }]);
+    expect(hidden.usageMetadata!.thoughtsTokenCount).toBe(thoughts);
+    const events = geminiEvents(
+      await (await streamSse('gemini-2.5-pro', { ...userTurn('Hi'), tools: [weather], generationConfig: { thinkingConfig: { includeThoughts: true } } })).text(),
+    );
+    expect(events[0]!.candidates![0]!.content.parts).toEqual([{ text: GEMINI_THOUGHT, thought: true }]);
+    const call = events[1]!.candidates![0]!.content.parts[0]!;
+    expect(call.thoughtSignature).toMatch(/^[A-Za-z0-9+/]+=*$/);
+  });
+
+  it('a request reusing a cachedContent reports cachedContentTokenCount within the prompt count', async () => {
+    const r = (await (await generate('gemini-2.5-flash', { ...userTurn('Hi'), cachedContent: 'cachedContents/abc123' })).json()) as GeminiReply;
+    expect(r.usageMetadata).toMatchObject({ promptTokenCount: countTokens('Hi') + 3 + CACHE_TOKENS, cachedContentTokenCount: CACHE_TOKENS });
+  });
+
+  it('faults: status in the Google envelope, cut, no-done, malformed, no-usage, huge', async () => {
+    fake.queue({ type: 'status', status: 429 });
+    let res = await generate('gemini-2.5-flash', userTurn('x'));
+    expect(res.status).toBe(429);
+    expect(await res.json()).toEqual({ error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } });
+    fake.queue({ type: 'status', status: 503 });
+    expect(((await (await generate('gemini-2.5-flash', userTurn('x'))).json()) as GeminiErr).error.status).toBe('UNAVAILABLE');
+
+    fake.queue({ type: 'cut', afterChunks: 1 });
+    res = await streamSse('gemini-2.5-flash', userTurn('x'));
+    await expect(res.text()).rejects.toThrow();
+
+    fake.queue({ type: 'no-done' });
+    const partial = geminiEvents(await (await streamSse('gemini-2.5-flash', userTurn('x'))).text());
+    expect(partial.some((e) => e.candidates![0]!.finishReason)).toBe(false);
+
+    fake.queue({ type: 'malformed' });
+    const text = await (await streamSse('gemini-2.5-flash', userTurn('x'))).text();
+    expect(() => geminiEvents(text)).toThrow();
+
+    fake.queue({ type: 'no-usage' });
+    const bare = geminiEvents(await (await streamSse('gemini-2.5-flash', userTurn('x'))).text());
+    expect(bare.some((e) => e.usageMetadata)).toBe(false);
+
+    fake.queue({ type: 'huge', bytes: 40_000 });
+    const huge = (await (await generate('gemini-2.5-flash', userTurn('x'))).json()) as GeminiReply;
+    expect(huge.candidates![0]!.content.parts[0]!.text).toBe('x'.repeat(40_000));
+    expect(huge.usageMetadata!.candidatesTokenCount).toBe(countTokens('x'.repeat(40_000)));
+  });
+
+  it('streams a JSON array without alt=sse; countTokens; lists models; unknown methods are 404', async () => {
+    const res = await geminiPost('/v1beta/models/gemini-2.5-flash:streamGenerateContent', userTurn('Hi'));
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const arr = (await res.json()) as GeminiReply[];
+    expect(arr.map((e) => e.candidates![0]!.content.parts[0]!.text).join('')).toBe(DEFAULT_REPLY);
+    const count = (await (await geminiPost('/v1beta/models/gemini-2.5-flash:countTokens', userTurn('Hi there'))).json()) as { totalTokens: number };
+    expect(count.totalTokens).toBe(countTokens('Hi there') + 3);
+    const list = (await (await fetch(fake.url + '/v1beta/models', { headers: { 'x-goog-api-key': 'k' } })).json()) as { models: { name: string }[] };
+    expect(list.models.map((m) => m.name)).toContain('models/gemini-2.5-flash');
+    const missing = await geminiPost('/v1beta/models/gemini-2.5-flash:embedText', userTurn('x'));
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as GeminiErr).error.status).toBe('NOT_FOUND');
+    const notJson = await generate('gemini-2.5-flash', '{nope');
+    expect(notJson.status).toBe(400);
+    expect(((await notJson.json()) as GeminiErr).error.message).toMatch(/^Invalid JSON payload received/);
   });
 });
 

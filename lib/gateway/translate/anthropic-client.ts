@@ -1,0 +1,497 @@
+// What the Anthropic Messages surface needs from every translator whose upstream is not Anthropic:
+// readers of the client's request (the same checks and refusals whatever the upstream) and the
+// writers of the client's reply (message object, stream events with contiguous block indices,
+// stop reasons, the error envelope).
+import { createHash } from 'node:crypto';
+import type { ModelInfo } from '@/lib/config';
+import { GatewayError } from '@/lib/errors';
+import type { JsonObject } from '@/lib/gateway/body';
+import type { CallInfo, Settlement, TranslatedError } from './types';
+
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
+
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request readers
+
+const invalid = (param: string, message: string) => new GatewayError('invalid_request', message, { param });
+
+/** A 400 for what the upstream of `model` cannot carry, named so the caller can drop it. */
+export function notSupported(param: string, model: ModelInfo, why: string): GatewayError {
+  return invalid(param, `${param} is not supported by ${model.name}: ${why}`);
+}
+
+/** A content block list, a bare string being one text block. */
+export function blocksOf(content: unknown, param: string): JsonObject[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) throw invalid(param, `${param}: must be a string or an array of content blocks.`);
+  return content.map((b, i) => {
+    if (!isObject(b) || typeof b.type !== 'string') throw invalid(`${param}.${i}`, `${param}.${i}: must be a content block object with a type.`);
+    return b;
+  });
+}
+
+export function textOfBlock(b: JsonObject, param: string): string {
+  if (typeof b.text !== 'string') throw invalid(`${param}.text`, `${param}.text: must be a string.`);
+  return b.text;
+}
+
+/** The system prompt as its text blocks (cache_control markers dropped: no equivalent upstream). */
+export function systemTexts(body: JsonObject): string[] {
+  const system = body.system;
+  if (system === undefined || system === null) return [];
+  return blocksOf(system, 'system').map((b, i) => {
+    if (b.type !== 'text') throw invalid(`system.${i}.type`, `system.${i}.type: the system prompt takes text blocks only.`);
+    return textOfBlock(b, `system.${i}`);
+  });
+}
+
+export interface AnthropicTurn {
+  role: 'user' | 'assistant';
+  blocks: JsonObject[];
+  /** messages.N, for the names in errors */
+  param: string;
+}
+
+export function turnsOf(body: JsonObject): AnthropicTurn[] {
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0) throw invalid('messages', 'messages: must be a non-empty array of messages.');
+  return messages.map((m, i) => {
+    const param = `messages.${i}`;
+    if (!isObject(m)) throw invalid(param, `${param}: must be an object.`);
+    if (m.role !== 'user' && m.role !== 'assistant') throw invalid(`${param}.role`, `${param}.role: must be "user" or "assistant".`);
+    return { role: m.role, blocks: blocksOf(m.content, `${param}.content`), param };
+  });
+}
+
+export type ImageRef = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
+
+/** An image block's source: inline base64 or a URL (a Files API id has no meaning elsewhere). */
+export function imageOf(b: JsonObject, param: string, model: ModelInfo): ImageRef {
+  const src = b.source;
+  if (!isObject(src)) throw invalid(`${param}.source`, `${param}.source: required.`);
+  if (src.type === 'base64') {
+    if (typeof src.media_type !== 'string' || typeof src.data !== 'string') {
+      throw invalid(`${param}.source`, `${param}.source: a base64 source needs media_type and data strings.`);
+    }
+    return { kind: 'base64', mediaType: src.media_type, data: src.data };
+  }
+  if (src.type === 'url') {
+    if (typeof src.url !== 'string') throw invalid(`${param}.source.url`, `${param}.source.url: must be a string.`);
+    return { kind: 'url', url: src.url };
+  }
+  throw notSupported(`${param}.source.type`, model, `an image source of type "${String(src.type)}" exists only on Anthropic's platform; send base64 data or a URL.`);
+}
+
+export type DocumentRef = { kind: 'pdf'; data: string; title?: string } | { kind: 'text'; text: string };
+
+/** A document block: inline PDF or plain text. Citations and remote or uploaded files are refused. */
+export function documentOf(b: JsonObject, param: string, model: ModelInfo): DocumentRef {
+  if (isObject(b.citations) && b.citations.enabled === true) {
+    throw notSupported(`${param}.citations`, model, 'citations are an Anthropic feature.');
+  }
+  const src = b.source;
+  if (!isObject(src)) throw invalid(`${param}.source`, `${param}.source: required.`);
+  const title = typeof b.title === 'string' ? b.title : undefined;
+  if (src.type === 'base64' && src.media_type === 'application/pdf' && typeof src.data === 'string') return { kind: 'pdf', data: src.data, title };
+  if (src.type === 'text' && typeof src.data === 'string') return { kind: 'text', text: src.data };
+  if (src.type === 'content') {
+    const texts = blocksOf(src.content, `${param}.source.content`).map((c, i) => {
+      if (c.type !== 'text') throw notSupported(`${param}.source.content.${i}.type`, model, 'document content other than text cannot be carried.');
+      return textOfBlock(c, `${param}.source.content.${i}`);
+    });
+    return { kind: 'text', text: texts.join('\n') };
+  }
+  throw notSupported(`${param}.source.type`, model, `a document source of type "${String(src.type)}" cannot be carried; send the PDF as base64 or the text itself.`);
+}
+
+export interface ToolResultParts {
+  toolUseId: string;
+  texts: string[];
+  images: ImageRef[];
+  isError: boolean;
+}
+
+/** A tool_result block: its text pieces and images (a string content is one text). */
+export function toolResultOf(b: JsonObject, param: string, model: ModelInfo): ToolResultParts {
+  if (typeof b.tool_use_id !== 'string') throw invalid(`${param}.tool_use_id`, `${param}.tool_use_id: must be a string.`);
+  const out: ToolResultParts = { toolUseId: b.tool_use_id, texts: [], images: [], isError: b.is_error === true };
+  if (b.content === undefined || b.content === null) return out;
+  blocksOf(b.content, `${param}.content`).forEach((c, i) => {
+    const p = `${param}.content.${i}`;
+    if (c.type === 'text') out.texts.push(textOfBlock(c, p));
+    else if (c.type === 'image') out.images.push(imageOf(c, p, model));
+    else if (c.type === 'document') {
+      const doc = documentOf(c, p, model);
+      if (doc.kind !== 'text') throw notSupported(`${p}.type`, model, 'a PDF inside a tool result cannot be carried.');
+      out.texts.push(doc.text);
+    } else throw notSupported(`${p}.type`, model, `a "${String(c.type)}" block inside a tool result cannot be carried.`);
+  });
+  return out;
+}
+
+export interface ToolUseParts {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export function toolUseOf(b: JsonObject, param: string): ToolUseParts {
+  if (typeof b.id !== 'string' || typeof b.name !== 'string') throw invalid(param, `${param}: a tool_use block needs id and name strings.`);
+  return { id: b.id, name: b.name, input: b.input ?? {} };
+}
+
+/**
+ * A block no other upstream can take: those only Anthropic's platform produces or runs (server
+ * tools and their results, containers, MCP, search results), or a type unknown here.
+ */
+export function refuseBlock(b: JsonObject, param: string, model: ModelInfo): never {
+  throw notSupported(`${param}.type`, model, `"${String(b.type)}" content blocks cannot be carried outside Anthropic's platform.`);
+}
+
+export interface ToolDef {
+  name: string;
+  description?: string;
+  schema: JsonObject;
+  strict?: boolean;
+}
+
+/** Custom tools; Anthropic-defined tools (web search, code execution, bash, computer use...) are refused. */
+export function toolsOf(body: JsonObject, model: ModelInfo): ToolDef[] {
+  const tools = body.tools;
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw invalid('tools', 'tools: must be an array.');
+  return tools.map((t, i) => {
+    const param = `tools.${i}`;
+    if (!isObject(t)) throw invalid(param, `${param}: must be an object.`);
+    if (t.type !== undefined && t.type !== null && t.type !== 'custom') {
+      throw notSupported(`${param}.type`, model, `"${String(t.type)}" is a tool Anthropic defines and runs; only custom tools (name, description, input_schema) can be carried.`);
+    }
+    if (typeof t.name !== 'string' || t.name === '') throw invalid(`${param}.name`, `${param}.name: must be a non-empty string.`);
+    if (!isObject(t.input_schema)) throw invalid(`${param}.input_schema`, `${param}.input_schema: must be a JSON schema object.`);
+    const def: ToolDef = { name: t.name, schema: t.input_schema };
+    if (typeof t.description === 'string') def.description = t.description;
+    if (typeof t.strict === 'boolean') def.strict = t.strict;
+    return def;
+  });
+}
+
+export interface ToolChoice {
+  mode: 'auto' | 'any' | 'none' | 'tool';
+  name?: string;
+  disableParallel: boolean;
+}
+
+export function toolChoiceOf(body: JsonObject): ToolChoice | undefined {
+  const tc = body.tool_choice;
+  if (tc === undefined || tc === null) return undefined;
+  if (!isObject(tc)) throw invalid('tool_choice', 'tool_choice: must be an object.');
+  const disableParallel = tc.disable_parallel_tool_use === true;
+  switch (tc.type) {
+    case 'auto':
+    case 'any':
+    case 'none':
+      return { mode: tc.type, disableParallel };
+    case 'tool':
+      if (typeof tc.name !== 'string' || tc.name === '') throw invalid('tool_choice.name', 'tool_choice.name: required with type "tool".');
+      return { mode: 'tool', name: tc.name, disableParallel };
+    default:
+      throw invalid('tool_choice.type', 'tool_choice.type: must be one of "auto", "any", "tool", "none".');
+  }
+}
+
+export type Effort = 'low' | 'medium' | 'high';
+
+export interface ThinkingRequest {
+  /** The client asked for thinking (enabled with a budget, or adaptive). */
+  enabled: boolean;
+  budgetTokens?: number;
+  /** output_config.effort, folded onto the three levels other providers know (xhigh and max -> high). */
+  effort?: Effort;
+}
+
+/**
+ * Anthropic budgets to OpenAI-style effort levels: below 8,192 low, below 16,384 medium, else high.
+ * Claude Code's budgets for "think" (4,000), "think hard" (10,000) and "ultrathink" (31,999) land
+ * on the three levels in order.
+ */
+export function effortOfBudget(budget: number): Effort {
+  if (budget < 8192) return 'low';
+  if (budget < 16384) return 'medium';
+  return 'high';
+}
+
+export function thinkingOf(body: JsonObject): ThinkingRequest {
+  const out: ThinkingRequest = { enabled: false };
+  const t = body.thinking;
+  if (t !== undefined && t !== null) {
+    if (!isObject(t)) throw invalid('thinking', 'thinking: must be an object.');
+    if (t.type === 'enabled') {
+      const budget = t.budget_tokens;
+      if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1) {
+        throw invalid('thinking.budget_tokens', 'thinking.budget_tokens: must be a positive integer.');
+      }
+      out.enabled = true;
+      out.budgetTokens = budget;
+    } else if (t.type === 'adaptive') out.enabled = true;
+    else if (t.type !== 'disabled') throw invalid('thinking.type', 'thinking.type: must be "enabled", "adaptive" or "disabled".');
+  }
+  const cfg = body.output_config;
+  if (isObject(cfg) && cfg.effort !== undefined && cfg.effort !== null) {
+    const e = cfg.effort;
+    if (e === 'low' || e === 'medium' || e === 'high') out.effort = e;
+    else if (e === 'xhigh' || e === 'max') out.effort = 'high';
+    else throw invalid('output_config.effort', 'output_config.effort: must be one of low, medium, high, xhigh, max.');
+  }
+  return out;
+}
+
+/** The JSON schema of structured output (output_config.format, or the beta's top-level output_format). */
+export function jsonFormatOf(body: JsonObject): JsonObject | undefined {
+  const cfg = isObject(body.output_config) ? body.output_config : undefined;
+  const fmt = cfg?.format ?? body.output_format;
+  const param = cfg?.format !== undefined && cfg.format !== null ? 'output_config.format' : 'output_format';
+  if (fmt === undefined || fmt === null) return undefined;
+  if (!isObject(fmt) || fmt.type !== 'json_schema' || !isObject(fmt.schema)) {
+    throw invalid(param, `${param}: must be {"type": "json_schema", "schema": {...}}.`);
+  }
+  return fmt.schema;
+}
+
+export function stopSequencesOf(body: JsonObject): string[] | undefined {
+  const s = body.stop_sequences;
+  if (s === undefined || s === null) return undefined;
+  if (!Array.isArray(s) || !s.every((x) => typeof x === 'string')) throw invalid('stop_sequences', 'stop_sequences: must be an array of strings.');
+  return s.length > 0 ? (s as string[]) : undefined;
+}
+
+export function numberOf(body: JsonObject, field: string): number | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid(field, `${field}: must be a number.`);
+  return v;
+}
+
+export function userIdOf(body: JsonObject): string | undefined {
+  const m = body.metadata;
+  return isObject(m) && typeof m.user_id === 'string' && m.user_id !== '' ? m.user_id : undefined;
+}
+
+/**
+ * The client's max_tokens, lowered to the model's max_output_tokens (operator config): Claude
+ * Code asks for 32,000 whatever the model, and an OpenAI model refuses more than it can write.
+ */
+export function maxTokensOf(body: JsonObject, model: ModelInfo): number | undefined {
+  const v = body.max_tokens;
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw invalid('max_tokens', 'max_tokens: must be a positive integer.');
+  return Math.min(v, model.maxOutputTokens);
+}
+
+/** A stable stand-in for an end-user id too long for an upstream's field (SHA-256, hex, 64 characters). */
+export function shortUserId(id: string, max: number): string {
+  return id.length <= max ? id : createHash('sha256').update(id).digest('hex').slice(0, max);
+}
+
+/** Members that ask for Anthropic-run machinery (MCP connectors, code containers): refused. */
+export function refusePlatformMembers(body: JsonObject, model: ModelInfo): void {
+  for (const field of ['mcp_servers', 'container']) {
+    const v = body[field];
+    if (v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0)) {
+      throw notSupported(field, model, `${field} runs on Anthropic's platform only.`);
+    }
+  }
+}
+
+export function dataUrl(img: { mediaType: string; data: string }): string {
+  return `data:${img.mediaType};base64,${img.data}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reply writers
+
+/** The message id of a request, the same in the stream and in a whole reply. */
+export function messageId(call: CallInfo): string {
+  return `msg_${call.requestId}`;
+}
+
+/** Tool-use id minted where the upstream gave none (Gemini never does). */
+export function toolUseId(call: CallInfo, n: number): string {
+  return `toolu_${call.requestId}_${n}`;
+}
+
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+/** Settled usage in Anthropic's terms: input_tokens is the uncached prompt. */
+export function anthropicUsage(u: Settlement['usage']): AnthropicUsage {
+  return {
+    input_tokens: u.promptTokens,
+    output_tokens: u.completionTokens,
+    cache_creation_input_tokens: u.cacheWriteTokens,
+    cache_read_input_tokens: u.cacheReadTokens,
+  };
+}
+
+/** A whole reply: `{id, type: "message", role, model, content, stop_reason, stop_sequence, usage}`. */
+export function anthropicMessage(
+  call: CallInfo,
+  content: JsonObject[],
+  stopReason: StopReason,
+  stopSequence: string | null,
+  settled: Settlement,
+): string {
+  return JSON.stringify({
+    id: messageId(call),
+    type: 'message',
+    role: 'assistant',
+    model: call.model.name,
+    content,
+    stop_reason: stopReason,
+    stop_sequence: stopSequence,
+    usage: anthropicUsage(settled.usage),
+  });
+}
+
+export function sseEvent(type: string, data: JsonObject): string {
+  return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+}
+
+type BlockKind = 'text' | 'thinking' | 'tool_use';
+
+/**
+ * Writes one message's events in the order the Anthropic SDK expects: message_start, then blocks
+ * one at a time (indices contiguous from 0, each started block stopped before the next starts),
+ * then message_delta and message_stop. Each method returns the bytes to send.
+ */
+export class AnthropicEventWriter {
+  private started = false;
+  private nextIndex = 0;
+  private open: { index: number; kind: BlockKind } | null = null;
+
+  constructor(private readonly call: CallInfo) {}
+
+  /** message_start, once; usage counts are those known so far (usually none before the end). */
+  start(usage: AnthropicUsage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }): string {
+    if (this.started) return '';
+    this.started = true;
+    return sseEvent('message_start', {
+      message: {
+        id: messageId(this.call),
+        type: 'message',
+        role: 'assistant',
+        model: this.call.model.name,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage,
+      },
+    });
+  }
+
+  get openKind(): BlockKind | null {
+    return this.open?.kind ?? null;
+  }
+
+  /** Stops the open block (if any) and starts a new one; returns its index too. */
+  block(contentBlock: JsonObject & { type: BlockKind }): { bytes: string; index: number } {
+    let bytes = this.start() + this.stop();
+    const index = this.nextIndex++;
+    this.open = { index, kind: contentBlock.type };
+    bytes += sseEvent('content_block_start', { index, content_block: contentBlock });
+    return { bytes, index };
+  }
+
+  /** A delta for the open block, or for `index` (a block already stopped: see the callers). */
+  delta(delta: JsonObject, index = this.open?.index): string {
+    if (index === undefined) return '';
+    return sseEvent('content_block_delta', { index, delta });
+  }
+
+  text(text: string): string {
+    if (text === '') return '';
+    const bytes = this.open?.kind === 'text' ? '' : this.block({ type: 'text', text: '' }).bytes;
+    return bytes + this.delta({ type: 'text_delta', text });
+  }
+
+  thinking(text: string): string {
+    if (text === '') return '';
+    const bytes = this.open?.kind === 'thinking' ? '' : this.block({ type: 'thinking', thinking: '', signature: '' }).bytes;
+    return bytes + this.delta({ type: 'thinking_delta', thinking: text });
+  }
+
+  /**
+   * A signature closes a thinking block (as Anthropic sends it: signature_delta, then the stop);
+   * with no thinking block open, it gets an empty one of its own.
+   */
+  signature(signature: string): string {
+    const bytes = this.open?.kind === 'thinking' ? '' : this.block({ type: 'thinking', thinking: '', signature: '' }).bytes;
+    return bytes + this.delta({ type: 'signature_delta', signature }) + this.stop();
+  }
+
+  stop(): string {
+    if (!this.open) return '';
+    const bytes = sseEvent('content_block_stop', { index: this.open.index });
+    this.open = null;
+    return bytes;
+  }
+
+  /** The end of the message: every block stopped, then message_delta (usage totals) and message_stop. */
+  finish(stopReason: StopReason, stopSequence: string | null, usage: AnthropicUsage): string {
+    return (
+      this.start() +
+      this.stop() +
+      sseEvent('message_delta', { delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage }) +
+      sseEvent('message_stop', {})
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** Anthropic's error type for a status, as its SDK maps them to exception classes. */
+export function anthropicErrorType(status: number): string {
+  switch (status) {
+    case 401:
+      return 'authentication_error';
+    case 402:
+      return 'billing_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 529:
+      return 'overloaded_error';
+    default:
+      return status >= 500 ? 'api_error' : 'invalid_request_error';
+  }
+}
+
+/** An upstream's 4xx in Anthropic's envelope, its status kept; `message` pulls the text out of the upstream's body. */
+export function anthropicError(status: number, text: string, message: (body: unknown) => string | undefined): TranslatedError {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const msg = message(parsed) ?? (text.trim().slice(0, 500) || `The upstream answered ${status}.`);
+  return { status, body: JSON.stringify({ type: 'error', error: { type: anthropicErrorType(status), message: msg } }) };
+}
+
+/** An `event: error` for a stream that broke after its first byte (the status cannot change any more). */
+export function anthropicErrorEvent(type: string, message: string): string {
+  return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type, message } })}\n\n`;
+}
