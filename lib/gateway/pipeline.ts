@@ -195,6 +195,10 @@ async function attempt(
   if (res.status >= 400) {
     // The caller's mistake as the upstream sees it: answered in the client's envelope, not retried, not billed.
     const text = await readUpstreamBody(res.body, MAX_ERROR_BYTES).catch(() => '');
+    if (provider.keyRefused?.(res.status, text)) {
+      ctx.channel = null;
+      return tracker.fail(`upstream refused the channel's key (${res.status})`, res.status);
+    }
     const out = translator.error(res.status, text);
     tracker.finish(true, false);
     record.error = `upstream answered ${res.status}`;

@@ -9,7 +9,7 @@ import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
-import { DEFAULT_REPLY, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { CACHE_TOKENS, DEFAULT_REPLY, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { pico } from '../support/money';
 import { getDb } from '@/lib/db';
@@ -45,6 +45,17 @@ beforeAll(async () => {
     base_url: fake.url,
     api_key: 'upstream-secret-gemini-1',
     models: [MODELS.gemini],
+    timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
+  });
+  // A Claude model that falls back to a GPT model: fallback crosses protocols.
+  for (const m of config.models as { name: string; fallback_models?: string[] }[]) if (m.name === 'claude-haiku-4-5') m.fallback_models = ['gpt-4o-mini'];
+  (config.channels as unknown[]).push({
+    name: 'gemini-bad-key',
+    protocol: 'gemini',
+    base_url: fake.url,
+    api_key: 'invalid-key-of-a-revoked-project',
+    models: [MODELS.gemini],
+    priority: 100,
     timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
   });
   (config.models as unknown[]).push({
@@ -235,5 +246,102 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
       const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
       await expectBooked(requestId, row.costUsd.toFixed(12));
     });
+  });
+});
+
+describe.each(['lean', 'next'] as GatewayMode[])('translation edges (%s)', (mode) => {
+  const gw = () => gateways[mode];
+  const openai = () => new OpenAI({ baseURL: `${gw().url}/v1`, apiKey: account.apiKey, maxRetries: 0 });
+  const anthropic = () => new Anthropic({ baseURL: `${gw().url}/v1/anthropic`, apiKey: account.apiKey, maxRetries: 0 });
+
+  it('a parameter the upstream cannot carry is a 400 naming it and the model, before any upstream call', async () => {
+    const before = fake.requests.length;
+    const err = await openai()
+      .chat.completions.create({ model: MODELS.anthropic, n: 3, messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    const e = err as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(e.param).toBe('n');
+    expect(e.message).toContain(MODELS.anthropic);
+    expect(fake.requests.length).toBe(before);
+  });
+
+  it("an upstream's 4xx reaches the client in the client's envelope with its status", async () => {
+    fake.queue({ type: 'status', status: 400 });
+    const fromAnthropic = await openai()
+      .chat.completions.create({ model: MODELS.anthropic, messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((e: unknown) => e);
+    expect(fromAnthropic).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((fromAnthropic as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ type: 'invalid_request_error' });
+
+    fake.queue({ type: 'status', status: 400 });
+    const fromOpenai = await anthropic()
+      .messages.create({ model: MODELS.openai, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((e: unknown) => e);
+    expect(fromOpenai).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((fromOpenai as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+  });
+
+  it('a Claude model falls back to a GPT model for an OpenAI client; the cost is at the served model\'s prices', async () => {
+    fake.queue({ type: 'status', status: 529 });
+    const { data, response } = await openai()
+      .chat.completions.create({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'Hi' }] })
+      .withResponse();
+    expect(data.choices[0].message.content).toBe(DEFAULT_REPLY);
+    expect(response.headers.get('x-service-model-id')).toBe('gpt-4o-mini');
+    expectUpstream('openai');
+    const row = await waitFor(() => db.requestLog.findUnique({ where: { id: response.headers.get('x-request-id')! } }), 10_000);
+    expect(row.modelServed).toBe('gpt-4o-mini');
+    // gpt-4o-mini: 0.15 and 0.6 USD per million tokens.
+    expect(pico(row.costUsd.toFixed(12))).toBe(BigInt(row.promptTokens) * 150_000n + BigInt(row.completionTokens) * 600_000n);
+  });
+
+  it("a Gemini channel whose key Google refuses (400 API_KEY_INVALID) is the channel's failure: the next channel answers", async () => {
+    const { data, response } = await openai()
+      .chat.completions.create({ model: MODELS.gemini, messages: [{ role: 'user', content: 'Hi' }] })
+      .withResponse();
+    expect(data.choices[0].message.content).toBe(DEFAULT_REPLY);
+    expect(response.headers.get('x-service-provider')).toBe('gemini-1');
+  });
+
+  it('cache reads and writes of an Anthropic upstream are billed at their own prices and shown to an OpenAI client', async () => {
+    const system = `You are terse. ${mode} ${Date.now()}`;
+    const ask = () =>
+      openai()
+        .chat.completions.create({
+          model: MODELS.anthropic,
+          messages: [
+            { role: 'system', content: [{ type: 'text', text: system, cache_control: { type: 'ephemeral' } } as OpenAI.ChatCompletionContentPartText] },
+            { role: 'user', content: 'Hi' },
+          ],
+        })
+        .withResponse();
+    const first = await ask();
+    const second = await ask();
+    expect(second.data.usage!.prompt_tokens_details?.cached_tokens).toBe(CACHE_TOKENS);
+    for (const [{ response }, cached] of [[first, 'write'], [second, 'read']] as const) {
+      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: response.headers.get('x-request-id')! } }), 10_000);
+      expect(cached === 'write' ? row.cacheWriteTokens : row.cacheReadTokens).toBe(CACHE_TOKENS);
+      // claude-sonnet-4-5: 3 in, 15 out, 0.3 cache read, 3.75 cache write (USD per million tokens).
+      const expected = BigInt(row.promptTokens) * 3_000_000n + BigInt(row.completionTokens) * 15_000_000n + BigInt(row.cacheReadTokens) * 300_000n + BigInt(row.cacheWriteTokens) * 3_750_000n;
+      expect(pico(row.costUsd.toFixed(12))).toBe(expected);
+      expect(response.headers.get('x-service-cost-usd')).toBe(row.costUsd.toFixed(12).replace(/\.?0+$/, ''));
+    }
+  });
+
+  it("a stream the upstream cuts after the first byte ends with an error event in the client's envelope, and is billed", async () => {
+    fake.queue({ type: 'cut', afterChunks: 3 });
+    const res = await fetch(`${gw().url}/v1/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': account.apiKey, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODELS.openai, max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Tell me a long story' }] }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('event: message_start');
+    expect(text).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"\w+"/);
+    const row = await waitFor(() => db.requestLog.findUnique({ where: { id: res.headers.get('x-request-id')! } }), 10_000);
+    expect(row.outcome).toBe('upstream_error');
+    expect(pico(row.costUsd.toFixed(12))).toBeGreaterThan(0n);
   });
 });

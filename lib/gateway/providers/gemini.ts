@@ -11,4 +11,6 @@ export const geminiProvider: Provider = {
   },
   auth: (apiKey) => ({ 'x-goog-api-key': apiKey }),
   errorMessage: nestedErrorMessage,
+  // Google answers an invalid API key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
+  keyRefused: (status, body) => status === 400 && body.includes('API_KEY_INVALID'),
 };

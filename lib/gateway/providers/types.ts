@@ -16,6 +16,11 @@ export interface Provider {
   auth(apiKey: string): Record<string, string>;
   /** The message of an error body, for the attempt's log record (never shown to the client as is). */
   errorMessage(body: unknown): string | undefined;
+  /**
+   * A 4xx (other than 401/403/429, always the channel's) that says the channel's own key was
+   * refused: the channel's failure, so the next channel is tried, never the caller's error.
+   */
+  keyRefused?(status: number, body: string): boolean;
 }
 
 /** `{"error": {"message": …}}`: how OpenAI, Anthropic and Google all carry an error's message. */

@@ -5,6 +5,7 @@
 import { usageCount } from '@/lib/billing/cost';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { DEFAULT_ANTHROPIC_VERSION } from '@/lib/gateway/providers/anthropic';
+import { GEMINI_SIGNATURE_PREFIX } from '@/lib/gateway/translate/anthropic-gemini';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import type { ClientRequest, SseEvent, StreamTranslator, Translator, UpstreamCall, UpstreamUsage } from '@/lib/gateway/translate/types';
 
@@ -82,8 +83,30 @@ class MirrorStream implements StreamTranslator {
   }
 }
 
+/**
+ * The conversation without thinking blocks Anthropic did not sign: those a translated reply gave
+ * the client (signature "" from an OpenAI model, "gemini:…" from a Gemini one) would be refused
+ * when the conversation moves to a Claude model. Undefined when there are none (the common case:
+ * the body goes as it came).
+ */
+function withoutForeignThinking(messages: unknown): unknown[] | undefined {
+  if (!Array.isArray(messages)) return undefined;
+  const foreign = (b: unknown) => {
+    const block = b as JsonObject | null;
+    return block?.type === 'thinking' && typeof block.signature === 'string' && (block.signature === '' || block.signature.startsWith(GEMINI_SIGNATURE_PREFIX));
+  };
+  if (!messages.some((m) => Array.isArray((m as JsonObject | null)?.content) && ((m as JsonObject).content as unknown[]).some(foreign))) return undefined;
+  return messages.map((m) => {
+    const content = (m as JsonObject | null)?.content;
+    return Array.isArray(content) && content.some(foreign) ? { ...(m as JsonObject), content: content.filter((b) => !foreign(b)) } : m;
+  });
+}
+
 export const anthropicToAnthropic: Translator = {
-  request: (req, call) => ({ ...mirrorHeaders(req), body: upstreamBody(req.body, { model: call.model.name }) }),
+  request(req, call) {
+    const messages = withoutForeignThinking(req.body.json.messages);
+    return { ...mirrorHeaders(req), body: upstreamBody(req.body, messages ? { model: call.model.name, messages } : { model: call.model.name }) };
+  },
 
   response(text) {
     let parsed: JsonObject;
