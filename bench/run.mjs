@@ -346,7 +346,7 @@ function oneRequest(agent, url, headers, body) {
 }
 
 /** Sequential streaming requests at c=1: time to first body byte. */
-async function ttfbRun({ url, headers, body, n, warm = 10, cpuPids = [] }) {
+async function ttfbRun({ url, headers, body, n, warm = 10, cpuPids = [], done = 'data: [DONE]' }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const lat = new Samples();
   const reads = new Samples();
@@ -358,7 +358,7 @@ async function ttfbRun({ url, headers, body, n, warm = 10, cpuPids = [] }) {
     const cpu0 = cpuPids.map(cpuMicros);
     for (let i = 0; i < n; i++) {
       const r = await oneRequest(agent, url, headers, body);
-      if (r.status !== 200 || !r.body.includes('data: [DONE]')) {
+      if (r.status !== 200 || !r.body.includes(done)) {
         failures++;
         firstFailure ||= `HTTP ${r.status}: ${r.body.slice(0, 300)}`;
       } else {
@@ -601,6 +601,12 @@ const CHAT_64K = JSON.stringify({
   max_tokens: 32,
 });
 const MESSAGES = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] });
+// The translated pairs: an OpenAI client on a Claude model, an Anthropic client on a GPT model.
+const CHAT_ON_CLAUDE = JSON.stringify({ ...JSON.parse(CHAT), model: 'claude-haiku-4-5' });
+const CHAT_STREAM_ON_CLAUDE = JSON.stringify({ ...JSON.parse(CHAT_STREAM), model: 'claude-haiku-4-5' });
+const MESSAGES_ON_GPT = JSON.stringify({ ...JSON.parse(MESSAGES), model: 'gpt-4o-mini' });
+const MESSAGES_STREAM = JSON.stringify({ ...JSON.parse(MESSAGES), stream: true });
+const MESSAGES_STREAM_ON_GPT = JSON.stringify({ ...JSON.parse(MESSAGES), model: 'gpt-4o-mini', stream: true });
 const isChat = (b) => JSON.parse(b).choices?.[0]?.message?.content !== undefined;
 const isEmbedding = (b) => Array.isArray(JSON.parse(b).data?.[0]?.embedding);
 const isMessage = (b) => JSON.parse(b).content?.[0]?.text !== undefined;
@@ -766,6 +772,8 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
           ['embeddings', '/v1/embeddings', EMBED, auth, isEmbedding],
           ['anthropic', '/v1/anthropic/v1/messages', MESSAGES, anthropicAuth, isMessage],
           ['chat64k', '/v1/chat/completions', CHAT_64K, auth, isChat],
+          ['openaiToAnthropic', chatPath, CHAT_ON_CLAUDE, auth, isChat],
+          ['anthropicToOpenai', '/v1/anthropic/v1/messages', MESSAGES_ON_GPT, anthropicAuth, isMessage],
         ]) {
           const eurl = proc.url + p;
           const problem2 = await probe(eurl, headers, body, check);
@@ -776,6 +784,19 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
           }
           await load({ url: eurl, headers, body, connections: 50, seconds: 1 });
           extra[key] = await loadTarget({ label: `${t.label} ${p}` }, { url: eurl, headers, body, connections: 50, seconds: C50_S, cpuPids: [pid] });
+        }
+      }
+      if (t.key === 'lean') {
+        // Stream TTFB of the Anthropic surface and of the translated pairs (the identity chat stream is the main table's).
+        for (const [key, p, body, headers, done] of [
+          ['anthropic', '/v1/anthropic/v1/messages', MESSAGES_STREAM, anthropicAuth, 'message_stop'],
+          ['openaiToAnthropic', chatPath, CHAT_STREAM_ON_CLAUDE, auth, 'data: [DONE]'],
+          ['anthropicToOpenai', '/v1/anthropic/v1/messages', MESSAGES_STREAM_ON_GPT, anthropicAuth, 'message_stop'],
+        ]) {
+          if (!extra[key] || extra[key].error) continue;
+          const st = await ttfbRun({ url: proc.url + p, headers, body, n: TTFB_N, cpuPids: [pid], done });
+          extra[key].ttfb = st;
+          if (st.failures) failures.push(`${t.label}, ${key} streaming: ${st.failures} of ${TTFB_N} streams failed (${st.firstFailure})`);
         }
       }
       await sleep(300);
@@ -838,13 +859,19 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   const queues = targets.filter((t) => rows[t.key].gauges).map((t) => `${t.key} ${rows[t.key].gauges.logQueue} rows queued, ${rows[t.key].gauges.limiterFallbacks} limiter calls answered in-process`);
   if (queues.length) out.push(`  gateway /metrics right after the c=50 run: ${queues.join('; ')}`);
   out.push('');
-  const eh = ['lean /v1 path, c=50', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req'];
+  const eh = ['lean /v1 path, c=50', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'stream TTFB p50 ms', 'p99 ms'];
   const erows = [
     ['POST /v1/embeddings (1536 dims)', extra.embeddings],
-    ['POST /v1/anthropic/v1/messages', extra.anthropic],
+    ['POST /v1/anthropic/v1/messages (Claude model: identity)', extra.anthropic],
     [`POST /v1/chat/completions (${Math.round(CHAT_64K.length / 1024)} KB body)`, extra.chat64k],
-  ].map(([name, r]) => (r?.error || !r ? [name, `FAILED: ${(r?.error ?? 'not run').slice(0, 100)}`, '', '', ''] : [name, fmt.rps(r.rps), fmt.ms(r.p50), fmt.ms(r.p99), fmt.us(r.cpuPerReq[0])]));
-  if (rows.lean) out.push(table(eh, erows, ['l', 'r', 'r', 'r', 'r']));
+    ['OpenAI chat -> Anthropic channel (Claude model)', extra.openaiToAnthropic],
+    ['Anthropic Messages -> OpenAI channel (GPT model)', extra.anthropicToOpenai],
+  ].map(([name, r]) =>
+    r?.error || !r
+      ? [name, `FAILED: ${(r?.error ?? 'not run').slice(0, 100)}`, '', '', '', '', '']
+      : [name, fmt.rps(r.rps), fmt.ms(r.p50), fmt.ms(r.p99), fmt.us(r.cpuPerReq[0]), fmt.ms(r.ttfb?.p50), fmt.ms(r.ttfb?.p99)],
+  );
+  if (rows.lean) out.push(table(eh, erows, ['l', 'r', 'r', 'r', 'r', 'r', 'r']));
 
   // ---- targets ----
   const d = rows.direct ?? {};
@@ -1089,7 +1116,7 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
           const t = targets[i];
           for (let j = 0; j < run; j++) {
             const r = await oneRequest(agents[i], t.url + '/v1/chat/completions', t.headers, CHAT_STREAM);
-            if (r.status !== 200 || !r.body.includes('data: [DONE]')) {
+            if (r.status !== 200 || !r.body.includes(done)) {
               fails[i]++;
               if (fails[i] === 1) failures.push(`TTFB breakdown, ${t.label}: HTTP ${r.status}: ${r.body.slice(0, 300)}`);
             } else if (round >= 0 && (run === 1 || j > 0)) samples[i].push(r.ttfbMs);
