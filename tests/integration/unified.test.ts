@@ -254,6 +254,23 @@ describe.each(['lean', 'next'] as GatewayMode[])('translation edges (%s)', (mode
   const openai = () => new OpenAI({ baseURL: `${gw().url}/v1`, apiKey: account.apiKey, maxRetries: 0 });
   const anthropic = () => new Anthropic({ baseURL: `${gw().url}/v1/anthropic`, apiKey: account.apiKey, maxRetries: 0 });
 
+  it('both model lists show models of every protocol; count_tokens off Anthropic is counted here', async () => {
+    const ids: string[] = [];
+    for await (const m of openai().models.list()) ids.push(m.id);
+    expect(ids).toEqual(expect.arrayContaining([MODELS.openai, MODELS.anthropic, MODELS.gemini, 'text-embedding-3-small']));
+    const anthropicIds = (await anthropic().models.list()).data.map((m) => m.id);
+    expect(anthropicIds).toEqual(expect.arrayContaining([MODELS.openai, MODELS.anthropic, MODELS.gemini]));
+    expect(anthropicIds).not.toContain('text-embedding-3-small');
+
+    const before = fake.requests.length;
+    const counted = await anthropic().messages.countTokens({ model: MODELS.openai, messages: [{ role: 'user', content: 'How many tokens is this sentence?' }] });
+    expect(counted.input_tokens).toBeGreaterThan(5);
+    expect(fake.requests.length).toBe(before);
+    const forwarded = await anthropic().messages.countTokens({ model: MODELS.anthropic, messages: [{ role: 'user', content: 'How many tokens is this sentence?' }] });
+    expect(forwarded.input_tokens).toBeGreaterThan(5);
+    expect(fake.requests.at(-1)!.path).toBe('/v1/messages/count_tokens');
+  });
+
   it('a parameter the upstream cannot carry is a 400 naming it and the model, before any upstream call', async () => {
     const before = fake.requests.length;
     const err = await openai()

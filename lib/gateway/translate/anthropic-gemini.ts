@@ -1,8 +1,8 @@
 // Anthropic Messages client -> Gemini upstream (generateContent / streamGenerateContent?alt=sse).
 // The mapping choices are listed in the README ("Anthropic Messages clients on OpenAI and Gemini
 // models"); the protocol facts in translation.md.
+import { geminiUsage } from '@/lib/gateway/translate/gemini-reply';
 import type { ModelInfo } from '@/lib/config';
-import { usageCount } from '@/lib/billing/cost';
 import type { JsonObject } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import {
@@ -192,25 +192,6 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
 // ---------------------------------------------------------------------------------------------
 // Replies
 
-/**
- * Gemini usage in billing terms: the prompt less its cached part; thoughts are output tokens
- * (Gemini bills them so) that candidatesTokenCount leaves out.
- */
-function readUsage(u: unknown): UpstreamUsage | null {
-  if (!isObject(u)) return null;
-  const prompt = usageCount(u.promptTokenCount);
-  if (prompt === undefined) return null;
-  const cached = Math.min(prompt, usageCount(u.cachedContentTokenCount) ?? 0);
-  const thoughts = usageCount(u.thoughtsTokenCount) ?? 0;
-  return {
-    promptTokens: prompt - cached,
-    completionTokens: (usageCount(u.candidatesTokenCount) ?? 0) + thoughts,
-    cacheReadTokens: cached,
-    cacheWriteTokens: 0,
-    reasoningTokens: thoughts,
-    completionFinal: true,
-  };
-}
 
 const REFUSALS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT']);
 
@@ -318,7 +299,7 @@ function response(text: string, call: CallInfo): TranslatedReply {
   );
   const stopReason = stopReasonOf(candidate?.finishReason, calls > 0, blocked);
   return {
-    usage: readUsage(reply.usageMetadata),
+    usage: geminiUsage(reply.usageMetadata, true),
     completion,
     render: (settled) => anthropicMessage(call, content, stopReason, null, settled),
   };
@@ -345,7 +326,7 @@ class GeminiStream implements StreamTranslator {
     const reply = parseReply(data);
     let bytes = this.out.start();
     // usageMetadata is cumulative on every event: the last one counts.
-    this.usage = readUsage(reply.usageMetadata) ?? this.usage;
+    this.usage = geminiUsage(reply.usageMetadata, false) ?? this.usage;
     const { candidate, blocked } = candidateOf(reply);
     const w = this.out;
     const read = readParts(

@@ -1,6 +1,6 @@
 // OpenAI chat client -> Anthropic Messages upstream (POST {base}/v1/messages).
-// The mapping choices (defaults, what is refused, thinking) are listed in the README's
-// "Protocol translation" section; the comments here say why where it is not obvious.
+// The mapping choices (defaults, what is refused, thinking) are listed in the README
+// (Unified protocols); the comments here say why where it is not obvious.
 import type { ModelInfo } from '@/lib/config';
 import { usageCount } from '@/lib/billing/cost';
 import { UpstreamFailure } from '@/lib/gateway/upstream';

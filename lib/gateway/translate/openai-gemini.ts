@@ -1,8 +1,8 @@
 // OpenAI chat client -> Gemini upstream (POST {base}/v1beta/models/{model}:generateContent, or
-// :streamGenerateContent?alt=sse). The mapping choices are listed in the README's "Protocol
-// translation" section; the comments here say why where it is not obvious.
+// :streamGenerateContent?alt=sse). The mapping choices are listed in the README (Unified
+// protocols); the comments here say why where it is not obvious.
+import { geminiUsage } from '@/lib/gateway/translate/gemini-reply';
 import type { ModelInfo } from '@/lib/config';
-import { usageCount } from '@/lib/billing/cost';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { geminiSchema } from '@/lib/gateway/translate/gemini-schema';
 import {
@@ -219,23 +219,6 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
 // ---------------------------------------------------------------------------------------------
 // Replies
 
-function readUsage(u: unknown, completionFinal: boolean): UpstreamUsage | null {
-  if (!isObject(u)) return null;
-  const prompt = usageCount(u.promptTokenCount);
-  if (prompt === undefined) return null;
-  const cached = Math.min(prompt, usageCount(u.cachedContentTokenCount) ?? 0);
-  const thoughts = usageCount(u.thoughtsTokenCount) ?? 0;
-  return {
-    // Tokens of built-in tool prompts are counted apart by Gemini and billed as input.
-    promptTokens: prompt - cached + (usageCount(u.toolUsePromptTokenCount) ?? 0),
-    // candidatesTokenCount excludes the thoughts; both are billed as output.
-    completionTokens: (usageCount(u.candidatesTokenCount) ?? 0) + thoughts,
-    cacheReadTokens: cached,
-    cacheWriteTokens: 0,
-    reasoningTokens: thoughts,
-    completionFinal,
-  };
-}
 
 function finishReason(reason: unknown, toolCalls: number): FinishReason {
   switch (reason) {
@@ -323,7 +306,7 @@ function response(text: string, call: CallInfo) {
   const finish = blocked ? 'content_filter' : finishReason(candidate?.finishReason, toolCalls.length);
   const message = { content: sawText || toolCalls.length === 0 ? content : null, reasoning, toolCalls };
   return {
-    usage: readUsage(data.usageMetadata, true),
+    usage: geminiUsage(data.usageMetadata, true),
     completion: reasoning + content + toolCalls.map((t) => t.arguments).join(''),
     render: (settled: Settlement) => renderCompletion(call, message, finish, settled),
   };
@@ -345,7 +328,7 @@ class GeminiStream implements StreamTranslator {
     if (ev.data === '') return '';
     const data = parseJson(ev.data, 'the stream');
     if (isObject(data.error)) throw upstreamError(data);
-    const usage = readUsage(data.usageMetadata, this.finished);
+    const usage = geminiUsage(data.usageMetadata, this.finished);
     let out = '';
     const { candidate, blocked } = candidateOf(data);
     for (const part of partsOf(candidate)) {
