@@ -8,12 +8,14 @@ import { DashboardNav } from '@/components/dashboard/dashboard-nav';
 import { SignOutButton } from '@/components/dashboard/sign-out-button';
 import { Badge } from '@/components/ui/badge';
 import { Logo } from '@/components/ui/logo';
+import { isAdminSession } from '@/lib/admin/guard';
 
 export default async function DashboardLayout({ children }: { children: ReactNode }) {
   const user = await requirePageUser();
   const account = await getAccount(user.id);
   // A valid session for a deleted account: treat as signed out.
   if (!account) redirect('/login');
+  const admin = await isAdminSession(user.id);
 
   return (
     <div className="min-h-screen">
@@ -27,6 +29,11 @@ export default async function DashboardLayout({ children }: { children: ReactNod
               {tierLabel(account.tier)}
             </Badge>
             <div className="ml-auto flex min-w-0 items-center gap-2">
+              {admin && (
+                <Link href="/admin" className="text-sm font-medium text-amber-700 hover:text-amber-900" data-testid="admin-link">
+                  Admin
+                </Link>
+              )}
               <span className="hidden truncate text-sm text-slate-500 sm:inline" data-testid="account-email">
                 {account.email}
               </span>
