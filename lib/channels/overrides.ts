@@ -7,7 +7,7 @@ import { env } from '@/lib/env';
 import { GatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
-import { breakerSnapshot } from '@/lib/gateway/router';
+import { breakerSnapshot, recordChannelResult } from '@/lib/gateway/router';
 import { writeAudit, SYSTEM_ACTOR, type Actor } from '@/lib/admin/audit';
 import { probeChannel } from './probe';
 
@@ -134,6 +134,18 @@ async function seedRedis(client: Redis, map: Map<string, ChannelOverride>): Prom
   );
 }
 
+/**
+ * Replaces the in-memory copy. A channel enabled again (by an operator or a passing probe) starts
+ * with a closed breaker on this instance: its old failure count would otherwise disable it again.
+ */
+function install(next: Map<string, ChannelOverride>): void {
+  const s = state();
+  for (const [name, o] of s.map) {
+    if (o.disabled && !next.get(name)?.disabled) recordChannelResult(name, true, getConfig());
+  }
+  s.map = next;
+}
+
 /** One refresh of the in-memory copy: Redis when reachable, else the database (less often). */
 async function refresh(): Promise<void> {
   const s = state();
@@ -144,8 +156,8 @@ async function refresh(): Promise<void> {
       if (!hash[SEEDED_FIELD]) {
         const fromDb = await readDb();
         await seedRedis(client, fromDb);
-        s.map = fromDb;
-      } else s.map = parseHash(hash);
+        install(fromDb);
+      } else install(parseHash(hash));
       return;
     } catch {
       /* Redis unreachable: fall back to the database below */
@@ -153,7 +165,7 @@ async function refresh(): Promise<void> {
   }
   if (Date.now() - s.lastDbSync >= DB_SYNC_MS) {
     s.lastDbSync = Date.now();
-    s.map = await readDb();
+    install(await readDb());
   }
 }
 
@@ -318,10 +330,11 @@ export async function setChannelOverride(actor: Actor, channelId: string, change
     return after;
   });
   const value: ChannelOverride = { disabled: row.disabled, weight: row.weight ?? undefined, reason: row.reason, updatedBy: row.updatedBy, updatedAt: row.updatedAt.toISOString() };
-  const s = state();
   const active = value.disabled || value.weight !== undefined;
-  if (active) s.map.set(channelId, value);
-  else s.map.delete(channelId);
+  const next = new Map(state().map);
+  if (active) next.set(channelId, value);
+  else next.delete(channelId);
+  install(next);
   const client = redis();
   if (client) {
     try {
