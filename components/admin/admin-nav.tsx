@@ -8,7 +8,9 @@ const items = [
   { href: '/admin', label: 'Overview' },
   { href: '/admin/accounts', label: 'Accounts' },
   { href: '/admin/channels', label: 'Channels' },
+  { href: '/admin/logs', label: 'Logs' },
   { href: '/admin/codes', label: 'Codes' },
+  { href: '/admin/announcements', label: 'Announcements' },
   { href: '/admin/audit', label: 'Audit log' },
 ];
 

@@ -24,7 +24,9 @@ export function ChannelControls({ name, disabled, weight }: { name: string; disa
       <Button size="sm" variant={disabled ? 'primary' : 'danger'} disabled={busy} onClick={() => send(url, 'POST', { disabled: !disabled })} data-testid={disabled ? 'enable' : 'disable'}>
         {disabled ? 'Enable' : 'Disable'}
       </Button>
-      <Input className="h-8 w-20" inputMode="numeric" placeholder="weight" value={weightText} onChange={(e) => setWeightText(e.target.value)} aria-label={`Weight override for ${name}`} data-testid="weight" />
+      <div className="w-20">
+        <Input className="h-8" inputMode="numeric" placeholder="weight" value={weightText} onChange={(e) => setWeightText(e.target.value)} aria-label={`Weight override for ${name}`} data-testid="weight" />
+      </div>
       <Button
         size="sm"
         variant="secondary"

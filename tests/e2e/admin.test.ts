@@ -161,11 +161,35 @@ describe('operator console in a browser', { timeout: 60_000 }, () => {
     await shot(page, '08-code-batch');
   });
 
+  it('filters the logs of every account and posts an announcement users see', async () => {
+    await page.goto(`${gw.url}/admin/logs?account=${encodeURIComponent(customer.email)}`);
+    await waitFor(async () => {
+      await page.reload();
+      return (await page.getByTestId('admin-log-row').count()) > 0;
+    }, 10_000);
+    await shot(page, '11-logs');
+    await page.getByTestId('admin-log-row').first().getByRole('link').click();
+    await page.waitForURL(/\/admin\/logs\/req_/, { waitUntil: 'commit' });
+    await page.getByTestId('attempts').waitFor();
+    await shot(page, '12-log-detail');
+
+    await page.goto(`${gw.url}/admin/announcements`);
+    await page.getByTestId('announcement-message').fill('Scheduled maintenance on Sunday 02:00-03:00 UTC');
+    await page.getByTestId('post-announcement').click();
+    await page.getByTestId('current-announcement').waitFor();
+    await shot(page, '13-announcements');
+    await page.goto(`${gw.url}/dashboard`);
+    await expect(page.getByTestId('announcement').textContent()).resolves.toContain('Scheduled maintenance');
+    await shot(page, '14-dashboard-announcement');
+  });
+
   it('shows every action in the audit log', async () => {
     await page.goto(`${gw.url}/admin/audit`);
     const text = (await page.textContent('body'))!;
-    for (const action of ['account.set_role', 'account.credit', 'channel.test', 'channel.disable', 'channel.enable', 'redemption.create_batch']) expect(text).toContain(action);
+    for (const action of ['account.set_role', 'account.credit', 'channel.test', 'channel.disable', 'channel.enable', 'redemption.create_batch', 'announcement.post']) expect(text).toContain(action);
     await shot(page, '09-audit');
+    await page.goto(`${gw.url}/admin`);
+    await shot(page, '02-overview');
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${gw.url}/admin`);
     await shot(page, '10-overview-phone');

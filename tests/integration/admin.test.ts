@@ -324,3 +324,44 @@ describe('redemption codes', { timeout: 60_000 }, () => {
     expect(body.channels).toHaveLength(2);
   });
 });
+
+describe('logs and announcements', { timeout: 60_000 }, () => {
+  it('lists every account\'s requests with filters, and exports them as CSV', async () => {
+    const acct = await createAccount({ balanceUsd: '1' });
+    fake1.reset();
+    expect((await chat(gw.url, acct.apiKey)).status).toBe(200);
+    const rows = await waitFor(async () => {
+      const res = await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${encodeURIComponent(acct.email)}`);
+      const body = (await res.json()) as { data: { email: string; channel: string; costUsd: string }[] };
+      return body.data.length === 1 ? body.data : null;
+    }, 10_000);
+    expect(rows[0]).toMatchObject({ email: acct.email, channel: 'openai-1' });
+    expect(Number(rows[0].costUsd)).toBeGreaterThan(0);
+    const byChannel = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${acct.userId}&channel=openai-2`)).json()) as { data: unknown[] };
+    expect(byChannel.data).toHaveLength(0);
+    const noFallback = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${acct.userId}&fallback=0&status=ok`)).json()) as { data: unknown[] };
+    expect(noFallback.data).toHaveLength(1);
+    expect((await call(gw.url, admin.cookie, 'GET', '/api/admin/logs?from=2026-13-01')).status).toBe(400);
+    expect((await call(gw.url, admin.cookie, 'GET', '/api/admin/logs?fallback=maybe')).status).toBe(400);
+    const csv = await call(gw.url, admin.cookie, 'GET', `/api/admin/logs/export?account=${acct.userId}`);
+    expect(csv.headers.get('content-type')).toMatch(/text\/csv/);
+    const lines = (await csv.text()).trim().split('\n');
+    expect(lines[0]).toMatch(/^account_id,account_email,id,/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain(acct.email);
+    const user = await register(gw.url);
+    expect((await call(gw.url, user.cookie, 'GET', '/api/admin/logs/export')).status).toBe(403);
+  });
+
+  it('an announcement shows on every dashboard until it is taken down', async () => {
+    const user = await register(gw.url);
+    const posted = await call(gw.url, admin.cookie, 'POST', '/api/admin/announcements', { message: 'Maintenance Sunday 02:00 UTC', level: 'warning' });
+    expect(posted.status).toBe(201);
+    expect(await (await fetch(`${gw2.url}/dashboard`, { headers: { cookie: user.cookie } })).text()).toContain('Maintenance Sunday 02:00 UTC');
+    expect((await call(gw.url, admin.cookie, 'POST', '/api/admin/announcements', { message: '' })).status).toBe(400);
+    expect((await call(gw.url, admin.cookie, 'DELETE', '/api/admin/announcements')).status).toBe(200);
+    expect(await (await fetch(`${gw.url}/dashboard`, { headers: { cookie: user.cookie } })).text()).not.toContain('Maintenance Sunday');
+    const audit = await (await getDb()).auditLog.findMany({ where: { targetType: 'announcement' }, orderBy: { id: 'asc' } });
+    expect(audit.map((a) => a.action)).toEqual(['announcement.post', 'announcement.clear']);
+  });
+});
