@@ -8,13 +8,31 @@ import { useAdminAction } from './use-admin-action';
 
 const tiers = ['free', 'pro', 'vip', 'enterprise'];
 
-export function AccountActions({ id, tier, pinned, status, role }: { id: string; tier: string; pinned: boolean; status: string; role: string }) {
+type Limits = { rpm?: number; rph?: number; tokensPerDay?: number | null; concurrency?: number };
+const limitFields: [keyof Limits, string][] = [
+  ['rpm', 'Requests/min'],
+  ['rph', 'Requests/hour'],
+  ['tokensPerDay', 'Tokens/day'],
+  ['concurrency', 'Concurrent'],
+];
+
+export function AccountActions({ id, tier, pinned, status, role, limits }: { id: string; tier: string; pinned: boolean; status: string; role: string; limits: Limits | null }) {
   const { busy, error, send } = useAdminAction();
   const [newTier, setNewTier] = useState(tier);
   const [pin, setPin] = useState(pinned);
   const [amount, setAmount] = useState('');
   const [note, setNote] = useState('');
   const [done, setDone] = useState<string | null>(null);
+  const [limitText, setLimitText] = useState<Record<string, string>>(() =>
+    Object.fromEntries(limitFields.map(([k]) => [k, limits?.[k] === undefined || limits?.[k] === null ? '' : String(limits[k])])),
+  );
+  const limitsValid = Object.values(limitText).every((v) => v.trim() === '' || /^\d{1,9}$/.test(v.trim()));
+
+  function saveLimits() {
+    const body: Limits = {};
+    for (const [k] of limitFields) if (limitText[k].trim() !== '') body[k] = Number(limitText[k].trim());
+    void send(url, 'POST', { action: 'set_limits', limits: body });
+  }
   const url = `/api/admin/accounts/${id}`;
 
   async function adjust(e: FormEvent, sign: 1 | -1) {
@@ -61,6 +79,19 @@ export function AccountActions({ id, tier, pinned, status, role }: { id: string;
         <Button variant="secondary" disabled={busy} onClick={() => send(url, 'POST', { action: 'set_tier', tier: newTier, pinned: pin })} data-testid="set-tier">
           Save tier
         </Button>
+      </div>
+      <div className="space-y-2 border-t border-slate-100 pt-4">
+        <p className="text-sm font-medium text-slate-700">Custom limits (VIP within its range, enterprise any; empty = the tier's)</p>
+        <div className="flex flex-wrap items-end gap-3">
+          {limitFields.map(([k, label]) => (
+            <Field key={k} label={label} htmlFor={`limit-${k}`} className="w-32">
+              <Input id={`limit-${k}`} inputMode="numeric" value={limitText[k]} onChange={(e) => setLimitText({ ...limitText, [k]: e.target.value })} data-testid={`limit-${k}`} />
+            </Field>
+          ))}
+          <Button variant="secondary" disabled={busy || !limitsValid} onClick={saveLimits} data-testid="save-limits">
+            Save limits
+          </Button>
+        </div>
       </div>
       <div className="flex flex-wrap gap-2 border-t border-slate-100 pt-4">
         {status === 'active' ? (

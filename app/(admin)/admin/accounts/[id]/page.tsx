@@ -38,7 +38,14 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
       <Card className="mt-6">
         <CardHeader title="Actions" description="Same effect as the admin CLI, on every instance at once; each is written to the audit log." />
         <CardBody>
-          <AccountActions id={account.id} tier={account.tier} pinned={account.tierLocked} status={account.status} role={account.role} />
+          <AccountActions
+            id={account.id}
+            tier={account.tier}
+            pinned={account.tierLocked}
+            status={account.status}
+            role={account.role}
+            limits={account.limits && typeof account.limits === 'object' && !Array.isArray(account.limits) ? (account.limits as Record<string, number>) : null}
+          />
         </CardBody>
       </Card>
       <Card className="mt-6">
