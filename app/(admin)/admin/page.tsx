@@ -1,7 +1,10 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { overview, type Breakdown } from '@/lib/admin/stats';
-import { cny, int, usd } from '@/lib/dashboard/format';
+import { cny, int, usd, usdAuto } from '@/lib/dashboard/format';
+
+/** CNY like usdAuto: small sums never read ¥0.00. */
+const cnyAuto = (pico: bigint) => cny(pico, pico === 0n || pico >= 1_000_000_000_000n || pico <= -1_000_000_000_000n ? 2 : 6);
 import { Badge } from '@/components/ui/badge';
 import { Card, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
@@ -26,7 +29,7 @@ function Bars({ title, rows }: { title: string; rows: Breakdown[] }) {
               <div className="flex justify-between gap-2">
                 <span className="truncate text-slate-700">{r.key}</span>
                 <span className="tabular-nums text-slate-500">
-                  {usd(r.spendPico)} · {int(r.requests)} req
+                  {usdAuto(r.spendPico)} · {int(r.requests)} req
                 </span>
               </div>
               <div className="mt-1 h-1.5 rounded bg-slate-100">
@@ -55,7 +58,7 @@ export default async function AdminOverviewPage() {
               <>
                 {int(w.errors)} errors · revenue {usd(w.revenuePico)} / {cny(w.revenueCnyPico)}
                 <br />
-                spend {usd(w.spendPico)} / {cny(w.spendCnyPico)}
+                spend {usdAuto(w.spendPico)} / {cnyAuto(w.spendCnyPico)}
               </>
             }
           />
@@ -89,7 +92,7 @@ export default async function AdminOverviewPage() {
                       </Link>
                     </Td>
                     <Td className="text-right tabular-nums">{int(a.requests)}</Td>
-                    <Td className="text-right tabular-nums">{usd(a.spendPico)}</Td>
+                    <Td className="text-right tabular-nums">{usdAuto(a.spendPico)}</Td>
                   </Tr>
                 ))}
               </TBody>
