@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { createKey, createUser, findUserByEmail, parseTier } from '@/lib/accounts/queries';
 import { adminAdjustBalance, adminRevokeKey, adminSetLimits, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
-import { CLI_ACTOR } from '@/lib/admin/audit';
+import { CLI_ACTOR, writeAudit } from '@/lib/admin/audit';
 import { parseRole, setRole } from '@/lib/admin/roles';
 import { createCodeBatch } from '@/lib/admin/redemption';
 import { usdToPico } from '@/lib/billing/money';
@@ -23,7 +23,7 @@ const usage = `Usage: npm run admin -- <command> [options]
   revoke-key  --user ID|--email E --key KEY_ID
   set-role    --user ID|--email E --role user|admin
   create-codes --usd N --count K [--expires ISO-8601]                 -> ["code", ...]
-Every command but create-user and create-key is written to the audit log (actor "cli").`;
+Every command that changes something is written to the audit log (actor "cli").`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -82,6 +82,7 @@ async function run(command: string | undefined): Promise<unknown> {
         balancePico: values['balance-usd'] ? amount(values['balance-usd'], 'balance-usd') : undefined,
       });
       const key = await createKey(user.id, values.name ?? 'default');
+      await writeAudit(CLI_ACTOR, { action: 'account.create', targetType: 'account', targetId: user.id, after: { email: user.email, tier: user.tier, keyId: key.id } });
       return { userId: user.id, apiKey: key.key };
     }
     case 'set-tier': {
@@ -117,7 +118,9 @@ async function run(command: string | undefined): Promise<unknown> {
       };
     }
     case 'create-key': {
-      const key = await createKey(await userId(), values.name ?? 'default');
+      const id = await userId();
+      const key = await createKey(id, values.name ?? 'default');
+      await writeAudit(CLI_ACTOR, { action: 'key.create', targetType: 'key', targetId: key.id, after: { userId: id, display: key.display } });
       return { keyId: key.id, apiKey: key.key };
     }
     case 'revoke-key': {
