@@ -3,6 +3,10 @@ import { z } from 'zod';
 import { hashCode, normaliseCode } from '@/lib/admin/redemption';
 import { usdAmount } from '@/lib/admin/input';
 import { toJson } from '@/lib/admin/serialize';
+import { applyChannelOverrides } from '@/lib/channels/overrides';
+import { orderChannels } from '@/lib/gateway/router';
+import { singleton } from '@/lib/singleton';
+import type { ChannelInfo } from '@/lib/config';
 
 describe('redemption code normalisation', () => {
   it('ignores case, spaces and dashes, and reads O, I and L as 0, 1 and 1', () => {
@@ -40,5 +44,35 @@ describe('admin JSON', () => {
       at: '1970-01-01T00:00:00.000Z',
       list: [{ amountUsd: '-2' }],
     });
+  });
+});
+
+describe('runtime channel overrides in the router', () => {
+  const channel = (name: string, weight: number): ChannelInfo => ({
+    name,
+    protocol: 'openai',
+    baseUrl: 'http://127.0.0.1:1/v1',
+    apiKey: 'k',
+    models: ['m'],
+    priority: 1,
+    weight,
+    timeouts: { connectMs: 1000, firstByteMs: 1000, idleMs: 1000 },
+  });
+  // The in-memory copy the sync keeps (lib/channels/overrides.ts), set directly here.
+  const overrides = () => singleton<{ map: Map<string, { disabled: boolean; weight?: number; updatedAt: string }> }>('channel-overrides', () => ({ map: new Map() })).map;
+  const first = () => () => 0;
+
+  it('skips a disabled channel and applies a weight override; no override leaves the list as it was', () => {
+    const list = [channel('a', 1), channel('b', 1)];
+    overrides().clear();
+    expect(applyChannelOverrides(list)).toBe(list);
+    expect(orderChannels(list, Date.now(), first()).map((c) => c.name)).toEqual(['a', 'b']);
+    overrides().set('a', { disabled: false, weight: 0, updatedAt: '' });
+    expect(orderChannels(list, Date.now(), first()).map((c) => c.name)).toEqual(['b', 'a']);
+    overrides().set('a', { disabled: true, updatedAt: '' });
+    expect(orderChannels(list, Date.now(), first()).map((c) => c.name)).toEqual(['b']);
+    overrides().set('b', { disabled: true, updatedAt: '' });
+    expect(orderChannels(list)).toEqual([]);
+    overrides().clear();
   });
 });
