@@ -186,6 +186,11 @@ describe('channels', { timeout: 90_000 }, () => {
     const body = JSON.parse(text) as { data: { name: string; keyHint: string; disabled: boolean }[] };
     expect(body.data.map((c) => c.name)).toEqual(['openai-1', 'openai-2']);
     expect(body.data[0].keyHint).toBe('…ai-1');
+    for (const page of ['/admin', '/admin/channels', '/admin/audit']) {
+      const html = await (await fetch(gw.url + page, { headers: { cookie: admin.cookie } })).text();
+      expect(html).toContain(page === '/admin/audit' ? 'Audit log' : 'openai-1');
+      expect(html).not.toContain('upstream-secret');
+    }
   });
 
   it('disabling a channel moves traffic on every instance within a second, and it survives a restart', async () => {
