@@ -76,3 +76,7 @@ CREATE TABLE "Announcement" (
 
     CONSTRAINT "Announcement_pkey" PRIMARY KEY ("id")
 );
+
+-- The console reads the request log across accounts by time (overview windows, channel health over
+-- the last 5 minutes, the all-accounts log): without this each of those scans the whole table.
+CREATE INDEX "RequestLog_createdAt_idx" ON "RequestLog"("createdAt");
