@@ -7,4 +7,7 @@ export async function register(): Promise<void> {
   // Credits recorded but not yet in the live balance (lib/billing/ledger.ts); once per process.
   const { startCreditReconciler } = await import('@/lib/billing/ledger');
   startCreditReconciler();
+  // Runtime channel overrides from the operator console, shared through Redis (lib/channels/overrides.ts).
+  const { startChannelOverrideSync } = await import('@/lib/channels/overrides');
+  startChannelOverrideSync();
 }

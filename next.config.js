@@ -12,6 +12,8 @@ const securityHeaders = [
 
 const nextConfig = {
   poweredByHeader: false,
+  // forbidden()/unauthorized() give the operator console's pages real 403/401 answers.
+  experimental: { authInterrupts: true },
   // Native/wasm and connection-pooling packages stay outside the bundle.
   serverExternalPackages: ['@electric-sql/pglite', 'pglite-prisma-adapter', '@prisma/adapter-pg', 'pg', 'ioredis', 'undici', 'js-tiktoken', 'bcryptjs', 'stripe'],
   async headers() {

@@ -79,6 +79,15 @@ const schema = z.object({
    * unreachable from their process; lib/billing/ledger.ts): one query on a partial index.
    */
   CREDIT_RECONCILE_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  /**
+   * Comma-separated emails made operators (role admin) when they sign in or are first checked:
+   * how a fresh install gets its first admin. Later changes go through `npm run admin -- set-role`.
+   */
+  ADMIN_EMAILS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean))
+    .pipe(z.array(z.string().email('ADMIN_EMAILS must be a comma-separated list of email addresses'))),
 });
 
 export type Env = z.infer<typeof schema>;

@@ -1,7 +1,10 @@
 // npm run admin -- <command> [options]: operator tasks on accounts and keys. Prints JSON.
 import { parseArgs } from 'node:util';
-import { createKey, createUser, findUserByEmail, parseTier, revokeKey, setLimits, setStatus, setTier } from '@/lib/accounts/queries';
-import { creditBalance } from '@/lib/billing/ledger';
+import { createKey, createUser, findUserByEmail, parseTier } from '@/lib/accounts/queries';
+import { adminAdjustBalance, adminRevokeKey, adminSetLimits, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
+import { CLI_ACTOR, writeAudit } from '@/lib/admin/audit';
+import { parseRole, setRole } from '@/lib/admin/roles';
+import { createCodeBatch } from '@/lib/admin/redemption';
 import { usdToPico } from '@/lib/billing/money';
 import { EmbeddedDatabaseBusyError, getDb } from '@/lib/db';
 import { runMigrations } from '@/lib/db/migrate';
@@ -17,7 +20,10 @@ const usage = `Usage: npm run admin -- <command> [options]
   unsuspend   --user ID|--email E
   credit      --user ID|--email E --usd N [--note TEXT]
   create-key  --user ID|--email E [--name NAME]                      -> {"keyId","apiKey"}
-  revoke-key  --user ID|--email E --key KEY_ID`;
+  revoke-key  --user ID|--email E --key KEY_ID
+  set-role    --user ID|--email E --role user|admin
+  create-codes --usd N --count K [--expires ISO-8601]                 -> ["code", ...]
+Every command that changes something is written to the audit log (actor "cli").`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -35,6 +41,9 @@ const { positionals, values } = parseArgs({
     rph: { type: 'string' },
     'tokens-per-day': { type: 'string' },
     concurrency: { type: 'string' },
+    role: { type: 'string' },
+    count: { type: 'string' },
+    expires: { type: 'string' },
   },
 });
 
@@ -73,25 +82,26 @@ async function run(command: string | undefined): Promise<unknown> {
         balancePico: values['balance-usd'] ? amount(values['balance-usd'], 'balance-usd') : undefined,
       });
       const key = await createKey(user.id, values.name ?? 'default');
+      await writeAudit(CLI_ACTOR, { action: 'account.create', targetType: 'account', targetId: user.id, after: { email: user.email, tier: user.tier, keyId: key.id } });
       return { userId: user.id, apiKey: key.key };
     }
     case 'set-tier': {
-      const user = await setTier(await userId(), parseTier(need('tier')));
+      const user = await adminSetTier(CLI_ACTOR, await userId(), parseTier(need('tier')));
       return { userId: user.id, tier: user.tier };
     }
     case 'set-limits': {
       const limits = { rpm: optionalInt('rpm'), rph: optionalInt('rph'), tokensPerDay: optionalInt('tokens-per-day'), concurrency: optionalInt('concurrency') };
-      const user = await setLimits(await userId(), JSON.parse(JSON.stringify(limits)));
+      const user = await adminSetLimits(CLI_ACTOR, await userId(), limits);
       return { userId: user.id, limits: user.limits };
     }
     case 'suspend':
     case 'unsuspend': {
-      const user = await setStatus(await userId(), command === 'suspend' ? 'suspended' : 'active');
+      const user = await adminSetStatus(CLI_ACTOR, await userId(), command === 'suspend' ? 'suspended' : 'active');
       return { userId: user.id, status: user.status };
     }
     case 'credit': {
       const id = await userId();
-      const credit = await creditBalance(id, 'admin_credit', amount(need('usd'), 'usd'), { note: values.note ?? 'admin credit' });
+      const credit = await adminAdjustBalance(CLI_ACTOR, id, amount(need('usd'), 'usd'), values.note ?? 'admin credit');
       if (!credit.live) {
         // Recorded, not yet spendable: say so, and by when (lib/billing/ledger.ts, the credit outbox).
         console.error(
@@ -108,12 +118,24 @@ async function run(command: string | undefined): Promise<unknown> {
       };
     }
     case 'create-key': {
-      const key = await createKey(await userId(), values.name ?? 'default');
+      const id = await userId();
+      const key = await createKey(id, values.name ?? 'default');
+      await writeAudit(CLI_ACTOR, { action: 'key.create', targetType: 'key', targetId: key.id, after: { userId: id, display: key.display } });
       return { keyId: key.id, apiKey: key.key };
     }
     case 'revoke-key': {
-      const key = await revokeKey(await userId(), need('key'));
+      const key = await adminRevokeKey(CLI_ACTOR, await userId(), need('key'));
       return { keyId: key.id, revoked: key.revoked };
+    }
+    case 'set-role': {
+      const user = await setRole(CLI_ACTOR, await userId(), parseRole(need('role')));
+      return { userId: user.id, email: user.email, role: user.role };
+    }
+    case 'create-codes': {
+      const count = need('count');
+      if (!/^\d+$/.test(count)) throw new GatewayError('invalid_request', '--count must be a positive integer');
+      const batch = await createCodeBatch(CLI_ACTOR, { amountPico: amount(need('usd'), 'usd'), count: Number(count), expiresAt: values.expires });
+      return batch.codes.map((c) => c.code);
     }
     default:
       throw new GatewayError('invalid_request', command ? `unknown command ${command}\n${usage}` : usage);

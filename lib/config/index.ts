@@ -76,7 +76,7 @@ export interface GatewayConfig {
   rechargeMin: bigint;
   rechargeMax: bigint;
   limits: RawConfig['limits'];
-  circuitBreaker: { failures: number; cooldownMs: number };
+  circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; probeIntervalMs: number };
   tiers: Record<TierName, TierInfo>;
   channels: ChannelInfo[];
   models: Map<string, ModelInfo>;
@@ -191,7 +191,12 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     rechargeMin: usdToPico(raw.recharge.min_usd),
     rechargeMax: usdToPico(raw.recharge.max_usd),
     limits: raw.limits,
-    circuitBreaker: { failures: raw.circuit_breaker.failures, cooldownMs: raw.circuit_breaker.cooldown_ms },
+    circuitBreaker: {
+      failures: raw.circuit_breaker.failures,
+      cooldownMs: raw.circuit_breaker.cooldown_ms,
+      autoDisableAfter: raw.circuit_breaker.auto_disable_after,
+      probeIntervalMs: raw.circuit_breaker.probe_interval_ms,
+    },
     tiers,
     channels,
     models,

@@ -125,9 +125,16 @@ export const configSchema = z
         max_body_bytes: 4 * 1024 * 1024,
       }),
     circuit_breaker: z
-      .object({ failures: positiveInt.default(3), cooldown_ms: positiveInt.default(30_000) })
+      .object({
+        failures: positiveInt.default(3),
+        cooldown_ms: positiveInt.default(30_000),
+        /** Consecutive failures after which a channel is disabled for every instance (unset: never). */
+        auto_disable_after: positiveInt.optional(),
+        /** How often an automatically disabled channel is probed; a passing probe enables it again. */
+        probe_interval_ms: positiveInt.default(30_000),
+      })
       .strict()
-      .default({ failures: 3, cooldown_ms: 30_000 }),
+      .default({ failures: 3, cooldown_ms: 30_000, probe_interval_ms: 30_000 }),
     tiers: z.object({ free: tierSchema, pro: tierSchema, vip: tierSchema, enterprise: tierSchema }).strict(),
     channels: z.array(channelSchema).min(1),
     models: z.array(modelSchema).min(1),

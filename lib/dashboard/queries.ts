@@ -60,7 +60,7 @@ export interface LogPageOptions {
   endingBefore?: LogCursor;
 }
 
-const listSelect = {
+export const listSelect = {
   id: true,
   createdAt: true,
   apiKeyId: true,
@@ -87,7 +87,7 @@ const listSelect = {
 
 type ListRow = Prisma.RequestLogGetPayload<{ select: typeof listSelect }>;
 
-function toLogEntry(row: ListRow): LogEntry {
+export function toLogEntry(row: ListRow): LogEntry {
   return {
     ...row,
     costUsd: pico(row.costUsd),
@@ -96,7 +96,7 @@ function toLogEntry(row: ListRow): LogEntry {
   };
 }
 
-function statusWhere(status: StatusFilter): Prisma.RequestLogWhereInput {
+export function statusWhere(status: StatusFilter): Prisma.RequestLogWhereInput {
   switch (status.kind) {
     case 'outcome':
       return { outcome: status.outcome };

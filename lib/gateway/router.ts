@@ -1,6 +1,7 @@
 import type { ChannelInfo, GatewayConfig, ModelInfo, TierName } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { singleton } from '@/lib/singleton';
+import { applyChannelOverrides } from '@/lib/channels/overrides';
 
 export const AUTO_MODEL = 'service-auto';
 
@@ -39,6 +40,7 @@ export function resetBreakers(): void {
 
 /** Channels in the order to try: priority first, then weighted random within a priority; open breakers last. */
 export function orderChannels(channels: ChannelInfo[], now = Date.now(), random = Math.random): ChannelInfo[] {
+  channels = applyChannelOverrides(channels); // the console's runtime disable / weight (lib/channels/overrides.ts)
   // One channel (the common case): tried whatever its circuit says, as it would be when last.
   if (channels.length <= 1) return channels;
   const groups = new Map<number, ChannelInfo[]>();

@@ -8,12 +8,15 @@ import { DashboardNav } from '@/components/dashboard/dashboard-nav';
 import { SignOutButton } from '@/components/dashboard/sign-out-button';
 import { Badge } from '@/components/ui/badge';
 import { Logo } from '@/components/ui/logo';
+import { isAdminSession } from '@/lib/admin/guard';
+import { AnnouncementBanner } from '@/components/dashboard/announcement-banner';
 
 export default async function DashboardLayout({ children }: { children: ReactNode }) {
   const user = await requirePageUser();
   const account = await getAccount(user.id);
   // A valid session for a deleted account: treat as signed out.
   if (!account) redirect('/login');
+  const admin = await isAdminSession(user.id);
 
   return (
     <div className="min-h-screen">
@@ -27,6 +30,11 @@ export default async function DashboardLayout({ children }: { children: ReactNod
               {tierLabel(account.tier)}
             </Badge>
             <div className="ml-auto flex min-w-0 items-center gap-2">
+              {admin && (
+                <Link href="/admin" className="text-sm font-medium text-amber-700 hover:text-amber-900" data-testid="admin-link">
+                  Admin
+                </Link>
+              )}
               <span className="hidden truncate text-sm text-slate-500 sm:inline" data-testid="account-email">
                 {account.email}
               </span>
@@ -36,6 +44,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
           <DashboardNav />
         </div>
       </header>
+      <AnnouncementBanner />
       {account.status === 'suspended' && (
         <div role="alert" className="border-b border-red-200 bg-red-50 px-4 py-2 text-center text-sm text-red-800">
           This account is suspended: API requests are refused with 403. Contact support to restore access.

@@ -24,6 +24,7 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RechargeForm } from '@/components/dashboard/recharge-form';
+import { RedeemForm } from '@/components/dashboard/redeem-form';
 
 export const metadata: Metadata = { title: 'Billing · Model Gateway' };
 
@@ -120,6 +121,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
               configured={Boolean(env.STRIPE_SECRET_KEY)}
               presets={presetsWithin(config.rechargeMin, config.rechargeMax)}
             />
+            <RedeemForm />
           </CardBody>
         </Card>
       </div>

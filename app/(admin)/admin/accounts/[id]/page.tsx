@@ -1,0 +1,155 @@
+import type { Metadata } from 'next';
+import { notFound } from 'next/navigation';
+import { accountDetail } from '@/lib/admin/accounts';
+import { listAudit } from '@/lib/admin/audit';
+import { GatewayError } from '@/lib/errors';
+import { dateTime, tierLabel, usd, usdFine } from '@/lib/dashboard/format';
+import { AccountActions, RevokeKeyButton } from '@/components/admin/account-actions';
+import { Badge } from '@/components/ui/badge';
+import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { EmptyState } from '@/components/ui/empty-state';
+import { PageHeader } from '@/components/ui/page-header';
+import { Stat } from '@/components/ui/stat';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+
+export const metadata: Metadata = { title: 'Account · Operator console' };
+export const dynamic = 'force-dynamic';
+
+export default async function AdminAccountPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const detail = await accountDetail(id).catch((err: unknown) => {
+    if (err instanceof GatewayError && err.code === 'not_found') notFound();
+    throw err;
+  });
+  const audit = await listAudit({ targetType: 'account', targetId: id, limit: 10 });
+  const { account } = detail;
+  return (
+    <>
+      <PageHeader title={account.email} description={<span className="font-mono text-xs">{account.id}</span>} />
+      <div className="grid gap-4 sm:grid-cols-3">
+        <Stat label="Balance" value={<span data-testid="admin-balance">{usd(account.balancePico)}</span>} sub={usdFine(account.balancePico)} />
+        <Stat label="Tier" value={tierLabel(account.tier)} sub={account.tierLocked ? 'pinned by an operator' : 'automatic promotion'} />
+        <Stat
+          label="Status"
+          value={<span data-testid="admin-status">{account.status}</span>}
+          sub={<>{account.role === 'admin' ? <Badge tone="amber">admin</Badge> : 'user'}{account.limits ? ` · custom limits ${JSON.stringify(account.limits)}` : ''}</>}
+        />
+      </div>
+      <Card className="mt-6">
+        <CardHeader title="Actions" description="Same effect as the admin CLI, on every instance at once; each is written to the audit log." />
+        <CardBody>
+          <AccountActions
+            id={account.id}
+            tier={account.tier}
+            pinned={account.tierLocked}
+            status={account.status}
+            role={account.role}
+            limits={account.limits && typeof account.limits === 'object' && !Array.isArray(account.limits) ? (account.limits as Record<string, number>) : null}
+          />
+        </CardBody>
+      </Card>
+      <Card className="mt-6">
+        <CardHeader title="API keys" />
+        {detail.keys.length === 0 ? (
+          <EmptyState title="No keys" />
+        ) : (
+          <Table>
+            <THead>
+              <Tr>
+                <Th>Name</Th>
+                <Th>Key</Th>
+                <Th>Last used</Th>
+                <Th />
+              </Tr>
+            </THead>
+            <TBody>
+              {detail.keys.map((k) => (
+                <Tr key={k.id} data-testid="admin-key-row">
+                  <Td>{k.name}</Td>
+                  <Td className="font-mono text-xs">{k.display}</Td>
+                  <Td>{k.last_used_at ? dateTime(new Date(k.last_used_at)) : 'never'}</Td>
+                  <Td className="text-right">{k.revoked ? <Badge tone="red">revoked</Badge> : <RevokeKeyButton accountId={account.id} keyId={k.id} />}</Td>
+                </Tr>
+              ))}
+            </TBody>
+          </Table>
+        )}
+      </Card>
+      <div className="mt-6 grid gap-4 lg:grid-cols-2">
+        <Card>
+          <CardHeader title="Recent requests" />
+          {detail.requests.length === 0 ? (
+            <EmptyState title="No requests yet" />
+          ) : (
+            <Table>
+              <THead>
+                <Tr>
+                  <Th>Time</Th>
+                  <Th>Model</Th>
+                  <Th>Status</Th>
+                  <Th className="text-right">Cost</Th>
+                </Tr>
+              </THead>
+              <TBody>
+                {detail.requests.map((r) => (
+                  <Tr key={r.id}>
+                    <Td className="whitespace-nowrap">{dateTime(r.createdAt)}</Td>
+                    <Td>{r.modelServed ?? r.modelRequested ?? '–'}</Td>
+                    <Td>{r.status}</Td>
+                    <Td className="text-right tabular-nums">{usdFine(r.costPico)}</Td>
+                  </Tr>
+                ))}
+              </TBody>
+            </Table>
+          )}
+        </Card>
+        <Card>
+          <CardHeader title="Ledger" />
+          {detail.ledger.length === 0 ? (
+            <EmptyState title="No entries" />
+          ) : (
+            <Table>
+              <THead>
+                <Tr>
+                  <Th>Time</Th>
+                  <Th>Kind</Th>
+                  <Th className="text-right">Amount</Th>
+                  <Th>Note</Th>
+                </Tr>
+              </THead>
+              <TBody>
+                {detail.ledger.map((e) => (
+                  <Tr key={e.id.toString()} data-testid="admin-ledger-row">
+                    <Td className="whitespace-nowrap">{dateTime(e.createdAt)}</Td>
+                    <Td>{e.kind}</Td>
+                    <Td className="text-right tabular-nums">{usdFine(e.amountPico)}</Td>
+                    <Td className="text-slate-500">{e.note ?? e.reference ?? ''}</Td>
+                  </Tr>
+                ))}
+              </TBody>
+            </Table>
+          )}
+        </Card>
+      </div>
+      <Card className="mt-6">
+        <CardHeader title="Audit log" description="Operator actions on this account" />
+        {audit.length === 0 ? (
+          <EmptyState title="No operator actions yet" />
+        ) : (
+          <Table>
+            <TBody>
+              {audit.map((a) => (
+                <Tr key={a.id.toString()}>
+                  <Td className="whitespace-nowrap">{dateTime(a.createdAt)}</Td>
+                  <Td>{a.actor}</Td>
+                  <Td>{a.action}</Td>
+                  <Td className="font-mono text-xs text-slate-500">{JSON.stringify(a.after)}</Td>
+                </Tr>
+              ))}
+            </TBody>
+          </Table>
+        )}
+      </Card>
+    </>
+  );
+}

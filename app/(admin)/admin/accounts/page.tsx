@@ -1,0 +1,65 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { searchAccounts } from '@/lib/admin/accounts';
+import { date, tierLabel, usd } from '@/lib/dashboard/format';
+import { Badge } from '@/components/ui/badge';
+import { Button } from '@/components/ui/button';
+import { Card } from '@/components/ui/card';
+import { EmptyState } from '@/components/ui/empty-state';
+import { Input } from '@/components/ui/input';
+import { PageHeader } from '@/components/ui/page-header';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+
+export const metadata: Metadata = { title: 'Accounts · Operator console' };
+export const dynamic = 'force-dynamic';
+
+export default async function AdminAccountsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const sp = await searchParams;
+  const q = typeof sp.q === 'string' ? sp.q : '';
+  const accounts = await searchAccounts(q);
+  return (
+    <>
+      <PageHeader title="Accounts" description="Search by email (any part) or paste an account id." />
+      <form className="mb-4 flex gap-2" action="/admin/accounts">
+        <Input name="q" defaultValue={q} placeholder="email or id" aria-label="Search accounts" data-testid="account-search" className="max-w-md" />
+        <Button type="submit" variant="secondary">Search</Button>
+      </form>
+      <Card>
+        {accounts.length === 0 ? (
+          <EmptyState title="No account matches" />
+        ) : (
+          <Table>
+            <THead>
+              <Tr>
+                <Th>Email</Th>
+                <Th>Tier</Th>
+                <Th>Status</Th>
+                <Th className="text-right">Balance</Th>
+                <Th>Created</Th>
+              </Tr>
+            </THead>
+            <TBody>
+              {accounts.map((a) => (
+                <Tr key={a.id} data-testid="account-row">
+                  <Td>
+                    <Link className="text-indigo-700 hover:underline" href={`/admin/accounts/${a.id}`}>
+                      {a.email}
+                    </Link>
+                    {a.role === 'admin' && <Badge tone="amber" className="ml-2">admin</Badge>}
+                  </Td>
+                  <Td>
+                    {tierLabel(a.tier)}
+                    {a.tierLocked && <span className="ml-1 text-xs text-slate-400">(pinned)</span>}
+                  </Td>
+                  <Td>{a.status === 'active' ? <Badge tone="green">active</Badge> : <Badge tone="red">suspended</Badge>}</Td>
+                  <Td className="text-right tabular-nums">{usd(a.balancePico)}</Td>
+                  <Td>{date(a.createdAt)}</Td>
+                </Tr>
+              ))}
+            </TBody>
+          </Table>
+        )}
+      </Card>
+    </>
+  );
+}

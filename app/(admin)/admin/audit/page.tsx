@@ -1,0 +1,52 @@
+import type { Metadata } from 'next';
+import { listAudit } from '@/lib/admin/audit';
+import { dateTime } from '@/lib/dashboard/format';
+import { Card } from '@/components/ui/card';
+import { EmptyState } from '@/components/ui/empty-state';
+import { PageHeader } from '@/components/ui/page-header';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+
+export const metadata: Metadata = { title: 'Audit log · Operator console' };
+export const dynamic = 'force-dynamic';
+
+export default async function AdminAuditPage() {
+  const rows = await listAudit({ limit: 200 });
+  return (
+    <>
+      <PageHeader title="Audit log" description="Every operator action and every automatic channel change, newest first. Append-only." />
+      <Card>
+        {rows.length === 0 ? (
+          <EmptyState title="Nothing yet" />
+        ) : (
+          <Table>
+            <THead>
+              <Tr>
+                <Th>Time</Th>
+                <Th>Who</Th>
+                <Th>Action</Th>
+                <Th>Target</Th>
+                <Th>Before → after</Th>
+              </Tr>
+            </THead>
+            <TBody>
+              {rows.map((a) => (
+                <Tr key={a.id.toString()} data-testid="audit-row">
+                  <Td className="whitespace-nowrap">{dateTime(a.createdAt)}</Td>
+                  <Td>{a.actor}</Td>
+                  <Td className="font-medium">{a.action}</Td>
+                  <Td className="font-mono text-xs">
+                    {a.targetType} {a.targetId}
+                  </Td>
+                  <Td className="max-w-md break-all font-mono text-xs text-slate-500">
+                    {JSON.stringify(a.before)} → {JSON.stringify(a.after)}
+                    {a.note ? <div className="text-slate-700">{a.note}</div> : null}
+                  </Td>
+                </Tr>
+              ))}
+            </TBody>
+          </Table>
+        )}
+      </Card>
+    </>
+  );
+}

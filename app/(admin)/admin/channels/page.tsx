@@ -1,0 +1,73 @@
+import type { Metadata } from 'next';
+import { channelStates } from '@/lib/admin/stats';
+import { ChannelControls } from '@/components/admin/channel-controls';
+import { Badge } from '@/components/ui/badge';
+import { Card } from '@/components/ui/card';
+import { PageHeader } from '@/components/ui/page-header';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+
+export const metadata: Metadata = { title: 'Channels · Operator console' };
+export const dynamic = 'force-dynamic';
+
+export default async function AdminChannelsPage() {
+  const channels = await channelStates();
+  return (
+    <>
+      <PageHeader
+        title="Channels"
+        description="Live state across instances (request figures: last 5 minutes). Disable, enable and weight take effect on every instance within a second and survive restarts."
+      />
+      <Card>
+        <Table>
+          <THead>
+            <Tr>
+              <Th>Channel</Th>
+              <Th>State</Th>
+              <Th className="text-right">Req/min</Th>
+              <Th className="text-right">Errors</Th>
+              <Th className="text-right">p50 / p99</Th>
+              <Th>Priority · weight</Th>
+              <Th>Controls</Th>
+            </Tr>
+          </THead>
+          <TBody>
+            {channels.map((c) => (
+              <Tr key={c.name} data-testid="channel-row" data-channel={c.name}>
+                <Td>
+                  <div className="font-medium text-slate-900">{c.name}</div>
+                  <div className="text-xs text-slate-500">
+                    {c.protocol} · {c.host} · key {c.keyHint}
+                  </div>
+                </Td>
+                <Td>
+                  <div className="flex flex-col items-start gap-1">
+                    {c.disabled ? (
+                      <Badge tone="red" data-testid="channel-state">disabled{c.disabledReason === 'auto' ? ' (auto)' : ''}</Badge>
+                    ) : (
+                      <Badge tone="green" data-testid="channel-state">enabled</Badge>
+                    )}
+                    <span className="text-xs text-slate-500">
+                      breaker {c.breakerOpen > 0 ? `open on ${c.breakerOpen}/${c.instances}` : `closed (${c.instances} instance${c.instances === 1 ? '' : 's'})`}
+                      {c.consecutiveFailures > 0 ? ` · ${c.consecutiveFailures} failures in a row` : ''}
+                    </span>
+                  </div>
+                </Td>
+                <Td className="text-right tabular-nums">{c.rpm}</Td>
+                <Td className="text-right tabular-nums">
+                  {(c.errorRate * 100).toFixed(1)}%<div className="text-xs text-slate-400">{c.requests5m} req</div>
+                </Td>
+                <Td className="text-right tabular-nums">{c.p50Ms === null ? '–' : `${c.p50Ms} / ${c.p99Ms} ms`}</Td>
+                <Td className="tabular-nums">
+                  {c.priority} · {c.weightOverride !== null ? <><s className="text-slate-400">{c.weight}</s> <b>{c.weightOverride}</b></> : c.weight}
+                </Td>
+                <Td>
+                  <ChannelControls name={c.name} disabled={c.disabled} weight={c.weightOverride} />
+                </Td>
+              </Tr>
+            ))}
+          </TBody>
+        </Table>
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,62 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { listBatches } from '@/lib/admin/redemption';
+import { date, usd } from '@/lib/dashboard/format';
+import { CodeBatchForm } from '@/components/admin/code-batch-form';
+import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { EmptyState } from '@/components/ui/empty-state';
+import { PageHeader } from '@/components/ui/page-header';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+
+export const metadata: Metadata = { title: 'Redemption codes · Operator console' };
+export const dynamic = 'force-dynamic';
+
+export default async function AdminCodesPage() {
+  const batches = await listBatches();
+  return (
+    <>
+      <PageHeader title="Redemption codes" description="Prepaid balance for customers who cannot pay by card. Codes are stored hashed: export them when you create them." />
+      <Card>
+        <CardHeader title="New batch" />
+        <CardBody>
+          <CodeBatchForm />
+        </CardBody>
+      </Card>
+      <Card className="mt-6">
+        <CardHeader title="Batches" />
+        {batches.length === 0 ? (
+          <EmptyState title="No codes yet" />
+        ) : (
+          <Table>
+            <THead>
+              <Tr>
+                <Th>Created</Th>
+                <Th className="text-right">Value</Th>
+                <Th className="text-right">Redeemed</Th>
+                <Th>Expires</Th>
+                <Th>By</Th>
+              </Tr>
+            </THead>
+            <TBody>
+              {batches.map((b) => (
+                <Tr key={b.batchId} data-testid="batch-row">
+                  <Td>
+                    <Link className="text-indigo-700 hover:underline" href={`/admin/codes/${b.batchId}`}>
+                      {date(b.createdAt)}
+                    </Link>
+                  </Td>
+                  <Td className="text-right tabular-nums">{usd(b.amountPico)}</Td>
+                  <Td className="text-right tabular-nums" data-testid="batch-redeemed">
+                    {b.redeemed} / {b.count}
+                  </Td>
+                  <Td>{b.expiresAt ? date(b.expiresAt) : 'never'}</Td>
+                  <Td>{b.createdBy}</Td>
+                </Tr>
+              ))}
+            </TBody>
+          </Table>
+        )}
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,38 @@
+import type { ReactNode } from 'react';
+import Link from 'next/link';
+import { requireAdminPage } from '@/lib/admin/guard';
+import { AdminNav } from '@/components/admin/admin-nav';
+import { SignOutButton } from '@/components/dashboard/sign-out-button';
+import { Badge } from '@/components/ui/badge';
+import { Logo } from '@/components/ui/logo';
+
+// Every admin page: 401 without a session, 403 for anyone but an active admin (app/unauthorized.tsx,
+// app/forbidden.tsx), checked here before anything renders.
+export default async function AdminLayout({ children }: { children: ReactNode }) {
+  const actor = await requireAdminPage();
+  return (
+    <div className="min-h-screen">
+      <header className="sticky top-0 z-20 border-b border-slate-200 bg-white/95 backdrop-blur">
+        <div className="mx-auto max-w-6xl px-4 sm:px-6">
+          <div className="flex h-14 items-center gap-3">
+            <Link href="/admin" className="shrink-0">
+              <Logo />
+            </Link>
+            <Badge tone="amber">Operator console</Badge>
+            <div className="ml-auto flex min-w-0 items-center gap-2">
+              <Link href="/dashboard" className="hidden text-sm text-slate-500 hover:text-slate-800 sm:inline">
+                Dashboard
+              </Link>
+              <span className="hidden truncate text-sm text-slate-500 sm:inline" data-testid="admin-email">
+                {actor.label}
+              </span>
+              <SignOutButton />
+            </div>
+          </div>
+          <AdminNav />
+        </div>
+      </header>
+      <main className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">{children}</main>
+    </div>
+  );
+}

@@ -1,0 +1,49 @@
+// GET /api/admin/accounts/:id - an account with its keys, recent requests and ledger
+// POST /api/admin/accounts/:id - one operator action: set_tier, set_status, adjust_balance, set_limits, set_role
+import { z } from 'zod';
+import { apiRoute, json } from '@/lib/http/api';
+import { tierNames } from '@/lib/config';
+import { requireAdmin } from '@/lib/admin/guard';
+import { accountDetail, adminAdjustBalance, adminSetLimits, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
+import { setRole } from '@/lib/admin/roles';
+import { readBody, usdAmount } from '@/lib/admin/input';
+import { serializeAccount, serializeDetail } from '@/lib/admin/serialize';
+import { formatPico } from '@/lib/billing/money';
+
+const positive = z.number().int().min(1).max(100_000_000);
+const action = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('set_tier'), tier: z.enum(tierNames), pinned: z.boolean().default(true) }),
+  z.object({ action: z.literal('set_status'), status: z.enum(['active', 'suspended']) }),
+  z.object({ action: z.literal('adjust_balance'), amount_usd: usdAmount, note: z.string().max(500).default('') }),
+  z.object({
+    action: z.literal('set_limits'),
+    limits: z.object({ rpm: positive.optional(), rph: positive.optional(), tokensPerDay: positive.nullable().optional(), concurrency: positive.optional() }).strict(),
+  }),
+  z.object({ action: z.literal('set_role'), role: z.enum(['user', 'admin']) }),
+]);
+
+export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) => {
+  await requireAdmin(req);
+  return json(serializeDetail(await accountDetail(params.id)));
+});
+
+export const POST = apiRoute<{ id: string }>(async (req, _ctx, params) => {
+  const actor = await requireAdmin(req);
+  const body = await readBody(req, action);
+  switch (body.action) {
+    case 'set_tier':
+      return json(serializeAccount(await adminSetTier(actor, params.id, body.tier, body.pinned)));
+    case 'set_status':
+      return json(serializeAccount(await adminSetStatus(actor, params.id, body.status)));
+    case 'set_limits':
+      return json(serializeAccount(await adminSetLimits(actor, params.id, body.limits)));
+    case 'set_role': {
+      const user = await setRole(actor, params.id, body.role);
+      return json({ id: user.id, role: user.role });
+    }
+    case 'adjust_balance': {
+      const credit = await adminAdjustBalance(actor, params.id, body.amount_usd, body.note);
+      return json({ balance_usd: formatPico(credit.balance), ledger_entry_id: credit.entryId.toString(), live: credit.live ? 'applied' : 'pending' });
+    }
+  }
+});

@@ -1,0 +1,11 @@
+// GET /api/admin/accounts?q= - search accounts by email (substring) or id
+import { apiRoute, json } from '@/lib/http/api';
+import { requireAdmin } from '@/lib/admin/guard';
+import { searchAccounts } from '@/lib/admin/accounts';
+import { serializeAccount } from '@/lib/admin/serialize';
+
+export const GET = apiRoute(async (req) => {
+  await requireAdmin(req);
+  const q = new URL(req.url).searchParams.get('q') ?? '';
+  return json({ data: (await searchAccounts(q)).map(serializeAccount) });
+});

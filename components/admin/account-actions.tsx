@@ -1,0 +1,124 @@
+'use client';
+
+import { useState, type FormEvent } from 'react';
+import { Alert } from '@/components/ui/alert';
+import { Button } from '@/components/ui/button';
+import { Field, Input, Select } from '@/components/ui/input';
+import { useAdminAction } from './use-admin-action';
+
+const tiers = ['free', 'pro', 'vip', 'enterprise'];
+
+type Limits = { rpm?: number; rph?: number; tokensPerDay?: number | null; concurrency?: number };
+const limitFields: [keyof Limits, string][] = [
+  ['rpm', 'Requests/min'],
+  ['rph', 'Requests/hour'],
+  ['tokensPerDay', 'Tokens/day'],
+  ['concurrency', 'Concurrent'],
+];
+
+export function AccountActions({ id, tier, pinned, status, role, limits }: { id: string; tier: string; pinned: boolean; status: string; role: string; limits: Limits | null }) {
+  const { busy, error, send } = useAdminAction();
+  const [newTier, setNewTier] = useState(tier);
+  const [pin, setPin] = useState(pinned);
+  const [amount, setAmount] = useState('');
+  const [note, setNote] = useState('');
+  const [done, setDone] = useState<string | null>(null);
+  const [limitText, setLimitText] = useState<Record<string, string>>(() =>
+    Object.fromEntries(limitFields.map(([k]) => [k, limits?.[k] === undefined || limits?.[k] === null ? '' : String(limits[k])])),
+  );
+  const limitsValid = Object.values(limitText).every((v) => v.trim() === '' || /^\d{1,9}$/.test(v.trim()));
+
+  function saveLimits() {
+    const body: Limits = {};
+    for (const [k] of limitFields) if (limitText[k].trim() !== '') body[k] = Number(limitText[k].trim());
+    void send(url, 'POST', { action: 'set_limits', limits: body });
+  }
+  const url = `/api/admin/accounts/${id}`;
+
+  async function adjust(e: FormEvent, sign: 1 | -1) {
+    e.preventDefault();
+    setDone(null);
+    const text = amount.trim();
+    const result = await send<{ balance_usd: string }>(url, 'POST', { action: 'adjust_balance', amount_usd: sign < 0 ? `-${text}` : text, note });
+    if (result) {
+      setDone(`${sign > 0 ? 'Credited' : 'Debited'} $${text}; balance now $${result.balance_usd}.`);
+      setAmount('');
+      setNote('');
+    }
+  }
+
+  return (
+    <div className="space-y-5">
+      {error && <Alert tone="error" data-testid="admin-error">{error}</Alert>}
+      {done && <Alert tone="success" data-testid="admin-done">{done}</Alert>}
+      <form className="space-y-3" onSubmit={(e) => adjust(e, 1)}>
+        <div className="grid gap-3 sm:grid-cols-2">
+          <Field label="Amount (USD)" htmlFor="amount">
+            <Input id="amount" inputMode="decimal" value={amount} onChange={(e) => setAmount(e.target.value)} placeholder="10.00" data-testid="amount" required />
+          </Field>
+          <Field label="Note" htmlFor="note">
+            <Input id="note" value={note} onChange={(e) => setNote(e.target.value)} placeholder="Why (kept in the ledger and audit log)" data-testid="note" maxLength={500} />
+          </Field>
+        </div>
+        <div className="flex gap-2">
+          <Button type="submit" disabled={busy || !amount} data-testid="credit">Credit</Button>
+          <Button variant="secondary" disabled={busy || !amount} onClick={(e) => adjust(e, -1)} data-testid="debit">Debit</Button>
+        </div>
+      </form>
+      <div className="flex flex-wrap items-end gap-3 border-t border-slate-100 pt-4">
+        <Field label="Tier" htmlFor="tier">
+          <Select id="tier" value={newTier} onChange={(e) => setNewTier(e.target.value)} data-testid="tier-select">
+            {tiers.map((t) => (
+              <option key={t} value={t}>{t}</option>
+            ))}
+          </Select>
+        </Field>
+        <label className="flex h-10 items-center gap-2 text-sm text-slate-700">
+          <input type="checkbox" checked={pin} onChange={(e) => setPin(e.target.checked)} data-testid="tier-pin" /> Pin (no automatic promotion)
+        </label>
+        <Button variant="secondary" disabled={busy} onClick={() => send(url, 'POST', { action: 'set_tier', tier: newTier, pinned: pin })} data-testid="set-tier">
+          Save tier
+        </Button>
+      </div>
+      <div className="space-y-2 border-t border-slate-100 pt-4">
+        <p className="text-sm font-medium text-slate-700">Custom limits (VIP within its range, enterprise any; empty = the tier's)</p>
+        <div className="flex flex-wrap items-end gap-3">
+          {limitFields.map(([k, label]) => (
+            <Field key={k} label={label} htmlFor={`limit-${k}`} className="w-32">
+              <Input id={`limit-${k}`} inputMode="numeric" value={limitText[k]} onChange={(e) => setLimitText({ ...limitText, [k]: e.target.value })} data-testid={`limit-${k}`} />
+            </Field>
+          ))}
+          <Button variant="secondary" disabled={busy || !limitsValid} onClick={saveLimits} data-testid="save-limits">
+            Save limits
+          </Button>
+        </div>
+      </div>
+      <div className="flex flex-wrap gap-2 border-t border-slate-100 pt-4">
+        {status === 'active' ? (
+          <Button variant="danger" disabled={busy} onClick={() => confirm('Suspend this account? Its API requests get 403 at once.') && send(url, 'POST', { action: 'set_status', status: 'suspended' })} data-testid="suspend">
+            Suspend
+          </Button>
+        ) : (
+          <Button disabled={busy} onClick={() => send(url, 'POST', { action: 'set_status', status: 'active' })} data-testid="unsuspend">
+            Unsuspend
+          </Button>
+        )}
+        <Button variant="ghost" disabled={busy} onClick={() => send(url, 'POST', { action: 'set_role', role: role === 'admin' ? 'user' : 'admin' })} data-testid="toggle-role">
+          {role === 'admin' ? 'Remove admin role' : 'Make admin'}
+        </Button>
+      </div>
+    </div>
+  );
+}
+
+export function RevokeKeyButton({ accountId, keyId }: { accountId: string; keyId: string }) {
+  const { busy, error, send } = useAdminAction();
+  return (
+    <span className="inline-flex items-center gap-2">
+      <Button size="sm" variant="danger" disabled={busy} onClick={() => confirm('Revoke this key on every instance?') && send(`/api/admin/accounts/${accountId}/keys/${keyId}`, 'DELETE')} data-testid="revoke-key">
+        Revoke
+      </Button>
+      {error && <span className="text-xs text-red-700">{error}</span>}
+    </span>
+  );
+}

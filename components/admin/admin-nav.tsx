@@ -1,0 +1,39 @@
+'use client';
+
+import Link from 'next/link';
+import { usePathname } from 'next/navigation';
+import { cn } from '@/components/ui/cn';
+
+const items = [
+  { href: '/admin', label: 'Overview' },
+  { href: '/admin/accounts', label: 'Accounts' },
+  { href: '/admin/channels', label: 'Channels' },
+  { href: '/admin/logs', label: 'Logs' },
+  { href: '/admin/codes', label: 'Codes' },
+  { href: '/admin/announcements', label: 'Announcements' },
+  { href: '/admin/audit', label: 'Audit log' },
+];
+
+export function AdminNav() {
+  const pathname = usePathname();
+  return (
+    <nav aria-label="Admin" className="-mb-px flex gap-1 overflow-x-auto">
+      {items.map((item) => {
+        const active = item.href === '/admin' ? pathname === item.href : pathname.startsWith(item.href);
+        return (
+          <Link
+            key={item.href}
+            href={item.href}
+            aria-current={active ? 'page' : undefined}
+            className={cn(
+              'whitespace-nowrap border-b-2 px-3 py-2.5 text-sm font-medium transition-colors',
+              active ? 'border-slate-900 text-slate-900' : 'border-transparent text-slate-500 hover:border-slate-300 hover:text-slate-800',
+            )}
+          >
+            {item.label}
+          </Link>
+        );
+      })}
+    </nav>
+  );
+}

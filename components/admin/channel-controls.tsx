@@ -1,0 +1,59 @@
+'use client';
+
+import { useState } from 'react';
+import { Button } from '@/components/ui/button';
+import { Input } from '@/components/ui/input';
+import { useAdminAction } from './use-admin-action';
+
+interface TestResult {
+  ok: boolean;
+  status: number | null;
+  latencyMs: number;
+  model: string | null;
+  detail: string;
+}
+
+export function ChannelControls({ name, disabled, weight }: { name: string; disabled: boolean; weight: number | null }) {
+  const { busy, error, send } = useAdminAction();
+  const [weightText, setWeightText] = useState(weight === null ? '' : String(weight));
+  const [test, setTest] = useState<TestResult | null>(null);
+  const url = `/api/admin/channels/${encodeURIComponent(name)}`;
+
+  return (
+    <div className="flex flex-wrap items-center gap-2" data-testid={`channel-controls-${name}`}>
+      <Button size="sm" variant={disabled ? 'primary' : 'danger'} disabled={busy} onClick={() => send(url, 'POST', { disabled: !disabled })} data-testid={disabled ? 'enable' : 'disable'}>
+        {disabled ? 'Enable' : 'Disable'}
+      </Button>
+      <div className="w-20">
+        <Input className="h-8" inputMode="numeric" placeholder="weight" value={weightText} onChange={(e) => setWeightText(e.target.value)} aria-label={`Weight override for ${name}`} data-testid="weight" />
+      </div>
+      <Button
+        size="sm"
+        variant="secondary"
+        disabled={busy || (weightText.trim() !== '' && !/^\d{1,7}$/.test(weightText.trim()))}
+        onClick={() => send(url, 'POST', { weight: weightText.trim() === '' ? null : Number(weightText.trim()) })}
+        data-testid="set-weight"
+      >
+        Set weight
+      </Button>
+      <Button
+        size="sm"
+        variant="ghost"
+        disabled={busy}
+        onClick={async () => {
+          setTest(null);
+          setTest(await send<TestResult>(`${url}/test`, 'POST'));
+        }}
+        data-testid="test"
+      >
+        Test
+      </Button>
+      {test && (
+        <span className={test.ok ? 'text-xs text-emerald-700' : 'text-xs text-red-700'} data-testid="test-result">
+          {test.ok ? 'OK' : 'Failed'} · {test.detail} · {test.latencyMs} ms{test.model ? ` · ${test.model}` : ''}
+        </span>
+      )}
+      {error && <span className="text-xs text-red-700">{error}</span>}
+    </div>
+  );
+}

@@ -1,0 +1,47 @@
+import { getServerSession } from 'next-auth';
+import { forbidden, unauthorized } from 'next/navigation';
+import { authOptions } from '@/lib/auth/options';
+import { assertSameOrigin } from '@/lib/http/api';
+import { GatewayError } from '@/lib/errors';
+import { roleOf } from './roles';
+import type { Actor } from './audit';
+
+async function sessionUserId(): Promise<string | null> {
+  const session = await getServerSession(authOptions);
+  return (session?.user as { id?: string } | undefined)?.id ?? null;
+}
+
+/** The operator behind a session, or null when the session is not an active admin's. */
+async function adminActor(userId: string): Promise<Actor | null> {
+  const account = await roleOf(userId);
+  if (!account || account.role !== 'admin' || account.status !== 'active') return null;
+  return { id: userId, label: account.email };
+}
+
+/**
+ * Admin API guard: 401 without a session, 403 for anyone but an active admin. Mutations also pass
+ * the same-origin (CSRF) check of the account API. The role is read from the database on every
+ * call (admin traffic is light), so a demotion takes effect at once.
+ */
+export async function requireAdmin(req: Request): Promise<Actor> {
+  if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method)) assertSameOrigin(req);
+  const id = await sessionUserId();
+  if (!id) throw new GatewayError('unauthenticated', 'Sign in first.');
+  const actor = await adminActor(id);
+  if (!actor) throw new GatewayError('forbidden', 'This needs an operator (admin) account.');
+  return actor;
+}
+
+/** Admin page guard: renders app/unauthorized.tsx (401) or app/forbidden.tsx (403). */
+export async function requireAdminPage(): Promise<Actor> {
+  const id = await sessionUserId();
+  if (!id) unauthorized();
+  const actor = await adminActor(id);
+  if (!actor) forbidden();
+  return actor;
+}
+
+/** Whether the signed-in user of a page is an active admin (for the dashboard's "Admin" link). */
+export async function isAdminSession(userId: string): Promise<boolean> {
+  return (await adminActor(userId)) !== null;
+}

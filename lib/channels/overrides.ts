@@ -1,0 +1,357 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { ChannelInfo } from '@/lib/config';
+import { getConfig } from '@/lib/config';
+import { getDb } from '@/lib/db';
+import { env } from '@/lib/env';
+import { GatewayError } from '@/lib/errors';
+import { log, errorFields } from '@/lib/log';
+import { singleton } from '@/lib/singleton';
+import { breakerSnapshot, recordChannelResult } from '@/lib/gateway/router';
+import { writeAudit, SYSTEM_ACTOR, type Actor } from '@/lib/admin/audit';
+import { probeChannel } from './probe';
+
+// Runtime channel state set from the operator console: disabled or not, and a weight override.
+// PostgreSQL keeps it (it survives restarts); Redis shares it: the hash OVERRIDES_KEY holds one JSON
+// per channel and every instance re-reads it every SYNC_MS, so a change reaches every instance
+// within that (a hash of a few channels: one cheap HGETALL per instance per half second, off the
+// request path). The router asks synchronously (applyChannelOverrides) from the in-memory copy.
+// Without Redis there is one instance: its copy is updated at once and re-read from the database.
+// Server processes start the sync in instrumentation.ts.
+
+export interface ChannelOverride {
+  disabled: boolean;
+  weight?: number;
+  /** "manual", or "auto" when disabled after consecutive failures (the probe may enable it again). */
+  reason?: string | null;
+  updatedBy?: string | null;
+  updatedAt: string;
+}
+
+const OVERRIDES_KEY = 'gw:chan:ovr';
+/** Present in the hash once it was filled from the database: an empty or flushed Redis is refilled. */
+const SEEDED_FIELD = '__seeded';
+const BREAKER_KEY_PREFIX = 'gw:chan:brk:';
+const SYNC_MS = 500;
+const DB_SYNC_MS = 2000;
+const BREAKER_TTL_MS = 10_000;
+
+interface State {
+  map: Map<string, ChannelOverride>;
+  started: boolean;
+  timer?: NodeJS.Timeout;
+  redis?: Redis;
+  busy: boolean;
+  lastDbSync: number;
+  lastBreakerPublish: number;
+  lastProbe: Map<string, number>;
+  probing: Set<string>;
+  instanceId: string;
+}
+
+const state = () =>
+  singleton<State>('channel-overrides', () => ({
+    map: new Map(),
+    started: false,
+    busy: false,
+    lastDbSync: 0,
+    lastBreakerPublish: 0,
+    lastProbe: new Map(),
+    probing: new Set(),
+    instanceId: randomUUID(),
+  }));
+
+function redis(): Redis | undefined {
+  const s = state();
+  if (!env.REDIS_URL) return undefined;
+  if (!s.redis) {
+    s.redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => 500, lazyConnect: false });
+    s.redis.on('error', () => undefined);
+  }
+  return s.redis;
+}
+
+/** The override of one channel, if any (synchronous: the in-memory copy). */
+export function channelOverride(channelId: string): { disabled: boolean; weight?: number } | undefined {
+  return state().map.get(channelId);
+}
+
+/**
+ * The router's one call: drops disabled channels and applies weight overrides. Without overrides
+ * (the usual case) it returns the same array.
+ */
+export function applyChannelOverrides(channels: ChannelInfo[]): ChannelInfo[] {
+  const s = state();
+  if (s.map.size === 0) return channels;
+  let changed = false;
+  const out: ChannelInfo[] = [];
+  for (const c of channels) {
+    const o = s.map.get(c.name);
+    if (!o) out.push(c);
+    else if (o.disabled) changed = true;
+    else if (o.weight !== undefined && o.weight !== c.weight) {
+      out.push({ ...c, weight: o.weight });
+      changed = true;
+    } else out.push(c);
+  }
+  return changed ? out : channels;
+}
+
+function parseHash(hash: Record<string, string>): Map<string, ChannelOverride> {
+  const map = new Map<string, ChannelOverride>();
+  for (const [id, text] of Object.entries(hash)) {
+    if (id === SEEDED_FIELD) continue;
+    try {
+      const o = JSON.parse(text) as ChannelOverride;
+      if (o.disabled || o.weight !== undefined) map.set(id, o);
+    } catch {
+      /* a foreign value: ignore */
+    }
+  }
+  return map;
+}
+
+async function readDb(): Promise<Map<string, ChannelOverride>> {
+  const rows = await (await getDb()).channelOverride.findMany();
+  const map = new Map<string, ChannelOverride>();
+  for (const r of rows) {
+    if (r.disabled || r.weight !== null) {
+      map.set(r.channelId, { disabled: r.disabled, weight: r.weight ?? undefined, reason: r.reason, updatedBy: r.updatedBy, updatedAt: r.updatedAt.toISOString() });
+    }
+  }
+  return map;
+}
+
+async function seedRedis(client: Redis, map: Map<string, ChannelOverride>): Promise<void> {
+  const fields: string[] = [SEEDED_FIELD, '1'];
+  for (const [id, o] of map) fields.push(id, JSON.stringify(o));
+  // HSETNX-like for the whole set: only while nobody seeded it (a concurrent write wins).
+  await client.eval(
+    "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end; redis.call('HSET', KEYS[1], unpack(ARGV)); return 1",
+    1,
+    OVERRIDES_KEY,
+    ...fields,
+  );
+}
+
+/**
+ * Replaces the in-memory copy. A channel enabled again (by an operator or a passing probe) starts
+ * with a closed breaker on this instance: its old failure count would otherwise disable it again.
+ */
+function install(next: Map<string, ChannelOverride>): void {
+  const s = state();
+  for (const [name, o] of s.map) {
+    if (o.disabled && !next.get(name)?.disabled) recordChannelResult(name, true, getConfig());
+  }
+  s.map = next;
+}
+
+/** One refresh of the in-memory copy: Redis when reachable, else the database (less often). */
+async function refresh(): Promise<void> {
+  const s = state();
+  const client = redis();
+  if (client) {
+    try {
+      const hash = await client.hgetall(OVERRIDES_KEY);
+      if (!hash[SEEDED_FIELD]) {
+        const fromDb = await readDb();
+        await seedRedis(client, fromDb);
+        install(fromDb);
+      } else install(parseHash(hash));
+      return;
+    } catch {
+      /* Redis unreachable: fall back to the database below */
+    }
+  }
+  if (Date.now() - s.lastDbSync >= DB_SYNC_MS) {
+    s.lastDbSync = Date.now();
+    install(await readDb());
+  }
+}
+
+/** Per-instance breaker states for the console (open/closed on each instance, across the fleet). */
+async function publishBreakers(): Promise<void> {
+  const s = state();
+  const client = redis();
+  if (!client || Date.now() - s.lastBreakerPublish < 1000) return;
+  s.lastBreakerPublish = Date.now();
+  await client.set(BREAKER_KEY_PREFIX + s.instanceId, JSON.stringify({ at: Date.now(), breakers: breakerSnapshot() }), 'PX', BREAKER_TTL_MS).catch(() => undefined);
+}
+
+/** Breaker states of every live instance: channel -> [{failures, open}] (one per instance that has one). */
+export async function fleetBreakers(): Promise<{ instances: number; byChannel: Map<string, { failures: number; open: boolean }[]> }> {
+  const byChannel = new Map<string, { failures: number; open: boolean }[]>();
+  const add = (snapshot: Record<string, { failures: number; openUntil: number }>, now: number) => {
+    for (const [name, b] of Object.entries(snapshot)) byChannel.set(name, [...(byChannel.get(name) ?? []), { failures: b.failures, open: b.openUntil > now }]);
+  };
+  const client = redis();
+  if (client) {
+    try {
+      const keys: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, batch] = await client.scan(cursor, 'MATCH', `${BREAKER_KEY_PREFIX}*`, 'COUNT', 200);
+        cursor = next;
+        keys.push(...batch);
+      } while (cursor !== '0');
+      const values = keys.length ? await client.mget(keys) : [];
+      let instances = 0;
+      for (const v of values) {
+        if (!v) continue;
+        instances++;
+        const parsed = JSON.parse(v) as { at: number; breakers: Record<string, { failures: number; openUntil: number }> };
+        add(parsed.breakers, Date.now());
+      }
+      return { instances, byChannel };
+    } catch {
+      /* fall back to this instance's view */
+    }
+  }
+  add(breakerSnapshot(), Date.now());
+  return { instances: 1, byChannel };
+}
+
+/** Disables channels whose consecutive failures reached `auto_disable_after`; probes those it disabled. */
+async function autoDisableAndProbe(): Promise<void> {
+  const cfg = getConfig();
+  const limit = cfg.circuitBreaker.autoDisableAfter;
+  const s = state();
+  if (limit) {
+    for (const [name, b] of Object.entries(breakerSnapshot())) {
+      if (b.failures < limit || s.map.get(name)?.disabled) continue;
+      if (!cfg.channels.some((c) => c.name === name)) continue;
+      // One instance acts (several may see the same failures at once).
+      if (!(await claim(`gw:chan:auto:${name}`, 5000))) continue;
+      await setChannelOverride(SYSTEM_ACTOR, name, { disabled: true }, { reason: 'auto', note: `${b.failures} consecutive failures (auto_disable_after: ${limit})` });
+      log('warn', 'channel disabled after consecutive failures', { channel: name, failures: b.failures });
+    }
+  }
+  for (const [name, o] of s.map) {
+    if (!o.disabled || o.reason !== 'auto' || s.probing.has(name)) continue;
+    const channel = cfg.channels.find((c) => c.name === name);
+    if (!channel) continue;
+    const last = s.lastProbe.get(name) ?? Date.parse(o.updatedAt);
+    if (Date.now() - last < cfg.circuitBreaker.probeIntervalMs) continue;
+    s.lastProbe.set(name, Date.now());
+    if (!(await claim(`gw:chan:probe:${name}`, cfg.circuitBreaker.probeIntervalMs))) continue;
+    s.probing.add(name);
+    void probeChannel(channel, cfg)
+      .then(async (result) => {
+        if (!result.ok) return;
+        // Only if it is still the automatic disable (an operator may have acted since).
+        if (state().map.get(name)?.reason !== 'auto') return;
+        await setChannelOverride(SYSTEM_ACTOR, name, { disabled: false }, { reason: null, note: `probe passed in ${result.latencyMs} ms` });
+        log('info', 'channel enabled again after a passing probe', { channel: name, latencyMs: result.latencyMs });
+      })
+      .catch((err) => log('warn', 'channel probe failed', { channel: name, ...errorFields(err) }))
+      .finally(() => state().probing.delete(name));
+  }
+}
+
+/** True for the one caller (fleet-wide with Redis) that gets the lock first. */
+async function claim(key: string, ttlMs: number): Promise<boolean> {
+  const client = redis();
+  if (!client) return true;
+  try {
+    return (await client.set(key, state().instanceId, 'PX', ttlMs, 'NX')) === 'OK';
+  } catch {
+    return true;
+  }
+}
+
+/** Starts the per-process sync (idempotent); the timer never keeps the process alive. */
+export function startChannelOverrideSync(): void {
+  const s = state();
+  if (s.started) return;
+  s.started = true;
+  const tick = async () => {
+    if (s.busy) return;
+    s.busy = true;
+    try {
+      await refresh();
+      await publishBreakers();
+      await autoDisableAndProbe();
+    } catch (err) {
+      log('warn', 'channel override sync failed; retrying', errorFields(err));
+    } finally {
+      s.busy = false;
+    }
+  };
+  s.timer = setInterval(() => void tick(), SYNC_MS);
+  s.timer.unref();
+  void tick();
+}
+
+export function stopChannelOverrideSync(): void {
+  const s = state();
+  if (s.timer) clearInterval(s.timer);
+  s.timer = undefined;
+  s.started = false;
+  s.redis?.disconnect();
+  s.redis = undefined;
+}
+
+export interface OverrideChange {
+  disabled?: boolean;
+  /** A number sets the weight override; null removes it. */
+  weight?: number | null;
+}
+
+/**
+ * Sets a channel's runtime state: the database row and its audit entry in one transaction, then the
+ * shared copy in Redis and this instance's copy at once.
+ */
+export async function setChannelOverride(actor: Actor, channelId: string, change: OverrideChange, opts: { reason?: string | null; note?: string } = {}): Promise<ChannelOverride | undefined> {
+  if (!getConfig().channels.some((c) => c.name === channelId)) throw new GatewayError('not_found', 'No such channel.');
+  if (change.weight !== undefined && change.weight !== null && (!Number.isInteger(change.weight) || change.weight < 0 || change.weight > 1_000_000)) {
+    throw new GatewayError('invalid_request', 'The weight must be an integer from 0 to 1000000.', { param: 'weight' });
+  }
+  const db = await getDb();
+  const row = await db.$transaction(async (tx) => {
+    const before = await tx.channelOverride.findUnique({ where: { channelId } });
+    const disabled = change.disabled ?? before?.disabled ?? false;
+    const weight = change.weight === undefined ? (before?.weight ?? null) : change.weight;
+    const reason = disabled ? (opts.reason !== undefined ? opts.reason : change.disabled === true ? 'manual' : (before?.reason ?? 'manual')) : null;
+    const data = { disabled, weight, reason, updatedBy: actor.label, updatedAt: new Date() };
+    const after = await tx.channelOverride.upsert({ where: { channelId }, create: { channelId, ...data }, update: data });
+    const action = change.disabled === true && !before?.disabled ? 'channel.disable' : change.disabled === false && before?.disabled ? 'channel.enable' : 'channel.set_weight';
+    await writeAudit(
+      actor,
+      {
+        action,
+        targetType: 'channel',
+        targetId: channelId,
+        before: before ? { disabled: before.disabled, weight: before.weight, reason: before.reason } : { disabled: false, weight: null },
+        after: { disabled: after.disabled, weight: after.weight, reason: after.reason },
+        note: opts.note,
+      },
+      tx,
+    );
+    return after;
+  });
+  const value: ChannelOverride = { disabled: row.disabled, weight: row.weight ?? undefined, reason: row.reason, updatedBy: row.updatedBy, updatedAt: row.updatedAt.toISOString() };
+  const active = value.disabled || value.weight !== undefined;
+  const next = new Map(state().map);
+  if (active) next.set(channelId, value);
+  else next.delete(channelId);
+  install(next);
+  const client = redis();
+  if (client) {
+    try {
+      if (active) await client.hset(OVERRIDES_KEY, channelId, JSON.stringify(value));
+      else await client.hdel(OVERRIDES_KEY, channelId);
+    } catch (err) {
+      // The database has it: instances re-read it there while Redis is unreachable, and a flushed
+      // Redis is refilled from it.
+      log('warn', 'channel override not shared through Redis', { channel: channelId, ...errorFields(err) });
+    }
+  }
+  return active ? value : undefined;
+}
+
+/** The current overrides (this instance's copy, refreshed first). */
+export async function listChannelOverrides(): Promise<Map<string, ChannelOverride>> {
+  if (!state().started) startChannelOverrideSync();
+  await refresh().catch(() => undefined);
+  return new Map(state().map);
+}
