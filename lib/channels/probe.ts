@@ -1,5 +1,9 @@
 import { request } from 'undici';
 import type { ChannelInfo, GatewayConfig } from '@/lib/config';
+import type { JsonBody, JsonObject } from '@/lib/gateway/body';
+import { providers } from '@/lib/gateway/providers';
+import { chatTranslators } from '@/lib/gateway/translate';
+import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 
 // A tiny real request through one channel (the console's "test" button and the re-enable probe):
 // one output token of the channel's first chat model, or a one-word embedding.
@@ -13,37 +17,34 @@ export interface ProbeResult {
   detail: string;
 }
 
-const ANTHROPIC_VERSION = '2023-06-01';
+/** A JSON body as a surface would have read it, for a translator. */
+function jsonBody(json: JsonObject): JsonBody {
+  const text = JSON.stringify(json);
+  return { raw: Buffer.from(text), text, json, verbatim: true };
+}
 
 export async function probeChannel(channel: ChannelInfo, cfg: GatewayConfig, timeoutMs = 10_000): Promise<ProbeResult> {
   const models = channel.models.map((m) => cfg.models.get(m)).filter((m) => m !== undefined);
   const chat = models.find((m) => m.kind === 'chat');
   const model = chat ?? models[0];
   if (!model) return { ok: false, status: null, latencyMs: 0, model: null, detail: 'the channel serves no model of the catalogue' };
-  let path: string;
-  let body: unknown;
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (channel.protocol === 'anthropic') {
-    path = '/v1/messages';
-    body = { model: model.name, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] };
-    headers['x-api-key'] = channel.apiKey;
-    headers['anthropic-version'] = ANTHROPIC_VERSION;
-  } else {
-    headers.authorization = `Bearer ${channel.apiKey}`;
-    if (model.kind === 'chat') {
-      path = '/chat/completions';
-      body = { model: model.name, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] };
-    } else {
-      path = '/embeddings';
-      body = { model: model.name, input: 'ping', encoding_format: 'float' };
-    }
-  }
+  const provider = providers[channel.protocol];
+  // The probe speaks OpenAI chat (or embeddings) and goes through the same translator as a client's
+  // request would: the channel is tested in its own protocol, with its own auth header.
+  const op = model.kind === 'chat' ? 'chat' : 'embeddings';
+  const path = provider.path(op, model.name, false);
+  const translator = op === 'chat' ? chatTranslators.openai[channel.protocol] : channel.protocol === 'openai' ? openaiToOpenai : undefined;
+  if (!path || !translator) return { ok: false, status: null, latencyMs: 0, model: model.name, detail: `${channel.protocol} channels do not serve ${model.kind} models` };
+  const probe = op === 'chat' ? { model: model.name, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] } : { model: model.name, input: 'ping', encoding_format: 'float' };
+  const call = translator.request({ body: jsonBody(probe), headers: {} }, { model, stream: false, requestId: `probe_${Date.now().toString(36)}`, created: Math.floor(Date.now() / 1000) });
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...call.headers, ...provider.auth(channel.apiKey) };
+  const body = call.body;
   const started = performance.now();
   try {
     const res = await request(`${channel.baseUrl.replace(/\/$/, '')}${path}`, {
       method: 'POST',
       headers,
-      body: JSON.stringify(body),
+      body,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
       signal: AbortSignal.timeout(timeoutMs),
