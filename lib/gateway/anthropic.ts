@@ -93,7 +93,7 @@ function validateMessages(body: JsonObject): void {
 /** Unknown model on this surface: Anthropic answers 404 not_found_error (the SDK's NotFoundError). */
 function resolve(ctx: RequestContext, body: JsonObject, tier: Parameters<typeof resolveModel>[2], needs?: Parameters<typeof resolveModel>[5]): ModelPlan {
   try {
-    return resolveModel(ctx.cfg, body.model, tier, 'chat', 'anthropic', needs);
+    return resolveModel(ctx.cfg, body.model, tier, 'chat', 'anthropic', needs, ctx.principal?.guard?.models);
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'model_not_found') {
       throw new GatewayError('model_not_found', err.message.replace('GET /v1/models', 'GET /v1/anthropic/v1/models'), { status: 404, param: 'model' });

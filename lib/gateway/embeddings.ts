@@ -37,7 +37,7 @@ export async function embeddings(ctx: RequestContext, req: GatewayRequest, sink:
   const texts = inputs(body);
   const format = body.encoding_format ?? 'float';
   if (format !== 'float' && format !== 'base64') throw invalidField('encoding_format', '"encoding_format" must be "float" or "base64".');
-  const plan = resolveModel(cfg, body.model, principal.tier, 'embedding', 'openai');
+  const plan = resolveModel(cfg, body.model, principal.tier, 'embedding', 'openai', undefined, principal.guard?.models);
   const model = plan.models[0];
   ctx.model = model;
   // OpenAI's `dimensions` (shortened vectors) goes upstream unchanged; the reply is checked against it.

@@ -100,7 +100,7 @@ export async function chatCompletions(ctx: RequestContext, req: GatewayRequest, 
     promptTokens: body.model === 'service-auto' ? await countMessageTokens(body.messages, maxContextWindow(cfg)) : promptBound,
     maxOutputTokens: maxOut,
     task: service.task,
-  });
+  }, principal.guard?.models);
   ctx.routeReason = plan.reason;
   ctx.model = plan.models[0];
   // `n` completions each produce up to the output cap.

@@ -148,8 +148,8 @@ export class FailoverLimiter implements Limiter {
       'release',
       () => this.redis.release(input),
       () => {
-        if (input.settle?.reserved !== undefined) this.keepSettlement(input);
-        return this.memory.release({ ...input, settle: undefined });
+        if (input.settle?.reserved !== undefined || input.budgets?.length) this.keepSettlement(input);
+        return this.memory.release({ ...input, settle: undefined, budgets: undefined });
       },
     );
   }
@@ -316,7 +316,7 @@ export class FailoverLimiter implements Limiter {
 
   private keepSettlement(input: ReleaseInput): void {
     // Only the settlement: the concurrency leases have been released in memory or expire in Redis.
-    this.pendingSettlements.push({ leaseId: input.leaseId, concurrencyKeys: [], settle: input.settle });
+    this.pendingSettlements.push({ leaseId: input.leaseId, concurrencyKeys: [], settle: input.settle, budgets: input.budgets });
     if (this.pendingSettlements.length > this.options.maxPendingSettlements) this.pendingSettlements.shift();
   }
 
