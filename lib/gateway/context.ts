@@ -14,6 +14,8 @@ import { LinkedSignal } from '@/lib/gateway/signal';
 import { discard, type UpstreamResponse } from '@/lib/gateway/upstream';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkKeyAccess, keyClientIp } from '@/lib/keys/access';
+import { recheckKeyRefusal } from '@/lib/keys/admission';
+import { getLimiter } from '@/lib/gateway/runtime';
 
 export type Surface = 'openai' | 'anthropic';
 
@@ -336,7 +338,7 @@ export class RequestContext {
 
   /** Answers an error in this surface's envelope (or, mid-stream, as a final error event). */
   async fail(sink: ResponseSink, err: unknown): Promise<void> {
-    const gwErr: GatewayError = toGatewayError(err);
+    const gwErr: GatewayError = await recheckKeyRefusal(this.principal, toGatewayError(err), (keys) => getLimiter().denied(keys)); // lib/keys
     if (gwErr.status >= 500 && gwErr.code === 'internal_error') {
       log('error', 'request failed', { requestId: this.requestId, endpoint: this.endpoint, ...errorFields(err) });
     }

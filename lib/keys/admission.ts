@@ -1,7 +1,7 @@
 import { GatewayError } from '@/lib/errors';
 import { formatMoney } from '@/lib/billing/money';
 import type { Limiter, Rule } from '@/lib/limits/types';
-import { reloadPrincipal, type Principal } from '@/lib/auth/principal';
+import { forgetPrincipal, reloadPrincipal, type Principal } from '@/lib/auth/principal';
 import { checkKeyAccess, checkKeyModel } from '@/lib/keys/access';
 import { monthOf } from '@/lib/keys/controls';
 import { loadKeySpend } from '@/lib/keys/queries';
@@ -93,4 +93,25 @@ export async function refreshedPrincipal(principal: Principal, model: string | n
   checkKeyAccess(fresh.guard, ip);
   if (model !== null) checkKeyModel(fresh.guard, model);
   return fresh;
+}
+
+const KEY_REFUSALS = new Set(['model_not_allowed', 'ip_not_allowed', 'key_expired']);
+
+/**
+ * A refusal by the key's controls was decided on this instance's cached copy. If the key was edited
+ * since (its version marker exists; one Redis read, on refusals only), the copy is dropped and the
+ * client is told to retry, instead of a final 403/401 the key no longer deserves: a loosening edit
+ * then holds on the retry, as a tightening one holds in the admission itself.
+ */
+export async function recheckKeyRefusal(principal: Principal | undefined, err: GatewayError, denied: (keys: string[]) => Promise<number>): Promise<GatewayError> {
+  if (!principal || !KEY_REFUSALS.has(err.code)) return err;
+  let index: number;
+  try {
+    index = await denied(principal.denyKeys);
+  } catch {
+    return err;
+  }
+  if (index !== 2) return err;
+  forgetPrincipal(principal.keyHash);
+  return new GatewayError('unavailable', 'This API key was just edited. Please retry.', { retryAfterMs: 1000 });
 }

@@ -104,6 +104,15 @@ export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: 
   };
 }
 
+/** One of the account's keys as the API shows it (after a revocation, say). */
+export async function getKeyWithSpend(userId: string, keyId: string) {
+  const db = await getDb();
+  const row = await db.apiKey.findFirst({ where: { id: keyId, userId } });
+  if (!row) throw new GatewayError('not_found', 'No such key.');
+  const spend = await spendByKey(userId);
+  return publicKeyWithControls(row, spend.get(row.id));
+}
+
 export async function listKeysWithSpend(userId: string) {
   const db = await getDb();
   const [rows, spend] = await Promise.all([db.apiKey.findMany({ where: { userId }, orderBy: { createdAt: 'desc' } }), spendByKey(userId)]);
