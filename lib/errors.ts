@@ -117,6 +117,7 @@ export function anthropicErrorBody(err: GatewayError): string {
   return JSON.stringify({ type: 'error', error: { type, message: err.message } });
 }
 
-export function apiErrorBody(err: GatewayError): { error: { code: ErrorCode; message: string } } {
-  return { error: { code: err.code, message: err.message } };
+export function apiErrorBody(err: GatewayError): { error: { code: ErrorCode; message: string; param?: string } } {
+  // `param` names the offending field of a 400, where there is one.
+  return err.param ? { error: { code: err.code, message: err.message, param: err.param } } : { error: { code: err.code, message: err.message } };
 }

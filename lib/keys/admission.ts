@@ -90,10 +90,18 @@ export async function refreshedPrincipal(principal: Principal, model: string | n
   const fresh = await reloadPrincipal(principal.keyHash);
   if (!fresh) throw new GatewayError('invalid_api_key', 'Invalid or revoked API key.');
   if (fresh.suspended) throw new GatewayError('account_suspended', 'This account is suspended.');
-  checkKeyAccess(fresh.guard, ip);
-  if (model !== null) checkKeyModel(fresh.guard, model);
+  try {
+    checkKeyAccess(fresh.guard, ip);
+    if (model !== null) checkKeyModel(fresh.guard, model);
+  } catch (err) {
+    if (err instanceof GatewayError) decidedFresh.add(err);
+    throw err;
+  }
   return fresh;
 }
+
+/** Refusals decided on a copy just read from the database: final, whatever the old copy's markers say. */
+const decidedFresh = new WeakSet<GatewayError>();
 
 const KEY_REFUSALS = new Set(['model_not_allowed', 'ip_not_allowed', 'key_expired']);
 
@@ -104,7 +112,7 @@ const KEY_REFUSALS = new Set(['model_not_allowed', 'ip_not_allowed', 'key_expire
  * then holds on the retry, as a tightening one holds in the admission itself.
  */
 export async function recheckKeyRefusal(principal: Principal | undefined, err: GatewayError, denied: (keys: string[]) => Promise<number>): Promise<GatewayError> {
-  if (!principal || !KEY_REFUSALS.has(err.code)) return err;
+  if (!principal || !KEY_REFUSALS.has(err.code) || decidedFresh.has(err)) return err;
   let index: number;
   try {
     index = await denied(principal.denyKeys);
