@@ -103,8 +103,13 @@ export function KeyControlsFields({ idPrefix, values, onChange, models }: { idPr
   );
 }
 
-const usd = (s: string) => `$${Number(s).toFixed(2)}`;
-const cny = (s: string) => `¥${Number(s).toFixed(2)}`;
+/** Cents, or six decimals for a spend below one cent (a key's first requests would all read $0.00). */
+const amount = (s: string) => {
+  const n = Number(s);
+  return n === 0 || n >= 0.01 ? n.toFixed(2) : n.toFixed(6);
+};
+const usd = (s: string) => `$${amount(s)}`;
+const cny = (s: string) => `¥${amount(s)}`;
 
 /** Spend this month and in total (USD and CNY), and the budget used as a bar. */
 export function KeySpend({ k }: { k: KeyWithControlsJson }) {
