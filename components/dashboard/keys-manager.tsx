@@ -225,7 +225,7 @@ export function KeysManager({ initialKeys, models = [] }: { initialKeys: ApiKeyJ
                       </Badge>
                     )}
                   </Td>
-                  <Td className="text-right">
+                  <Td className="whitespace-nowrap text-right">
                     {!k.revoked && (
                       <Button
                         variant="secondary"
