@@ -60,6 +60,14 @@ export function keyBudgets(principal: Principal, now = Date.now()): KeyBudget[] 
   return out;
 }
 
+/**
+ * Budget counters expire and are loaded again from the database when next needed (its open
+ * reservations then settle at their cost only, as a reloaded balance's): a month's counter outlives
+ * its month, and counters of replaced control versions do not stay in Redis for good.
+ */
+const MONTHLY_COUNTER_TTL_MS = 40 * 86_400_000;
+const LIFETIME_COUNTER_TTL_MS = 7 * 86_400_000;
+
 /** Loads a budget's counter from the database (its first use on this Redis, or after an edit). */
 export async function loadKeyBudget(limiter: Limiter, principal: Principal, budget: KeyBudget): Promise<void> {
   let spent: bigint;
@@ -68,7 +76,7 @@ export async function loadKeyBudget(limiter: Limiter, principal: Principal, budg
   } catch {
     throw new GatewayError('unavailable', "The gateway cannot read this key's spend right now. Please retry shortly.", { retryAfterMs: 2000 });
   }
-  await limiter.initBalance(budget.key, -spent);
+  await limiter.initBalance(budget.key, -spent, [], [], budget.period === 'monthly' ? MONTHLY_COUNTER_TTL_MS : LIFETIME_COUNTER_TTL_MS);
 }
 
 /** The 402 naming the key's budget, its period and what is left. `counter`: minus the spend. */

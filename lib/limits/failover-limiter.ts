@@ -182,10 +182,10 @@ export class FailoverLimiter implements Limiter {
     return false;
   }
 
-  async initBalance(key: string, amount: bigint, credits?: string[], included?: string[]): Promise<void> {
+  async initBalance(key: string, amount: bigint, credits?: string[], included?: string[], ttlMs?: number): Promise<void> {
     await this.run(
       'initBalance',
-      () => this.redis.initBalance(key, amount, credits, included),
+      () => this.redis.initBalance(key, amount, credits, included, ttlMs),
       () => this.memory.initBalance(key, amount, credits, included),
     );
   }

@@ -848,9 +848,11 @@ export class RedisLimiter implements Limiter {
     await renewScript.run(this.client, keys, [leaseId, leaseTtlMs, leased ? `${leaseId}|${reservation.amount}` : '']);
   }
 
-  async initBalance(key: string, amount: bigint, credits: string[] = [], included: string[] = credits): Promise<void> {
+  async initBalance(key: string, amount: bigint, credits: string[] = [], included: string[] = credits, ttlMs?: number): Promise<void> {
     const keys = [key, reservationsKey(key), goneReservationsKey(key), lateCreditsKey(key), ...credits.map((id) => creditMarkerKey(key, id))];
     await reloadScript.run(this.client, keys, [amount.toString(), CREDIT_MARKER_MS, ...included]);
+    // Loads only (not the hot path): a second command rather than another argument of the script.
+    if (ttlMs !== undefined) await sendEncoded(this.client, 'pexpire', [[key, Math.ceil(ttlMs)]]);
   }
 
   async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {

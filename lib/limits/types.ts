@@ -139,9 +139,10 @@ export interface Limiter {
    * balance is set, they are marked applied, so applying them later does not count them twice.
    * `included`: every credit entry `amount` may include whose application could race with this
    * load (default `credits`); a credit applied while the balance was not loaded and not in it is
-   * added to the balance as it is set.
+   * added to the balance as it is set. `ttlMs`: the loaded value expires after it (a key's budget
+   * counter, which is loaded again from the database when needed); balances never expire.
    */
-  initBalance(key: string, amount: bigint, credits?: string[], included?: string[]): Promise<void>;
+  initBalance(key: string, amount: bigint, credits?: string[], included?: string[], ttlMs?: number): Promise<void>;
   /** Add to a loaded balance; no-op if not loaded. Credits use applyCredit (idempotent). */
   adjustBalance(key: string, delta: bigint): Promise<void>;
   /**

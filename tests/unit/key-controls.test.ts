@@ -212,4 +212,14 @@ describe('redis limiter: a key budget across two instances', () => {
     );
     expect(results.filter((r) => r.ok)).toHaveLength(14);
   });
+
+  it('a budget counter loaded with a TTL expires (to be loaded again); a balance does not', async () => {
+    const id = randomUUID();
+    await a.initBalance(`${PREFIX}${id}:kb`, -5n, [], [], 60_000);
+    await a.initBalance(`${PREFIX}${id}:bal`, 5n);
+    const ttl = await a.client.pttl(`${PREFIX}${id}:kb`);
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    expect(await a.client.pttl(`${PREFIX}${id}:bal`)).toBe(-1);
+  });
 });
