@@ -113,6 +113,12 @@ export async function getKeyWithSpend(userId: string, keyId: string) {
   return publicKeyWithControls(row, spend.get(row.id));
 }
 
+/** The account's spend grouped by key (`GET /api/usage?group_by=key`): every key, spent or not. */
+export async function usageByKey(userId: string) {
+  const keys = await listKeysWithSpend(userId);
+  return keys.map((k) => ({ key_id: k.id, name: k.name, display: k.display, revoked: k.revoked, ...k.spend }));
+}
+
 export async function listKeysWithSpend(userId: string) {
   const db = await getDb();
   const [rows, spend] = await Promise.all([db.apiKey.findMany({ where: { userId }, orderBy: { createdAt: 'desc' } }), spendByKey(userId)]);
