@@ -8,7 +8,7 @@ import { inc } from '@/lib/metrics';
 import type { AdmitResult, Rule, RuleState } from '@/lib/limits/types';
 import { forgetPrincipal, type Principal } from '@/lib/auth/principal';
 import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
-import { keyBudgetError, keyBudgets, keyRules, loadKeyBudget, refreshedPrincipal } from '@/lib/keys/admission';
+import { keyBudgetError, keyBudgets, keyRules, loadKeyBudget, mayOutrunAdmission, refreshedPrincipal } from '@/lib/keys/admission';
 
 // Admission: every limit layer (global, tier, model, endpoint) and the balance reservation
 // in one limiter call, i.e. one Redis round trip.
@@ -418,7 +418,7 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   const key = mode === 'off' ? undefined : headroomKey(principal.userId, model, endpoint);
   const eligible = stream || mode === 'all' || (mode === 'auto' && quiet());
   const h = key && eligible ? headroom.get(key) : undefined;
-  const speculative = maySpeculate(h, reserve);
+  const speculative = maySpeculate(h, reserve) && mayOutrunAdmission(principal); // lib/keys: not with a key budget
   // A speculative admission asks to be sent at once (urgent, on a quiet instance): its reply gates the first byte.
   const admission = admit(request, key, speculative);
   if (!speculative) return { admission, speculative: false };

@@ -68,6 +68,16 @@ export function keyBudgets(principal: Principal, now = Date.now()): KeyBudget[] 
 const MONTHLY_COUNTER_TTL_MS = 40 * 86_400_000;
 const LIFETIME_COUNTER_TTL_MS = 7 * 86_400_000;
 
+/**
+ * A key with a budget never has the upstream called before its admission (speculative dispatch):
+ * the room readings that allow it cover the rules and the balance, not the budget counters, and a
+ * nearly spent budget would otherwise send calls upstream only to cancel them.
+ */
+export function mayOutrunAdmission(principal: Principal): boolean {
+  const g = principal.guard;
+  return !g || (g.budgetPico === null && g.monthlyBudgetPico === null);
+}
+
 /** Loads a budget's counter from the database (its first use on this Redis, or after an edit). */
 export async function loadKeyBudget(limiter: Limiter, principal: Principal, budget: KeyBudget): Promise<void> {
   let spent: bigint;

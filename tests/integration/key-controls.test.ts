@@ -367,6 +367,17 @@ describe('budgets', () => {
     await ok.arrayBuffer();
   });
 
+  it('a stream on a key whose budget is spent is refused without calling the upstream (no speculative dispatch)', async () => {
+    const { account, key } = await keyWith({ budget_usd: '0.000001' });
+    // The account's other key (no controls) leaves a room reading that would let its streams speculate.
+    const warm = await chat(gwA, account.apiKey, chatBody('deepseek-chat', 'Hi', { stream: true }));
+    expect(warm.status).toBe(200);
+    await warm.arrayBuffer();
+    const before = up.received();
+    await expectError(await chat(gwA, key.key, chatBody('deepseek-chat', 'Hi', { stream: true })), 402, 'key_budget_exceeded');
+    expect(up.received()).toBe(before);
+  });
+
   it('on the Anthropic mirror the refusal is a billing_error', async () => {
     const { key } = await keyWith({ budget_usd: '0.000001' });
     const res = await anthropic(gwA, key.key, 'claude-haiku-4-5');
