@@ -42,16 +42,31 @@ export function keyGuard(name: string, c: KeyControls, version = 0): KeyGuard | 
   };
 }
 
+type IpRequest = { ip: string; headers: Record<string, string | undefined> };
+
+/**
+ * Requests whose `ip` is not the connection's address: the route-handler path (`next start`) sees
+ * only X-Forwarded-For, which Next.js fills from the socket only when the client sent none.
+ */
+const hearsayIp = new WeakSet<IpRequest>();
+
+/** Marks a request whose `ip` came from a header the client may have written (lib/gateway/web-adapter.ts). */
+export function ipFromHeaders(req: IpRequest): void {
+  hearsayIp.add(req);
+}
+
 /**
  * The client address a key's ranges are matched against: the first X-Forwarded-For entry behind a
- * trusted proxy (TRUST_PROXY, as the per-IP limits), else the connection's own address.
+ * trusted proxy (TRUST_PROXY, as the per-IP limits), else the connection's own address. Where the
+ * connection's address is unknown (route handlers without TRUST_PROXY) it is "unknown", which no
+ * range matches: a key with ranges is refused there rather than trust a header anyone can send.
  */
-export function keyClientIp(req: { ip: string; headers: Record<string, string | undefined> }): string {
+export function keyClientIp(req: IpRequest): string {
   if (env.TRUST_PROXY) {
     const forwarded = req.headers['x-forwarded-for']?.split(',')[0]?.trim();
     if (forwarded) return forwarded;
   }
-  return req.ip;
+  return hearsayIp.has(req) && !env.TRUST_PROXY ? 'unknown' : req.ip;
 }
 
 /** 401 key_expired, 403 ip_not_allowed: the key's expiry and address ranges. */
@@ -62,7 +77,8 @@ export function checkKeyAccess(guard: KeyGuard | null, ip: string, now = Date.no
   }
   if (guard.ipAllowed && !guard.ipAllowed(ip)) {
     // The address is the caller's own: naming it helps them fix the key's ranges.
-    throw new GatewayError('ip_not_allowed', `This API key may not be used from ${ip.slice(0, 64)}: it allows ${guard.allowedIps.length} address range(s) set on the key.`);
+    const from = ip === 'unknown' ? 'an address this server cannot see (the operator must set TRUST_PROXY behind a proxy)' : ip.slice(0, 64);
+    throw new GatewayError('ip_not_allowed', `This API key may not be used from ${from}: it allows ${guard.allowedIps.length} address range(s) set on the key.`);
   }
 }
 

@@ -269,6 +269,25 @@ describe('allowed IP ranges', () => {
   });
 });
 
+describe('allowed IP ranges under next start', () => {
+  let gwNext: RunningGateway | undefined;
+  afterAll(async () => {
+    await gwNext?.stop();
+  });
+
+  it('without TRUST_PROXY the route-handler path, which sees no socket address, refuses keys with ranges: X-Forwarded-For is not believed', { timeout: 120_000 }, async () => {
+    gwNext = await startGateway({ config: testConfig({ openaiUrls: [up.url] }), mode: 'next' });
+    const { key } = await keyWith({ allowed_ips: ['203.0.113.0/24', '127.0.0.0/8', '::1'] });
+    await expectError(await chat(gwNext, key.key, chatBody(), { 'x-forwarded-for': '203.0.113.5' }), 403, 'ip_not_allowed');
+    await expectError(await chat(gwNext, key.key), 403, 'ip_not_allowed');
+    // A key without ranges is unaffected.
+    const free = await keyWith({ rpm: 100 });
+    const ok = await chat(gwNext, free.key.key);
+    expect(ok.status).toBe(200);
+    await ok.arrayBuffer();
+  });
+});
+
 describe('rate limits of a key across two instances', () => {
   it('rpm: the 3rd request is admitted, the 4th refused with 429 naming the key limit and Retry-After', async () => {
     const { key } = await keyWith({ rpm: 3 });
