@@ -13,6 +13,9 @@ export type ErrorCode =
   | 'insufficient_balance'
   | 'account_suspended'
   | 'model_not_allowed'
+  | 'key_expired'
+  | 'ip_not_allowed'
+  | 'key_budget_exceeded'
   | 'forbidden'
   | 'conflict'
   | 'rate_limit_exceeded'
@@ -43,6 +46,9 @@ const codes: Record<ErrorCode, CodeInfo> = {
   insufficient_balance: { status: 402, openaiType: 'insufficient_balance', anthropicType: 'billing_error', final: true },
   account_suspended: { status: 403, openaiType: 'permission_error', anthropicType: 'permission_error', final: true },
   model_not_allowed: { status: 403, openaiType: 'permission_error', anthropicType: 'permission_error', final: true },
+  key_expired: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error', final: true },
+  ip_not_allowed: { status: 403, openaiType: 'permission_error', anthropicType: 'permission_error', final: true },
+  key_budget_exceeded: { status: 402, openaiType: 'insufficient_balance', anthropicType: 'billing_error', final: true },
   forbidden: { status: 403, openaiType: 'permission_error', anthropicType: 'permission_error', final: true },
   conflict: { status: 409, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error', final: true },
   rate_limit_exceeded: { status: 429, openaiType: 'rate_limit', anthropicType: 'rate_limit_error', final: false },
@@ -111,6 +117,7 @@ export function anthropicErrorBody(err: GatewayError): string {
   return JSON.stringify({ type: 'error', error: { type, message: err.message } });
 }
 
-export function apiErrorBody(err: GatewayError): { error: { code: ErrorCode; message: string } } {
-  return { error: { code: err.code, message: err.message } };
+export function apiErrorBody(err: GatewayError): { error: { code: ErrorCode; message: string; param?: string } } {
+  // `param` names the offending field of a 400, where there is one.
+  return err.param ? { error: { code: err.code, message: err.message, param: err.param } } : { error: { code: err.code, message: err.message } };
 }

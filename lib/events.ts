@@ -16,6 +16,8 @@ import { singleton } from '@/lib/singleton';
 // reactivation (Redis unreachable at that moment) cannot block an account for longer than that.
 export type GatewayEvent =
   | { type: 'key-revoked'; hash: string }
+  /** A key's controls were edited: copies cached at `staleVersion` are refused and reloaded. */
+  | { type: 'key-changed'; hash: string; staleVersion: number }
   /** `suspended` is set when the account's status changed. */
   | { type: 'account-changed'; userId: string; suspended?: boolean };
 type Listener = (event: GatewayEvent) => void;
@@ -28,9 +30,15 @@ export const accountDenyKey = (userId: string) => `gw:deny:u:${userId}`;
 /** The deny marker of a revoked key (by its hash). */
 export const keyDenyKey = (keyHash: string) => `gw:deny:k:${keyHash}`;
 
-/** Deny markers checked by every admission (see AdmitInput.denyKeys): [account, key]. */
-export function denyKeysFor(userId: string, keyHash: string): string[] {
-  return [accountDenyKey(userId), keyDenyKey(keyHash)];
+/**
+ * The marker saying a key's controls changed after `version` (lib/keys): a copy cached at that
+ * version meets it in the admission and is reloaded, so an edit holds on the next request everywhere.
+ */
+export const keyStaleKey = (keyHash: string, version: number) => `gw:stale:k:${keyHash}:${version}`;
+
+/** Deny markers checked by every admission (see AdmitInput.denyKeys): [account, key, key edited]. */
+export function denyKeysFor(userId: string, keyHash: string, version = 0): string[] {
+  return [accountDenyKey(userId), keyDenyKey(keyHash), keyStaleKey(keyHash, version)];
 }
 const redisOptions = { maxRetriesPerRequest: 1, retryStrategy: () => 500 };
 
@@ -76,6 +84,7 @@ export async function publishGatewayEvent(event: GatewayEvent): Promise<void> {
   const redis = bus.publisher;
   try {
     if (event.type === 'key-revoked') await redis.set(keyDenyKey(event.hash), '1', 'PX', DENY_MARKER_MS);
+    else if (event.type === 'key-changed') await redis.set(keyStaleKey(event.hash, event.staleVersion), '1', 'PX', DENY_MARKER_MS);
     else if (event.suspended === true) await redis.set(accountDenyKey(event.userId), '1', 'PX', DENY_MARKER_MS);
     else if (event.suspended === false) await redis.del(accountDenyKey(event.userId));
     await redis.publish(CHANNEL, JSON.stringify(event));

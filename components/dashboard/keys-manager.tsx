@@ -1,7 +1,6 @@
 'use client';
 
 import { useState, type FormEvent } from 'react';
-import type { publicKey } from '@/lib/accounts/queries';
 import { dateTime } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
@@ -12,8 +11,9 @@ import { ConfirmDialog } from '@/components/ui/dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Input, Label } from '@/components/ui/input';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { bodyOf, controlsSummary, EMPTY_CONTROLS, KeyControlsFields, KeySpend, valuesOf, type ControlValues, type KeyWithControlsJson } from '@/components/dashboard/key-controls-form';
 
-export type ApiKeyJson = ReturnType<typeof publicKey>;
+export type ApiKeyJson = KeyWithControlsJson;
 type CreatedKey = ApiKeyJson & { key: string };
 
 async function errorMessage(res: Response, fallback: string): Promise<string> {
@@ -26,7 +26,7 @@ async function errorMessage(res: Response, fallback: string): Promise<string> {
   }
 }
 
-export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
+export function KeysManager({ initialKeys, models = [] }: { initialKeys: ApiKeyJson[]; models?: string[] }) {
   const [keys, setKeys] = useState(initialKeys);
   const [name, setName] = useState('');
   const [creating, setCreating] = useState(false);
@@ -34,6 +34,35 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
   const [error, setError] = useState<string | null>(null);
   const [toRevoke, setToRevoke] = useState<ApiKeyJson | null>(null);
   const [revoking, setRevoking] = useState(false);
+  const [controls, setControls] = useState<ControlValues>(EMPTY_CONTROLS);
+  const [editing, setEditing] = useState<{ key: ApiKeyJson; values: ControlValues } | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [editError, setEditError] = useState<string | null>(null);
+
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    if (!editing) return;
+    setSaving(true);
+    setEditError(null);
+    try {
+      const res = await fetch(`/api/keys/${encodeURIComponent(editing.key.id)}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(bodyOf(editing.values)),
+      });
+      if (!res.ok) {
+        setEditError(await errorMessage(res, 'The key could not be saved.'));
+        return;
+      }
+      const updated = (await res.json()) as ApiKeyJson;
+      setKeys((list) => list.map((k) => (k.id === updated.id ? updated : k)));
+      setEditing(null);
+    } catch {
+      setEditError('Network error: the key could not be saved.');
+    } finally {
+      setSaving(false);
+    }
+  }
 
   async function create(e: FormEvent) {
     e.preventDefault();
@@ -44,7 +73,7 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
       const res = await fetch('/api/keys', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: name.trim() }),
+        body: JSON.stringify({ name: name.trim(), ...bodyOf(controls) }),
       });
       if (!res.ok) {
         setError(await errorMessage(res, 'The key could not be created.'));
@@ -53,6 +82,7 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
       const key = (await res.json()) as CreatedKey;
       setCreated(key);
       setName('');
+      setControls(EMPTY_CONTROLS);
       const { key: _secret, ...listed } = key;
       setKeys((list) => [listed, ...list]);
     } catch {
@@ -90,7 +120,7 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
       <Card>
         <CardHeader title="Create a key" description="Use one key per app or environment, so you can revoke one without touching the others." />
         <CardBody>
-          <form onSubmit={create} className="flex flex-col gap-3 sm:flex-row sm:items-end">
+          <form onSubmit={create} className="flex flex-col gap-3 sm:flex-row sm:flex-wrap sm:items-end">
             <div className="flex-1 space-y-1.5">
               <Label htmlFor="key-name">Name</Label>
               <Input
@@ -107,6 +137,12 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
             <Button type="submit" data-testid="create-key" disabled={creating || !name.trim()}>
               {creating ? 'Creating…' : 'Create key'}
             </Button>
+            <details className="w-full" data-testid="new-controls">
+              <summary className="cursor-pointer text-sm font-medium text-indigo-700">Limits and restrictions (optional)</summary>
+              <div className="mt-3">
+                <KeyControlsFields idPrefix="new" values={controls} onChange={setControls} models={models} />
+              </div>
+            </details>
           </form>
           {error && (
             <Alert tone="error" className="mt-3">
@@ -153,6 +189,8 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
                 <Th>Key</Th>
                 <Th>Created (UTC)</Th>
                 <Th>Last used (UTC)</Th>
+                <Th>Limits</Th>
+                <Th>Spend</Th>
                 <Th>Status</Th>
                 <Th className="text-right">
                   <span className="sr-only">Actions</span>
@@ -166,10 +204,20 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
                   <Td className="whitespace-nowrap font-mono text-xs">{k.display}</Td>
                   <Td className="whitespace-nowrap tabular-nums">{dateTime(new Date(k.created_at))}</Td>
                   <Td className="whitespace-nowrap tabular-nums">{k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-400">Never</span>}</Td>
+                  <Td className="text-xs text-slate-600" data-testid="key-limits">
+                    {controlsSummary(k).join(' · ') || <span className="text-slate-400">None</span>}
+                  </Td>
+                  <Td>
+                    <KeySpend k={k} />
+                  </Td>
                   <Td>
                     {k.revoked ? (
                       <Badge tone="neutral" data-testid="key-status">
                         Revoked
+                      </Badge>
+                    ) : k.expired ? (
+                      <Badge tone="neutral" data-testid="key-status">
+                        Expired
                       </Badge>
                     ) : (
                       <Badge tone="green" data-testid="key-status">
@@ -177,7 +225,22 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
                       </Badge>
                     )}
                   </Td>
-                  <Td className="text-right">
+                  <Td className="whitespace-nowrap text-right">
+                    {!k.revoked && (
+                      <Button
+                        variant="secondary"
+                        size="sm"
+                        className="mr-2"
+                        data-testid="edit-key"
+                        aria-label={`Edit key ${k.name}`}
+                        onClick={() => {
+                          setEditError(null);
+                          setEditing({ key: k, values: valuesOf(k) });
+                        }}
+                      >
+                        Edit
+                      </Button>
+                    )}
                     {!k.revoked && (
                       <Button variant="secondary" size="sm" data-testid="revoke-key" aria-label={`Revoke key ${k.name}`} onClick={() => setToRevoke(k)}>
                         Revoke
@@ -190,6 +253,30 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
           </Table>
         )}
       </Card>
+
+      {editing && (
+        <Card data-testid="edit-key-panel">
+          <CardHeader title={`Limits of “${editing.key.name}”`} description="Changes apply to the key's next request, on every server." />
+          <CardBody>
+            <form onSubmit={save} className="space-y-4">
+              <KeyControlsFields idPrefix="edit" values={editing.values} onChange={(values) => setEditing({ ...editing, values })} models={models} />
+              {editError && (
+                <Alert tone="error" data-testid="edit-error">
+                  {editError}
+                </Alert>
+              )}
+              <div className="flex gap-2">
+                <Button type="submit" data-testid="save-key" disabled={saving}>
+                  {saving ? 'Saving…' : 'Save'}
+                </Button>
+                <Button variant="secondary" onClick={() => setEditing(null)}>
+                  Cancel
+                </Button>
+              </div>
+            </form>
+          </CardBody>
+        </Card>
+      )}
 
       <ConfirmDialog
         open={toRevoke !== null}

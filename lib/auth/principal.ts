@@ -6,6 +6,8 @@ import { singleton } from '@/lib/singleton';
 import { denyKeysFor, onGatewayEvent } from '@/lib/events';
 import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/auth/keys';
 import type { TierName } from '@/lib/config';
+import { keyGuard, type KeyGuard } from '@/lib/keys/access';
+import { keyControlsOf } from '@/lib/keys/queries';
 
 /** Who is calling: resolved from an API key, cached so an admitted request needs no database trip. */
 export interface Principal {
@@ -15,8 +17,10 @@ export interface Principal {
   tier: TierName;
   suspended: boolean;
   limits: { rpm?: number; rph?: number; tokensPerDay?: number | null; concurrency?: number } | null;
-  /** Markers that refuse this caller in the admission itself: [account suspended, key revoked]. */
+  /** Markers that refuse this caller in the admission itself: [account suspended, key revoked, key edited]. */
   denyKeys: string[];
+  /** The key's own controls (lib/keys); null when it has none. */
+  guard: KeyGuard | null;
 }
 
 interface Entry {
@@ -37,7 +41,7 @@ function cache(): KeyCache {
   return singleton('key-cache', () => {
     const c: KeyCache = { byHash: new Map(), touched: new Set() };
     onGatewayEvent((event) => {
-      if (event.type === 'key-revoked') c.byHash.delete(event.hash);
+      if (event.type === 'key-revoked' || event.type === 'key-changed') c.byHash.delete(event.hash);
       else for (const [hash, entry] of c.byHash) if (entry.principal?.userId === event.userId) c.byHash.delete(hash);
     });
     return c;
@@ -55,7 +59,8 @@ async function load(hash: string): Promise<Principal | null> {
     tier: row.user.tier,
     suspended: row.user.status === 'suspended',
     limits: (row.user.limits as Principal['limits']) ?? null,
-    denyKeys: denyKeysFor(row.userId, row.hash),
+    denyKeys: denyKeysFor(row.userId, row.hash, row.controlsVersion),
+    guard: keyGuard(row.name, keyControlsOf(row), row.controlsVersion),
   };
 }
 
@@ -96,6 +101,23 @@ export async function authenticate(headers: Record<string, string | undefined>):
 /** Drops one cached principal: the admission found it suspended or revoked (a deny marker). */
 export function forgetPrincipal(hash: string): void {
   cache().byHash.delete(hash);
+}
+
+/**
+ * Reads a key again from the database (its cached copy met the marker of an edit in the admission)
+ * and caches the new copy: one database read per instance per edit, not per request.
+ */
+export async function reloadPrincipal(hash: string): Promise<Principal | null> {
+  const c = cache();
+  c.byHash.delete(hash);
+  let principal: Principal | null;
+  try {
+    principal = await load(hash);
+  } catch {
+    throw new GatewayError('unavailable', 'The gateway cannot verify this key right now. Please retry shortly.', { retryAfterMs: 2000 });
+  }
+  c.byHash.set(hash, { principal, expiresAt: Date.now() + (principal ? env.AUTH_CACHE_TTL_S * 1000 : NEGATIVE_TTL_MS) });
+  return principal;
 }
 
 /** Drops every cached principal (tests, config reload). */

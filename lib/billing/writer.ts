@@ -54,6 +54,9 @@ export interface LogRecord {
  */
 interface QueuedRow {
   userId: string;
+  apiKeyId: string | null;
+  /** Unix ms of the request (a key's monthly spend counts only this month's). */
+  at: number;
   costPico: bigint;
   json: string;
 }
@@ -72,7 +75,7 @@ const queue = (): Queue => singleton('log-queue', () => ({ items: [], failures: 
 
 export function enqueueLog(record: LogRecord): void {
   const q = queue();
-  q.items.push({ userId: record.userId, costPico: record.costPico, json: rowJson(record) });
+  q.items.push({ userId: record.userId, apiKeyId: record.apiKeyId, at: record.createdAt.getTime(), costPico: record.costPico, json: rowJson(record) });
   // A full batch is written at once, unless a flush is running (it takes the new rows too) or a
   // failed one is backing off (its retry timer takes them).
   if (q.items.length >= MAX_BATCH && !q.flushing && q.failures === 0) void flushLogs(false);
@@ -93,6 +96,13 @@ function schedule(ms: number): void {
 export function pendingCharges(userId: string): bigint {
   let total = 0n;
   for (const item of queue().items) if (item.userId === userId) total += item.costPico;
+  return total;
+}
+
+/** Charges of one key queued here and not yet in the database, made at or after `sinceMs` (for loading a key's spend). */
+export function pendingKeyCharges(keyId: string, sinceMs = 0): bigint {
+  let total = 0n;
+  for (const item of queue().items) if (item.apiKeyId === keyId && item.at >= sinceMs) total += item.costPico;
   return total;
 }
 

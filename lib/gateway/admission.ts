@@ -8,6 +8,7 @@ import { inc } from '@/lib/metrics';
 import type { AdmitResult, Rule, RuleState } from '@/lib/limits/types';
 import { forgetPrincipal, type Principal } from '@/lib/auth/principal';
 import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
+import { keyBudgetError, keyBudgets, keyRules, loadKeyBudget, mayOutrunAdmission, refreshedPrincipal } from '@/lib/keys/admission';
 
 // Admission: every limit layer (global, tier, model, endpoint) and the balance reservation
 // in one limiter call, i.e. one Redis round trip.
@@ -20,6 +21,8 @@ export interface Admission {
   concurrencyKeys: string[];
   quotaKey?: string;
   reserved: bigint;
+  /** The key's budget counters the reservation was also taken against (lib/keys/admission.ts). */
+  budgetKeys?: string[];
   headers: Record<string, string>;
   /** When the leases were last set to live LEASE_TTL_MS from then. */
   renewedAt: number;
@@ -104,6 +107,7 @@ function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo |
       rules.push({ kind: 'quota', key: `gw:u:${u}:tpd`, limit: t.tokensPerDay, windowMs: DAY, label: `${name}: ${t.tokensPerDay} tokens per day` });
     }
   }
+  rules.push(...keyRules(principal)); // per-key controls (issue 29)
   if (model) {
     // Per-model caps are shared by all free and pro accounts (the spec's per-model table).
     if (principal.tier === 'free' || principal.tier === 'pro') {
@@ -188,18 +192,24 @@ async function loadBalance(userId: string): Promise<{ amount: bigint; credits: s
 function refuseDenied(principal: Principal, index: number): GatewayError {
   forgetPrincipal(principal.keyHash);
   if (index === 0) return new GatewayError('account_suspended', 'This account is suspended.');
+  if (index === 2) return new GatewayError('unavailable', 'This API key was just edited. Please retry.', { retryAfterMs: 1000 });
   return new GatewayError('invalid_api_key', 'Invalid or revoked API key.');
 }
 
-/** For requests that admit nothing (model lists, token counts): the deny markers hold there too. */
-export async function checkDenied(principal: Principal): Promise<void> {
+/**
+ * For requests that admit nothing (model lists): the deny markers hold there too. Answers the
+ * caller as it is now (reloaded when its key was edited since it was cached; `ip` is checked then).
+ */
+export async function checkDenied(principal: Principal, ip = ''): Promise<Principal> {
   let index: number;
   try {
     index = await getLimiter().denied(principal.denyKeys);
   } catch {
-    return; // Redis unreachable: the cached copy and its TTL decide, as for every other check
+    return principal; // Redis unreachable: the cached copy and its TTL decide, as for every other check
   }
+  if (index === 2) return refreshedPrincipal(principal, null, ip);
   if (index >= 0) throw refuseDenied(principal, index);
+  return principal;
 }
 
 /** One room reading per account, endpoint and model (the rule set); see startAdmission. */
@@ -216,6 +226,8 @@ export interface AdmissionRequest {
   /** Balance reservation, pico-USD. */
   reserve: bigint;
   leaseId: string;
+  /** The client address the key's ranges are checked against, should the key be reloaded after an edit. */
+  ip?: string;
 }
 
 /** The 429 for a limit that refused (counted in /metrics under `scope`). */
@@ -232,21 +244,25 @@ function limitError(result: Extract<AdmitResult, { reason: 'limit' }>, scope: st
 }
 
 /** Admits in the limiter (one round trip); `roomKey`: where to keep the room reading, if anywhere. */
-async function admit(request: AdmissionRequest, roomKey: string | undefined, urgent = false): Promise<Admission> {
+async function admit(request: AdmissionRequest, roomKey: string | undefined, urgent = false, refreshed = false): Promise<Admission> {
   const { principal, cfg, model, endpoint, reserve, leaseId } = request;
   const limiter = getLimiter();
   const rules = rulesFor(principal, cfg, model, endpoint);
   const key = balanceKey(principal.userId);
-  const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve }, denyKeys: principal.denyKeys, urgent: sendNow(urgent, 'admit') };
+  const budgets = keyBudgets(principal);
+  const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve }, budgets, denyKeys: principal.denyKeys, urgent: sendNow(urgent, 'admit') };
   let result: AdmitResult;
   admitting++;
   try {
     result = await limiter.admit(input);
     // First request of this account since start-up (or since Redis lost it): one database read.
     // The limiter may switch backends in between, so try twice before calling it unavailable.
-    for (let tries = 0; tries < 2 && !result.ok && result.reason === 'balance_unknown'; tries++) {
-      const loaded = await loadBalance(principal.userId);
-      await limiter.initBalance(key, loaded.amount, loaded.credits, loaded.included);
+    for (let tries = 0; tries < 2 + (budgets?.length ?? 0) && !result.ok && result.reason === 'balance_unknown'; tries++) {
+      if (result.index && budgets) await loadKeyBudget(limiter, principal, budgets[result.index - 1]); // a key budget's counter
+      else {
+        const loaded = await loadBalance(principal.userId);
+        await limiter.initBalance(key, loaded.amount, loaded.credits, loaded.included);
+      }
       result = await limiter.admit(input);
     }
   } finally {
@@ -255,10 +271,15 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
   if (!result.ok) {
     if (roomKey) headroom.delete(roomKey);
     if (result.reason === 'limit') throw limitError(result, result.rule.key.split(':')[1] ?? 'global');
+    // The key was edited since it was cached here (index 2, lib/events.ts): admitted under its new controls.
+    if (result.reason === 'denied' && result.index === 2 && !refreshed) {
+      return admit({ ...request, principal: await refreshedPrincipal(principal, model?.name ?? null, request.ip ?? '') }, roomKey, urgent, true);
+    }
     if (result.reason === 'denied') throw refuseDenied(principal, result.index);
     if (result.reason === 'balance_unknown') {
       throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 1000 });
     }
+    if (result.index && budgets) throw keyBudgetError(principal, budgets[result.index - 1], result.available, reserve);
     const available = result.available;
     throw new GatewayError(
       'insufficient_balance',
@@ -272,6 +293,7 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
     concurrencyKeys: concurrencyKeysOf(rules),
     quotaKey: rules.find((r) => r.kind === 'quota')?.key,
     reserved: reserve,
+    budgetKeys: budgets?.map((b) => b.key),
     headers: rateLimitHeaders(result.states),
     renewedAt: Date.now(),
   };
@@ -396,7 +418,7 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   const key = mode === 'off' ? undefined : headroomKey(principal.userId, model, endpoint);
   const eligible = stream || mode === 'all' || (mode === 'auto' && quiet());
   const h = key && eligible ? headroom.get(key) : undefined;
-  const speculative = maySpeculate(h, reserve);
+  const speculative = maySpeculate(h, reserve) && mayOutrunAdmission(principal); // lib/keys: not with a key budget
   // A speculative admission asks to be sent at once (urgent, on a quiet instance): its reply gates the first byte.
   const admission = admit(request, key, speculative);
   if (!speculative) return { admission, speculative: false };
@@ -441,6 +463,7 @@ function renewLeases(): void {
     a.renewedAt = now;
     // The balance reservation is a lease too: renewed with the concurrency leases.
     void limiter.renew(a.concurrencyKeys, a.leaseId, LEASE_TTL_MS, { key: balanceKey(a.userId), amount: a.reserved }).catch(() => undefined);
+    for (const k of a.budgetKeys ?? []) void limiter.renew([], a.leaseId, LEASE_TTL_MS, { key: k, amount: a.reserved }).catch(() => undefined);
   }
   if (live.size === 0) {
     clearInterval(renewer);
@@ -472,6 +495,7 @@ export async function release(admission: Admission, cost: bigint, tokens: number
       concurrencyKeys: admission.concurrencyKeys,
       // With `reserved`: the reservation lease is settled exactly once, whatever became of it.
       settle: { key: balanceKey(admission.userId), delta: admission.reserved - cost, reserved: admission.reserved },
+      budgets: admission.budgetKeys?.map((key) => ({ key, delta: admission.reserved - cost, reserved: admission.reserved })),
       usage: admission.quotaKey && tokens > 0 ? [{ key: admission.quotaKey, windowMs: DAY, amount: tokens }] : undefined,
       urgent,
     })

@@ -13,6 +13,9 @@ import { countRefused, release, startAdmission, type Admission, type Endpoint } 
 import { LinkedSignal } from '@/lib/gateway/signal';
 import { discard, type UpstreamResponse } from '@/lib/gateway/upstream';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import { checkKeyAccess, keyClientIp } from '@/lib/keys/access';
+import { recheckKeyRefusal } from '@/lib/keys/admission';
+import { getLimiter } from '@/lib/gateway/runtime';
 
 export type Surface = 'openai' | 'anthropic';
 
@@ -97,6 +100,8 @@ export class RequestContext {
   readonly startedAt = Date.now();
   private readonly t0 = performance.now();
   principal?: Principal;
+  /** The client address the key's ranges are checked against (lib/keys/access.ts). */
+  keyIp = '';
   admission?: Admission;
   /** A speculative admission still on its way (the upstream call went out without waiting). */
   private admitting?: Promise<Admission>;
@@ -132,6 +137,7 @@ export class RequestContext {
   /** Authenticates, honours the maintenance switch and reads the JSON body once. */
   async open(req: GatewayRequest): Promise<JsonBody> {
     this.principal = await authenticate(req.headers);
+    checkKeyAccess(this.principal.guard, (this.keyIp = keyClientIp(req))); // the key's expiry and address ranges
     if (this.cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
     // Every request ends in a log row and maybe a charge: with the write-behind queue at its bound
     // (the database unwritable for long), a request is refused rather than served unbilled.
@@ -165,7 +171,7 @@ export class RequestContext {
   async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint): Promise<void> {
     this.reserved = reserve;
     this.admissionTried = true;
-    const pending = startAdmission({ principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId }, this.stream);
+    const pending = startAdmission({ principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId, ip: this.keyIp }, this.stream);
     if (!pending.speculative) {
       this.admission = await pending.admission;
       return;
@@ -334,7 +340,7 @@ export class RequestContext {
 
   /** Answers an error in this surface's envelope (or, mid-stream, as a final error event). */
   async fail(sink: ResponseSink, err: unknown): Promise<void> {
-    const gwErr: GatewayError = toGatewayError(err);
+    const gwErr: GatewayError = await recheckKeyRefusal(this.principal, toGatewayError(err), (keys) => getLimiter().denied(keys)); // lib/keys
     if (gwErr.status >= 500 && gwErr.code === 'internal_error') {
       log('error', 'request failed', { requestId: this.requestId, endpoint: this.endpoint, ...errorFields(err) });
     }

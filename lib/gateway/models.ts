@@ -3,6 +3,7 @@ import { checkDenied } from '@/lib/gateway/admission';
 import type { ModelInfo } from '@/lib/config';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import { checkKeyAccess, keyAllowsModel, keyClientIp } from '@/lib/keys/access';
 
 function openaiRecord(m: ModelInfo, strict: boolean) {
   const base = { id: m.name, object: 'model', created: m.created, owned_by: m.ownedBy };
@@ -22,15 +23,15 @@ const servable = (ctx: RequestContext, m: ModelInfo) => (ctx.cfg.channelsByModel
 /** The caller of a model list: these requests admit nothing, so the deny markers are read here. */
 async function caller(req: GatewayRequest) {
   const principal = await authenticate(req.headers);
-  await checkDenied(principal);
-  return principal;
+  checkKeyAccess(principal.guard, keyClientIp(req)); // the key's expiry and address ranges
+  return checkDenied(principal, keyClientIp(req));
 }
 
 /** GET /v1/models: every model the caller's tier may use, whatever protocol its channels speak. */
 export async function listModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await caller(req);
   const strict = (req.headers.accept ?? '').toLowerCase().includes('application/openai+json');
-  const data = [...ctx.cfg.models.values()].filter((m) => m.tiers.has(principal.tier) && servable(ctx, m)).map((m) => openaiRecord(m, strict));
+  const data = [...ctx.cfg.models.values()].filter((m) => m.tiers.has(principal.tier) && servable(ctx, m) && keyAllowsModel(principal.guard, m.name)).map((m) => openaiRecord(m, strict));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ object: 'list', data }));
 }
@@ -39,7 +40,7 @@ export async function listModels(ctx: RequestContext, req: GatewayRequest, sink:
 export async function listAnthropicModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await caller(req);
   const data = [...ctx.cfg.models.values()]
-    .filter((m) => m.kind === 'chat' && m.tiers.has(principal.tier) && servable(ctx, m))
+    .filter((m) => m.kind === 'chat' && m.tiers.has(principal.tier) && servable(ctx, m) && keyAllowsModel(principal.guard, m.name))
     .map((m) => ({ type: 'model', id: m.name, display_name: m.name, created_at: new Date(m.created * 1000).toISOString() }));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }));

@@ -119,7 +119,7 @@ function channelsOf(cfg: GatewayConfig, model: ModelInfo): ChannelInfo[] {
 async function planModels(ctx: RequestContext, surface: SurfaceSpec, prepared: PreparedRequest, requested: unknown, principal: Principal): Promise<ModelPlan> {
   const needs = requested === AUTO_MODEL && prepared.autoNeeds ? await prepared.autoNeeds(maxContextWindow(ctx.cfg)) : undefined;
   try {
-    return resolveModel(ctx.cfg, requested, principal.tier, surface.kind, needs);
+    return resolveModel(ctx.cfg, requested, principal.tier, surface.kind, needs, principal.guard?.models);
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'model_not_found') {
       throw new GatewayError('model_not_found', err.message.replace('GET /v1/models', `GET ${surface.modelsPath}`), { status: surface.modelNotFoundStatus, param: 'model' });

@@ -2,6 +2,7 @@ import type { ChannelInfo, GatewayConfig, ModelInfo, TierName } from '@/lib/conf
 import { GatewayError } from '@/lib/errors';
 import { singleton } from '@/lib/singleton';
 import { applyChannelOverrides } from '@/lib/channels/overrides';
+import { checkAllowedModel } from '@/lib/keys/access';
 
 export const AUTO_MODEL = 'service-auto';
 
@@ -81,11 +82,12 @@ export function resolveModel(
   tier: TierName,
   kind: ModelInfo['kind'],
   needs?: RequestNeeds,
+  allowed?: ReadonlySet<string> | null,
 ): ModelPlan {
   if (typeof requested !== 'string' || requested === '') {
     throw new GatewayError('invalid_request', 'Field "model" is required and must be a string.', { param: 'model' });
   }
-  if (requested === AUTO_MODEL && kind === 'chat' && needs) return autoRoute(cfg, tier, needs);
+  if (requested === AUTO_MODEL && kind === 'chat' && needs) return autoRoute(cfg, tier, needs, allowed);
   const model = cfg.models.get(requested);
   if (!model || model.kind !== kind) {
     throw new GatewayError('model_not_found', `The model "${requested}" does not exist on this endpoint. GET /v1/models lists the models you can use.`, {
@@ -95,7 +97,8 @@ export function resolveModel(
   if (!model.tiers.has(tier)) {
     throw new GatewayError('model_not_allowed', `The model "${requested}" is not available on the ${tier} tier.`, { param: 'model' });
   }
-  const fallbacks = model.fallbackModels.map((n) => cfg.models.get(n)!).filter((m) => m.tiers.has(tier) && m.kind === kind);
+  checkAllowedModel(allowed, model.name); // the key's model allowlist (lib/keys)
+  const fallbacks = model.fallbackModels.map((n) => cfg.models.get(n)!).filter((m) => m.tiers.has(tier) && m.kind === kind && (!allowed || allowed.has(m.name)));
   return { models: [model, ...fallbacks], reason: null };
 }
 
@@ -118,12 +121,13 @@ const taskTags: Record<string, string> = { code: 'code', coding: 'code', fast: '
  * service-auto: among the chat models this tier may use that have channels and fit the request
  * (context window, tools/JSON mode), prefer the task's tag, then the cheapest, then the fastest.
  */
-function autoRoute(cfg: GatewayConfig, tier: TierName, needs: RequestNeeds): ModelPlan {
+function autoRoute(cfg: GatewayConfig, tier: TierName, needs: RequestNeeds, allowed?: ReadonlySet<string> | null): ModelPlan {
   const wantTag = needs.task ? taskTags[needs.task.toLowerCase()] : undefined;
   const candidates = [...cfg.models.values()].filter(
     (m) =>
       m.kind === 'chat' &&
       m.tiers.has(tier) &&
+      (!allowed || allowed.has(m.name)) &&
       (cfg.channelsByModel.get(m.name)?.length ?? 0) > 0 &&
       !m.tags.includes('video') === (wantTag !== 'video') &&
       needs.promptTokens + (needs.maxOutputTokens ?? 0) <= m.contextWindow,

@@ -3,6 +3,7 @@ import { handleGateway } from '@/lib/gateway/handler';
 import { log, errorFields } from '@/lib/log';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
+import { ipFromHeaders } from '@/lib/keys/access';
 
 const state = lifecycle();
 
@@ -72,6 +73,7 @@ export function handleWebRequest(request: Request): Promise<Response> {
     readBody: (max) => readBody(request, max),
     signal: request.signal,
   };
+  ipFromHeaders(gatewayRequest); // lib/keys: its ip is a header's, not the socket's
   state.webPending++;
   handleGateway(gatewayRequest, sink)
     .catch((err) => log('error', 'gateway handler crashed', errorFields(err)))

@@ -148,8 +148,8 @@ export class FailoverLimiter implements Limiter {
       'release',
       () => this.redis.release(input),
       () => {
-        if (input.settle?.reserved !== undefined) this.keepSettlement(input);
-        return this.memory.release({ ...input, settle: undefined });
+        if (input.settle?.reserved !== undefined || input.budgets?.length) this.keepSettlement(input);
+        return this.memory.release({ ...input, settle: undefined, budgets: undefined });
       },
     );
   }
@@ -182,10 +182,10 @@ export class FailoverLimiter implements Limiter {
     return false;
   }
 
-  async initBalance(key: string, amount: bigint, credits?: string[], included?: string[]): Promise<void> {
+  async initBalance(key: string, amount: bigint, credits?: string[], included?: string[], ttlMs?: number): Promise<void> {
     await this.run(
       'initBalance',
-      () => this.redis.initBalance(key, amount, credits, included),
+      () => this.redis.initBalance(key, amount, credits, included, ttlMs),
       () => this.memory.initBalance(key, amount, credits, included),
     );
   }
@@ -316,7 +316,7 @@ export class FailoverLimiter implements Limiter {
 
   private keepSettlement(input: ReleaseInput): void {
     // Only the settlement: the concurrency leases have been released in memory or expire in Redis.
-    this.pendingSettlements.push({ leaseId: input.leaseId, concurrencyKeys: [], settle: input.settle });
+    this.pendingSettlements.push({ leaseId: input.leaseId, concurrencyKeys: [], settle: input.settle, budgets: input.budgets });
     if (this.pendingSettlements.length > this.options.maxPendingSettlements) this.pendingSettlements.shift();
   }
 

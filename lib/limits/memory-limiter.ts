@@ -120,22 +120,49 @@ export class MemoryLimiter implements Limiter {
       if (balance === undefined) return { ok: false, reason: 'balance_unknown' };
       balance = this.reapExpired(input.reserve.key, balance, now);
       if (balance < input.reserve.amount) return { ok: false, reason: 'balance', available: balance };
+      const budgets = input.budgets ?? [];
+      for (let j = 0; j < budgets.length; j++) {
+        if (!this.balances.has(budgets[j].key)) return { ok: false, reason: 'balance_unknown', index: j + 1 };
+      }
+      // A budget's counter is minus its spend: it must stay at or above amount - cap (as in Redis).
+      for (let j = 0; j < budgets.length; j++) {
+        const counter = this.reapExpired(budgets[j].key, this.balances.get(budgets[j].key)!, now);
+        if (counter < input.reserve.amount - budgets[j].cap) return { ok: false, reason: 'balance', available: counter, index: j + 1 };
+      }
     }
 
     // Everything passed: only now apply the mutations (all or nothing).
     const states = checks.map((c) => c.apply());
     if (input.reserve) {
       const { key, amount } = input.reserve;
-      const balance = (this.balances.get(key) ?? 0n) - amount;
-      this.balances.set(key, balance);
-      if (amount !== 0n) {
-        let open = this.reservations.get(key);
-        if (!open) this.reservations.set(key, (open = new Map()));
-        open.set(input.leaseId, { amount, expiresAt: now + input.leaseTtlMs });
-      }
+      const balance = this.takeReservation(key, amount, input.leaseId, now + input.leaseTtlMs);
+      for (const b of input.budgets ?? []) this.takeReservation(b.key, amount, input.leaseId, now + input.leaseTtlMs);
       return { ok: true, states, balance };
     }
     return { ok: true, states };
+  }
+
+  /** Takes `amount` from a balance (or budget counter) as a lease; answers what is left. */
+  private takeReservation(key: string, amount: bigint, leaseId: string, expiresAt: number): bigint {
+    const balance = (this.balances.get(key) ?? 0n) - amount;
+    this.balances.set(key, balance);
+    if (amount !== 0n) {
+      let open = this.reservations.get(key);
+      if (!open) this.reservations.set(key, (open = new Map()));
+      open.set(leaseId, { amount, expiresAt });
+    }
+    return balance;
+  }
+
+  /** As in Redis: live, settle; returned unsettled already, charge the cost; neither, settled before. */
+  private settleReservation(key: string, delta: bigint, reserved: bigint, leaseId: string): void {
+    const open = this.reservations.get(key);
+    if (reserved === 0n || open?.delete(leaseId)) {
+      if (open?.size === 0) this.reservations.delete(key);
+      this.addToBalance(key, delta);
+    } else if (this.gone.get(key)?.delete(`${leaseId}|${reserved}`)) {
+      this.addToBalance(key, delta - reserved);
+    }
   }
 
   async release(input: ReleaseInput): Promise<void> {
@@ -143,18 +170,11 @@ export class MemoryLimiter implements Limiter {
     for (const key of input.concurrencyKeys) this.leaseSets.get(key)?.leases.delete(input.leaseId);
     const settle = input.settle;
     if (settle && settle.reserved !== undefined) {
-      // As in Redis: live, settle; returned unsettled already, charge the cost; neither, settled before.
-      const { key, delta, reserved } = settle;
-      const open = this.reservations.get(key);
-      if (reserved === 0n || open?.delete(input.leaseId)) {
-        if (open?.size === 0) this.reservations.delete(key);
-        this.addToBalance(key, delta);
-      } else if (this.gone.get(key)?.delete(`${input.leaseId}|${reserved}`)) {
-        this.addToBalance(key, delta - reserved);
-      }
+      this.settleReservation(settle.key, settle.delta, settle.reserved, input.leaseId);
     } else if (settle && settle.delta !== 0n) {
       this.addToBalance(settle.key, settle.delta);
     }
+    for (const b of input.budgets ?? []) this.settleReservation(b.key, b.delta, b.reserved, input.leaseId);
     for (const u of input.usage ?? []) this.addUsage(u.key, u.windowMs, u.amount, now);
   }
 

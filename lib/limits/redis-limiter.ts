@@ -102,9 +102,10 @@ end
 `;
 
 // KEYS[1..n]: rule keys; KEYS[n+1..n+3]: balance, reservation and gone keys when a reservation is
-// requested; then the deny keys.
+// requested, then the same three for each budget (AdmitInput.budgets); then the deny keys.
 // ARGV: leaseId, leaseTtlMs, n, reserve amount ('' for none), deny key count, then per rule: kind,
-// limit, windowMs.
+// limit, windowMs; then the budget count and per budget its threshold (amount - cap: the counter,
+// minus the spend, must stay at or above it).
 // Reply: {status, refusedIndex, retryAfterMs, balance, remaining1, reset1, ...}; balance: on status 2
 // the balance available, on status 1 the balance before this reservation ('' without one).
 //   status 1 = admitted, 0 = refused by a rule, 2 = insufficient balance, 3 = balance not loaded,
@@ -319,9 +320,11 @@ ttl = num(ARGV[ao + 2])
 local n = num(ARGV[ao + 3])
 local reserve = ARGV[ao + 4]
 
--- One MGET reads every plain value below: the deny markers, the GCRA states, the balance.
+-- One MGET reads every plain value below: the deny markers, the GCRA states, the balance, the budgets.
+local nb_at = ao + 6 + 3 * n
+local nb = num(ARGV[nb_at])
 local first_deny = n
-if reserve ~= '' then first_deny = n + 3 end
+if reserve ~= '' then first_deny = n + 3 + 3 * nb end
 local nd = num(ARGV[ao + 5])
 local m = nd
 for j = 1, nd do mkeys[j] = KEYS[ko + first_deny + j] end
@@ -338,6 +341,10 @@ if reserve ~= '' then
   m = m + 1
   mkeys[m] = KEYS[ko + n + 1]
   balance_at = m
+  for j = 1, nb do
+    m = m + 1
+    mkeys[m] = KEYS[ko + n + 1 + 3 * j]
+  end
 end
 local values = {}
 if m > 0 then values = call('MGET', unpack(mkeys, 1, m)) end
@@ -378,7 +385,18 @@ if reserve ~= '' then
   -- Reservations of requests whose instance died (expired leases) go back to the balance first.
   local expired = call('ZRANGEBYSCORE', KEYS[ko + n + 2], '-inf', cutoff_text(now), 'LIMIT', '0', '64')
   if expired[1] then balance = reap(balance_key, KEYS[ko + n + 2], KEYS[ko + n + 3], expired) end
+  for j = 1, nb do
+    if not values[balance_at + j] then return { 3, j, 0, '' } end
+  end
   if cmp_int(balance, reserve) < 0 then return { 2, 0, 0, balance } end
+  -- The budgets: counters of minus the spend, reserved and settled as the balance is.
+  for j = 1, nb do
+    local bk = ko + n + 1 + 3 * j
+    local counter = values[balance_at + j]
+    local gone = call('ZRANGEBYSCORE', KEYS[bk + 1], '-inf', cutoff_text(now), 'LIMIT', '0', '64')
+    if gone[1] then counter = reap(KEYS[bk], KEYS[bk + 1], KEYS[bk + 2], gone) end
+    if cmp_int(counter, ARGV[nb_at + j]) < 0 then return { 2, j, 0, counter } end
+  end
 end
 
 -- Phase 3: everything passed; apply all mutations. The balance before the reservation goes back
@@ -390,6 +408,11 @@ end
 if reserve ~= '' then
   call('DECRBY', balance_key, reserve)
   if reserve ~= '0' then call('ZADD', KEYS[ko + n + 2], format('%d', floor(now + ttl)), lease .. '|' .. reserve) end
+  for j = 1, nb do
+    local bk = ko + n + 1 + 3 * j
+    call('DECRBY', KEYS[bk], reserve)
+    if reserve ~= '0' then call('ZADD', KEYS[bk + 1], format('%d', floor(now + ttl)), lease .. '|' .. reserve) end
+  end
 end
 return { 1, 0, 0, balance, unpack(res, 1, 2 * n) }
 end
@@ -399,11 +422,26 @@ return admit_one(0, 0)
 `;
 
 // KEYS: concurrency keys (ARGV[2] of them), the settle key when ARGV[3] ~= '' (with its reservation
-// and gone keys when ARGV[4] ~= ''), then quota keys.
+// and gone keys when ARGV[4] ~= ''), then each budget's counter, reservation and gone keys, then
+// quota keys.
 // ARGV: leaseId, concurrency key count, settle delta ('' for none), reserved ('' for a plain
-// settlement), then windowMs, amount per quota key.
+// settlement), budget count, per budget its delta and reserved, then windowMs, amount per quota key.
 // release_one(ko, ao, nk): the item's KEYS and ARGV start after the offsets; nk: its key count.
 const RELEASE_CORE = `
+-- A reservation lease settled: live, delta is added; returned already (gone), only the cost;
+-- neither, it was settled before (a replayed settlement).
+local function settle_lease(bal, res_key, gone_key, lease, delta, reserved)
+  local state = 1
+  if reserved ~= '0' and call('ZREM', res_key, lease .. '|' .. reserved) == 0 then
+    state = 0
+    if call('ZREM', gone_key, lease .. '|' .. reserved) == 1 then state = 2 end
+  end
+  if state > 0 and call('EXISTS', bal) == 1 then
+    call('INCRBY', bal, delta)
+    if state == 2 then call('DECRBY', bal, reserved) end
+  end
+end
+
 local function release_one(ko, ao, nk)
 local KEYS, ARGV = KEYS, ARGV
 local lease = ARGV[ao + 1]
@@ -434,13 +472,19 @@ if delta ~= '' then
     end
   end
 end
+local nb = num(ARGV[ao + 5])
+for j = 1, nb do
+  settle_lease(KEYS[ko + k + 1], KEYS[ko + k + 2], KEYS[ko + k + 3], lease, ARGV[ao + 4 + 2 * j], ARGV[ao + 5 + 2 * j])
+  k = k + 3
+end
+local qa = ao + 1 + 2 * nb
 -- Only the token quota's hour buckets need the clock.
 local bucket = 0
 if nk > k then bucket = format('%d', floor(clock() / HOUR)) end
 for j = 1, nk - k do
   local key = KEYS[ko + k + j]
-  call('HINCRBY', key, bucket, ARGV[ao + 4 + 2 * j])
-  call('PEXPIRE', key, format('%d', ceil(num(ARGV[ao + 3 + 2 * j]) + HOUR)))
+  call('HINCRBY', key, bucket, ARGV[qa + 4 + 2 * j])
+  call('PEXPIRE', key, format('%d', ceil(num(ARGV[qa + 3 + 2 * j]) + HOUR)))
 end
 return 1
 end
@@ -755,6 +799,17 @@ export class RedisLimiter implements Limiter {
       const kind = rule.kind === 'window' && rule.requests ? 'rwindow' : rule.kind;
       args.push(kind, rule.limit, rule.kind === 'concurrency' ? 0 : rule.windowMs);
     }
+    const budgets = input.reserve ? (input.budgets ?? []) : [];
+    args.push(budgets.length);
+    if (budgets.length > 0) {
+      // Budget keys go between the balance's and the deny keys.
+      const budgetKeys: string[] = [];
+      for (const b of budgets) {
+        budgetKeys.push(b.key, reservationsKey(b.key), goneReservationsKey(b.key));
+        args.push((input.reserve!.amount - b.cap).toString());
+      }
+      keys.splice(keys.length - deny.length, 0, ...budgetKeys);
+    }
     return this.enqueue('a', keys, args, input.urgent).then((reply) => decodeAdmitReply(reply, input.rules, input.reserve?.amount ?? 0n));
   }
 
@@ -765,12 +820,18 @@ export class RedisLimiter implements Limiter {
     const leased = settle?.reserved !== undefined;
     if (settle) keys.push(settle.key);
     if (settle && leased) keys.push(reservationsKey(settle.key), goneReservationsKey(settle.key));
+    const budgets = input.budgets ?? [];
     const args: (string | number)[] = [
       input.leaseId,
       input.concurrencyKeys.length,
       settle ? settle.delta.toString() : '',
       settle && leased ? String(settle.reserved) : '',
+      budgets.length,
     ];
+    for (const b of budgets) {
+      keys.push(b.key, reservationsKey(b.key), goneReservationsKey(b.key));
+      args.push(b.delta.toString(), b.reserved.toString());
+    }
     for (const u of input.usage ?? []) {
       if (u.amount === 0) continue;
       keys.push(u.key);
@@ -787,9 +848,11 @@ export class RedisLimiter implements Limiter {
     await renewScript.run(this.client, keys, [leaseId, leaseTtlMs, leased ? `${leaseId}|${reservation.amount}` : '']);
   }
 
-  async initBalance(key: string, amount: bigint, credits: string[] = [], included: string[] = credits): Promise<void> {
+  async initBalance(key: string, amount: bigint, credits: string[] = [], included: string[] = credits, ttlMs?: number): Promise<void> {
     const keys = [key, reservationsKey(key), goneReservationsKey(key), lateCreditsKey(key), ...credits.map((id) => creditMarkerKey(key, id))];
     await reloadScript.run(this.client, keys, [amount.toString(), CREDIT_MARKER_MS, ...included]);
+    // Loads only (not the hot path): a second command rather than another argument of the script.
+    if (ttlMs !== undefined) await sendEncoded(this.client, 'pexpire', [[key, Math.ceil(ttlMs)]]);
   }
 
   async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {
@@ -831,9 +894,9 @@ function decodeAdmitReply(reply: unknown, rules: Rule[], reserved: bigint): Admi
     case 0:
       return { ok: false, reason: 'limit', rule: rules[index], retryAfterMs, states: decodeStates(reply, rules) };
     case 2:
-      return { ok: false, reason: 'balance', available: BigInt(available) };
+      return index ? { ok: false, reason: 'balance', available: BigInt(available), index } : { ok: false, reason: 'balance', available: BigInt(available) };
     case 3:
-      return { ok: false, reason: 'balance_unknown' };
+      return index ? { ok: false, reason: 'balance_unknown', index } : { ok: false, reason: 'balance_unknown' };
     case 4:
       return { ok: false, reason: 'denied', index };
     default:

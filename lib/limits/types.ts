@@ -66,6 +66,14 @@ export interface AdmitInput {
    */
   reserve?: { key: string; amount: bigint };
   /**
+   * Spending caps that the same reservation (reserve.amount) is taken against too, each one exactly
+   * as the balance (a lease of its own, settled by release() through ReleaseInput.budgets). A
+   * budget's counter holds minus what has been spent against it (so reserving and settling are the
+   * balance's own arithmetic); the reservation is refused when spent + amount would exceed `cap`.
+   * Only with `reserve`. An unloaded counter answers balance_unknown with its index (1-based).
+   */
+  budgets?: { key: string; cap: bigint }[];
+  /**
    * Keys whose presence refuses the admission before anything is counted (a suspended account, a
    * revoked key). The operation that suspends or revokes writes them in Redis (lib/events.ts), so
    * every instance refuses at once, without waiting for its cached copy of the account to be
@@ -87,9 +95,10 @@ export type AdmitResult =
   /** `balance`: what is left after this reservation (pico-USD), when one was requested. */
   | { ok: true; states: RuleState[]; balance?: bigint }
   | { ok: false; reason: 'limit'; rule: Rule; retryAfterMs: number; states: RuleState[] }
-  | { ok: false; reason: 'balance'; available: bigint }
-  /** The balance key is not loaded; call initBalance then admit again. */
-  | { ok: false; reason: 'balance_unknown' }
+  /** `index`: 0 the balance, j the j-th budget (whose `available` is its counter: minus the spend). */
+  | { ok: false; reason: 'balance'; available: bigint; index?: number }
+  /** The balance key (index 0, or absent) or the index-th budget counter is not loaded; call initBalance then admit again. */
+  | { ok: false; reason: 'balance_unknown'; index?: number }
   /** `denyKeys[index]` exists. */
   | { ok: false; reason: 'denied'; index: number };
 
@@ -104,6 +113,8 @@ export interface ReleaseInput {
    * already settled, nothing. So a settlement may be sent again (replayed) without double counting.
    */
   settle?: { key: string; delta: bigint; reserved?: bigint };
+  /** The settlements of the admission's budget reservations (AdmitInput.budgets), each as `settle` with `reserved`. */
+  budgets?: { key: string; delta: bigint; reserved: bigint }[];
   /** Token usage added to quota rules after the reply. */
   usage?: { key: string; windowMs: number; amount: number }[];
   /**
@@ -128,9 +139,10 @@ export interface Limiter {
    * balance is set, they are marked applied, so applying them later does not count them twice.
    * `included`: every credit entry `amount` may include whose application could race with this
    * load (default `credits`); a credit applied while the balance was not loaded and not in it is
-   * added to the balance as it is set.
+   * added to the balance as it is set. `ttlMs`: the loaded value expires after it (a key's budget
+   * counter, which is loaded again from the database when needed); balances never expire.
    */
-  initBalance(key: string, amount: bigint, credits?: string[], included?: string[]): Promise<void>;
+  initBalance(key: string, amount: bigint, credits?: string[], included?: string[], ttlMs?: number): Promise<void>;
   /** Add to a loaded balance; no-op if not loaded. Credits use applyCredit (idempotent). */
   adjustBalance(key: string, delta: bigint): Promise<void>;
   /**

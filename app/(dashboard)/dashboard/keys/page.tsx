@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
-import { listKeys } from '@/lib/accounts/queries';
+import { getConfig } from '@/lib/config';
+import { listKeysWithSpend } from '@/lib/keys/queries';
 import { publicOrigin } from '@/lib/dashboard/origin';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { CopyButton } from '@/components/ui/copy-button';
@@ -10,7 +11,7 @@ export const metadata: Metadata = { title: 'API keys · Model Gateway' };
 
 export default async function KeysPage() {
   const user = await requirePageUser('/dashboard/keys');
-  const [keys, origin] = await Promise.all([listKeys(user.id), publicOrigin()]);
+  const [keys, origin] = await Promise.all([listKeysWithSpend(user.id), publicOrigin()]);
   const baseUrl = `${origin}/v1`;
   return (
     <>
@@ -27,7 +28,7 @@ export default async function KeysPage() {
           </div>
         }
       />
-      <KeysManager initialKeys={keys} />
+      <KeysManager initialKeys={keys} models={[...getConfig().models.keys()]} />
     </>
   );
 }

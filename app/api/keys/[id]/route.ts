@@ -1,5 +1,15 @@
-// DELETE /api/keys/:id - revoke one of the caller's keys (another account's id is 404)
-import { apiRoute, json, requireUserId } from '@/lib/http/api';
+// PATCH /api/keys/:id - edit a key's name and controls; DELETE /api/keys/:id - revoke it (another account's id is 404)
+import { apiRoute, json, readJson, requireUserId } from '@/lib/http/api';
 import { revokeKey } from '@/lib/accounts/queries';
+import { getKeyWithSpend, updateKey } from '@/lib/keys/queries';
 
-export const DELETE = apiRoute<{ id: string }>(async (req, _ctx, params) => json(await revokeKey(await requireUserId(req), params.id)));
+export const PATCH = apiRoute<{ id: string }>(async (req, _ctx, params) => {
+  const userId = await requireUserId(req);
+  return json(await updateKey(userId, params.id, await readJson(req)));
+});
+
+export const DELETE = apiRoute<{ id: string }>(async (req, _ctx, params) => {
+  const userId = await requireUserId(req);
+  const revoked = await revokeKey(userId, params.id);
+  return json(await getKeyWithSpend(userId, revoked.id));
+});

@@ -1,0 +1,151 @@
+'use client';
+
+import type { publicKeyWithControls } from '@/lib/keys/queries';
+import { Field, Input } from '@/components/ui/input';
+import { Progress } from '@/components/ui/progress';
+
+// The per-key controls as form fields (create and edit), and the spend/budget cell of the key list.
+
+export type KeyWithControlsJson = ReturnType<typeof publicKeyWithControls>;
+
+/** The form's values: text as typed; empty means "no limit". */
+export interface ControlValues {
+  budget_usd: string;
+  monthly_budget_usd: string;
+  models: string[];
+  rpm: string;
+  concurrency: string;
+  allowed_ips: string;
+  /** `datetime-local` text, read as UTC. */
+  expires_at: string;
+}
+
+export const EMPTY_CONTROLS: ControlValues = { budget_usd: '', monthly_budget_usd: '', models: [], rpm: '', concurrency: '', allowed_ips: '', expires_at: '' };
+
+export function valuesOf(k: KeyWithControlsJson): ControlValues {
+  return {
+    budget_usd: k.budget_usd ?? '',
+    monthly_budget_usd: k.monthly_budget_usd ?? '',
+    models: k.models,
+    rpm: k.rpm === null ? '' : String(k.rpm),
+    concurrency: k.concurrency === null ? '' : String(k.concurrency),
+    allowed_ips: k.allowed_ips.join('\n'),
+    expires_at: k.expires_at ? k.expires_at.slice(0, 16) : '',
+  };
+}
+
+/**
+ * The API body of the values (every field sent: an empty one clears it). Numbers the browser cannot
+ * read are sent as typed, so the server's 400 names the field.
+ */
+export function bodyOf(v: ControlValues): Record<string, unknown> {
+  const int = (s: string) => (s.trim() === '' ? null : /^\d+$/.test(s.trim()) ? Number(s.trim()) : s);
+  return {
+    budget_usd: v.budget_usd.trim() || null,
+    monthly_budget_usd: v.monthly_budget_usd.trim() || null,
+    models: v.models.length > 0 ? v.models : null,
+    rpm: int(v.rpm),
+    concurrency: int(v.concurrency),
+    allowed_ips: v.allowed_ips.split(/[\s,]+/).filter(Boolean),
+    expires_at: v.expires_at ? `${v.expires_at.length === 16 ? `${v.expires_at}:00` : v.expires_at}Z` : null,
+  };
+}
+
+export function KeyControlsFields({ idPrefix, values, onChange, models }: { idPrefix: string; values: ControlValues; onChange: (v: ControlValues) => void; models: string[] }) {
+  const set = (patch: Partial<ControlValues>) => onChange({ ...values, ...patch });
+  const id = (name: string) => `${idPrefix}-${name}`;
+  return (
+    <div className="grid gap-4 sm:grid-cols-2">
+      <Field label="Lifetime budget (USD)" htmlFor={id('budget')} hint="Requests are refused with 402 once the key has spent this much.">
+        <Input id={id('budget')} data-testid={id('budget')} inputMode="decimal" placeholder="No limit" value={values.budget_usd} onChange={(e) => set({ budget_usd: e.target.value })} />
+      </Field>
+      <Field label="Monthly budget (USD)" htmlFor={id('monthly')} hint="Per calendar month, UTC.">
+        <Input id={id('monthly')} data-testid={id('monthly')} inputMode="decimal" placeholder="No limit" value={values.monthly_budget_usd} onChange={(e) => set({ monthly_budget_usd: e.target.value })} />
+      </Field>
+      <Field label="Requests per minute" htmlFor={id('rpm')} hint="On top of your tier's limits: the stricter wins.">
+        <Input id={id('rpm')} data-testid={id('rpm')} inputMode="numeric" placeholder="Tier limit" value={values.rpm} onChange={(e) => set({ rpm: e.target.value })} />
+      </Field>
+      <Field label="Concurrent requests" htmlFor={id('concurrency')}>
+        <Input id={id('concurrency')} data-testid={id('concurrency')} inputMode="numeric" placeholder="Tier limit" value={values.concurrency} onChange={(e) => set({ concurrency: e.target.value })} />
+      </Field>
+      <Field label="Allowed IP ranges" htmlFor={id('ips')} hint="IPv4 or IPv6 addresses or CIDR ranges, one per line. Empty: any address.">
+        <textarea
+          id={id('ips')}
+          data-testid={id('ips')}
+          rows={3}
+          className="block w-full rounded-md border border-slate-300 bg-white px-3 py-2 font-mono text-sm text-slate-900 shadow-sm placeholder:text-slate-400 focus:border-indigo-500 focus:outline-none focus:ring-2 focus:ring-indigo-500/20"
+          placeholder={'203.0.113.0/24\n2001:db8::/32'}
+          value={values.allowed_ips}
+          onChange={(e) => set({ allowed_ips: e.target.value })}
+        />
+      </Field>
+      <Field label="Expires (UTC)" htmlFor={id('expires')} hint="After this the key answers 401 key_expired. Empty: never.">
+        <Input id={id('expires')} data-testid={id('expires')} type="datetime-local" value={values.expires_at} onChange={(e) => set({ expires_at: e.target.value })} />
+      </Field>
+      <fieldset className="sm:col-span-2">
+        <legend className="text-sm font-medium text-slate-700">Allowed models</legend>
+        <p className="text-xs text-slate-500">None ticked: every model your tier allows. service-auto picks only among the ticked ones.</p>
+        <div className="mt-2 grid max-h-40 gap-1 overflow-y-auto sm:grid-cols-2" data-testid={id('models')}>
+          {models.map((m) => (
+            <label key={m} className="flex items-center gap-2 text-sm text-slate-700">
+              <input
+                type="checkbox"
+                value={m}
+                checked={values.models.includes(m)}
+                onChange={(e) => set({ models: e.target.checked ? [...values.models, m] : values.models.filter((x) => x !== m) })}
+              />
+              <span className="font-mono text-xs">{m}</span>
+            </label>
+          ))}
+        </div>
+      </fieldset>
+    </div>
+  );
+}
+
+/** Cents, or six decimals for a spend below one cent (a key's first requests would all read $0.00). */
+const amount = (s: string) => {
+  const n = Number(s);
+  return n === 0 || n >= 0.01 ? n.toFixed(2) : n.toFixed(6);
+};
+const usd = (s: string) => `$${amount(s)}`;
+const cny = (s: string) => `¥${amount(s)}`;
+
+/** Spend this month and in total (USD and CNY), and the budget used as a bar. */
+export function KeySpend({ k }: { k: KeyWithControlsJson }) {
+  const bars: { label: string; spent: string; cap: string }[] = [];
+  if (k.monthly_budget_usd) bars.push({ label: `Monthly budget (${k.spend.month})`, spent: k.spend.month_usd, cap: k.monthly_budget_usd });
+  if (k.budget_usd) bars.push({ label: 'Lifetime budget', spent: k.spend.total_usd, cap: k.budget_usd });
+  return (
+    <div className="min-w-40 space-y-1 text-xs" data-testid="key-spend">
+      <div className="tabular-nums text-slate-700">
+        This month {usd(k.spend.month_usd)} <span className="text-slate-400">({cny(k.spend.month_cny)})</span>
+      </div>
+      <div className="tabular-nums text-slate-500">
+        Total {usd(k.spend.total_usd)} <span className="text-slate-400">({cny(k.spend.total_cny)})</span>
+      </div>
+      {bars.map((b) => (
+        <div key={b.label}>
+          <div className="flex justify-between text-slate-500">
+            <span>{b.label}</span>
+            <span className="tabular-nums">
+              {usd(b.spent)} / {usd(b.cap)}
+            </span>
+          </div>
+          <Progress value={Number(b.spent) / Number(b.cap)} label={`${b.label} used`} />
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** A short summary of the key's restrictions for the list. */
+export function controlsSummary(k: KeyWithControlsJson): string[] {
+  const out: string[] = [];
+  if (k.models.length) out.push(`${k.models.length} model${k.models.length === 1 ? '' : 's'}`);
+  if (k.rpm !== null) out.push(`${k.rpm} rpm`);
+  if (k.concurrency !== null) out.push(`${k.concurrency} concurrent`);
+  if (k.allowed_ips.length) out.push(`${k.allowed_ips.length} IP range${k.allowed_ips.length === 1 ? '' : 's'}`);
+  if (k.expires_at) out.push(`expires ${k.expires_at.slice(0, 16).replace('T', ' ')} UTC`);
+  return out;
+}

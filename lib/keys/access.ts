@@ -1,0 +1,100 @@
+import { env } from '@/lib/env';
+import { GatewayError } from '@/lib/errors';
+import { ipMatcher, type KeyControls } from '@/lib/keys/controls';
+
+// The checks a request makes with its key's cached controls before it is admitted: expiry, client
+// address, model. Each is a property lookup or two on the cached key: nothing leaves the process.
+
+/** A key's controls in the form the gateway checks them, built once when the key is cached. */
+export interface KeyGuard {
+  name: string;
+  budgetPico: bigint | null;
+  monthlyBudgetPico: bigint | null;
+  /** Null: every model the tier allows. */
+  models: ReadonlySet<string> | null;
+  rpm: number | null;
+  concurrency: number | null;
+  /** Null: any address. */
+  ipAllowed: ((ip: string) => boolean) | null;
+  allowedIps: readonly string[];
+  /** Unix ms; null: never expires. */
+  expiresAt: number | null;
+  /** The controls' version (ApiKey.controlsVersion): budget counters are per version. */
+  version: number;
+}
+
+/** The guard of a key, or null when it has no control set (most keys: nothing to check). */
+export function keyGuard(name: string, c: KeyControls, version = 0): KeyGuard | null {
+  const none =
+    c.budgetPico === null && c.monthlyBudgetPico === null && c.models.length === 0 && c.rpm === null && c.concurrency === null && c.allowedIps.length === 0 && c.expiresAt === null;
+  if (none) return null;
+  return {
+    name,
+    budgetPico: c.budgetPico,
+    monthlyBudgetPico: c.monthlyBudgetPico,
+    models: c.models.length > 0 ? new Set(c.models) : null,
+    rpm: c.rpm,
+    concurrency: c.concurrency,
+    ipAllowed: c.allowedIps.length > 0 ? ipMatcher(c.allowedIps) : null,
+    allowedIps: c.allowedIps,
+    expiresAt: c.expiresAt?.getTime() ?? null,
+    version,
+  };
+}
+
+type IpRequest = { ip: string; headers: Record<string, string | undefined> };
+
+/**
+ * Requests whose `ip` is not the connection's address: the route-handler path (`next start`) sees
+ * only X-Forwarded-For, which Next.js fills from the socket only when the client sent none.
+ */
+const hearsayIp = new WeakSet<IpRequest>();
+
+/** Marks a request whose `ip` came from a header the client may have written (lib/gateway/web-adapter.ts). */
+export function ipFromHeaders(req: IpRequest): void {
+  hearsayIp.add(req);
+}
+
+/**
+ * The client address a key's ranges are matched against: the first X-Forwarded-For entry behind a
+ * trusted proxy (TRUST_PROXY, as the per-IP limits), else the connection's own address. Where the
+ * connection's address is unknown (route handlers without TRUST_PROXY) it is "unknown", which no
+ * range matches: a key with ranges is refused there rather than trust a header anyone can send.
+ */
+export function keyClientIp(req: IpRequest): string {
+  if (env.TRUST_PROXY) {
+    const forwarded = req.headers['x-forwarded-for']?.split(',')[0]?.trim();
+    if (forwarded) return forwarded;
+  }
+  return hearsayIp.has(req) && !env.TRUST_PROXY ? 'unknown' : req.ip;
+}
+
+/** 401 key_expired, 403 ip_not_allowed: the key's expiry and address ranges. */
+export function checkKeyAccess(guard: KeyGuard | null, ip: string, now = Date.now()): void {
+  if (!guard) return;
+  if (guard.expiresAt !== null && now >= guard.expiresAt) {
+    throw new GatewayError('key_expired', `This API key expired at ${new Date(guard.expiresAt).toISOString()}.`);
+  }
+  if (guard.ipAllowed && !guard.ipAllowed(ip)) {
+    // The address is the caller's own: naming it helps them fix the key's ranges.
+    const from = ip === 'unknown' ? 'an address this server cannot see (the operator must set TRUST_PROXY behind a proxy)' : ip.slice(0, 64);
+    throw new GatewayError('ip_not_allowed', `This API key may not be used from ${from}: it allows ${guard.allowedIps.length} address range(s) set on the key.`);
+  }
+}
+
+/** Whether the key lets its holder use `model` (its allowlist, when it has one). */
+export function keyAllowsModel(guard: KeyGuard | null, model: string): boolean {
+  return !guard?.models || guard.models.has(model);
+}
+
+/** 403 model_not_allowed naming the model, when the key's allowlist (`allowed`, if any) lacks it. */
+export function checkAllowedModel(allowed: ReadonlySet<string> | null | undefined, model: string): void {
+  if (!allowed || allowed.has(model)) return;
+  throw new GatewayError('model_not_allowed', `This API key may not use the model "${model}". Models allowed for this key: ${[...allowed].join(', ')}.`, {
+    param: 'model',
+  });
+}
+
+export function checkKeyModel(guard: KeyGuard | null, model: string): void {
+  checkAllowedModel(guard?.models, model);
+}

@@ -1,0 +1,163 @@
+import { getDb } from '@/lib/db';
+import { getConfig } from '@/lib/config';
+import { GatewayError } from '@/lib/errors';
+import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
+import { pendingKeyCharges } from '@/lib/billing/writer';
+import { publishGatewayEvent } from '@/lib/events';
+import { generateApiKey } from '@/lib/auth/keys';
+import { monthOf, parseKeyControls, publicControls, type KeyControls } from '@/lib/keys/controls';
+
+// Database access for per-key controls and spend.
+
+/** Columns of an ApiKey row that hold its controls (Prisma Decimal read through its text). */
+export interface KeyControlColumns {
+  budgetUsd: { toString(): string } | null;
+  monthlyBudgetUsd: { toString(): string } | null;
+  models: string[] | null;
+  rpm: number | null;
+  concurrency: number | null;
+  allowedIps: string[] | null;
+  expiresAt: Date | null;
+}
+
+export function keyControlsOf(row: KeyControlColumns): KeyControls {
+  return {
+    budgetPico: row.budgetUsd === null ? null : usdToPico(row.budgetUsd.toString()),
+    monthlyBudgetPico: row.monthlyBudgetUsd === null ? null : usdToPico(row.monthlyBudgetUsd.toString()),
+    models: row.models ?? [],
+    rpm: row.rpm,
+    concurrency: row.concurrency,
+    allowedIps: row.allowedIps ?? [],
+    expiresAt: row.expiresAt,
+  };
+}
+
+/** The Prisma data of validated controls (only the fields given). */
+export function controlsData(c: Partial<KeyControls>) {
+  const data: Record<string, unknown> = {};
+  if (c.budgetPico !== undefined) data.budgetUsd = c.budgetPico === null ? null : formatPico(c.budgetPico);
+  if (c.monthlyBudgetPico !== undefined) data.monthlyBudgetUsd = c.monthlyBudgetPico === null ? null : formatPico(c.monthlyBudgetPico);
+  if (c.models !== undefined) data.models = c.models;
+  if (c.rpm !== undefined) data.rpm = c.rpm;
+  if (c.concurrency !== undefined) data.concurrency = c.concurrency;
+  if (c.allowedIps !== undefined) data.allowedIps = c.allowedIps;
+  if (c.expiresAt !== undefined) data.expiresAt = c.expiresAt;
+  return data;
+}
+
+/** Validates a body's controls against the operator's catalogue (400 naming the field). */
+export function parseControlsBody(body: Record<string, unknown>): Partial<KeyControls> {
+  const models = getConfig().models;
+  return parseKeyControls(body, (name) => models.has(name));
+}
+
+/**
+ * What a key has spent in the database (its request-log rows), since `sinceMs` when given, plus
+ * its charges still queued on this instance. Read once per key per instance when its live budget
+ * counter is not loaded, like an account's balance.
+ */
+export async function loadKeySpend(keyId: string, sinceMs?: number): Promise<bigint> {
+  const db = await getDb();
+  const since = sinceMs === undefined ? new Date(0) : new Date(sinceMs);
+  const rows = await db.$queryRaw<{ spent: string | null }[]>`
+    SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "RequestLog" WHERE "apiKeyId" = ${keyId}::uuid AND "createdAt" >= ${since}`;
+  return usdToPico(rows[0]?.spent ?? '0') + pendingKeyCharges(keyId, sinceMs ?? 0);
+}
+
+/** Spend per key of one account: in total and this calendar month (UTC), pico-USD. */
+async function spendByKey(userId: string): Promise<Map<string, { total: bigint; month: bigint }>> {
+  const db = await getDb();
+  const month = new Date(monthOf(Date.now()).start);
+  const rows = await db.$queryRaw<{ key: string; total: string; month: string }[]>`
+    SELECT "apiKeyId"::text AS key, SUM("costUsd")::text AS total,
+           COALESCE(SUM("costUsd") FILTER (WHERE "createdAt" >= ${month}), 0)::text AS month
+    FROM "RequestLog" WHERE "userId" = ${userId}::uuid AND "apiKeyId" IS NOT NULL GROUP BY "apiKeyId"`;
+  return new Map(rows.map((r) => [r.key, { total: usdToPico(r.total), month: usdToPico(r.month) }]));
+}
+
+type Row = KeyControlColumns & { id: string; name: string; prefix: string; lastFour: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
+
+/** A key as the API shows it, with its controls and (when known) its spend in USD and CNY. */
+export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: bigint }) {
+  const controls = keyControlsOf(row);
+  const rate = getConfig().cnyRateNano;
+  const s = spend ?? { total: 0n, month: 0n };
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    last_four: row.lastFour,
+    display: `${row.prefix}…${row.lastFour}`,
+    created_at: row.createdAt.toISOString(),
+    last_used_at: row.lastUsedAt?.toISOString() ?? null,
+    revoked: row.revokedAt !== null,
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+    ...publicControls(controls),
+    expired: controls.expiresAt !== null && controls.expiresAt.getTime() <= Date.now(),
+    spend: {
+      total_usd: formatPico(s.total),
+      total_cny: formatPico(usdToCny(s.total, rate)),
+      month_usd: formatPico(s.month),
+      month_cny: formatPico(usdToCny(s.month, rate)),
+      month: monthOf(Date.now()).label,
+    },
+  };
+}
+
+/** One of the account's keys as the API shows it (after a revocation, say). */
+export async function getKeyWithSpend(userId: string, keyId: string) {
+  const db = await getDb();
+  const row = await db.apiKey.findFirst({ where: { id: keyId, userId } });
+  if (!row) throw new GatewayError('not_found', 'No such key.');
+  const spend = await spendByKey(userId);
+  return publicKeyWithControls(row, spend.get(row.id));
+}
+
+/** The account's spend grouped by key (`GET /api/usage?group_by=key`): every key, spent or not. */
+export async function usageByKey(userId: string) {
+  const keys = await listKeysWithSpend(userId);
+  return keys.map((k) => ({ key_id: k.id, name: k.name, display: k.display, revoked: k.revoked, ...k.spend }));
+}
+
+export async function listKeysWithSpend(userId: string) {
+  const db = await getDb();
+  const [rows, spend] = await Promise.all([db.apiKey.findMany({ where: { userId }, orderBy: { createdAt: 'desc' } }), spendByKey(userId)]);
+  return rows.map((row) => publicKeyWithControls(row, spend.get(row.id)));
+}
+
+/**
+ * Edits a key's name and controls. Every cached copy of the key is dropped through pub/sub, and the
+ * marker of its previous version makes any copy the message has not reached yet refuse itself in
+ * the admission and reload: the edit holds on the next request on every instance.
+ */
+export async function updateKey(userId: string, keyId: string, body: Record<string, unknown>) {
+  const db = await getDb();
+  const uuid = /^[0-9a-f-]{36}$/i.test(keyId) ? keyId : null;
+  const row = uuid ? await db.apiKey.findFirst({ where: { id: uuid, userId } }) : null;
+  if (!row) throw new GatewayError('not_found', 'No such key.');
+  if (row.revokedAt) throw new GatewayError('conflict', 'This key is revoked: its controls can no longer change.');
+  const data = controlsData(parseControlsBody(body));
+  if (body.name !== undefined) {
+    const name = typeof body.name === 'string' ? body.name.trim() : '';
+    if (!name || name.length > 64) throw new GatewayError('invalid_request', '"name": must be 1 to 64 characters.', { param: 'name' });
+    data.name = name;
+  }
+  // The version moves in the same statement as the edit: two concurrent edits get two versions.
+  const updated = await db.apiKey.update({ where: { id: row.id }, data: { ...data, controlsVersion: { increment: 1 } } });
+  await publishGatewayEvent({ type: 'key-changed', hash: row.hash, staleVersion: updated.controlsVersion - 1 });
+  const spend = await spendByKey(userId);
+  return publicKeyWithControls(updated, spend.get(updated.id));
+}
+
+/** Creates a key with its controls (validated before anything is written); the full key is answered once. */
+export async function createKeyWithControls(userId: string, body: Record<string, unknown>) {
+  const name = (typeof body.name === 'string' ? body.name : 'default').trim();
+  if (!name || name.length > 64) throw new GatewayError('invalid_request', '"name": must be 1 to 64 characters.', { param: 'name' });
+  const data = controlsData(parseControlsBody(body));
+  const db = await getDb();
+  const generated = generateApiKey();
+  const row = await db.apiKey.create({
+    data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, ...data },
+  });
+  return { ...publicKeyWithControls(row), key: generated.key };
+}
