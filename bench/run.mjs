@@ -716,13 +716,20 @@ async function loadTarget(target, spec) {
 async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   const floor = await startFloor(upstream.url, opt['floor-client']);
   const chatPath = '/v1/chat/completions';
+  const wantedExtra = new Set();
   const targets = [
     { key: 'direct', label: 'direct (upstream)', auth: {}, start: async () => upstream, own: false },
     { key: 'floor', label: opt['floor-client'] === 'undici' ? 'floor proxy' : `floor proxy (${opt['floor-client']})`, auth: {}, start: async () => floor, own: false },
     { key: 'lean', label: opt.server === 'dist/server.mjs' ? 'gateway, lean /v1 (npm start)' : `gateway, lean /v1 (${path.basename(opt.server)})`, auth, start: () => startMeasuredGateway(gatewayEnv), own: true },
     { key: 'next', label: 'gateway, route handlers (next start)', auth, start: () => startGateway('next', { ...gatewayEnv, NEXT_MANUAL_SIG_HANDLE: '1' }), own: true },
   ];
-  const wanted = new Set(opt.targets.split(',').map((t) => t.trim()));
+  // A/B in one run: --compare FILE measures another bundle of server.ts (e.g. the previous build) right after the lean row.
+  if (opt.compare) {
+    const at = targets.findIndex((t) => t.key === 'lean') + 1 || targets.length;
+    targets.splice(at, 0, { key: 'compare', label: `gateway, lean /v1 (${path.basename(opt.compare)})`, auth, start: () => startMeasuredGateway(gatewayEnv, opt.compare), own: true });
+    wantedExtra.add('compare');
+  }
+  const wanted = new Set([...opt.targets.split(',').map((t) => t.trim()), ...wantedExtra]);
   for (let i = targets.length - 1; i >= 0; i--) if (!wanted.has(targets[i].key)) targets.splice(i, 1);
   const rows = {};
   const ttfb = {};
@@ -872,6 +879,16 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
       : [name, fmt.rps(r.rps), fmt.ms(r.p50), fmt.ms(r.p99), fmt.us(r.cpuPerReq[0]), fmt.ms(r.ttfb?.p50), fmt.ms(r.ttfb?.p99)],
   );
   if (rows.lean) out.push(table(eh, erows, ['l', 'r', 'r', 'r', 'r', 'r', 'r']));
+
+  if (rows.lean?.c50 && rows.compare?.c50) {
+    const a = rows.lean;
+    const b = rows.compare;
+    out.push(
+      `  A/B, this build vs ${path.basename(opt.compare)}: c=50 throughput ${((a.c50.rps / b.c50.rps) * 100).toFixed(0)}%, ` +
+        `CPU/request ${(a.c50.cpuPerReq[0] / b.c50.cpuPerReq[0]).toFixed(2)}x, c=1 p50 ${fmt.ms(a.c1.p50 - b.c1.p50)} ms, ` +
+        `stream TTFB p50 ${fmt.ms((ttfb.lean?.p50 ?? NaN) - (ttfb.compare?.p50 ?? NaN))} ms`,
+    );
+  }
 
   // ---- targets ----
   const d = rows.direct ?? {};
