@@ -77,6 +77,8 @@ export interface GatewayConfig {
   rechargeMax: bigint;
   limits: RawConfig['limits'];
   circuitBreaker: { failures: number; cooldownMs: number };
+  /** How long a stored response is kept (days). */
+  responsesRetentionDays: number;
   tiers: Record<TierName, TierInfo>;
   channels: ChannelInfo[];
   models: Map<string, ModelInfo>;
@@ -192,6 +194,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     rechargeMax: usdToPico(raw.recharge.max_usd),
     limits: raw.limits,
     circuitBreaker: { failures: raw.circuit_breaker.failures, cooldownMs: raw.circuit_breaker.cooldown_ms },
+    responsesRetentionDays: raw.responses.retention_days,
     tiers,
     channels,
     models,

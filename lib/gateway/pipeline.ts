@@ -39,6 +39,8 @@ export interface PreparedRequest {
   translator(protocol: UpstreamProtocol, model: ModelInfo): Translator | undefined;
   /** An answer made here, for a model no channel can answer this operation for (count_tokens off Anthropic). */
   local?(model: ModelInfo): Promise<string>;
+  /** Awaited after the reply's last bytes are rendered, before they are sent (the Responses surface stores the response). */
+  beforeEnd?(model: ModelInfo): Promise<void>;
 }
 
 /** A client surface: what it speaks, and how it reads a request. */
@@ -314,6 +316,7 @@ async function relayJson(
   ctx.markFirstToken();
   if (!client.open) return true;
   const text = reply.render(settlement(ctx, reasoning));
+  await prepared.beforeEnd?.(info.model);
   // A known length lets node send the reply in one write instead of chunked framing.
   sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
   sink.end(text);
@@ -396,6 +399,8 @@ async function relayStream(
     ctx.outcome = 'upstream_error';
     throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
   }
-  ctx.endStream(sink, st.end(settlement(ctx, reasoning)));
+  const tail = st.end(settlement(ctx, reasoning));
+  await prepared.beforeEnd?.(info.model);
+  ctx.endStream(sink, tail);
   return true;
 }
