@@ -2,6 +2,7 @@
 // request is served over every channel protocol by the Responses<->Chat mapping composed with the
 // chat translators (translate/responses-chat.ts); stored responses live in responses-store.ts.
 import { authenticate } from '@/lib/auth/principal';
+import { GatewayError } from '@/lib/errors';
 import { checkDenied } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import type { RequestContext } from '@/lib/gateway/context';
@@ -9,6 +10,7 @@ import type { SurfaceSpec } from '@/lib/gateway/pipeline';
 import { deleteResponse, loadResponse, saveResponse } from '@/lib/gateway/responses-store';
 import { countMessageTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
+import { isObject } from '@/lib/gateway/translate/openai-client';
 import { chatClientRequest, chatPlanOf, responseNotFound, responsesTranslator, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { log, errorFields } from '@/lib/log';
@@ -52,6 +54,50 @@ function validateFields(body: JsonObject): void {
   }
 }
 
+/** The response an item id belongs to: items are named after their response (msg_X, rs_X, fc_X_n of resp_X). */
+function responseOfItem(itemId: string): string | undefined {
+  const base = /^(?:msg|rs|fc)_([A-Za-z0-9]+)(?:_\d+)?$/.exec(itemId)?.[1];
+  return base && `resp_${base}`;
+}
+
+/**
+ * Input items given by reference (`{type: "item_reference", id}`: the Vercel AI SDK sends earlier
+ * assistant messages so when responses are stored) replaced by the stored items. Only a request
+ * that has such items reads the store.
+ */
+async function resolveItemReferences(userId: string, input: unknown): Promise<unknown> {
+  if (!Array.isArray(input) || !input.some((item) => isObject(item) && item.type === 'item_reference')) return input;
+  const outputs = new Map<string, JsonObject[]>();
+  const resolved: unknown[] = [];
+  for (const [i, item] of input.entries()) {
+    if (!isObject(item) || item.type !== 'item_reference') {
+      resolved.push(item);
+      continue;
+    }
+    const id = typeof item.id === 'string' ? item.id : '';
+    const responseId = responseOfItem(id);
+    let output = responseId ? outputs.get(responseId) : undefined;
+    if (responseId && !output) {
+      const row = await loadResponse(userId, responseId);
+      output = row ? outputOf(row.response) : [];
+      outputs.set(responseId, output);
+    }
+    const found = output?.find((o) => o.id === id);
+    if (!found) throw new GatewayError('not_found', `Item with id '${id}' not found.`, { param: `input[${i}].id` });
+    resolved.push(found);
+  }
+  return resolved;
+}
+
+function outputOf(responseText: string): JsonObject[] {
+  try {
+    const output = (JSON.parse(responseText) as JsonObject).output;
+    return Array.isArray(output) ? output.filter(isObject) : [];
+  } catch {
+    return [];
+  }
+}
+
 export const responsesSurface: SurfaceSpec = {
   endpoint: 'chat',
   operation: 'chat',
@@ -71,7 +117,8 @@ export const responsesSurface: SurfaceSpec = {
       if (!previous) throw responseNotFound(body.previous_response_id, 'previous_response_id');
       history = previous.conversation;
     }
-    const plan = chatPlanOf(body, history);
+    const input = await resolveItemReferences(principal.userId, body.input);
+    const plan = chatPlanOf(input === body.input ? body : { ...body, input }, history);
     let finished: FinishedResponse | undefined;
     const turn: ResponsesTurn = {
       body,

@@ -390,6 +390,8 @@ export class ResponsesEventWriter {
   private readonly calls = new Map<number, Extract<OpenItem, { kind: 'call' }>>();
   private readonly turn: Turn = { reasoning: '', text: '', toolCalls: [], finish: null };
   private buffer = '';
+  /** Message items opened so far. */
+  private messages = 0;
 
   constructor(
     private readonly call: CallInfo,
@@ -447,7 +449,9 @@ export class ResponsesEventWriter {
     if (this.current?.kind !== kind) {
       out += this.closeAll();
       const index = this.items.length;
-      const id = kind === 'message' ? this.ids.message : this.ids.reasoning;
+      // A later text item of the same reply (text, a tool call, text again) gets an id of its own.
+      const n = kind === 'message' ? this.messages++ : 0;
+      const id = kind === 'message' ? (n === 0 ? this.ids.message : `${this.ids.message}_${n}`) : this.ids.reasoning;
       this.items.push({});
       this.current = { kind, index, id, text: '' };
       if (kind === 'message') {
