@@ -25,6 +25,8 @@ export interface PreparedRequest {
   stream: boolean;
   /** The output cap the client asked for (undefined: the model's own maximum is reserved). */
   maxOutputTokens?: number;
+  /** The size of the prompt as it goes upstream, when it is not the body's (a stored conversation prepended). */
+  promptBytes?: number;
   /** Completions asked for (`n`): each may produce up to the output cap. */
   choices: number;
   /** Reserved and billed (false: count_tokens, which is admitted and logged but free). */
@@ -86,7 +88,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
     return;
   }
 
-  await ctx.admit(prepared.billed ? plan.models[0] : null, surface.endpoint, prepared.billed ? reservation(plan.models, prepared, body.raw.length) : 0n);
+  await ctx.admit(prepared.billed ? plan.models[0] : null, surface.endpoint, prepared.billed ? reservation(plan.models, prepared, prepared.promptBytes ?? body.raw.length) : 0n);
 
   let refusal: GatewayError | null = null;
   for (let i = 0; i < plan.models.length; i++) {

@@ -8,7 +8,7 @@ import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
-import { DEFAULT_REPLY, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { DEFAULT_REPLY, GEMINI_THOUGHT, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { pico } from '../support/money';
 import { getDb } from '@/lib/db';
@@ -137,9 +137,23 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
       expect(final.usage!.output_tokens).toBeGreaterThan(0);
       const stored = await openai().responses.retrieve(final.id);
       expect(final.output).toMatchObject(stored.output);
-      const row = await waitFor(() => db.requestLog.findFirst({ where: { userId: account.userId, endpoint: '/v1/responses', stream: true }, orderBy: { createdAt: 'desc' } }), 10_000);
-      expect((final as unknown as WithService).service.cost_usd).toBe(Number(row.costUsd.toFixed(12)));
-      await expectBooked(row.id, row.costUsd.toFixed(12));
+
+      // The raw events: the cost of response.completed is the one logged and booked.
+      const { data: events, response } = await openai().responses.create({ model, input: 'Hi', stream: true }).withResponse();
+      const types: string[] = [];
+      let completed: OpenAI.Responses.Response | undefined;
+      for await (const ev of events) {
+        expect(ev.sequence_number).toBe(types.length);
+        types.push(ev.type);
+        if (ev.type === 'response.completed') completed = ev.response;
+      }
+      expect(types.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+      expect(types.at(-1)).toBe('response.completed');
+      const requestId = response.headers.get('x-request-id');
+      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+      expect(row.stream).toBe(true);
+      expect((completed as unknown as WithService).service.cost_usd).toBe(Number(row.costUsd.toFixed(12)));
+      await expectBooked(requestId, row.costUsd.toFixed(12));
     });
 
     it('previous_response_id: a second turn continues the stored conversation', async () => {
@@ -151,6 +165,10 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
       expect(sent).toContain('My name is Ada.');
       expect(sent).toContain(DEFAULT_REPLY);
       expect(sent).toContain('What is my name?');
+      // An earlier assistant message given by reference (as the Vercel AI SDK sends it) is resolved from the store.
+      const message = first.output.find((o) => o.type === 'message')!;
+      await openai().responses.create({ model, store: false, input: [{ role: 'user', content: 'My name is Ada.' }, { type: 'item_reference', id: message.id! }, { role: 'user', content: 'Again?' }] });
+      expect(fake.requests.at(-1)!.body).toContain(DEFAULT_REPLY);
       // And a third turn, streamed, on top of the second.
       const third = await openai().responses.stream({ model, input: 'Thanks.', previous_response_id: second.id }).finalResponse();
       expect(third.output_text).toBe(DEFAULT_REPLY);
@@ -232,6 +250,26 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
       expect(withTool.steps[0].finishReason).toBe('tool-calls');
       expect(withTool.text).toBeTruthy();
     });
+  });
+
+  it('reasoning.effort on a Gemini model: the thinking comes back as a reasoning item, whole and streamed', async () => {
+    const whole = await openai().responses.create({ model: MODELS.gemini, input: 'Think first.', reasoning: { effort: 'low' } });
+    expect(whole.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
+    const reasoning = whole.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expect(reasoning.summary[0].text).toBe(GEMINI_THOUGHT);
+    expect(whole.output_text).toBe(DEFAULT_REPLY);
+    expect(whole.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+    const streamed = await openai().responses.stream({ model: MODELS.gemini, input: 'Think first.', reasoning: { effort: 'low' } }).finalResponse();
+    expect(streamed.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
+    expect(streamed.output_text).toBe(DEFAULT_REPLY);
+  });
+
+  it('an expired response is a 404 and is deleted when met', async () => {
+    const created = await openai().responses.create({ model: MODELS.openai, input: 'Hi' });
+    await db.storedResponse.update({ where: { id: created.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await expect(openai().responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(openai().responses.create({ model: MODELS.openai, input: 'Hi', previous_response_id: created.id })).rejects.toMatchObject({ status: 404 });
+    await waitFor(async () => (await db.storedResponse.findUnique({ where: { id: created.id } })) === null, 10_000);
   });
 
   it('GET and DELETE: another account gets 404; a deleted response is gone', async () => {

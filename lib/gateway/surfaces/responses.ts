@@ -132,6 +132,8 @@ export const responsesSurface: SurfaceSpec = {
     return {
       stream,
       maxOutputTokens,
+      // Reserved for the whole conversation, the stored turns included.
+      promptBytes: turn.chat.body.raw.length,
       choices: 1,
       billed: true,
       autoNeeds: async (limit) => ({
