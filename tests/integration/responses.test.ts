@@ -60,7 +60,8 @@ beforeAll(async () => {
   const [lean, next] = await Promise.all([startGateway({ config, mode: 'lean' }), startGateway({ config, mode: 'next' })]);
   gateways.lean = lean;
   gateways.next = next;
-  [account, other] = await Promise.all([createAccount({ tier: 'pro', balanceUsd: '50' }), createAccount({ tier: 'pro', balanceUsd: '50' })]);
+  // Enterprise: some 260 requests a minute go out on this account, beyond a pro account's rate.
+  [account, other] = await Promise.all([createAccount({ tier: 'enterprise', balanceUsd: '50' }), createAccount({ tier: 'pro', balanceUsd: '50' })]);
 });
 
 afterAll(async () => {
@@ -285,6 +286,51 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
     expect(await res.json()).toEqual({ id: created.id, object: 'response', deleted: true });
     await expect(openai().responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
     await expect(openai().responses.retrieve('resp_doesnotexist')).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('answers malformed requests with a 400 naming the field (or a 404 for an unknown item), never a 500', async () => {
+    const cases: [Record<string, unknown>, string, number?][] = [
+      [{ input: 5 }, 'input'],
+      [{}, 'input'],
+      [{ input: [] }, 'input'],
+      [{ input: [1] }, 'input[0]'],
+      [{ input: [{ type: 'function_call' }] }, 'input[0].call_id'],
+      [{ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: {} }] }, 'input[0].arguments'],
+      [{ input: [{ type: 'function_call_output', call_id: 'c', output: 5 }] }, 'input[0].output'],
+      [{ input: [{ role: 'user', content: 5 }] }, 'input[0].content'],
+      [{ input: [{ role: 'user', content: [null] }] }, 'input[0].content[0]'],
+      [{ input: [{ role: 'tool', content: 'x' }] }, 'input[0].role'],
+      [{ input: [{ type: 'web_search_call', id: 'ws_1' }] }, 'input[0].type'],
+      [{ input: [{ type: 'item_reference', id: 'msg_nope' }] }, 'input[0].id', 404],
+      [{ input: 'Hi', tools: 'x' }, 'tools'],
+      [{ input: 'Hi', tools: [null] }, 'tools[0]'],
+      [{ input: 'Hi', tools: [{ type: 'function' }] }, 'tools[0].name'],
+      [{ input: 'Hi', tools: [{ type: 'mcp', server_label: 'x' }] }, 'tools[0].type'],
+      [{ input: 'Hi', tools: [WEATHER_TOOL], tool_choice: 5 }, 'tool_choice'],
+      [{ input: 'Hi', text: 5 }, 'text'],
+      [{ input: 'Hi', text: { format: { type: 'json_schema' } } }, 'text.format.name'],
+      [{ input: 'Hi', text: { format: { type: 'xml' } } }, 'text.format.type'],
+      [{ input: 'Hi', reasoning: { effort: 'max' } }, 'reasoning.effort'],
+      [{ input: 'Hi', metadata: { a: 5 } }, 'metadata.a'],
+      [{ input: 'Hi', max_output_tokens: 0 }, 'max_output_tokens'],
+      [{ input: 'Hi', temperature: 3 }, 'temperature'],
+      [{ input: 'Hi', instructions: 5 }, 'instructions'],
+      [{ input: 'Hi', previous_response_id: 5 }, 'previous_response_id'],
+      [{ input: 'Hi', background: true }, 'background'],
+      [{ input: 'Hi', stream: 'yes' }, 'stream'],
+      [{ input: 'Hi', store: 'no' }, 'store'],
+    ];
+    for (const [body, param, status = 400] of cases) {
+      for (const stream of [false, true]) {
+        const res = await fetch(`${gw().url}/v1/responses`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: MODELS.anthropic, ...(stream && !('stream' in body) ? { stream: true } : {}), ...body }),
+        });
+        const json = (await res.json()) as { error: { param: string | null; type: string } };
+        expect([JSON.stringify(body), res.status, json.error.param]).toEqual([JSON.stringify(body), status, param]);
+      }
+    }
   });
 
   it('refuses built-in tools with a 400 naming the tool type, in the OpenAI envelope', async () => {

@@ -3,7 +3,7 @@
 // chat translators (translate/responses-chat.ts); stored responses live in responses-store.ts.
 import { authenticate } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
-import { checkDenied } from '@/lib/gateway/admission';
+import { checkDenied, countRefused } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
@@ -161,10 +161,15 @@ export const responsesSurface: SurfaceSpec = {
   },
 };
 
-/** The caller of GET/DELETE: these requests admit nothing, so the deny markers are read here. */
-async function caller(req: GatewayRequest) {
+/**
+ * The caller of GET/DELETE: these requests admit nothing, so the deny markers are read here; each
+ * reads the database, so each counts against the account's request rate (the chat endpoint's).
+ */
+async function caller(ctx: RequestContext, req: GatewayRequest) {
   const principal = await authenticate(req.headers);
   await checkDenied(principal);
+  const limited = await countRefused(principal, ctx.cfg, 'chat', ctx.requestId);
+  if (limited) throw limited;
   return principal;
 }
 
@@ -179,7 +184,7 @@ function idOf(req: GatewayRequest): string {
 
 /** GET /v1/responses/{id}: a stored response of the caller's account. */
 export async function getResponse(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const principal = await caller(req);
+  const principal = await caller(ctx, req);
   const id = idOf(req);
   const row = await loadResponse(principal.userId, id);
   if (!row) throw responseNotFound(id);
@@ -189,7 +194,7 @@ export async function getResponse(ctx: RequestContext, req: GatewayRequest, sink
 
 /** DELETE /v1/responses/{id}. */
 export async function removeResponse(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const principal = await caller(req);
+  const principal = await caller(ctx, req);
   const id = idOf(req);
   if (!(await deleteResponse(principal.userId, id))) throw responseNotFound(id);
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
