@@ -250,6 +250,19 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
       expect(withTool.steps).toHaveLength(2);
       expect(withTool.steps[0].finishReason).toBe('tool-calls');
       expect(withTool.text).toBeTruthy();
+
+      // Streamed, the tool call arrives whole.
+      const streamedTool = streamText({ model: vercel()(model), prompt: 'Weather in Paris?', maxRetries: 0, tools: { get_weather: tool({ description: WEATHER_TOOL.description, inputSchema: jsonSchema<{ city: string }>(WEATHER_TOOL.parameters as Parameters<typeof jsonSchema>[0]) }) } });
+      const toolCalls = await streamedTool.toolCalls;
+      expect(toolCalls.map((c) => [c.toolName, c.input])).toEqual([['get_weather', JSON.parse(TOOL_CALL_ARGUMENTS)]]);
+      expect(await streamedTool.finishReason).toBe('tool-calls');
+
+      // A next turn built from the SDK's own messages: it sends the earlier reply by item_reference.
+      const turnTwo = await generateText({ model: vercel()(model), messages: [{ role: 'user', content: 'Hi' }, ...generated.response.messages, { role: 'user', content: 'And again?' }], maxRetries: 0 });
+      expect(turnTwo.text).toBe(DEFAULT_REPLY);
+      const sent = fake.requests.at(-1)!.body;
+      expect(sent).toContain('And again?');
+      expect(sent.split(DEFAULT_REPLY).length).toBe(2);
     });
   });
 
