@@ -41,6 +41,8 @@ export interface PreparedRequest {
   translator(protocol: UpstreamProtocol, model: ModelInfo): Translator | undefined;
   /** An answer made here, for a model no channel can answer this operation for (count_tokens off Anthropic). */
   local?(model: ModelInfo): Promise<string>;
+  /** A mid-stream error in the surface's own stream format (default: a chat chunk `data: {"error":…}`). */
+  streamError?(err: GatewayError): string;
   /** Awaited after the reply's last bytes are rendered, before they are sent (the Responses surface stores the response). */
   beforeEnd?(model: ModelInfo): Promise<void>;
 }
@@ -68,6 +70,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   const principal = ctx.principal!;
   const prepared = await surface.validate(client, ctx.cfg, principal, body.raw.length);
   ctx.stream = prepared.stream;
+  if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
   ctx.choices = prepared.choices;
   const plan = await planModels(ctx, surface, prepared, body.json.model, principal);
   if (prepared.noFallback) plan.models.length = 1;

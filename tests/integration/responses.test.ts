@@ -278,6 +278,27 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
     expect(streamed.output_text).toBe(DEFAULT_REPLY);
   });
 
+  it('a stream the upstream cuts after its first text ends with an error event in sequence; nothing is stored', async () => {
+    fake.queue({ type: 'cut', afterChunks: 3 });
+    const res = await fetch(`${gw().url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODELS.openai, input: 'Hi', stream: true }),
+    });
+    expect(res.status).toBe(200);
+    const blocks = (await res.text()).split('\n\n').filter((b) => b !== '');
+    const events = blocks.map((b) => JSON.parse(b.split('\n')[1].slice(6)) as { type: string; sequence_number: number; error?: { type: string; message: string } });
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    const last = events.at(-1)!;
+    expect(blocks.at(-1)!.startsWith('event: error\n')).toBe(true);
+    expect(last.type).toBe('error');
+    expect(last.error!.type).toBe('upstream_error');
+    expect(events.some((e) => e.type === 'response.output_text.delta')).toBe(true);
+    expect(events.some((e) => e.type === 'response.completed')).toBe(false);
+    const created = events[0] as unknown as { response: { id: string } };
+    expect(await db.storedResponse.findUnique({ where: { id: created.response.id } })).toBeNull();
+  });
+
   it('an expired response is a 404 and is deleted when met', async () => {
     const created = await openai().responses.create({ model: MODELS.openai, input: 'Hi' });
     await db.storedResponse.update({ where: { id: created.id }, data: { expiresAt: new Date(Date.now() - 1000) } });

@@ -2,7 +2,7 @@
 // request is served over every channel protocol by the Responses<->Chat mapping composed with the
 // chat translators (translate/responses-chat.ts); stored responses live in responses-store.ts.
 import { authenticate } from '@/lib/auth/principal';
-import { GatewayError } from '@/lib/errors';
+import { GatewayError, openaiErrorBody } from '@/lib/errors';
 import { checkDenied, countRefused } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import type { RequestContext } from '@/lib/gateway/context';
@@ -11,7 +11,7 @@ import { deleteResponse, loadResponse, saveResponse } from '@/lib/gateway/respon
 import { countMessageTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { isObject } from '@/lib/gateway/translate/openai-client';
-import { chatClientRequest, chatPlanOf, responseNotFound, responsesTranslator, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
+import { chatClientRequest, chatPlanOf, responseNotFound, responsesStreamError, responsesTranslator, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { log, errorFields } from '@/lib/log';
 
@@ -147,6 +147,7 @@ export const responsesSurface: SurfaceSpec = {
         const inner = chatTranslators.openai[protocol];
         return inner && responsesTranslator(inner, turn);
       },
+      streamError: (err) => responsesStreamError(turn, openaiErrorBody(err)),
       // Written before the last bytes: a GET (on any instance) right after the reply finds it.
       // A failed write costs the client its stored copy, not the answer it paid for.
       beforeEnd: async (model) => {

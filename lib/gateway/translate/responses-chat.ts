@@ -322,6 +322,15 @@ export interface ResponsesTurn {
   conversation: ChatMessage[];
   /** Called with the finished response just before its last bytes are written. */
   onFinish(finished: FinishedResponse): void;
+  /** The next sequence number of the stream sent to the client (for an error event after it). */
+  sequence?: number;
+}
+
+/** A mid-stream error as the Responses API sends it: an `error` event (openai-node and the AI SDK read `error`). */
+export function responsesStreamError(rt: ResponsesTurn, errorBody: string): string {
+  const seq = rt.sequence ?? 0;
+  rt.sequence = seq + 1;
+  return `event: error\ndata: {"type":"error","sequence_number":${seq},${errorBody.slice(1)}\n\n`;
 }
 
 /** The Response object's JSON text, the gateway's `service` member (cost as a bare JSON number) last. */
@@ -401,7 +410,9 @@ export class ResponsesEventWriter {
   }
 
   private event(type: string, payload: JsonObject): string {
-    return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...payload })}\n\n`;
+    const out = `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...payload })}\n\n`;
+    this.rt.sequence = this.seq;
+    return out;
   }
 
   private opening(): string {
@@ -552,7 +563,9 @@ export class ResponsesEventWriter {
     const text = renderResponse(this.call, this.rt, status, incomplete, this.items, responseUsage(settled), settled);
     this.rt.onFinish({ id: this.ids.response, text, conversation: [...this.rt.conversation, assistantMessage(this.turn)] });
     const type = status === 'completed' ? 'response.completed' : 'response.incomplete';
-    return out + `event: ${type}\ndata: {"type":${JSON.stringify(type)},"sequence_number":${this.seq++},"response":${text}}\n\n`;
+    const seq = this.seq++;
+    this.rt.sequence = this.seq;
+    return out + `event: ${type}\ndata: {"type":${JSON.stringify(type)},"sequence_number":${seq},"response":${text}}\n\n`;
   }
 }
 
