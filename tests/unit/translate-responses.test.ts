@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { GatewayError } from '@/lib/errors';
 import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 import { openaiToAnthropic } from '@/lib/gateway/translate/openai-anthropic';
-import { chatClientRequest, chatPlanOf, responsesTranslator, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
+import { chatClientRequest, chatPlanOf, responsesStreamError, responsesTranslator, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
 import type { CallInfo, Settlement, Translator } from '@/lib/gateway/translate/types';
 import { modelInfo } from '../support/model-info';
 import { fixtureText, sseEvents } from '../support/sse-fixture';
@@ -305,6 +305,69 @@ describe('Chat Completions -> Responses: a stream', () => {
     expect(added).toEqual([0, 1, 2]);
     const sdk = await sdkAnswering(out, 'text/event-stream').responses.stream({ model: 'gpt-4o-mini', input: 'x' }).finalResponse();
     expect(sdk.output).toHaveLength(3);
+  });
+
+  it('sends thinking as a reasoning item (summary events) before the message', () => {
+    const { out } = runStream(
+      openaiToOpenai,
+      chatStream([
+        [{ role: 'assistant', reasoning_content: 'Think' }, null],
+        [{ reasoning_content: 'ing.' }, null],
+        [{ content: 'Done.' }, null],
+        [{}, 'stop'],
+      ]),
+      { model: 'gpt-4o-mini', input: 'Hi', stream: true },
+    );
+    const evs = events(out);
+    expect(evs.map((e) => e.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.reasoning_summary_part.added',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(evs.at(-1)!.response.output).toEqual([
+      { id: 'rs_abc123', type: 'reasoning', summary: [{ type: 'summary_text', text: 'Thinking.' }] },
+      { id: 'msg_abc123', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Done.', annotations: [], logprobs: [] }] },
+    ]);
+  });
+
+  it('gives text after a tool call an item (and id) of its own', () => {
+    const { out } = runStream(
+      openaiToOpenai,
+      chatStream([
+        [{ role: 'assistant', content: 'A' }, null],
+        [{ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] }, null],
+        [{ content: 'B' }, null],
+        [{}, 'tool_calls'],
+      ]),
+    );
+    const output = events(out).at(-1)!.response.output as { id: string; type: string }[];
+    expect(output.map((o) => [o.type, o.id])).toEqual([
+      ['message', 'msg_abc123'],
+      ['function_call', 'fc_abc123_0'],
+      ['message', 'msg_abc123_1'],
+    ]);
+  });
+
+  it('numbers an error event after the last event sent', () => {
+    const { turn } = turnFor({ model: 'gpt-4o-mini', input: 'Hi', stream: true });
+    const st = responsesTranslator(openaiToOpenai, turn).stream(call({ stream: true }), turn.chat);
+    const sent = events(sseEvents(chatStream([[{ role: 'assistant', content: 'Hel' }, null]])).map((ev) => st.push(ev)).join(''));
+    const error = responsesStreamError(turn, JSON.stringify({ error: { message: 'broke', type: 'upstream_error', param: null, code: 'upstream_error' } }));
+    expect(error.startsWith('event: error\n')).toBe(true);
+    expect(events(error)[0]).toEqual({ type: 'error', sequence_number: sent.length, error: { message: 'broke', type: 'upstream_error', param: null, code: 'upstream_error' } });
   });
 
   it('ends a reply cut by the output cap with response.incomplete', () => {

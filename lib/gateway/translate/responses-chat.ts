@@ -15,17 +15,15 @@ import type { CallInfo, ClientRequest, JsonObject, Settlement, StreamTranslator,
 /** A chat message of a conversation, as stored between turns (chat shape: every translator reads it). */
 export type ChatMessage = JsonObject;
 
-/** Built-in tools that only OpenAI's own Responses service runs: refused, naming the type. */
-function toolParam(i: number) {
-  return `tools[${i}]`;
-}
-
-/** Response tools (`{type: "function", name, ...}`) -> chat tools. Other types are refused by name. */
+/**
+ * Response tools (`{type: "function", name, ...}`) -> chat tools. Built-in tools (web_search,
+ * file_search, computer_use, mcp, ...) run only inside OpenAI's own service: refused, by type.
+ */
 export function chatTools(tools: unknown): JsonObject[] | undefined {
   if (tools === undefined || tools === null) return undefined;
   if (!Array.isArray(tools)) throw invalidParam('tools', '`tools` must be an array.');
   return tools.map((tool, i) => {
-    const at = toolParam(i);
+    const at = `tools[${i}]`;
     if (!isObject(tool)) throw invalidParam(at, `\`${at}\` must be an object.`);
     if (tool.type !== 'function') {
       throw invalidParam(
