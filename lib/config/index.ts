@@ -77,6 +77,8 @@ export interface GatewayConfig {
   rechargeMax: bigint;
   limits: RawConfig['limits'];
   circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; probeIntervalMs: number };
+  /** How long a stored response is kept (days). */
+  responsesRetentionDays: number;
   tiers: Record<TierName, TierInfo>;
   channels: ChannelInfo[];
   models: Map<string, ModelInfo>;
@@ -197,6 +199,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       autoDisableAfter: raw.circuit_breaker.auto_disable_after,
       probeIntervalMs: raw.circuit_breaker.probe_interval_ms,
     },
+    responsesRetentionDays: raw.responses.retention_days,
     tiers,
     channels,
     models,

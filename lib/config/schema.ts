@@ -124,6 +124,8 @@ export const configSchema = z
         recharge_per_user_per_minute: 5,
         max_body_bytes: 4 * 1024 * 1024,
       }),
+    /** Stored Responses (/v1/responses with store: true) are kept this many days. */
+    responses: z.object({ retention_days: positiveInt.default(30) }).strict().default({ retention_days: 30 }),
     circuit_breaker: z
       .object({
         failures: positiveInt.default(3),

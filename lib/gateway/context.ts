@@ -127,6 +127,8 @@ export class RequestContext {
   private admissionTried = false;
   /** Shed at the log queue's bound: no log row. */
   private unlogged = false;
+  /** A stream error in the surface's own event format, when it is not chat chunks (the Responses API's `error` event). */
+  streamError?: (err: GatewayError) => string;
 
   constructor(
     readonly surface: Surface,
@@ -355,7 +357,7 @@ export class RequestContext {
     }
     if (sink.started) {
       // The client already has a 200; the log keeps that status and says how the stream ended.
-      const body = this.surface === 'anthropic' ? `event: error\ndata: ${anthropicErrorBody(gwErr)}\n\n` : `data: ${openaiErrorBody(gwErr)}\n\n`;
+      const body = this.streamError?.(gwErr) ?? (this.surface === 'anthropic' ? `event: error\ndata: ${anthropicErrorBody(gwErr)}\n\n` : `data: ${openaiErrorBody(gwErr)}\n\n`);
       await sink.write(body).catch(() => undefined);
       sink.end();
       return;

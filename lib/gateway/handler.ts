@@ -6,6 +6,7 @@ import { runPipeline, type SurfaceSpec } from '@/lib/gateway/pipeline';
 import { openaiChatSurface } from '@/lib/gateway/surfaces/openai-chat';
 import { anthropicCountTokensSurface, anthropicMessagesSurface } from '@/lib/gateway/surfaces/anthropic-messages';
 import { embeddingsSurface } from '@/lib/gateway/surfaces/embeddings';
+import { getResponse, removeResponse, responsesSurface } from '@/lib/gateway/surfaces/responses';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
 
@@ -25,10 +26,25 @@ const routes: Record<string, Route> = {
   'POST /v1/anthropic/v1/messages': pipeline(anthropicMessagesSurface),
   'POST /v1/anthropic/v1/messages/count_tokens': pipeline(anthropicCountTokensSurface),
   'GET /v1/anthropic/v1/models': listAnthropicModels,
+  'POST /v1/responses': pipeline(responsesSurface),
 };
 
+/** Routes whose last path segment is a parameter, keyed by their path with `{id}`. */
+const paramRoutes: Record<string, Route> = {
+  'GET /v1/responses/{id}': getResponse,
+  'DELETE /v1/responses/{id}': removeResponse,
+};
+
+/** A path with its last segment as `{id}`, when some parameter route has that shape. */
+function paramPath(path: string): string | undefined {
+  const cut = path.lastIndexOf('/');
+  const pattern = `${path.slice(0, cut)}/{id}`;
+  return cut > 0 && cut < path.length - 1 && Object.keys(paramRoutes).some((r) => r.endsWith(` ${pattern}`)) ? pattern : undefined;
+}
+
 const notFound: Route = async (_ctx, req) => {
-  const known = Object.keys(routes).some((r) => r.endsWith(` ${req.path}`));
+  const pattern = paramPath(req.path);
+  const known = Object.keys(routes).some((r) => r.endsWith(` ${req.path}`)) || pattern !== undefined;
   throw new GatewayError('not_found', known ? `Method ${req.method} is not allowed on ${req.path}.` : `Unknown path ${req.path}.`, {
     status: known ? 405 : 404,
   });
@@ -42,10 +58,12 @@ const shuttingDown: Route = async () => {
 export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const path = req.path.length > 1 && req.path.endsWith('/') ? req.path.slice(0, -1) : req.path;
   const surface: Surface = path.startsWith('/v1/anthropic') ? 'anthropic' : 'openai';
-  const route = state.draining ? shuttingDown : (routes[`${req.method} ${path}`] ?? notFound);
+  // A parameter route is logged (and counted in metrics) under its pattern, not each id.
+  const pattern = routes[`${req.method} ${path}`] ? undefined : paramPath(path);
+  const route = state.draining ? shuttingDown : (routes[`${req.method} ${path}`] ?? (pattern && paramRoutes[`${req.method} ${pattern}`]) ?? notFound);
   let ctx: RequestContext;
   try {
-    ctx = new RequestContext(surface, path, getConfig());
+    ctx = new RequestContext(surface, pattern ?? path, getConfig());
   } catch (err) {
     sink.start(500, { 'content-type': 'application/json' });
     sink.end(JSON.stringify({ error: { message: 'Gateway misconfigured.', type: 'server_error', param: null, code: 'internal_error' } }));

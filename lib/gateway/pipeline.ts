@@ -25,6 +25,8 @@ export interface PreparedRequest {
   stream: boolean;
   /** The output cap the client asked for (undefined: the model's own maximum is reserved). */
   maxOutputTokens?: number;
+  /** The size of the prompt as it goes upstream, when it is not the body's (a stored conversation prepended). */
+  promptBytes?: number;
   /** Completions asked for (`n`): each may produce up to the output cap. */
   choices: number;
   /** Reserved and billed (false: count_tokens, which is admitted and logged but free). */
@@ -39,6 +41,10 @@ export interface PreparedRequest {
   translator(protocol: UpstreamProtocol, model: ModelInfo): Translator | undefined;
   /** An answer made here, for a model no channel can answer this operation for (count_tokens off Anthropic). */
   local?(model: ModelInfo): Promise<string>;
+  /** A mid-stream error in the surface's own stream format (default: a chat chunk `data: {"error":…}`). */
+  streamError?(err: GatewayError): string;
+  /** Awaited after the reply's last bytes are rendered, before they are sent (the Responses surface stores the response). */
+  beforeEnd?(model: ModelInfo): Promise<void>;
 }
 
 /** A client surface: what it speaks, and how it reads a request. */
@@ -64,6 +70,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   const principal = ctx.principal!;
   const prepared = await surface.validate(client, ctx.cfg, principal, body.raw.length);
   ctx.stream = prepared.stream;
+  if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
   ctx.choices = prepared.choices;
   const plan = await planModels(ctx, surface, prepared, body.json.model, principal);
   if (prepared.noFallback) plan.models.length = 1;
@@ -84,7 +91,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
     return;
   }
 
-  await ctx.admit(prepared.billed ? plan.models[0] : null, surface.endpoint, prepared.billed ? reservation(plan.models, prepared, body.raw.length) : 0n);
+  await ctx.admit(prepared.billed ? plan.models[0] : null, surface.endpoint, prepared.billed ? reservation(plan.models, prepared, prepared.promptBytes ?? body.raw.length) : 0n);
 
   let refusal: GatewayError | null = null;
   for (let i = 0; i < plan.models.length; i++) {
@@ -314,6 +321,7 @@ async function relayJson(
   ctx.markFirstToken();
   if (!client.open) return true;
   const text = reply.render(settlement(ctx, reasoning));
+  await prepared.beforeEnd?.(info.model);
   // A known length lets node send the reply in one write instead of chunked framing.
   sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
   sink.end(text);
@@ -396,6 +404,8 @@ async function relayStream(
     ctx.outcome = 'upstream_error';
     throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
   }
-  ctx.endStream(sink, st.end(settlement(ctx, reasoning)));
+  const tail = st.end(settlement(ctx, reasoning));
+  await prepared.beforeEnd?.(info.model);
+  ctx.endStream(sink, tail);
   return true;
 }

@@ -1,0 +1,203 @@
+// POST /v1/responses (the OpenAI Responses API) and GET/DELETE /v1/responses/{id}. A Responses
+// request is served over every channel protocol by the Responses<->Chat mapping composed with the
+// chat translators (translate/responses-chat.ts); stored responses live in responses-store.ts.
+import { authenticate } from '@/lib/auth/principal';
+import { GatewayError, openaiErrorBody } from '@/lib/errors';
+import { checkDenied, countRefused } from '@/lib/gateway/admission';
+import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
+import type { RequestContext } from '@/lib/gateway/context';
+import type { SurfaceSpec } from '@/lib/gateway/pipeline';
+import { deleteResponse, loadResponse, saveResponse } from '@/lib/gateway/responses-store';
+import { countMessageTokens } from '@/lib/gateway/tokens';
+import { chatTranslators } from '@/lib/gateway/translate';
+import { isObject } from '@/lib/gateway/translate/openai-client';
+import { chatClientRequest, chatPlanOf, responseNotFound, responsesStreamError, responsesTranslator, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
+import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import { log, errorFields } from '@/lib/log';
+
+const EFFORTS = new Set(['none', 'minimal', 'low', 'medium', 'high']);
+/** Request fields of OpenAI's own Responses service that no translated channel can honour. */
+const REFUSED_FIELDS: Record<string, string> = {
+  background: 'background responses are not available',
+  conversation: 'the Conversations API is not available; continue with `previous_response_id`',
+  prompt: 'stored prompt templates are not available',
+};
+
+function validateMetadata(body: JsonObject): void {
+  const metadata = optionalObject(body, 'metadata');
+  if (!metadata) return;
+  const entries = Object.entries(metadata);
+  if (entries.length > 16) throw invalidField('metadata', '"metadata" may have at most 16 keys.');
+  for (const [k, v] of entries) {
+    if (k.length > 64 || typeof v !== 'string' || v.length > 512) throw invalidField(`metadata.${k}`, '"metadata" keys must be at most 64 characters and values strings of at most 512.');
+  }
+}
+
+function validateFields(body: JsonObject): void {
+  for (const [field, why] of Object.entries(REFUSED_FIELDS)) {
+    const v = body[field];
+    if (v !== undefined && v !== null && v !== false) throw invalidField(field, `"${field}" is not supported by this gateway: ${why}.`);
+  }
+  if (body.input === undefined || body.input === null) throw invalidField('input', '"input" is required: a string or an array of input items.');
+  optionalNumber(body, 'temperature', 0, 2);
+  optionalNumber(body, 'top_p', 0, 1);
+  optionalBoolean(body, 'parallel_tool_calls');
+  optionalBoolean(body, 'store');
+  validateMetadata(body);
+  const reasoning = optionalObject(body, 'reasoning');
+  if (reasoning?.effort !== undefined && reasoning.effort !== null && (typeof reasoning.effort !== 'string' || !EFFORTS.has(reasoning.effort))) {
+    throw invalidField('reasoning.effort', '"reasoning.effort" must be one of none, minimal, low, medium, high.');
+  }
+  if (body.user !== undefined && body.user !== null && typeof body.user !== 'string') throw invalidField('user', '"user" must be a string.');
+  if (body.previous_response_id !== undefined && body.previous_response_id !== null && typeof body.previous_response_id !== 'string') {
+    throw invalidField('previous_response_id', '"previous_response_id" must be a string.');
+  }
+}
+
+/** The response an item id belongs to: items are named after their response (msg_X, rs_X, fc_X_n of resp_X). */
+function responseOfItem(itemId: string): string | undefined {
+  const base = /^(?:msg|rs|fc)_([A-Za-z0-9]+)(?:_\d+)?$/.exec(itemId)?.[1];
+  return base && `resp_${base}`;
+}
+
+/**
+ * Input items given by reference (`{type: "item_reference", id}`: the Vercel AI SDK sends earlier
+ * assistant messages so when responses are stored) replaced by the stored items. Only a request
+ * that has such items reads the store.
+ */
+async function resolveItemReferences(userId: string, input: unknown): Promise<unknown> {
+  if (!Array.isArray(input) || !input.some((item) => isObject(item) && item.type === 'item_reference')) return input;
+  const outputs = new Map<string, JsonObject[]>();
+  const resolved: unknown[] = [];
+  for (const [i, item] of input.entries()) {
+    if (!isObject(item) || item.type !== 'item_reference') {
+      resolved.push(item);
+      continue;
+    }
+    const id = typeof item.id === 'string' ? item.id : '';
+    const responseId = responseOfItem(id);
+    let output = responseId ? outputs.get(responseId) : undefined;
+    if (responseId && !output) {
+      const row = await loadResponse(userId, responseId);
+      output = row ? outputOf(row.response) : [];
+      outputs.set(responseId, output);
+    }
+    const found = output?.find((o) => o.id === id);
+    if (!found) throw new GatewayError('not_found', `Item with id '${id}' not found.`, { param: `input[${i}].id` });
+    resolved.push(found);
+  }
+  return resolved;
+}
+
+function outputOf(responseText: string): JsonObject[] {
+  try {
+    const output = (JSON.parse(responseText) as JsonObject).output;
+    return Array.isArray(output) ? output.filter(isObject) : [];
+  } catch {
+    return [];
+  }
+}
+
+export const responsesSurface: SurfaceSpec = {
+  endpoint: 'chat',
+  operation: 'chat',
+  kind: 'chat',
+  modelsPath: '/v1/models',
+  maxReplyBytes: 32 * 1024 * 1024,
+  async validate(req, cfg, principal) {
+    const body = req.body.json;
+    validateFields(body);
+    const maxOutputTokens = optionalInt(body, 'max_output_tokens', 1);
+    const stream = optionalBoolean(body, 'stream') === true;
+    const store = body.store !== false;
+    // Only a request that continues a conversation reads the store.
+    let history: JsonObject[] = [];
+    if (typeof body.previous_response_id === 'string') {
+      const previous = await loadResponse(principal.userId, body.previous_response_id);
+      if (!previous) throw responseNotFound(body.previous_response_id, 'previous_response_id');
+      history = previous.conversation;
+    }
+    const input = await resolveItemReferences(principal.userId, body.input);
+    const plan = chatPlanOf(input === body.input ? body : { ...body, input }, history);
+    let finished: FinishedResponse | undefined;
+    const turn: ResponsesTurn = {
+      body,
+      chat: chatClientRequest(plan.chat, req.headers),
+      conversation: plan.conversation,
+      onFinish: (f) => {
+        finished = f;
+      },
+    };
+    const messages = plan.chat.messages;
+    return {
+      stream,
+      maxOutputTokens,
+      // Reserved for the whole conversation, the stored turns included.
+      promptBytes: turn.chat.body.raw.length,
+      choices: 1,
+      billed: true,
+      autoNeeds: async (limit) => ({
+        tools: Array.isArray(plan.chat.tools) && plan.chat.tools.length > 0,
+        json: (plan.chat.response_format as JsonObject | undefined)?.type === 'json_object',
+        promptTokens: await countMessageTokens(messages, limit),
+        maxOutputTokens,
+      }),
+      estimatePrompt: () => countMessageTokens(messages),
+      translator: (protocol) => {
+        const inner = chatTranslators.openai[protocol];
+        return inner && responsesTranslator(inner, turn);
+      },
+      streamError: (err) => responsesStreamError(turn, openaiErrorBody(err)),
+      // Written before the last bytes: a GET (on any instance) right after the reply finds it.
+      // A failed write costs the client its stored copy, not the answer it paid for.
+      beforeEnd: async (model) => {
+        if (!store || !finished) return;
+        try {
+          await saveResponse(principal.userId, model.name, finished, cfg.responsesRetentionDays);
+        } catch (err) {
+          log('error', 'storing a response failed', { responseId: finished.id, ...errorFields(err) });
+        }
+      },
+    };
+  },
+};
+
+/**
+ * The caller of GET/DELETE: these requests admit nothing, so the deny markers are read here; each
+ * reads the database, so each counts against the account's request rate (the chat endpoint's).
+ */
+async function caller(ctx: RequestContext, req: GatewayRequest) {
+  const principal = await authenticate(req.headers);
+  await checkDenied(principal);
+  const limited = await countRefused(principal, ctx.cfg, 'chat', ctx.requestId);
+  if (limited) throw limited;
+  return principal;
+}
+
+function idOf(req: GatewayRequest): string {
+  const last = req.path.replace(/\/$/, '').split('/').at(-1) ?? '';
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+/** GET /v1/responses/{id}: a stored response of the caller's account. */
+export async function getResponse(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const principal = await caller(ctx, req);
+  const id = idOf(req);
+  const row = await loadResponse(principal.userId, id);
+  if (!row) throw responseNotFound(id);
+  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.end(row.response);
+}
+
+/** DELETE /v1/responses/{id}. */
+export async function removeResponse(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const principal = await caller(ctx, req);
+  const id = idOf(req);
+  if (!(await deleteResponse(principal.userId, id))) throw responseNotFound(id);
+  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.end(JSON.stringify({ id, object: 'response', deleted: true }));
+}

@@ -1,0 +1,623 @@
+// The OpenAI Responses API over Chat Completions: one mapping, composed with the chat translators.
+// A Responses request becomes a Chat Completions body (the stored conversation of
+// `previous_response_id` first), which the OpenAI-chat translator of the channel's protocol
+// (identity, Anthropic or Gemini) carries upstream; its chat.completion, or its chunks, come back
+// here and become a Response object, or Responses stream events. Nothing here knows the upstream.
+import { GatewayError } from '@/lib/errors';
+import type { JsonBody } from '@/lib/gateway/body';
+import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { invalidParam, isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
+import type { CallInfo, ClientRequest, JsonObject, Settlement, StreamTranslator, TranslatedReply, Translator } from '@/lib/gateway/translate/types';
+
+// ---------------------------------------------------------------------------------------------
+// Request: Responses -> Chat Completions
+
+/** A chat message of a conversation, as stored between turns (chat shape: every translator reads it). */
+export type ChatMessage = JsonObject;
+
+/**
+ * Response tools (`{type: "function", name, ...}`) -> chat tools. Built-in tools (web_search,
+ * file_search, computer_use, mcp, ...) run only inside OpenAI's own service: refused, by type.
+ */
+export function chatTools(tools: unknown): JsonObject[] | undefined {
+  if (tools === undefined || tools === null) return undefined;
+  if (!Array.isArray(tools)) throw invalidParam('tools', '`tools` must be an array.');
+  return tools.map((tool, i) => {
+    const at = `tools[${i}]`;
+    if (!isObject(tool)) throw invalidParam(at, `\`${at}\` must be an object.`);
+    if (tool.type !== 'function') {
+      throw invalidParam(
+        `${at}.type`,
+        `Tool type ${JSON.stringify(tool.type)} (\`${at}.type\`) is not supported by this gateway: only function tools can be used with /v1/responses.`,
+      );
+    }
+    if (typeof tool.name !== 'string' || tool.name === '') throw invalidParam(`${at}.name`, `\`${at}.name\` must be a non-empty string.`);
+    if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters)) throw invalidParam(`${at}.parameters`, `\`${at}.parameters\` must be a JSON Schema object.`);
+    const fn: JsonObject = { name: tool.name };
+    if (typeof tool.description === 'string' && tool.description !== '') fn.description = tool.description;
+    if (isObject(tool.parameters)) fn.parameters = tool.parameters;
+    if (typeof tool.strict === 'boolean') fn.strict = tool.strict;
+    return { type: 'function', function: fn };
+  });
+}
+
+function chatToolChoice(choice: unknown): unknown {
+  if (choice === undefined || choice === null) return undefined;
+  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
+  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
+  throw invalidParam('tool_choice', '`tool_choice` must be "auto", "none", "required" or {type: "function", name}.');
+}
+
+function chatResponseFormat(text: unknown): JsonObject | undefined {
+  if (text === undefined || text === null) return undefined;
+  if (!isObject(text)) throw invalidParam('text', '`text` must be an object.');
+  const format = text.format;
+  if (format === undefined || format === null) return undefined;
+  if (!isObject(format)) throw invalidParam('text.format', '`text.format` must be an object.');
+  if (format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json_object' };
+  if (format.type === 'json_schema') {
+    if (typeof format.name !== 'string' || format.name === '') throw invalidParam('text.format.name', '`text.format.name` must be a non-empty string.');
+    if (!isObject(format.schema)) throw invalidParam('text.format.schema', '`text.format.schema` must be a JSON Schema object.');
+    const spec: JsonObject = { name: format.name, schema: format.schema };
+    if (typeof format.description === 'string') spec.description = format.description;
+    if (typeof format.strict === 'boolean') spec.strict = format.strict;
+    return { type: 'json_schema', json_schema: spec };
+  }
+  throw invalidParam('text.format.type', '`text.format.type` must be "text", "json_object" or "json_schema".');
+}
+
+/** A user/system content part of a Responses input message, as a chat content part. */
+function chatPart(part: unknown, at: string): JsonObject {
+  if (!isObject(part)) throw invalidParam(at, `\`${at}\` must be a content part object.`);
+  switch (part.type) {
+    case 'input_text':
+    case 'output_text':
+    case 'text':
+      if (typeof part.text !== 'string') throw invalidParam(`${at}.text`, `\`${at}.text\` must be a string.`);
+      return { type: 'text', text: part.text };
+    case 'refusal':
+      return { type: 'text', text: typeof part.refusal === 'string' ? part.refusal : '' };
+    case 'input_image': {
+      if (typeof part.image_url !== 'string') {
+        throw invalidParam(`${at}.image_url`, `\`${at}.image_url\` must be a data URL or an http(s) URL (uploaded file ids are not available).`);
+      }
+      const image: JsonObject = { url: part.image_url };
+      if (typeof part.detail === 'string') image.detail = part.detail;
+      return { type: 'image_url', image_url: image };
+    }
+    case 'input_file': {
+      if (typeof part.file_data !== 'string') throw invalidParam(`${at}.file_data`, `\`${at}.file_data\` must be a base64 data URL (uploaded file ids and file URLs are not available).`);
+      const file: JsonObject = { file_data: part.file_data };
+      if (typeof part.filename === 'string') file.filename = part.filename;
+      return { type: 'file', file };
+    }
+    default:
+      throw invalidParam(`${at}.type`, `\`${at}.type\` ${JSON.stringify(part.type)} is not a supported content part type.`);
+  }
+}
+
+function textOf(content: unknown, at: string): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw invalidParam(at, `\`${at}\` must be a string or an array of content parts.`);
+  return content
+    .map((p, j) => {
+      const part = chatPart(p, `${at}[${j}]`);
+      if (part.type !== 'text') throw invalidParam(`${at}[${j}]`, `\`${at}[${j}]\` must be a text part here.`);
+      return part.text as string;
+    })
+    .join('');
+}
+
+const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
+
+/** The Responses `input` (a string or items) as chat messages, in order. */
+export function chatMessagesOf(input: unknown): ChatMessage[] {
+  if (typeof input === 'string') return [{ role: 'user', content: input }];
+  if (!Array.isArray(input)) throw invalidParam('input', '`input` must be a string or an array of input items.');
+  const out: ChatMessage[] = [];
+  input.forEach((item, i) => {
+    const at = `input[${i}]`;
+    if (!isObject(item)) throw invalidParam(at, `\`${at}\` must be an object.`);
+    const type = item.type ?? 'message';
+    switch (type) {
+      case 'message': {
+        const role = item.role;
+        if (typeof role !== 'string' || !ROLES.has(role)) throw invalidParam(`${at}.role`, `\`${at}.role\` must be one of user, system, developer, assistant.`);
+        if (role === 'assistant') {
+          out.push({ role, content: textOf(item.content, `${at}.content`) });
+        } else if (role === 'user') {
+          const content = typeof item.content === 'string' ? item.content : Array.isArray(item.content) ? item.content.map((p, j) => chatPart(p, `${at}.content[${j}]`)) : undefined;
+          if (content === undefined) throw invalidParam(`${at}.content`, `\`${at}.content\` must be a string or an array of content parts.`);
+          out.push({ role, content });
+        } else {
+          out.push({ role, content: textOf(item.content, `${at}.content`) });
+        }
+        return;
+      }
+      case 'function_call': {
+        if (typeof item.call_id !== 'string' || item.call_id === '') throw invalidParam(`${at}.call_id`, `\`${at}.call_id\` must be a non-empty string.`);
+        if (typeof item.name !== 'string' || item.name === '') throw invalidParam(`${at}.name`, `\`${at}.name\` must be a non-empty string.`);
+        if (typeof item.arguments !== 'string') throw invalidParam(`${at}.arguments`, `\`${at}.arguments\` must be a JSON object encoded as a string.`);
+        const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+        // Consecutive calls (and a call right after the assistant's text) are one assistant turn.
+        const last = out.at(-1);
+        if (last?.role === 'assistant') {
+          last.tool_calls = [...((last.tool_calls as JsonObject[] | undefined) ?? []), call];
+        } else {
+          out.push({ role: 'assistant', content: null, tool_calls: [call] });
+        }
+        return;
+      }
+      case 'function_call_output': {
+        if (typeof item.call_id !== 'string' || item.call_id === '') throw invalidParam(`${at}.call_id`, `\`${at}.call_id\` must be a non-empty string.`);
+        const output = typeof item.output === 'string' ? item.output : Array.isArray(item.output) ? textOf(item.output, `${at}.output`) : undefined;
+        if (output === undefined) throw invalidParam(`${at}.output`, `\`${at}.output\` must be a string.`);
+        out.push({ role: 'tool', tool_call_id: item.call_id, content: output });
+        return;
+      }
+      case 'reasoning':
+        // A reasoning item replayed by a stateless client: the upstream cannot take it back (its
+        // signatures are upstream-specific); the conversation goes on without it.
+        return;
+      default:
+        throw invalidParam(`${at}.type`, `Input item type ${JSON.stringify(type)} (\`${at}.type\`) is not supported by this gateway.`);
+    }
+  });
+  return out;
+}
+
+/** What a Responses request becomes: the chat body and the messages this turn adds to the conversation. */
+export interface ChatPlan {
+  /** The Chat Completions request (`model` is set per attempt by the chat translator). */
+  chat: JsonObject;
+  /** The conversation through this turn's input (history + input, without `instructions`): stored with the reply. */
+  conversation: ChatMessage[];
+}
+
+/**
+ * The Chat Completions body for a Responses request. `history` is the stored conversation of
+ * `previous_response_id` (its instructions are not carried over, as on OpenAI).
+ */
+export function chatPlanOf(body: JsonObject, history: ChatMessage[] = []): ChatPlan {
+  const input = chatMessagesOf(body.input);
+  const conversation = [...history, ...input];
+  const messages: ChatMessage[] = [];
+  if (body.instructions !== undefined && body.instructions !== null) {
+    if (typeof body.instructions !== 'string') throw invalidParam('instructions', '`instructions` must be a string.');
+    if (body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
+  }
+  messages.push(...conversation);
+  if (messages.length === 0) throw invalidParam('input', '`input` must not be empty.');
+  const chat: JsonObject = { model: body.model, messages };
+  const tools = chatTools(body.tools);
+  if (tools && tools.length > 0) chat.tools = tools;
+  const toolChoice = chatToolChoice(body.tool_choice);
+  if (toolChoice !== undefined && tools && tools.length > 0) chat.tool_choice = toolChoice;
+  if (typeof body.parallel_tool_calls === 'boolean' && tools && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
+  if (typeof body.max_output_tokens === 'number') chat.max_completion_tokens = body.max_output_tokens;
+  if (typeof body.temperature === 'number') chat.temperature = body.temperature;
+  if (typeof body.top_p === 'number') chat.top_p = body.top_p;
+  if (typeof body.user === 'string') chat.user = body.user;
+  const format = chatResponseFormat(body.text);
+  if (format) chat.response_format = format;
+  const reasoning = body.reasoning;
+  if (isObject(reasoning) && typeof reasoning.effort === 'string') chat.reasoning_effort = reasoning.effort;
+  if (body.stream === true) chat.stream = true;
+  return { chat, conversation };
+}
+
+/** A chat body as the chat translators take a client's: its bytes and its parsed JSON. */
+export function chatClientRequest(chat: JsonObject, headers: Record<string, string | undefined>): ClientRequest {
+  const text = JSON.stringify(chat);
+  const body: JsonBody = { raw: Buffer.from(text), text, json: chat, verbatim: true };
+  return { body, headers };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reply: chat.completion -> Response
+
+/** Ids of one response and its items, derived from the request id (unique across instances). */
+export function responseIds(requestId: string) {
+  const base = requestId.replace(/^req_/, '');
+  return { response: `resp_${base}`, message: `msg_${base}`, reasoning: `rs_${base}`, functionCall: (i: number) => `fc_${base}_${i}` };
+}
+
+/** The request fields a Response object echoes. */
+export function echoedFields(body: JsonObject): JsonObject {
+  const reasoning = isObject(body.reasoning) ? body.reasoning : {};
+  const text = isObject(body.text) && isObject(body.text.format) ? { format: body.text.format } : { format: { type: 'text' } };
+  return {
+    instructions: typeof body.instructions === 'string' ? body.instructions : null,
+    max_output_tokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null,
+    parallel_tool_calls: typeof body.parallel_tool_calls === 'boolean' ? body.parallel_tool_calls : true,
+    previous_response_id: typeof body.previous_response_id === 'string' ? body.previous_response_id : null,
+    reasoning: { effort: typeof reasoning.effort === 'string' ? reasoning.effort : null, summary: null },
+    store: body.store !== false,
+    temperature: typeof body.temperature === 'number' ? body.temperature : 1,
+    text,
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: Array.isArray(body.tools) ? body.tools : [],
+    top_p: typeof body.top_p === 'number' ? body.top_p : 1,
+    truncation: 'disabled',
+    user: typeof body.user === 'string' ? body.user : null,
+    metadata: isObject(body.metadata) ? body.metadata : {},
+  };
+}
+
+export function responseUsage(s: Settlement): JsonObject {
+  const u = s.usage;
+  const input = u.promptTokens + u.cacheReadTokens + u.cacheWriteTokens;
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: u.cacheReadTokens, cache_write_tokens: u.cacheWriteTokens },
+    output_tokens: u.completionTokens,
+    output_tokens_details: { reasoning_tokens: u.reasoningTokens },
+    total_tokens: input + u.completionTokens,
+  };
+}
+
+type Status = 'completed' | 'incomplete';
+
+function statusOf(finish: unknown): { status: Status; incomplete: JsonObject | null } {
+  if (finish === 'length') return { status: 'incomplete', incomplete: { reason: 'max_output_tokens' } };
+  if (finish === 'content_filter') return { status: 'incomplete', incomplete: { reason: 'content_filter' } };
+  return { status: 'completed', incomplete: null };
+}
+
+const outputText = (text: string): JsonObject => ({ type: 'output_text', text, annotations: [], logprobs: [] });
+
+/** A tool call as the conversation keeps it: upstream extras (Gemini's thought signature) included. */
+interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+  extra: JsonObject;
+}
+
+/** What one turn produced, upstream-neutral. */
+interface Turn {
+  reasoning: string;
+  text: string;
+  toolCalls: ToolCall[];
+  finish: unknown;
+}
+
+function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: Status): JsonObject[] {
+  const items: JsonObject[] = [];
+  if (turn.reasoning) items.push(reasoningItem(ids.reasoning, turn.reasoning));
+  if (turn.text || turn.toolCalls.length === 0) items.push(messageItem(ids.message, turn.text, status));
+  turn.toolCalls.forEach((t, i) => items.push(functionCallItem(ids.functionCall(i), t, 'completed')));
+  return items;
+}
+
+const reasoningItem = (id: string, text: string): JsonObject => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }] });
+const messageItem = (id: string, text: string, status: string): JsonObject => ({ id, type: 'message', status, role: 'assistant', content: [outputText(text)] });
+const functionCallItem = (id: string, t: ToolCall, status: string): JsonObject => ({ id, type: 'function_call', status, call_id: t.id, name: t.name, arguments: t.arguments });
+
+/** The assistant's turn as a chat message, for the stored conversation. */
+function assistantMessage(turn: Turn): ChatMessage {
+  const msg: ChatMessage = { role: 'assistant', content: turn.text || (turn.toolCalls.length > 0 ? null : '') };
+  if (turn.toolCalls.length > 0) msg.tool_calls = turn.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments }, ...t.extra }));
+  return msg;
+}
+
+/** A finished turn: what the client got, and what is stored for GET and previous_response_id. */
+export interface FinishedResponse {
+  id: string;
+  /** The Response object's JSON text, as sent. */
+  text: string;
+  /** The conversation through this turn's reply (chat messages). */
+  conversation: ChatMessage[];
+}
+
+/** Per-request facts the Responses translators share. */
+export interface ResponsesTurn {
+  /** The client's Responses body. */
+  body: JsonObject;
+  /** The chat request the chat translators carry. */
+  chat: ClientRequest;
+  conversation: ChatMessage[];
+  /** Called with the finished response just before its last bytes are written. */
+  onFinish(finished: FinishedResponse): void;
+  /** The next sequence number of the stream sent to the client (for an error event after it). */
+  sequence?: number;
+}
+
+/** A mid-stream error as the Responses API sends it: an `error` event (openai-node and the AI SDK read `error`). */
+export function responsesStreamError(rt: ResponsesTurn, errorBody: string): string {
+  const seq = rt.sequence ?? 0;
+  rt.sequence = seq + 1;
+  return `event: error\ndata: {"type":"error","sequence_number":${seq},${errorBody.slice(1)}\n\n`;
+}
+
+/** The Response object's JSON text, the gateway's `service` member (cost as a bare JSON number) last. */
+function renderResponse(call: CallInfo, turn: ResponsesTurn, status: string, incomplete: JsonObject | null, output: JsonObject[], usage: JsonObject | null, settled: Settlement | null): string {
+  const ids = responseIds(call.requestId);
+  const json = JSON.stringify({
+    id: ids.response,
+    object: 'response',
+    created_at: call.created,
+    status,
+    background: false,
+    error: null,
+    incomplete_details: incomplete,
+    model: call.model.name,
+    output,
+    usage,
+    ...echoedFields(turn.body),
+  });
+  return settled ? `${json.slice(0, -1)},"service":${serviceMember(settled)}}` : json;
+}
+
+function parseChat(text: string): JsonObject {
+  try {
+    return JSON.parse(text) as JsonObject;
+  } catch {
+    throw new UpstreamFailure('protocol', 'chat translator produced malformed JSON');
+  }
+}
+
+/** The turn of a rendered chat.completion. */
+function turnOfCompletion(completion: JsonObject): Turn {
+  const choice = Array.isArray(completion.choices) && isObject(completion.choices[0]) ? completion.choices[0] : {};
+  const message = isObject(choice.message) ? choice.message : {};
+  const toolCalls: ToolCall[] = Array.isArray(message.tool_calls)
+    ? message.tool_calls.filter(isObject).map((c) => {
+        const { id, type: _type, function: fn, ...extra } = c;
+        const f = isObject(fn) ? fn : {};
+        return { id: String(id ?? ''), name: String(f.name ?? ''), arguments: typeof f.arguments === 'string' ? f.arguments : '', extra };
+      })
+    : [];
+  return {
+    reasoning: typeof message.reasoning_content === 'string' ? message.reasoning_content : '',
+    text: typeof message.content === 'string' ? message.content : '',
+    toolCalls,
+    finish: choice.finish_reason,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream: chat.completion.chunk events -> Responses events
+
+type OpenItem = { kind: 'message' | 'reasoning'; index: number; id: string; text: string } | { kind: 'call'; index: number; id: string; call: ToolCall };
+
+/**
+ * Responses events from the chat chunks an inner chat translator emits. Items open as their first
+ * delta arrives and close (`…done`, `output_item.done`) when another kind of item starts or the
+ * reply finishes; text and tool calls of one reply each get their own item, in arrival order.
+ */
+export class ResponsesEventWriter {
+  private seq = 0;
+  private started = false;
+  private readonly ids: ReturnType<typeof responseIds>;
+  private readonly items: JsonObject[] = [];
+  private current: OpenItem | null = null;
+  /** Open tool-call items by the chat chunk's tool-call index. */
+  private readonly calls = new Map<number, Extract<OpenItem, { kind: 'call' }>>();
+  private readonly turn: Turn = { reasoning: '', text: '', toolCalls: [], finish: null };
+  private buffer = '';
+  /** Message items opened so far. */
+  private messages = 0;
+
+  constructor(
+    private readonly call: CallInfo,
+    private readonly rt: ResponsesTurn,
+  ) {
+    this.ids = responseIds(call.requestId);
+  }
+
+  private event(type: string, payload: JsonObject): string {
+    const out = `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...payload })}\n\n`;
+    this.rt.sequence = this.seq;
+    return out;
+  }
+
+  private opening(): string {
+    if (this.started) return '';
+    this.started = true;
+    const response = JSON.parse(renderResponse(this.call, this.rt, 'in_progress', null, [], null, null)) as JsonObject;
+    return this.event('response.created', { response }) + this.event('response.in_progress', { response });
+  }
+
+  /** The chat translator's bytes (`data: {chunk}` events, `data: [DONE]`) -> Responses events. */
+  push(chatBytes: string): string {
+    this.buffer += chatBytes;
+    let out = '';
+    let cut: number;
+    while ((cut = this.buffer.indexOf('\n\n')) >= 0) {
+      const event = this.buffer.slice(0, cut);
+      this.buffer = this.buffer.slice(cut + 2);
+      for (const line of event.split('\n')) {
+        if (!line.startsWith('data:')) continue;
+        const data = line.slice(5).trim();
+        if (data === '' || data === '[DONE]') continue;
+        out += this.chunk(parseChat(data));
+      }
+    }
+    return out;
+  }
+
+  private chunk(chunk: JsonObject): string {
+    const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : undefined;
+    if (!choice) return '';
+    let out = '';
+    const delta = isObject(choice.delta) ? choice.delta : {};
+    if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') out += this.text('reasoning', delta.reasoning_content);
+    if (typeof delta.content === 'string' && delta.content !== '') out += this.text('message', delta.content);
+    if (Array.isArray(delta.tool_calls)) for (const tc of delta.tool_calls) if (isObject(tc)) out += this.toolCall(tc);
+    if (choice.finish_reason) {
+      this.turn.finish = choice.finish_reason;
+      out += this.opening() + this.closeAll();
+    }
+    return out;
+  }
+
+  private text(kind: 'message' | 'reasoning', piece: string): string {
+    let out = this.opening();
+    if (this.current?.kind !== kind) {
+      out += this.closeAll();
+      const index = this.items.length;
+      // A later text item of the same reply (text, a tool call, text again) gets an id of its own.
+      const n = kind === 'message' ? this.messages++ : 0;
+      const id = kind === 'message' ? (n === 0 ? this.ids.message : `${this.ids.message}_${n}`) : this.ids.reasoning;
+      this.items.push({});
+      this.current = { kind, index, id, text: '' };
+      if (kind === 'message') {
+        out += this.event('response.output_item.added', { output_index: index, item: { id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } });
+        out += this.event('response.content_part.added', { item_id: id, output_index: index, content_index: 0, part: outputText('') });
+      } else {
+        out += this.event('response.output_item.added', { output_index: index, item: { id, type: 'reasoning', summary: [] } });
+        out += this.event('response.reasoning_summary_part.added', { item_id: id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      }
+    }
+    const cur = this.current as Extract<OpenItem, { kind: 'message' | 'reasoning' }>;
+    cur.text += piece;
+    if (kind === 'message') {
+      this.turn.text += piece;
+      out += this.event('response.output_text.delta', { item_id: cur.id, output_index: cur.index, content_index: 0, delta: piece, logprobs: [] });
+    } else {
+      this.turn.reasoning += piece;
+      out += this.event('response.reasoning_summary_text.delta', { item_id: cur.id, output_index: cur.index, summary_index: 0, delta: piece });
+    }
+    return out;
+  }
+
+  private toolCall(tc: JsonObject): string {
+    const index = typeof tc.index === 'number' ? tc.index : 0;
+    const fn = isObject(tc.function) ? tc.function : {};
+    let out = this.opening();
+    let open = this.calls.get(index);
+    if (!open) {
+      // A text or reasoning item in progress is complete once a tool call starts.
+      if (this.current && this.current.kind !== 'call') out += this.closeCurrent();
+      const { index: _i, id, type: _t, function: _f, ...extra } = tc;
+      const call: ToolCall = { id: typeof id === 'string' ? id : '', name: typeof fn.name === 'string' ? fn.name : '', arguments: '', extra };
+      const outputIndex = this.items.length;
+      this.items.push({});
+      open = { kind: 'call', index: outputIndex, id: this.ids.functionCall(this.turn.toolCalls.length), call };
+      this.turn.toolCalls.push(call);
+      this.calls.set(index, open);
+      this.current = open;
+      out += this.event('response.output_item.added', { output_index: outputIndex, item: functionCallItem(open.id, call, 'in_progress') });
+    }
+    const fragment = typeof fn.arguments === 'string' ? fn.arguments : '';
+    if (fragment) {
+      open.call.arguments += fragment;
+      out += this.event('response.function_call_arguments.delta', { item_id: open.id, output_index: open.index, delta: fragment });
+    }
+    return out;
+  }
+
+  /** Closes the text or reasoning item in progress. */
+  private closeCurrent(): string {
+    const cur = this.current;
+    if (!cur || cur.kind === 'call') return '';
+    this.current = null;
+    if (cur.kind === 'message') {
+      const item = messageItem(cur.id, cur.text, 'completed');
+      this.items[cur.index] = item;
+      return (
+        this.event('response.output_text.done', { item_id: cur.id, output_index: cur.index, content_index: 0, text: cur.text, logprobs: [] }) +
+        this.event('response.content_part.done', { item_id: cur.id, output_index: cur.index, content_index: 0, part: outputText(cur.text) }) +
+        this.event('response.output_item.done', { output_index: cur.index, item })
+      );
+    }
+    const item = reasoningItem(cur.id, cur.text);
+    this.items[cur.index] = item;
+    return (
+      this.event('response.reasoning_summary_text.done', { item_id: cur.id, output_index: cur.index, summary_index: 0, text: cur.text }) +
+      this.event('response.reasoning_summary_part.done', { item_id: cur.id, output_index: cur.index, summary_index: 0, part: { type: 'summary_text', text: cur.text } }) +
+      this.event('response.output_item.done', { output_index: cur.index, item })
+    );
+  }
+
+  /** Closes every open item: the text or reasoning in progress, then the tool calls in order. */
+  private closeAll(): string {
+    let out = this.closeCurrent();
+    for (const open of [...this.calls.values()].sort((a, b) => a.index - b.index)) {
+      const item = functionCallItem(open.id, open.call, 'completed');
+      this.items[open.index] = item;
+      out += this.event('response.function_call_arguments.done', { item_id: open.id, output_index: open.index, name: open.call.name, arguments: open.call.arguments });
+      out += this.event('response.output_item.done', { output_index: open.index, item });
+    }
+    this.calls.clear();
+    this.current = null;
+    return out;
+  }
+
+  /** The last event (response.completed, or response.incomplete for a cut reply), with the usage and cost. */
+  end(settled: Settlement): string {
+    let out = this.opening() + this.closeAll();
+    // A reply with nothing in it still has its (empty) message, as the whole reply does.
+    if (this.items.length === 0) {
+      const index = this.items.length;
+      const item = messageItem(this.ids.message, '', 'completed');
+      this.items.push(item);
+      out += this.event('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
+      out += this.event('response.output_item.done', { output_index: index, item });
+    }
+    const { status, incomplete } = statusOf(this.turn.finish);
+    const text = renderResponse(this.call, this.rt, status, incomplete, this.items, responseUsage(settled), settled);
+    this.rt.onFinish({ id: this.ids.response, text, conversation: [...this.rt.conversation, assistantMessage(this.turn)] });
+    const type = status === 'completed' ? 'response.completed' : 'response.incomplete';
+    const seq = this.seq++;
+    this.rt.sequence = this.seq;
+    return out + `event: ${type}\ndata: {"type":${JSON.stringify(type)},"sequence_number":${seq},"response":${text}}\n\n`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The translator
+
+/** The Responses translator for a channel protocol: `inner` is the OpenAI-chat translator for it. */
+export function responsesTranslator(inner: Translator, rt: ResponsesTurn): Translator {
+  return {
+    request: (_req, call) => inner.request(rt.chat, call),
+
+    response(text, call): TranslatedReply {
+      const reply = inner.response(text, call);
+      return {
+        usage: reply.usage,
+        completion: reply.completion,
+        render(settled) {
+          const turn = turnOfCompletion(parseChat(reply.render(settled)));
+          const { status, incomplete } = statusOf(turn.finish);
+          const ids = responseIds(call.requestId);
+          const body = renderResponse(call, rt, status, incomplete, outputItems(ids, turn, status), responseUsage(settled), settled);
+          rt.onFinish({ id: ids.response, text: body, conversation: [...rt.conversation, assistantMessage(turn)] });
+          return body;
+        },
+      };
+    },
+
+    stream(call): StreamTranslator {
+      const chat = inner.stream(call, rt.chat);
+      const events = new ResponsesEventWriter(call, rt);
+      return {
+        push: (ev) => events.push(chat.push(ev)),
+        get usage() {
+          return chat.usage;
+        },
+        get completion() {
+          return chat.completion;
+        },
+        get finished() {
+          return chat.finished;
+        },
+        end(settled) {
+          // The chat stream's own ending ([DONE], a usage chunk) has no Responses counterpart.
+          events.push(chat.end(settled));
+          return events.end(settled);
+        },
+      };
+    },
+
+    error: (status, text) => inner.error(status, text),
+  };
+}
+
+/** An unknown, expired or another account's response id: OpenAI's 404. */
+export function responseNotFound(id: string, param: string | null = null): GatewayError {
+  return new GatewayError('not_found', `Response with id '${id}' not found.`, { param });
+}
