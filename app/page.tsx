@@ -2,7 +2,7 @@ import Link from 'next/link';
 import { getConfig, tierNames } from '@/lib/config';
 import { publicOrigin } from '@/lib/dashboard/origin';
 import { sessionUser } from '@/lib/dashboard/session';
-import { compact, int, tierLabel, usd } from '@/lib/dashboard/format';
+import { formatWhole, int, tierLabel, tokenCount } from '@/lib/dashboard/format';
 import { ButtonLink } from '@/components/ui/button';
 import { CodeTabs } from '@/components/ui/code-tabs';
 import { CopyButton } from '@/components/ui/copy-button';
@@ -183,7 +183,7 @@ export default async function LandingPage() {
                       <Td className="font-medium text-slate-900">{tierLabel(name)}</Td>
                       <Td className="text-right tabular-nums">{t.maxRpm > t.rpm ? `${int(t.rpm)}–${int(t.maxRpm)}` : int(t.rpm)}</Td>
                       <Td className="text-right tabular-nums">{int(t.rph)}</Td>
-                      <Td className="text-right tabular-nums">{t.tokensPerDay === null ? 'Unlimited' : compact(t.tokensPerDay)}</Td>
+                      <Td className="text-right tabular-nums">{t.tokensPerDay === null ? 'Unlimited' : tokenCount(t.tokensPerDay)}</Td>
                       <Td className="text-right tabular-nums">
                         {t.maxConcurrency > t.concurrency ? `${int(t.concurrency)}–${int(t.maxConcurrency)}` : int(t.concurrency)}
                       </Td>
@@ -191,7 +191,7 @@ export default async function LandingPage() {
                         {name === 'free'
                           ? 'Sign up'
                           : t.promoteAtMonthlySpend !== null
-                            ? `Spend ${usd(t.promoteAtMonthlySpend, 0)} in a month`
+                            ? `Spend ${formatWhole(t.promoteAtMonthlySpend)} in a month`
                             : 'Contact us'}
                       </Td>
                     </Tr>

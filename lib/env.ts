@@ -32,6 +32,8 @@ const schema = z.object({
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Who users write to for credit when card payments are not set up: an email address or a URL (shown on the billing page). */
+  SUPPORT_CONTACT: z.string().max(200).optional(),
   /** Public base URL shown in the dashboard snippets and used for Stripe return URLs. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Seconds a cached API key / account may be stale (revocation is pushed at once via Redis). */

@@ -6,6 +6,7 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
+import { emailProblem, passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/auth/password-rules';
 
 type Problem = { field: 'email' | 'password' | null; message: ReactNode };
 
@@ -18,8 +19,19 @@ export function RegisterForm() {
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
     setProblem(null);
+    // The server's own rules, checked here first: a refused sign-up still spends the per-IP allowance.
+    const badEmail = emailProblem(email);
+    if (badEmail) {
+      setProblem({ field: 'email', message: badEmail });
+      return;
+    }
+    const badPassword = passwordProblem(password);
+    if (badPassword) {
+      setProblem({ field: 'password', message: badPassword });
+      return;
+    }
+    setBusy(true);
     try {
       const res = await fetch('/api/auth/register', {
         method: 'POST',
@@ -62,7 +74,7 @@ export function RegisterForm() {
   }
 
   return (
-    <form onSubmit={submit} className="space-y-4">
+    <form onSubmit={submit} className="space-y-4" noValidate>
       {problem && (
         <Alert tone="error" data-testid="auth-error">
           {problem.message}
@@ -80,14 +92,14 @@ export function RegisterForm() {
           aria-invalid={problem?.field === 'email'}
         />
       </Field>
-      <Field label="Password" htmlFor="password" hint="At least 8 characters, with letters and digits.">
+      <Field label="Password" htmlFor="password" hint={`At least ${PASSWORD_MIN_LENGTH} characters, and not a commonly used password.`}>
         <Input
           id="password"
           name="password"
           type="password"
           autoComplete="new-password"
           required
-          minLength={8}
+          minLength={PASSWORD_MIN_LENGTH}
           value={password}
           onChange={(e) => setPassword(e.target.value)}
           aria-invalid={problem?.field === 'password'}

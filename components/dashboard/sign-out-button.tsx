@@ -11,9 +11,13 @@ export function SignOutButton() {
       variant="ghost"
       size="sm"
       disabled={busy}
+      data-testid="sign-out"
       onClick={() => {
         setBusy(true);
-        void signOut({ callbackUrl: '/' });
+        // The page to land on is ours, relative: never an origin the server may have guessed.
+        void signOut({ redirect: false })
+          .catch(() => undefined)
+          .then(() => window.location.assign('/'));
       }}
     >
       {busy ? 'Logging out…' : 'Log out'}

@@ -38,6 +38,16 @@ export const authOptions: NextAuthOptions = {
     }),
   ],
   callbacks: {
+    // Same site only, and never tied to the configured origin: a callback URL keeps its path on the
+    // base URL (the request's own origin is put back by app/api/auth/[...nextauth]/route.ts).
+    redirect({ url, baseUrl }) {
+      try {
+        const target = new URL(url, baseUrl);
+        return `${baseUrl}${target.pathname}${target.search}${target.hash}`;
+      } catch {
+        return baseUrl;
+      }
+    },
     jwt({ token, user }) {
       if (user) token.sub = user.id;
       return token;

@@ -95,13 +95,20 @@ export function appOrigins(req: Request): Set<string> {
     const origin = configured ? originOf(configured) : null;
     if (origin) origins.add(origin);
   }
-  const host = (env.TRUST_PROXY ? firstValue(req.headers.get('x-forwarded-host')) : null) ?? req.headers.get('host');
-  const proto = (env.TRUST_PROXY ? firstValue(req.headers.get('x-forwarded-proto')) : null) ?? 'http';
-  if (host && /^https?$/i.test(proto)) {
-    const origin = originOf(`${proto.toLowerCase()}://${host}`);
-    if (origin) origins.add(origin);
-  }
+  const origin = requestOrigin(req.headers);
+  if (origin) origins.add(origin);
   return origins;
+}
+
+/**
+ * The origin a request came in on: `http://<Host>`, or with TRUST_PROXY=1 what X-Forwarded-Proto
+ * and X-Forwarded-Host (set by the proxy in front) say. Null when it cannot be told.
+ */
+export function requestOrigin(headers: Pick<Headers, 'get'>): string | null {
+  const host = (env.TRUST_PROXY ? firstValue(headers.get('x-forwarded-host')) : null) ?? headers.get('host');
+  const proto = (env.TRUST_PROXY ? firstValue(headers.get('x-forwarded-proto')) : null) ?? 'http';
+  if (!host || !/^https?$/i.test(proto)) return null;
+  return originOf(`${proto.toLowerCase()}://${host}`);
 }
 
 /**

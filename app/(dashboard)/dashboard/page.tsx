@@ -2,8 +2,7 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { getOverview, type Overview } from '@/lib/dashboard/overview';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { compact, cny, int, tierLabel, usd } from '@/lib/dashboard/format';
-import { formatPico } from '@/lib/billing/money';
+import { cny, formatBalance, formatDayLabel, int, tierLabel, toChartNumber, tokenCount, usd } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
@@ -13,15 +12,13 @@ import { UsageChart, type UsagePoint } from '@/components/dashboard/usage-chart'
 
 export const metadata: Metadata = { title: 'Overview · Model Gateway' };
 
-const monthNames = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
 function chartData(o: Overview): UsagePoint[] {
   return o.daily.map((d) => ({
     date: d.date,
-    label: `${monthNames[Number(d.date.slice(5, 7)) - 1]} ${Number(d.date.slice(8, 10))}`,
-    spend: Number(formatPico(d.spendUsd)),
-    spendLabel: usd(d.spendUsd, d.spendUsd > 0n && d.spendUsd < 10_000_000_000n ? 4 : 2),
-    cnyLabel: cny(d.spendCny, d.spendCny > 0n && d.spendCny < 10_000_000_000n ? 4 : 2),
+    label: formatDayLabel(d.date),
+    spend: toChartNumber(d.spendUsd),
+    spendLabel: usd(d.spendUsd),
+    cnyLabel: cny(d.spendCny),
     requests: d.requests,
     failed: d.failed,
     tokens: d.promptTokens + d.completionTokens,
@@ -33,7 +30,7 @@ function TierCard({ o }: { o: Overview }) {
   const figures = [
     { label: 'Requests / min', value: int(limits.rpm) },
     { label: 'Requests / hour', value: int(limits.rph) },
-    { label: 'Tokens / day', value: limits.tokensPerDay === null ? 'Unlimited' : compact(limits.tokensPerDay) },
+    { label: 'Tokens / day', value: limits.tokensPerDay === null ? 'Unlimited' : tokenCount(limits.tokensPerDay) },
     { label: 'Concurrent', value: int(limits.concurrency) },
   ];
   return (
@@ -103,8 +100,8 @@ export default async function OverviewPage() {
         <Stat
           testId="balance"
           label="Balance"
-          value={usd(o.account.balanceUsd)}
-          sub={`${cny(o.balanceCny)} at ${o.usdToCny} CNY/USD`}
+          value={formatBalance(o.account.balanceUsd)}
+          sub={`${formatBalance(o.balanceCny, 'CNY')} at ${o.usdToCny} CNY/USD`}
           action={
             <Link href="/dashboard/billing" className="text-xs font-medium text-indigo-600 hover:text-indigo-500">
               Add credit
@@ -123,8 +120,8 @@ export default async function OverviewPage() {
         <Stat
           testId="tokens-month"
           label="Tokens this month"
-          value={compact(monthTokens)}
-          sub={`${compact(o.month.promptTokens)} in · ${compact(o.month.completionTokens)} out`}
+          value={int(monthTokens)}
+          sub={`${int(o.month.promptTokens)} in · ${int(o.month.completionTokens)} out`}
         />
       </div>
 

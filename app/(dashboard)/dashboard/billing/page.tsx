@@ -15,7 +15,7 @@ import {
   type LedgerPage,
 } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { cny, dateTime, int, usd, usdAuto } from '@/lib/dashboard/format';
+import { dateTime, formatBalance, formatExact, int, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { buttonClass } from '@/components/ui/button';
@@ -47,6 +47,31 @@ function returnNotice(sp: SearchParams): 'paid' | 'cancelled' | null {
   if (values.some((v) => v === 'success' || v === 'succeeded' || v === 'paid') || sp.success !== undefined || sp.session_id !== undefined) return 'paid';
   if (values.some((v) => v === 'cancel' || v === 'canceled' || v === 'cancelled') || sp.canceled !== undefined || sp.cancelled !== undefined) return 'cancelled';
   return null;
+}
+
+/** Without Stripe there is nothing to click that could only fail: who to ask instead. */
+function NoPayments({ contact }: { contact: string | undefined }) {
+  const href = contact ? (/^https?:\/\//.test(contact) ? contact : contact.includes('@') ? `mailto:${contact}` : null) : null;
+  return (
+    <div data-testid="payments-status" className="space-y-2 text-sm text-slate-700">
+      <p className="font-medium text-slate-900">Card payments are not set up on this deployment.</p>
+      <p data-testid="payments-contact">
+        To add credit, contact{' '}
+        {contact ? (
+          href ? (
+            <a href={href} className="font-medium text-indigo-700 underline hover:text-indigo-600">
+              {contact}
+            </a>
+          ) : (
+            <span className="font-medium text-slate-900">{contact}</span>
+          )
+        ) : (
+          'the operator of this gateway'
+        )}{' '}
+        with the email address of your account. Credit shows up in the history below as soon as it is added.
+      </p>
+    </div>
+  );
 }
 
 const presetsWithin = (min: bigint, max: bigint) => ['10', '25', '50', '100'].filter((p) => usdToPico(p) >= min && usdToPico(p) <= max);
@@ -94,9 +119,9 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         <Card className="px-4 py-4 sm:px-5" data-testid="billing-balance">
           <div>
             <p className="text-sm text-slate-500">Balance</p>
-            <p className="mt-1.5 text-3xl font-semibold tracking-tight text-slate-900 tabular-nums">{usd(balance)}</p>
+            <p className="mt-1.5 text-3xl font-semibold tracking-tight text-slate-900 tabular-nums">{formatBalance(balance)}</p>
             <p className="mt-1 text-sm text-slate-500 tabular-nums">
-              {cny(usdToCny(balance, config.cnyRateNano))} at {config.usdToCny} CNY/USD
+              {formatBalance(usdToCny(balance, config.cnyRateNano), 'CNY')} at {config.usdToCny} CNY/USD
             </p>
           </div>
           <dl className="mt-6 space-y-2 border-t border-slate-100 pt-4 text-sm">
@@ -114,12 +139,16 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         <Card className="lg:col-span-2">
           <CardHeader title="Add credit" />
           <CardBody>
-            <RechargeForm
-              min={formatPico(config.rechargeMin)}
-              max={formatPico(config.rechargeMax)}
-              configured={Boolean(env.STRIPE_SECRET_KEY)}
-              presets={presetsWithin(config.rechargeMin, config.rechargeMax)}
-            />
+            {env.STRIPE_SECRET_KEY ? (
+              <RechargeForm
+                min={formatPico(config.rechargeMin)}
+                max={formatPico(config.rechargeMax)}
+                configured
+                presets={presetsWithin(config.rechargeMin, config.rechargeMax)}
+              />
+            ) : (
+              <NoPayments contact={env.SUPPORT_CONTACT} />
+            )}
           </CardBody>
         </Card>
       </div>
@@ -156,13 +185,13 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                   </Td>
                   <Td
                     className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
-                    title={`$${formatPico(item.amountUsd)}`}
+                    title={formatExact(item.amountUsd)}
                   >
                     {item.amountUsd > 0n ? '+' : ''}
-                    {usdAuto(item.amountUsd)}
+                    {usd(item.amountUsd)}
                   </Td>
-                  <Td className="whitespace-nowrap text-right tabular-nums" title={`$${formatPico(item.balanceAfterUsd)}`}>
-                    {usd(item.balanceAfterUsd)}
+                  <Td className="whitespace-nowrap text-right tabular-nums" title={formatExact(item.balanceAfterUsd)}>
+                    {formatBalance(item.balanceAfterUsd)}
                   </Td>
                 </Tr>
               ))}

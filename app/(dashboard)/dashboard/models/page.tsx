@@ -1,9 +1,9 @@
 import type { Metadata } from 'next';
 import { getConfig, type GatewayConfig, type ModelInfo, type TierName } from '@/lib/config';
-import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
+import { usdToCny, usdToPico } from '@/lib/billing/money';
 import { getAccount } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { int, tierLabel, tokenCount } from '@/lib/dashboard/format';
+import { formatPrice, int, tierLabel, tokenCount } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardHeader } from '@/components/ui/card';
 import { CopyButton } from '@/components/ui/copy-button';
@@ -20,14 +20,14 @@ function Price({ usdPerMillion, config }: { usdPerMillion: string; config: Gatew
   const pico = usdToPico(usdPerMillion);
   return (
     <div className="tabular-nums">
-      <div className="text-slate-900">${usdPerMillion}</div>
-      <div className="text-xs text-slate-500">¥{formatPico(usdToCny(pico, config.cnyRateNano))}</div>
+      <div className="text-slate-900">{formatPrice(pico)}</div>
+      <div className="text-xs text-slate-500">{formatPrice(usdToCny(pico, config.cnyRateNano), 'CNY')}</div>
     </div>
   );
 }
 
 /** Cache prices are per token in config; shown per million like the others. */
-const perMillion = (picoPerToken: bigint) => formatPico(picoPerToken * 1_000_000n);
+const perMillion = (picoPerToken: bigint) => formatPrice(picoPerToken * 1_000_000n);
 
 function Limits({ model, tier, config }: { model: ModelInfo; tier: TierName; config: GatewayConfig }) {
   const lines: string[] = [];
@@ -119,7 +119,7 @@ export default async function ModelsPage() {
                 {hasCachePrices && (
                   <Td className="whitespace-nowrap text-right tabular-nums">
                     {m.cacheReadPrice !== m.inputPrice || m.cacheWritePrice !== m.inputPrice ? (
-                      `$${perMillion(m.cacheReadPrice)} / $${perMillion(m.cacheWritePrice)}`
+                      `${perMillion(m.cacheReadPrice)} / ${perMillion(m.cacheWritePrice)}`
                     ) : (
                       <span className="text-slate-400">—</span>
                     )}
