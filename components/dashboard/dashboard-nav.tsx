@@ -7,6 +7,7 @@ import { cn } from '@/components/ui/cn';
 const items = [
   { href: '/dashboard', label: 'Overview' },
   { href: '/dashboard/keys', label: 'Keys' },
+  { href: '/dashboard/usage', label: 'Usage' },
   { href: '/dashboard/logs', label: 'Logs' },
   { href: '/dashboard/billing', label: 'Billing' },
   { href: '/dashboard/models', label: 'Models' },
@@ -24,8 +25,8 @@ export function DashboardNav() {
             href={item.href}
             aria-current={active ? 'page' : undefined}
             className={cn(
-              'whitespace-nowrap border-b-2 px-3 py-2.5 text-sm font-medium transition-colors',
-              active ? 'border-slate-900 text-slate-900' : 'border-transparent text-slate-500 hover:border-slate-300 hover:text-slate-800',
+              'whitespace-nowrap border-b-2 px-2 py-2.5 text-sm sm:px-3 font-medium transition-colors',
+              active ? 'border-slate-900 text-slate-900' : 'border-transparent text-slate-600 hover:border-slate-300 hover:text-slate-800',
             )}
           >
             {item.label}
