@@ -98,6 +98,10 @@ function load(): Env {
 
 export const env: Env = load();
 
+// next-auth reads NEXTAUTH_URL itself and takes an empty one for a URL (every auth call then fails
+// with "Invalid URL"); empty means unset here, so it does for next-auth too.
+if (process.env.NEXTAUTH_URL === '') delete process.env.NEXTAUTH_URL;
+
 /** Secrets the operator config refers to by variable name (`api_key_env`). */
 export function envSecret(name: string): string | undefined {
   const value = process.env[name];

@@ -150,9 +150,9 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
             <THead>
               <tr>
                 <Th>Name</Th>
-                <Th>Key</Th>
-                <Th>Created (UTC)</Th>
-                <Th>Last used (UTC)</Th>
+                <Th className="hidden sm:table-cell">Key</Th>
+                <Th className="hidden md:table-cell">Created (UTC)</Th>
+                <Th className="hidden lg:table-cell">Last used (UTC)</Th>
                 <Th>Status</Th>
                 <Th className="text-right">
                   <span className="sr-only">Actions</span>
@@ -161,11 +161,14 @@ export function KeysManager({ initialKeys }: { initialKeys: ApiKeyJson[] }) {
             </THead>
             <TBody>
               {keys.map((k) => (
-                <Tr key={k.id} data-testid="key-row" data-key-id={k.id} className={k.revoked ? 'text-slate-400' : undefined}>
-                  <Td className="font-medium text-slate-900">{k.name}</Td>
-                  <Td className="whitespace-nowrap font-mono text-xs">{k.display}</Td>
-                  <Td className="whitespace-nowrap tabular-nums">{dateTime(new Date(k.created_at))}</Td>
-                  <Td className="whitespace-nowrap tabular-nums">{k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-400">Never</span>}</Td>
+                <Tr key={k.id} data-testid="key-row" data-key-id={k.id} className={k.revoked ? 'text-slate-500' : undefined}>
+                  <Td className="max-w-[11rem] break-words font-medium text-slate-900 sm:max-w-none">
+                    {k.name}
+                    <div className="mt-0.5 font-mono text-xs font-normal text-slate-600 sm:hidden">{k.display}</div>
+                  </Td>
+                  <Td className="hidden whitespace-nowrap font-mono text-xs sm:table-cell">{k.display}</Td>
+                  <Td className="hidden whitespace-nowrap tabular-nums md:table-cell">{dateTime(new Date(k.created_at))}</Td>
+                  <Td className="hidden whitespace-nowrap tabular-nums lg:table-cell">{k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-500">Never</span>}</Td>
                   <Td>
                     {k.revoked ? (
                       <Badge tone="neutral" data-testid="key-status">

@@ -6,6 +6,8 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { usdToPico } from '@/lib/billing/money';
+import { formatExact } from '@/lib/format';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
 let gw: RunningGateway;
@@ -18,7 +20,7 @@ const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
   fake = await startFakeUpstream();
-  gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '', TRUST_PROXY: '1' } });
+  gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '', TRUST_PROXY: '1', NEXTAUTH_URL: '', PUBLIC_BASE_URL: '', SUPPORT_CONTACT: 'ops@example.test' } });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
@@ -37,6 +39,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
   const email = `browser-${Date.now()}@example.com`;
   const password = 'sturdy-pass-42';
   let apiKey = '';
+  let logUrl = '';
 
   it('shows the landing page with the base URL and sign-up', async () => {
     await page.goto(gw.url);
@@ -47,9 +50,20 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
   it('signs up and lands on the overview with the free tier', async () => {
     await page.goto(`${gw.url}/register`);
     await page.fill('#email', email);
-    await page.fill('#password', 'onlyletters');
+    // The browser refuses what the server would, without spending the per-IP sign-up allowance.
+    const registerCalls: string[] = [];
+    const onRequest = (r: { url(): string }) => r.url().includes('/api/auth/register') && registerCalls.push(r.url());
+    page.on('request', onRequest);
+    await page.fill('#password', 'password123');
     await page.getByTestId('register-submit').click();
-    await expect(page.getByTestId('auth-error').textContent()).resolves.toMatch(/letters and digits/);
+    await expect(page.getByTestId('auth-error').textContent()).resolves.toMatch(/commonly used/);
+    await page.fill('#email', 'not-an-email');
+    await page.fill('#password', password);
+    await page.getByTestId('register-submit').click();
+    await expect(page.getByTestId('auth-error').textContent()).resolves.toMatch(/valid email/);
+    expect(registerCalls).toEqual([]);
+    page.off('request', onRequest);
+    await page.fill('#email', email);
     await shot('02-register-error');
     await page.fill('#password', password);
     await page.getByTestId('register-submit').click();
@@ -110,7 +124,8 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await newest.click();
     await page.waitForURL(/\/dashboard\/logs\/req_/, { waitUntil: 'commit' });
     const shown = (await page.getByTestId('cost-usd').first().textContent())!;
-    expect(shown).toContain(cost);
+    expect(shown).toBe(formatExact(usdToPico(cost))); // every digit of the header's exact figure
+    logUrl = page.url();
     await shot('06-log-detail');
     await page.goto(`${gw.url}/dashboard`);
     await shot('07-overview-with-usage');
@@ -127,9 +142,11 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await shot('09-keys-revoked');
   });
 
-  it('says payments are not set up on the billing page, and the recharge call answers 503', async () => {
+  it('says payments are not set up on the billing page, offers no button that would fail, and the recharge call answers 503', async () => {
     await page.goto(`${gw.url}/dashboard/billing`);
     await expect(page.getByTestId('payments-status').textContent()).resolves.toMatch(/not set up/i);
+    await expect(page.getByTestId('payments-contact').textContent()).resolves.toContain('ops@example.test');
+    await expect(page.getByTestId('recharge-submit').count()).resolves.toBe(0);
     const status = await page.evaluate(async () => {
       const r = await fetch('/api/payment/recharge', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount_usd": 10}' });
       return { status: r.status, body: await r.json() };
@@ -148,6 +165,62 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.goto(`${gw.url}/dashboard`);
     await shot('12-overview-phone');
     await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  it('shows usage by model with a CSV export', async () => {
+    await page.goto(`${gw.url}/dashboard/usage?group_by=model`);
+    await expect(page.getByTestId('usage-group-row').first().textContent()).resolves.toContain('gpt-4o-mini');
+    await expect(page.getByTestId('usage-requests').textContent()).resolves.toMatch(/2/);
+    const csv = await page.evaluate(async (href) => (await fetch(href)).text(), (await page.getByTestId('usage-export').getAttribute('href'))!);
+    expect(csv.split('\r\n')[0]).toMatch(/^date,group,/);
+    await shot('14-usage');
+  });
+
+  it('answers a missing request with the dashboard 404', async () => {
+    const res = await page.goto(`${gw.url}/dashboard/logs/req_not_a_real_one`);
+    expect(res?.status()).toBe(404);
+    await page.getByTestId('not-found').waitFor();
+    await shot('15-not-found');
+  });
+
+  it('fits every page on a 390 px phone without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const pages: [string, string][] = [
+        ['overview', '/dashboard'],
+        ['keys', '/dashboard/keys'],
+        ['usage', '/dashboard/usage?group_by=model'],
+        ['logs', '/dashboard/logs'],
+        ['log-detail', new URL(logUrl).pathname],
+        ['billing', '/dashboard/billing'],
+        ['models', '/dashboard/models'],
+        ['landing', '/'],
+      ];
+      for (const [name, path] of pages) {
+        await page.goto(`${gw.url}${path}`);
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        expect(width, `${name} is ${width} px wide`).toBeLessThanOrEqual(390);
+        await shot(`phone-${name}`);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+  });
+
+  it('logs out to this origin, and a deep link comes back after logging in again', async () => {
+    await page.goto(`${gw.url}/dashboard`);
+    await page.getByTestId('sign-out').click();
+    await page.waitForURL(`${gw.url}/`, { waitUntil: 'commit' });
+    await page.goto(logUrl);
+    await page.waitForURL(/\/login\?callbackUrl=/, { waitUntil: 'commit' });
+    expect(new URL(page.url()).searchParams.get('callbackUrl')).toBe(new URL(logUrl).pathname);
+    await page.fill('#email', email);
+    await page.fill('#password', password);
+    await page.getByTestId('login-submit').click();
+    await page.waitForURL(logUrl, { waitUntil: 'commit' });
+    // Signed in, /login goes straight on.
+    await page.goto(`${gw.url}/login`);
+    await page.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
   });
 
   it('logs out and logs back in', async () => {

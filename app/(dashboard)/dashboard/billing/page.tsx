@@ -163,6 +163,26 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         {ledger.data.length === 0 ? (
           <EmptyState title="No balance changes yet" />
         ) : (
+          <>
+          <ul className="divide-y divide-slate-100 sm:hidden" aria-label="Balance history">
+            {ledger.data.map((item) => (
+              <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
+                <div className="flex items-center justify-between gap-3">
+                  <Badge tone={kinds[item.kind].tone}>{kinds[item.kind].label}</Badge>
+                  <span className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`} title={formatExact(item.amountUsd)}>
+                    {item.amountUsd > 0n ? '+' : ''}
+                    {usd(item.amountUsd)}
+                  </span>
+                </div>
+                <div className="mt-1 flex items-baseline justify-between gap-3 text-sm text-slate-600">
+                  <span className="tabular-nums">{item.day ?? dateTime(item.at)}</span>
+                  <span className="tabular-nums">Balance {formatBalance(item.balanceAfterUsd)}</span>
+                </div>
+                {details(item) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item)}</p>}
+              </li>
+            ))}
+          </ul>
+          <div className="hidden sm:block">
           <Table>
             <THead>
               <tr>
@@ -197,6 +217,8 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
               ))}
             </TBody>
           </Table>
+          </div>
+          </>
         )}
         {(ledger.nextCursor || before) && (
           <nav aria-label="Pagination" className="flex justify-between border-t border-slate-100 px-4 py-3 sm:px-5">

@@ -19,14 +19,14 @@ function Fields({ rows }: { rows: [string, ReactNode][] }) {
       {rows.map(([label, value]) => (
         <div key={label} className="grid grid-cols-[9rem_1fr] gap-3 py-2 first:pt-0 last:pb-0 sm:grid-cols-[11rem_1fr]">
           <dt className="text-slate-500">{label}</dt>
-          <dd className="min-w-0 break-words text-slate-900">{value ?? <span className="text-slate-400">—</span>}</dd>
+          <dd className="min-w-0 break-words text-slate-900">{value ?? <span className="text-slate-500">—</span>}</dd>
         </div>
       ))}
     </dl>
   );
 }
 
-const none = <span className="text-slate-400">—</span>;
+const none = <span className="text-slate-500">—</span>;
 
 function cellText(value: unknown): ReactNode {
   if (value === null || value === undefined) return none;
