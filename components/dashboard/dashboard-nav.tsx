@@ -11,6 +11,7 @@ const items = [
   { href: '/dashboard/logs', label: 'Logs' },
   { href: '/dashboard/billing', label: 'Billing' },
   { href: '/dashboard/models', label: 'Models' },
+  { href: '/dashboard/playground', label: 'Playground' },
 ];
 
 export function DashboardNav() {

@@ -9,6 +9,9 @@ import { PageHeader } from '@/components/ui/page-header';
 import { Progress } from '@/components/ui/progress';
 import { Stat } from '@/components/ui/stat';
 import { UsageChart, type UsagePoint } from '@/components/dashboard/usage-chart';
+import { FirstRunChecklist } from '@/components/dashboard/first-run-checklist';
+import { firstRunState } from '@/lib/dashboard/first-run';
+import { publicOrigin } from '@/lib/dashboard/origin';
 
 export const metadata: Metadata = { title: 'Overview · Model Gateway' };
 
@@ -88,6 +91,8 @@ function TierCard({ o }: { o: Overview }) {
 export default async function OverviewPage() {
   const user = await requirePageUser('/dashboard');
   const o = await getOverview(user.id);
+  const [firstRun, origin] = await Promise.all([firstRunState(user.id, o.account.balanceUsd), publicOrigin()]);
+  const started = firstRun.hasKey && firstRun.hasCredit && firstRun.hasCall;
   const totalDays = o.daily.reduce((sum, d) => sum + d.spendUsd, 0n);
   const requestsDays = o.daily.reduce((sum, d) => sum + d.requests, 0);
   const monthTokens = o.month.promptTokens + o.month.completionTokens;
@@ -95,6 +100,7 @@ export default async function OverviewPage() {
   return (
     <>
       <PageHeader title="Overview" description="Spend, requests and limits of your account. Days are UTC; CNY at the rate of each request." />
+      {!started && <FirstRunChecklist state={firstRun} origin={origin} />}
 
       <div className="grid grid-cols-2 gap-3 sm:gap-4 lg:grid-cols-3">
         <Stat
