@@ -91,14 +91,20 @@ export default async function LandingPage() {
       <header className="border-b border-slate-100">
         <div className="mx-auto flex h-14 max-w-6xl items-center gap-3 px-4 sm:px-6">
           <Logo />
-          <nav className="ml-auto flex items-center gap-2">
+          <nav aria-label="Site" className="ml-auto flex items-center gap-1 sm:gap-2">
+            <Link href="/pricing" className="px-2 text-sm text-slate-700 hover:text-slate-900">
+              Pricing
+            </Link>
+            <Link href="/docs" className="px-2 text-sm text-slate-700 hover:text-slate-900">
+              Docs
+            </Link>
             {user ? (
               <ButtonLink href="/dashboard" size="sm">
                 Dashboard
               </ButtonLink>
             ) : (
               <>
-                <ButtonLink href="/login" variant="ghost" size="sm">
+                <ButtonLink href="/login" variant="ghost" size="sm" className="hidden sm:inline-flex">
                   Log in
                 </ButtonLink>
                 <ButtonLink href="/register" size="sm">

@@ -51,7 +51,7 @@ export function UsageBreakdownChart({ data, series, money, description }: { data
           <YAxis
             tickLine={false}
             axisLine={false}
-            width={56}
+            width={76}
             allowDecimals={money}
             tick={{ fontSize: 11, fill: '#475569' }}
             tickFormatter={(v: number) => (money ? formatAxisMoney(v) : formatAxisCount(v))}

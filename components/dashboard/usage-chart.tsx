@@ -54,7 +54,7 @@ export function UsageChart({ data }: { data: UsagePoint[] }) {
             yAxisId="spend"
             tickLine={false}
             axisLine={false}
-            width={56}
+            width={76}
             tick={{ fontSize: 11, fill: '#64748b' }}
             tickFormatter={spendTick}
           />

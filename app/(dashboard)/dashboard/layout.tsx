@@ -17,10 +17,13 @@ export default async function DashboardLayout({ children }: { children: ReactNod
 
   return (
     <div className="min-h-screen">
+      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:text-sm">
+        Skip to content
+      </a>
       <header className="sticky top-0 z-20 border-b border-slate-200 bg-white/95 backdrop-blur">
         <div className="mx-auto max-w-6xl px-4 sm:px-6">
           <div className="flex h-14 items-center gap-3">
-            <Link href="/dashboard" className="shrink-0">
+            <Link href="/dashboard" className="shrink-0" aria-label="Model Gateway overview">
               <Logo />
             </Link>
             <Badge tone="violet" className="hidden sm:inline-flex">
@@ -41,7 +44,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
           This account is suspended: API requests are refused with 403. Contact support to restore access.
         </div>
       )}
-      <main className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">{children}</main>
+      <main id="main" className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">{children}</main>
     </div>
   );
 }
