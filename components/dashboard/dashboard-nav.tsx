@@ -12,6 +12,7 @@ const items = [
   { href: '/dashboard/billing', label: 'Billing' },
   { href: '/dashboard/models', label: 'Models' },
   { href: '/dashboard/playground', label: 'Playground' },
+  { href: '/dashboard/settings', label: 'Settings' },
 ];
 
 export function DashboardNav() {

@@ -423,13 +423,15 @@ export interface Account {
   tierLocked: boolean;
   balanceUsd: bigint;
   limits: Prisma.JsonValue | null;
+  /** Sessions signed in before this are refused (lib/auth/session-epoch.ts). */
+  sessionsValidFrom: Date | null;
 }
 
 export async function getAccount(userId: string): Promise<Account | null> {
   const db = await getDb();
   const user = await db.user.findUnique({
     where: { id: userId },
-    select: { id: true, email: true, tier: true, status: true, tierLocked: true, balanceUsd: true, limits: true },
+    select: { id: true, email: true, tier: true, status: true, tierLocked: true, balanceUsd: true, limits: true, sessionsValidFrom: true },
   });
   return user ? { ...user, balanceUsd: pico(user.balanceUsd) } : null;
 }

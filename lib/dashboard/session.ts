@@ -3,6 +3,7 @@ import { headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { authOptions } from '@/lib/auth/options';
 import { getAccount } from './queries';
+import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 
 export interface SessionUser {
   id: string;
@@ -12,18 +13,21 @@ export interface SessionUser {
 /** Set by proxy.ts on every /dashboard request: the path and query asked for. */
 const DASHBOARD_PATH_HEADER = 'x-dashboard-path';
 
-/** The signed-in user of a server component, or null. */
+/**
+ * The signed-in user of a server component, or null: no session, or one the account has ended
+ * (signed in before its sessionsValidFrom), or one of an account that no longer exists.
+ */
 export async function sessionUser(): Promise<SessionUser | null> {
   const session = await getServerSession(authOptions);
   const user = session?.user as { id?: string; email?: string | null } | undefined;
-  return user?.id ? { id: user.id, email: user.email ?? '' } : null;
+  if (!user?.id) return null;
+  const account = await getAccount(user.id);
+  if (!account || !sessionIsCurrent((session as { authTime?: unknown }).authTime, account.sessionsValidFrom)) return null;
+  return { id: user.id, email: user.email ?? '' };
 }
 
-/** The signed-in user whose account still exists, or null (a session can outlive a deleted account). */
-export async function signedInAccountUser(): Promise<SessionUser | null> {
-  const user = await sessionUser();
-  return user && (await getAccount(user.id)) ? user : null;
-}
+/** The signed-in user whose account still exists and whose session is current, or null. */
+export const signedInAccountUser = sessionUser;
 
 /** Only same-site paths, so a login link cannot be used to bounce users elsewhere. */
 export function safeCallbackPath(value: string | string[] | null | undefined, fallback = '/dashboard'): string {

@@ -6,6 +6,7 @@ import { log, errorFields } from '@/lib/log';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { getAccount } from '@/lib/dashboard/queries';
 import { env } from '@/lib/env';
+import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 
 // Helpers for the dashboard/account route handlers (session- or IP-scoped, JSON in and out).
 
@@ -143,9 +144,12 @@ export async function requireUserId(req: Request): Promise<string> {
   const session = await getServerSession(authOptions);
   const id = (session?.user as { id?: string } | undefined)?.id;
   if (!id) throw new GatewayError('unauthenticated', 'Sign in first.');
+  // One read per dashboard call: the account may have ended this session (sign out everywhere).
+  const account = await getAccount(id);
+  if (!account || !sessionIsCurrent((session as { authTime?: unknown }).authTime, account.sessionsValidFrom)) {
+    throw new GatewayError('unauthenticated', 'Sign in first.');
+  }
   if (mutation) {
-    const account = await getAccount(id);
-    if (!account) throw new GatewayError('unauthenticated', 'Sign in first.');
     if (account.status === 'suspended') {
       throw new GatewayError('account_suspended', 'This account is suspended: it can still read its data, but not create keys, recharge or change anything.');
     }

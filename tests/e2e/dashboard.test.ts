@@ -8,12 +8,26 @@ import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { usdToPico } from '@/lib/billing/money';
 import { formatExact } from '@/lib/format';
+import { createRequire } from 'node:module';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
 let gw: RunningGateway;
 let fake: FakeUpstream;
 let browser: Browser;
 let page: Page;
+
+const axeSource = (createRequire(import.meta.url)('axe-core') as { source: string }).source;
+
+/** axe-core's WCAG 2 A/AA rules on the current page; the serious and critical violations, described. */
+async function axeProblems(): Promise<string[]> {
+  await page.addScriptTag({ content: axeSource });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.targets.join(' ')}`);
+}
 
 const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 
@@ -69,6 +83,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.getByTestId('register-submit').click();
     await page.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
     await expect(page.getByTestId('tier').textContent()).resolves.toMatch(/free/i);
+    await expect(page.locator('[data-testid="first-run-step"][data-done="false"]').count()).resolves.toBe(3);
     await shot('03-overview-empty');
   });
 
@@ -131,6 +146,21 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await shot('07-overview-with-usage');
   });
 
+  it('sends a streamed chat from the playground and shows the reply, its cost and latency', async () => {
+    await page.goto(`${gw.url}/dashboard/playground`);
+    await page.getByTestId('pg-key').fill(apiKey);
+    await page.getByTestId('pg-model').selectOption('gpt-4o-mini');
+    await page.getByTestId('pg-send').click();
+    await page.getByTestId('pg-total').filter({ hasText: /ms$/ }).waitFor();
+    expect((await page.getByTestId('pg-reply').textContent())!.length).toBeGreaterThan(0);
+    await expect(page.getByTestId('pg-cost-usd-').textContent()).resolves.toMatch(/^\$0\.\d+$/);
+    await expect(page.getByTestId('pg-http-status').textContent()).resolves.toBe('200');
+    await shot('07b-playground');
+    // Key, credit and a successful call: the first-run checklist has done its job and is gone.
+    await page.goto(`${gw.url}/dashboard`);
+    await expect(page.getByTestId('first-run').count()).resolves.toBe(0);
+  });
+
   it('revokes the key after confirmation and the key then gets 401', async () => {
     await page.goto(`${gw.url}/dashboard/keys`);
     await page.getByTestId('revoke-key').click();
@@ -170,7 +200,8 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
   it('shows usage by model with a CSV export', async () => {
     await page.goto(`${gw.url}/dashboard/usage?group_by=model`);
     await expect(page.getByTestId('usage-group-row').first().textContent()).resolves.toContain('gpt-4o-mini');
-    await expect(page.getByTestId('usage-requests').textContent()).resolves.toMatch(/2/);
+    // The refused call, the first call and the playground's.
+    await expect(page.getByTestId('usage-requests').textContent()).resolves.toBe('Requests31 failed'); // 3 requests, the 402 one failed
     const csv = await page.evaluate(async (href) => (await fetch(href)).text(), (await page.getByTestId('usage-export').getAttribute('href'))!);
     expect(csv.split('\r\n')[0]).toMatch(/^date,group,/);
     await shot('14-usage');
@@ -181,6 +212,16 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     expect(res?.status()).toBe(404);
     await page.getByTestId('not-found').waitFor();
     await shot('15-not-found');
+  });
+
+  it('has no serious or critical axe-core violations on any page', async () => {
+    const pages = ['/', '/pricing', '/docs', '/dashboard', '/dashboard/keys', '/dashboard/usage?group_by=model', '/dashboard/logs', new URL(logUrl).pathname, '/dashboard/billing', '/dashboard/models', '/dashboard/playground', '/dashboard/no-such-page'];
+    const found: string[] = [];
+    for (const path of pages) {
+      await page.goto(`${gw.url}${path}`);
+      for (const problem of await axeProblems()) found.push(`${path}: ${problem}`);
+    }
+    expect(found).toEqual([]);
   });
 
   it('fits every page on a 390 px phone without sideways scrolling', async () => {
@@ -194,7 +235,10 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
         ['log-detail', new URL(logUrl).pathname],
         ['billing', '/dashboard/billing'],
         ['models', '/dashboard/models'],
+        ['playground', '/dashboard/playground'],
         ['landing', '/'],
+        ['pricing', '/pricing'],
+        ['docs', '/docs'],
       ];
       for (const [name, path] of pages) {
         await page.goto(`${gw.url}${path}`);
@@ -213,6 +257,8 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.waitForURL(`${gw.url}/`, { waitUntil: 'commit' });
     await page.goto(logUrl);
     await page.waitForURL(/\/login\?callbackUrl=/, { waitUntil: 'commit' });
+    expect(await axeProblems()).toEqual([]);
+    await shot('16-login-deep-link');
     expect(new URL(page.url()).searchParams.get('callbackUrl')).toBe(new URL(logUrl).pathname);
     await page.fill('#email', email);
     await page.fill('#password', password);
