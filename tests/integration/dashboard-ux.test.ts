@@ -272,3 +272,80 @@ describe('GET /api/usage with grouping', () => {
     expect(body.daily).toHaveLength(30);
   });
 });
+
+describe('account settings', () => {
+  const mutate = (method: string, path: string, cookie: string, body?: unknown) =>
+    fetch(`${direct.url}${path}`, {
+      method,
+      headers: { cookie, origin: direct.url, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const me = (cookie: string) => fetch(`${direct.url}/api/me`, { headers: { cookie } }).then((r) => r.status);
+
+  it('changes the password only with the current one; other sessions end, this one continues', async () => {
+    const a = await accounts.createAccount();
+    const here = await sessionFor(direct, a.email, a.password);
+    const elsewhere = await sessionFor(direct, a.email, a.password);
+    const wrong = await mutate('POST', '/api/account/password', here, { current_password: 'not-my-password', new_password: 'a brand new passphrase' });
+    expect(wrong.status).toBe(400);
+    const weak = await mutate('POST', '/api/account/password', here, { current_password: a.password, new_password: 'password1' });
+    expect(weak.status).toBe(400);
+    expect(await me(elsewhere)).toBe(200);
+
+    const ok = await mutate('POST', '/api/account/password', here, { current_password: a.password, new_password: 'a brand new passphrase' });
+    expect(ok.status).toBe(200);
+    const renewed = cookiesOf(ok).join('; ');
+    expect(await me(renewed)).toBe(200);
+    expect(await me(elsewhere)).toBe(401);
+    const oldLogin = await fetch(`${direct.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: a.email, password: a.password }) });
+    expect(oldLogin.status).toBe(401);
+    await sessionFor(direct, a.email, 'a brand new passphrase');
+  });
+
+  it('signs out of every session at once, and a new login works afterwards', async () => {
+    const a = await accounts.createAccount();
+    const one = await sessionFor(direct, a.email, a.password);
+    const two = await sessionFor(direct, a.email, a.password);
+    expect((await mutate('POST', '/api/account/sign-out-everywhere', one)).status).toBe(200);
+    expect(await me(one)).toBe(401);
+    expect(await me(two)).toBe(401);
+    const page = await fetch(`${direct.url}/dashboard`, { headers: { cookie: two }, redirect: 'manual' });
+    expect(new URL(page.headers.get('location')!, direct.url).pathname).toBe('/login');
+    await new Promise((r) => setTimeout(r, 5)); // a session signed in after the cut-off instant
+    expect(await me(await sessionFor(direct, a.email, a.password))).toBe(200);
+  });
+
+  it('deletes an account with its password: keys refused, email freed, ledger kept', async () => {
+    const a = await accounts.createAccount({ balanceUsd: '1' });
+    const cookie = await sessionFor(direct, a.email, a.password);
+    expect((await mutate('DELETE', '/api/account', cookie, { password: 'wrong-password-1' })).status).toBe(400);
+    expect((await fetch(`${direct.url}/v1/models`, { headers: { authorization: `Bearer ${a.apiKey}` } })).status).toBe(200);
+
+    const res = await mutate('DELETE', '/api/account', cookie, { password: a.password });
+    expect(res.status).toBe(200);
+    expect(await me(cookie)).toBe(401);
+    const keyStatus = (await fetch(`${direct.url}/v1/models`, { headers: { authorization: `Bearer ${a.apiKey}` } })).status;
+    expect([401, 403]).toContain(keyStatus);
+    const login = await fetch(`${direct.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: a.email, password: a.password }) });
+    expect(login.status).toBe(401);
+    const user = await db.user.findUniqueOrThrow({ where: { id: a.userId } });
+    expect(user.email).not.toContain(a.email.split('@')[0]);
+    expect(user.deletedAt).not.toBeNull();
+    expect(await db.ledgerEntry.count({ where: { userId: a.userId } })).toBeGreaterThan(0);
+    // The address can sign up again.
+    const again = await fetch(`${proxied.url}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.31.99.1' },
+      body: JSON.stringify({ email: a.email, password: 'correct horse battery staple' }),
+    });
+    expect(again.status).toBe(201);
+  });
+
+  it('refuses settings changes from another site (CSRF guard)', async () => {
+    const a = await accounts.createAccount();
+    const cookie = await sessionFor(direct, a.email, a.password);
+    const res = await fetch(`${direct.url}/api/account/sign-out-everywhere`, { method: 'POST', headers: { cookie, origin: 'https://evil.example' } });
+    expect(res.status).toBe(403);
+    expect(await me(cookie)).toBe(200);
+  });
+});
