@@ -18,7 +18,7 @@ const items = [
 export function DashboardNav() {
   const pathname = usePathname();
   return (
-    <nav aria-label="Dashboard" className="-mb-px flex gap-1 overflow-x-auto">
+    <nav aria-label="Dashboard" className="-mb-px flex flex-wrap gap-x-1 sm:flex-nowrap sm:overflow-x-auto">
       {items.map((item) => {
         const active = item.href === '/dashboard' ? pathname === item.href : pathname.startsWith(item.href);
         return (

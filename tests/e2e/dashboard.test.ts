@@ -220,8 +220,23 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     for (const path of pages) {
       await page.goto(`${gw.url}${path}`);
       for (const problem of await axeProblems()) found.push(`${path}: ${problem}`);
+      await shot(`desktop-${new URL(path, gw.url).pathname.replace(/^\/$/, 'landing').replace(/^\/(dashboard\/?)?/, '').replace(/\//g, '-') || 'overview'}`);
     }
     expect(found).toEqual([]);
+  });
+
+  it('switches to dark mode and back, legible either way', async () => {
+    await page.goto(`${gw.url}/dashboard/usage?group_by=model`);
+    await page.getByTestId('theme-switch').selectOption('dark');
+    await page.reload();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(background).not.toMatch(/rgb\(248, 250, 252\)|oklch\(0\.98/);
+    expect(await axeProblems()).toEqual([]);
+    await shot('17-usage-dark');
+    await page.getByTestId('theme-switch').selectOption('system');
+    await page.reload();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBeUndefined();
   });
 
   it('fits every page on a 390 px phone without sideways scrolling', async () => {

@@ -8,6 +8,8 @@ import { DashboardNav } from '@/components/dashboard/dashboard-nav';
 import { SignOutButton } from '@/components/dashboard/sign-out-button';
 import { Badge } from '@/components/ui/badge';
 import { Logo } from '@/components/ui/logo';
+import { ThemeSwitch } from '@/components/ui/theme-switch';
+import { chosenTheme } from '@/lib/theme';
 
 export default async function DashboardLayout({ children }: { children: ReactNode }) {
   const user = await requirePageUser();
@@ -33,6 +35,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
               <span className="hidden truncate text-sm text-slate-500 sm:inline" data-testid="account-email">
                 {account.email}
               </span>
+              <ThemeSwitch initial={await chosenTheme()} />
               <SignOutButton />
             </div>
           </div>

@@ -1,0 +1,31 @@
+'use client';
+
+import { useState } from 'react';
+
+type Theme = 'system' | 'light' | 'dark';
+
+/** System, light or dark; remembered in a cookie the root layout reads, so the page is painted right the first time. */
+export function ThemeSwitch({ initial }: { initial: Theme }) {
+  const [theme, setTheme] = useState<Theme>(initial);
+  function choose(next: Theme) {
+    setTheme(next);
+    document.cookie = `theme=${next}; path=/; max-age=31536000; samesite=lax`;
+    if (next === 'system') delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = next;
+  }
+  return (
+    <label className="flex items-center text-sm text-slate-600">
+      <span className="sr-only">Colour theme</span>
+      <select
+        value={theme}
+        onChange={(e) => choose(e.target.value as Theme)}
+        className="h-8 rounded-md border border-slate-200 bg-white px-1.5 text-xs text-slate-700"
+        data-testid="theme-switch"
+      >
+        <option value="system">System theme</option>
+        <option value="light">Light</option>
+        <option value="dark">Dark</option>
+      </select>
+    </label>
+  );
+}
