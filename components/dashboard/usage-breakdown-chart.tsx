@@ -46,17 +46,17 @@ export function UsageBreakdownChart({ data, series, money, description }: { data
     <div className="h-72 w-full" role="img" aria-label={description} data-testid="usage-chart">
       <ResponsiveContainer width="100%" height="100%">
         <BarChart data={rows} margin={{ top: 8, right: 4, bottom: 0, left: -8 }} accessibilityLayer={false}>
-          <CartesianGrid vertical={false} stroke="#e2e8f0" />
-          <XAxis dataKey="label" tickLine={false} axisLine={false} tick={{ fontSize: 11, fill: '#475569' }} interval="preserveStartEnd" minTickGap={16} />
+          <CartesianGrid vertical={false} stroke="var(--color-slate-200)" />
+          <XAxis dataKey="label" tickLine={false} axisLine={false} tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }} interval="preserveStartEnd" minTickGap={16} />
           <YAxis
             tickLine={false}
             axisLine={false}
             width={76}
             allowDecimals={money}
-            tick={{ fontSize: 11, fill: '#475569' }}
+            tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }}
             tickFormatter={(v: number) => (money ? formatAxisMoney(v) : formatAxisCount(v))}
           />
-          <Tooltip content={<TooltipBody series={series} />} cursor={{ fill: '#f1f5f9' }} />
+          <Tooltip content={<TooltipBody series={series} />} cursor={{ fill: 'var(--color-slate-100)' }} />
           {series.length > 1 && <Legend wrapperStyle={{ fontSize: 12 }} iconSize={10} />}
           {series.map((s, i) => (
             <Bar

@@ -48,18 +48,18 @@ export function UsageChart({ data }: { data: UsagePoint[] }) {
     <div className="h-64 w-full sm:h-72" role="img" aria-label="Daily spend and requests over the last 30 days">
       <ResponsiveContainer width="100%" height="100%">
         <ComposedChart data={data} margin={{ top: 8, right: 4, bottom: 0, left: -8 }} accessibilityLayer={false}>
-          <CartesianGrid vertical={false} stroke="#e2e8f0" />
-          <XAxis dataKey="label" tickLine={false} axisLine={false} tick={{ fontSize: 11, fill: '#64748b' }} interval="preserveStartEnd" minTickGap={16} />
+          <CartesianGrid vertical={false} stroke="var(--color-slate-200)" />
+          <XAxis dataKey="label" tickLine={false} axisLine={false} tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }} interval="preserveStartEnd" minTickGap={16} />
           <YAxis
             yAxisId="spend"
             tickLine={false}
             axisLine={false}
             width={76}
-            tick={{ fontSize: 11, fill: '#64748b' }}
+            tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }}
             tickFormatter={spendTick}
           />
-          <YAxis yAxisId="requests" orientation="right" allowDecimals={false} tickLine={false} axisLine={false} width={40} tick={{ fontSize: 11, fill: '#64748b' }} />
-          <Tooltip content={<TooltipBody />} cursor={{ fill: '#f1f5f9' }} />
+          <YAxis yAxisId="requests" orientation="right" allowDecimals={false} tickLine={false} axisLine={false} width={40} tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }} />
+          <Tooltip content={<TooltipBody />} cursor={{ fill: 'var(--color-slate-100)' }} />
           <Bar yAxisId="spend" dataKey="spend" name="Spend (USD)" fill={SPEND} radius={[3, 3, 0, 0]} maxBarSize={24} isAnimationActive={false} />
           <Line yAxisId="requests" dataKey="requests" name="Requests" type="linear" stroke={REQUESTS} strokeWidth={1.5} dot={{ r: 2 }} isAnimationActive={false} />
         </ComposedChart>

@@ -5,7 +5,7 @@ import { useState } from 'react';
 type Theme = 'system' | 'light' | 'dark';
 
 /** System, light or dark; remembered in a cookie the root layout reads, so the page is painted right the first time. */
-export function ThemeSwitch({ initial }: { initial: Theme }) {
+export function ThemeSwitch({ initial, className }: { initial: Theme; className?: string }) {
   const [theme, setTheme] = useState<Theme>(initial);
   function choose(next: Theme) {
     setTheme(next);
@@ -14,13 +14,14 @@ export function ThemeSwitch({ initial }: { initial: Theme }) {
     else document.documentElement.dataset.theme = next;
   }
   return (
-    <label className="flex items-center text-sm text-slate-600">
+    <label className={`items-center text-sm text-slate-600 ${className ?? 'flex'}`}>
       <span className="sr-only">Colour theme</span>
       <select
         value={theme}
         onChange={(e) => choose(e.target.value as Theme)}
         className="h-8 rounded-md border border-slate-200 bg-white px-1.5 text-xs text-slate-700"
         data-testid="theme-switch"
+        data-placement={className ? 'header' : 'settings'}
       >
         <option value="system">System theme</option>
         <option value="light">Light</option>

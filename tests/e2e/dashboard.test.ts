@@ -227,14 +227,14 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
 
   it('switches to dark mode and back, legible either way', async () => {
     await page.goto(`${gw.url}/dashboard/usage?group_by=model`);
-    await page.getByTestId('theme-switch').selectOption('dark');
+    await page.locator('[data-testid="theme-switch"][data-placement="header"]').selectOption('dark');
     await page.reload();
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(background).not.toMatch(/rgb\(248, 250, 252\)|oklch\(0\.98/);
     expect(await axeProblems()).toEqual([]);
     await shot('17-usage-dark');
-    await page.getByTestId('theme-switch').selectOption('system');
+    await page.locator('[data-testid="theme-switch"][data-placement="header"]').selectOption('system');
     await page.reload();
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBeUndefined();
   });

@@ -35,7 +35,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
               <span className="hidden truncate text-sm text-slate-500 sm:inline" data-testid="account-email">
                 {account.email}
               </span>
-              <ThemeSwitch initial={await chosenTheme()} />
+              <ThemeSwitch initial={await chosenTheme()} className="hidden sm:flex" />
               <SignOutButton />
             </div>
           </div>

@@ -3,6 +3,9 @@ import { getAccount } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { PageHeader } from '@/components/ui/page-header';
 import { AccountSettings } from '@/components/dashboard/account-settings';
+import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { ThemeSwitch } from '@/components/ui/theme-switch';
+import { chosenTheme } from '@/lib/theme';
 
 export const metadata: Metadata = { title: 'Settings · Model Gateway' };
 
@@ -12,6 +15,12 @@ export default async function SettingsPage() {
   return (
     <>
       <PageHeader title="Settings" description={`Signed in as ${account?.email ?? user.email}.`} />
+      <Card className="mb-4 sm:mb-6">
+        <CardHeader title="Appearance" description="Follow the system's light or dark mode, or pick one for this browser." />
+        <CardBody>
+          <ThemeSwitch initial={await chosenTheme()} />
+        </CardBody>
+      </Card>
       <AccountSettings email={account?.email ?? user.email} />
     </>
   );
