@@ -40,7 +40,8 @@ beforeAll(async () => {
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
   });
   // Its own client address, so the per-IP sign-up and login limits are not shared with other test files.
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 }, extraHTTPHeaders: { 'x-forwarded-for': '10.77.0.1' } });
+  // A viewer in China: times are shown in the viewer's zone (UTC+8), UTC on hover.
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 }, timezoneId: 'Asia/Shanghai', extraHTTPHeaders: { 'x-forwarded-for': '10.77.0.1' } });
 }, 120_000);
 
 afterAll(async () => {
@@ -141,6 +142,11 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     const shown = (await page.getByTestId('cost-usd').first().textContent())!;
     expect(shown).toBe(formatExact(usdToPico(cost))); // every digit of the header's exact figure
     logUrl = page.url();
+    const time = page.locator('main time').first();
+    await page.waitForFunction(() => !document.querySelector('main time')?.textContent?.endsWith('UTC'));
+    const utc = (await time.getAttribute('title'))!;
+    const local = (await time.textContent())!;
+    expect(new Date(`${local.replace(' ', 'T')}+08:00`).toISOString().slice(0, 19)).toBe(utc.replace(' UTC', '').replace(' ', 'T'));
     await shot('06-log-detail');
     await page.goto(`${gw.url}/dashboard`);
     await shot('07-overview-with-usage');

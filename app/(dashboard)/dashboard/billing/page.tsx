@@ -15,7 +15,7 @@ import {
   type LedgerPage,
 } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { dateTime, formatBalance, formatExact, int, usd } from '@/lib/dashboard/format';
+import { formatBalance, formatExact, int, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { buttonClass } from '@/components/ui/button';
@@ -24,6 +24,7 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RechargeForm } from '@/components/dashboard/recharge-form';
+import { LocalTime } from '@/components/ui/local-time';
 
 export const metadata: Metadata = { title: 'Billing · Model Gateway' };
 
@@ -175,7 +176,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                   </span>
                 </div>
                 <div className="mt-1 flex items-baseline justify-between gap-3 text-sm text-slate-600">
-                  <span className="tabular-nums">{item.day ?? dateTime(item.at)}</span>
+                  <span className="tabular-nums">{item.day ? `${item.day} (UTC day)` : <LocalTime iso={item.at.toISOString()} />}</span>
                   <span className="tabular-nums">Balance {formatBalance(item.balanceAfterUsd)}</span>
                 </div>
                 {details(item) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item)}</p>}
@@ -186,7 +187,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
           <Table>
             <THead>
               <tr>
-                <Th>Date (UTC)</Th>
+                <Th>Date</Th>
                 <Th>Type</Th>
                 <Th>Details</Th>
                 <Th className="text-right">Amount</Th>
@@ -196,7 +197,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
             <TBody>
               {ledger.data.map((item) => (
                 <Tr key={item.key} data-testid="ledger-row" data-kind={item.kind}>
-                  <Td className="whitespace-nowrap tabular-nums">{item.day ?? dateTime(item.at)}</Td>
+                  <Td className="whitespace-nowrap tabular-nums">{item.day ?? <LocalTime iso={item.at.toISOString()} />}</Td>
                   <Td>
                     <Badge tone={kinds[item.kind].tone}>{kinds[item.kind].label}</Badge>
                   </Td>

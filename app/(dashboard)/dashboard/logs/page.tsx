@@ -5,7 +5,7 @@ import { GatewayError } from '@/lib/errors';
 import { decodeCursor, filterQuery, parseLogFilters, type LogCursor, type LogFilters as Filters } from '@/lib/dashboard/filters';
 import { listKeyNames, listLogs, type LogPage } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { cnyFine, dateTime, int, latency, usdFine } from '@/lib/dashboard/format';
+import { cnyFine, int, latency, usdFine } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { buttonClass } from '@/components/ui/button';
@@ -16,6 +16,7 @@ import { Table, TBody, Td, Th, THead } from '@/components/ui/table';
 import { LogFilters } from '@/components/dashboard/log-filters';
 import { ModelCell, StatusBadge, TokensCell } from '@/components/dashboard/log-cells';
 import { RowLink } from '@/components/dashboard/row-link';
+import { LocalTime } from '@/components/ui/local-time';
 
 export const metadata: Metadata = { title: 'Logs · Model Gateway' };
 
@@ -70,7 +71,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
 
   return (
     <>
-      <PageHeader title="Logs" description="Every request made with your keys, newest first. Times are UTC. Click a row for its attempts and routing." />
+      <PageHeader title="Logs" description="Every request made with your keys, newest first, in your time zone (UTC on hover; the date filters are UTC). Click a row for its attempts and routing." />
 
       <Card className="mb-4 px-4 py-4 sm:px-5">
         <LogFilters
@@ -119,7 +120,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                       <StatusBadge status={e.status} outcome={e.outcome} />
                     </div>
                     <div className="mt-1 flex items-baseline justify-between gap-3 text-sm">
-                      <span className="tabular-nums text-slate-600">{dateTime(e.createdAt)}</span>
+                      <LocalTime iso={e.createdAt.toISOString()} className="tabular-nums text-slate-600" />
                       <span className="font-medium tabular-nums text-slate-900">{usdFine(e.costUsd)}</span>
                     </div>
                     <div className="mt-0.5 flex items-baseline justify-between gap-3 text-xs text-slate-600">
@@ -138,7 +139,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
           <Table>
             <THead>
               <tr>
-                <Th>Time (UTC)</Th>
+                <Th>Time</Th>
                 <Th>Model</Th>
                 <Th className="hidden xl:table-cell">Key</Th>
                 <Th className="hidden lg:table-cell">Channel</Th>
@@ -155,7 +156,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                   <RowLink key={e.id} href={href} testId="log-row">
                     <Td className="whitespace-nowrap">
                       <Link href={href} className="tabular-nums text-slate-900 hover:text-indigo-600">
-                        {dateTime(e.createdAt)}
+                        <LocalTime iso={e.createdAt.toISOString()} />
                       </Link>
                       <div className="mt-0.5 flex items-center gap-1 text-xs text-slate-500">
                         {e.endpoint.replace(/^\/v1\//, '')}

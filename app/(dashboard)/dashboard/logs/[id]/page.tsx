@@ -4,12 +4,13 @@ import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { getLog, listKeyNames } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { dateTime, formatBoolean, formatExact, int, latency, titleCase } from '@/lib/dashboard/format';
+import { formatBoolean, formatExact, int, latency, titleCase } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RouteBadge, StatusBadge } from '@/components/dashboard/log-cells';
+import { LocalTime } from '@/components/ui/local-time';
 
 export const metadata: Metadata = { title: 'Request · Model Gateway' };
 
@@ -137,7 +138,7 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
           <CardBody>
             <Fields
               rows={[
-                ['Time (UTC)', <span className="tabular-nums">{dateTime(log.createdAt)}</span>],
+                ['Time', <LocalTime iso={log.createdAt.toISOString()} className="tabular-nums" />],
                 ['Endpoint', <code className="font-mono text-xs">{log.endpoint}</code>],
                 ['Streaming', formatBoolean(log.stream)],
                 ['API key', key ? `${key.name} (${key.display})` : log.apiKeyId ? 'Deleted key' : null],
