@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import { chosenTheme } from '@/lib/theme';
+import { currentLocale } from '@/lib/i18n/server';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -8,9 +9,9 @@ export const metadata: Metadata = {
 };
 
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
-  const theme = await chosenTheme();
+  const [theme, locale] = await Promise.all([chosenTheme(), currentLocale()]);
   return (
-    <html lang="en" data-theme={theme === 'system' ? undefined : theme}>
+    <html lang={locale} data-theme={theme === 'system' ? undefined : theme}>
       <body className="min-h-screen">{children}</body>
     </html>
   );

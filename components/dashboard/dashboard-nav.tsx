@@ -3,19 +3,20 @@
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { cn } from '@/components/ui/cn';
+import type { Messages } from '@/lib/i18n/messages';
 
 const items = [
-  { href: '/dashboard', label: 'Overview' },
-  { href: '/dashboard/keys', label: 'Keys' },
-  { href: '/dashboard/usage', label: 'Usage' },
-  { href: '/dashboard/logs', label: 'Logs' },
-  { href: '/dashboard/billing', label: 'Billing' },
-  { href: '/dashboard/models', label: 'Models' },
-  { href: '/dashboard/playground', label: 'Playground' },
-  { href: '/dashboard/settings', label: 'Settings' },
-];
+  { href: '/dashboard', key: 'overview' },
+  { href: '/dashboard/keys', key: 'keys' },
+  { href: '/dashboard/usage', key: 'usage' },
+  { href: '/dashboard/logs', key: 'logs' },
+  { href: '/dashboard/billing', key: 'billing' },
+  { href: '/dashboard/models', key: 'models' },
+  { href: '/dashboard/playground', key: 'playground' },
+  { href: '/dashboard/settings', key: 'settings' },
+] as const;
 
-export function DashboardNav() {
+export function DashboardNav({ labels }: { labels: Messages['nav'] }) {
   const pathname = usePathname();
   return (
     <nav aria-label="Dashboard" className="-mb-px flex flex-wrap gap-x-1 sm:flex-nowrap sm:overflow-x-auto">
@@ -31,7 +32,7 @@ export function DashboardNav() {
               active ? 'border-slate-900 text-slate-900' : 'border-transparent text-slate-600 hover:border-slate-300 hover:text-slate-800',
             )}
           >
-            {item.label}
+            {labels[item.key]}
           </Link>
         );
       })}

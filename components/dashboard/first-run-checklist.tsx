@@ -1,24 +1,19 @@
 import Link from 'next/link';
 import type { FirstRunState } from '@/lib/dashboard/first-run';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import type { Messages } from '@/lib/i18n/messages';
 
 /** Create a key, add credit, make a first call: each step ticks itself from what the account has done. */
-export function FirstRunChecklist({ state, origin }: { state: FirstRunState; origin: string }) {
+export function FirstRunChecklist({ state, origin, t }: { state: FirstRunState; origin: string; t: Messages['firstRun'] }) {
   const steps = [
-    { done: state.hasKey, title: 'Create an API key', body: 'Keys are shown once; copy it somewhere safe.', href: '/dashboard/keys', action: 'Create a key' },
-    { done: state.hasCredit, title: 'Add credit', body: 'Requests are prepaid; without credit they get 402.', href: '/dashboard/billing', action: 'Add credit' },
-    {
-      done: state.hasCall,
-      title: 'Make your first call',
-      body: `Point an OpenAI client at ${origin}/v1 with your key, or try the playground.`,
-      href: '/dashboard/playground',
-      action: 'Open the playground',
-    },
+    { done: state.hasKey, ...t.key, href: '/dashboard/keys' },
+    { done: state.hasCredit, ...t.credit, href: '/dashboard/billing' },
+    { done: state.hasCall, ...t.call, body: t.call.body(`${origin}/v1`), href: '/dashboard/playground' },
   ];
   const doneCount = steps.filter((s) => s.done).length;
   return (
     <Card className="mb-4 sm:mb-6" data-testid="first-run">
-      <CardHeader title="Get started" description={`${doneCount} of ${steps.length} done`} />
+      <CardHeader title={t.title} description={t.done(doneCount, steps.length)} />
       <CardBody>
         <ol className="grid gap-3 sm:grid-cols-3">
           {steps.map((s, i) => (
@@ -32,7 +27,7 @@ export function FirstRunChecklist({ state, origin }: { state: FirstRunState; ori
               <div className="min-w-0 text-sm">
                 <p className={`font-medium ${s.done ? 'text-slate-600 line-through' : 'text-slate-900'}`}>
                   {s.title}
-                  <span className="sr-only">{s.done ? ' (done)' : ' (to do)'}</span>
+                  <span className="sr-only">{s.done ? t.doneMark : t.todoMark}</span>
                 </p>
                 {!s.done && (
                   <>

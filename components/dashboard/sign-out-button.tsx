@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { signOut } from 'next-auth/react';
 import { Button } from '@/components/ui/button';
 
-export function SignOutButton() {
+export function SignOutButton({ label = 'Log out', busyLabel = 'Logging out…' }: { label?: string; busyLabel?: string }) {
   const [busy, setBusy] = useState(false);
   return (
     <Button
@@ -20,7 +20,7 @@ export function SignOutButton() {
           .then(() => window.location.assign('/'));
       }}
     >
-      {busy ? 'Logging out…' : 'Log out'}
+      {busy ? busyLabel : label}
     </Button>
   );
 }

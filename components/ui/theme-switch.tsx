@@ -5,7 +5,9 @@ import { useState } from 'react';
 type Theme = 'system' | 'light' | 'dark';
 
 /** System, light or dark; remembered in a cookie the root layout reads, so the page is painted right the first time. */
-export function ThemeSwitch({ initial, className }: { initial: Theme; className?: string }) {
+const englishLabels = { label: 'Colour theme', system: 'System theme', light: 'Light', dark: 'Dark' };
+
+export function ThemeSwitch({ initial, className, labels = englishLabels }: { initial: Theme; className?: string; labels?: typeof englishLabels }) {
   const [theme, setTheme] = useState<Theme>(initial);
   function choose(next: Theme) {
     setTheme(next);
@@ -15,7 +17,7 @@ export function ThemeSwitch({ initial, className }: { initial: Theme; className?
   }
   return (
     <label className={`items-center text-sm text-slate-600 ${className ?? 'flex'}`}>
-      <span className="sr-only">Colour theme</span>
+      <span className="sr-only">{labels.label}</span>
       <select
         value={theme}
         onChange={(e) => choose(e.target.value as Theme)}
@@ -23,9 +25,9 @@ export function ThemeSwitch({ initial, className }: { initial: Theme; className?
         data-testid="theme-switch"
         data-placement={className ? 'header' : 'settings'}
       >
-        <option value="system">System theme</option>
-        <option value="light">Light</option>
-        <option value="dark">Dark</option>
+        <option value="system">{labels.system}</option>
+        <option value="light">{labels.light}</option>
+        <option value="dark">{labels.dark}</option>
       </select>
     </label>
   );

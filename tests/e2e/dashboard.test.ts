@@ -245,6 +245,23 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBeUndefined();
   });
 
+  it('speaks Chinese to a browser that asks for it, and English again when switched', async () => {
+    await page.setExtraHTTPHeaders({ 'x-forwarded-for': '10.77.0.1', 'accept-language': 'zh-CN,zh;q=0.9,en;q=0.5' });
+    try {
+      await page.goto(`${gw.url}/dashboard`);
+      expect(await page.getAttribute('html', 'lang')).toBe('zh-CN');
+      await expect(page.locator('nav[aria-label="Dashboard"]').textContent()).resolves.toContain('概览');
+      await shot('18-overview-zh');
+      await page.locator('header [data-testid="language-switch"]').selectOption('en');
+      await page.waitForFunction(() => document.querySelector('nav[aria-label="Dashboard"]')?.textContent?.includes('Overview'));
+      await page.reload();
+      expect(await page.getAttribute('html', 'lang')).toBe('en');
+    } finally {
+      await page.setExtraHTTPHeaders({ 'x-forwarded-for': '10.77.0.1' });
+      await page.context().clearCookies({ name: 'lang' });
+    }
+  });
+
   it('fits every page on a 390 px phone without sideways scrolling', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {

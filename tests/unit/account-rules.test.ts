@@ -38,3 +38,15 @@ describe('session epoch', () => {
     expect(sessionIsCurrent('2026-11-27', cut)).toBe(false);
   });
 });
+
+describe('interface language', () => {
+  it('reads Chinese in any form as zh-CN and anything else as English', async () => {
+    const { localeFromAcceptLanguage } = await import('@/lib/i18n/messages');
+    expect(localeFromAcceptLanguage('zh-CN,zh;q=0.9,en;q=0.8')).toBe('zh-CN');
+    expect(localeFromAcceptLanguage('zh-TW')).toBe('zh-CN');
+    expect(localeFromAcceptLanguage('en-US,en;q=0.9,zh;q=0.8')).toBe('en');
+    expect(localeFromAcceptLanguage('fr-FR,zh;q=0.5')).toBe('zh-CN');
+    expect(localeFromAcceptLanguage('de-DE')).toBe('en');
+    expect(localeFromAcceptLanguage(null)).toBe('en');
+  });
+});

@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
 import { redirect } from 'next/navigation';
 import { LoginForm } from '@/components/auth/login-form';
 import { safeCallbackPath, signedInAccountUser } from '@/lib/dashboard/session';
@@ -10,10 +11,11 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
   const callbackUrl = safeCallbackPath(sp.callbackUrl);
   // Already signed in: straight on to where the link was going.
   if (await signedInAccountUser()) redirect(callbackUrl);
+  const { t } = await currentMessages();
   return (
     <>
-      <h1 className="text-xl font-semibold tracking-tight text-slate-900">Log in</h1>
-      <p className="mb-6 mt-1 text-sm text-slate-600">Manage keys, usage and billing.</p>
+      <h1 className="text-xl font-semibold tracking-tight text-slate-900">{t.auth.loginTitle}</h1>
+      <p className="mb-6 mt-1 text-sm text-slate-600">{t.auth.loginLead}</p>
       <LoginForm callbackUrl={callbackUrl} />
     </>
   );

@@ -10,17 +10,19 @@ import { Badge } from '@/components/ui/badge';
 import { Logo } from '@/components/ui/logo';
 import { ThemeSwitch } from '@/components/ui/theme-switch';
 import { chosenTheme } from '@/lib/theme';
+import { currentMessages } from '@/lib/i18n/server';
+import { LanguageSwitch } from '@/components/ui/language-switch';
 
 export default async function DashboardLayout({ children }: { children: ReactNode }) {
   const user = await requirePageUser();
-  const account = await getAccount(user.id);
+  const [account, { locale, t }] = await Promise.all([getAccount(user.id), currentMessages()]);
   // A valid session for a deleted account: treat as signed out.
   if (!account) redirect('/login');
 
   return (
     <div className="min-h-screen">
       <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:text-sm">
-        Skip to content
+        {t.skipToContent}
       </a>
       <header className="sticky top-0 z-20 border-b border-slate-200 bg-white/95 backdrop-blur">
         <div className="mx-auto max-w-6xl px-4 sm:px-6">
@@ -35,11 +37,12 @@ export default async function DashboardLayout({ children }: { children: ReactNod
               <span className="hidden truncate text-sm text-slate-500 sm:inline" data-testid="account-email">
                 {account.email}
               </span>
-              <ThemeSwitch initial={await chosenTheme()} className="hidden sm:flex" />
-              <SignOutButton />
+              <LanguageSwitch locale={locale} label={t.language} className="hidden sm:flex" />
+              <ThemeSwitch initial={await chosenTheme()} className="hidden sm:flex" labels={t.theme} />
+              <SignOutButton label={t.logOut} busyLabel={t.loggingOut} />
             </div>
           </div>
-          <DashboardNav />
+          <DashboardNav labels={t.nav} />
         </div>
       </header>
       {account.status === 'suspended' && (

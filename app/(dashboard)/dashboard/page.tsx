@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { getOverview, type Overview } from '@/lib/dashboard/overview';
 import { requirePageUser } from '@/lib/dashboard/session';
@@ -91,7 +92,7 @@ function TierCard({ o }: { o: Overview }) {
 export default async function OverviewPage() {
   const user = await requirePageUser('/dashboard');
   const o = await getOverview(user.id);
-  const [firstRun, origin] = await Promise.all([firstRunState(user.id, o.account.balanceUsd), publicOrigin()]);
+  const [firstRun, origin, { t }] = await Promise.all([firstRunState(user.id, o.account.balanceUsd), publicOrigin(), currentMessages()]);
   const started = firstRun.hasKey && firstRun.hasCredit && firstRun.hasCall;
   const totalDays = o.daily.reduce((sum, d) => sum + d.spendUsd, 0n);
   const requestsDays = o.daily.reduce((sum, d) => sum + d.requests, 0);
@@ -99,8 +100,8 @@ export default async function OverviewPage() {
 
   return (
     <>
-      <PageHeader title="Overview" description="Spend, requests and limits of your account. Days are UTC; CNY at the rate of each request." />
-      {!started && <FirstRunChecklist state={firstRun} origin={origin} />}
+      <PageHeader title={t.pages.overview.title} description={t.pages.overview.description} />
+      {!started && <FirstRunChecklist state={firstRun} origin={origin} t={t.firstRun} />}
 
       <div className="grid grid-cols-2 gap-3 sm:gap-4 lg:grid-cols-3">
         <Stat

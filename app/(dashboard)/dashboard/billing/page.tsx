@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
@@ -98,12 +99,13 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
     problem ? emptyPage : ledgerHistory(user.id, { limit: 50, before }),
     usageTotals(user.id, startOfUtcMonth(now), new Date(now.getTime() + 60_000)),
   ]);
+  const { t } = await currentMessages();
   const balance = account?.balanceUsd ?? 0n;
   const notice = returnNotice(sp);
 
   return (
     <>
-      <PageHeader title="Billing" description="Prepaid credit in US dollars. Every request is charged to this balance at the listed model prices." />
+      <PageHeader title={t.pages.billing.title} description={t.pages.billing.description} />
 
       {notice === 'paid' && (
         <Alert tone="success" className="mb-4" title="Thanks, your payment went through.">

@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
@@ -57,6 +58,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
     problem ? empty : listLogs(user.id, filters, { limit: PAGE_SIZE, startingAfter, endingBefore }),
     listKeyNames(user.id),
   ]);
+  const { t } = await currentMessages();
   const keyNames = new Map(keys.map((k) => [k.id, k.name]));
 
   const query = filterQuery(params);
@@ -71,7 +73,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
 
   return (
     <>
-      <PageHeader title="Logs" description="Every request made with your keys, newest first, in your time zone (UTC on hover; the date filters are UTC). Click a row for its attempts and routing." />
+      <PageHeader title={t.pages.logs.title} description={t.pages.logs.description} />
 
       <Card className="mb-4 px-4 py-4 sm:px-5">
         <LogFilters

@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
 import { getConfig } from '@/lib/config';
 import { getAccount } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
@@ -9,15 +10,12 @@ export const metadata: Metadata = { title: 'Playground · Model Gateway' };
 
 export default async function PlaygroundPage() {
   const user = await requirePageUser('/dashboard/playground');
-  const account = await getAccount(user.id);
+  const [account, { t }] = await Promise.all([getAccount(user.id), currentMessages()]);
   const tier = account?.tier ?? 'free';
   const models = [...getConfig().models.values()].filter((m) => m.kind === 'chat' && m.protocol === 'openai' && m.tiers.has(tier)).map((m) => m.name);
   return (
     <>
-      <PageHeader
-        title="Playground"
-        description="Send a chat request with one of your keys, as your code would: the reply, the cost headers and the latency. It is billed and logged like any request."
-      />
+      <PageHeader title={t.pages.playground.title} description={t.pages.playground.description} />
       <Playground models={['service-auto', ...models]} />
     </>
   );

@@ -1,4 +1,6 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
+import { LanguageSwitch } from '@/components/ui/language-switch';
 import { getAccount } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { PageHeader } from '@/components/ui/page-header';
@@ -11,14 +13,15 @@ export const metadata: Metadata = { title: 'Settings · Model Gateway' };
 
 export default async function SettingsPage() {
   const user = await requirePageUser('/dashboard/settings');
-  const account = await getAccount(user.id);
+  const [account, { locale, t }] = await Promise.all([getAccount(user.id), currentMessages()]);
   return (
     <>
-      <PageHeader title="Settings" description={`Signed in as ${account?.email ?? user.email}.`} />
+      <PageHeader title={t.pages.settings.title} description={`${t.pages.settings.signedInAs} ${account?.email ?? user.email}`} />
       <Card className="mb-4 sm:mb-6">
-        <CardHeader title="Appearance" description="Follow the system's light or dark mode, or pick one for this browser." />
-        <CardBody>
-          <ThemeSwitch initial={await chosenTheme()} />
+        <CardHeader title={t.pages.settings.appearance} description={t.pages.settings.appearanceHint} />
+        <CardBody className="flex flex-wrap gap-3">
+          <ThemeSwitch initial={await chosenTheme()} labels={t.theme} />
+          <LanguageSwitch locale={locale} label={t.language} />
         </CardBody>
       </Card>
       <AccountSettings email={account?.email ?? user.email} />

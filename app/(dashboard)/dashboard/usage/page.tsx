@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { GatewayError } from '@/lib/errors';
 import { requirePageUser } from '@/lib/dashboard/session';
@@ -156,7 +157,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
     problem = err.message;
     query = parseUsageQuery(new URLSearchParams());
   }
-  const report = await usageReport(user.id, query);
+  const [report, { t }] = await Promise.all([usageReport(user.id, query), currentMessages()]);
   const { data, series } = chart(report, metric);
   const today = new Date();
   const day = (offset: number) => new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate()) - offset * DAY_MS).toISOString().slice(0, 10);
@@ -173,7 +174,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
 
   return (
     <>
-      <PageHeader title="Usage" description="Spend, requests, tokens and failures per UTC day, by model or by API key. CNY at the rate of each request." />
+      <PageHeader title={t.pages.usage.title} description={t.pages.usage.description} />
 
       <Card className="mb-4 px-4 py-4 sm:px-5">
         <form method="get" action="/dashboard/usage" className="grid grid-cols-2 gap-3 sm:flex sm:flex-wrap sm:items-end" data-testid="usage-form">
