@@ -6,11 +6,12 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
+import type { Messages } from '@/lib/i18n/messages';
 import { emailProblem, passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/auth/password-rules';
 
 type Problem = { field: 'email' | 'password' | null; message: ReactNode };
 
-export function RegisterForm() {
+export function RegisterForm({ t }: { t: Messages['auth'] }) {
   const router = useRouter();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -80,7 +81,7 @@ export function RegisterForm() {
           {problem.message}
         </Alert>
       )}
-      <Field label="Email" htmlFor="email">
+      <Field label={t.email} htmlFor="email">
         <Input
           id="email"
           name="email"
@@ -92,7 +93,7 @@ export function RegisterForm() {
           aria-invalid={problem?.field === 'email'}
         />
       </Field>
-      <Field label="Password" htmlFor="password" hint={`At least ${PASSWORD_MIN_LENGTH} characters, and not a commonly used password.`}>
+      <Field label={t.password} htmlFor="password" hint={t.passwordHint(PASSWORD_MIN_LENGTH)}>
         <Input
           id="password"
           name="password"
@@ -106,12 +107,12 @@ export function RegisterForm() {
         />
       </Field>
       <Button type="submit" className="w-full" disabled={busy} data-testid="register-submit">
-        {busy ? 'Creating account…' : 'Create account'}
+        {busy ? t.creatingAccount : t.createAccount}
       </Button>
       <p className="text-center text-sm text-slate-500">
-        Already have an account?{' '}
+        {t.haveAccount}{' '}
         <Link href="/login" className="font-medium text-indigo-600 hover:text-indigo-500">
-          Log in
+          {t.logIn}
         </Link>
       </p>
     </form>

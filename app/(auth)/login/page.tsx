@@ -16,7 +16,7 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
     <>
       <h1 className="text-xl font-semibold tracking-tight text-slate-900">{t.auth.loginTitle}</h1>
       <p className="mb-6 mt-1 text-sm text-slate-600">{t.auth.loginLead}</p>
-      <LoginForm callbackUrl={callbackUrl} />
+      <LoginForm callbackUrl={callbackUrl} t={t.auth} />
     </>
   );
 }

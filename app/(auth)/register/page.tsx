@@ -13,7 +13,7 @@ export default async function RegisterPage() {
     <>
       <h1 className="text-xl font-semibold tracking-tight text-slate-900">{t.auth.registerTitle}</h1>
       <p className="mb-6 mt-1 text-sm text-slate-600">{t.auth.registerLead}</p>
-      <RegisterForm />
+      <RegisterForm t={t.auth} />
     </>
   );
 }
