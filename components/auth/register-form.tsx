@@ -93,7 +93,7 @@ export function RegisterForm({ t }: { t: Messages['auth'] }) {
           aria-invalid={problem?.field === 'email'}
         />
       </Field>
-      <Field label={t.password} htmlFor="password" hint={t.passwordHint(PASSWORD_MIN_LENGTH)}>
+      <Field label={t.password} htmlFor="password" hint={t.passwordHint}>
         <Input
           id="password"
           name="password"

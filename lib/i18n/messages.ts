@@ -1,4 +1,7 @@
-// Interface text in English and Simplified Chinese. Client-safe: plain data.
+// Interface text in English and Simplified Chinese. Client-safe. What a client component receives
+// must be plain strings (server components cannot pass functions to it): `auth` and `nav` are.
+
+import { PASSWORD_MIN_LENGTH } from '@/lib/auth/password-rules';
 
 export const locales = ['en', 'zh-CN'] as const;
 export type Locale = (typeof locales)[number];
@@ -92,7 +95,7 @@ const en = {
     createAccount: 'Create account',
     creatingAccount: 'Creating account…',
     haveAccount: 'Already have an account?',
-    passwordHint: (min: number) => `At least ${min} characters, and not a commonly used password.`,
+    passwordHint: `At least ${PASSWORD_MIN_LENGTH} characters, and not a commonly used password.`,
   },
 };
 
@@ -181,7 +184,7 @@ const zh: Messages = {
     createAccount: '创建账户',
     creatingAccount: '正在创建…',
     haveAccount: '已有账户？',
-    passwordHint: (min: number) => `至少 ${min} 个字符，且不能是常见密码。`,
+    passwordHint: `至少 ${PASSWORD_MIN_LENGTH} 个字符，且不能是常见密码。`,
   },
 };
 
