@@ -1,4 +1,6 @@
 import type { Metadata } from 'next';
+import { chosenTheme } from '@/lib/theme';
+import { currentLocale } from '@/lib/i18n/server';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -6,9 +8,10 @@ export const metadata: Metadata = {
   description: 'One OpenAI-compatible endpoint for every model, with exact per-request billing.',
 };
 
-export default function RootLayout({ children }: { children: React.ReactNode }) {
+export default async function RootLayout({ children }: { children: React.ReactNode }) {
+  const [theme, locale] = await Promise.all([chosenTheme(), currentLocale()]);
   return (
-    <html lang="en">
+    <html lang={locale} data-theme={theme === 'system' ? undefined : theme}>
       <body className="min-h-screen">{children}</body>
     </html>
   );

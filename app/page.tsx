@@ -2,7 +2,7 @@ import Link from 'next/link';
 import { getConfig, tierNames } from '@/lib/config';
 import { publicOrigin } from '@/lib/dashboard/origin';
 import { sessionUser } from '@/lib/dashboard/session';
-import { compact, int, tierLabel, usd } from '@/lib/dashboard/format';
+import { formatWhole, int, tierLabel, tokenCount } from '@/lib/dashboard/format';
 import { ButtonLink } from '@/components/ui/button';
 import { CodeTabs } from '@/components/ui/code-tabs';
 import { CopyButton } from '@/components/ui/copy-button';
@@ -91,14 +91,20 @@ export default async function LandingPage() {
       <header className="border-b border-slate-100">
         <div className="mx-auto flex h-14 max-w-6xl items-center gap-3 px-4 sm:px-6">
           <Logo />
-          <nav className="ml-auto flex items-center gap-2">
+          <nav aria-label="Site" className="ml-auto flex items-center gap-1 sm:gap-2">
+            <Link href="/pricing" className="px-2 text-sm text-slate-700 hover:text-slate-900">
+              Pricing
+            </Link>
+            <Link href="/docs" className="px-2 text-sm text-slate-700 hover:text-slate-900">
+              Docs
+            </Link>
             {user ? (
               <ButtonLink href="/dashboard" size="sm">
                 Dashboard
               </ButtonLink>
             ) : (
               <>
-                <ButtonLink href="/login" variant="ghost" size="sm">
+                <ButtonLink href="/login" variant="ghost" size="sm" className="hidden sm:inline-flex">
                   Log in
                 </ButtonLink>
                 <ButtonLink href="/register" size="sm">
@@ -183,7 +189,7 @@ export default async function LandingPage() {
                       <Td className="font-medium text-slate-900">{tierLabel(name)}</Td>
                       <Td className="text-right tabular-nums">{t.maxRpm > t.rpm ? `${int(t.rpm)}–${int(t.maxRpm)}` : int(t.rpm)}</Td>
                       <Td className="text-right tabular-nums">{int(t.rph)}</Td>
-                      <Td className="text-right tabular-nums">{t.tokensPerDay === null ? 'Unlimited' : compact(t.tokensPerDay)}</Td>
+                      <Td className="text-right tabular-nums">{t.tokensPerDay === null ? 'Unlimited' : tokenCount(t.tokensPerDay)}</Td>
                       <Td className="text-right tabular-nums">
                         {t.maxConcurrency > t.concurrency ? `${int(t.concurrency)}–${int(t.maxConcurrency)}` : int(t.concurrency)}
                       </Td>
@@ -191,7 +197,7 @@ export default async function LandingPage() {
                         {name === 'free'
                           ? 'Sign up'
                           : t.promoteAtMonthlySpend !== null
-                            ? `Spend ${usd(t.promoteAtMonthlySpend, 0)} in a month`
+                            ? `Spend ${formatWhole(t.promoteAtMonthlySpend)} in a month`
                             : 'Contact us'}
                       </Td>
                     </Tr>

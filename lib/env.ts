@@ -32,6 +32,8 @@ const schema = z.object({
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Who users write to for credit when card payments are not set up: an email address or a URL (shown on the billing page). */
+  SUPPORT_CONTACT: z.string().max(200).optional(),
   /** Public base URL shown in the dashboard snippets and used for Stripe return URLs. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Seconds a cached API key / account may be stale (revocation is pushed at once via Redis). */
@@ -104,6 +106,10 @@ function load(): Env {
 }
 
 export const env: Env = load();
+
+// next-auth reads NEXTAUTH_URL itself and takes an empty one for a URL (every auth call then fails
+// with "Invalid URL"); empty means unset here, so it does for next-auth too.
+if (process.env.NEXTAUTH_URL === '') delete process.env.NEXTAUTH_URL;
 
 /** Secrets the operator config refers to by variable name (`api_key_env`). */
 export function envSecret(name: string): string | undefined {

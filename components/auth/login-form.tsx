@@ -7,8 +7,9 @@ import { signIn } from 'next-auth/react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
+import type { Messages } from '@/lib/i18n/messages';
 
-export function LoginForm({ callbackUrl }: { callbackUrl: string }) {
+export function LoginForm({ callbackUrl, t }: { callbackUrl: string; t: Messages['auth'] }) {
   const router = useRouter();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -45,10 +46,10 @@ export function LoginForm({ callbackUrl }: { callbackUrl: string }) {
           {error}
         </Alert>
       )}
-      <Field label="Email" htmlFor="email">
+      <Field label={t.email} htmlFor="email">
         <Input id="email" name="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
       </Field>
-      <Field label="Password" htmlFor="password">
+      <Field label={t.password} htmlFor="password">
         <Input
           id="password"
           name="password"
@@ -60,12 +61,12 @@ export function LoginForm({ callbackUrl }: { callbackUrl: string }) {
         />
       </Field>
       <Button type="submit" className="w-full" disabled={busy} data-testid="login-submit">
-        {busy ? 'Logging in…' : 'Log in'}
+        {busy ? t.loggingIn : t.logIn}
       </Button>
       <p className="text-center text-sm text-slate-500">
-        New here?{' '}
+        {t.newHere}{' '}
         <Link href="/register" className="font-medium text-indigo-600 hover:text-indigo-500">
-          Create an account
+          {t.createAnAccount}
         </Link>
       </p>
     </form>

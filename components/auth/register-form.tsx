@@ -6,10 +6,12 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
+import type { Messages } from '@/lib/i18n/messages';
+import { emailProblem, passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/auth/password-rules';
 
 type Problem = { field: 'email' | 'password' | null; message: ReactNode };
 
-export function RegisterForm() {
+export function RegisterForm({ t }: { t: Messages['auth'] }) {
   const router = useRouter();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -18,8 +20,19 @@ export function RegisterForm() {
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
     setProblem(null);
+    // The server's own rules, checked here first: a refused sign-up still spends the per-IP allowance.
+    const badEmail = emailProblem(email);
+    if (badEmail) {
+      setProblem({ field: 'email', message: badEmail });
+      return;
+    }
+    const badPassword = passwordProblem(password);
+    if (badPassword) {
+      setProblem({ field: 'password', message: badPassword });
+      return;
+    }
+    setBusy(true);
     try {
       const res = await fetch('/api/auth/register', {
         method: 'POST',
@@ -62,13 +75,13 @@ export function RegisterForm() {
   }
 
   return (
-    <form onSubmit={submit} className="space-y-4">
+    <form onSubmit={submit} className="space-y-4" noValidate>
       {problem && (
         <Alert tone="error" data-testid="auth-error">
           {problem.message}
         </Alert>
       )}
-      <Field label="Email" htmlFor="email">
+      <Field label={t.email} htmlFor="email">
         <Input
           id="email"
           name="email"
@@ -80,26 +93,26 @@ export function RegisterForm() {
           aria-invalid={problem?.field === 'email'}
         />
       </Field>
-      <Field label="Password" htmlFor="password" hint="At least 8 characters, with letters and digits.">
+      <Field label={t.password} htmlFor="password" hint={t.passwordHint}>
         <Input
           id="password"
           name="password"
           type="password"
           autoComplete="new-password"
           required
-          minLength={8}
+          minLength={PASSWORD_MIN_LENGTH}
           value={password}
           onChange={(e) => setPassword(e.target.value)}
           aria-invalid={problem?.field === 'password'}
         />
       </Field>
       <Button type="submit" className="w-full" disabled={busy} data-testid="register-submit">
-        {busy ? 'Creating account…' : 'Create account'}
+        {busy ? t.creatingAccount : t.createAccount}
       </Button>
       <p className="text-center text-sm text-slate-500">
-        Already have an account?{' '}
+        {t.haveAccount}{' '}
         <Link href="/login" className="font-medium text-indigo-600 hover:text-indigo-500">
-          Log in
+          {t.logIn}
         </Link>
       </p>
     </form>

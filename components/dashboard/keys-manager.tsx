@@ -186,10 +186,10 @@ export function KeysManager({ initialKeys, models = [] }: { initialKeys: ApiKeyJ
             <THead>
               <tr>
                 <Th>Name</Th>
-                <Th>Key</Th>
-                <Th>Created (UTC)</Th>
-                <Th>Last used (UTC)</Th>
-                <Th>Limits</Th>
+                <Th className="hidden sm:table-cell">Key</Th>
+                <Th className="hidden md:table-cell">Created (UTC)</Th>
+                <Th className="hidden lg:table-cell">Last used (UTC)</Th>
+                <Th className="hidden md:table-cell">Limits</Th>
                 <Th>Spend</Th>
                 <Th>Status</Th>
                 <Th className="text-right">
@@ -199,13 +199,16 @@ export function KeysManager({ initialKeys, models = [] }: { initialKeys: ApiKeyJ
             </THead>
             <TBody>
               {keys.map((k) => (
-                <Tr key={k.id} data-testid="key-row" data-key-id={k.id} className={k.revoked ? 'text-slate-400' : undefined}>
-                  <Td className="font-medium text-slate-900">{k.name}</Td>
-                  <Td className="whitespace-nowrap font-mono text-xs">{k.display}</Td>
-                  <Td className="whitespace-nowrap tabular-nums">{dateTime(new Date(k.created_at))}</Td>
-                  <Td className="whitespace-nowrap tabular-nums">{k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-400">Never</span>}</Td>
-                  <Td className="text-xs text-slate-600" data-testid="key-limits">
-                    {controlsSummary(k).join(' · ') || <span className="text-slate-400">None</span>}
+                <Tr key={k.id} data-testid="key-row" data-key-id={k.id} className={k.revoked ? 'text-slate-500' : undefined}>
+                  <Td className="max-w-[11rem] break-words font-medium text-slate-900 sm:max-w-none">
+                    {k.name}
+                    <div className="mt-0.5 font-mono text-xs font-normal text-slate-600 sm:hidden">{k.display}</div>
+                  </Td>
+                  <Td className="hidden whitespace-nowrap font-mono text-xs sm:table-cell">{k.display}</Td>
+                  <Td className="hidden whitespace-nowrap tabular-nums md:table-cell">{dateTime(new Date(k.created_at))}</Td>
+                  <Td className="hidden whitespace-nowrap tabular-nums lg:table-cell">{k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-500">Never</span>}</Td>
+                  <Td className="hidden text-xs text-slate-600 md:table-cell" data-testid="key-limits">
+                    {controlsSummary(k).join(' · ') || <span className="text-slate-500">None</span>}
                   </Td>
                   <Td>
                     <KeySpend k={k} />

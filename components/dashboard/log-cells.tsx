@@ -1,6 +1,6 @@
 import type { LogEntry } from '@/lib/dashboard/queries';
 import { isFallback } from '@/lib/dashboard/serialize';
-import { compact, int } from '@/lib/dashboard/format';
+import { int } from '@/lib/dashboard/format';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 
 // Pieces of a request-log row, shared by the list and the detail page.
@@ -66,7 +66,7 @@ export function TokensCell({ entry }: { entry: Pick<LogEntry, 'promptTokens' | '
       </div>
       {cache > 0 && (
         <div className="text-xs text-slate-500">
-          cache {compact(entry.cacheReadTokens)} read · {compact(entry.cacheWriteTokens)} write
+          cache {int(entry.cacheReadTokens)} read · {int(entry.cacheWriteTokens)} write
         </div>
       )}
     </div>

@@ -81,7 +81,7 @@ export function RechargeForm({ min, max, configured, presets }: { min: string; m
             </button>
           ))}
           <div className="relative w-32">
-            <span className="pointer-events-none absolute inset-y-0 left-3 flex items-center text-sm text-slate-400">$</span>
+            <span className="pointer-events-none absolute inset-y-0 left-3 flex items-center text-sm text-slate-500">$</span>
             <Input
               id="recharge-amount"
               data-testid="recharge-amount"

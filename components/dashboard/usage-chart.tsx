@@ -1,5 +1,6 @@
 'use client';
 
+import { formatAxisMoney, formatCount } from '@/lib/format';
 import { Bar, CartesianGrid, ComposedChart, Line, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 
 export interface UsagePoint {
@@ -17,13 +18,7 @@ export interface UsagePoint {
 
 const SPEND = '#6366f1';
 
-/** Axis labels only: two significant digits below a dollar, so small daily spends stay distinct. */
-function spendTick(v: number): string {
-  if (v === 0) return '$0';
-  if (v >= 100) return `$${v.toFixed(0)}`;
-  if (v >= 1) return `$${Number(v.toFixed(1))}`;
-  return `$${Number(v.toPrecision(2))}`;
-}
+const spendTick = (v: number) => formatAxisMoney(v);
 const REQUESTS = '#0f172a';
 
 function TooltipBody({ active, payload }: { active?: boolean; payload?: ReadonlyArray<{ payload?: UsagePoint }> }) {
@@ -39,10 +34,10 @@ function TooltipBody({ active, payload }: { active?: boolean; payload?: Readonly
       <p className="pl-3.5 text-right text-slate-500 tabular-nums">{point.cnyLabel}</p>
       <p className="flex items-center gap-1.5 text-slate-600">
         <span className="h-0.5 w-2" style={{ background: REQUESTS }} />
-        Requests <span className="ml-auto pl-3 font-medium text-slate-900 tabular-nums">{point.requests.toLocaleString('en-US')}</span>
+        Requests <span className="ml-auto pl-3 font-medium text-slate-900 tabular-nums">{formatCount(point.requests)}</span>
       </p>
-      {point.failed > 0 && <p className="pl-3.5 text-red-600 tabular-nums">{point.failed.toLocaleString('en-US')} failed</p>}
-      <p className="pl-3.5 text-slate-500 tabular-nums">{point.tokens.toLocaleString('en-US')} tokens</p>
+      {point.failed > 0 && <p className="pl-3.5 text-red-600 tabular-nums">{formatCount(point.failed)} failed</p>}
+      <p className="pl-3.5 text-slate-500 tabular-nums">{formatCount(point.tokens)} tokens</p>
     </div>
   );
 }
@@ -52,21 +47,21 @@ export function UsageChart({ data }: { data: UsagePoint[] }) {
   return (
     <div className="h-64 w-full sm:h-72" role="img" aria-label="Daily spend and requests over the last 30 days">
       <ResponsiveContainer width="100%" height="100%">
-        <ComposedChart data={data} margin={{ top: 8, right: 4, bottom: 0, left: -8 }}>
-          <CartesianGrid vertical={false} stroke="#e2e8f0" />
-          <XAxis dataKey="label" tickLine={false} axisLine={false} tick={{ fontSize: 11, fill: '#64748b' }} interval="preserveStartEnd" minTickGap={16} />
+        <ComposedChart data={data} margin={{ top: 8, right: 4, bottom: 0, left: -8 }} accessibilityLayer={false}>
+          <CartesianGrid vertical={false} stroke="var(--color-slate-200)" />
+          <XAxis dataKey="label" tickLine={false} axisLine={false} tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }} interval="preserveStartEnd" minTickGap={16} />
           <YAxis
             yAxisId="spend"
             tickLine={false}
             axisLine={false}
-            width={56}
-            tick={{ fontSize: 11, fill: '#64748b' }}
+            width={76}
+            tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }}
             tickFormatter={spendTick}
           />
-          <YAxis yAxisId="requests" orientation="right" allowDecimals={false} tickLine={false} axisLine={false} width={40} tick={{ fontSize: 11, fill: '#64748b' }} />
-          <Tooltip content={<TooltipBody />} cursor={{ fill: '#f1f5f9' }} />
+          <YAxis yAxisId="requests" orientation="right" allowDecimals={false} tickLine={false} axisLine={false} width={40} tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }} />
+          <Tooltip content={<TooltipBody />} cursor={{ fill: 'var(--color-slate-100)' }} />
           <Bar yAxisId="spend" dataKey="spend" name="Spend (USD)" fill={SPEND} radius={[3, 3, 0, 0]} maxBarSize={24} isAnimationActive={false} />
-          <Line yAxisId="requests" dataKey="requests" name="Requests" type="monotone" stroke={REQUESTS} strokeWidth={1.5} dot={false} isAnimationActive={false} />
+          <Line yAxisId="requests" dataKey="requests" name="Requests" type="linear" stroke={REQUESTS} strokeWidth={1.5} dot={{ r: 2 }} isAnimationActive={false} />
         </ComposedChart>
       </ResponsiveContainer>
     </div>

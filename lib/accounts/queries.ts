@@ -1,17 +1,14 @@
 import { getDb } from '@/lib/db';
 import { getConfig, tierNames, type TierName } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
-import { hashPassword, passwordProblem } from '@/lib/auth/password';
+import { hashPassword } from '@/lib/auth/password';
+import { emailProblem, normaliseEmail, passwordProblem } from '@/lib/auth/password-rules';
 import { generateApiKey } from '@/lib/auth/keys';
 import { formatPico } from '@/lib/billing/money';
 import { creditBalance } from '@/lib/billing/ledger';
 import { publishGatewayEvent } from '@/lib/events';
 
-const emailPattern = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{2,}$/;
-
-export function normaliseEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
+export { normaliseEmail };
 
 export function parseTier(value: string): TierName {
   if (!(tierNames as readonly string[]).includes(value)) {
@@ -22,7 +19,8 @@ export function parseTier(value: string): TierName {
 
 export async function createUser(input: { email: string; password: string; tier?: TierName; balancePico?: bigint }) {
   const email = normaliseEmail(input.email);
-  if (!emailPattern.test(email)) throw new GatewayError('invalid_request', 'Enter a valid email address.', { param: 'email' });
+  const badEmail = emailProblem(email);
+  if (badEmail) throw new GatewayError('invalid_request', badEmail, { param: 'email' });
   const problem = passwordProblem(input.password);
   if (problem) throw new GatewayError('invalid_request', problem, { param: 'password' });
   const db = await getDb();

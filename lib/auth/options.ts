@@ -6,6 +6,7 @@ import { SESSION_MAX_AGE_S, sessionCookieSettings } from '@/lib/auth/session-coo
 import { GatewayError } from '@/lib/errors';
 import { enforceLimit } from '@/lib/http/api';
 import { getConfig } from '@/lib/config';
+import { AUTH_TIME_CLAIM } from '@/lib/auth/session-epoch';
 
 export const authOptions: NextAuthOptions = {
   secret: authSecret(),
@@ -38,12 +39,26 @@ export const authOptions: NextAuthOptions = {
     }),
   ],
   callbacks: {
+    // Same site only, and never tied to the configured origin: a callback URL keeps its path on the
+    // base URL (the request's own origin is put back by app/api/auth/[...nextauth]/route.ts).
+    redirect({ url, baseUrl }) {
+      try {
+        const target = new URL(url, baseUrl);
+        return `${baseUrl}${target.pathname}${target.search}${target.hash}`;
+      } catch {
+        return baseUrl;
+      }
+    },
     jwt({ token, user }) {
-      if (user) token.sub = user.id;
+      if (user) {
+        token.sub = user.id;
+        token[AUTH_TIME_CLAIM] = Date.now();
+      }
       return token;
     },
     session({ session, token }) {
       if (session.user && token.sub) (session.user as { id?: string }).id = token.sub;
+      (session as { authTime?: unknown }).authTime = token[AUTH_TIME_CLAIM];
       return session;
     },
   },

@@ -13,10 +13,4 @@ export async function verifyPassword(password: string, hash: string | undefined)
   return ok && hash !== undefined;
 }
 
-/** Why a password is too weak, or null when it is acceptable. */
-export function passwordProblem(password: string): string | null {
-  if (password.length < 8) return 'Password must be at least 8 characters.';
-  if (password.length > 200) return 'Password must be at most 200 characters.';
-  if (!/[A-Za-z]/.test(password) || !/[0-9]/.test(password)) return 'Password must contain letters and digits.';
-  return null;
-}
+export { passwordProblem } from './password-rules';

@@ -1,6 +1,7 @@
 import { encode } from 'next-auth/jwt';
 import { env } from '@/lib/env';
 import { authSecret } from '@/lib/secrets';
+import { AUTH_TIME_CLAIM } from '@/lib/auth/session-epoch';
 
 export const SESSION_MAX_AGE_S = 7 * 24 * 3600;
 
@@ -23,7 +24,13 @@ export function sessionCookieSettings() {
 
 /** A next-auth session cookie for programmatic login/registration (same token the browser flow makes). */
 export async function sessionCookie(user: { id: string; email: string }): Promise<string> {
-  const token = await encode({ token: { sub: user.id, email: user.email }, secret: authSecret(), maxAge: SESSION_MAX_AGE_S });
+  const token = await encode({ token: { sub: user.id, email: user.email, [AUTH_TIME_CLAIM]: Date.now() }, secret: authSecret(), maxAge: SESSION_MAX_AGE_S });
   const { name, options } = sessionCookieSettings();
   return `${name}=${token}; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=${SESSION_MAX_AGE_S}${options.secure ? '; Secure' : ''}`;
+}
+
+/** A Set-Cookie that ends the session in this browser. */
+export function clearedSessionCookie(): string {
+  const { name, options } = sessionCookieSettings();
+  return `${name}=; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=0${options.secure ? '; Secure' : ''}`;
 }

@@ -247,7 +247,7 @@ export interface DailyUsage extends UsageTotals {
   date: string;
 }
 
-interface TotalsRow {
+export interface TotalsRow {
   requests: number;
   failed: number;
   usd: string;
@@ -258,9 +258,9 @@ interface TotalsRow {
 
 // Timestamps are stored as UTC wall time (timestamp without time zone); bounds are passed as ISO text
 // and cast, so the session time zone of the connection never shifts them.
-const ts = (d: Date) => Prisma.sql`CAST(${d.toISOString()} AS timestamp)`;
+export const ts = (d: Date) => Prisma.sql`CAST(${d.toISOString()} AS timestamp)`;
 
-const totalsColumns = Prisma.sql`
+export const totalsColumns = Prisma.sql`
   count(*)::int AS requests,
   (count(*) FILTER (WHERE outcome NOT IN ('ok', 'client_closed')))::int AS failed,
   coalesce(sum("costUsd"), 0)::text AS usd,
@@ -268,7 +268,7 @@ const totalsColumns = Prisma.sql`
   coalesce(sum("promptTokens"), 0)::text AS prompt,
   coalesce(sum("completionTokens"), 0)::text AS completion`;
 
-function toTotals(row: TotalsRow | undefined): UsageTotals {
+export function toTotals(row: TotalsRow | undefined): UsageTotals {
   if (!row) return { requests: 0, failed: 0, spendUsd: 0n, spendCny: 0n, promptTokens: 0, completionTokens: 0 };
   return {
     requests: Number(row.requests),
@@ -423,13 +423,15 @@ export interface Account {
   tierLocked: boolean;
   balanceUsd: bigint;
   limits: Prisma.JsonValue | null;
+  /** Sessions signed in before this are refused (lib/auth/session-epoch.ts). */
+  sessionsValidFrom: Date | null;
 }
 
 export async function getAccount(userId: string): Promise<Account | null> {
   const db = await getDb();
   const user = await db.user.findUnique({
     where: { id: userId },
-    select: { id: true, email: true, tier: true, status: true, tierLocked: true, balanceUsd: true, limits: true },
+    select: { id: true, email: true, tier: true, status: true, tierLocked: true, balanceUsd: true, limits: true, sessionsValidFrom: true },
   });
   return user ? { ...user, balanceUsd: pico(user.balanceUsd) } : null;
 }

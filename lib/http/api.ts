@@ -6,6 +6,7 @@ import { log, errorFields } from '@/lib/log';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { getAccount } from '@/lib/dashboard/queries';
 import { env } from '@/lib/env';
+import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 
 // Helpers for the dashboard/account route handlers (session- or IP-scoped, JSON in and out).
 
@@ -95,13 +96,20 @@ export function appOrigins(req: Request): Set<string> {
     const origin = configured ? originOf(configured) : null;
     if (origin) origins.add(origin);
   }
-  const host = (env.TRUST_PROXY ? firstValue(req.headers.get('x-forwarded-host')) : null) ?? req.headers.get('host');
-  const proto = (env.TRUST_PROXY ? firstValue(req.headers.get('x-forwarded-proto')) : null) ?? 'http';
-  if (host && /^https?$/i.test(proto)) {
-    const origin = originOf(`${proto.toLowerCase()}://${host}`);
-    if (origin) origins.add(origin);
-  }
+  const origin = requestOrigin(req.headers);
+  if (origin) origins.add(origin);
   return origins;
+}
+
+/**
+ * The origin a request came in on: `http://<Host>`, or with TRUST_PROXY=1 what X-Forwarded-Proto
+ * and X-Forwarded-Host (set by the proxy in front) say. Null when it cannot be told.
+ */
+export function requestOrigin(headers: Pick<Headers, 'get'>): string | null {
+  const host = (env.TRUST_PROXY ? firstValue(headers.get('x-forwarded-host')) : null) ?? headers.get('host');
+  const proto = (env.TRUST_PROXY ? firstValue(headers.get('x-forwarded-proto')) : null) ?? 'http';
+  if (!host || !/^https?$/i.test(proto)) return null;
+  return originOf(`${proto.toLowerCase()}://${host}`);
 }
 
 /**
@@ -136,9 +144,12 @@ export async function requireUserId(req: Request): Promise<string> {
   const session = await getServerSession(authOptions);
   const id = (session?.user as { id?: string } | undefined)?.id;
   if (!id) throw new GatewayError('unauthenticated', 'Sign in first.');
+  // One read per dashboard call: the account may have ended this session (sign out everywhere).
+  const account = await getAccount(id);
+  if (!account || !sessionIsCurrent((session as { authTime?: unknown }).authTime, account.sessionsValidFrom)) {
+    throw new GatewayError('unauthenticated', 'Sign in first.');
+  }
   if (mutation) {
-    const account = await getAccount(id);
-    if (!account) throw new GatewayError('unauthenticated', 'Sign in first.');
     if (account.status === 'suspended') {
       throw new GatewayError('account_suspended', 'This account is suspended: it can still read its data, but not create keys, recharge or change anything.');
     }

@@ -132,9 +132,13 @@ describe('13: malformed dashboard filters, cursors and ids', () => {
     expect((await call(`/api/ledger?before=${b64('2026-03-01T00:00:00.000Z|e:1')}`, { cookie })).status).toBe(200);
   });
 
-  it('GET /api/usage still answers 200 whatever the query string holds', async () => {
+  it('GET /api/usage ignores parameters it does not know and answers a malformed range with 400, never 500', async () => {
     const { cookie } = await signedIn();
-    expect((await call('/api/usage?from=%00&cursor=-271821', { cookie })).status).toBe(200);
+    expect((await call('/api/usage?cursor=-271821', { cookie })).status).toBe(200);
+    for (const from of ['%00', '-271821-01-01', '9999-99-99', '2026-02-30']) {
+      const error = await expectJsonError(await call(`/api/usage?from=${from}`, { cookie }), 400, 'invalid_request', from);
+      expect(error.message).toContain('from');
+    }
   });
 
   it('GET /api/logs/export checks the filters before the first byte: a 400 JSON error, not a CSV cut after its header', async () => {

@@ -368,7 +368,7 @@ describe('budgets', () => {
     // The same figures grouped by key in the usage API.
     const usage = (await (await api(cookie, 'GET', '/api/usage?group_by=key')).json()) as { by_key: { key_id: string; total_usd: string; month_usd: string }[] };
     expect(pico(usage.by_key.find((k) => k.key_id === key.id)!.total_usd)).toBe(charged);
-    expect((await api(cookie, 'GET', '/api/usage?group_by=model')).status).toBe(400);
+    expect((await api(cookie, 'GET', '/api/usage?group_by=colour')).status).toBe(400);
   });
 
   it('monthly: a request that could exceed the month’s budget is refused with 402 naming the month; raising it takes effect at once', async () => {

@@ -3,8 +3,8 @@ import Link from 'next/link';
 import { overview, type Breakdown } from '@/lib/admin/stats';
 import { cny, int, usd, usdAuto } from '@/lib/dashboard/format';
 
-/** CNY like usdAuto: small sums never read ¥0.00. */
-const cnyAuto = (pico: bigint) => cny(pico, pico === 0n || pico >= 1_000_000_000_000n || pico <= -1_000_000_000_000n ? 2 : 6);
+// lib/format shows sums below a cent with their significant digits, in either currency.
+const cnyAuto = cny;
 import { Badge } from '@/components/ui/badge';
 import { Card, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';

@@ -1,21 +1,22 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
+import { redirect } from 'next/navigation';
 import { LoginForm } from '@/components/auth/login-form';
+import { safeCallbackPath, signedInAccountUser } from '@/lib/dashboard/session';
 
 export const metadata: Metadata = { title: 'Log in · Model Gateway' };
 
-/** Only same-site paths, so the login page cannot be used to bounce users elsewhere. */
-function safeCallback(value: string | string[] | undefined): string {
-  const v = Array.isArray(value) ? value[0] : value;
-  return v && v.startsWith('/') && !v.startsWith('//') && !v.startsWith('/\\') ? v : '/dashboard';
-}
-
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;
+  const callbackUrl = safeCallbackPath(sp.callbackUrl);
+  // Already signed in: straight on to where the link was going.
+  if (await signedInAccountUser()) redirect(callbackUrl);
+  const { t } = await currentMessages();
   return (
     <>
-      <h1 className="text-xl font-semibold tracking-tight text-slate-900">Log in</h1>
-      <p className="mb-6 mt-1 text-sm text-slate-500">Manage keys, usage and billing.</p>
-      <LoginForm callbackUrl={safeCallback(sp.callbackUrl)} />
+      <h1 className="text-xl font-semibold tracking-tight text-slate-900">{t.auth.loginTitle}</h1>
+      <p className="mb-6 mt-1 text-sm text-slate-600">{t.auth.loginLead}</p>
+      <LoginForm callbackUrl={callbackUrl} t={t.auth} />
     </>
   );
 }

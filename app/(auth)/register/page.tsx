@@ -1,14 +1,19 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
+import { redirect } from 'next/navigation';
 import { RegisterForm } from '@/components/auth/register-form';
+import { signedInAccountUser } from '@/lib/dashboard/session';
 
 export const metadata: Metadata = { title: 'Create an account · Model Gateway' };
 
-export default function RegisterPage() {
+export default async function RegisterPage() {
+  if (await signedInAccountUser()) redirect('/dashboard');
+  const { t } = await currentMessages();
   return (
     <>
-      <h1 className="text-xl font-semibold tracking-tight text-slate-900">Create an account</h1>
-      <p className="mb-6 mt-1 text-sm text-slate-500">Get an API key for every model behind one endpoint.</p>
-      <RegisterForm />
+      <h1 className="text-xl font-semibold tracking-tight text-slate-900">{t.auth.registerTitle}</h1>
+      <p className="mb-6 mt-1 text-sm text-slate-600">{t.auth.registerLead}</p>
+      <RegisterForm t={t.auth} />
     </>
   );
 }

@@ -10,20 +10,27 @@ import { Badge } from '@/components/ui/badge';
 import { Logo } from '@/components/ui/logo';
 import { isAdminSession } from '@/lib/admin/guard';
 import { AnnouncementBanner } from '@/components/dashboard/announcement-banner';
+import { ThemeSwitch } from '@/components/ui/theme-switch';
+import { chosenTheme } from '@/lib/theme';
+import { currentMessages } from '@/lib/i18n/server';
+import { LanguageSwitch } from '@/components/ui/language-switch';
 
 export default async function DashboardLayout({ children }: { children: ReactNode }) {
   const user = await requirePageUser();
-  const account = await getAccount(user.id);
+  const [account, { locale, t }] = await Promise.all([getAccount(user.id), currentMessages()]);
   // A valid session for a deleted account: treat as signed out.
   if (!account) redirect('/login');
   const admin = await isAdminSession(user.id);
 
   return (
     <div className="min-h-screen">
+      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:text-sm">
+        {t.skipToContent}
+      </a>
       <header className="sticky top-0 z-20 border-b border-slate-200 bg-white/95 backdrop-blur">
         <div className="mx-auto max-w-6xl px-4 sm:px-6">
           <div className="flex h-14 items-center gap-3">
-            <Link href="/dashboard" className="shrink-0">
+            <Link href="/dashboard" className="shrink-0" aria-label="Model Gateway overview">
               <Logo />
             </Link>
             <Badge tone="violet" className="hidden sm:inline-flex">
@@ -38,10 +45,12 @@ export default async function DashboardLayout({ children }: { children: ReactNod
               <span className="hidden truncate text-sm text-slate-500 sm:inline" data-testid="account-email">
                 {account.email}
               </span>
-              <SignOutButton />
+              <LanguageSwitch locale={locale} label={t.language} className="hidden sm:flex" />
+              <ThemeSwitch initial={await chosenTheme()} className="hidden sm:flex" labels={t.theme} />
+              <SignOutButton label={t.logOut} busyLabel={t.loggingOut} />
             </div>
           </div>
-          <DashboardNav />
+          <DashboardNav labels={t.nav} />
         </div>
       </header>
       <AnnouncementBanner />
@@ -50,7 +59,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
           This account is suspended: API requests are refused with 403. Contact support to restore access.
         </div>
       )}
-      <main className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">{children}</main>
+      <main id="main" className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">{children}</main>
     </div>
   );
 }

@@ -1,16 +1,25 @@
 import Link from 'next/link';
+import { buttonClass } from '@/components/ui/button';
 import { Card } from '@/components/ui/card';
-import { EmptyState } from '@/components/ui/empty-state';
+import { currentMessages } from '@/lib/i18n/server';
 
-export default function DashboardNotFound() {
+export default async function DashboardNotFound() {
+  const { t } = await currentMessages();
   return (
-    <Card>
-      <EmptyState title="Not found">
-        <p>It does not exist, or it belongs to another account.</p>
-        <Link href="/dashboard" className="mt-2 inline-block text-indigo-600 hover:text-indigo-500">
-          Back to the overview
+    <Card className="px-6 py-12 text-center" data-testid="not-found">
+      <p className="text-sm font-semibold text-indigo-700">404</p>
+      <h1 className="mt-1 text-xl font-semibold tracking-tight text-slate-900">{t.notFound.title}</h1>
+      <p className="mx-auto mt-2 max-w-md text-sm text-slate-600">
+        {t.notFound.body}
+      </p>
+      <div className="mt-5 flex flex-wrap justify-center gap-2">
+        <Link href="/dashboard" className={buttonClass({ size: 'sm' })}>
+          {t.notFound.back}
         </Link>
-      </EmptyState>
+        <Link href="/dashboard/logs" className={buttonClass({ variant: 'secondary', size: 'sm' })}>
+          {t.nav.logs}
+        </Link>
+      </div>
     </Card>
   );
 }

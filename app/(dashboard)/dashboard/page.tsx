@@ -1,50 +1,52 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
+import type { Messages } from '@/lib/i18n/messages';
 import Link from 'next/link';
 import { getOverview, type Overview } from '@/lib/dashboard/overview';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { compact, cny, int, tierLabel, usd } from '@/lib/dashboard/format';
-import { formatPico } from '@/lib/billing/money';
+import { cny, formatBalance, formatDayLabel, formatWhole, int, tierLabel, toChartNumber, tokenCount, usd } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
 import { Progress } from '@/components/ui/progress';
 import { Stat } from '@/components/ui/stat';
 import { UsageChart, type UsagePoint } from '@/components/dashboard/usage-chart';
+import { FirstRunChecklist } from '@/components/dashboard/first-run-checklist';
+import { firstRunState } from '@/lib/dashboard/first-run';
+import { publicOrigin } from '@/lib/dashboard/origin';
 
 export const metadata: Metadata = { title: 'Overview · Model Gateway' };
-
-const monthNames = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 function chartData(o: Overview): UsagePoint[] {
   return o.daily.map((d) => ({
     date: d.date,
-    label: `${monthNames[Number(d.date.slice(5, 7)) - 1]} ${Number(d.date.slice(8, 10))}`,
-    spend: Number(formatPico(d.spendUsd)),
-    spendLabel: usd(d.spendUsd, d.spendUsd > 0n && d.spendUsd < 10_000_000_000n ? 4 : 2),
-    cnyLabel: cny(d.spendCny, d.spendCny > 0n && d.spendCny < 10_000_000_000n ? 4 : 2),
+    label: formatDayLabel(d.date),
+    spend: toChartNumber(d.spendUsd),
+    spendLabel: usd(d.spendUsd),
+    cnyLabel: cny(d.spendCny),
     requests: d.requests,
     failed: d.failed,
     tokens: d.promptTokens + d.completionTokens,
   }));
 }
 
-function TierCard({ o }: { o: Overview }) {
+function TierCard({ o, t }: { o: Overview; t: Messages['overview'] }) {
   const { limits, nextTier, account } = o;
   const figures = [
-    { label: 'Requests / min', value: int(limits.rpm) },
-    { label: 'Requests / hour', value: int(limits.rph) },
-    { label: 'Tokens / day', value: limits.tokensPerDay === null ? 'Unlimited' : compact(limits.tokensPerDay) },
-    { label: 'Concurrent', value: int(limits.concurrency) },
+    { label: t.rpm, value: int(limits.rpm) },
+    { label: t.rph, value: int(limits.rph) },
+    { label: t.tokensPerDay, value: limits.tokensPerDay === null ? t.unlimited : tokenCount(limits.tokensPerDay) },
+    { label: t.concurrent, value: int(limits.concurrency) },
   ];
   return (
     <Card data-testid="tier">
       <CardHeader
         title={
           <span className="flex items-center gap-2">
-            Your tier <Badge tone="violet">{tierLabel(account.tier)}</Badge>
+            {t.yourTier} <Badge tone="violet">{tierLabel(account.tier)}</Badge>
           </span>
         }
-        description="Limits applied to every key of this account."
+        description={t.tierHint}
       />
       <CardBody className="space-y-5">
         <dl className="grid grid-cols-2 gap-x-4 gap-y-3">
@@ -57,28 +59,19 @@ function TierCard({ o }: { o: Overview }) {
         </dl>
         <div className="border-t border-slate-100 pt-4 text-sm" data-testid="next-tier">
           {account.tierLocked ? (
-            <p className="text-slate-600">Your tier was set by the operator and does not change automatically.</p>
+            <p className="text-slate-600">{t.tierLocked}</p>
           ) : !nextTier ? (
-            <p className="text-slate-600">You are on the highest tier.</p>
+            <p className="text-slate-600">{t.topTier}</p>
           ) : nextTier.promoteAtUsd === null ? (
-            <p className="text-slate-600">
-              <span className="font-medium text-slate-900">{tierLabel(nextTier.name)}</span> quotas are arranged by contact: write to us for custom
-              limits.
-            </p>
+            <p className="text-slate-600">{t.byContact(tierLabel(nextTier.name))}</p>
           ) : nextTier.remainingUsd === 0n ? (
-            <p className="text-slate-600">
-              You have reached the <span className="font-medium text-slate-900">{tierLabel(nextTier.name)}</span> threshold this month; the upgrade
-              applies automatically.
-            </p>
+            <p className="text-slate-600">{t.reached(tierLabel(nextTier.name))}</p>
           ) : (
             <div className="space-y-2">
-              <p className="text-slate-600">
-                Spend <span className="font-medium text-slate-900">{usd(nextTier.promoteAtUsd)}</span> in a calendar month to move up to{' '}
-                <span className="font-medium text-slate-900">{tierLabel(nextTier.name)}</span> automatically.
-              </p>
-              <Progress value={Number((o.month.spendUsd * 1000n) / nextTier.promoteAtUsd) / 1000} label={`Progress to ${tierLabel(nextTier.name)}`} />
+              <p className="text-slate-600">{t.spendToReach(formatWhole(nextTier.promoteAtUsd), tierLabel(nextTier.name))}</p>
+              <Progress value={Number((o.month.spendUsd * 1000n) / nextTier.promoteAtUsd) / 1000} label={t.progressTo(tierLabel(nextTier.name))} />
               <p className="text-xs text-slate-500 tabular-nums">
-                {usd(o.month.spendUsd)} spent this month · {usd(nextTier.remainingUsd ?? 0n)} to go
+                {t.spentToGo(usd(o.month.spendUsd), usd(nextTier.remainingUsd ?? 0n))}
               </p>
             </div>
           )}
@@ -91,59 +84,60 @@ function TierCard({ o }: { o: Overview }) {
 export default async function OverviewPage() {
   const user = await requirePageUser('/dashboard');
   const o = await getOverview(user.id);
+  const [firstRun, origin, { t }] = await Promise.all([firstRunState(user.id, o.account.balanceUsd), publicOrigin(), currentMessages()]);
+  const started = firstRun.hasKey && firstRun.hasCredit && firstRun.hasCall;
   const totalDays = o.daily.reduce((sum, d) => sum + d.spendUsd, 0n);
   const requestsDays = o.daily.reduce((sum, d) => sum + d.requests, 0);
   const monthTokens = o.month.promptTokens + o.month.completionTokens;
 
   return (
     <>
-      <PageHeader title="Overview" description="Spend, requests and limits of your account. Days are UTC; CNY at the rate of each request." />
+      <PageHeader title={t.pages.overview.title} description={t.pages.overview.description} />
+      {!started && <FirstRunChecklist state={firstRun} origin={origin} t={t.firstRun} />}
 
       <div className="grid grid-cols-2 gap-3 sm:gap-4 lg:grid-cols-3">
         <Stat
           testId="balance"
-          label="Balance"
-          value={usd(o.account.balanceUsd)}
-          sub={`${cny(o.balanceCny)} at ${o.usdToCny} CNY/USD`}
+          label={t.overview.balance}
+          value={formatBalance(o.account.balanceUsd)}
+          sub={`${formatBalance(o.balanceCny, 'CNY')} ${t.overview.atRate(o.usdToCny)}`}
           action={
             <Link href="/dashboard/billing" className="text-xs font-medium text-indigo-600 hover:text-indigo-500">
-              Add credit
+              {t.overview.addCredit}
             </Link>
           }
         />
-        <Stat testId="spend-month" label="Spend this month" value={usd(o.month.spendUsd)} sub={cny(o.month.spendCny)} />
-        <Stat testId="spend-today" label="Spend today" value={usd(o.today.spendUsd)} sub={cny(o.today.spendCny)} />
+        <Stat testId="spend-month" label={t.overview.spendMonth} value={usd(o.month.spendUsd)} sub={cny(o.month.spendCny)} />
+        <Stat testId="spend-today" label={t.overview.spendToday} value={usd(o.today.spendUsd)} sub={cny(o.today.spendCny)} />
         <Stat
           testId="requests-month"
-          label="Requests this month"
+          label={t.overview.requestsMonth}
           value={int(o.month.requests)}
-          sub={o.month.failed ? `${int(o.month.failed)} failed` : 'No failures'}
+          sub={o.month.failed ? t.overview.failed(int(o.month.failed)) : t.overview.noFailures}
         />
-        <Stat testId="requests-today" label="Requests today" value={int(o.today.requests)} sub={o.today.failed ? `${int(o.today.failed)} failed` : 'No failures'} />
+        <Stat testId="requests-today" label={t.overview.requestsToday} value={int(o.today.requests)} sub={o.today.failed ? t.overview.failed(int(o.today.failed)) : t.overview.noFailures} />
         <Stat
           testId="tokens-month"
-          label="Tokens this month"
-          value={compact(monthTokens)}
-          sub={`${compact(o.month.promptTokens)} in · ${compact(o.month.completionTokens)} out`}
+          label={t.overview.tokensMonth}
+          value={int(monthTokens)}
+          sub={t.overview.inOut(int(o.month.promptTokens), int(o.month.completionTokens))}
         />
       </div>
 
       <div className="mt-4 grid gap-4 sm:mt-6 lg:grid-cols-3">
         <Card className="lg:col-span-2">
           <CardHeader
-            title="Last 30 days"
+            title={t.overview.last30}
             description={
-              <span className="tabular-nums">
-                {usd(totalDays)} spent · {int(requestsDays)} requests
-              </span>
+              <span className="tabular-nums">{t.overview.spentRequests(usd(totalDays), int(requestsDays))}</span>
             }
             actions={
               <div className="flex items-center gap-3 text-xs text-slate-500">
                 <span className="flex items-center gap-1.5">
-                  <span className="h-2.5 w-2.5 rounded-sm bg-indigo-500" /> Spend (USD)
+                  <span className="h-2.5 w-2.5 rounded-sm bg-indigo-500" /> {t.overview.spendUsd}
                 </span>
                 <span className="flex items-center gap-1.5">
-                  <span className="h-0.5 w-3 bg-slate-900" /> Requests
+                  <span className="h-0.5 w-3 bg-slate-900" /> {t.overview.requests}
                 </span>
               </div>
             }
@@ -152,7 +146,7 @@ export default async function OverviewPage() {
             <UsageChart data={chartData(o)} />
           </CardBody>
         </Card>
-        <TierCard o={o} />
+        <TierCard o={o} t={t.overview} />
       </div>
     </>
   );

@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
@@ -15,7 +16,7 @@ import {
   type LedgerPage,
 } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { cny, dateTime, int, usd, usdAuto } from '@/lib/dashboard/format';
+import { formatBalance, formatExact, int, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { buttonClass } from '@/components/ui/button';
@@ -25,6 +26,7 @@ import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RechargeForm } from '@/components/dashboard/recharge-form';
 import { RedeemForm } from '@/components/dashboard/redeem-form';
+import { LocalTime } from '@/components/ui/local-time';
 
 export const metadata: Metadata = { title: 'Billing · Model Gateway' };
 
@@ -50,6 +52,31 @@ function returnNotice(sp: SearchParams): 'paid' | 'cancelled' | null {
   return null;
 }
 
+/** Without Stripe there is nothing to click that could only fail: who to ask instead. */
+function NoPayments({ contact }: { contact: string | undefined }) {
+  const href = contact ? (/^https?:\/\//.test(contact) ? contact : contact.includes('@') ? `mailto:${contact}` : null) : null;
+  return (
+    <div data-testid="payments-status" className="space-y-2 text-sm text-slate-700">
+      <p className="font-medium text-slate-900">Card payments are not set up on this deployment.</p>
+      <p data-testid="payments-contact">
+        To add credit, contact{' '}
+        {contact ? (
+          href ? (
+            <a href={href} className="font-medium text-indigo-700 underline hover:text-indigo-600">
+              {contact}
+            </a>
+          ) : (
+            <span className="font-medium text-slate-900">{contact}</span>
+          )
+        ) : (
+          'the operator of this gateway'
+        )}{' '}
+        with the email address of your account. Credit shows up in the history below as soon as it is added.
+      </p>
+    </div>
+  );
+}
+
 const presetsWithin = (min: bigint, max: bigint) => ['10', '25', '50', '100'].filter((p) => usdToPico(p) >= min && usdToPico(p) <= max);
 
 export default async function BillingPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
@@ -73,12 +100,13 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
     problem ? emptyPage : ledgerHistory(user.id, { limit: 50, before }),
     usageTotals(user.id, startOfUtcMonth(now), new Date(now.getTime() + 60_000)),
   ]);
+  const { t } = await currentMessages();
   const balance = account?.balanceUsd ?? 0n;
   const notice = returnNotice(sp);
 
   return (
     <>
-      <PageHeader title="Billing" description="Prepaid credit in US dollars. Every request is charged to this balance at the listed model prices." />
+      <PageHeader title={t.pages.billing.title} description={t.pages.billing.description} />
 
       {notice === 'paid' && (
         <Alert tone="success" className="mb-4" title="Thanks, your payment went through.">
@@ -95,9 +123,9 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         <Card className="px-4 py-4 sm:px-5" data-testid="billing-balance">
           <div>
             <p className="text-sm text-slate-500">Balance</p>
-            <p className="mt-1.5 text-3xl font-semibold tracking-tight text-slate-900 tabular-nums">{usd(balance)}</p>
+            <p className="mt-1.5 text-3xl font-semibold tracking-tight text-slate-900 tabular-nums">{formatBalance(balance)}</p>
             <p className="mt-1 text-sm text-slate-500 tabular-nums">
-              {cny(usdToCny(balance, config.cnyRateNano))} at {config.usdToCny} CNY/USD
+              {formatBalance(usdToCny(balance, config.cnyRateNano), 'CNY')} at {config.usdToCny} CNY/USD
             </p>
           </div>
           <dl className="mt-6 space-y-2 border-t border-slate-100 pt-4 text-sm">
@@ -115,12 +143,16 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         <Card className="lg:col-span-2">
           <CardHeader title="Add credit" />
           <CardBody>
-            <RechargeForm
-              min={formatPico(config.rechargeMin)}
-              max={formatPico(config.rechargeMax)}
-              configured={Boolean(env.STRIPE_SECRET_KEY)}
-              presets={presetsWithin(config.rechargeMin, config.rechargeMax)}
-            />
+            {env.STRIPE_SECRET_KEY ? (
+              <RechargeForm
+                min={formatPico(config.rechargeMin)}
+                max={formatPico(config.rechargeMax)}
+                configured
+                presets={presetsWithin(config.rechargeMin, config.rechargeMax)}
+              />
+            ) : (
+              <NoPayments contact={env.SUPPORT_CONTACT} />
+            )}
             <RedeemForm />
           </CardBody>
         </Card>
@@ -136,10 +168,30 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         {ledger.data.length === 0 ? (
           <EmptyState title="No balance changes yet" />
         ) : (
+          <>
+          <ul className="divide-y divide-slate-100 sm:hidden" aria-label="Balance history">
+            {ledger.data.map((item) => (
+              <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
+                <div className="flex items-center justify-between gap-3">
+                  <Badge tone={kinds[item.kind].tone}>{kinds[item.kind].label}</Badge>
+                  <span className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`} title={formatExact(item.amountUsd)}>
+                    {item.amountUsd > 0n ? '+' : ''}
+                    {usd(item.amountUsd)}
+                  </span>
+                </div>
+                <div className="mt-1 flex items-baseline justify-between gap-3 text-sm text-slate-600">
+                  <span className="tabular-nums">{item.day ? `${item.day} (UTC day)` : <LocalTime iso={item.at.toISOString()} />}</span>
+                  <span className="tabular-nums">Balance {formatBalance(item.balanceAfterUsd)}</span>
+                </div>
+                {details(item) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item)}</p>}
+              </li>
+            ))}
+          </ul>
+          <div className="hidden sm:block">
           <Table>
             <THead>
               <tr>
-                <Th>Date (UTC)</Th>
+                <Th>Date</Th>
                 <Th>Type</Th>
                 <Th>Details</Th>
                 <Th className="text-right">Amount</Th>
@@ -149,7 +201,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
             <TBody>
               {ledger.data.map((item) => (
                 <Tr key={item.key} data-testid="ledger-row" data-kind={item.kind}>
-                  <Td className="whitespace-nowrap tabular-nums">{item.day ?? dateTime(item.at)}</Td>
+                  <Td className="whitespace-nowrap tabular-nums">{item.day ?? <LocalTime iso={item.at.toISOString()} />}</Td>
                   <Td>
                     <Badge tone={kinds[item.kind].tone}>{kinds[item.kind].label}</Badge>
                   </Td>
@@ -158,18 +210,20 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                   </Td>
                   <Td
                     className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
-                    title={`$${formatPico(item.amountUsd)}`}
+                    title={formatExact(item.amountUsd)}
                   >
                     {item.amountUsd > 0n ? '+' : ''}
-                    {usdAuto(item.amountUsd)}
+                    {usd(item.amountUsd)}
                   </Td>
-                  <Td className="whitespace-nowrap text-right tabular-nums" title={`$${formatPico(item.balanceAfterUsd)}`}>
-                    {usd(item.balanceAfterUsd)}
+                  <Td className="whitespace-nowrap text-right tabular-nums" title={formatExact(item.balanceAfterUsd)}>
+                    {formatBalance(item.balanceAfterUsd)}
                   </Td>
                 </Tr>
               ))}
             </TBody>
           </Table>
+          </div>
+          </>
         )}
         {(ledger.nextCursor || before) && (
           <nav aria-label="Pagination" className="flex justify-between border-t border-slate-100 px-4 py-3 sm:px-5">

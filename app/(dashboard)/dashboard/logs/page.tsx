@@ -1,11 +1,12 @@
 import type { Metadata } from 'next';
+import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { decodeCursor, filterQuery, parseLogFilters, type LogCursor, type LogFilters as Filters } from '@/lib/dashboard/filters';
 import { listKeyNames, listLogs, type LogPage } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { cnyFine, dateTime, latency, usdFine } from '@/lib/dashboard/format';
+import { cnyFine, int, latency, usdFine } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { buttonClass } from '@/components/ui/button';
@@ -16,6 +17,7 @@ import { Table, TBody, Td, Th, THead } from '@/components/ui/table';
 import { LogFilters } from '@/components/dashboard/log-filters';
 import { ModelCell, StatusBadge, TokensCell } from '@/components/dashboard/log-cells';
 import { RowLink } from '@/components/dashboard/row-link';
+import { LocalTime } from '@/components/ui/local-time';
 
 export const metadata: Metadata = { title: 'Logs · Model Gateway' };
 
@@ -56,6 +58,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
     problem ? empty : listLogs(user.id, filters, { limit: PAGE_SIZE, startingAfter, endingBefore }),
     listKeyNames(user.id),
   ]);
+  const { t } = await currentMessages();
   const keyNames = new Map(keys.map((k) => [k.id, k.name]));
 
   const query = filterQuery(params);
@@ -70,7 +73,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
 
   return (
     <>
-      <PageHeader title="Logs" description="Every request made with your keys, newest first. Times are UTC. Click a row for its attempts and routing." />
+      <PageHeader title={t.pages.logs.title} description={t.pages.logs.description} />
 
       <Card className="mb-4 px-4 py-4 sm:px-5">
         <LogFilters
@@ -105,16 +108,46 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
             )}
           </EmptyState>
         ) : (
+          <>
+          <ul className="divide-y divide-slate-100 sm:hidden" aria-label="Requests">
+            {page.data.map((e) => {
+              const href = `/dashboard/logs/${encodeURIComponent(e.id)}`;
+              return (
+                <li key={e.id} data-testid="log-card">
+                  <Link href={href} className="block px-4 py-3 hover:bg-slate-50">
+                    <div className="flex items-start justify-between gap-3">
+                      <div className="min-w-0">
+                        <ModelCell entry={e} />
+                      </div>
+                      <StatusBadge status={e.status} outcome={e.outcome} />
+                    </div>
+                    <div className="mt-1 flex items-baseline justify-between gap-3 text-sm">
+                      <LocalTime iso={e.createdAt.toISOString()} className="tabular-nums text-slate-600" />
+                      <span className="font-medium tabular-nums text-slate-900">{usdFine(e.costUsd)}</span>
+                    </div>
+                    <div className="mt-0.5 flex items-baseline justify-between gap-3 text-xs text-slate-600">
+                      <span className="tabular-nums">
+                        {int(e.promptTokens)} in / {int(e.completionTokens)} out · {latency(e.latencyMs)}
+                      </span>
+                      <span className="tabular-nums">{cnyFine(e.costCny)}</span>
+                    </div>
+                    {e.errorCode && <div className="mt-1 truncate font-mono text-xs text-slate-600">{e.errorCode}</div>}
+                  </Link>
+                </li>
+              );
+            })}
+          </ul>
+          <div className="hidden sm:block">
           <Table>
             <THead>
               <tr>
-                <Th>Time (UTC)</Th>
+                <Th>Time</Th>
                 <Th>Model</Th>
-                <Th className="hidden md:table-cell">Key</Th>
-                <Th className="hidden sm:table-cell">Channel</Th>
+                <Th className="hidden xl:table-cell">Key</Th>
+                <Th className="hidden lg:table-cell">Channel</Th>
                 <Th className="text-right">Tokens in / out</Th>
                 <Th className="text-right">Cost</Th>
-                <Th className="hidden text-right sm:table-cell">Latency</Th>
+                <Th className="hidden text-right md:table-cell">Latency</Th>
                 <Th>Status</Th>
               </tr>
             </THead>
@@ -125,7 +158,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                   <RowLink key={e.id} href={href} testId="log-row">
                     <Td className="whitespace-nowrap">
                       <Link href={href} className="tabular-nums text-slate-900 hover:text-indigo-600">
-                        {dateTime(e.createdAt)}
+                        <LocalTime iso={e.createdAt.toISOString()} />
                       </Link>
                       <div className="mt-0.5 flex items-center gap-1 text-xs text-slate-500">
                         {e.endpoint.replace(/^\/v1\//, '')}
@@ -135,8 +168,8 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                     <Td>
                       <ModelCell entry={e} />
                     </Td>
-                    <Td className="hidden max-w-40 truncate md:table-cell">{e.apiKeyId ? (keyNames.get(e.apiKeyId) ?? 'deleted key') : '—'}</Td>
-                    <Td className="hidden whitespace-nowrap sm:table-cell">{e.channel ?? <span className="text-slate-400">—</span>}</Td>
+                    <Td className="hidden max-w-40 truncate xl:table-cell">{e.apiKeyId ? (keyNames.get(e.apiKeyId) ?? 'deleted key') : '—'}</Td>
+                    <Td className="hidden whitespace-nowrap lg:table-cell">{e.channel ?? <span className="text-slate-500">—</span>}</Td>
                     <Td className="text-right">
                       <TokensCell entry={e} />
                     </Td>
@@ -144,7 +177,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                       <div className="text-slate-900">{usdFine(e.costUsd)}</div>
                       <div className="text-xs text-slate-500">{cnyFine(e.costCny)}</div>
                     </Td>
-                    <Td className="hidden whitespace-nowrap text-right tabular-nums sm:table-cell">
+                    <Td className="hidden whitespace-nowrap text-right tabular-nums md:table-cell">
                       {latency(e.latencyMs)}
                       {e.firstTokenMs !== null && <div className="text-xs text-slate-500">TTFT {latency(e.firstTokenMs)}</div>}
                     </Td>
@@ -157,6 +190,8 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
               })}
             </TBody>
           </Table>
+          </div>
+          </>
         )}
         {(page.prevCursor || page.nextCursor || paged) && (
           <nav aria-label="Pagination" className="flex items-center justify-between gap-2 border-t border-slate-100 px-4 py-3 sm:px-5">

@@ -1,9 +1,9 @@
 import type { Metadata } from 'next';
 import { getConfig, type GatewayConfig, type ModelInfo, type TierName } from '@/lib/config';
-import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
+import { usdToCny, usdToPico } from '@/lib/billing/money';
 import { getAccount } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { int, tierLabel, tokenCount } from '@/lib/dashboard/format';
+import { formatPrice, int, tierLabel, tokenCount } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardHeader } from '@/components/ui/card';
 import { CopyButton } from '@/components/ui/copy-button';
@@ -20,14 +20,14 @@ function Price({ usdPerMillion, config }: { usdPerMillion: string; config: Gatew
   const pico = usdToPico(usdPerMillion);
   return (
     <div className="tabular-nums">
-      <div className="text-slate-900">${usdPerMillion}</div>
-      <div className="text-xs text-slate-500">¥{formatPico(usdToCny(pico, config.cnyRateNano))}</div>
+      <div className="text-slate-900">{formatPrice(pico)}</div>
+      <div className="text-xs text-slate-500">{formatPrice(usdToCny(pico, config.cnyRateNano), 'CNY')}</div>
     </div>
   );
 }
 
 /** Cache prices are per token in config; shown per million like the others. */
-const perMillion = (picoPerToken: bigint) => formatPico(picoPerToken * 1_000_000n);
+const perMillion = (picoPerToken: bigint) => formatPrice(picoPerToken * 1_000_000n);
 
 function Limits({ model, tier, config }: { model: ModelInfo; tier: TierName; config: GatewayConfig }) {
   const lines: string[] = [];
@@ -38,7 +38,7 @@ function Limits({ model, tier, config }: { model: ModelInfo; tier: TierName; con
     if (model.concurrency) lines.push(`${int(model.concurrency)} concurrent`);
   }
   if (model.platformDailyRequests) lines.push(`${int(model.platformDailyRequests)} / day platform-wide`);
-  if (lines.length === 0) return <span className="text-slate-400">Tier limits</span>;
+  if (lines.length === 0) return <span className="text-slate-500">Tier limits</span>;
   return (
     <div className="space-y-0.5 whitespace-nowrap tabular-nums">
       {lines.map((l) => (
@@ -53,9 +53,12 @@ function ModelName({ model }: { model: ModelInfo }) {
     <div className="flex items-start gap-1">
       <div className="min-w-0">
         <div className="font-mono text-[13px] font-medium text-slate-900">{model.name}</div>
-        <div className="text-xs text-slate-500">{model.ownedBy}</div>
+        <div className="text-xs text-slate-600">
+          {model.ownedBy}
+          <span className="sm:hidden"> · {tokenCount(model.contextWindow)} context</span>
+        </div>
       </div>
-      <CopyButton value={model.name} label="Copy" variant="ghost" className="-mt-1 h-7 px-2 text-xs text-slate-400" />
+      <CopyButton value={model.name} label="Copy" variant="ghost" className="-mt-1 h-7 px-2 text-xs text-slate-500" />
     </div>
   );
 }
@@ -93,13 +96,13 @@ export default async function ModelsPage() {
           <THead>
             <tr>
               <Th>Model</Th>
-              <Th className="text-right">Context</Th>
-              <Th className="text-right">Max output</Th>
+              <Th className="hidden text-right sm:table-cell">Context</Th>
+              <Th className="hidden text-right lg:table-cell">Max output</Th>
               <Th className="text-right">Input / 1M</Th>
               <Th className="text-right">Output / 1M</Th>
-              {hasCachePrices && <Th className="text-right">Cache read / write</Th>}
-              <Th>Tags</Th>
-              <Th>Limits</Th>
+              {hasCachePrices && <Th className="hidden text-right xl:table-cell">Cache read / write</Th>}
+              <Th className="hidden lg:table-cell">Tags</Th>
+              <Th className="hidden md:table-cell">Limits</Th>
             </tr>
           </THead>
           <TBody>
@@ -108,8 +111,8 @@ export default async function ModelsPage() {
                 <Td>
                   <ModelName model={m} />
                 </Td>
-                <Td className="text-right tabular-nums">{tokenCount(m.contextWindow)}</Td>
-                <Td className="text-right tabular-nums">{tokenCount(m.maxOutputTokens)}</Td>
+                <Td className="hidden text-right tabular-nums sm:table-cell">{tokenCount(m.contextWindow)}</Td>
+                <Td className="hidden text-right tabular-nums lg:table-cell">{tokenCount(m.maxOutputTokens)}</Td>
                 <Td className="text-right">
                   <Price usdPerMillion={m.inputUsdPerMillion} config={config} />
                 </Td>
@@ -117,15 +120,15 @@ export default async function ModelsPage() {
                   <Price usdPerMillion={m.outputUsdPerMillion} config={config} />
                 </Td>
                 {hasCachePrices && (
-                  <Td className="whitespace-nowrap text-right tabular-nums">
+                  <Td className="hidden whitespace-nowrap text-right tabular-nums xl:table-cell">
                     {m.cacheReadPrice !== m.inputPrice || m.cacheWritePrice !== m.inputPrice ? (
-                      `$${perMillion(m.cacheReadPrice)} / $${perMillion(m.cacheWritePrice)}`
+                      `${perMillion(m.cacheReadPrice)} / ${perMillion(m.cacheWritePrice)}`
                     ) : (
-                      <span className="text-slate-400">—</span>
+                      <span className="text-slate-500">—</span>
                     )}
                   </Td>
                 )}
-                <Td>
+                <Td className="hidden lg:table-cell">
                   <div className="flex flex-wrap gap-1">
                     {m.tags.map((t) => (
                       <Badge key={t} tone={t === 'fast' ? 'green' : t === 'code' ? 'blue' : 'neutral'}>
@@ -134,7 +137,7 @@ export default async function ModelsPage() {
                     ))}
                   </div>
                 </Td>
-                <Td>
+                <Td className="hidden md:table-cell">
                   <Limits model={m} tier={tier} config={config} />
                 </Td>
               </Tr>
@@ -150,11 +153,11 @@ export default async function ModelsPage() {
             <THead>
               <tr>
                 <Th>Model</Th>
-                <Th className="text-right">Dimensions</Th>
-                <Th className="text-right">Context</Th>
+                <Th className="hidden text-right sm:table-cell">Dimensions</Th>
+                <Th className="hidden text-right sm:table-cell">Context</Th>
                 <Th className="text-right">Input / 1M</Th>
-                {embeddingTags && <Th>Tags</Th>}
-                <Th>Limits</Th>
+                {embeddingTags && <Th className="hidden lg:table-cell">Tags</Th>}
+                <Th className="hidden md:table-cell">Limits</Th>
               </tr>
             </THead>
             <TBody>
@@ -163,13 +166,13 @@ export default async function ModelsPage() {
                   <Td>
                     <ModelName model={m} />
                   </Td>
-                  <Td className="text-right tabular-nums">{m.dimensions ? int(m.dimensions) : '—'}</Td>
-                  <Td className="text-right tabular-nums">{tokenCount(m.contextWindow)}</Td>
+                  <Td className="hidden text-right tabular-nums sm:table-cell">{m.dimensions ? int(m.dimensions) : '—'}</Td>
+                  <Td className="hidden text-right tabular-nums sm:table-cell">{tokenCount(m.contextWindow)}</Td>
                   <Td className="text-right">
                     <Price usdPerMillion={m.inputUsdPerMillion} config={config} />
                   </Td>
                   {embeddingTags && (
-                    <Td>
+                    <Td className="hidden lg:table-cell">
                       <div className="flex flex-wrap gap-1">
                         {m.tags.map((t) => (
                           <Badge key={t}>{t}</Badge>
@@ -177,7 +180,7 @@ export default async function ModelsPage() {
                       </div>
                     </Td>
                   )}
-                  <Td>
+                  <Td className="hidden md:table-cell">
                     <Limits model={m} tier={tier} config={config} />
                   </Td>
                 </Tr>

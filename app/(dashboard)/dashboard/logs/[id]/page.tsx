@@ -2,15 +2,15 @@ import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { formatPico } from '@/lib/billing/money';
 import { getLog, listKeyNames } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { cny, dateTime, int, latency, usd } from '@/lib/dashboard/format';
+import { formatBoolean, formatExact, int, latency, titleCase } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RouteBadge, StatusBadge } from '@/components/dashboard/log-cells';
+import { LocalTime } from '@/components/ui/local-time';
 
 export const metadata: Metadata = { title: 'Request · Model Gateway' };
 
@@ -20,55 +20,93 @@ function Fields({ rows }: { rows: [string, ReactNode][] }) {
       {rows.map(([label, value]) => (
         <div key={label} className="grid grid-cols-[9rem_1fr] gap-3 py-2 first:pt-0 last:pb-0 sm:grid-cols-[11rem_1fr]">
           <dt className="text-slate-500">{label}</dt>
-          <dd className="min-w-0 break-words text-slate-900">{value ?? <span className="text-slate-400">—</span>}</dd>
+          <dd className="min-w-0 break-words text-slate-900">{value ?? <span className="text-slate-500">—</span>}</dd>
         </div>
       ))}
     </dl>
   );
 }
 
-const none = <span className="text-slate-400">—</span>;
+const none = <span className="text-slate-500">—</span>;
 
 function cellText(value: unknown): ReactNode {
   if (value === null || value === undefined) return none;
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'boolean') return formatBoolean(value);
+  if (typeof value === 'string' || typeof value === 'number') return String(value);
   return <code className="font-mono text-xs">{JSON.stringify(value)}</code>;
 }
 
-/** Attempts are recorded by the gateway as JSON: a table when they are a list of records, raw JSON otherwise. */
+/** The gateway's attempt record (lib/gateway/context.ts), in this order; fields it may add later follow, sorted. */
+const knownColumns: { key: string; label: string; render?: (v: unknown) => ReactNode }[] = [
+  { key: 'channel', label: 'Channel' },
+  { key: 'model', label: 'Model' },
+  {
+    key: 'ok',
+    label: 'Result',
+    render: (v) => (typeof v === 'boolean' ? <Badge tone={v ? 'green' : 'red'}>{v ? 'Succeeded' : 'Failed'}</Badge> : cellText(v)),
+  },
+  { key: 'status', label: 'HTTP status' },
+  { key: 'error', label: 'Error' },
+  { key: 'ms', label: 'Time', render: (v) => (typeof v === 'number' ? latency(v) : cellText(v)) },
+];
+
+function attemptColumns(rows: Record<string, unknown>[]) {
+  const present = new Set(rows.flatMap((r) => Object.keys(r)));
+  const known = knownColumns.filter((c) => present.has(c.key));
+  const extra = [...present]
+    .filter((k) => !knownColumns.some((c) => c.key === k))
+    .sort()
+    .map((key) => ({ key, label: titleCase(key.replace(/_/g, ' ')), render: undefined }));
+  return [...known, ...extra];
+}
+
+/** Attempts are recorded by the gateway as JSON: a table (cards on phones) when they are a list of records, raw JSON otherwise. */
 function Attempts({ attempts }: { attempts: unknown }) {
   if (attempts === null || attempts === undefined || (Array.isArray(attempts) && attempts.length === 0)) {
-    return <p className="px-4 py-4 text-sm text-slate-500 sm:px-5">No attempts were recorded for this request.</p>;
+    return <p className="px-4 py-4 text-sm text-slate-500 sm:px-5">No upstream call was made for this request.</p>;
   }
   const records = Array.isArray(attempts) && attempts.every((a) => typeof a === 'object' && a !== null && !Array.isArray(a));
   if (!records) {
     return <pre className="overflow-x-auto px-4 py-4 font-mono text-xs text-slate-800 sm:px-5">{JSON.stringify(attempts, null, 2)}</pre>;
   }
   const rows = attempts as Record<string, unknown>[];
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const columns = attemptColumns(rows);
+  const show = (c: (typeof columns)[number], r: Record<string, unknown>) => (c.render ? c.render(r[c.key]) : cellText(r[c.key]));
   return (
-    <Table>
-      <THead>
-        <tr>
-          <Th>#</Th>
-          {columns.map((c) => (
-            <Th key={c}>{c.replace(/_/g, ' ')}</Th>
-          ))}
-        </tr>
-      </THead>
-      <TBody>
+    <>
+      <ol className="divide-y divide-slate-100 sm:hidden">
         {rows.map((r, i) => (
-          <Tr key={i} data-testid="attempt-row">
-            <Td className="tabular-nums text-slate-500">{i + 1}</Td>
-            {columns.map((c) => (
-              <Td key={c} className="whitespace-nowrap">
-                {cellText(r[c])}
-              </Td>
-            ))}
-          </Tr>
+          <li key={i} className="px-4 py-3" data-testid="attempt-card">
+            <p className="mb-1 text-xs font-medium text-slate-500">Attempt {i + 1}</p>
+            <Fields rows={columns.map((c) => [c.label, show(c, r)])} />
+          </li>
         ))}
-      </TBody>
-    </Table>
+      </ol>
+      <div className="hidden sm:block">
+        <Table>
+          <THead>
+            <tr>
+              <Th>#</Th>
+              {columns.map((c) => (
+                <Th key={c.key}>{c.label}</Th>
+              ))}
+            </tr>
+          </THead>
+          <TBody>
+            {rows.map((r, i) => (
+              <Tr key={i} data-testid="attempt-row">
+                <Td className="tabular-nums text-slate-500">{i + 1}</Td>
+                {columns.map((c) => (
+                  <Td key={c.key} className={c.key === 'error' ? 'break-words' : 'whitespace-nowrap'}>
+                    {show(c, r)}
+                  </Td>
+                ))}
+              </Tr>
+            ))}
+          </TBody>
+        </Table>
+      </div>
+    </>
   );
 }
 
@@ -78,8 +116,7 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
   const [log, keys] = await Promise.all([getLog(user.id, id), listKeyNames(user.id)]);
   if (!log) notFound();
   const key = keys.find((k) => k.id === log.apiKeyId);
-  const exactUsd = formatPico(log.costUsd);
-  const exactCny = formatPico(log.costCny);
+  const served = log.outcome === 'ok' || log.outcome === 'client_closed';
 
   return (
     <>
@@ -95,15 +132,15 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
         <StatusBadge status={log.status} outcome={log.outcome} />
       </div>
 
-      <div className="grid gap-4 lg:grid-cols-2">
+      <div className="grid grid-cols-1 gap-4 lg:grid-cols-2 [&>*]:min-w-0">
         <Card>
           <CardHeader title="Request" />
           <CardBody>
             <Fields
               rows={[
-                ['Time (UTC)', <span className="tabular-nums">{dateTime(log.createdAt)}</span>],
+                ['Time', <LocalTime iso={log.createdAt.toISOString()} className="tabular-nums" />],
                 ['Endpoint', <code className="font-mono text-xs">{log.endpoint}</code>],
-                ['Streaming', log.stream ? 'Yes' : 'No'],
+                ['Streaming', formatBoolean(log.stream)],
                 ['API key', key ? `${key.name} (${key.display})` : log.apiKeyId ? 'Deleted key' : null],
                 ['HTTP status', <span className="tabular-nums">{log.status}</span>],
                 ['Outcome', <code className="font-mono text-xs">{log.outcome}</code>],
@@ -115,7 +152,7 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
           </CardBody>
         </Card>
 
-        <div className="space-y-4">
+        <div className="min-w-0 space-y-4">
           <Card>
             <CardHeader title="Routing" />
             <CardBody>
@@ -123,14 +160,16 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
                 rows={[
                   ['Model requested', log.modelRequested],
                   [
-                    'Model served',
+                    served ? 'Model served' : 'Last model tried',
                     log.modelServed ? (
                       <span className="flex flex-wrap items-center gap-2">
                         {log.modelServed} <RouteBadge entry={log} />
                       </span>
-                    ) : null,
+                    ) : served ? null : (
+                      <span className="text-slate-500">None: the request failed before reaching a model</span>
+                    ),
                   ],
-                  ['Channel', log.channel],
+                  [served ? 'Channel' : 'Last channel tried', log.channel],
                   ['Route reason', log.routeReason],
                 ]}
               />
@@ -160,13 +199,13 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
                   [
                     'Cost (USD)',
                     <span className="tabular-nums" data-testid="cost-usd">
-                      ${exactUsd} <span className="text-slate-500">≈ {usd(log.costUsd, 4)}</span>
+                      {formatExact(log.costUsd)}
                     </span>,
                   ],
                   [
                     'Cost (CNY)',
                     <span className="tabular-nums" data-testid="cost-cny">
-                      ¥{exactCny} <span className="text-slate-500">≈ {cny(log.costCny, 4)}</span>
+                      {formatExact(log.costCny, 'CNY')}
                     </span>,
                   ],
                   ['Rate', <span className="tabular-nums">{log.cnyRate} CNY per USD</span>],

@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { getDb } from '@/lib/db';
+import { GatewayError } from '@/lib/errors';
+import { hashPassword, verifyPassword } from '@/lib/auth/password';
+import { passwordProblem } from '@/lib/auth/password-rules';
+import { revokeKey, setStatus } from '@/lib/accounts/queries';
+
+// Account self-service: password change, sign-out of every session, deletion. Sessions are JWTs
+// (next-auth), so "every session" is an instant: a session signed in before the account's
+// sessionsValidFrom is refused (lib/auth/session-epoch.ts).
+
+async function requirePassword(userId: string, password: unknown): Promise<void> {
+  if (typeof password !== 'string' || password.length === 0) {
+    throw new GatewayError('invalid_request', 'Enter your current password.', { param: 'current_password' });
+  }
+  const db = await getDb();
+  const user = await db.user.findUnique({ where: { id: userId }, select: { passwordHash: true } });
+  if (!(await verifyPassword(password, user?.passwordHash))) {
+    throw new GatewayError('invalid_request', 'The current password is not right.', { param: 'current_password' });
+  }
+}
+
+/** New password after the current one; every other session ends (the caller gets a fresh cookie). */
+export async function changePassword(userId: string, currentPassword: unknown, newPassword: unknown): Promise<void> {
+  if (typeof newPassword !== 'string') throw new GatewayError('invalid_request', 'Enter a new password.', { param: 'new_password' });
+  const problem = passwordProblem(newPassword);
+  if (problem) throw new GatewayError('invalid_request', problem, { param: 'new_password' });
+  await requirePassword(userId, currentPassword);
+  const db = await getDb();
+  await db.user.update({ where: { id: userId }, data: { passwordHash: await hashPassword(newPassword), sessionsValidFrom: new Date() } });
+}
+
+/** Ends every session of the account, this one included. */
+export async function signOutEverywhere(userId: string): Promise<void> {
+  const db = await getDb();
+  await db.user.update({ where: { id: userId }, data: { sessionsValidFrom: new Date() } });
+}
+
+/**
+ * Deletes the account as far as the ledger allows: keys revoked (refused at once on every
+ * instance), email and password replaced, limits dropped, sessions ended, the account suspended.
+ * The ledger and the request log stay, tied to an id that no longer names anyone, for accounting.
+ */
+export async function deleteAccount(userId: string, password: unknown): Promise<void> {
+  await requirePassword(userId, password);
+  const db = await getDb();
+  const keys = await db.apiKey.findMany({ where: { userId, revokedAt: null }, select: { id: true } });
+  for (const k of keys) await revokeKey(userId, k.id);
+  const now = new Date();
+  await db.user.update({
+    where: { id: userId },
+    data: {
+      email: `deleted-${userId}@deleted.invalid`,
+      passwordHash: await hashPassword(randomBytes(32).toString('base64url')),
+      sessionsValidFrom: now,
+      deletedAt: now,
+    },
+  });
+  // Suspended like an operator would: refused on every instance at once (deny marker), balance kept.
+  await setStatus(userId, 'suspended');
+}

@@ -1,0 +1,168 @@
+import { getDb } from '@/lib/db';
+import { Prisma } from '@/lib/generated/prisma/client';
+import { GatewayError } from '@/lib/errors';
+import { decimalText } from '@/lib/format';
+import type { SearchParamsLike } from './filters';
+import { listKeyNames, startOfUtcDay, toTotals, totalsColumns, ts, type TotalsRow, type UsageTotals } from './queries';
+import { csvRow } from './csv';
+
+// The usage report: spend, requests, tokens and failures per UTC day over a date range, optionally
+// broken down by model or by API key. One grouped query over the (userId, createdAt) index.
+
+export type UsageGroupBy = 'none' | 'model' | 'key';
+
+export interface UsageQuery {
+  /** First UTC day, inclusive. */
+  from: string;
+  /** Last UTC day, inclusive. */
+  to: string;
+  groupBy: UsageGroupBy;
+}
+
+export interface UsageGroup extends UsageTotals {
+  /** Model name, API key id, or "" for everything (groupBy none); "(none)" for requests without one. */
+  key: string;
+  label: string;
+}
+
+export interface UsageDay extends UsageTotals {
+  date: string;
+  groups: UsageGroup[];
+}
+
+export interface UsageReport {
+  query: UsageQuery;
+  totals: UsageTotals;
+  /** Every day of the range, oldest first; days without requests are zero. */
+  days: UsageDay[];
+  /** Totals per group over the range, highest spend first. */
+  groups: UsageGroup[];
+}
+
+const DAY_MS = 86_400_000;
+export const MAX_RANGE_DAYS = 366;
+const dayPattern = /^\d{4}-\d{2}-\d{2}$/;
+
+function parseDay(value: string, name: 'from' | 'to'): Date {
+  const date = new Date(`${value}T00:00:00.000Z`);
+  if (!dayPattern.test(value) || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value || date.getUTCFullYear() < 1970 || date.getUTCFullYear() > 9998) {
+    throw new GatewayError('invalid_request', `${name} must be a day as YYYY-MM-DD (UTC).`, { param: name });
+  }
+  return date;
+}
+
+const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+
+/** from, to (UTC days, inclusive; default the 30 days ending today) and group_by (none, model, key). */
+export function parseUsageQuery(params: SearchParamsLike, now = new Date()): UsageQuery {
+  const today = startOfUtcDay(now);
+  const toParam = params.get('to')?.trim();
+  const fromParam = params.get('from')?.trim();
+  const to = toParam ? parseDay(toParam, 'to') : today;
+  const from = fromParam ? parseDay(fromParam, 'from') : new Date(to.getTime() - 29 * DAY_MS);
+  if (from > to) throw new GatewayError('invalid_request', 'from must not be after to.', { param: 'from' });
+  if ((to.getTime() - from.getTime()) / DAY_MS + 1 > MAX_RANGE_DAYS) {
+    throw new GatewayError('invalid_request', `The range may span at most ${MAX_RANGE_DAYS} days.`, { param: 'from' });
+  }
+  const group = (params.get('group_by')?.trim() || 'none').toLowerCase();
+  if (group !== 'none' && group !== 'model' && group !== 'key' && group !== 'day') {
+    throw new GatewayError('invalid_request', 'group_by must be day, model or key.', { param: 'group_by' });
+  }
+  return { from: isoDay(from), to: isoDay(to), groupBy: group === 'day' ? 'none' : group };
+}
+
+const NONE = '(none)';
+
+function addTotals(a: UsageTotals, b: UsageTotals): UsageTotals {
+  return {
+    requests: a.requests + b.requests,
+    failed: a.failed + b.failed,
+    spendUsd: a.spendUsd + b.spendUsd,
+    spendCny: a.spendCny + b.spendCny,
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+  };
+}
+
+const zero = (): UsageTotals => toTotals(undefined);
+
+export async function usageReport(userId: string, query: UsageQuery): Promise<UsageReport> {
+  const start = new Date(`${query.from}T00:00:00.000Z`);
+  const end = new Date(new Date(`${query.to}T00:00:00.000Z`).getTime() + DAY_MS);
+  const groupExpr =
+    query.groupBy === 'model'
+      ? Prisma.sql`coalesce("modelServed", "modelRequested", ${NONE})`
+      : query.groupBy === 'key'
+        ? Prisma.sql`coalesce("apiKeyId"::text, ${NONE})`
+        : Prisma.sql`''`;
+  const db = await getDb();
+  const [rows, keys] = await Promise.all([
+    db.$queryRaw<(TotalsRow & { day: string; grp: string })[]>`
+      SELECT to_char(date_trunc('day', "createdAt"), 'YYYY-MM-DD') AS day, ${groupExpr} AS grp, ${totalsColumns}
+      FROM "RequestLog"
+      WHERE "userId" = CAST(${userId} AS uuid) AND "createdAt" >= ${ts(start)} AND "createdAt" < ${ts(end)}
+      GROUP BY 1, 2
+      ORDER BY 1, 2`,
+    query.groupBy === 'key' ? listKeyNames(userId) : Promise.resolve([]),
+  ]);
+  const keyLabels = new Map(keys.map((k) => [k.id, `${k.name} (${k.display})`]));
+  const labelOf = (key: string) =>
+    query.groupBy === 'key' ? (key === NONE ? 'No key' : (keyLabels.get(key) ?? 'Deleted key')) : query.groupBy === 'model' ? key : 'All requests';
+
+  const byDay = new Map<string, UsageGroup[]>();
+  const groupTotals = new Map<string, UsageTotals>();
+  for (const row of rows) {
+    const totals = toTotals(row);
+    const list = byDay.get(row.day) ?? [];
+    list.push({ key: row.grp, label: labelOf(row.grp), ...totals });
+    byDay.set(row.day, list);
+    groupTotals.set(row.grp, addTotals(groupTotals.get(row.grp) ?? zero(), totals));
+  }
+  const dayCount = Math.round((end.getTime() - start.getTime()) / DAY_MS);
+  const days: UsageDay[] = Array.from({ length: dayCount }, (_, i) => {
+    const date = isoDay(new Date(start.getTime() + i * DAY_MS));
+    const groups = byDay.get(date) ?? [];
+    return { date, groups, ...groups.reduce((sum, g) => addTotals(sum, g), zero()) };
+  });
+  const groups = [...groupTotals.entries()]
+    .map(([key, t]) => ({ key, label: labelOf(key), ...t }))
+    .sort((a, b) => (b.spendUsd > a.spendUsd ? 1 : b.spendUsd < a.spendUsd ? -1 : b.requests - a.requests || a.key.localeCompare(b.key)));
+  return { query, totals: days.reduce((sum, d) => addTotals(sum, d), zero()), days, groups };
+}
+
+function totalsJson(t: UsageTotals) {
+  return {
+    requests: t.requests,
+    failed: t.failed,
+    spend_usd: decimalText(t.spendUsd),
+    spend_cny: decimalText(t.spendCny),
+    prompt_tokens: t.promptTokens,
+    completion_tokens: t.completionTokens,
+  };
+}
+
+export function usageReportJson(r: UsageReport) {
+  const group = (g: UsageGroup) => ({ key: g.key, label: g.label, ...totalsJson(g) });
+  return {
+    from: r.query.from,
+    to: r.query.to,
+    group_by: r.query.groupBy,
+    totals: totalsJson(r.totals),
+    groups: r.groups.map(group),
+    days: r.days.map((d) => ({ date: d.date, ...totalsJson(d), groups: r.query.groupBy === 'none' ? undefined : d.groups.map(group) })),
+  };
+}
+
+export const usageCsvHeader = ['date', 'group', 'group_label', 'requests', 'failed', 'prompt_tokens', 'completion_tokens', 'spend_usd', 'spend_cny'] as const;
+
+/** One line per day (and group), money exact: the figures of the page, unrounded. */
+export function usageCsv(r: UsageReport): string {
+  const lines = [csvRow(usageCsvHeader)];
+  for (const d of r.days) {
+    const rows = r.query.groupBy === 'none' ? [{ key: '', label: 'All requests', ...(d as UsageTotals) }] : d.groups;
+    for (const g of rows) {
+      lines.push(csvRow([d.date, g.key, g.label, g.requests, g.failed, g.promptTokens, g.completionTokens, decimalText(g.spendUsd), decimalText(g.spendCny)]));
+    }
+  }
+  return lines.join('');
+}
