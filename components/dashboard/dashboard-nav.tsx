@@ -9,6 +9,7 @@ const items = [
   { href: '/dashboard/keys', label: 'Keys' },
   { href: '/dashboard/logs', label: 'Logs' },
   { href: '/dashboard/billing', label: 'Billing' },
+  { href: '/dashboard/alerts', label: 'Alerts' },
   { href: '/dashboard/models', label: 'Models' },
 ];
 

@@ -10,6 +10,7 @@ import { Badge } from '@/components/ui/badge';
 import { Logo } from '@/components/ui/logo';
 import { isAdminSession } from '@/lib/admin/guard';
 import { AnnouncementBanner } from '@/components/dashboard/announcement-banner';
+import { AlertBanner } from '@/components/dashboard/alert-banner';
 
 export default async function DashboardLayout({ children }: { children: ReactNode }) {
   const user = await requirePageUser();
@@ -45,6 +46,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
         </div>
       </header>
       <AnnouncementBanner />
+      <AlertBanner userId={user.id} />
       {account.status === 'suspended' && (
         <div role="alert" className="border-b border-red-200 bg-red-50 px-4 py-2 text-center text-sm text-red-800">
           This account is suspended: API requests are refused with 403. Contact support to restore access.
