@@ -9,8 +9,8 @@ export async function AlertBanner({ userId }: { userId: string }) {
   const events = await listAlertEvents(userId, { undismissedOnly: true, limit: SHOWN + 1 }).catch(() => []);
   if (events.length === 0) return null;
   return (
-    <div role="alert" data-testid="alert-banner" className="border-b border-amber-200 bg-amber-50 px-4 py-1.5 text-sm text-amber-900">
-      <ul className="mx-auto max-w-6xl space-y-0.5 sm:px-2">
+    <div role="alert" data-testid="alert-banner" className="border-b border-amber-200 bg-amber-50 py-1.5 text-sm text-amber-900">
+      <ul className="mx-auto max-w-6xl space-y-0.5 px-4 sm:px-6">
         {events.slice(0, SHOWN).map((e) => (
           <li key={e.id} className="flex items-center gap-2" data-testid="alert-banner-item">
             <span className="min-w-0 flex-1">{e.message}</span>
@@ -18,7 +18,7 @@ export async function AlertBanner({ userId }: { userId: string }) {
           </li>
         ))}
       </ul>
-      <p className="mx-auto max-w-6xl text-xs sm:px-2">
+      <p className="mx-auto max-w-6xl px-4 text-xs sm:px-6">
         {events.length > SHOWN ? 'More alerts: ' : ''}
         <Link href="/dashboard/alerts" className="font-medium underline">
           Alert settings and history

@@ -53,8 +53,8 @@ async function claimDue(now: Date): Promise<Claimed[]> {
     RETURNING e.id, e.payload, e.attempts, s."webhookUrl" AS webhook_url, s.secret`;
 }
 
-/** One POST; resolves to null on a 2xx, else the reason. */
-async function post(url: string, secret: string, id: string, body: string): Promise<string | null> {
+/** One signed POST; resolves to null on a 2xx, else the reason. */
+export async function postWebhook(url: string, secret: string, id: string, body: string): Promise<string | null> {
   try {
     const target = new URL(url);
     assertDeliverableHost(target);
@@ -80,7 +80,7 @@ export async function deliverDueAlerts(now = new Date()): Promise<number> {
   const db = await getDb();
   const results = await Promise.all(
     claimed.map(async (c) => {
-      const error = c.webhook_url ? await post(c.webhook_url, openSecret(c.secret), c.id, JSON.stringify(c.payload)) : 'no webhook URL';
+      const error = c.webhook_url ? await postWebhook(c.webhook_url, openSecret(c.secret), c.id, JSON.stringify(c.payload)) : 'no webhook URL';
       if (error === null) {
         await db.alertEvent.update({ where: { id: c.id }, data: { deliveredAt: new Date(), nextAttemptAt: null, lastError: null } });
         return true;

@@ -26,9 +26,22 @@ export function crossedThresholds(spent: bigint, budget: bigint, thresholds: rea
   return thresholds.filter((t) => spent * 100n >= budget * BigInt(t));
 }
 
+/**
+ * Between full sweeps only keys used lately are summed (a lifetime sum reads all of a key's rows):
+ * `lastUsedAt` is written within seconds of a request's start, and the margin covers that and the
+ * request-log flush. What the margin misses (a stream longer than it, a budget lowered below the
+ * spend without new requests) is found by the next full sweep.
+ */
+const FULL_SWEEP_MS = 5 * 60_000;
+const RECENT_MARGIN_MS = 2 * 60_000;
+const sweep = { lastFullMs: 0 };
+
 async function keyBudgetEvents(nowMs: number): Promise<NewEvent[]> {
   const db = await getDb();
   const month = monthOf(nowMs);
+  const full = nowMs - sweep.lastFullMs >= FULL_SWEEP_MS;
+  if (full) sweep.lastFullMs = nowMs;
+  const usedSince = new Date(full ? 0 : nowMs - RECENT_MARGIN_MS);
   // One query for every alerting account: its live keys with a budget and their spend (request-log
   // rows through the (userId, apiKeyId, createdAt) index), the month's only when it has a monthly cap.
   const rows = await db.$queryRaw<
@@ -44,7 +57,7 @@ async function keyBudgetEvents(nowMs: number): Promise<NewEvent[]> {
                WHERE r."userId" = k."userId" AND r."apiKeyId" = k.id AND r."createdAt" >= ${new Date(month.start)}) END AS month_spent
     FROM "AlertSettings" s JOIN "ApiKey" k ON k."userId" = s."userId"
     WHERE k."revokedAt" IS NULL AND (k."budgetUsd" IS NOT NULL OR k."monthlyBudgetUsd" IS NOT NULL)
-      AND cardinality(s.thresholds) > 0`;
+      AND cardinality(s.thresholds) > 0 AND (${full} OR k."lastUsedAt" >= ${usedSince})`;
   const events: NewEvent[] = [];
   const timestamp = new Date(nowMs).toISOString();
   for (const r of rows) {

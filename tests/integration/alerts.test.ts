@@ -97,9 +97,10 @@ async function alertingAccount(opts: { balanceUsd?: string; settings?: Record<st
   return { account, cookie, path, secret: saved.secret as string };
 }
 
-/** Spend recorded for a key as the request-log writer records it. */
+/** Spend recorded for a key as a request records it: a request-log row, and the key marked used. */
 async function spend(account: TestAccount, keyId: string, usd: string): Promise<void> {
   const db = await getDb();
+  await db.apiKey.update({ where: { id: keyId }, data: { lastUsedAt: new Date() } });
   await db.requestLog.create({
     data: { id: `req_${randomUUID().replace(/-/g, '')}`, userId: account.userId, apiKeyId: keyId, endpoint: 'chat', status: 200, outcome: 'ok', costUsd: usd, cnyRate: '7.2', latencyMs: 5 },
   });

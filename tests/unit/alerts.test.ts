@@ -1,12 +1,14 @@
 // Budget alerts: webhook signing and verification (checked against the Standard Webhooks reference
 // library), the idempotency id, the retry back-off, threshold arithmetic, and settings validation.
 
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/errors';
 import { alertEventId, generateSigningSecret, signWebhook, verifyWebhook, webhookHeaders, WebhookVerificationError } from '../../lib/alerts/signing';
 import { isPrivateAddress } from '../../lib/alerts/webhook-url';
-import { retryDelayMs } from '../../lib/alerts/deliver';
+import { postWebhook, retryDelayMs } from '../../lib/alerts/deliver';
 import { crossedThresholds } from '../../lib/alerts/evaluate';
 import { parseAlertSettings } from '../../lib/alerts/settings';
 
@@ -137,5 +139,25 @@ describe('private addresses', () => {
   });
   it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (a) => {
     expect(isPrivateAddress(a)).toBe(false);
+  });
+});
+
+describe('delivery to private addresses', () => {
+  it('is refused for a literal loopback address and for a name resolving to one, before any request', async () => {
+    let requests = 0;
+    const server = http.createServer((_req, res) => {
+      requests++;
+      res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const secret = generateSigningSecret();
+      expect(await postWebhook(`http://127.0.0.1:${port}/hook`, secret, 'evt_1', body)).toMatch(/127\.0\.0\.1 is private/);
+      expect(await postWebhook(`http://localhost:${port}/hook`, secret, 'evt_1', body)).toMatch(/EPRIVATEADDRESS.*resolves to a private address/);
+      expect(requests).toBe(0);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });
