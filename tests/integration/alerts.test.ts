@@ -238,6 +238,25 @@ describe('key budget thresholds', () => {
   });
 });
 
+describe('key budget thresholds, through the gateway', () => {
+  it("a real request's spend fires the threshold, with the spend the keys API shows", async () => {
+    const { cookie, path } = await alertingAccount({ settings: { thresholds: [1] } });
+    const key = await apiJson<{ id: string; key: string }>(cookie, 'POST', '/api/keys', { name: 'live', budget_usd: '0.001' }, 201);
+    const res = await fetch(`${gwB.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key.key}` },
+      body: JSON.stringify({ model: 'gpt-4o', max_tokens: 16, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    await res.arrayBuffer();
+    await waitFor(async () => hits(path).length >= 1, 20_000);
+    const event = JSON.parse(hits(path)[0]!.body) as { data: { spent_usd: string; threshold_percent: number } };
+    const listed = (await apiJson<{ data: { id: string; spend: { total_usd: string } }[] }>(cookie, 'GET', '/api/keys')).data.find((k) => k.id === key.id)!;
+    expect(event.data).toMatchObject({ threshold_percent: 1, spent_usd: listed.spend.total_usd });
+    expect(Number(listed.spend.total_usd)).toBeGreaterThan(0);
+  });
+});
+
 describe('low balance', () => {
   it('fires once while low, and again after the balance has been back above the threshold', async () => {
     const { account, cookie, path, secret } = await alertingAccount({ balanceUsd: '3', settings: { low_balance_usd: 5 } });
