@@ -71,6 +71,7 @@ describe('budget alerts in the dashboard', { timeout: 60_000 }, () => {
 
     await page.goto(`${gw.url}/dashboard/alerts`);
     await expect(page.getByTestId('alert-event').count()).resolves.toBe(1);
+    await shot('29-12-alert-history');
     await banner.getByTestId('alert-dismiss').click();
     await banner.waitFor({ state: 'detached' });
     await page.goto(`${gw.url}/dashboard`);

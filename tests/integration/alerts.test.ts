@@ -268,6 +268,8 @@ describe('low balance', () => {
 
     const db = await getDb();
     await db.user.update({ where: { id: account.userId }, data: { balanceUsd: '20' } });
+    // Re-armed once an evaluation has seen the balance back above the threshold.
+    await waitFor(async () => (await db.alertSettings.findUniqueOrThrow({ where: { userId: account.userId } })).lowBalanceFired === false, 15_000);
     await settle();
     expect(hits(path)).toHaveLength(1);
     await db.user.update({ where: { id: account.userId }, data: { balanceUsd: '1' } });
