@@ -80,7 +80,12 @@ export async function deliverDueAlerts(now = new Date()): Promise<number> {
   const db = await getDb();
   const results = await Promise.all(
     claimed.map(async (c) => {
-      const error = c.webhook_url ? await postWebhook(c.webhook_url, openSecret(c.secret), c.id, JSON.stringify(c.payload)) : 'no webhook URL';
+      let error: string | null;
+      try {
+        error = c.webhook_url ? await postWebhook(c.webhook_url, openSecret(c.secret), c.id, JSON.stringify(c.payload)) : 'no webhook URL';
+      } catch {
+        error = 'the signing secret could not be decrypted (SECRETS_KEY changed?)';
+      }
       if (error === null) {
         await db.alertEvent.update({ where: { id: c.id }, data: { deliveredAt: new Date(), nextAttemptAt: null, lastError: null } });
         return true;

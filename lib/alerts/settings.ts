@@ -29,15 +29,24 @@ interface SettingsRow {
   lowBalanceUsd: { toString(): string } | null;
 }
 
+/** `whsec_…abcd`, so a user can tell which secret is current; null if it no longer decrypts (SECRETS_KEY changed). */
+function secretHint(stored: string): string | null {
+  try {
+    const secret = decryptSecret(stored);
+    return `${secret.slice(0, 6)}…${secret.slice(-4)}`;
+  } catch {
+    return null;
+  }
+}
+
 function view(row: SettingsRow | null): AlertSettingsView {
   if (!row) return { webhook_url: null, thresholds: DEFAULT_THRESHOLDS, low_balance_usd: null, enabled: false, secret_hint: null };
-  const secret = decryptSecret(row.secret);
   return {
     webhook_url: row.webhookUrl,
     thresholds: row.thresholds,
     low_balance_usd: row.lowBalanceUsd === null ? null : formatPico(usdToPico(row.lowBalanceUsd.toString())),
     enabled: true,
-    secret_hint: `${secret.slice(0, 6)}…${secret.slice(-4)}`,
+    secret_hint: secretHint(row.secret),
   };
 }
 
