@@ -111,13 +111,14 @@ export async function saveAlertSettings(userId: string, body: Record<string, unk
   };
   const db = await getDb();
   const fresh = generateSigningSecret();
+  const sealed = encryptSecret(fresh);
   const row = await db.alertSettings.upsert({
     where: { userId },
-    create: { userId, secret: encryptSecret(fresh), thresholds: DEFAULT_THRESHOLDS, ...data },
+    create: { userId, secret: sealed, thresholds: DEFAULT_THRESHOLDS, ...data },
     update: { ...data, updatedAt: new Date() },
   });
   // Whether this save made the row (and so its secret) shows in the secret it holds.
-  return openSecret(row.secret) === fresh ? { ...view(row), secret: fresh } : view(row);
+  return row.secret === sealed ? { ...view(row), secret: fresh } : view(row);
 }
 
 /** A new signing secret (POST /api/alerts/settings/secret), answered once; the old one stops signing at once. */
