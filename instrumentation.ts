@@ -10,4 +10,6 @@ export async function register(): Promise<void> {
   // Runtime channel overrides from the operator console, shared through Redis (lib/channels/overrides.ts).
   const { startChannelOverrideSync } = await import('@/lib/channels/overrides');
   startChannelOverrideSync();
+  // Budget alerts: evaluate thresholds and deliver webhooks (lib/alerts/loop.ts).
+  (await import('@/lib/alerts/loop')).startAlerts();
 }

@@ -81,6 +81,22 @@ const schema = z.object({
    * unreachable from their process; lib/billing/ledger.ts): one query on a partial index.
    */
   CREDIT_RECONCILE_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  /** How often each server evaluates budget alerts and delivers due webhooks (lib/alerts). */
+  ALERT_EVAL_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
+  /** First retry delay of a failed alert webhook; each later one is 4 times longer (capped at 6 h). */
+  ALERT_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+  /** Deliveries tried per alert event before it is given up (8 at the defaults span about a day). */
+  ALERT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
+  /** Longest one webhook delivery may take (connect to the end of the response). */
+  ALERT_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /**
+   * Allow alert webhooks to private, loopback and link-local addresses (tests, webhooks inside one
+   * network). Off by default: a user-set URL must not reach the operator's internal services.
+   */
+  ALERT_WEBHOOK_ALLOW_PRIVATE: z
+    .enum(['0', '1', 'true', 'false'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
   /**
    * Comma-separated emails made operators (role admin) when they sign in or are first checked:
    * how a fresh install gets its first admin. Later changes go through `npm run admin -- set-role`.

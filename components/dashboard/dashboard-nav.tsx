@@ -11,6 +11,7 @@ const items = [
   { href: '/dashboard/usage', key: 'usage' },
   { href: '/dashboard/logs', key: 'logs' },
   { href: '/dashboard/billing', key: 'billing' },
+  { href: '/dashboard/alerts', key: 'alerts' },
   { href: '/dashboard/models', key: 'models' },
   { href: '/dashboard/playground', key: 'playground' },
   { href: '/dashboard/settings', key: 'settings' },

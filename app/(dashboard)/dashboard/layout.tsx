@@ -14,6 +14,7 @@ import { ThemeSwitch } from '@/components/ui/theme-switch';
 import { chosenTheme } from '@/lib/theme';
 import { currentMessages } from '@/lib/i18n/server';
 import { LanguageSwitch } from '@/components/ui/language-switch';
+import { AlertBanner } from '@/components/dashboard/alert-banner';
 
 export default async function DashboardLayout({ children }: { children: ReactNode }) {
   const user = await requirePageUser();
@@ -54,6 +55,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
         </div>
       </header>
       <AnnouncementBanner />
+      <AlertBanner userId={user.id} />
       {account.status === 'suspended' && (
         <div role="alert" className="border-b border-red-200 bg-red-50 px-4 py-2 text-center text-sm text-red-800">
           This account is suspended: API requests are refused with 403. Contact support to restore access.

@@ -1,0 +1,69 @@
+import type { Metadata } from 'next';
+import { requirePageUser } from '@/lib/dashboard/session';
+import { getAlertSettings } from '@/lib/alerts/settings';
+import { listAlertEvents, type PublicAlertEvent } from '@/lib/alerts/events';
+import { PageHeader } from '@/components/ui/page-header';
+import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { Badge, type BadgeTone } from '@/components/ui/badge';
+import { EmptyState } from '@/components/ui/empty-state';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { AlertSettingsForm } from '@/components/dashboard/alert-settings-form';
+import { DismissAlertButton } from '@/components/dashboard/dismiss-alert-button';
+
+export const metadata: Metadata = { title: 'Alerts · Model Gateway' };
+
+const deliveryTone: Record<PublicAlertEvent['delivery']['status'], BadgeTone> = { delivered: 'green', pending: 'amber', failed: 'red', not_sent: 'neutral' };
+const deliveryLabel: Record<PublicAlertEvent['delivery']['status'], string> = { delivered: 'delivered', pending: 'retrying', failed: 'failed', not_sent: 'no webhook' };
+
+export default async function AlertsPage() {
+  const user = await requirePageUser('/dashboard/alerts');
+  const [settings, events] = await Promise.all([getAlertSettings(user.id), listAlertEvents(user.id)]);
+  return (
+    <>
+      <PageHeader title="Alerts" description="Budget and balance alerts: shown here and above every dashboard page, and sent to your webhook." />
+      <div className="grid gap-6 lg:grid-cols-[2fr_3fr]">
+        <Card>
+          <CardHeader title="Settings" />
+          <CardBody>
+            <AlertSettingsForm initial={settings} />
+          </CardBody>
+        </Card>
+        <Card>
+          <CardHeader title="Recent alerts" />
+          {events.length === 0 ? (
+            <EmptyState title="No alerts yet">{settings.enabled ? 'They appear here when a threshold is crossed.' : 'Save the settings to turn alerts on.'}</EmptyState>
+          ) : (
+            <Table data-testid="alert-events">
+              <THead>
+                <Tr>
+                  <Th>When</Th>
+                  <Th>Alert</Th>
+                  <Th>Webhook</Th>
+                  <Th />
+                </Tr>
+              </THead>
+              <TBody>
+                {events.map((e) => (
+                  <Tr key={e.id} data-testid="alert-event">
+                    <Td className="whitespace-nowrap font-mono text-xs">{e.created_at.replace('T', ' ').slice(0, 19)}</Td>
+                    <Td>
+                      {e.message}
+                      <div className="font-mono text-xs text-slate-400">{e.id}</div>
+                    </Td>
+                    <Td>
+                      <Badge tone={deliveryTone[e.delivery.status]} title={e.delivery.last_error ?? undefined}>
+                        {deliveryLabel[e.delivery.status]}
+                      </Badge>
+                      {e.delivery.attempts > 1 && <div className="text-xs text-slate-500">{e.delivery.attempts} attempts</div>}
+                    </Td>
+                    <Td>{e.dismissed_at ? <span className="text-xs text-slate-400">dismissed</span> : <DismissAlertButton id={e.id} />}</Td>
+                  </Tr>
+                ))}
+              </TBody>
+            </Table>
+          )}
+        </Card>
+      </div>
+    </>
+  );
+}

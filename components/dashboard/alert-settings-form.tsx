@@ -1,0 +1,87 @@
+'use client';
+
+import { useRouter } from 'next/navigation';
+import { useState, type FormEvent } from 'react';
+import { Alert } from '@/components/ui/alert';
+import { Button } from '@/components/ui/button';
+import { CopyButton } from '@/components/ui/copy-button';
+import { Field, Input } from '@/components/ui/input';
+import type { AlertSettingsView } from '@/lib/alerts/settings';
+
+type Result = AlertSettingsView & { secret?: string; error?: { message?: string } };
+
+/** The account's alert thresholds and webhook (PUT /api/alerts/settings); the signing secret is shown once. */
+export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
+  const router = useRouter();
+  const [settings, setSettings] = useState(initial);
+  const [url, setUrl] = useState(initial.webhook_url ?? '');
+  const [thresholds, setThresholds] = useState(initial.thresholds.join(', '));
+  const [lowBalance, setLowBalance] = useState(initial.low_balance_usd ?? '');
+  const [secret, setSecret] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<{ tone: 'success' | 'error'; text: string } | null>(null);
+
+  async function call(method: string, path: string, body?: unknown) {
+    setBusy(true);
+    setMessage(null);
+    try {
+      const res = await fetch(path, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const data = (await res.json().catch(() => ({}))) as Result;
+      if (!res.ok) {
+        setMessage({ tone: 'error', text: data.error?.message ?? `Not saved (HTTP ${res.status}).` });
+        return;
+      }
+      setSettings(data);
+      if (data.secret) setSecret(data.secret);
+      setMessage({ tone: 'success', text: 'Saved.' });
+      router.refresh();
+    } catch {
+      setMessage({ tone: 'error', text: 'Network error: try again.' });
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function save(e: FormEvent) {
+    e.preventDefault();
+    const list = thresholds
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map((t) => Number(t.replace(/%$/, '')));
+    void call('PUT', '/api/alerts/settings', { webhook_url: url.trim() || null, thresholds: list, low_balance_usd: lowBalance.trim() || null });
+  }
+
+  return (
+    <form onSubmit={save} className="space-y-4" data-testid="alert-settings">
+      <Field label="Budget thresholds (%)" htmlFor="alert-thresholds" hint="Of each key's lifetime and monthly budget; each fires once per budget and month.">
+        <Input id="alert-thresholds" value={thresholds} onChange={(e) => setThresholds(e.target.value)} placeholder="50, 80, 100" data-testid="alert-thresholds" />
+      </Field>
+      <Field label="Low balance alert (USD)" htmlFor="alert-low-balance" hint="Fires when the balance falls below it; again after it has been above.">
+        <Input id="alert-low-balance" inputMode="decimal" value={lowBalance} onChange={(e) => setLowBalance(e.target.value)} placeholder="none" data-testid="alert-low-balance" />
+      </Field>
+      <Field label="Webhook URL" htmlFor="alert-webhook" hint="Optional: each alert is POSTed here, signed (see the README's Budget alerts).">
+        <Input id="alert-webhook" type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/hooks/gateway" data-testid="alert-webhook" />
+      </Field>
+      <div className="flex flex-wrap items-center gap-2">
+        <Button type="submit" disabled={busy} data-testid="alert-save">
+          {settings.enabled ? 'Save' : 'Turn on alerts'}
+        </Button>
+        {settings.enabled && (
+          <Button variant="secondary" disabled={busy} onClick={() => void call('POST', '/api/alerts/settings/secret')} data-testid="alert-regenerate">
+            New signing secret
+          </Button>
+        )}
+        {settings.secret_hint && !secret && <span className="text-xs text-slate-500">Signing secret {settings.secret_hint}</span>}
+      </div>
+      {secret && (
+        <Alert tone="warning" title="Signing secret: copy it now, it is not shown again" data-testid="alert-secret">
+          <div className="flex items-center gap-2">
+            <code className="break-all font-mono text-xs">{secret}</code>
+            <CopyButton value={secret} variant="ghost" />
+          </div>
+        </Alert>
+      )}
+      {message && <Alert tone={message.tone} data-testid="alert-message">{message.text}</Alert>}
+    </form>
+  );
+}

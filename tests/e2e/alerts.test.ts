@@ -1,0 +1,80 @@
+// The alerts page and banner in a real browser: turn alerts on with a low-balance threshold above
+// the balance, see the signing secret once, see the banner on every dashboard page, dismiss it.
+// Screenshots in test-output/screenshots.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { createAccount, type TestAccount } from '../support/accounts';
+import { getDb } from '@/lib/db';
+import { closeEvents } from '@/lib/events';
+import { getLimiter } from '@/lib/gateway/runtime';
+
+const shots = path.join(ROOT, 'test-output', 'screenshots');
+let gw: RunningGateway;
+let fake: FakeUpstream;
+let browser: Browser;
+let page: Page;
+let account: TestAccount;
+
+const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+
+beforeAll(async () => {
+  mkdirSync(shots, { recursive: true });
+  fake = await startFakeUpstream();
+  gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { TRUST_PROXY: '1', ALERT_EVAL_MS: '200' } });
+  account = await createAccount({ tier: 'pro', balanceUsd: '5' });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 }, extraHTTPHeaders: { 'x-forwarded-for': '10.77.29.2' } });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+  await fake?.close();
+  await getLimiter().close();
+  await closeEvents();
+  await (await getDb()).$disconnect();
+});
+
+describe('budget alerts in the dashboard', { timeout: 60_000 }, () => {
+  it('signs in', async () => {
+    await page.goto(`${gw.url}/login`);
+    await page.fill('#email', account.email);
+    await page.fill('#password', account.password);
+    await page.getByTestId('login-submit').click();
+    await page.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
+  });
+
+  it('turns alerts on and shows the signing secret once', async () => {
+    await page.goto(`${gw.url}/dashboard/alerts`);
+    await page.getByTestId('alert-low-balance').fill('10');
+    await page.getByTestId('alert-save').click();
+    const secret = (await page.getByTestId('alert-secret').locator('code').textContent())!.trim();
+    expect(secret).toMatch(/^whsec_/);
+    await shot('29-10-alert-settings');
+  });
+
+  it('shows the low-balance alert in a banner on every dashboard page until dismissed', async () => {
+    const banner = page.getByTestId('alert-banner');
+    for (let i = 0; i < 50 && !(await banner.isVisible()); i++) {
+      await page.waitForTimeout(300);
+      await page.goto(`${gw.url}/dashboard/keys`);
+    }
+    await expect(banner.textContent()).resolves.toContain('Balance 5 USD is below your alert threshold of 10 USD');
+    await shot('29-11-alert-banner');
+
+    await page.goto(`${gw.url}/dashboard/alerts`);
+    await expect(page.getByTestId('alert-event').count()).resolves.toBe(1);
+    await shot('29-12-alert-history');
+    await banner.getByTestId('alert-dismiss').click();
+    await banner.waitFor({ state: 'detached' });
+    await page.goto(`${gw.url}/dashboard`);
+    expect(await banner.count()).toBe(0);
+  });
+});
