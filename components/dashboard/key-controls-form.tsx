@@ -73,7 +73,7 @@ export function KeyControlsFields({ idPrefix, values, onChange, models }: { idPr
           id={id('ips')}
           data-testid={id('ips')}
           rows={3}
-          className="block w-full rounded-md border border-slate-300 bg-white px-3 py-2 font-mono text-sm text-slate-900 shadow-sm placeholder:text-slate-400 focus:border-indigo-500 focus:outline-none focus:ring-2 focus:ring-indigo-500/20"
+          className="block w-full rounded-md border border-slate-300 bg-white px-3 py-2 font-mono text-sm text-slate-900 shadow-sm placeholder:text-slate-500 focus:border-indigo-500 focus:outline-none focus:ring-2 focus:ring-indigo-500/20"
           placeholder={'203.0.113.0/24\n2001:db8::/32'}
           value={values.allowed_ips}
           onChange={(e) => set({ allowed_ips: e.target.value })}
@@ -119,10 +119,10 @@ export function KeySpend({ k }: { k: KeyWithControlsJson }) {
   return (
     <div className="min-w-40 space-y-1 text-xs" data-testid="key-spend">
       <div className="tabular-nums text-slate-700">
-        This month {usd(k.spend.month_usd)} <span className="text-slate-400">({cny(k.spend.month_cny)})</span>
+        This month {usd(k.spend.month_usd)} <span className="text-slate-500">({cny(k.spend.month_cny)})</span>
       </div>
       <div className="tabular-nums text-slate-500">
-        Total {usd(k.spend.total_usd)} <span className="text-slate-400">({cny(k.spend.total_cny)})</span>
+        Total {usd(k.spend.total_usd)} <span className="text-slate-500">({cny(k.spend.total_cny)})</span>
       </div>
       {bars.map((b) => (
         <div key={b.label}>

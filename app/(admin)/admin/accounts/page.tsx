@@ -49,7 +49,7 @@ export default async function AdminAccountsPage({ searchParams }: { searchParams
                   </Td>
                   <Td>
                     {tierLabel(a.tier)}
-                    {a.tierLocked && <span className="ml-1 text-xs text-slate-400">(pinned)</span>}
+                    {a.tierLocked && <span className="ml-1 text-xs text-slate-500">(pinned)</span>}
                   </Td>
                   <Td>{a.status === 'active' ? <Badge tone="green">active</Badge> : <Badge tone="red">suspended</Badge>}</Td>
                   <Td className="text-right tabular-nums">{usd(a.balancePico)}</Td>

@@ -54,11 +54,11 @@ export default async function AdminChannelsPage() {
                 </Td>
                 <Td className="text-right tabular-nums">{c.rpm}</Td>
                 <Td className="text-right tabular-nums">
-                  {(c.errorRate * 100).toFixed(1)}%<div className="text-xs text-slate-400">{c.requests5m} req</div>
+                  {(c.errorRate * 100).toFixed(1)}%<div className="text-xs text-slate-500">{c.requests5m} req</div>
                 </Td>
                 <Td className="text-right tabular-nums">{c.p50Ms === null ? '–' : `${c.p50Ms} / ${c.p99Ms} ms`}</Td>
                 <Td className="tabular-nums">
-                  {c.priority} · {c.weightOverride !== null ? <><s className="text-slate-400">{c.weight}</s> <b>{c.weightOverride}</b></> : c.weight}
+                  {c.priority} · {c.weightOverride !== null ? <><s className="text-slate-500">{c.weight}</s> <b>{c.weightOverride}</b></> : c.weight}
                 </Td>
                 <Td>
                   <ChannelControls name={c.name} disabled={c.disabled} weight={c.weightOverride} />

@@ -82,7 +82,7 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
                   <Td className="max-w-48 truncate">{e.email}</Td>
                   <Td>
                     {e.modelServed ?? e.modelRequested ?? '–'}
-                    {e.modelServed && e.modelRequested && e.modelServed !== e.modelRequested && <div className="text-xs text-slate-400">asked {e.modelRequested}</div>}
+                    {e.modelServed && e.modelRequested && e.modelServed !== e.modelRequested && <div className="text-xs text-slate-500">asked {e.modelRequested}</div>}
                   </Td>
                   <Td>{e.channel ?? '–'}</Td>
                   <Td>

@@ -48,7 +48,7 @@ export default async function AlertsPage() {
                     <Td className="whitespace-nowrap font-mono text-xs">{e.created_at.replace('T', ' ').slice(0, 19)}</Td>
                     <Td>
                       {e.message}
-                      <div className="font-mono text-xs text-slate-400">{e.id}</div>
+                      <div className="font-mono text-xs text-slate-500">{e.id}</div>
                     </Td>
                     <Td>
                       <Badge tone={deliveryTone[e.delivery.status]} title={e.delivery.last_error ?? undefined}>
@@ -56,7 +56,7 @@ export default async function AlertsPage() {
                       </Badge>
                       {e.delivery.attempts > 1 && <div className="text-xs text-slate-500">{e.delivery.attempts} attempts</div>}
                     </Td>
-                    <Td>{e.dismissed_at ? <span className="text-xs text-slate-400">dismissed</span> : <DismissAlertButton id={e.id} />}</Td>
+                    <Td>{e.dismissed_at ? <span className="text-xs text-slate-500">dismissed</span> : <DismissAlertButton id={e.id} />}</Td>
                   </Tr>
                 ))}
               </TBody>
