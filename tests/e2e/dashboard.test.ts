@@ -221,7 +221,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
   });
 
   it('has no serious or critical axe-core violations on any page', async () => {
-    const pages = ['/', '/pricing', '/docs', '/dashboard', '/dashboard/keys', '/dashboard/usage?group_by=model', '/dashboard/logs', new URL(logUrl).pathname, '/dashboard/billing', '/dashboard/models', '/dashboard/playground', '/dashboard/settings', '/dashboard/no-such-page'];
+    const pages = ['/', '/pricing', '/docs', '/dashboard', '/dashboard/keys', '/dashboard/usage?group_by=model', '/dashboard/logs', new URL(logUrl).pathname, '/dashboard/billing', '/dashboard/alerts', '/dashboard/models', '/dashboard/playground', '/dashboard/settings', '/dashboard/no-such-page'];
     const found: string[] = [];
     for (const path of pages) {
       await page.goto(`${gw.url}${path}`);
