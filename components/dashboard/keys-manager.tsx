@@ -11,6 +11,7 @@ import { ConfirmDialog } from '@/components/ui/dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Input, Label } from '@/components/ui/input';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { KeySnippets } from '@/components/dashboard/key-snippets';
 import { bodyOf, controlsSummary, EMPTY_CONTROLS, KeyControlsFields, KeySpend, valuesOf, type ControlValues, type KeyWithControlsJson } from '@/components/dashboard/key-controls-form';
 
 export type ApiKeyJson = KeyWithControlsJson;
@@ -26,7 +27,7 @@ async function errorMessage(res: Response, fallback: string): Promise<string> {
   }
 }
 
-export function KeysManager({ initialKeys, models = [] }: { initialKeys: ApiKeyJson[]; models?: string[] }) {
+export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleModel = 'gpt-4o-mini' }: { initialKeys: ApiKeyJson[]; models?: string[]; baseUrl?: string; sampleModel?: string }) {
   const [keys, setKeys] = useState(initialKeys);
   const [name, setName] = useState('');
   const [creating, setCreating] = useState(false);
@@ -174,6 +175,7 @@ export function KeysManager({ initialKeys, models = [] }: { initialKeys: ApiKeyJ
               </Button>
             </div>
           </div>
+          {baseUrl && <KeySnippets baseUrl={baseUrl} apiKey={created.key} model={sampleModel} />}
         </section>
       )}
 

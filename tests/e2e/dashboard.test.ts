@@ -95,6 +95,12 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     apiKey = (await page.getByTestId('new-key').textContent())!.trim();
     expect(apiKey).toMatch(/^sk-gw-[0-9A-Za-z]{43}$/);
     await expect(page.getByTestId('key-row').count()).resolves.toBe(1);
+    // Ready-to-paste first calls with the key filled in: curl first, Python on its tab.
+    const snippet = () => page.getByTestId('key-snippets').locator('pre').textContent();
+    await expect(snippet()).resolves.toContain(`Authorization: Bearer ${apiKey}`);
+    await expect(snippet()).resolves.toContain(`${gw.url}/v1/chat/completions`);
+    await page.getByRole('tab', { name: 'Python' }).click();
+    await expect(snippet()).resolves.toContain(`OpenAI(base_url="${gw.url}/v1", api_key="${apiKey}")`);
     await shot('04-keys-created');
   });
 

@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import { getConfig } from '@/lib/config';
 import { listKeysWithSpend } from '@/lib/keys/queries';
+import { getAccount } from '@/lib/dashboard/queries';
 import { publicOrigin } from '@/lib/dashboard/origin';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { CopyButton } from '@/components/ui/copy-button';
@@ -9,9 +10,17 @@ import { KeysManager } from '@/components/dashboard/keys-manager';
 
 export const metadata: Metadata = { title: 'API keys · Model Gateway' };
 
+/** The model the first-call snippets use: the cheapest chat model the tier may use that has a channel. */
+function sampleModel(tier: string): string {
+  const cfg = getConfig();
+  const chat = [...cfg.models.values()].filter((m) => m.kind === 'chat' && m.tiers.has(tier as never) && (cfg.channelsByModel.get(m.name)?.length ?? 0) > 0);
+  chat.sort((a, b) => (a.inputPrice + a.outputPrice < b.inputPrice + b.outputPrice ? -1 : 1));
+  return chat[0]?.name ?? 'gpt-4o-mini';
+}
+
 export default async function KeysPage() {
   const user = await requirePageUser('/dashboard/keys');
-  const [keys, origin] = await Promise.all([listKeysWithSpend(user.id), publicOrigin()]);
+  const [keys, origin, account] = await Promise.all([listKeysWithSpend(user.id), publicOrigin(), getAccount(user.id)]);
   const baseUrl = `${origin}/v1`;
   return (
     <>
@@ -28,7 +37,7 @@ export default async function KeysPage() {
           </div>
         }
       />
-      <KeysManager initialKeys={keys} models={[...getConfig().models.keys()]} />
+      <KeysManager initialKeys={keys} models={[...getConfig().models.keys()]} baseUrl={baseUrl} sampleModel={sampleModel(account?.tier ?? 'free')} />
     </>
   );
 }
