@@ -58,6 +58,21 @@ const schema = z.object({
     .enum(['0', '1', 'true', 'false'])
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
+  /**
+   * Where the embedded database (PGlite, no DATABASE_URL) runs: `thread` (default), a worker thread
+   * of its own so its synchronous WebAssembly work never holds the request loop; `inline`, in the
+   * request thread (the behaviour before; kept for comparison in the benchmark).
+   */
+  PGLITE_MODE: z.enum(['thread', 'inline']).default('thread'),
+  /**
+   * `1`: server.ts serves only /v1, /healthz, /readyz and /metrics and never loads the Next.js app
+   * (dashboard, /api): the lean footprint for a process that only proxies. Run the dashboard in
+   * another process (`npm run start:next`) against the same DATABASE_URL and REDIS_URL.
+   */
+  GATEWAY_ONLY: z
+    .enum(['0', '1', 'true', 'false'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
   /** Grace period for in-flight requests on SIGTERM. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /**
