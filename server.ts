@@ -1,7 +1,8 @@
 // npm start: one process, one port. /v1/* goes to the lean node:http gateway path; every other
 // path (dashboard, /api/*) to Next.js. Both run the same lib/gateway pipeline and share state.
+// GATEWAY_ONLY=1 (npm run start:gateway): only /v1 and the ops endpoints; Next.js is never loaded,
+// which is most of the process's memory (see README, Operations).
 import http from 'node:http';
-import next from 'next';
 import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
@@ -13,6 +14,7 @@ import { syncCatalogue } from '@/lib/config/sync';
 import { countTokens } from '@/lib/gateway/tokens';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { startCreditReconciler } from '@/lib/billing/ledger';
+import { startChannelOverrideSync } from '@/lib/channels/overrides';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
@@ -29,9 +31,20 @@ async function main(): Promise<void> {
   // connecting and run on the in-process fallback (per-instance limits, balances reloaded after).
   getLimiter();
   startCreditReconciler(); // credits recorded but not yet in the live balance (lib/billing/ledger.ts)
-  const app = next({ dev: false, dir: process.cwd() });
-  await app.prepare();
-  const nextHandler = app.getRequestHandler();
+  let nextHandler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
+  if (env.GATEWAY_ONLY) {
+    // Next's instrumentation would start this; without Next the server does.
+    startChannelOverrideSync();
+    nextHandler = async (_req, res) => {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'this server serves only /v1 (GATEWAY_ONLY=1); the dashboard runs elsewhere', type: 'not_found_error', param: null, code: 'not_found' } }));
+    };
+  } else {
+    const { default: next } = await import('next');
+    const app = next({ dev: false, dir: process.cwd() });
+    await app.prepare();
+    nextHandler = app.getRequestHandler();
+  }
   let inFlight = 0;
 
   const server = http.createServer({ maxHeaderSize: 32 * 1024, connectionsCheckingInterval: Math.min(1000, env.REQUEST_TIMEOUT_MS / 4) }, (req, res) => {
@@ -92,7 +105,7 @@ async function main(): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : env.PORT;
     // Load the tokenizer now, so the first reply without upstream usage does not wait for it.
     void countTokens('warm up');
-    log('info', 'listening', { url: `http://127.0.0.1:${port}`, database: env.DATABASE_URL ? 'postgresql' : 'embedded', limiter: env.REDIS_URL ? 'redis' : 'in-process' });
+    log('info', 'listening', { url: `http://127.0.0.1:${port}`, database: env.DATABASE_URL ? 'postgresql' : 'embedded', limiter: env.REDIS_URL ? 'redis' : 'in-process', ...(env.GATEWAY_ONLY ? { gatewayOnly: true } : {}) });
   });
 }
 

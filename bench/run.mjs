@@ -11,6 +11,8 @@
 //                                       without Redis, interleaved stream by stream (where TTFB goes)
 //   npm run bench -- --idle-gaps 0,5,20 non-stream requests at c=1 after idle pauses: what idling costs
 //   npm run bench -- --strict           also exit non-zero when a target is missed
+//   npm run bench -- --footprint        RSS after start, warm-up and a soak, c=50 latency: PostgreSQL setup
+//                                       vs the embedded default (PGlite thread / inline), and GATEWAY_ONLY=1
 //   npm run bench -- --profile lean     c=50 load on the lean gateway under `node --cpu-prof`, then the
 //                                       top self-time functions of the load window (also: --profile next)
 import { spawn } from 'node:child_process';
@@ -67,6 +69,11 @@ const { values: opt } = parseArgs({
     'idle-gaps': { type: 'string' },
     // The table's floor: undici request (default), node:http, or undici's dispatcher (the gateway's own client).
     'floor-client': { type: 'string', default: 'undici' },
+    // --footprint: memory per instance and latency under load, PostgreSQL setup against the embedded
+    // default (and their GATEWAY_ONLY variants, and PGlite inline for A/B).
+    footprint: { type: 'boolean', default: false },
+    'footprint-setups': { type: 'string', default: 'pg,pg-gateway-only,embedded,embedded-inline,embedded-gateway-only' },
+    'footprint-soak': { type: 'string', default: '25000' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -81,7 +88,7 @@ const TTFB_N = Number(opt['ttfb-requests']);
 const CHUNKS = Number(opt.chunks);
 const CHUNK_MS = Number(opt['chunk-ms']);
 const LONG_CHUNK_MS = Number(opt['stream-chunk-ms']);
-const MODE = opt.profile ? 'profile' : opt.soak || opt.streams || opt['ttfb-breakdown'] || opt['idle-gaps'] ? 'extra' : 'table';
+const MODE = opt.footprint ? 'footprint' : opt.profile ? 'profile' : opt.soak || opt.streams || opt['ttfb-breakdown'] || opt['idle-gaps'] ? 'extra' : 'table';
 if (!['undici', 'http', 'dispatch'].includes(opt['floor-client'])) {
   process.stderr.write('bench: --floor-client takes undici, http or dispatch\n');
   process.exit(2);
@@ -432,7 +439,8 @@ function snapshotBuild(work) {
       if (existsSync(path.join(ROOT, f))) cpSync(path.join(ROOT, f), path.join(dir, f));
     }
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-    for (const d of ['public', 'prisma']) if (existsSync(path.join(ROOT, d))) symlinkSync(path.join(ROOT, d), path.join(dir, d), 'dir');
+    // lib: the embedded database's worker thread is loaded by path (lib/db/pglite-worker.mjs).
+    for (const d of ['public', 'prisma', 'lib']) if (existsSync(path.join(ROOT, d))) symlinkSync(path.join(ROOT, d), path.join(dir, d), 'dir');
     let after = '';
     try {
       after = readFileSync(path.join(ROOT, '.next/BUILD_ID'), 'utf8');
@@ -700,6 +708,7 @@ async function main() {
   };
   try {
     if (MODE === 'table') await runTable({ upstream, gatewayEnv, auth, anthropicAuth, header });
+    else if (MODE === 'footprint') await runFootprint({ gatewayEnv, auth, header, work });
     else if (MODE === 'profile') await runProfile({ gatewayEnv, auth, header });
     else await runExtra({ upstream, gatewayEnv, auth, header });
   } finally {
@@ -930,6 +939,149 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   out.push(...warningLines(gatewayWarnings));
   process.stdout.write(`${out.join('\n')}\n`);
   targetsMissed = checks.filter((c) => c.gw === 'lean' && !c.pass).length;
+}
+
+/** process.memoryUsage() of a gateway, from its /metrics, in MB (after a full GC when `gc`). */
+function memoryGauges(baseUrl, { gc = false } = {}) {
+  return new Promise((resolve) => {
+    const req = http.get(`${baseUrl}/metrics${gc ? '?gc=1' : ''}`, { agent: false, headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        const mb = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
+        resolve({ heapUsed: mb('nodejs_heap_used_bytes'), heapTotal: mb('nodejs_heap_total_bytes'), external: mb('nodejs_external_memory_bytes') });
+      });
+    });
+    req.on('error', () => resolve({}));
+    req.setTimeout(5000, () => req.destroy());
+  });
+}
+
+/** RSS of the process tree after two full GCs (the gateway runs with --expose-gc, METRICS_ALLOW_GC=1), with the heap breakdown. */
+async function settledMemory(gw) {
+  let heap = {};
+  for (let i = 0; i < 2; i++) {
+    heap = await memoryGauges(gw.url, { gc: true });
+    await sleep(750);
+  }
+  return { rss: rssMb(gw.pid), ...heap };
+}
+
+/**
+ * --footprint: per setup, one gateway process: RSS at idle right after start (before any request),
+ * after the warm-up, after a c=50 run and a soak of --footprint-soak requests; latency and CPU of
+ * the c=50 run and of the soak. Setups: `pg` (npm start with PostgreSQL and Redis), `embedded`
+ * (no DATABASE_URL/REDIS_URL: PGlite in its worker thread, the default), `embedded-inline`
+ * (PGLITE_MODE=inline: PGlite on the request thread, as before), and the `-gateway-only` variants
+ * (GATEWAY_ONLY=1: no Next.js). They run one after another on the same machine.
+ */
+async function runFootprint({ gatewayEnv, auth, header, work }) {
+  const soakN = Number(opt['footprint-soak']);
+  const embeddedEnv = { ...gatewayEnv, DATA_DIR: path.join(work, 'data-embedded') };
+  delete embeddedEnv.DATABASE_URL;
+  delete embeddedEnv.REDIS_URL;
+  let embeddedAuth = null;
+  const embeddedAccount = async () => {
+    if (embeddedAuth) return embeddedAuth;
+    note('embedded database: migrations and the benchmark account under a temporary DATA_DIR');
+    await runNode(['--import', 'tsx', 'scripts/migrate.ts'], embeddedEnv);
+    const out = await runNode(['--import', 'tsx', 'bench/setup-account.ts'], embeddedEnv);
+    const line = out.split('\n').find((l) => l.includes('"apiKey"'));
+    if (!line) throw new Error(`setup-account printed no key:\n${out}`);
+    embeddedAuth = { authorization: `Bearer ${JSON.parse(line).apiKey}` };
+    return embeddedAuth;
+  };
+  const all = {
+    pg: { label: 'PostgreSQL + Redis, npm start', env: gatewayEnv, auth: async () => auth, needs: 'pg' },
+    'pg-gateway-only': { label: 'PostgreSQL + Redis, GATEWAY_ONLY=1', env: { ...gatewayEnv, GATEWAY_ONLY: '1' }, auth: async () => auth, needs: 'pg' },
+    embedded: { label: 'embedded (PGlite thread), npm start', env: embeddedEnv, auth: embeddedAccount },
+    'embedded-inline': { label: 'embedded, PGLITE_MODE=inline', env: { ...embeddedEnv, PGLITE_MODE: 'inline' }, auth: embeddedAccount },
+    'embedded-gateway-only': { label: 'embedded (PGlite thread), GATEWAY_ONLY=1', env: { ...embeddedEnv, GATEWAY_ONLY: '1' }, auth: embeddedAccount },
+  };
+  const keys = opt['footprint-setups'].split(',').map((k) => k.trim()).filter(Boolean);
+  for (const k of keys) if (!all[k]) throw new Error(`--footprint-setups: unknown setup ${k} (known: ${Object.keys(all).join(', ')})`);
+  const rows = {};
+  const warnings = [];
+  for (const key of keys) {
+    if (interrupted) return;
+    const setup = all[key];
+    const row = (rows[key] = { label: setup.label });
+    if (setup.needs === 'pg' && !gatewayEnv.DATABASE_URL) {
+      row.error = 'no PostgreSQL reachable';
+      continue;
+    }
+    let gw;
+    try {
+      const headers = await setup.auth();
+      note(`starting ${setup.label}`);
+      gw = await startMeasuredGateway(setup.env);
+      await sleep(1000);
+      row.start = await settledMemory(gw);
+      const url = gw.url + '/v1/chat/completions';
+      const problem = await probe(url, headers, CHAT, isChat);
+      if (problem) throw new Error(problem);
+      note(`${setup.label}: warm-up ${WARM_S} s at c=50`);
+      await load({ url, headers, body: CHAT, connections: 50, seconds: WARM_S });
+      await sleep(1500); // the request-log writer drains
+      row.warm = await settledMemory(gw);
+      row.c50 = await loadTarget({ label: setup.label }, { url, headers, body: CHAT, connections: 50, seconds: C50_S, cpuPids: [gw.pid] });
+      let peak = 0;
+      const sampler = setInterval(() => (peak = Math.max(peak, rssMb(gw.pid))), 500);
+      note(`${setup.label}: soak, ${soakN.toLocaleString('en-US')} requests at c=50`);
+      row.soak = recordRun(`${setup.label}, soak`, await load({ url, headers, body: CHAT, connections: 50, amount: soakN, cpuPids: [gw.pid] }));
+      clearInterval(sampler);
+      row.peak = peak;
+      await sleep(2000);
+      row.after = await settledMemory(gw);
+    } catch (err) {
+      row.error = err.message.split('\n')[0];
+      failures.push(`${setup.label}: ${err.message.slice(0, 2000)}`);
+    } finally {
+      if (gw) {
+        note(`stopping ${setup.label}`);
+        const code = await stopChild(gw);
+        warnings.push([setup.label, gw.warnings]);
+        if (code !== 0 && code !== null) failures.push(`${setup.label}: exited with ${code} on SIGTERM:\n${gw.output().slice(-2000)}`);
+      }
+    }
+  }
+
+  const out = ['', `Gateway footprint — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`)];
+  out.push(`  per setup, one process: RSS (process tree, after two full GCs) at idle after start, after a ${WARM_S} s warm-up at c=50, after a c=50 run of ${C50_S} s and a soak of ${soakN.toLocaleString('en-US')} requests; setups run one after another`);
+  out.push('');
+  const H = ['setup', 'RSS MB start', 'warm', 'after soak', 'peak', 'heap MB after', 'c=50 req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'soak req/s', 'p99 ms'];
+  const body = keys.map((k) => {
+    const r = rows[k];
+    if (!r.c50) return [r.label, `FAILED: ${(r.error ?? '').slice(0, 100)}`, '', '', '', '', '', '', '', '', '', ''];
+    return [r.label, fmt.mb(r.start?.rss), fmt.mb(r.warm?.rss), fmt.mb(r.after?.rss), fmt.mb(r.peak), fmt.mb(r.after?.heapUsed), fmt.rps(r.c50.rps), fmt.ms(r.c50.p50), fmt.ms(r.c50.p99), fmt.us(r.c50.cpuPerReq[0]), fmt.rps(r.soak?.rps), fmt.ms(r.soak?.p99)];
+  });
+  out.push(table(H, body, ['l', ...H.slice(1).map(() => 'r')]));
+  out.push('  heap: V8 heap used after a full GC; external (ArrayBuffers, WebAssembly memory of PGlite) per setup after the soak: ' + keys.filter((k) => rows[k].after).map((k) => `${k} ${fmt.mb(rows[k].after.external)} MB`).join(', '));
+
+  const checks = [];
+  const ratio = (a, b) => (a && b ? a / b : NaN);
+  const pg = rows.pg?.c50;
+  for (const k of ['embedded', 'embedded-gateway-only', 'embedded-inline']) {
+    const e = rows[k]?.c50;
+    if (!e || !pg) continue;
+    const x = ratio(e.p99, pg.p99);
+    checks.push([`c=50 p99 ${k} within 2x of pg`, x <= 2, `${x.toFixed(2)}x (${fmt.ms(e.p99)} vs ${fmt.ms(pg.p99)} ms)`]);
+    const xs = ratio(rows[k].soak?.p99, rows.pg.soak?.p99);
+    checks.push([`soak p99 ${k} within 2x of pg`, xs <= 2, `${xs.toFixed(2)}x (${fmt.ms(rows[k].soak?.p99)} vs ${fmt.ms(rows.pg.soak?.p99)} ms)`]);
+  }
+  if (rows['pg-gateway-only']?.start) checks.push(['GATEWAY_ONLY=1 with PostgreSQL+Redis idle RSS < 150 MB', rows['pg-gateway-only'].warm.rss < 150, `${fmt.mb(rows['pg-gateway-only'].start.rss)} MB at start, ${fmt.mb(rows['pg-gateway-only'].warm.rss)} MB idle after warm-up`]);
+  if (rows['embedded-gateway-only']?.start) checks.push(['GATEWAY_ONLY=1 embedded idle RSS < 300 MB', rows['embedded-gateway-only'].warm.rss < 300, `${fmt.mb(rows['embedded-gateway-only'].start.rss)} MB at start, ${fmt.mb(rows['embedded-gateway-only'].warm.rss)} MB idle after warm-up`]);
+  for (const [a, b] of [['pg-gateway-only', 'pg'], ['embedded', 'embedded-inline'], ['embedded-gateway-only', 'embedded']]) {
+    const ra = rows[a]?.c50;
+    const rb = rows[b]?.c50;
+    if (!ra || !rb) continue;
+    checks.push([`${a} vs ${b}: throughput, CPU/request (A/B)`, ra.rps >= rb.rps * 0.9 && ra.cpuPerReq[0] <= rb.cpuPerReq[0] * 1.1, `${fmt.pct((ra.rps / rb.rps - 1) * 100)} req/s, ${fmt.pct((ra.cpuPerReq[0] / rb.cpuPerReq[0] - 1) * 100)} CPU µs/req (within 10% passes)`]);
+  }
+  if (checks.length) out.push('', table(['target', '', 'measured'], checks.map(([n, p, m]) => [n, p ? 'PASS' : 'FAIL', m]), ['l', 'l', 'l']));
+  out.push(...warningLines(warnings));
+  process.stdout.write(`${out.join('\n')}\n`);
+  targetsMissed += checks.filter((c) => !c[1]).length;
 }
 
 function warningLines(list) {
