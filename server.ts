@@ -3,6 +3,7 @@
 // GATEWAY_ONLY=1 (npm run start:gateway): only /v1 and the ops endpoints; Next.js is never loaded,
 // which is most of the process's memory (see README, Operations).
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
@@ -19,6 +20,16 @@ import { startChannelOverrideSync } from '@/lib/channels/overrides';
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
   res.end(r.body);
+}
+
+/** Event-loop delay since the previous scrape, in seconds (the histogram is reset on every read). */
+function eventLoopGauges(h: ReturnType<typeof monitorEventLoopDelay>): Record<string, number> {
+  const out = {
+    nodejs_eventloop_delay_p99_seconds: h.count ? h.percentile(99) / 1e9 : 0,
+    nodejs_eventloop_delay_max_seconds: h.count ? h.max / 1e9 : 0,
+  };
+  h.reset();
+  return out;
 }
 
 async function main(): Promise<void> {
@@ -46,6 +57,10 @@ async function main(): Promise<void> {
     nextHandler = app.getRequestHandler();
   }
   let inFlight = 0;
+  // How long the request loop was held (anything synchronous: JSON, the embedded database when
+  // inline): p99 and max since the previous /metrics scrape.
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+  loopDelay.enable();
 
   const server = http.createServer({ maxHeaderSize: 32 * 1024, connectionsCheckingInterval: Math.min(1000, env.REQUEST_TIMEOUT_MS / 4) }, (req, res) => {
     const url = req.url ?? '/';
@@ -61,7 +76,12 @@ async function main(): Promise<void> {
           res,
           metrics(req.headers.authorization, {
             gc: /[?&]gc=1(&|$)/.test(url),
-            extra: { gateway_requests_in_flight: pendingGatewayRequests(), http_responses_open: inFlight - 1, http_server_connections: connections ?? 0 },
+            extra: {
+              gateway_requests_in_flight: pendingGatewayRequests(),
+              http_responses_open: inFlight - 1,
+              http_server_connections: connections ?? 0,
+              ...eventLoopGauges(loopDelay),
+            },
           }),
         ),
       );
@@ -103,8 +123,9 @@ async function main(): Promise<void> {
   server.listen({ port: env.PORT, host: env.HOST, backlog: env.LISTEN_BACKLOG }, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : env.PORT;
-    // Load the tokenizer now, so the first reply without upstream usage does not wait for it.
-    void countTokens('warm up');
+    // Load the tokenizer now, so the first reply without upstream usage does not wait for it
+    // (TOKENIZER_PRELOAD: not by default in the lean GATEWAY_ONLY process, where it is most of the heap).
+    if (env.TOKENIZER_PRELOAD === '1' || (env.TOKENIZER_PRELOAD === 'auto' && !env.GATEWAY_ONLY)) void countTokens('warm up');
     log('info', 'listening', { url: `http://127.0.0.1:${port}`, database: env.DATABASE_URL ? 'postgresql' : 'embedded', limiter: env.REDIS_URL ? 'redis' : 'in-process', ...(env.GATEWAY_ONLY ? { gatewayOnly: true } : {}) });
   });
 }

@@ -950,7 +950,14 @@ function memoryGauges(baseUrl, { gc = false } = {}) {
       res.on('data', (d) => (text += d));
       res.on('end', () => {
         const mb = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
-        resolve({ heapUsed: mb('nodejs_heap_used_bytes'), heapTotal: mb('nodejs_heap_total_bytes'), external: mb('nodejs_external_memory_bytes') });
+        const ms = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+        resolve({
+          heapUsed: mb('nodejs_heap_used_bytes'),
+          heapTotal: mb('nodejs_heap_total_bytes'),
+          external: mb('nodejs_external_memory_bytes'),
+          loopP99: ms('nodejs_eventloop_delay_p99_seconds'),
+          loopMax: ms('nodejs_eventloop_delay_max_seconds'),
+        });
       });
     });
     req.on('error', () => resolve({}));
@@ -1025,11 +1032,15 @@ async function runFootprint({ gatewayEnv, auth, header, work }) {
       await load({ url, headers, body: CHAT, connections: 50, seconds: WARM_S });
       await sleep(1500); // the request-log writer drains
       row.warm = await settledMemory(gw);
+      await memoryGauges(gw.url); // resets the event-loop delay histogram
       row.c50 = await loadTarget({ label: setup.label }, { url, headers, body: CHAT, connections: 50, seconds: C50_S, cpuPids: [gw.pid] });
+      row.c50.loop = await memoryGauges(gw.url);
       let peak = 0;
       const sampler = setInterval(() => (peak = Math.max(peak, rssMb(gw.pid))), 500);
       note(`${setup.label}: soak, ${soakN.toLocaleString('en-US')} requests at c=50`);
+      await memoryGauges(gw.url);
       row.soak = recordRun(`${setup.label}, soak`, await load({ url, headers, body: CHAT, connections: 50, amount: soakN, cpuPids: [gw.pid] }));
+      row.soak.loop = await memoryGauges(gw.url);
       clearInterval(sampler);
       row.peak = peak;
       await sleep(2000);
@@ -1050,13 +1061,14 @@ async function runFootprint({ gatewayEnv, auth, header, work }) {
   const out = ['', `Gateway footprint — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`)];
   out.push(`  per setup, one process: RSS (process tree, after two full GCs) at idle after start, after a ${WARM_S} s warm-up at c=50, after a c=50 run of ${C50_S} s and a soak of ${soakN.toLocaleString('en-US')} requests; setups run one after another`);
   out.push('');
-  const H = ['setup', 'RSS MB start', 'warm', 'after soak', 'peak', 'heap MB after', 'c=50 req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'soak req/s', 'p99 ms'];
+  const H = ['setup', 'RSS MB start', 'warm', 'after soak', 'peak', 'heap MB after', 'c=50 req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'loop max ms', 'soak req/s', 'p99 ms', 'loop max ms'];
   const body = keys.map((k) => {
     const r = rows[k];
-    if (!r.c50) return [r.label, `FAILED: ${(r.error ?? '').slice(0, 100)}`, '', '', '', '', '', '', '', '', '', ''];
-    return [r.label, fmt.mb(r.start?.rss), fmt.mb(r.warm?.rss), fmt.mb(r.after?.rss), fmt.mb(r.peak), fmt.mb(r.after?.heapUsed), fmt.rps(r.c50.rps), fmt.ms(r.c50.p50), fmt.ms(r.c50.p99), fmt.us(r.c50.cpuPerReq[0]), fmt.rps(r.soak?.rps), fmt.ms(r.soak?.p99)];
+    if (!r.c50) return [r.label, `FAILED: ${(r.error ?? '').slice(0, 100)}`, ...H.slice(2).map(() => '')];
+    return [r.label, fmt.mb(r.start?.rss), fmt.mb(r.warm?.rss), fmt.mb(r.after?.rss), fmt.mb(r.peak), fmt.mb(r.after?.heapUsed), fmt.rps(r.c50.rps), fmt.ms(r.c50.p50), fmt.ms(r.c50.p99), fmt.us(r.c50.cpuPerReq[0]), fmt.ms(r.c50.loop?.loopMax), fmt.rps(r.soak?.rps), fmt.ms(r.soak?.p99), fmt.ms(r.soak?.loop?.loopMax)];
   });
   out.push(table(H, body, ['l', ...H.slice(1).map(() => 'r')]));
+  out.push('  loop max: the longest the gateway\'s event loop was held during that run (monitorEventLoopDelay, /metrics)');
   out.push('  heap: V8 heap used after a full GC; external (ArrayBuffers, WebAssembly memory of PGlite) per setup after the soak: ' + keys.filter((k) => rows[k].after).map((k) => `${k} ${fmt.mb(rows[k].after.external)} MB`).join(', '));
 
   const checks = [];
