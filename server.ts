@@ -4,6 +4,7 @@
 // which is most of the process's memory (see README, Operations).
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import v8 from 'node:v8';
 import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
@@ -34,6 +35,8 @@ function eventLoopGauges(h: ReturnType<typeof monitorEventLoopDelay>): Record<st
 
 async function main(): Promise<void> {
   lifecycle().customServer = true; // before Next starts: its instrumentation must leave signals to us
+  // Before anything compiles WebAssembly (the Prisma client's query compiler, PGlite): see WASM_BASELINE.
+  if (env.WASM_BASELINE === '1' || (env.WASM_BASELINE === 'auto' && env.GATEWAY_ONLY)) v8.setFlagsFromString('--liftoff-only');
   getConfig(); // a broken operator config stops start-up here, naming the field
   const applied = await runMigrations();
   if (applied.length) log('info', 'migrations applied', { applied });

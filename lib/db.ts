@@ -83,6 +83,11 @@ function lockEmbeddedDatabase(): void {
   throw new Error(`could not take the embedded database lock ${file}`);
 }
 
+/** Server settings added to PGlite's defaults (see PGLITE_SHARED_BUFFERS). */
+function pgliteStartParams(): string[] {
+  return ['-c', `shared_buffers=${env.PGLITE_SHARED_BUFFERS}`];
+}
+
 /**
  * The one embedded database of this process (a data folder admits a single opener: see
  * lockEmbeddedDatabase). By default PGlite runs in a worker thread (lib/db/pglite-proxy.ts); the
@@ -92,12 +97,13 @@ export function getPglite(): Promise<PgliteLike> {
   return singleton('pglite', async (): Promise<PgliteLike> => {
     mkdirSync(embeddedDataDir(), { recursive: true });
     lockEmbeddedDatabase();
+    const startParams = pgliteStartParams();
     if (env.PGLITE_MODE === 'inline') {
       const { PGlite } = await import('@electric-sql/pglite');
-      return PGlite.create(embeddedDataDir());
+      return PGlite.create(embeddedDataDir(), { startParams: [...PGlite.defaultStartParams, ...startParams] });
     }
     const { PgliteWorkerProxy } = await import('@/lib/db/pglite-proxy');
-    return PgliteWorkerProxy.start(embeddedDataDir());
+    return PgliteWorkerProxy.start(embeddedDataDir(), startParams);
   });
 }
 

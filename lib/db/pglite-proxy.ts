@@ -71,8 +71,8 @@ export class PgliteWorkerProxy implements PgliteLike {
   private failure: Error | undefined;
   readonly ready: Promise<void>;
 
-  private constructor(dataDir: string) {
-    this.worker = new Worker(workerPath(), { workerData: { dataDir } });
+  private constructor(dataDir: string, startParams: string[]) {
+    this.worker = new Worker(workerPath(), { workerData: { dataDir, startParams } });
     // Idle, the thread must not keep a process (the admin CLI) alive; while calls are pending it must.
     this.worker.unref();
     let onReady!: () => void;
@@ -104,8 +104,9 @@ export class PgliteWorkerProxy implements PgliteLike {
     this.worker.on('exit', (code) => fail(new Error(`the embedded database thread exited (code ${code})`)));
   }
 
-  static async start(dataDir: string): Promise<PgliteWorkerProxy> {
-    const proxy = new PgliteWorkerProxy(dataDir);
+  /** `startParams`: server settings added to PGlite's defaults (`-c name=value` pairs). */
+  static async start(dataDir: string, startParams: string[] = []): Promise<PgliteWorkerProxy> {
+    const proxy = new PgliteWorkerProxy(dataDir, startParams);
     await proxy.ready;
     return proxy;
   }

@@ -27,7 +27,7 @@ function queryOptions(opts) {
   return rest;
 }
 
-const db = await PGlite.create(workerData.dataDir);
+const db = await PGlite.create(workerData.dataDir, { startParams: [...PGlite.defaultStartParams, ...(workerData.startParams ?? [])] });
 /** Open transactions: their handle inside PGlite's transaction callback, and how to end it. */
 const txs = new Map();
 

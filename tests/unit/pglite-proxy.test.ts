@@ -14,12 +14,16 @@ describe('PGlite in a worker thread', () => {
   let db: PgliteWorkerProxy;
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'gw-pglite-proxy-'));
-    db = await PgliteWorkerProxy.start(path.join(dir, 'pglite'));
+    db = await PgliteWorkerProxy.start(path.join(dir, 'pglite'), ['-c', 'shared_buffers=16MB']);
     await db.exec(`CREATE TABLE t (id int PRIMARY KEY, n numeric(20,12), at timestamptz, j jsonb, b bytea, big bigint)`);
   }, 60_000);
   afterAll(async () => {
     await db?.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts with the server settings given (PGLITE_SHARED_BUFFERS)', async () => {
+    expect((await db.query<{ shared_buffers: string }>('SHOW shared_buffers')).rows[0].shared_buffers).toBe('16MB');
   });
 
   it('queries with parameters and applies the caller’s parsers on this side', async () => {
