@@ -74,6 +74,7 @@ const { values: opt } = parseArgs({
     footprint: { type: 'boolean', default: false },
     'footprint-setups': { type: 'string', default: 'pg,pg-gateway-only,embedded,embedded-inline,embedded-gateway-only' },
     'footprint-soak': { type: 'string', default: '25000' },
+    'footprint-rounds': { type: 'string', default: '4' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -276,7 +277,7 @@ class Samples {
  * (autocannon's own histogram has 1 ms resolution, too coarse for the c=1 comparison).
  * `cpuPids` are sampled around the run for CPU microseconds per request.
  */
-function load({ url, headers, body, connections, seconds, amount, cpuPids = [] }) {
+function load({ url, headers, body, connections, seconds, amount, cpuPids = [], into = null }) {
   return new Promise((resolve, reject) => {
     const lat = new Samples();
     const cpu0 = cpuPids.map(cpuMicros);
@@ -315,7 +316,10 @@ function load({ url, headers, body, connections, seconds, amount, cpuPids = [] }
       },
     );
     inst.on('response', (_client, status, _bytes, ms) => {
-      if (status >= 200 && status < 300) lat.push(ms);
+      if (status >= 200 && status < 300) {
+        lat.push(ms);
+        into?.push(ms);
+      }
     });
   });
 }
@@ -977,99 +981,131 @@ async function settledMemory(gw) {
 
 /**
  * --footprint: per setup, one gateway process: RSS at idle right after start (before any request),
- * after the warm-up, after a c=50 run and a soak of --footprint-soak requests; latency and CPU of
- * the c=50 run and of the soak. Setups: `pg` (npm start with PostgreSQL and Redis), `embedded`
- * (no DATABASE_URL/REDIS_URL: PGlite in its worker thread, the default), `embedded-inline`
- * (PGLITE_MODE=inline: PGlite on the request thread, as before), and the `-gateway-only` variants
- * (GATEWAY_ONLY=1: no Next.js). They run one after another on the same machine.
+ * after the warm-up, and after the c=50 runs and the soak; latency, CPU and the longest event-loop
+ * stall of the c=50 runs and of the soak. Setups: `pg` (npm start with PostgreSQL and Redis),
+ * `embedded` (no DATABASE_URL/REDIS_URL: PGlite in its worker thread, the default),
+ * `embedded-inline` (PGLITE_MODE=inline: PGlite on the request thread, as before), and the
+ * `-gateway-only` variants (GATEWAY_ONLY=1: no Next.js). All setups run at once (each embedded one
+ * on its own DATA_DIR) and the load is interleaved: --footprint-rounds rounds, each giving every
+ * setup C50_S/rounds seconds at c=50 and soak/rounds requests, in rotating order, so a busy moment
+ * of a shared machine does not land on one setup only.
  */
 async function runFootprint({ gatewayEnv, auth, header, work }) {
   const soakN = Number(opt['footprint-soak']);
-  const embeddedEnv = { ...gatewayEnv, DATA_DIR: path.join(work, 'data-embedded') };
-  delete embeddedEnv.DATABASE_URL;
-  delete embeddedEnv.REDIS_URL;
-  let embeddedAuth = null;
-  const embeddedAccount = async () => {
-    if (embeddedAuth) return embeddedAuth;
-    note('embedded database: migrations and the benchmark account under a temporary DATA_DIR');
-    await runNode(['--import', 'tsx', 'scripts/migrate.ts'], embeddedEnv);
-    const out = await runNode(['--import', 'tsx', 'bench/setup-account.ts'], embeddedEnv);
+  const rounds = Math.max(1, Number(opt['footprint-rounds']));
+  const embedded = async (name, extra) => {
+    const env = { ...gatewayEnv, DATA_DIR: path.join(work, `data-${name}`), ...extra };
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    note(`${name}: migrations and the benchmark account on its own embedded database`);
+    await runNode(['--import', 'tsx', 'scripts/migrate.ts'], env);
+    const out = await runNode(['--import', 'tsx', 'bench/setup-account.ts'], env);
     const line = out.split('\n').find((l) => l.includes('"apiKey"'));
     if (!line) throw new Error(`setup-account printed no key:\n${out}`);
-    embeddedAuth = { authorization: `Bearer ${JSON.parse(line).apiKey}` };
-    return embeddedAuth;
+    return { env, headers: { authorization: `Bearer ${JSON.parse(line).apiKey}` } };
   };
   const all = {
-    pg: { label: 'PostgreSQL + Redis, npm start', env: gatewayEnv, auth: async () => auth, needs: 'pg' },
-    'pg-gateway-only': { label: 'PostgreSQL + Redis, GATEWAY_ONLY=1', env: { ...gatewayEnv, GATEWAY_ONLY: '1' }, auth: async () => auth, needs: 'pg' },
-    embedded: { label: 'embedded (PGlite thread), npm start', env: embeddedEnv, auth: embeddedAccount },
-    'embedded-inline': { label: 'embedded, PGLITE_MODE=inline', env: { ...embeddedEnv, PGLITE_MODE: 'inline' }, auth: embeddedAccount },
-    'embedded-gateway-only': { label: 'embedded (PGlite thread), GATEWAY_ONLY=1', env: { ...embeddedEnv, GATEWAY_ONLY: '1' }, auth: embeddedAccount },
+    pg: { label: 'PostgreSQL + Redis, npm start', prepare: async () => ({ env: gatewayEnv, headers: auth }), needs: 'pg' },
+    'pg-gateway-only': { label: 'PostgreSQL + Redis, GATEWAY_ONLY=1', prepare: async () => ({ env: { ...gatewayEnv, GATEWAY_ONLY: '1' }, headers: auth }), needs: 'pg' },
+    embedded: { label: 'embedded (PGlite thread), npm start', prepare: () => embedded('embedded', {}) },
+    'embedded-inline': { label: 'embedded, PGLITE_MODE=inline', prepare: () => embedded('embedded-inline', { PGLITE_MODE: 'inline' }) },
+    'embedded-gateway-only': { label: 'embedded (PGlite thread), GATEWAY_ONLY=1', prepare: () => embedded('embedded-gateway-only', { GATEWAY_ONLY: '1' }) },
   };
   const keys = opt['footprint-setups'].split(',').map((k) => k.trim()).filter(Boolean);
   for (const k of keys) if (!all[k]) throw new Error(`--footprint-setups: unknown setup ${k} (known: ${Object.keys(all).join(', ')})`);
   const rows = {};
+  const live = [];
   const warnings = [];
-  for (const key of keys) {
-    if (interrupted) return;
-    const setup = all[key];
-    const row = (rows[key] = { label: setup.label });
-    if (setup.needs === 'pg' && !gatewayEnv.DATABASE_URL) {
-      row.error = 'no PostgreSQL reachable';
-      continue;
-    }
-    let gw;
-    try {
-      const headers = await setup.auth();
-      note(`starting ${setup.label}`);
-      gw = await startMeasuredGateway(setup.env);
-      await sleep(1000);
-      row.start = await settledMemory(gw);
-      const url = gw.url + '/v1/chat/completions';
-      const problem = await probe(url, headers, CHAT, isChat);
-      if (problem) throw new Error(problem);
-      note(`${setup.label}: warm-up ${WARM_S} s at c=50`);
-      await load({ url, headers, body: CHAT, connections: 50, seconds: WARM_S });
-      await sleep(1500); // the request-log writer drains
-      row.warm = await settledMemory(gw);
-      await memoryGauges(gw.url); // resets the event-loop delay histogram
-      row.c50 = await loadTarget({ label: setup.label }, { url, headers, body: CHAT, connections: 50, seconds: C50_S, cpuPids: [gw.pid] });
-      row.c50.loop = await memoryGauges(gw.url);
-      let peak = 0;
-      const sampler = setInterval(() => (peak = Math.max(peak, rssMb(gw.pid))), 500);
-      note(`${setup.label}: soak, ${soakN.toLocaleString('en-US')} requests at c=50`);
-      await memoryGauges(gw.url);
-      row.soak = recordRun(`${setup.label}, soak`, await load({ url, headers, body: CHAT, connections: 50, amount: soakN, cpuPids: [gw.pid] }));
-      row.soak.loop = await memoryGauges(gw.url);
-      clearInterval(sampler);
-      row.peak = peak;
-      await sleep(2000);
-      row.after = await settledMemory(gw);
-    } catch (err) {
-      row.error = err.message.split('\n')[0];
-      failures.push(`${setup.label}: ${err.message.slice(0, 2000)}`);
-    } finally {
-      if (gw) {
-        note(`stopping ${setup.label}`);
-        const code = await stopChild(gw);
-        warnings.push([setup.label, gw.warnings]);
-        if (code !== 0 && code !== null) failures.push(`${setup.label}: exited with ${code} on SIGTERM:\n${gw.output().slice(-2000)}`);
+  const newRun = () => ({ lat: new Samples(), requests: 0, wall: 0, cpu: 0, loopMax: 0, errors: 0 });
+  const summarize = (r) => {
+    const [p50, p99] = r.lat.percentiles(50, 99);
+    return { requests: r.requests, rps: r.requests / r.wall, p50, p99, cpuPerReq: [r.requests ? r.cpu / r.requests : NaN], loopMax: r.loopMax };
+  };
+  try {
+    for (const key of keys) {
+      if (interrupted) return;
+      const setup = all[key];
+      const row = (rows[key] = { label: setup.label });
+      if (setup.needs === 'pg' && !gatewayEnv.DATABASE_URL) {
+        row.error = 'no PostgreSQL reachable';
+        continue;
       }
+      try {
+        const { env, headers } = await setup.prepare();
+        note(`starting ${setup.label}`);
+        const gw = await startMeasuredGateway(env);
+        live.push({ key, gw, headers, url: gw.url + '/v1/chat/completions' });
+        await sleep(1000);
+        row.start = await settledMemory(gw);
+        const problem = await probe(gw.url + '/v1/chat/completions', headers, CHAT, isChat);
+        if (problem) throw new Error(problem);
+        note(`${setup.label}: warm-up ${WARM_S} s at c=50`);
+        await load({ url: gw.url + '/v1/chat/completions', headers, body: CHAT, connections: 50, seconds: WARM_S });
+        await sleep(1500); // the request-log writer drains
+        row.warm = await settledMemory(gw);
+        row.c50run = newRun();
+        row.soakRun = newRun();
+        row.peak = 0;
+      } catch (err) {
+        row.error = err.message.split('\n')[0];
+        failures.push(`${setup.label}: ${err.message.slice(0, 2000)}`);
+      }
+    }
+    const ready = live.filter((l) => !rows[l.key].error);
+    const sampler = setInterval(() => {
+      for (const l of ready) rows[l.key].peak = Math.max(rows[l.key].peak, rssMb(l.gw.pid));
+    }, 500);
+    try {
+      for (const phase of ['c50run', 'soakRun']) {
+        for (let round = 0; round < rounds; round++) {
+          if (interrupted) return;
+          const order = ready.map((_, i) => ready[(i + round) % ready.length]);
+          note(`${phase === 'c50run' ? `c=50, ${(C50_S / rounds).toFixed(1)} s` : `soak, ${Math.round(soakN / rounds).toLocaleString('en-US')} requests at c=50`} per setup, round ${round + 1} of ${rounds}`);
+          for (const l of order) {
+            const acc = rows[l.key][phase];
+            await memoryGauges(l.gw.url); // resets the event-loop delay histogram
+            const spec = { url: l.url, headers: l.headers, body: CHAT, connections: 50, cpuPids: [l.gw.pid], into: acc.lat, ...(phase === 'c50run' ? { seconds: C50_S / rounds } : { amount: Math.round(soakN / rounds) }) };
+            const r = recordRun(`${rows[l.key].label}, ${phase === 'c50run' ? 'c=50' : 'soak'}`, await load(spec));
+            const g = await memoryGauges(l.gw.url);
+            acc.requests += r.requests;
+            acc.wall += r.wall;
+            acc.cpu += r.cpuPerReq[0] * r.requests;
+            acc.loopMax = Math.max(acc.loopMax, g.loopMax || 0);
+            await sleep(200);
+          }
+        }
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    await sleep(2000); // the request-log writers drain
+    for (const l of ready) {
+      const row = rows[l.key];
+      row.c50 = summarize(row.c50run);
+      row.soak = summarize(row.soakRun);
+      row.after = await settledMemory(l.gw);
+    }
+  } finally {
+    for (const l of live) {
+      note(`stopping ${rows[l.key].label}`);
+      const code = await stopChild(l.gw);
+      warnings.push([rows[l.key].label, l.gw.warnings]);
+      if (code !== 0 && code !== null) failures.push(`${rows[l.key].label}: exited with ${code} on SIGTERM:\n${l.gw.output().slice(-2000)}`);
     }
   }
 
   const out = ['', `Gateway footprint — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`)];
-  out.push(`  per setup, one process: RSS (process tree, after two full GCs) at idle after start, after a ${WARM_S} s warm-up at c=50, after a c=50 run of ${C50_S} s and a soak of ${soakN.toLocaleString('en-US')} requests; setups run one after another`);
+  out.push(`  every setup is its own process, all running at once; RSS of the process tree after two full GCs: at idle after start, after a ${WARM_S} s warm-up at c=50, after the c=50 runs (${C50_S} s) and the soak (${soakN.toLocaleString('en-US')} requests), both interleaved across setups in ${rounds} rounds`);
   out.push('');
   const H = ['setup', 'RSS MB start', 'warm', 'after soak', 'peak', 'heap MB after', 'c=50 req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'loop max ms', 'soak req/s', 'p99 ms', 'loop max ms'];
   const body = keys.map((k) => {
     const r = rows[k];
     if (!r.c50) return [r.label, `FAILED: ${(r.error ?? '').slice(0, 100)}`, ...H.slice(2).map(() => '')];
-    return [r.label, fmt.mb(r.start?.rss), fmt.mb(r.warm?.rss), fmt.mb(r.after?.rss), fmt.mb(r.peak), fmt.mb(r.after?.heapUsed), fmt.rps(r.c50.rps), fmt.ms(r.c50.p50), fmt.ms(r.c50.p99), fmt.us(r.c50.cpuPerReq[0]), fmt.ms(r.c50.loop?.loopMax), fmt.rps(r.soak?.rps), fmt.ms(r.soak?.p99), fmt.ms(r.soak?.loop?.loopMax)];
+    return [r.label, fmt.mb(r.start?.rss), fmt.mb(r.warm?.rss), fmt.mb(r.after?.rss), fmt.mb(r.peak), fmt.mb(r.after?.heapUsed), fmt.rps(r.c50.rps), fmt.ms(r.c50.p50), fmt.ms(r.c50.p99), fmt.us(r.c50.cpuPerReq[0]), fmt.ms(r.c50.loopMax), fmt.rps(r.soak.rps), fmt.ms(r.soak.p99), fmt.ms(r.soak.loopMax)];
   });
   out.push(table(H, body, ['l', ...H.slice(1).map(() => 'r')]));
-  out.push('  loop max: the longest the gateway\'s event loop was held during that run (monitorEventLoopDelay, /metrics)');
-  out.push('  heap: V8 heap used after a full GC; external (ArrayBuffers, WebAssembly memory of PGlite) per setup after the soak: ' + keys.filter((k) => rows[k].after).map((k) => `${k} ${fmt.mb(rows[k].after.external)} MB`).join(', '));
+  out.push("  loop max: the longest the gateway's event loop was held during those runs (monitorEventLoopDelay, from /metrics)");
+  out.push('  external memory (ArrayBuffers; PGlite\'s WebAssembly memory when inline) after the soak: ' + keys.filter((k) => rows[k].after).map((k) => `${k} ${fmt.mb(rows[k].after.external)} MB`).join(', '));
 
   const checks = [];
   const ratio = (a, b) => (a && b ? a / b : NaN);
@@ -1082,8 +1118,8 @@ async function runFootprint({ gatewayEnv, auth, header, work }) {
     const xs = ratio(rows[k].soak?.p99, rows.pg.soak?.p99);
     checks.push([`soak p99 ${k} within 2x of pg`, xs <= 2, `${xs.toFixed(2)}x (${fmt.ms(rows[k].soak?.p99)} vs ${fmt.ms(rows.pg.soak?.p99)} ms)`]);
   }
-  if (rows['pg-gateway-only']?.start) checks.push(['GATEWAY_ONLY=1 with PostgreSQL+Redis idle RSS < 150 MB', rows['pg-gateway-only'].warm.rss < 150, `${fmt.mb(rows['pg-gateway-only'].start.rss)} MB at start, ${fmt.mb(rows['pg-gateway-only'].warm.rss)} MB idle after warm-up`]);
-  if (rows['embedded-gateway-only']?.start) checks.push(['GATEWAY_ONLY=1 embedded idle RSS < 300 MB', rows['embedded-gateway-only'].warm.rss < 300, `${fmt.mb(rows['embedded-gateway-only'].start.rss)} MB at start, ${fmt.mb(rows['embedded-gateway-only'].warm.rss)} MB idle after warm-up`]);
+  if (rows['pg-gateway-only']?.warm) checks.push(['GATEWAY_ONLY=1 with PostgreSQL+Redis idle RSS < 150 MB', rows['pg-gateway-only'].warm.rss < 150, `${fmt.mb(rows['pg-gateway-only'].start.rss)} MB idle after start, ${fmt.mb(rows['pg-gateway-only'].warm.rss)} MB idle after warm-up`]);
+  if (rows['embedded-gateway-only']?.warm) checks.push(['GATEWAY_ONLY=1 embedded idle RSS < 300 MB', rows['embedded-gateway-only'].warm.rss < 300, `${fmt.mb(rows['embedded-gateway-only'].start.rss)} MB idle after start, ${fmt.mb(rows['embedded-gateway-only'].warm.rss)} MB idle after warm-up`]);
   for (const [a, b] of [['pg-gateway-only', 'pg'], ['embedded', 'embedded-inline'], ['embedded-gateway-only', 'embedded']]) {
     const ra = rows[a]?.c50;
     const rb = rows[b]?.c50;
