@@ -526,10 +526,14 @@ async function startFloor(upstreamUrl, client = 'undici') {
   return { ...entry, url, pid: entry.child.pid };
 }
 
-/** The node flags `npm start` runs the server with (package.json scripts.start: `node FLAGS… dist/server.mjs`). */
-function npmStartFlags() {
-  const start = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start.trim().split(/\s+/);
-  if (start[0] !== 'node' || start.at(-1) !== 'dist/server.mjs') throw new Error(`unexpected npm start script: ${start.join(' ')}`);
+/**
+ * The node flags an npm script runs the server with (`start`: `node FLAGS… dist/server.mjs`;
+ * `start:gateway`: `GATEWAY_ONLY=1 node FLAGS… dist/server.mjs`, its variable set by the caller).
+ */
+function npmStartFlags(script = 'start') {
+  const words = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts[script].trim().split(/\s+/);
+  const start = words.slice(words.findIndex((w) => !/^[A-Z_]+=/.test(w)));
+  if (start[0] !== 'node' || start.at(-1) !== 'dist/server.mjs') throw new Error(`unexpected npm ${script} script: ${words.join(' ')}`);
   return start.slice(1, -1);
 }
 
@@ -541,11 +545,16 @@ function startMeasuredGateway(gatewayEnv, bundle = opt.server) {
   return startGateway('lean', { ...gatewayEnv, METRICS_ALLOW_GC: '1' }, ['--expose-gc'], bundle);
 }
 
-async function startGateway(mode, gatewayEnv, nodeFlags = [], bundle = opt.server) {
+/** As startMeasuredGateway, the way `npm run start:gateway` runs it (GATEWAY_ONLY=1, its node flags). */
+function startMeasuredGatewayOnly(gatewayEnv) {
+  return startGateway('lean', { ...gatewayEnv, GATEWAY_ONLY: '1', METRICS_ALLOW_GC: '1' }, ['--expose-gc'], opt.server, 'start:gateway');
+}
+
+async function startGateway(mode, gatewayEnv, nodeFlags = [], bundle = opt.server, script = 'start') {
   const port = await freePort();
   const server = bundle === 'dist/server.mjs' ? path.join(buildDir, 'dist/server.mjs') : path.resolve(ROOT, bundle);
   // The lean rows run what `npm start` runs, flags included.
-  const args = [...nodeFlags, ...(mode === 'lean' ? [...npmStartFlags(), server] : [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'])];
+  const args = [...nodeFlags, ...(mode === 'lean' ? [...npmStartFlags(script), server] : [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'])];
   const entry = startChild(mode === 'lean' ? `gateway (node ${bundle})` : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' }, { cwd: buildDir });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
@@ -1033,7 +1042,7 @@ async function runFootprint({ gatewayEnv, auth, header, work }) {
       try {
         const { env, headers } = await setup.prepare();
         note(`starting ${setup.label}`);
-        const gw = await startMeasuredGateway(env);
+        const gw = env.GATEWAY_ONLY === '1' ? await startMeasuredGatewayOnly(env) : await startMeasuredGateway(env);
         live.push({ key, gw, headers, url: gw.url + '/v1/chat/completions' });
         await sleep(1000);
         row.start = await settledMemory(gw);
