@@ -117,7 +117,14 @@ export class PgliteWorkerProxy implements PgliteLike {
     return new Promise<T>((resolve, reject) => {
       if (this.pending.size === 0) this.worker.ref();
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.worker.postMessage({ ...msg, id });
+      try {
+        this.worker.postMessage({ ...msg, id });
+      } catch (err) {
+        // Not cloneable (a function in the options): nothing was sent, nothing will answer.
+        this.pending.delete(id);
+        if (this.pending.size === 0) this.worker.unref();
+        reject(err as Error);
+      }
     });
   }
 

@@ -42,6 +42,11 @@ describe('PGlite in a worker thread', () => {
     expect(err).toBeInstanceOf(messages.DatabaseError); // what the adapter maps to Prisma's error kinds
   });
 
+  it('rejects options that cannot cross threads without leaving the call pending', async () => {
+    await expect(db.query('SELECT 1', [], { serializers: { 25: (x: unknown) => String(x) } })).rejects.toThrow();
+    expect((await db.query<{ one: number }>('SELECT 1 AS one')).rows[0].one).toBe(1);
+  });
+
   it('commits, rolls back, and makes other queries wait for an open transaction', async () => {
     await db.transaction(async (tx) => {
       await tx.query('INSERT INTO t (id) VALUES (10)');
