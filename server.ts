@@ -1,7 +1,10 @@
 // npm start: one process, one port. /v1/* goes to the lean node:http gateway path; every other
 // path (dashboard, /api/*) to Next.js. Both run the same lib/gateway pipeline and share state.
+// GATEWAY_ONLY=1 (npm run start:gateway): only /v1 and the ops endpoints; Next.js is never loaded,
+// which is most of the process's memory (see README, Operations).
 import http from 'node:http';
-import next from 'next';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import v8 from 'node:v8';
 import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
@@ -13,14 +16,27 @@ import { syncCatalogue } from '@/lib/config/sync';
 import { countTokens } from '@/lib/gateway/tokens';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { startCreditReconciler } from '@/lib/billing/ledger';
+import { startChannelOverrideSync } from '@/lib/channels/overrides';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
   res.end(r.body);
 }
 
+/** Event-loop delay since the previous scrape, in seconds (the histogram is reset on every read). */
+function eventLoopGauges(h: ReturnType<typeof monitorEventLoopDelay>): Record<string, number> {
+  const out = {
+    nodejs_eventloop_delay_p99_seconds: h.count ? h.percentile(99) / 1e9 : 0,
+    nodejs_eventloop_delay_max_seconds: h.count ? h.max / 1e9 : 0,
+  };
+  h.reset();
+  return out;
+}
+
 async function main(): Promise<void> {
   lifecycle().customServer = true; // before Next starts: its instrumentation must leave signals to us
+  // Before anything compiles WebAssembly (the Prisma client's query compiler, PGlite): see WASM_BASELINE.
+  if (env.WASM_BASELINE === '1' || (env.WASM_BASELINE === 'auto' && env.GATEWAY_ONLY)) v8.setFlagsFromString('--liftoff-only');
   getConfig(); // a broken operator config stops start-up here, naming the field
   const applied = await runMigrations();
   if (applied.length) log('info', 'migrations applied', { applied });
@@ -29,10 +45,25 @@ async function main(): Promise<void> {
   // connecting and run on the in-process fallback (per-instance limits, balances reloaded after).
   getLimiter();
   startCreditReconciler(); // credits recorded but not yet in the live balance (lib/billing/ledger.ts)
-  const app = next({ dev: false, dir: process.cwd() });
-  await app.prepare();
-  const nextHandler = app.getRequestHandler();
+  let nextHandler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
+  if (env.GATEWAY_ONLY) {
+    // Next's instrumentation would start this; without Next the server does.
+    startChannelOverrideSync();
+    nextHandler = async (_req, res) => {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'this server serves only /v1 (GATEWAY_ONLY=1); the dashboard runs elsewhere', type: 'not_found_error', param: null, code: 'not_found' } }));
+    };
+  } else {
+    const { default: next } = await import('next');
+    const app = next({ dev: false, dir: process.cwd() });
+    await app.prepare();
+    nextHandler = app.getRequestHandler();
+  }
   let inFlight = 0;
+  // How long the request loop was held (anything synchronous: JSON, the embedded database when
+  // inline): p99 and max since the previous /metrics scrape.
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+  loopDelay.enable();
 
   const server = http.createServer({ maxHeaderSize: 32 * 1024, connectionsCheckingInterval: Math.min(1000, env.REQUEST_TIMEOUT_MS / 4) }, (req, res) => {
     const url = req.url ?? '/';
@@ -48,7 +79,12 @@ async function main(): Promise<void> {
           res,
           metrics(req.headers.authorization, {
             gc: /[?&]gc=1(&|$)/.test(url),
-            extra: { gateway_requests_in_flight: pendingGatewayRequests(), http_responses_open: inFlight - 1, http_server_connections: connections ?? 0 },
+            extra: {
+              gateway_requests_in_flight: pendingGatewayRequests(),
+              http_responses_open: inFlight - 1,
+              http_server_connections: connections ?? 0,
+              ...eventLoopGauges(loopDelay),
+            },
           }),
         ),
       );
@@ -90,9 +126,10 @@ async function main(): Promise<void> {
   server.listen({ port: env.PORT, host: env.HOST, backlog: env.LISTEN_BACKLOG }, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : env.PORT;
-    // Load the tokenizer now, so the first reply without upstream usage does not wait for it.
-    void countTokens('warm up');
-    log('info', 'listening', { url: `http://127.0.0.1:${port}`, database: env.DATABASE_URL ? 'postgresql' : 'embedded', limiter: env.REDIS_URL ? 'redis' : 'in-process' });
+    // Load the tokenizer now, so the first reply without upstream usage does not wait for it
+    // (TOKENIZER_PRELOAD: not by default in the lean GATEWAY_ONLY process, where it is most of the heap).
+    if (env.TOKENIZER_PRELOAD === '1' || (env.TOKENIZER_PRELOAD === 'auto' && !env.GATEWAY_ONLY)) void countTokens('warm up');
+    log('info', 'listening', { url: `http://127.0.0.1:${port}`, database: env.DATABASE_URL ? 'postgresql' : 'embedded', limiter: env.REDIS_URL ? 'redis' : 'in-process', ...(env.GATEWAY_ONLY ? { gatewayOnly: true } : {}) });
   });
 }
 

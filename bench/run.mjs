@@ -11,6 +11,8 @@
 //                                       without Redis, interleaved stream by stream (where TTFB goes)
 //   npm run bench -- --idle-gaps 0,5,20 non-stream requests at c=1 after idle pauses: what idling costs
 //   npm run bench -- --strict           also exit non-zero when a target is missed
+//   npm run bench -- --footprint        RSS after start, warm-up and a soak, c=50 latency: PostgreSQL setup
+//                                       vs the embedded default (PGlite thread / inline), and GATEWAY_ONLY=1
 //   npm run bench -- --profile lean     c=50 load on the lean gateway under `node --cpu-prof`, then the
 //                                       top self-time functions of the load window (also: --profile next)
 import { spawn } from 'node:child_process';
@@ -67,6 +69,12 @@ const { values: opt } = parseArgs({
     'idle-gaps': { type: 'string' },
     // The table's floor: undici request (default), node:http, or undici's dispatcher (the gateway's own client).
     'floor-client': { type: 'string', default: 'undici' },
+    // --footprint: memory per instance and latency under load, PostgreSQL setup against the embedded
+    // default (and their GATEWAY_ONLY variants, and PGlite inline for A/B).
+    footprint: { type: 'boolean', default: false },
+    'footprint-setups': { type: 'string', default: 'pg,pg-gateway-only,embedded,embedded-inline,embedded-gateway-only' },
+    'footprint-soak': { type: 'string', default: '25000' },
+    'footprint-rounds': { type: 'string', default: '4' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -81,7 +89,7 @@ const TTFB_N = Number(opt['ttfb-requests']);
 const CHUNKS = Number(opt.chunks);
 const CHUNK_MS = Number(opt['chunk-ms']);
 const LONG_CHUNK_MS = Number(opt['stream-chunk-ms']);
-const MODE = opt.profile ? 'profile' : opt.soak || opt.streams || opt['ttfb-breakdown'] || opt['idle-gaps'] ? 'extra' : 'table';
+const MODE = opt.footprint ? 'footprint' : opt.profile ? 'profile' : opt.soak || opt.streams || opt['ttfb-breakdown'] || opt['idle-gaps'] ? 'extra' : 'table';
 if (!['undici', 'http', 'dispatch'].includes(opt['floor-client'])) {
   process.stderr.write('bench: --floor-client takes undici, http or dispatch\n');
   process.exit(2);
@@ -269,7 +277,7 @@ class Samples {
  * (autocannon's own histogram has 1 ms resolution, too coarse for the c=1 comparison).
  * `cpuPids` are sampled around the run for CPU microseconds per request.
  */
-function load({ url, headers, body, connections, seconds, amount, cpuPids = [] }) {
+function load({ url, headers, body, connections, seconds, amount, cpuPids = [], into = null }) {
   return new Promise((resolve, reject) => {
     const lat = new Samples();
     const cpu0 = cpuPids.map(cpuMicros);
@@ -308,7 +316,10 @@ function load({ url, headers, body, connections, seconds, amount, cpuPids = [] }
       },
     );
     inst.on('response', (_client, status, _bytes, ms) => {
-      if (status >= 200 && status < 300) lat.push(ms);
+      if (status >= 200 && status < 300) {
+        lat.push(ms);
+        into?.push(ms);
+      }
     });
   });
 }
@@ -432,7 +443,8 @@ function snapshotBuild(work) {
       if (existsSync(path.join(ROOT, f))) cpSync(path.join(ROOT, f), path.join(dir, f));
     }
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-    for (const d of ['public', 'prisma']) if (existsSync(path.join(ROOT, d))) symlinkSync(path.join(ROOT, d), path.join(dir, d), 'dir');
+    // lib: the embedded database's worker thread is loaded by path (lib/db/pglite-worker.mjs).
+    for (const d of ['public', 'prisma', 'lib']) if (existsSync(path.join(ROOT, d))) symlinkSync(path.join(ROOT, d), path.join(dir, d), 'dir');
     let after = '';
     try {
       after = readFileSync(path.join(ROOT, '.next/BUILD_ID'), 'utf8');
@@ -514,10 +526,14 @@ async function startFloor(upstreamUrl, client = 'undici') {
   return { ...entry, url, pid: entry.child.pid };
 }
 
-/** The node flags `npm start` runs the server with (package.json scripts.start: `node FLAGS… dist/server.mjs`). */
-function npmStartFlags() {
-  const start = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start.trim().split(/\s+/);
-  if (start[0] !== 'node' || start.at(-1) !== 'dist/server.mjs') throw new Error(`unexpected npm start script: ${start.join(' ')}`);
+/**
+ * The node flags an npm script runs the server with (`start`: `node FLAGS… dist/server.mjs`;
+ * `start:gateway`: `GATEWAY_ONLY=1 node FLAGS… dist/server.mjs`, its variable set by the caller).
+ */
+function npmStartFlags(script = 'start') {
+  const words = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts[script].trim().split(/\s+/);
+  const start = words.slice(words.findIndex((w) => !/^[A-Z_]+=/.test(w)));
+  if (start[0] !== 'node' || start.at(-1) !== 'dist/server.mjs') throw new Error(`unexpected npm ${script} script: ${words.join(' ')}`);
   return start.slice(1, -1);
 }
 
@@ -529,11 +545,16 @@ function startMeasuredGateway(gatewayEnv, bundle = opt.server) {
   return startGateway('lean', { ...gatewayEnv, METRICS_ALLOW_GC: '1' }, ['--expose-gc'], bundle);
 }
 
-async function startGateway(mode, gatewayEnv, nodeFlags = [], bundle = opt.server) {
+/** As startMeasuredGateway, the way `npm run start:gateway` runs it (GATEWAY_ONLY=1, its node flags). */
+function startMeasuredGatewayOnly(gatewayEnv) {
+  return startGateway('lean', { ...gatewayEnv, GATEWAY_ONLY: '1', METRICS_ALLOW_GC: '1' }, ['--expose-gc'], opt.server, 'start:gateway');
+}
+
+async function startGateway(mode, gatewayEnv, nodeFlags = [], bundle = opt.server, script = 'start') {
   const port = await freePort();
   const server = bundle === 'dist/server.mjs' ? path.join(buildDir, 'dist/server.mjs') : path.resolve(ROOT, bundle);
   // The lean rows run what `npm start` runs, flags included.
-  const args = [...nodeFlags, ...(mode === 'lean' ? [...npmStartFlags(), server] : [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'])];
+  const args = [...nodeFlags, ...(mode === 'lean' ? [...npmStartFlags(script), server] : [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'])];
   const entry = startChild(mode === 'lean' ? `gateway (node ${bundle})` : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' }, { cwd: buildDir });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
@@ -700,6 +721,7 @@ async function main() {
   };
   try {
     if (MODE === 'table') await runTable({ upstream, gatewayEnv, auth, anthropicAuth, header });
+    else if (MODE === 'footprint') await runFootprint({ gatewayEnv, auth, header, work });
     else if (MODE === 'profile') await runProfile({ gatewayEnv, auth, header });
     else await runExtra({ upstream, gatewayEnv, auth, header });
   } finally {
@@ -947,6 +969,193 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   out.push(...warningLines(gatewayWarnings));
   process.stdout.write(`${out.join('\n')}\n`);
   targetsMissed = checks.filter((c) => c.gw === 'lean' && !c.pass).length;
+}
+
+/** process.memoryUsage() of a gateway, from its /metrics, in MB (after a full GC when `gc`). */
+function memoryGauges(baseUrl, { gc = false } = {}) {
+  return new Promise((resolve) => {
+    const req = http.get(`${baseUrl}/metrics${gc ? '?gc=1' : ''}`, { agent: false, headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        const mb = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
+        const ms = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+        resolve({
+          heapUsed: mb('nodejs_heap_used_bytes'),
+          heapTotal: mb('nodejs_heap_total_bytes'),
+          external: mb('nodejs_external_memory_bytes'),
+          loopP99: ms('nodejs_eventloop_delay_p99_seconds'),
+          loopMax: ms('nodejs_eventloop_delay_max_seconds'),
+        });
+      });
+    });
+    req.on('error', () => resolve({}));
+    req.setTimeout(5000, () => req.destroy());
+  });
+}
+
+/** RSS of the process tree after two full GCs (the gateway runs with --expose-gc, METRICS_ALLOW_GC=1), with the heap breakdown. */
+async function settledMemory(gw) {
+  let heap = {};
+  for (let i = 0; i < 2; i++) {
+    heap = await memoryGauges(gw.url, { gc: true });
+    await sleep(750);
+  }
+  return { rss: rssMb(gw.pid), ...heap };
+}
+
+/**
+ * --footprint: per setup, one gateway process: RSS at idle right after start (before any request),
+ * after the warm-up, and after the c=50 runs and the soak; latency, CPU and the longest event-loop
+ * stall of the c=50 runs and of the soak. Setups: `pg` (npm start with PostgreSQL and Redis),
+ * `embedded` (no DATABASE_URL/REDIS_URL: PGlite in its worker thread, the default),
+ * `embedded-inline` (PGLITE_MODE=inline: PGlite on the request thread, as before), and the
+ * `-gateway-only` variants (GATEWAY_ONLY=1: no Next.js). All setups run at once (each embedded one
+ * on its own DATA_DIR) and the load is interleaved: --footprint-rounds rounds, each giving every
+ * setup C50_S/rounds seconds at c=50 and soak/rounds requests, in rotating order, so a busy moment
+ * of a shared machine does not land on one setup only.
+ */
+async function runFootprint({ gatewayEnv, auth, header, work }) {
+  const soakN = Number(opt['footprint-soak']);
+  const rounds = Math.max(1, Number(opt['footprint-rounds']));
+  const embedded = async (name, extra) => {
+    const env = { ...gatewayEnv, DATA_DIR: path.join(work, `data-${name}`), ...extra };
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    note(`${name}: migrations and the benchmark account on its own embedded database`);
+    await runNode(['--import', 'tsx', 'scripts/migrate.ts'], env);
+    const out = await runNode(['--import', 'tsx', 'bench/setup-account.ts'], env);
+    const line = out.split('\n').find((l) => l.includes('"apiKey"'));
+    if (!line) throw new Error(`setup-account printed no key:\n${out}`);
+    return { env, headers: { authorization: `Bearer ${JSON.parse(line).apiKey}` } };
+  };
+  const all = {
+    pg: { label: 'PostgreSQL + Redis, npm start', prepare: async () => ({ env: gatewayEnv, headers: auth }), needs: 'pg' },
+    'pg-gateway-only': { label: 'PostgreSQL + Redis, GATEWAY_ONLY=1', prepare: async () => ({ env: { ...gatewayEnv, GATEWAY_ONLY: '1' }, headers: auth }), needs: 'pg' },
+    embedded: { label: 'embedded (PGlite thread), npm start', prepare: () => embedded('embedded', {}) },
+    'embedded-inline': { label: 'embedded, PGLITE_MODE=inline', prepare: () => embedded('embedded-inline', { PGLITE_MODE: 'inline' }) },
+    'embedded-gateway-only': { label: 'embedded (PGlite thread), GATEWAY_ONLY=1', prepare: () => embedded('embedded-gateway-only', { GATEWAY_ONLY: '1' }) },
+  };
+  const keys = opt['footprint-setups'].split(',').map((k) => k.trim()).filter(Boolean);
+  for (const k of keys) if (!all[k]) throw new Error(`--footprint-setups: unknown setup ${k} (known: ${Object.keys(all).join(', ')})`);
+  const rows = {};
+  const live = [];
+  const warnings = [];
+  const newRun = () => ({ lat: new Samples(), requests: 0, wall: 0, cpu: 0, loopMax: 0, errors: 0 });
+  const summarize = (r) => {
+    const [p50, p99] = r.lat.percentiles(50, 99);
+    return { requests: r.requests, rps: r.requests / r.wall, p50, p99, cpuPerReq: [r.requests ? r.cpu / r.requests : NaN], loopMax: r.loopMax };
+  };
+  try {
+    for (const key of keys) {
+      if (interrupted) return;
+      const setup = all[key];
+      const row = (rows[key] = { label: setup.label });
+      if (setup.needs === 'pg' && !gatewayEnv.DATABASE_URL) {
+        row.error = 'no PostgreSQL reachable';
+        continue;
+      }
+      try {
+        const { env, headers } = await setup.prepare();
+        note(`starting ${setup.label}`);
+        const gw = env.GATEWAY_ONLY === '1' ? await startMeasuredGatewayOnly(env) : await startMeasuredGateway(env);
+        live.push({ key, gw, headers, url: gw.url + '/v1/chat/completions' });
+        await sleep(1000);
+        row.start = await settledMemory(gw);
+        const problem = await probe(gw.url + '/v1/chat/completions', headers, CHAT, isChat);
+        if (problem) throw new Error(problem);
+        note(`${setup.label}: warm-up ${WARM_S} s at c=50`);
+        await load({ url: gw.url + '/v1/chat/completions', headers, body: CHAT, connections: 50, seconds: WARM_S });
+        await sleep(1500); // the request-log writer drains
+        row.warm = await settledMemory(gw);
+        row.c50run = newRun();
+        row.soakRun = newRun();
+        row.peak = 0;
+      } catch (err) {
+        row.error = err.message.split('\n')[0];
+        failures.push(`${setup.label}: ${err.message.slice(0, 2000)}`);
+      }
+    }
+    const ready = live.filter((l) => !rows[l.key].error);
+    const sampler = setInterval(() => {
+      for (const l of ready) rows[l.key].peak = Math.max(rows[l.key].peak, rssMb(l.gw.pid));
+    }, 500);
+    try {
+      for (const phase of ['c50run', 'soakRun']) {
+        for (let round = 0; round < rounds; round++) {
+          if (interrupted) return;
+          const order = ready.map((_, i) => ready[(i + round) % ready.length]);
+          note(`${phase === 'c50run' ? `c=50, ${(C50_S / rounds).toFixed(1)} s` : `soak, ${Math.round(soakN / rounds).toLocaleString('en-US')} requests at c=50`} per setup, round ${round + 1} of ${rounds}`);
+          for (const l of order) {
+            const acc = rows[l.key][phase];
+            await memoryGauges(l.gw.url); // resets the event-loop delay histogram
+            const spec = { url: l.url, headers: l.headers, body: CHAT, connections: 50, cpuPids: [l.gw.pid], into: acc.lat, ...(phase === 'c50run' ? { seconds: C50_S / rounds } : { amount: Math.round(soakN / rounds) }) };
+            const r = recordRun(`${rows[l.key].label}, ${phase === 'c50run' ? 'c=50' : 'soak'}`, await load(spec));
+            const g = await memoryGauges(l.gw.url);
+            acc.requests += r.requests;
+            acc.wall += r.wall;
+            acc.cpu += r.cpuPerReq[0] * r.requests;
+            acc.loopMax = Math.max(acc.loopMax, g.loopMax || 0);
+            await sleep(200);
+          }
+        }
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    await sleep(2000); // the request-log writers drain
+    for (const l of ready) {
+      const row = rows[l.key];
+      row.c50 = summarize(row.c50run);
+      row.soak = summarize(row.soakRun);
+      row.after = await settledMemory(l.gw);
+    }
+  } finally {
+    for (const l of live) {
+      note(`stopping ${rows[l.key].label}`);
+      const code = await stopChild(l.gw);
+      warnings.push([rows[l.key].label, l.gw.warnings]);
+      if (code !== 0 && code !== null) failures.push(`${rows[l.key].label}: exited with ${code} on SIGTERM:\n${l.gw.output().slice(-2000)}`);
+    }
+  }
+
+  const out = ['', `Gateway footprint — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`)];
+  out.push(`  every setup is its own process, all running at once; RSS of the process tree after two full GCs: at idle after start, after a ${WARM_S} s warm-up at c=50, after the c=50 runs (${C50_S} s) and the soak (${soakN.toLocaleString('en-US')} requests), both interleaved across setups in ${rounds} rounds`);
+  out.push('');
+  const H = ['setup', 'RSS MB start', 'warm', 'after soak', 'peak', 'heap MB after', 'c=50 req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'loop max ms', 'soak req/s', 'p99 ms', 'loop max ms'];
+  const body = keys.map((k) => {
+    const r = rows[k];
+    if (!r.c50) return [r.label, `FAILED: ${(r.error ?? '').slice(0, 100)}`, ...H.slice(2).map(() => '')];
+    return [r.label, fmt.mb(r.start?.rss), fmt.mb(r.warm?.rss), fmt.mb(r.after?.rss), fmt.mb(r.peak), fmt.mb(r.after?.heapUsed), fmt.rps(r.c50.rps), fmt.ms(r.c50.p50), fmt.ms(r.c50.p99), fmt.us(r.c50.cpuPerReq[0]), fmt.ms(r.c50.loopMax), fmt.rps(r.soak.rps), fmt.ms(r.soak.p99), fmt.ms(r.soak.loopMax)];
+  });
+  out.push(table(H, body, ['l', ...H.slice(1).map(() => 'r')]));
+  out.push("  loop max: the longest the gateway's event loop was held during those runs (monitorEventLoopDelay, from /metrics)");
+  out.push('  external memory (ArrayBuffers; PGlite\'s WebAssembly memory when inline) after the soak: ' + keys.filter((k) => rows[k].after).map((k) => `${k} ${fmt.mb(rows[k].after.external)} MB`).join(', '));
+
+  const checks = [];
+  const ratio = (a, b) => (a && b ? a / b : NaN);
+  const pg = rows.pg?.c50;
+  for (const k of ['embedded', 'embedded-gateway-only', 'embedded-inline']) {
+    const e = rows[k]?.c50;
+    if (!e || !pg) continue;
+    const x = ratio(e.p99, pg.p99);
+    checks.push([`c=50 p99 ${k} within 2x of pg`, x <= 2, `${x.toFixed(2)}x (${fmt.ms(e.p99)} vs ${fmt.ms(pg.p99)} ms)`]);
+    const xs = ratio(rows[k].soak?.p99, rows.pg.soak?.p99);
+    checks.push([`soak p99 ${k} within 2x of pg`, xs <= 2, `${xs.toFixed(2)}x (${fmt.ms(rows[k].soak?.p99)} vs ${fmt.ms(rows.pg.soak?.p99)} ms)`]);
+  }
+  if (rows['pg-gateway-only']?.warm) checks.push(['GATEWAY_ONLY=1 with PostgreSQL+Redis idle RSS < 150 MB', rows['pg-gateway-only'].warm.rss < 150, `${fmt.mb(rows['pg-gateway-only'].start.rss)} MB idle after start, ${fmt.mb(rows['pg-gateway-only'].warm.rss)} MB idle after warm-up`]);
+  if (rows['embedded-gateway-only']?.warm) checks.push(['GATEWAY_ONLY=1 embedded idle RSS < 300 MB', rows['embedded-gateway-only'].warm.rss < 300, `${fmt.mb(rows['embedded-gateway-only'].start.rss)} MB idle after start, ${fmt.mb(rows['embedded-gateway-only'].warm.rss)} MB idle after warm-up`]);
+  for (const [a, b] of [['pg-gateway-only', 'pg'], ['embedded', 'embedded-inline'], ['embedded-gateway-only', 'embedded']]) {
+    const ra = rows[a]?.c50;
+    const rb = rows[b]?.c50;
+    if (!ra || !rb) continue;
+    checks.push([`${a} vs ${b}: throughput, CPU/request (A/B)`, ra.rps >= rb.rps * 0.9 && ra.cpuPerReq[0] <= rb.cpuPerReq[0] * 1.1, `${fmt.pct((ra.rps / rb.rps - 1) * 100)} req/s, ${fmt.pct((ra.cpuPerReq[0] / rb.cpuPerReq[0] - 1) * 100)} CPU µs/req (within 10% passes)`]);
+  }
+  if (checks.length) out.push('', table(['target', '', 'measured'], checks.map(([n, p, m]) => [n, p ? 'PASS' : 'FAIL', m]), ['l', 'l', 'l']));
+  out.push(...warningLines(warnings));
+  process.stdout.write(`${out.join('\n')}\n`);
+  targetsMissed += checks.filter((c) => !c[1]).length;
 }
 
 function warningLines(list) {

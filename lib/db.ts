@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
+import type { PgliteLike } from '@/lib/db/pglite-proxy';
 import { PrismaClient } from '@/lib/generated/prisma/client';
 import { env } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
@@ -82,13 +83,27 @@ function lockEmbeddedDatabase(): void {
   throw new Error(`could not take the embedded database lock ${file}`);
 }
 
-/** The one PGlite instance of this process (a data folder admits a single opener: see lockEmbeddedDatabase). */
-export function getPglite(): Promise<PGlite> {
-  return singleton('pglite', async () => {
-    const { PGlite } = await import('@electric-sql/pglite');
+/** Server settings added to PGlite's defaults (see PGLITE_SHARED_BUFFERS). */
+function pgliteStartParams(): string[] {
+  return ['-c', `shared_buffers=${env.PGLITE_SHARED_BUFFERS}`];
+}
+
+/**
+ * The one embedded database of this process (a data folder admits a single opener: see
+ * lockEmbeddedDatabase). By default PGlite runs in a worker thread (lib/db/pglite-proxy.ts); the
+ * lock is still this process's pid.
+ */
+export function getPglite(): Promise<PgliteLike> {
+  return singleton('pglite', async (): Promise<PgliteLike> => {
     mkdirSync(embeddedDataDir(), { recursive: true });
     lockEmbeddedDatabase();
-    return PGlite.create(embeddedDataDir());
+    const startParams = pgliteStartParams();
+    if (env.PGLITE_MODE === 'inline') {
+      const { PGlite } = await import('@electric-sql/pglite');
+      return PGlite.create(embeddedDataDir(), { startParams: [...PGlite.defaultStartParams, ...startParams] });
+    }
+    const { PgliteWorkerProxy } = await import('@/lib/db/pglite-proxy');
+    return PgliteWorkerProxy.start(embeddedDataDir(), startParams);
   });
 }
 
@@ -98,7 +113,7 @@ async function createAdapter() {
     return new PrismaPg({ connectionString: env.DATABASE_URL, max: 10 });
   }
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
-  return new PrismaPGlite(await getPglite());
+  return new PrismaPGlite((await getPglite()) as unknown as PGlite);
 }
 
 /** The process-wide Prisma client (shared by the route handlers and the lean /v1 server). */

@@ -60,6 +60,39 @@ const schema = z.object({
     .enum(['0', '1', 'true', 'false'])
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
+  /**
+   * Where the embedded database (PGlite, no DATABASE_URL) runs: `thread` (default), a worker thread
+   * of its own so its synchronous WebAssembly work never holds the request loop; `inline`, in the
+   * request thread (the behaviour before; kept for comparison in the benchmark).
+   */
+  PGLITE_MODE: z.enum(['thread', 'inline']).default('thread'),
+  /**
+   * PostgreSQL's shared_buffers inside the embedded database. PGlite's default (128MB) lives in
+   * its WebAssembly memory and costs ~115 MB RSS more than 16MB for no measurable write speed at
+   * the gateway's load (the request log is appended, not re-read on the request path).
+   */
+  PGLITE_SHARED_BUFFERS: z.string().regex(/^\d+(kB|MB|GB)$/, 'PGLITE_SHARED_BUFFERS must look like 16MB').default('16MB'),
+  /**
+   * `1`: server.ts serves only /v1, /healthz, /readyz and /metrics and never loads the Next.js app
+   * (dashboard, /api): the lean footprint for a process that only proxies. Run the dashboard in
+   * another process (`npm run start:next`) against the same DATABASE_URL and REDIS_URL.
+   */
+  GATEWAY_ONLY: z
+    .enum(['0', '1', 'true', 'false'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
+  /**
+   * Load the tokenizer (o200k ranks: ~70 MB of heap, ~130 MB RSS) at start, so the first reply
+   * without upstream usage does not wait ~1 s for it: `auto` (default) does with the full app and
+   * leaves it to first use with GATEWAY_ONLY=1, whose point is the footprint; `1` or `0` force it.
+   */
+  TOKENIZER_PRELOAD: z.enum(['auto', '0', '1']).default('auto'),
+  /**
+   * Compile WebAssembly (Prisma's query compiler; PGlite) with V8's baseline compiler only
+   * (--liftoff-only): the optimising tier's compilations keep ~100 MB of native memory. `auto`
+   * (default): on with GATEWAY_ONLY=1, off with the full app; `1` or `0` force it.
+   */
+  WASM_BASELINE: z.enum(['auto', '0', '1']).default('auto'),
   /** Grace period for in-flight requests on SIGTERM. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /**
