@@ -1,6 +1,7 @@
 import { env } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
 import { createLimiter } from '@/lib/limits';
+import { accountKey } from '@/lib/limits/keys';
 import type { Limiter } from '@/lib/limits/types';
 
 /** The limiter of this process: Redis-backed (with in-process fallback) when REDIS_URL is set. */
@@ -9,4 +10,4 @@ export function getLimiter(): Limiter {
 }
 
 /** Limiter key holding an account's spendable balance in pico-USD. */
-export const balanceKey = (userId: string) => `gw:bal:${userId}`;
+export const balanceKey = (userId: string) => accountKey(userId, 'bal');

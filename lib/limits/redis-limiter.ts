@@ -156,40 +156,108 @@ local function live_count(key, cutoff, exact_from)
   return count
 end
 
--- detail: the window feeds the x-ratelimit-*-requests headers, so its exact remaining count and
--- reset time are needed on every call. Other windows only need "is there room" (exact at the limit).
-local function check_window(key, limit, win, kind, detail)
-  local count = live_count(key, now - win, detail and 0 or limit)
-  local ok = count < limit
-  local oldest = nil
-  if detail or not ok then oldest = lowest_score(key) end
-  local until_oldest = 0
-  if oldest then until_oldest = ceil0(oldest + win - now) end
-  local c = { ok = ok, retry = 0, rem = max(0, limit - count), reset = until_oldest,
-              count = count, oldest = oldest, kind = kind, limit = limit, win = win }
-  if not c.ok then c.retry = max(1, until_oldest) end
+-- Window rules: fixed sub-buckets, O(1) state per key whatever the limit. The window (win ms) is cut
+-- into buckets of g = floor(win / WINDOW_BUCKETS) ms (at least 1), nb = ceil(win / g) of them span
+-- it. Any span of win ms touches at most nb + 1 consecutive buckets, so an admission in bucket k
+-- counts buckets k - nb .. k: nothing admitted in any span of win ms ever exceeds the limit, and an
+-- admission may be refused at most one bucket (1/60 of the window) early. The key is a hash:
+-- bucket index -> count, 'n' the sum of the live buckets, 'lo' the lowest live bucket; a bucket
+-- leaves at (b + nb + 1) * g, which is what Retry-After and the reset report. ~1 KB per key at most.
+local WINDOW_BUCKETS = 60
+local function window_shape(win)
+  local g = floor(win / WINDOW_BUCKETS)
+  if g < 1 then g = 1 end
+  return g, ceil(win / g)
+end
+
+local function bucket_names(from, to)
+  local names = {}
+  for b = from, to do names[b - from + 1] = format('%d', b) end
+  return names
+end
+
+-- Drops the buckets below first (their count leaves n); lo moves to the lowest bucket still
+-- holding admissions. Runs once per bucket boundary per key at most: amortised O(1).
+-- Returns n, lo and the counts it read (bucket -> count, first .. hi) for window_retry.
+local function prune_window(key, n, lo, first, k, nb)
+  -- Every stored bucket lies in lo .. lo + nb (an admission in bucket j pruned below j - nb).
+  local hi = min(k, lo + nb)
+  if hi < first then
+    call('DEL', key)
+    return 0, nil, nil
+  end
+  local names = bucket_names(lo, hi)
+  local v = call('HMGET', key, unpack(names))
+  local dropped, newlo, counts = 0, nil, {}
+  for j = 1, #names do
+    local b = lo + j - 1
+    local c = tonumber(v[j]) or 0
+    if b < first then
+      dropped = dropped + c
+    else
+      counts[b] = c
+      if c > 0 and not newlo then newlo = b end
+    end
+  end
+  n = n - dropped
+  if n <= 0 or not newlo then
+    call('DEL', key)
+    return 0, nil, nil
+  end
+  call('HDEL', key, unpack(names, 1, first - lo))
+  call('HSET', key, 'n', format('%d', n), 'lo', format('%d', newlo))
+  return n, newlo, counts
+end
+
+-- A refusal's wait: until enough of the oldest buckets have left for one more admission.
+local function window_retry(key, n, lo, k, g, nb, limit, counts)
+  if not counts then
+    counts = {}
+    if lo <= k then
+      local v = call('HMGET', key, unpack(bucket_names(lo, k)))
+      for j = 1, #v do counts[lo + j - 1] = tonumber(v[j]) or 0 end
+    end
+  end
+  local left = n
+  for b = lo, k do
+    left = left - (counts[b] or 0)
+    if left < limit then return max(1, ceil((b + nb + 1) * g - now)) end
+  end
+  return max(1, ceil((k + nb + 1) * g - now))
+end
+
+local function check_window(key, limit, win, kind)
+  local g, nb = window_shape(win)
+  local k = floor(now / g)
+  local first = k - nb
+  local v = call('HMGET', key, 'n', 'lo')
+  local n, lo, counts = tonumber(v[1]) or 0, tonumber(v[2]), nil
+  if n == 0 then
+    lo = nil
+  elseif lo < first then
+    n, lo, counts = prune_window(key, n, lo, first, k, nb)
+  end
+  local reset = 0
+  if lo then reset = ceil0((lo + nb + 1) * g - now) end
+  local c = { ok = n < limit, retry = 0, rem = max(0, limit - n), reset = reset,
+              count = n, lo = lo, k = k, g = g, nb = nb, kind = kind, limit = limit, win = win }
+  if not c.ok then c.retry = window_retry(key, n, lo, k, g, nb, limit, counts) end
   return c
 end
 
-local function check_request_window(key, limit, win, kind)
-  return check_window(key, limit, win, kind, true)
-end
-
--- A window's entry is the lease and the rule's index (':0', ':1': made once per call, as a number
--- turned into text costs a printf); its TTL the window as the caller wrote it (whole milliseconds),
--- passed as that text rather than as a number Redis would format again.
-local entry_suffix
-local function apply_window(key, i, limit, win, c, win_text)
-  local suffix = entry_suffix and entry_suffix[i]
-  if not suffix then
-    suffix = ':' .. (i - 1)
-    if entry_suffix then entry_suffix[i] = suffix end
+-- The key's TTL is set when a bucket is made: it lives until its newest bucket leaves the window.
+local function apply_window(key, i, limit, win, c)
+  local kt = format('%d', c.k)
+  local fresh = false
+  if c.count == 0 then
+    call('HSET', key, kt, '1', 'n', '1', 'lo', kt)
+    fresh = true
+  else
+    call('HINCRBY', key, 'n', '1')
+    fresh = call('HINCRBY', key, kt, '1') == 1
   end
-  call('ZADD', key, now_up_text, lease .. suffix)
-  call('PEXPIRE', key, win_text)
-  local first = c.oldest or now_up
-  if now_up < first then first = now_up end
-  return limit - c.count - 1, ceil0(first + win - now)
+  if fresh then call('PEXPIRE', key, format('%d', max(1, ceil((c.k + c.nb + 1) * c.g - now)))) end
+  return limit - c.count - 1, ceil0(((c.lo or c.k) + c.nb + 1) * c.g - now)
 end
 
 -- In a batch (BATCH_LUA makes the tables), GCRA states are kept here and written back once when the
@@ -303,7 +371,7 @@ local function apply_quota(key, i, limit, win, c)
   return c.rem, c.reset
 end
 
-local checkers = { window = check_window, rwindow = check_request_window, gcra = check_gcra,
+local checkers = { window = check_window, rwindow = check_window, gcra = check_gcra,
                    quota = check_quota, concurrency = check_concurrency }
 local appliers = { window = apply_window, rwindow = apply_window, gcra = apply_gcra,
                    quota = apply_quota, concurrency = apply_concurrency }
@@ -498,7 +566,7 @@ return release_one(0, 0, #KEYS)
 // ARGV[1]: item count; then per item: type ('a' admit, 'r' release), key count, arg count, args.
 // KEYS: every item's keys, in item order. Reply: one entry per item, as the single scripts reply.
 const BATCH_LUA = `${LUA_PRELUDE}${ADMIT_CORE}${RELEASE_CORE}
-gcra_tat, gcra_dirty, numbers, entry_suffix = {}, {}, {}, {}
+gcra_tat, gcra_dirty, numbers = {}, {}, {}
 num = cached_number
 local out = {}
 local ki, ai = 0, 1

@@ -232,7 +232,7 @@ describe('concurrency', () => {
 describe('tokens per day', () => {
   it('counts the real usage after each reply and refuses once the quota is used, naming it', LOADED_MACHINE_RETRY, async () => {
     const acct = await createAccount({ balanceUsd: '10' });
-    const quotaUsed = async () => Object.values(await redis.hgetall(`gw:u:${acct.userId}:tpd`)).reduce((sum, v) => sum + Number(v), 0);
+    const quotaUsed = async () => Object.values(await redis.hgetall(`gw:{u:${acct.userId}}:tpd`)).reduce((sum, v) => sum + Number(v), 0);
     let used = 0;
     let admitted = 0;
     let refused: Response | undefined;
