@@ -5,8 +5,15 @@
 // (TIME) so instances with skewed clocks still agree on windows and leases.
 
 import { createHash } from 'node:crypto';
-import { Command, Redis } from 'ioredis';
+import { Cluster, Command, Redis } from 'ioredis';
+import { hashTag } from './keys';
 import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule, RuleState } from './types';
+
+/** A single Redis or a Redis Cluster (REDIS_CLUSTER_NODES). */
+export type RedisClient = Redis | Cluster;
+
+/** Sub-buckets per window rule (as the in-process limiter's; see check_window). */
+const WINDOW_BUCKETS = 60;
 
 // Shared Lua prelude: server time in fractional milliseconds and small helpers.
 // An admission's time in Redis is mostly the Lua around its commands (`npm run bench:redis-script`
@@ -163,7 +170,7 @@ end
 -- admission may be refused at most one bucket (1/60 of the window) early. The key is a hash:
 -- bucket index -> count, 'n' the sum of the live buckets, 'lo' the lowest live bucket; a bucket
 -- leaves at (b + nb + 1) * g, which is what Retry-After and the reset report. ~1 KB per key at most.
-local WINDOW_BUCKETS = 60
+local WINDOW_BUCKETS = ${WINDOW_BUCKETS}
 local function window_shape(win)
   local g = floor(win / WINDOW_BUCKETS)
   if g < 1 then g = 1 end
@@ -482,7 +489,10 @@ if reserve ~= '' then
     if reserve ~= '0' then call('ZADD', KEYS[bk + 1], format('%d', floor(now + ttl)), lease .. '|' .. reserve) end
   end
 end
-return { 1, 0, 0, balance, unpack(res, 1, 2 * n) }
+-- The server's clock reading goes last (as TIME gave it: no conversion): on Redis Cluster an
+-- admission split over slots may have to be undone, and the undo finds the window buckets by it.
+res[2 * n + 1], res[2 * n + 2] = t[1], t[2]
+return { 1, 0, 0, balance, unpack(res, 1, 2 * n + 2) }
 end
 `;
 const ADMIT_LUA = `${LUA_PRELUDE}${ADMIT_CORE}
@@ -647,6 +657,37 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], 
 return false
 `;
 
+// Undoes the window and GCRA counts of an admission (Redis Cluster: one part of an admission split
+// over slots was refused, so the parts that admitted are taken back; leases and reservations go by
+// release). KEYS: the rule keys. ARGV: the admission's TIME (seconds, microseconds), then per key
+// kind ('window' or 'gcra'), limit, windowMs.
+const UNDO_LUA = `
+local call, floor, ceil, max, format = redis.call, math.floor, math.ceil, math.max, string.format
+local at = tonumber(ARGV[1]) * 1000 + tonumber(ARGV[2]) / 1000
+for i = 1, #KEYS do
+  local kind, limit, win = ARGV[3 * i], tonumber(ARGV[3 * i + 1]), tonumber(ARGV[3 * i + 2])
+  if kind == 'window' then
+    local g = floor(win / ${WINDOW_BUCKETS})
+    if g < 1 then g = 1 end
+    local kt = format('%d', floor(at / g))
+    if (tonumber(call('HGET', KEYS[i], kt)) or 0) > 0 then
+      call('HINCRBY', KEYS[i], kt, '-1')
+      if call('HINCRBY', KEYS[i], 'n', '-1') <= 0 then call('DEL', KEYS[i]) end
+    end
+  elseif kind == 'gcra' then
+    local v = call('GET', KEYS[i])
+    if v then
+      local t = call('TIME')
+      local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+      local tat = tonumber(v) - win / limit
+      if tat <= now then call('DEL', KEYS[i])
+      else call('SET', KEYS[i], format('%.4f', tat), 'PX', format('%d', max(1, ceil(tat - now)))) end
+    end
+  end
+end
+return 1
+`;
+
 type Arg = string | number;
 
 /** RESP bulk strings; with `utf8` false, lengths in UTF-16 units (exact for ASCII text only). */
@@ -685,10 +726,17 @@ export function encodeCommand(name: string, segments: readonly (readonly Arg[])[
  */
 class EncodedCommand extends Command {
   private readonly wire: string;
+  private readonly routeKey: string | undefined;
 
-  constructor(name: string, segments: readonly (readonly Arg[])[]) {
+  /** routeKey: a key of the command, by whose slot a Cluster client sends it (its arguments are not parsed). */
+  constructor(name: string, segments: readonly (readonly Arg[])[], routeKey?: string) {
     super(name, [], { replyEncoding: 'utf8' });
     this.wire = encodeCommand(name, segments);
+    this.routeKey = routeKey;
+  }
+
+  override getKeys(): Array<string | Buffer> {
+    return this.routeKey === undefined ? [] : [this.routeKey];
   }
 
   override toWritable(): string {
@@ -715,8 +763,8 @@ class EncodedCommand extends Command {
 }
 
 /** Sends one command encoded by the limiter (EncodedCommand): every limiter command goes this way. */
-function sendEncoded(redis: Redis, name: string, segments: readonly (readonly Arg[])[]): Promise<unknown> {
-  const command = new EncodedCommand(name, segments);
+function sendEncoded(redis: RedisClient, name: string, segments: readonly (readonly Arg[])[], routeKey?: string): Promise<unknown> {
+  const command = new EncodedCommand(name, segments, routeKey);
   redis.sendCommand(command);
   return command.promise;
 }
@@ -729,15 +777,15 @@ class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  run(redis: Redis, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
-    return this.runSegments(redis, keys.length, [keys, args]);
+  run(redis: RedisClient, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    return this.runSegments(redis, keys.length, [keys, args], keys[0]);
   }
 
-  /** Runs with the keys, then the arguments, given as segments (`numKeys` of them keys). */
-  runSegments(redis: Redis, numKeys: number, segments: readonly (readonly Arg[])[]): Promise<unknown> {
-    return sendEncoded(redis, 'evalsha', [[this.sha, numKeys], ...segments]).catch((err: unknown) => {
+  /** Runs with the keys, then the arguments, given as segments (`numKeys` of them keys, all in routeKey's slot). */
+  runSegments(redis: RedisClient, numKeys: number, segments: readonly (readonly Arg[])[], routeKey?: string): Promise<unknown> {
+    return sendEncoded(redis, 'evalsha', [[this.sha, numKeys], ...segments], routeKey).catch((err: unknown) => {
       if (!isNoScriptError(err)) throw err;
-      return sendEncoded(redis, 'eval', [[this.source, numKeys], ...segments]);
+      return sendEncoded(redis, 'eval', [[this.source, numKeys], ...segments], routeKey);
     });
   }
 }
@@ -748,6 +796,7 @@ const renewScript = new LuaScript(RENEW_LUA);
 const adjustScript = new LuaScript(ADJUST_LUA);
 const reloadScript = new LuaScript(RELOAD_LUA);
 const creditScript = new LuaScript(CREDIT_LUA);
+const undoScript = new LuaScript(UNDO_LUA);
 
 /** The sorted set of a balance's reservation leases ('leaseId|amount' scored by expiry). */
 export const reservationsKey = (balanceKey: string) => `${balanceKey}:res`;
@@ -776,34 +825,54 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
+/** One slot's part of an admission on Redis Cluster: the input's rules, reservation and deny keys there. */
+interface AdmitPart {
+  input: AdmitInput;
+  /** Positions of its rules and deny keys in the whole admission's. */
+  ruleIndex: number[];
+  denyIndex: number[];
+}
+
 export class RedisLimiter implements Limiter {
-  readonly client: Redis;
+  readonly client: RedisClient;
+  /**
+   * A Redis Cluster: every call is split by hash tag so that each script call touches one slot
+   * (an account's keys share its tag, lib/limits/keys.ts); the parts of one admission go in
+   * parallel and those that admitted are undone when another refuses.
+   */
+  readonly cluster: boolean;
   /** Only a client we created ourselves is closed by close(). */
   private readonly ownsClient: boolean;
 
   /**
-   * @param client an ioredis client, or a URL to create one from.
+   * @param client an ioredis client (or Cluster), or a URL to create one from.
    * @param options.ownsClient close the client in close(); defaults to true only for a URL.
    */
-  constructor(client: Redis | string, options: { ownsClient?: boolean } = {}) {
+  constructor(client: RedisClient | string, options: { ownsClient?: boolean } = {}) {
     this.ownsClient = options.ownsClient ?? typeof client === 'string';
     this.client = typeof client === 'string' ? new Redis(client) : client;
+    this.cluster = this.client instanceof Cluster;
     // Commands are encoded here (EncodedCommand), so ioredis's key prefixing would not apply.
-    if (this.client.options.keyPrefix) throw new Error('RedisLimiter does not support a client with keyPrefix');
+    const prefix = this.client instanceof Cluster ? this.client.options.keyPrefix ?? this.client.options.redisOptions?.keyPrefix : this.client.options.keyPrefix;
+    if (prefix) throw new Error('RedisLimiter does not support a client with keyPrefix');
   }
 
-  private queue: Queued[] = [];
+  /** Calls queued for the end of this event-loop turn, by hash tag (one batch per slot; one group on a single Redis). */
+  private queues = new Map<string, Queued[]>();
   private flushScheduled = false;
 
   /**
    * Admits and releases issued in the same event-loop turn (the admissions of requests read
    * together, the releases of replies just sent) travel as ONE script call when the turn ends:
-   * one command, one socket write, one Lua invocation, instead of one each. An urgent call goes
-   * out at once, with whatever is queued so far (see AdmitInput.urgent).
+   * one command, one socket write, one Lua invocation, instead of one each (on a cluster, one per
+   * slot). An urgent call goes out at once, with whatever is queued so far (see AdmitInput.urgent).
    */
   private enqueue(type: 'a' | 'r', keys: string[], args: (string | number)[], urgent = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ type, keys, args, resolve, reject });
+      const tag = this.cluster ? hashTag(keys[0]) : '';
+      let queue = this.queues.get(tag);
+      if (!queue) this.queues.set(tag, (queue = []));
+      queue.push({ type, keys, args, resolve, reject });
       if (urgent) return this.sendQueued();
       if (this.flushScheduled) return;
       this.flushScheduled = true;
@@ -816,9 +885,11 @@ export class RedisLimiter implements Limiter {
 
   /** Sends everything queued (a flush scheduled before an urgent call may find nothing left). */
   private sendQueued(): void {
-    const all = this.queue;
-    this.queue = [];
-    for (let i = 0; i < all.length; i += MAX_BATCH_ITEMS) this.send(all.slice(i, i + MAX_BATCH_ITEMS));
+    const queues = this.queues;
+    this.queues = new Map();
+    for (const all of queues.values()) {
+      for (let i = 0; i < all.length; i += MAX_BATCH_ITEMS) this.send(all.slice(i, i + MAX_BATCH_ITEMS));
+    }
   }
 
   private send(items: Queued[]): void {
@@ -836,7 +907,7 @@ export class RedisLimiter implements Limiter {
     }
     segments.push([items.length]);
     for (const it of items) segments.push([it.type, it.keys.length, it.args.length], it.args);
-    batchScript.runSegments(this.client, numKeys, segments).then(
+    batchScript.runSegments(this.client, numKeys, segments, items[0].keys[0]).then(
       (replies) => {
         items.forEach((it, i) => {
           const reply = (replies as unknown[])[i];
@@ -851,6 +922,15 @@ export class RedisLimiter implements Limiter {
   }
 
   admit(input: AdmitInput): Promise<AdmitResult> {
+    if (this.cluster) {
+      const parts = splitAdmission(input);
+      if (parts.length > 1) return this.admitParts(input, parts);
+    }
+    return this.admitRaw(input).then((reply) => decodeAdmitReply(reply, input.rules, input.reserve?.amount ?? 0n));
+  }
+
+  /** One script call's admission (all its keys in one slot on a cluster); the raw reply. */
+  private admitRaw(input: AdmitInput): Promise<unknown> {
     const keys = input.rules.map((r) => r.key);
     if (input.reserve) keys.push(input.reserve.key, reservationsKey(input.reserve.key), goneReservationsKey(input.reserve.key));
     const deny = input.denyKeys ?? [];
@@ -878,10 +958,95 @@ export class RedisLimiter implements Limiter {
       }
       keys.splice(keys.length - deny.length, 0, ...budgetKeys);
     }
-    return this.enqueue('a', keys, args, input.urgent).then((reply) => decodeAdmitReply(reply, input.rules, input.reserve?.amount ?? 0n));
+    return this.enqueue('a', keys, args, input.urgent);
+  }
+
+  /**
+   * An admission over several slots (Redis Cluster): the account's part, the shared layers' (the
+   * global rate, a model's caps, each on its own slot) and the key's deny markers, sent together.
+   * Each part is exact on its own slot; when one refuses, the parts that admitted are undone (their
+   * counts taken back, leases and reservation released), so a refusal leaves nothing counted
+   * except, for the moment between, a slot another admission may have been refused for.
+   */
+  private async admitParts(input: AdmitInput, parts: AdmitPart[]): Promise<AdmitResult> {
+    const settled = await Promise.allSettled(parts.map((p) => this.admitRaw(p.input)));
+    const decoded: (AdmitResult | undefined)[] = settled.map((r, i) =>
+      r.status === 'fulfilled' ? decodeAdmitReply(r.value, parts[i].input.rules, parts[i].input.reserve?.amount ?? 0n) : undefined,
+    );
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const states: RuleState[] = new Array<RuleState>(input.rules.length);
+    let refusal: Refusal | undefined;
+    let balance: bigint | undefined;
+    decoded.forEach((d, i) => {
+      if (!d) return;
+      const part = parts[i];
+      if (d.ok) {
+        d.states.forEach((st, j) => (states[part.ruleIndex[j]] = st));
+        if (d.balance !== undefined) balance = d.balance;
+        return;
+      }
+      if (d.reason === 'limit') d.states.forEach((st, j) => (states[part.ruleIndex[j]] = st));
+      // A part's rules are the admission's own objects; its deny index is mapped back.
+      const mapped: Refusal = d.reason === 'denied' ? { ok: false, reason: 'denied', index: part.denyIndex[d.index] } : d;
+      if (!refusal || worseRefusal(mapped, refusal)) refusal = mapped;
+    });
+    if (!failed && !refusal) return balance === undefined ? { ok: true, states } : { ok: true, states, balance };
+    // Undo what the other parts admitted (not awaited by the caller's answer beyond this call).
+    await Promise.all(
+      decoded.map((d, i) => {
+        if (!d?.ok) return undefined;
+        const reply = (settled[i] as PromiseFulfilledResult<unknown>).value as unknown[];
+        return this.undoPart(parts[i].input, reply).catch(() => undefined);
+      }),
+    );
+    if (failed) throw failed.reason;
+    if (refusal!.reason === 'limit') {
+      for (let i = 0; i < states.length; i++) states[i] ??= { rule: input.rules[i], limit: input.rules[i].limit, remaining: input.rules[i].limit, resetMs: 0 };
+      return { ...refusal!, states };
+    }
+    return refusal!;
+  }
+
+  /** Takes back an admitted part: window and GCRA counts by UNDO_LUA, leases and reservation by release. */
+  private async undoPart(part: AdmitInput, reply: unknown[]): Promise<void> {
+    const n = part.rules.length;
+    const sec = reply[4 + 2 * n] as string;
+    const usec = reply[5 + 2 * n] as string;
+    const counted = part.rules.filter((r) => r.kind === 'window' || r.kind === 'gcra');
+    const calls: Promise<unknown>[] = [];
+    if (counted.length > 0) {
+      const args: Arg[] = [sec, usec];
+      for (const r of counted) args.push(r.kind, r.limit, r.windowMs);
+      calls.push(undoScript.run(this.client, counted.map((r) => r.key), args));
+    }
+    const concurrencyKeys = part.rules.filter((r) => r.kind === 'concurrency').map((r) => r.key);
+    const reserve = part.reserve;
+    if (concurrencyKeys.length > 0 || reserve) {
+      calls.push(
+        this.release({
+          leaseId: part.leaseId,
+          concurrencyKeys,
+          settle: reserve ? { key: reserve.key, delta: reserve.amount, reserved: reserve.amount } : undefined,
+          budgets: reserve ? (part.budgets ?? []).map((b) => ({ key: b.key, delta: reserve.amount, reserved: reserve.amount })) : undefined,
+          urgent: true,
+        }),
+      );
+    }
+    await Promise.all(calls);
   }
 
   async release(input: ReleaseInput): Promise<void> {
+    if (this.cluster) {
+      const parts = splitRelease(input);
+      if (parts.length > 1) {
+        await Promise.all(parts.map((p) => this.releaseRaw(p)));
+        return;
+      }
+    }
+    await this.releaseRaw(input);
+  }
+
+  private async releaseRaw(input: ReleaseInput): Promise<void> {
     const keys = [...input.concurrencyKeys];
     // A reservation lease is settled even at delta 0 (its lease must go); a plain settlement of 0 is nothing.
     const settle = input.settle && (input.settle.delta !== 0n || input.settle.reserved !== undefined) ? input.settle : undefined;
@@ -912,6 +1077,21 @@ export class RedisLimiter implements Limiter {
   async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number, reservation?: { key: string; amount: bigint }): Promise<void> {
     const leased = reservation !== undefined && reservation.amount !== 0n;
     if (concurrencyKeys.length === 0 && !leased) return;
+    if (this.cluster) {
+      const byTag = groupBy(concurrencyKeys, hashTag);
+      const resTag = leased ? hashTag(reservation.key) : undefined;
+      if (resTag !== undefined && !byTag.has(resTag)) byTag.set(resTag, []);
+      if (byTag.size > 1) {
+        await Promise.all([...byTag].map(([tag, keys]) => this.renewRaw(keys, leaseId, leaseTtlMs, tag === resTag ? reservation : undefined)));
+        return;
+      }
+    }
+    await this.renewRaw(concurrencyKeys, leaseId, leaseTtlMs, leased ? reservation : undefined);
+  }
+
+  private async renewRaw(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number, reservation?: { key: string; amount: bigint }): Promise<void> {
+    const leased = reservation !== undefined && reservation.amount !== 0n;
+    if (concurrencyKeys.length === 0 && !leased) return;
     const keys = leased ? [...concurrencyKeys, reservationsKey(reservation.key)] : concurrencyKeys;
     await renewScript.run(this.client, keys, [leaseId, leaseTtlMs, leased ? `${leaseId}|${reservation.amount}` : '']);
   }
@@ -920,7 +1100,7 @@ export class RedisLimiter implements Limiter {
     const keys = [key, reservationsKey(key), goneReservationsKey(key), lateCreditsKey(key), ...credits.map((id) => creditMarkerKey(key, id))];
     await reloadScript.run(this.client, keys, [amount.toString(), CREDIT_MARKER_MS, ...included]);
     // Loads only (not the hot path): a second command rather than another argument of the script.
-    if (ttlMs !== undefined) await sendEncoded(this.client, 'pexpire', [[key, Math.ceil(ttlMs)]]);
+    if (ttlMs !== undefined) await sendEncoded(this.client, 'pexpire', [[key, Math.ceil(ttlMs)]], key);
   }
 
   async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {
@@ -938,6 +1118,11 @@ export class RedisLimiter implements Limiter {
 
   async denied(keys: string[]): Promise<number> {
     if (keys.length === 0) return -1;
+    if (this.cluster) {
+      // One GET per key (each its own slot, in parallel): markers are few and this is off the hot path.
+      const values = await Promise.all(keys.map((k) => sendEncoded(this.client, 'get', [[k]], k)));
+      return values.findIndex((v) => v !== null);
+    }
     const values = (await sendEncoded(this.client, 'mget', [keys])) as (string | null)[];
     return values.findIndex((v) => v !== null);
   }
@@ -951,6 +1136,72 @@ export class RedisLimiter implements Limiter {
       this.client.disconnect();
     }
   }
+}
+
+function groupBy<T>(items: readonly T[], tagOf: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const tag = tagOf(item);
+    const group = out.get(tag);
+    if (group) group.push(item);
+    else out.set(tag, [item]);
+  }
+  return out;
+}
+
+/** The parts of an admission by hash tag: rules, the reservation (with its budgets: the account's) and deny keys. */
+function splitAdmission(input: AdmitInput): AdmitPart[] {
+  const parts = new Map<string, AdmitPart>();
+  const partOf = (tag: string): AdmitPart => {
+    let p = parts.get(tag);
+    if (!p) parts.set(tag, (p = { input: { rules: [], leaseId: input.leaseId, leaseTtlMs: input.leaseTtlMs, denyKeys: [], urgent: input.urgent }, ruleIndex: [], denyIndex: [] }));
+    return p;
+  };
+  input.rules.forEach((rule, i) => {
+    const p = partOf(hashTag(rule.key));
+    p.input.rules.push(rule);
+    p.ruleIndex.push(i);
+  });
+  if (input.reserve) {
+    const p = partOf(hashTag(input.reserve.key));
+    p.input.reserve = input.reserve;
+    if (input.budgets) p.input.budgets = input.budgets;
+  }
+  (input.denyKeys ?? []).forEach((key, i) => {
+    const p = partOf(hashTag(key));
+    p.input.denyKeys!.push(key);
+    p.denyIndex.push(i);
+  });
+  return [...parts.values()];
+}
+
+/** A release by hash tag: concurrency and quota keys where they are, the settlements with the balance. */
+function splitRelease(input: ReleaseInput): ReleaseInput[] {
+  const parts = new Map<string, ReleaseInput>();
+  const partOf = (tag: string): ReleaseInput => {
+    let p = parts.get(tag);
+    if (!p) parts.set(tag, (p = { leaseId: input.leaseId, concurrencyKeys: [], urgent: input.urgent }));
+    return p;
+  };
+  for (const key of input.concurrencyKeys) partOf(hashTag(key)).concurrencyKeys.push(key);
+  if (input.settle) {
+    const p = partOf(hashTag(input.settle.key));
+    p.settle = input.settle;
+    if (input.budgets) p.budgets = input.budgets;
+  } else if (input.budgets?.length) {
+    partOf(hashTag(input.budgets[0].key)).budgets = input.budgets;
+  }
+  for (const u of input.usage ?? []) (partOf(hashTag(u.key)).usage ??= []).push(u);
+  return [...parts.values()];
+}
+
+type Refusal = Exclude<AdmitResult, { ok: true }>;
+
+/** Which refusal of a split admission is reported: a deny marker, then the longest limit wait, then the balance. */
+function worseRefusal(a: Refusal, b: Refusal): boolean {
+  const rank = (r: Refusal) => (r.reason === 'denied' ? 4 : r.reason === 'limit' ? 3 : r.reason === 'balance_unknown' ? 2 : 1);
+  if (rank(a) !== rank(b)) return rank(a) > rank(b);
+  return a.reason === 'limit' && b.reason === 'limit' && a.retryAfterMs > b.retryAfterMs;
 }
 
 function decodeAdmitReply(reply: unknown, rules: Rule[], reserved: bigint): AdmitResult {

@@ -661,7 +661,7 @@ describe('redis limiter: key expiry', () => {
     const k = ns();
     const rule = gcraRule(k('g'), 1_000, 60_000); // one emission interval: 60 ms
     const sets: string[] = [];
-    const monitor = await redis.monitor();
+    const monitor = await (redis as Redis).monitor();
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'set' && args[1] === rule.key) sets.push(args[2]);
     });
