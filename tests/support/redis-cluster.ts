@@ -63,7 +63,7 @@ export async function startRedisCluster(): Promise<TestCluster> {
   for (const port of ports) {
     const child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '1000', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'notice', '--logfile', `redis-${port}.log`],
       { stdio: 'ignore' },
     );
     procs.set(port, child);
@@ -130,5 +130,15 @@ export async function startRedisCluster(): Promise<TestCluster> {
     stop,
   };
   await cluster.waitHealthy();
+  // Replicas must have synced before a failover can promote one.
+  const deadline = Date.now() + 20_000;
+  for (const port of ports) {
+    for (;;) {
+      const out = spawnSync('redis-cli', ['-p', String(port), 'info', 'replication'], { encoding: 'utf8' }).stdout;
+      if (!/role:slave/.test(out) || /master_link_status:up/.test(out)) break;
+      if (Date.now() > deadline) throw new Error(`replica ${port} did not sync`);
+      await sleep(100);
+    }
+  }
   return cluster;
 }

@@ -145,12 +145,19 @@ describe('limiter on Redis Cluster', () => {
       await cluster.waitHealthy();
       expect(admitted + refused).toBe(1_200);
       expect(admitted).toBeLessThanOrEqual(400);
-      // The replica holds what was replicated; the window never counts more than it admitted.
-      const after = await Promise.all(Array.from({ length: 500 }, (_, i) => admit(i % 2 ? fa : fb, [global, rpm])));
-      const n = Number((await clients[0].hget(rpm.key, 'n')) ?? 0);
-      expect(n).toBeLessThanOrEqual(400);
-      expect(admitted + after.filter((r) => r.ok).length).toBeGreaterThanOrEqual(400);
-      expect(after.filter((r) => r.ok).length).toBeLessThanOrEqual(400 - Math.min(n, 400) + (n - Math.min(n, 400)) + 400 - admitted);
+      // The promoted replica holds what had been replicated when the primary died (asynchronous
+      // replication: writes of the last instant may be lost, and those admissions counted again).
+      const replicated = Number((await clients[0].hget(rpm.key, 'n')) ?? 0);
+      expect(replicated).toBeLessThanOrEqual(admitted);
+      expect(admitted - replicated).toBeLessThanOrEqual(20);
+      // From there on the window is exact again, on the new primary, across both instances.
+      let after = 0;
+      for (let round = 0; round < 10; round++) {
+        const results = await Promise.all(Array.from({ length: 50 }, (_, i) => admit(i % 2 ? fa : fb, [global, rpm])));
+        after += results.filter((r) => r.ok).length;
+      }
+      expect(after).toBe(400 - replicated);
+      expect(await clients[0].hget(rpm.key, 'n')).toBe('400');
     } finally {
       await Promise.all([fa.close(), fb.close()]);
     }
