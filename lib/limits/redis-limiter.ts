@@ -237,7 +237,9 @@ local function check_window(key, limit, win, kind)
   local g, nb = window_shape(win)
   local k = floor(now / g)
   local first = k - nb
-  local v = call('HMGET', key, 'n', 'lo')
+  local kt = format('%d', k)
+  -- The current bucket's count too: the admission then writes both counts with one HSET.
+  local v = call('HMGET', key, 'n', 'lo', kt)
   local n, lo, counts = tonumber(v[1]) or 0, tonumber(v[2]), nil
   if n == 0 then
     lo = nil
@@ -246,24 +248,21 @@ local function check_window(key, limit, win, kind)
   end
   local reset = 0
   if lo then reset = ceil0((lo + nb + 1) * g - now) end
-  local c = { ok = n < limit, retry = 0, rem = max(0, limit - n), reset = reset,
-              count = n, lo = lo, k = k, g = g, nb = nb, kind = kind, limit = limit, win = win }
+  local c = { ok = n < limit, retry = 0, rem = max(0, limit - n), reset = reset, count = n, lo = lo,
+              k = k, kt = kt, cur = tonumber(v[3]) or 0, g = g, nb = nb, kind = kind, limit = limit, win = win }
   if not c.ok then c.retry = window_retry(key, n, lo, k, g, nb, limit, counts) end
   return c
 end
 
 -- The key's TTL is set when a bucket is made: it lives until its newest bucket leaves the window.
 local function apply_window(key, i, limit, win, c)
-  local kt = format('%d', c.k)
-  local fresh = false
+  local kt = c.kt
   if c.count == 0 then
     call('HSET', key, kt, '1', 'n', '1', 'lo', kt)
-    fresh = true
   else
-    call('HINCRBY', key, 'n', '1')
-    fresh = call('HINCRBY', key, kt, '1') == 1
+    call('HSET', key, kt, format('%d', c.cur + 1), 'n', format('%d', c.count + 1))
   end
-  if fresh then call('PEXPIRE', key, format('%d', max(1, ceil((c.k + c.nb + 1) * c.g - now)))) end
+  if c.cur == 0 then call('PEXPIRE', key, format('%d', max(1, ceil((c.k + c.nb + 1) * c.g - now)))) end
   return limit - c.count - 1, ceil0(((c.lo or c.k) + c.nb + 1) * c.g - now)
 end
 
