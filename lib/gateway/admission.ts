@@ -6,7 +6,7 @@ import { formatMoney, usdToPico } from '@/lib/billing/money';
 import { pendingCharges } from '@/lib/billing/writer';
 import { inc } from '@/lib/metrics';
 import type { AdmitResult, Rule, RuleState } from '@/lib/limits/types';
-import { accountKey, modelKey } from '@/lib/limits/keys';
+import { accountKey, keyScope, modelKey } from '@/lib/limits/keys';
 import { forgetPrincipal, type Principal } from '@/lib/auth/principal';
 import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
 import { keyBudgetError, keyBudgets, keyRules, loadKeyBudget, mayOutrunAdmission, refreshedPrincipal } from '@/lib/keys/admission';
@@ -263,7 +263,7 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
   }
   if (!result.ok) {
     if (roomKey) headroom.delete(roomKey);
-    if (result.reason === 'limit') throw limitError(result, result.rule.key.split(':')[1] ?? 'global');
+    if (result.reason === 'limit') throw limitError(result, keyScope(result.rule.key));
     // The key was edited since it was cached here (index 2, lib/events.ts): admitted under its new controls.
     if (result.reason === 'denied' && result.index === 2 && !refreshed) {
       return admit({ ...request, principal: await refreshedPrincipal(principal, model?.name ?? null, request.ip ?? '') }, roomKey, urgent, true);

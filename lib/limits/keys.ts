@@ -18,3 +18,9 @@ export function hashTag(key: string): string {
   if (close <= open + 1) return key;
   return key.slice(open + 1, close);
 }
+
+/** Whose limit a key is, for metrics: 'u' (an account, its keys included), 'm' (a model), 'global'. */
+export function keyScope(key: string): string {
+  const part = key.split(':')[1] ?? 'global';
+  return part.startsWith('{') ? part.slice(1) : part;
+}

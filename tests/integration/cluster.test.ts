@@ -76,11 +76,12 @@ describe('two gateways on a Redis Cluster', () => {
     up.setDefault({ type: 'ok' });
   });
 
-  it("a model's cap is shared across accounts; a refusal there charges and counts nothing on the account", async () => {
-    const accounts = await Promise.all(Array.from({ length: 3 }, () => createAccount({ balanceUsd: '10' })));
+  it("a model's cap is shared across accounts; a refusal there counts nothing on the account", async () => {
+    // Two requests per account: within each account's own limits (concurrency 2), so only the cap refuses.
+    const accounts = await Promise.all(Array.from({ length: 6 }, () => createAccount({ balanceUsd: '10' })));
     const statuses = await Promise.all(
       Array.from({ length: 12 }, async (_, i) => {
-        const res = await chat(i % 2 === 0 ? gwA : gwB, accounts[i % 3].apiKey, 'gpt-4o-mini');
+        const res = await chat(i % 2 === 0 ? gwA : gwB, accounts[i % 6].apiKey, 'gpt-4o-mini');
         await res.arrayBuffer();
         return res.status;
       }),
