@@ -149,3 +149,73 @@ describe('two gateways on a Redis Cluster', () => {
     expect(ok).toBeLessThanOrEqual(60 + 5); // + writes the dead primary had not replicated yet (asynchronous replication)
   }, 60_000);
 });
+
+describe('three instances, one truth', () => {
+  it('SIGKILL one of three mid-load and restart it: every 200 has one log row and one ledger entry (the killed one: at most one), nothing overspent', async () => {
+    const config = testConfig({ openaiUrls: [up.url] });
+    const env = { REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.env };
+    let gwC = await startGateway({ config, env });
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '5' });
+    const served: { id: string; instance: 'A' | 'B' | 'C' | 'C2' }[] = [];
+    const statuses: number[] = [];
+    let killed = false;
+    const drive = async (name: 'A' | 'B' | 'C', n: number) => {
+      for (let i = 0; i < n; i++) {
+        const gw = name === 'A' ? gwA : name === 'B' ? gwB : gwC;
+        const instance = name === 'C' && killed ? 'C2' : name;
+        let res: Response;
+        try {
+          res = await chat(gw, acct.apiKey);
+          await res.arrayBuffer();
+        } catch {
+          // The killed instance's connections drop: the client saw no answer.
+          if (name === 'C') await new Promise((r) => setTimeout(r, 50));
+          continue;
+        }
+        statuses.push(res.status);
+        if (res.status === 200) served.push({ id: res.headers.get('x-request-id')!, instance });
+      }
+    };
+    const load = Promise.all([drive('A', 60), drive('B', 60), drive('C', 60)]);
+    await new Promise((r) => setTimeout(r, 400));
+    await gwC.stop('SIGKILL');
+    gwC = await startGateway({ config, env });
+    killed = true;
+    await load;
+    try {
+      expect(statuses.filter((st) => st !== 200 && st !== 429)).toEqual([]);
+      expect(served.length).toBeLessThanOrEqual(300); // pro: 300 requests per minute
+      const db = await getDb();
+      const ids = served.map((x) => x.id);
+      const count = async () => {
+        const rows = await db.requestLog.groupBy({ by: ['id'], where: { id: { in: ids } }, _count: true });
+        const ledger = await db.ledgerEntry.groupBy({ by: ['reference'], where: { reference: { in: ids }, kind: 'usage' }, _count: true });
+        return { rows: new Map(rows.map((r) => [r.id, r._count])), ledger: new Map(ledger.map((l) => [l.reference!, l._count])) };
+      };
+      // The survivors' batches are written within LOG_FLUSH_MS.
+      let got = await count();
+      for (let i = 0; i < 50 && served.some((x) => x.instance !== 'C' && got.rows.get(x.id) !== 1); i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        got = await count();
+      }
+      let lost = 0;
+      for (const x of served) {
+        const rows = got.rows.get(x.id) ?? 0;
+        const entries = got.ledger.get(x.id) ?? 0;
+        expect(entries, x.id).toBe(rows); // a row and its charge are one statement
+        if (x.instance === 'C') {
+          expect(rows).toBeLessThanOrEqual(1);
+          if (rows === 0) lost++;
+        } else expect(rows, `${x.instance} ${x.id}`).toBe(1);
+      }
+      // The crash-loss bound: only what the killed instance had queued (at most LOG_FLUSH_MS of its replies).
+      expect(lost).toBeLessThanOrEqual(served.filter((x) => x.instance === 'C').length);
+      const user = await db.user.findUniqueOrThrow({ where: { id: acct.userId } });
+      expect(user.balanceUsd.isNegative()).toBe(false);
+      const spent = await db.ledgerEntry.aggregate({ where: { userId: acct.userId, kind: 'usage' }, _sum: { amountUsd: true } });
+      expect(user.balanceUsd.toFixed(12)).toBe(new (user.balanceUsd.constructor as new (v: string) => typeof user.balanceUsd)('5').plus(spent._sum.amountUsd ?? 0).toFixed(12));
+    } finally {
+      await gwC.stop();
+    }
+  }, 90_000);
+});
