@@ -1,0 +1,25 @@
+-- The daily rollup of the request log (account x model x UTC day): requests, tokens, cost. The batch
+-- writer (lib/billing/writer.ts) adds each batch's inserted rows in the same statement that inserts
+-- them, so the rollup never disagrees with the log; readers of totals over days read it instead of
+-- aggregating raw rows. Filled here from the rows already logged.
+-- CreateTable
+CREATE TABLE "UsageDaily" (
+    "userId" UUID NOT NULL,
+    "day" DATE NOT NULL,
+    "model" TEXT NOT NULL,
+    "requests" BIGINT NOT NULL DEFAULT 0,
+    "promptTokens" BIGINT NOT NULL DEFAULT 0,
+    "completionTokens" BIGINT NOT NULL DEFAULT 0,
+    "costUsd" DECIMAL(24,12) NOT NULL DEFAULT 0,
+
+    CONSTRAINT "UsageDaily_pkey" PRIMARY KEY ("userId","day","model")
+);
+
+-- CreateIndex
+CREATE INDEX "UsageDaily_day_idx" ON "UsageDaily"("day");
+
+INSERT INTO "UsageDaily" ("userId","day","model","requests","promptTokens","completionTokens","costUsd")
+SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), count(*),
+       sum("promptTokens"), sum("completionTokens"), sum("costUsd")
+FROM "RequestLog"
+GROUP BY 1, 2, 3;
