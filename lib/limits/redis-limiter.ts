@@ -216,14 +216,16 @@ local function prune_window(key, n, lo, first, k, nb)
   return n, newlo, counts
 end
 
--- A refusal's wait: until enough of the oldest buckets have left for one more admission.
-local function window_retry(key, n, lo, k, g, nb, limit, counts)
+-- A refusal's wait: until enough of the oldest buckets have left for one more admission. cur: the
+-- current bucket's count as this call knows it (in a batch, not written to Redis yet).
+local function window_retry(key, n, lo, k, g, nb, limit, counts, cur)
   if not counts then
     counts = {}
     if lo <= k then
       local v = call('HMGET', key, unpack(bucket_names(lo, k)))
       for j = 1, #v do counts[lo + j - 1] = tonumber(v[j]) or 0 end
     end
+    counts[k] = cur
   end
   local left = n
   for b = lo, k do
@@ -233,37 +235,68 @@ local function window_retry(key, n, lo, k, g, nb, limit, counts)
   return max(1, ceil((k + nb + 1) * g - now))
 end
 
+-- In a batch (BATCH_LUA makes the table), a window's state is read from Redis by the first item that
+-- uses the key and kept here; later items of the call (an account sending in parallel) read and
+-- update it, and it is written back once when the call ends (flush_windows). The call shares one
+-- clock reading, so every item is in the same bucket. A single admission reads and writes at once.
+local win_state
+
 local function check_window(key, limit, win, kind)
-  local g, nb = window_shape(win)
-  local k = floor(now / g)
-  local first = k - nb
-  local kt = format('%d', k)
-  -- The current bucket's count too: the admission then writes both counts with one HSET.
-  local v = call('HMGET', key, 'n', 'lo', kt)
-  local n, lo, counts = tonumber(v[1]) or 0, tonumber(v[2]), nil
-  if n == 0 then
-    lo = nil
-  elseif lo < first then
-    n, lo, counts = prune_window(key, n, lo, first, k, nb)
+  local st = win_state and win_state[key]
+  local counts = nil
+  if not st then
+    local g, nb = window_shape(win)
+    local k = floor(now / g)
+    local kt = format('%d', k)
+    -- The current bucket's count too: the admission then writes both counts with one HSET.
+    local v = call('HMGET', key, 'n', 'lo', kt)
+    local n, lo = tonumber(v[1]) or 0, tonumber(v[2])
+    if n == 0 then
+      lo = nil
+    elseif lo < k - nb then
+      n, lo, counts = prune_window(key, n, lo, k - nb, k, nb)
+    end
+    local cur = tonumber(v[3]) or 0
+    st = { n = n, lo = lo, cur = cur, cur0 = cur, n0 = n, k = k, kt = kt, g = g, nb = nb, dirty = false }
+    if win_state then win_state[key] = st end
   end
+  local n, lo = st.n, st.lo
   local reset = 0
-  if lo then reset = ceil0((lo + nb + 1) * g - now) end
-  local c = { ok = n < limit, retry = 0, rem = max(0, limit - n), reset = reset, count = n, lo = lo,
-              k = k, kt = kt, cur = tonumber(v[3]) or 0, g = g, nb = nb, kind = kind, limit = limit, win = win }
-  if not c.ok then c.retry = window_retry(key, n, lo, k, g, nb, limit, counts) end
+  if lo then reset = ceil0((lo + st.nb + 1) * st.g - now) end
+  local c = { ok = n < limit, retry = 0, rem = max(0, limit - n), reset = reset, count = n, st = st,
+              kind = kind, limit = limit, win = win }
+  if not c.ok then c.retry = window_retry(key, n, lo, st.k, st.g, st.nb, limit, counts, st.cur) end
   return c
 end
 
--- The key's TTL is set when a bucket is made: it lives until its newest bucket leaves the window.
-local function apply_window(key, i, limit, win, c)
-  local kt = c.kt
-  if c.count == 0 then
-    call('HSET', key, kt, '1', 'n', '1', 'lo', kt)
+-- Writes a window's state: both counts (and 'lo' for a new key) with one HSET; the TTL when a
+-- bucket is made (the key lives until its newest bucket leaves the window).
+local function write_window(key, st)
+  if st.n0 == 0 then
+    call('HSET', key, st.kt, format('%d', st.cur), 'n', format('%d', st.n), 'lo', format('%d', st.lo))
   else
-    call('HSET', key, kt, format('%d', c.cur + 1), 'n', format('%d', c.count + 1))
+    call('HSET', key, st.kt, format('%d', st.cur), 'n', format('%d', st.n))
   end
-  if c.cur == 0 then call('PEXPIRE', key, format('%d', max(1, ceil((c.k + c.nb + 1) * c.g - now)))) end
-  return limit - c.count - 1, ceil0(((c.lo or c.k) + c.nb + 1) * c.g - now)
+  if st.cur0 == 0 then call('PEXPIRE', key, format('%d', max(1, ceil((st.k + st.nb + 1) * st.g - now)))) end
+end
+
+local win_dirty
+local function flush_windows()
+  for j = 1, #win_dirty do write_window(win_dirty[j], win_state[win_dirty[j]]) end
+end
+
+local function apply_window(key, i, limit, win, c)
+  local st = c.st
+  st.n = st.n + 1
+  st.cur = st.cur + 1
+  if not st.lo then st.lo = st.k end
+  if not win_state then
+    write_window(key, st)
+  elseif not st.dirty then
+    st.dirty = true
+    win_dirty[#win_dirty + 1] = key
+  end
+  return limit - c.count - 1, ceil0((st.lo + st.nb + 1) * st.g - now)
 end
 
 -- In a batch (BATCH_LUA makes the tables), GCRA states are kept here and written back once when the
@@ -575,7 +608,7 @@ return release_one(0, 0, #KEYS)
 // ARGV[1]: item count; then per item: type ('a' admit, 'r' release), key count, arg count, args.
 // KEYS: every item's keys, in item order. Reply: one entry per item, as the single scripts reply.
 const BATCH_LUA = `${LUA_PRELUDE}${ADMIT_CORE}${RELEASE_CORE}
-gcra_tat, gcra_dirty, numbers = {}, {}, {}
+gcra_tat, gcra_dirty, numbers, win_state, win_dirty = {}, {}, {}, {}, {}
 num = cached_number
 local out = {}
 local ki, ai = 0, 1
@@ -587,6 +620,7 @@ for it = 1, tonumber(ARGV[1]) do
   ai = ai + na
 end
 flush_gcra()
+flush_windows()
 return out
 `;
 
