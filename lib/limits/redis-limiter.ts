@@ -241,31 +241,38 @@ end
 -- clock reading, so every item is in the same bucket. A single admission reads and writes at once.
 local win_state
 
+-- The check made on the first read of a key is also the key's state (n, lo, cur ...: one table per
+-- check, as the other rules); in a batch it is kept in win_state and later checks of the key point
+-- to it (st).
 local function check_window(key, limit, win, kind)
   local st = win_state and win_state[key]
-  local counts = nil
-  if not st then
-    local g, nb = window_shape(win)
-    local k = floor(now / g)
-    local kt = format('%d', k)
-    -- The current bucket's count too: the admission then writes both counts with one HSET.
-    local v = call('HMGET', key, 'n', 'lo', kt)
-    local n, lo = tonumber(v[1]) or 0, tonumber(v[2])
-    if n == 0 then
-      lo = nil
-    elseif lo < k - nb then
-      n, lo, counts = prune_window(key, n, lo, k - nb, k, nb)
-    end
-    local cur = tonumber(v[3]) or 0
-    st = { n = n, lo = lo, cur = cur, cur0 = cur, n0 = n, k = k, kt = kt, g = g, nb = nb, dirty = false }
-    if win_state then win_state[key] = st end
+  if st then
+    local reset = 0
+    if st.lo then reset = ceil0((st.lo + st.nb + 1) * st.g - now) end
+    local c = { ok = st.n < limit, retry = 0, rem = max(0, limit - st.n), reset = reset, count = st.n, st = st,
+                kind = kind, limit = limit, win = win }
+    if not c.ok then c.retry = window_retry(key, st.n, st.lo, st.k, st.g, st.nb, limit, nil, st.cur) end
+    return c
   end
-  local n, lo = st.n, st.lo
+  local g, nb = window_shape(win)
+  local k = floor(now / g)
+  local kt = format('%d', k)
+  -- The current bucket's count too: the admission then writes both counts with one HSET.
+  local v = call('HMGET', key, 'n', 'lo', kt)
+  local n, lo, counts = tonumber(v[1]) or 0, tonumber(v[2]), nil
+  if n == 0 then
+    lo = nil
+  elseif lo < k - nb then
+    n, lo, counts = prune_window(key, n, lo, k - nb, k, nb)
+  end
+  local cur = tonumber(v[3]) or 0
   local reset = 0
-  if lo then reset = ceil0((lo + st.nb + 1) * st.g - now) end
-  local c = { ok = n < limit, retry = 0, rem = max(0, limit - n), reset = reset, count = n, st = st,
-              kind = kind, limit = limit, win = win }
-  if not c.ok then c.retry = window_retry(key, n, lo, st.k, st.g, st.nb, limit, counts, st.cur) end
+  if lo then reset = ceil0((lo + nb + 1) * g - now) end
+  local c = { ok = n < limit, retry = 0, rem = max(0, limit - n), reset = reset, count = n, kind = kind,
+              limit = limit, win = win, n = n, lo = lo, cur = cur, cur0 = cur, n0 = n, k = k, kt = kt,
+              g = g, nb = nb, dirty = false }
+  if win_state then win_state[key] = c end
+  if not c.ok then c.retry = window_retry(key, n, lo, k, g, nb, limit, counts, cur) end
   return c
 end
 
@@ -286,7 +293,7 @@ local function flush_windows()
 end
 
 local function apply_window(key, i, limit, win, c)
-  local st = c.st
+  local st = c.st or c
   st.n = st.n + 1
   st.cur = st.cur + 1
   if not st.lo then st.lo = st.k end

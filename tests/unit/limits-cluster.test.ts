@@ -147,8 +147,10 @@ describe('limiter on Redis Cluster', () => {
       expect(admitted).toBeLessThanOrEqual(400);
       // The promoted replica holds what had been replicated when the primary died (asynchronous
       // replication: writes of the last instant may be lost, and those admissions counted again).
+      // It may also hold more than was admitted: an admission the dying primary applied (and
+      // replicated) whose reply never came back was answered as a refusal (counted, not served).
       const replicated = Number((await clients[0].hget(rpm.key, 'n')) ?? 0);
-      expect(replicated).toBeLessThanOrEqual(admitted);
+      expect(replicated).toBeLessThanOrEqual(400);
       expect(admitted - replicated).toBeLessThanOrEqual(20);
       // From there on the window is exact again, on the new primary, across both instances.
       let after = 0;
