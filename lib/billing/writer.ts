@@ -173,14 +173,17 @@ const WRITE_BATCH = `WITH input AS (
 ), ins AS (
   INSERT INTO "RequestLog" (${COLUMNS}) SELECT ${COLUMNS} FROM input
   ON CONFLICT ("id") DO NOTHING
-  RETURNING "id", "userId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens"
+  RETURNING "id", "userId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny"
 ), rollup AS (
-  INSERT INTO "UsageDaily" AS r ("userId","day","model","requests","promptTokens","completionTokens","costUsd")
+  INSERT INTO "UsageDaily" AS r ("userId","day","model","requests","failed","promptTokens","completionTokens","costUsd","costCny")
   SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), count(*),
-         sum("promptTokens"), sum("completionTokens"), sum("costUsd")
+         count(*) FILTER (WHERE "outcome" NOT IN ('ok', 'client_closed')),
+         sum("promptTokens"), sum("completionTokens"), sum("costUsd"), sum("costCny")
   FROM ins GROUP BY 1, 2, 3
   ON CONFLICT ("userId","day","model") DO UPDATE SET
     "requests" = r."requests" + EXCLUDED."requests",
+    "failed" = r."failed" + EXCLUDED."failed",
+    "costCny" = r."costCny" + EXCLUDED."costCny",
     "promptTokens" = r."promptTokens" + EXCLUDED."promptTokens",
     "completionTokens" = r."completionTokens" + EXCLUDED."completionTokens",
     "costUsd" = r."costUsd" + EXCLUDED."costUsd"

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { closeLogWriter, enqueueLog, flushLogs, type LogRecord } from '@/lib/billing/writer';
 import { getDb } from '@/lib/db';
 import { createAccount } from '../support/accounts';
+import { dailyUsage, dailyUsageFromRollup, usageTotals, usageTotalsByDay } from '@/lib/dashboard/queries';
 
 afterAll(async () => {
   await closeLogWriter();
@@ -69,5 +70,13 @@ describe('UsageDaily rollup', () => {
     const log = await db.requestLog.aggregate({ where: { userId: u }, _count: true, _sum: { costUsd: true } });
     expect(log._count).toBe(5);
     expect(rollup.reduce((n, r) => n + Number(r.requests), 0)).toBe(5);
+    expect(rollup.reduce((n, r) => n + Number(r.failed), 0)).toBe(1);
+    // The dashboard's rollup readers answer exactly as the raw-row ones.
+    const now = new Date('2026-11-22T08:00:00Z');
+    expect(await dailyUsageFromRollup(u, 30, now)).toEqual(await dailyUsage(u, 30, now));
+    const from = new Date('2026-11-01T00:00:00Z');
+    const to = new Date('2026-11-23T00:00:00Z');
+    expect(await usageTotalsByDay(u, from, to)).toEqual(await usageTotals(u, from, to));
+    expect((await usageTotalsByDay(u, from, to)).requests).toBe(5);
   });
 });
