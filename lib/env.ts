@@ -16,6 +16,22 @@ const schema = z.object({
   DATA_DIR: z.string().default('./data'),
   /** Redis URL; without it limits live in-process (correct on a single instance only). */
   REDIS_URL: z.string().url().optional(),
+  /**
+   * Redis Cluster seed nodes, `host:port,host:port,...`, instead of REDIS_URL: every Redis use of
+   * the gateway (limits, balances, deny markers, invalidation) then runs on the cluster.
+   */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((n) => n.trim()).filter(Boolean))
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(/^[^\s:]+:\d{1,5}$/, 'REDIS_CLUSTER_NODES must be a comma-separated list of host:port')
+          .transform((n) => ({ host: n.slice(0, n.lastIndexOf(':')), port: Number(n.slice(n.lastIndexOf(':') + 1)) })),
+      ),
+    ),
   GATEWAY_CONFIG: z.string().default('config/gateway.example.yaml'),
   /** Signs session JWTs. Generated and kept under DATA_DIR when absent. */
   NEXTAUTH_SECRET: z.string().min(16).optional(),

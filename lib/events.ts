@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
-import { env } from '@/lib/env';
+import { newRedisClient, redisConfigured, type RedisClient } from '@/lib/redis-client';
 import { log, errorFields } from '@/lib/log';
+import { accountKey } from '@/lib/limits/keys';
 import { singleton } from '@/lib/singleton';
 
 // Cache invalidation across instances: a revoked key or a changed account is announced on Redis
@@ -26,15 +26,17 @@ const CHANNEL = 'gw:events';
 const DENY_MARKER_MS = 2 * 3_600_000;
 
 /** The deny marker of a suspended account. */
-export const accountDenyKey = (userId: string) => `gw:deny:u:${userId}`;
+// In the account's hash tag (lib/limits/keys.ts): on Redis Cluster the account's admission reads it in the same call.
+export const accountDenyKey = (userId: string) => accountKey(userId, 'deny');
 /** The deny marker of a revoked key (by its hash). */
-export const keyDenyKey = (keyHash: string) => `gw:deny:k:${keyHash}`;
+// A key's markers share the key's own tag: one more call on a cluster, for both.
+export const keyDenyKey = (keyHash: string) => `gw:{k:${keyHash}}:deny`;
 
 /**
  * The marker saying a key's controls changed after `version` (lib/keys): a copy cached at that
  * version meets it in the admission and is reloaded, so an edit holds on the next request everywhere.
  */
-export const keyStaleKey = (keyHash: string, version: number) => `gw:stale:k:${keyHash}:${version}`;
+export const keyStaleKey = (keyHash: string, version: number) => `gw:{k:${keyHash}}:stale:${version}`;
 
 /** Deny markers checked by every admission (see AdmitInput.denyKeys): [account, key, key edited]. */
 export function denyKeysFor(userId: string, keyHash: string, version = 0): string[] {
@@ -44,8 +46,8 @@ const redisOptions = { maxRetriesPerRequest: 1, retryStrategy: () => 500 };
 
 interface Bus {
   listeners: Set<Listener>;
-  publisher?: Redis;
-  subscriber?: Redis;
+  publisher?: RedisClient;
+  subscriber?: RedisClient;
 }
 
 const getBus = (): Bus => singleton('events', () => ({ listeners: new Set<Listener>() }));
@@ -58,8 +60,9 @@ function dispatch(bus: Bus, event: GatewayEvent): void {
 export function onGatewayEvent(listener: Listener): void {
   const bus = getBus();
   bus.listeners.add(listener);
-  if (!env.REDIS_URL || bus.subscriber) return;
-  const subscriber = new Redis(env.REDIS_URL, redisOptions);
+  if (!redisConfigured() || bus.subscriber) return;
+  // On a cluster, PUBLISH reaches the subscribers of every node: one subscription is enough.
+  const subscriber = newRedisClient(redisOptions)!;
   bus.subscriber = subscriber;
   subscriber.on('error', () => undefined);
   // Re-subscribes by itself after a reconnect (ioredis autoResubscribe).
@@ -76,9 +79,9 @@ export function onGatewayEvent(listener: Listener): void {
 export async function publishGatewayEvent(event: GatewayEvent): Promise<void> {
   const bus = getBus();
   dispatch(bus, event);
-  if (!env.REDIS_URL) return;
+  if (!redisConfigured()) return;
   if (!bus.publisher) {
-    bus.publisher = new Redis(env.REDIS_URL, redisOptions);
+    bus.publisher = newRedisClient(redisOptions)!;
     bus.publisher.on('error', () => undefined);
   }
   const redis = bus.publisher;

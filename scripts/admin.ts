@@ -9,7 +9,7 @@ import { usdToPico } from '@/lib/billing/money';
 import { EmbeddedDatabaseBusyError, getDb } from '@/lib/db';
 import { runMigrations } from '@/lib/db/migrate';
 import { GatewayError } from '@/lib/errors';
-import { env } from '@/lib/env';
+import { redisConfigured } from '@/lib/redis-client';
 import { closeEvents } from '@/lib/events';
 
 const usage = `Usage: npm run admin -- <command> [options]
@@ -105,7 +105,7 @@ async function run(command: string | undefined): Promise<unknown> {
       if (!credit.live) {
         // Recorded, not yet spendable: say so, and by when (lib/billing/ledger.ts, the credit outbox).
         console.error(
-          env.REDIS_URL
+          redisConfigured()
             ? 'note: Redis is unreachable from here; the credit is recorded, and every running server applies it to the live balance within a second or two of reaching Redis (check its logs: "pending credits applied").'
             : 'note: without Redis the live balance is the running server\'s; it applies this credit within a second or two (a server started later reads it from the database).',
         );

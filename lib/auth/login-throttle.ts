@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { env } from '@/lib/env';
+import { newRedisClient, redisConfigured, type RedisClient } from '@/lib/redis-client';
 import { GatewayError } from '@/lib/errors';
 import { FAILOVER_REDIS_OPTIONS } from '@/lib/limits';
 import { log, errorFields } from '@/lib/log';
@@ -41,7 +40,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return -1`;
 
 export class RedisThrottleStore implements ThrottleStore {
-  constructor(private readonly client: Redis) {}
+  constructor(private readonly client: RedisClient) {}
 
   async begin(key: string, member: string, now: number, limit: number, windowMs: number) {
     const wait = Number(await this.client.eval(BEGIN_LUA, 1, key, String(now), String(windowMs), String(limit), member));
@@ -96,7 +95,7 @@ class FailoverThrottleStore implements ThrottleStore {
 
 function defaultStore(): ThrottleStore {
   return singleton('login-throttle', () =>
-    env.REDIS_URL ? new FailoverThrottleStore(new RedisThrottleStore(new Redis(env.REDIS_URL, FAILOVER_REDIS_OPTIONS))) : new MemoryThrottleStore(),
+    redisConfigured() ? new FailoverThrottleStore(new RedisThrottleStore(newRedisClient(FAILOVER_REDIS_OPTIONS)!)) : new MemoryThrottleStore(),
   );
 }
 

@@ -1,5 +1,6 @@
 import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
+import { redisConfigured } from '@/lib/redis-client';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { formatPico, usdToPico } from '@/lib/billing/money';
 import { getLimiter, balanceKey } from '@/lib/gateway/runtime';
@@ -62,7 +63,7 @@ export async function creditBalance(
  * the server.
  */
 function liveBalanceHere(): boolean {
-  return env.REDIS_URL !== undefined || reconcilerState().running;
+  return redisConfigured() || reconcilerState().running;
 }
 
 /**

@@ -164,7 +164,8 @@ export async function flushLogs(drain = true): Promise<void> {
 // A batch is ONE statement: the rows travel as one JSON document (serialised natively, parsed by
 // PostgreSQL in C), and data-modifying CTEs insert the logs, debit each account once and append one
 // usage ledger entry per charged request, atomically. Only rows inserted now are charged, so a batch
-// retried after an ambiguous failure charges once. Each ledger entry's balance-after walks back
+// retried after an ambiguous failure charges once. The daily rollup (UsageDaily) adds the inserted
+// rows in the same statement. Each ledger entry's balance-after walks back
 // from the committed balance in (createdAt, id) order.
 const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason"`;
 const WRITE_BATCH = `WITH input AS (
@@ -172,7 +173,20 @@ const WRITE_BATCH = `WITH input AS (
 ), ins AS (
   INSERT INTO "RequestLog" (${COLUMNS}) SELECT ${COLUMNS} FROM input
   ON CONFLICT ("id") DO NOTHING
-  RETURNING "id", "userId", "costUsd", "createdAt"
+  RETURNING "id", "userId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny"
+), rollup AS (
+  INSERT INTO "UsageDaily" AS r ("userId","day","model","requests","failed","promptTokens","completionTokens","costUsd","costCny")
+  SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), count(*),
+         count(*) FILTER (WHERE "outcome" NOT IN ('ok', 'client_closed')),
+         sum("promptTokens"), sum("completionTokens"), sum("costUsd"), sum("costCny")
+  FROM ins GROUP BY 1, 2, 3
+  ON CONFLICT ("userId","day","model") DO UPDATE SET
+    "requests" = r."requests" + EXCLUDED."requests",
+    "failed" = r."failed" + EXCLUDED."failed",
+    "costCny" = r."costCny" + EXCLUDED."costCny",
+    "promptTokens" = r."promptTokens" + EXCLUDED."promptTokens",
+    "completionTokens" = r."completionTokens" + EXCLUDED."completionTokens",
+    "costUsd" = r."costUsd" + EXCLUDED."costUsd"
 ), charged AS (
   SELECT * FROM ins WHERE "costUsd" > 0
 ), totals AS (

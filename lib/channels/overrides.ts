@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import type { ChannelInfo } from '@/lib/config';
 import { getConfig } from '@/lib/config';
 import { getDb } from '@/lib/db';
-import { env } from '@/lib/env';
+import { newRedisClient, redisConfigured, type RedisClient } from '@/lib/redis-client';
 import { GatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
@@ -40,7 +40,7 @@ interface State {
   map: Map<string, ChannelOverride>;
   started: boolean;
   timer?: NodeJS.Timeout;
-  redis?: Redis;
+  redis?: RedisClient;
   busy: boolean;
   lastDbSync: number;
   lastBreakerPublish: number;
@@ -61,11 +61,11 @@ const state = () =>
     instanceId: randomUUID(),
   }));
 
-function redis(): Redis | undefined {
+function redis(): RedisClient | undefined {
   const s = state();
-  if (!env.REDIS_URL) return undefined;
+  if (!redisConfigured()) return undefined;
   if (!s.redis) {
-    s.redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => 500, lazyConnect: false });
+    s.redis = newRedisClient({ maxRetriesPerRequest: 1, retryStrategy: () => 500, lazyConnect: false })!;
     s.redis.on('error', () => undefined);
   }
   return s.redis;
@@ -122,7 +122,7 @@ async function readDb(): Promise<Map<string, ChannelOverride>> {
   return map;
 }
 
-async function seedRedis(client: Redis, map: Map<string, ChannelOverride>): Promise<void> {
+async function seedRedis(client: RedisClient, map: Map<string, ChannelOverride>): Promise<void> {
   const fields: string[] = [SEEDED_FIELD, '1'];
   for (const [id, o] of map) fields.push(id, JSON.stringify(o));
   // HSETNX-like for the whole set: only while nobody seeded it (a concurrent write wins).
@@ -188,13 +188,16 @@ export async function fleetBreakers(): Promise<{ instances: number; byChannel: M
   if (client) {
     try {
       const keys: string[] = [];
-      let cursor = '0';
-      do {
-        const [next, batch] = await client.scan(cursor, 'MATCH', `${BREAKER_KEY_PREFIX}*`, 'COUNT', 200);
-        cursor = next;
-        keys.push(...batch);
-      } while (cursor !== '0');
-      const values = keys.length ? await client.mget(keys) : [];
+      // On a cluster every primary holds some of the keys, each in its own slot (no MGET across them).
+      for (const node of client instanceof Cluster ? client.nodes('master') : [client]) {
+        let cursor = '0';
+        do {
+          const [next, batch] = await node.scan(cursor, 'MATCH', `${BREAKER_KEY_PREFIX}*`, 'COUNT', 200);
+          cursor = next;
+          keys.push(...batch);
+        } while (cursor !== '0');
+      }
+      const values = keys.length === 0 ? [] : client instanceof Cluster ? await Promise.all(keys.map((k) => client.get(k))) : await client.mget(keys);
       let instances = 0;
       for (const v of values) {
         if (!v) continue;

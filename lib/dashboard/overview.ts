@@ -1,7 +1,7 @@
 import { getConfig, tierNames, type GatewayConfig, type TierName } from '@/lib/config';
 import { usdToCny } from '@/lib/billing/money';
 import { GatewayError } from '@/lib/errors';
-import { dailyUsage, getAccount, startOfUtcDay, startOfUtcMonth, usageTotals, type Account, type DailyUsage, type UsageTotals } from './queries';
+import { dailyUsageFromRollup, getAccount, startOfUtcDay, startOfUtcMonth, usageTotalsByDay, type Account, type DailyUsage, type UsageTotals } from './queries';
 
 export interface EffectiveLimits {
   rpm: number;
@@ -59,9 +59,10 @@ export async function getOverview(userId: string, now = new Date()): Promise<Ove
   const tomorrow = new Date(startOfUtcDay(now).getTime() + DAY_MS);
   const [account, month, today, daily] = await Promise.all([
     getAccount(userId),
-    usageTotals(userId, startOfUtcMonth(now), tomorrow),
-    usageTotals(userId, startOfUtcDay(now), tomorrow),
-    dailyUsage(userId, 30, now),
+    // Whole UTC days: read from the daily rollup (UsageDaily), not the raw log.
+    usageTotalsByDay(userId, startOfUtcMonth(now), tomorrow),
+    usageTotalsByDay(userId, startOfUtcDay(now), tomorrow),
+    dailyUsageFromRollup(userId, 30, now),
   ]);
   if (!account) throw new GatewayError('not_found', 'No such account.');
   return {

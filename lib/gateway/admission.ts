@@ -6,6 +6,7 @@ import { formatMoney, usdToPico } from '@/lib/billing/money';
 import { pendingCharges } from '@/lib/billing/writer';
 import { inc } from '@/lib/metrics';
 import type { AdmitResult, Rule, RuleState } from '@/lib/limits/types';
+import { accountKey, keyScope, modelKey } from '@/lib/limits/keys';
 import { forgetPrincipal, type Principal } from '@/lib/auth/principal';
 import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
 import { keyBudgetError, keyBudgets, keyRules, loadKeyBudget, mayOutrunAdmission, refreshedPrincipal } from '@/lib/keys/admission';
@@ -63,16 +64,8 @@ export function rulesFor(principal: Principal, cfg: GatewayConfig, model: ModelI
   return rules;
 }
 
-/**
- * Largest "N per window" limit kept as an exact sliding log (one sorted-set entry per request in the
- * window). Above it, memory and Redis time per request would grow with the limit (a 1M-per-hour
- * account would hold up to a million entries), so the limit is enforced by GCRA with the same
- * rate and a burst of N: O(1) per key, and still never a fixed bucket that resets at a boundary.
- */
-export const SLIDING_LOG_MAX = 10_000;
-
+/** A window rule: fixed sub-buckets whatever the limit (lib/limits), exact in any span of windowMs. */
 function windowRule(key: string, limit: number, windowMs: number, label: string, requests?: boolean): Rule {
-  if (limit > SLIDING_LOG_MAX) return { kind: 'gcra', key: `${key}:gcra`, limit, windowMs, label, requests };
   return { kind: 'window', key, limit, windowMs, label, requests };
 }
 
@@ -87,35 +80,35 @@ function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo |
     // eats into the account's budget for messages.
     const t = effectiveLimits(principal, cfg);
     rules.push(
-      windowRule(`gw:u:${u}:ct:rpm`, t.rpm, MINUTE, `count_tokens: ${t.rpm} requests per minute`, true),
-      { kind: 'concurrency', key: `gw:u:${u}:ct:conc`, limit: t.concurrency, label: `count_tokens: ${t.concurrency} concurrent requests` },
+      windowRule(accountKey(u, 'ct:rpm'), t.rpm, MINUTE, `count_tokens: ${t.rpm} requests per minute`, true),
+      { kind: 'concurrency', key: accountKey(u, 'ct:conc'), limit: t.concurrency, label: `count_tokens: ${t.concurrency} concurrent requests` },
     );
   } else if (endpoint === 'embeddings') {
     rules.push(
-      windowRule(`gw:u:${u}:emb:rpm`, cfg.limits.embeddings_rpm, MINUTE, `embeddings: ${cfg.limits.embeddings_rpm} requests per minute`, true),
-      { kind: 'concurrency', key: `gw:u:${u}:emb:conc`, limit: cfg.limits.embeddings_concurrency, label: `embeddings: ${cfg.limits.embeddings_concurrency} concurrent requests` },
+      windowRule(accountKey(u, 'emb:rpm'), cfg.limits.embeddings_rpm, MINUTE, `embeddings: ${cfg.limits.embeddings_rpm} requests per minute`, true),
+      { kind: 'concurrency', key: accountKey(u, 'emb:conc'), limit: cfg.limits.embeddings_concurrency, label: `embeddings: ${cfg.limits.embeddings_concurrency} concurrent requests` },
     );
   } else {
     const t = effectiveLimits(principal, cfg);
     const name = `tier ${principal.tier}`;
     rules.push(
-      windowRule(`gw:u:${u}:rpm`, t.rpm, MINUTE, `${name}: ${t.rpm} requests per minute`, true),
-      windowRule(`gw:u:${u}:rph`, t.rph, HOUR, `${name}: ${t.rph} requests per hour`),
-      { kind: 'concurrency', key: `gw:u:${u}:conc`, limit: t.concurrency, label: `${name}: ${t.concurrency} concurrent requests` },
+      windowRule(accountKey(u, 'rpm'), t.rpm, MINUTE, `${name}: ${t.rpm} requests per minute`, true),
+      windowRule(accountKey(u, 'rph'), t.rph, HOUR, `${name}: ${t.rph} requests per hour`),
+      { kind: 'concurrency', key: accountKey(u, 'conc'), limit: t.concurrency, label: `${name}: ${t.concurrency} concurrent requests` },
     );
     if (t.tokensPerDay !== null) {
-      rules.push({ kind: 'quota', key: `gw:u:${u}:tpd`, limit: t.tokensPerDay, windowMs: DAY, label: `${name}: ${t.tokensPerDay} tokens per day` });
+      rules.push({ kind: 'quota', key: accountKey(u, 'tpd'), limit: t.tokensPerDay, windowMs: DAY, label: `${name}: ${t.tokensPerDay} tokens per day` });
     }
   }
   rules.push(...keyRules(principal)); // per-key controls (issue 29)
   if (model) {
     // Per-model caps are shared by all free and pro accounts (the spec's per-model table).
     if (principal.tier === 'free' || principal.tier === 'pro') {
-      if (model.rpm) rules.push(windowRule(`gw:m:${model.name}:rpm`, model.rpm, MINUTE, `model ${model.name}: ${model.rpm} requests per minute`));
-      if (model.concurrency) rules.push({ kind: 'concurrency', key: `gw:m:${model.name}:conc`, limit: model.concurrency, label: `model ${model.name}: ${model.concurrency} concurrent requests` });
+      if (model.rpm) rules.push(windowRule(modelKey(model.name, 'rpm'), model.rpm, MINUTE, `model ${model.name}: ${model.rpm} requests per minute`));
+      if (model.concurrency) rules.push({ kind: 'concurrency', key: modelKey(model.name, 'conc'), limit: model.concurrency, label: `model ${model.name}: ${model.concurrency} concurrent requests` });
     }
     if (model.platformDailyRequests) {
-      rules.push(windowRule(`gw:m:${model.name}:day`, model.platformDailyRequests, DAY, `model ${model.name}: ${model.platformDailyRequests} requests per day across the platform`));
+      rules.push(windowRule(modelKey(model.name, 'day'), model.platformDailyRequests, DAY, `model ${model.name}: ${model.platformDailyRequests} requests per day across the platform`));
     }
   }
   return rules;
@@ -270,7 +263,7 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
   }
   if (!result.ok) {
     if (roomKey) headroom.delete(roomKey);
-    if (result.reason === 'limit') throw limitError(result, result.rule.key.split(':')[1] ?? 'global');
+    if (result.reason === 'limit') throw limitError(result, keyScope(result.rule.key));
     // The key was edited since it was cached here (index 2, lib/events.ts): admitted under its new controls.
     if (result.reason === 'denied' && result.index === 2 && !refreshed) {
       return admit({ ...request, principal: await refreshedPrincipal(principal, model?.name ?? null, request.ip ?? '') }, roomKey, urgent, true);

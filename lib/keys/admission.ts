@@ -1,6 +1,7 @@
 import { GatewayError } from '@/lib/errors';
 import { formatMoney } from '@/lib/billing/money';
 import type { Limiter, Rule } from '@/lib/limits/types';
+import { accountKey } from '@/lib/limits/keys';
 import { forgetPrincipal, reloadPrincipal, type Principal } from '@/lib/auth/principal';
 import { checkKeyAccess, checkKeyModel } from '@/lib/keys/access';
 import { monthOf } from '@/lib/keys/controls';
@@ -10,23 +11,16 @@ import { loadKeySpend } from '@/lib/keys/queries';
 // calls these from small hooks). The rules are exact across instances as every other rule; the
 // budgets are reservations next to the account balance's (AdmitInput.budgets).
 
-/** Above this many requests per minute a key's rate is a GCRA (as the account's; see SLIDING_LOG_MAX). */
-const KEY_SLIDING_LOG_MAX = 10_000;
-
 /** The key's own request rate and concurrency, on top of the account's (the stricter refuses). */
 export function keyRules(principal: Principal): Rule[] {
   const g = principal.guard;
   if (!g || (g.rpm === null && g.concurrency === null)) return [];
   const rules: Rule[] = [];
-  const base = `gw:k:${principal.keyId}`;
+  const base = accountKey(principal.userId, `k:${principal.keyId}`);
   const name = `API key "${g.name}"`;
   if (g.rpm !== null) {
     const label = `${name}: ${g.rpm} requests per minute`;
-    rules.push(
-      g.rpm > KEY_SLIDING_LOG_MAX
-        ? { kind: 'gcra', key: `${base}:rpm:gcra`, limit: g.rpm, windowMs: 60_000, label, requests: true }
-        : { kind: 'window', key: `${base}:rpm`, limit: g.rpm, windowMs: 60_000, label, requests: true },
-    );
+    rules.push({ kind: 'window', key: `${base}:rpm`, limit: g.rpm, windowMs: 60_000, label, requests: true });
   }
   if (g.concurrency !== null) rules.push({ kind: 'concurrency', key: `${base}:conc`, limit: g.concurrency, label: `${name}: ${g.concurrency} concurrent requests` });
   return rules;
@@ -50,7 +44,7 @@ export interface KeyBudget {
 export function keyBudgets(principal: Principal, now = Date.now()): KeyBudget[] | undefined {
   const g = principal.guard;
   if (!g || (g.budgetPico === null && g.monthlyBudgetPico === null)) return undefined;
-  const base = `gw:kb:${principal.keyId}:${g.version}`;
+  const base = accountKey(principal.userId, `kb:${principal.keyId}:${g.version}`);
   const out: KeyBudget[] = [];
   if (g.budgetPico !== null) out.push({ key: base, cap: g.budgetPico, period: 'lifetime' });
   if (g.monthlyBudgetPico !== null) {

@@ -3,10 +3,10 @@
 // requests are limited per instance by a MemoryLimiter (looser across instances, but
 // still bounded) until Redis is ready again. Every call is bounded in time and never throws.
 
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MemoryLimiter } from './memory-limiter';
-import { RedisLimiter } from './redis-limiter';
-import type { AdmitInput, AdmitResult, Limiter, ReleaseInput } from './types';
+import { RedisLimiter, type RedisClient } from './redis-limiter';
+import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule } from './types';
 
 /** Client options that make Redis failures fast instead of queued or retried. */
 export const FAILOVER_REDIS_OPTIONS: RedisOptions = {
@@ -39,6 +39,12 @@ export interface FailoverLimiterOptions {
   creditConnectGraceMs?: number;
   /** Close the Redis client in close(). */
   ownsClient?: boolean;
+  /**
+   * What an admission gets while Redis cannot answer it: `memory` (default) the in-process limits
+   * (per instance, so looser across instances); `refuse` a limit refusal with a short Retry-After,
+   * so that nothing is over-admitted while part of a Redis Cluster fails over (a few seconds).
+   */
+  outage?: 'memory' | 'refuse';
   log?: (entry: LimiterLogEntry) => void;
 }
 
@@ -61,10 +67,11 @@ class LimiterTimeoutError extends Error {
 export class FailoverLimiter implements Limiter {
   readonly redis: RedisLimiter;
   readonly memory: MemoryLimiter;
-  private readonly client: Redis;
+  private readonly client: RedisClient;
   private readonly options: typeof DEFAULTS;
   private readonly ownsClient: boolean;
   private readonly log: (entry: LimiterLogEntry) => void;
+  private readonly outage: 'memory' | 'refuse';
   /** Leases admitted by the memory limiter: their release must go there too. */
   private readonly memoryLeases = new Set<string>();
   /**
@@ -89,12 +96,26 @@ export class FailoverLimiter implements Limiter {
     return new FailoverLimiter(new RedisLimiter(client), { ownsClient: true, ...options });
   }
 
+  /** A FailoverLimiter owning a fresh Redis Cluster client (its nodes configured with FAILOVER_REDIS_OPTIONS). */
+  static fromClusterNodes(nodes: { host: string; port: number }[], options: FailoverLimiterOptions = {}): FailoverLimiter {
+    const client = new Cluster(nodes, {
+      redisOptions: FAILOVER_REDIS_OPTIONS,
+      enableOfflineQueue: false,
+      clusterRetryStrategy: () => 500,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnFailover: 100,
+      slotsRefreshTimeout: 1_000,
+    });
+    return new FailoverLimiter(new RedisLimiter(client), { ownsClient: true, outage: 'refuse', ...options });
+  }
+
   constructor(redis: RedisLimiter, options: FailoverLimiterOptions = {}) {
     this.redis = redis;
     this.client = redis.client;
     this.memory = options.memory ?? new MemoryLimiter();
     this.ownsClient = options.ownsClient ?? false;
     this.log = options.log ?? writeJsonLine;
+    this.outage = options.outage ?? 'memory';
     this.options = {
       callTimeoutMs: options.callTimeoutMs ?? DEFAULTS.callTimeoutMs,
       connectGraceMs: options.connectGraceMs ?? DEFAULTS.connectGraceMs,
@@ -131,6 +152,7 @@ export class FailoverLimiter implements Limiter {
       'admit',
       () => this.redis.admit(input),
       async () => {
+        if (this.outage === 'refuse') return outageRefusal(input, this.options.probeIntervalMs);
         const result = await this.memory.admit(input);
         if (result.ok) this.trackMemoryLease(input.leaseId);
         return result;
@@ -390,7 +412,13 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-async function closeClient(client: Redis): Promise<void> {
+/** The refusal of an admission Redis could not answer (outage 'refuse'): a 429 with a short Retry-After. */
+function outageRefusal(input: AdmitInput, retryAfterMs: number): AdmitResult {
+  const rule: Rule = input.rules[0] ?? { kind: 'window', key: '', limit: 0, windowMs: retryAfterMs, label: 'limiter unavailable' };
+  return { ok: false, reason: 'limit', rule: { ...rule, label: `${rule.label} (limiter briefly unavailable: Redis Cluster failing over)` }, retryAfterMs: Math.max(1000, retryAfterMs), states: [] };
+}
+
+async function closeClient(client: RedisClient): Promise<void> {
   try {
     await withTimeout(client.quit(), 500);
   } catch {

@@ -25,11 +25,12 @@ export interface LimiterMetrics {
 let current: Limiter | undefined;
 
 /**
- * With a Redis URL: Redis shared by all instances, falling back to in-process limits while
+ * With a Redis URL (or Redis Cluster nodes): Redis shared by all instances, falling back to in-process limits while
  * Redis is unreachable. Without: in-process limits only (a single instance).
  */
-export function createLimiter(redisUrl?: string): Limiter {
-  current = redisUrl ? FailoverLimiter.fromUrl(redisUrl) : new MemoryLimiter();
+export function createLimiter(redisUrl?: string, clusterNodes: { host: string; port: number }[] = []): Limiter {
+  if (clusterNodes.length > 0) current = FailoverLimiter.fromClusterNodes(clusterNodes);
+  else current = redisUrl ? FailoverLimiter.fromUrl(redisUrl) : new MemoryLimiter();
   return current;
 }
 

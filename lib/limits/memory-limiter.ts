@@ -28,10 +28,27 @@ export interface MemoryLimiterOptions {
   sweepIntervalMs?: number;
 }
 
-interface WindowLog {
-  /** Admission timestamps, ascending. */
-  scores: number[];
+/** A window rule's fixed sub-buckets (see windowShape). */
+interface WindowBuckets {
+  /** Bucket index (floor(t / g)) -> admissions in it, in ascending bucket order. */
+  counts: Map<number, number>;
+  /** Sum of the counts. */
+  n: number;
   expiresAt: number;
+}
+
+/** Sub-buckets per window (as WINDOW_BUCKETS in the Redis limiter's Lua). */
+const WINDOW_BUCKETS = 60;
+
+/**
+ * A window of windowMs is cut into buckets of g ms; nb of them span it. An admission in bucket k
+ * counts buckets k - nb .. k (every span of windowMs touches at most nb + 1 buckets): never more
+ * than the limit in any span of windowMs, refused at most one bucket early. Bucket b leaves the
+ * count at (b + nb + 1) * g.
+ */
+export function windowShape(windowMs: number): { g: number; nb: number } {
+  const g = Math.max(1, Math.floor(windowMs / WINDOW_BUCKETS));
+  return { g, nb: Math.ceil(windowMs / g) };
 }
 
 interface LeaseSet {
@@ -74,7 +91,7 @@ interface RuleCheck {
 }
 
 export class MemoryLimiter implements Limiter {
-  private readonly windows = new Map<string, WindowLog>();
+  private readonly windows = new Map<string, WindowBuckets>();
   private readonly leaseSets = new Map<string, LeaseSet>();
   private readonly gcras = new Map<string, GcraState>();
   private readonly quotas = new Map<string, QuotaBuckets>();
@@ -328,29 +345,40 @@ export class MemoryLimiter implements Limiter {
     }
   }
 
-  /** Sliding log: an entry admitted at t counts while now < t + windowMs. */
+  /** Fixed sub-buckets (windowShape): O(1) state whatever the limit. */
   private checkWindow(rule: WindowRule, now: number): RuleCheck {
-    const log = this.liveWindow(rule.key, rule.windowMs, now);
-    const count = log?.scores.length ?? 0;
-    const oldest = log?.scores[0];
-    const untilOldestExpires = oldest === undefined ? 0 : Math.max(0, Math.ceil(oldest + rule.windowMs - now));
+    const { g, nb } = windowShape(rule.windowMs);
+    const k = Math.floor(now / g);
+    const w = this.liveWindow(rule.key, k - nb);
+    const count = w?.n ?? 0;
+    const lo = w ? w.counts.keys().next().value! : undefined;
+    const leaves = (b: number) => Math.max(0, Math.ceil((b + nb + 1) * g - now));
+    const reset = lo === undefined ? 0 : leaves(lo);
     const ok = count < rule.limit;
+    let retryAfterMs = 0;
+    if (!ok && w) {
+      // Until enough of the oldest buckets have left for one more admission.
+      let left = count;
+      retryAfterMs = Math.max(1, leaves(k));
+      for (const [b, c] of w.counts) {
+        left -= c;
+        if (left < rule.limit) {
+          retryAfterMs = Math.max(1, leaves(b));
+          break;
+        }
+      }
+    }
     return {
       ok,
-      retryAfterMs: ok ? 0 : Math.max(1, untilOldestExpires),
-      current: { rule, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetMs: untilOldestExpires },
+      retryAfterMs,
+      current: { rule, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetMs: reset },
       apply: () => {
-        const target = log ?? { scores: [], expiresAt: 0 };
-        insertSorted(target.scores, now);
-        target.expiresAt = now + rule.windowMs;
+        const target = w ?? { counts: new Map<number, number>(), n: 0, expiresAt: 0 };
+        target.counts.set(k, (target.counts.get(k) ?? 0) + 1);
+        target.n++;
+        target.expiresAt = Math.max(target.expiresAt, (k + nb + 1) * g);
         this.windows.set(rule.key, target);
-        const first = target.scores[0];
-        return {
-          rule,
-          limit: rule.limit,
-          remaining: rule.limit - count - 1,
-          resetMs: Math.max(0, Math.ceil(first + rule.windowMs - now)),
-        };
+        return { rule, limit: rule.limit, remaining: rule.limit - count - 1, resetMs: leaves(lo ?? k) };
       },
     };
   }
@@ -436,18 +464,20 @@ export class MemoryLimiter implements Limiter {
 
   // ---- storage helpers (prune on access) --------------------------------------------
 
-  private liveWindow(key: string, windowMs: number, now: number): WindowLog | undefined {
-    const log = this.windows.get(key);
-    if (!log) return undefined;
-    const cutoff = now - windowMs;
-    let drop = 0;
-    while (drop < log.scores.length && log.scores[drop] <= cutoff) drop++;
-    if (drop > 0) log.scores.splice(0, drop);
-    if (log.scores.length === 0) {
+  /** The window's buckets from `first` on (older ones dropped), or undefined when none is left. */
+  private liveWindow(key: string, first: number): WindowBuckets | undefined {
+    const w = this.windows.get(key);
+    if (!w) return undefined;
+    for (const [b, c] of w.counts) {
+      if (b >= first) break;
+      w.counts.delete(b);
+      w.n -= c;
+    }
+    if (w.counts.size === 0) {
       this.windows.delete(key);
       return undefined;
     }
-    return log;
+    return w;
   }
 
   private liveLeaseSet(key: string, now: number): LeaseSet | undefined {
@@ -518,12 +548,6 @@ function minValue(map: Map<string, number>): number {
   let min = Infinity;
   for (const v of map.values()) if (v < min) min = v;
   return min;
-}
-
-function insertSorted(values: number[], value: number): void {
-  let i = values.length;
-  while (i > 0 && values[i - 1] > value) i--;
-  values.splice(i, 0, value);
 }
 
 function assertNever(rule: never, index: number): never {

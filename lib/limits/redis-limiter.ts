@@ -5,8 +5,15 @@
 // (TIME) so instances with skewed clocks still agree on windows and leases.
 
 import { createHash } from 'node:crypto';
-import { Command, Redis } from 'ioredis';
+import { Cluster, Command, Redis } from 'ioredis';
+import { hashTag } from './keys';
 import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule, RuleState } from './types';
+
+/** A single Redis or a Redis Cluster (REDIS_CLUSTER_NODES). */
+export type RedisClient = Redis | Cluster;
+
+/** Sub-buckets per window rule (as the in-process limiter's; see check_window). */
+const WINDOW_BUCKETS = 60;
 
 // Shared Lua prelude: server time in fractional milliseconds and small helpers.
 // An admission's time in Redis is mostly the Lua around its commands (`npm run bench:redis-script`
@@ -156,40 +163,147 @@ local function live_count(key, cutoff, exact_from)
   return count
 end
 
--- detail: the window feeds the x-ratelimit-*-requests headers, so its exact remaining count and
--- reset time are needed on every call. Other windows only need "is there room" (exact at the limit).
-local function check_window(key, limit, win, kind, detail)
-  local count = live_count(key, now - win, detail and 0 or limit)
-  local ok = count < limit
-  local oldest = nil
-  if detail or not ok then oldest = lowest_score(key) end
-  local until_oldest = 0
-  if oldest then until_oldest = ceil0(oldest + win - now) end
-  local c = { ok = ok, retry = 0, rem = max(0, limit - count), reset = until_oldest,
-              count = count, oldest = oldest, kind = kind, limit = limit, win = win }
-  if not c.ok then c.retry = max(1, until_oldest) end
+-- Window rules: fixed sub-buckets, O(1) state per key whatever the limit. The window (win ms) is cut
+-- into buckets of g = floor(win / WINDOW_BUCKETS) ms (at least 1), nb = ceil(win / g) of them span
+-- it. Any span of win ms touches at most nb + 1 consecutive buckets, so an admission in bucket k
+-- counts buckets k - nb .. k: nothing admitted in any span of win ms ever exceeds the limit, and an
+-- admission may be refused at most one bucket (1/60 of the window) early. The key is a hash:
+-- bucket index -> count, 'n' the sum of the live buckets, 'lo' the lowest live bucket; a bucket
+-- leaves at (b + nb + 1) * g, which is what Retry-After and the reset report. ~1 KB per key at most.
+local WINDOW_BUCKETS = ${WINDOW_BUCKETS}
+local function window_shape(win)
+  local g = floor(win / WINDOW_BUCKETS)
+  if g < 1 then g = 1 end
+  return g, ceil(win / g)
+end
+
+local function bucket_names(from, to)
+  local names = {}
+  for b = from, to do names[b - from + 1] = format('%d', b) end
+  return names
+end
+
+-- Drops the buckets below first (their count leaves n); lo moves to the lowest bucket still
+-- holding admissions. Runs once per bucket boundary per key at most: amortised O(1).
+-- Returns n, lo and the counts it read (bucket -> count, first .. hi) for window_retry.
+local function prune_window(key, n, lo, first, k, nb)
+  -- Every stored bucket lies in lo .. lo + nb (an admission in bucket j pruned below j - nb).
+  local hi = min(k, lo + nb)
+  if hi < first then
+    call('DEL', key)
+    return 0, nil, nil
+  end
+  local names = bucket_names(lo, hi)
+  local v = call('HMGET', key, unpack(names))
+  local dropped, newlo, counts = 0, nil, {}
+  for j = 1, #names do
+    local b = lo + j - 1
+    local c = tonumber(v[j]) or 0
+    if b < first then
+      dropped = dropped + c
+    else
+      counts[b] = c
+      if c > 0 and not newlo then newlo = b end
+    end
+  end
+  n = n - dropped
+  if n <= 0 or not newlo then
+    call('DEL', key)
+    return 0, nil, nil
+  end
+  call('HDEL', key, unpack(names, 1, first - lo))
+  call('HSET', key, 'n', format('%d', n), 'lo', format('%d', newlo))
+  return n, newlo, counts
+end
+
+-- A refusal's wait: until enough of the oldest buckets have left for one more admission. cur: the
+-- current bucket's count as this call knows it (in a batch, not written to Redis yet).
+local function window_retry(key, n, lo, k, g, nb, limit, counts, cur)
+  if not counts then
+    counts = {}
+    if lo <= k then
+      local v = call('HMGET', key, unpack(bucket_names(lo, k)))
+      for j = 1, #v do counts[lo + j - 1] = tonumber(v[j]) or 0 end
+    end
+    counts[k] = cur
+  end
+  local left = n
+  for b = lo, k do
+    left = left - (counts[b] or 0)
+    if left < limit then return max(1, ceil((b + nb + 1) * g - now)) end
+  end
+  return max(1, ceil((k + nb + 1) * g - now))
+end
+
+-- In a batch (BATCH_LUA makes the table), a window's state is read from Redis by the first item that
+-- uses the key and kept here; later items of the call (an account sending in parallel) read and
+-- update it, and it is written back once when the call ends (flush_windows). The call shares one
+-- clock reading, so every item is in the same bucket. A single admission reads and writes at once.
+local win_state
+
+-- The check made on the first read of a key is also the key's state (n, lo, cur ...: one table per
+-- check, as the other rules); in a batch it is kept in win_state and later checks of the key point
+-- to it (st).
+local function check_window(key, limit, win, kind)
+  local st = win_state and win_state[key]
+  if st then
+    local reset = 0
+    if st.lo then reset = ceil0((st.lo + st.nb + 1) * st.g - now) end
+    local c = { ok = st.n < limit, retry = 0, rem = max(0, limit - st.n), reset = reset, count = st.n, st = st,
+                kind = kind, limit = limit, win = win }
+    if not c.ok then c.retry = window_retry(key, st.n, st.lo, st.k, st.g, st.nb, limit, nil, st.cur) end
+    return c
+  end
+  local g, nb = window_shape(win)
+  local k = floor(now / g)
+  local kt = format('%d', k)
+  -- The current bucket's count too: the admission then writes both counts with one HSET.
+  local v = call('HMGET', key, 'n', 'lo', kt)
+  local n, lo, counts = tonumber(v[1]) or 0, tonumber(v[2]), nil
+  if n == 0 then
+    lo = nil
+  elseif lo < k - nb then
+    n, lo, counts = prune_window(key, n, lo, k - nb, k, nb)
+  end
+  local cur = tonumber(v[3]) or 0
+  local reset = 0
+  if lo then reset = ceil0((lo + nb + 1) * g - now) end
+  local c = { ok = n < limit, retry = 0, rem = max(0, limit - n), reset = reset, count = n, kind = kind,
+              limit = limit, win = win, n = n, lo = lo, cur = cur, cur0 = cur, n0 = n, k = k, kt = kt,
+              g = g, nb = nb, dirty = false }
+  if win_state then win_state[key] = c end
+  if not c.ok then c.retry = window_retry(key, n, lo, k, g, nb, limit, counts, cur) end
   return c
 end
 
-local function check_request_window(key, limit, win, kind)
-  return check_window(key, limit, win, kind, true)
+-- Writes a window's state: both counts (and 'lo' for a new key) with one HSET; the TTL when a
+-- bucket is made (the key lives until its newest bucket leaves the window).
+local function write_window(key, st)
+  if st.n0 == 0 then
+    call('HSET', key, st.kt, format('%d', st.cur), 'n', format('%d', st.n), 'lo', format('%d', st.lo))
+  else
+    call('HSET', key, st.kt, format('%d', st.cur), 'n', format('%d', st.n))
+  end
+  if st.cur0 == 0 then call('PEXPIRE', key, format('%d', max(1, ceil((st.k + st.nb + 1) * st.g - now)))) end
 end
 
--- A window's entry is the lease and the rule's index (':0', ':1': made once per call, as a number
--- turned into text costs a printf); its TTL the window as the caller wrote it (whole milliseconds),
--- passed as that text rather than as a number Redis would format again.
-local entry_suffix
-local function apply_window(key, i, limit, win, c, win_text)
-  local suffix = entry_suffix and entry_suffix[i]
-  if not suffix then
-    suffix = ':' .. (i - 1)
-    if entry_suffix then entry_suffix[i] = suffix end
+local win_dirty
+local function flush_windows()
+  for j = 1, #win_dirty do write_window(win_dirty[j], win_state[win_dirty[j]]) end
+end
+
+local function apply_window(key, i, limit, win, c)
+  local st = c.st or c
+  st.n = st.n + 1
+  st.cur = st.cur + 1
+  if not st.lo then st.lo = st.k end
+  if not win_state then
+    write_window(key, st)
+  elseif not st.dirty then
+    st.dirty = true
+    win_dirty[#win_dirty + 1] = key
   end
-  call('ZADD', key, now_up_text, lease .. suffix)
-  call('PEXPIRE', key, win_text)
-  local first = c.oldest or now_up
-  if now_up < first then first = now_up end
-  return limit - c.count - 1, ceil0(first + win - now)
+  return limit - c.count - 1, ceil0((st.lo + st.nb + 1) * st.g - now)
 end
 
 -- In a batch (BATCH_LUA makes the tables), GCRA states are kept here and written back once when the
@@ -303,7 +417,7 @@ local function apply_quota(key, i, limit, win, c)
   return c.rem, c.reset
 end
 
-local checkers = { window = check_window, rwindow = check_request_window, gcra = check_gcra,
+local checkers = { window = check_window, rwindow = check_window, gcra = check_gcra,
                    quota = check_quota, concurrency = check_concurrency }
 local appliers = { window = apply_window, rwindow = apply_window, gcra = apply_gcra,
                    quota = apply_quota, concurrency = apply_concurrency }
@@ -414,7 +528,10 @@ if reserve ~= '' then
     if reserve ~= '0' then call('ZADD', KEYS[bk + 1], format('%d', floor(now + ttl)), lease .. '|' .. reserve) end
   end
 end
-return { 1, 0, 0, balance, unpack(res, 1, 2 * n) }
+-- The server's clock reading goes last (as TIME gave it: no conversion): on Redis Cluster an
+-- admission split over slots may have to be undone, and the undo finds the window buckets by it.
+res[2 * n + 1], res[2 * n + 2] = t[1], t[2]
+return { 1, 0, 0, balance, unpack(res, 1, 2 * n + 2) }
 end
 `;
 const ADMIT_LUA = `${LUA_PRELUDE}${ADMIT_CORE}
@@ -498,7 +615,7 @@ return release_one(0, 0, #KEYS)
 // ARGV[1]: item count; then per item: type ('a' admit, 'r' release), key count, arg count, args.
 // KEYS: every item's keys, in item order. Reply: one entry per item, as the single scripts reply.
 const BATCH_LUA = `${LUA_PRELUDE}${ADMIT_CORE}${RELEASE_CORE}
-gcra_tat, gcra_dirty, numbers, entry_suffix = {}, {}, {}, {}
+gcra_tat, gcra_dirty, numbers, win_state, win_dirty = {}, {}, {}, {}, {}
 num = cached_number
 local out = {}
 local ki, ai = 0, 1
@@ -510,6 +627,7 @@ for it = 1, tonumber(ARGV[1]) do
   ai = ai + na
 end
 flush_gcra()
+flush_windows()
 return out
 `;
 
@@ -579,6 +697,37 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], 
 return false
 `;
 
+// Undoes the window and GCRA counts of an admission (Redis Cluster: one part of an admission split
+// over slots was refused, so the parts that admitted are taken back; leases and reservations go by
+// release). KEYS: the rule keys. ARGV: the admission's TIME (seconds, microseconds), then per key
+// kind ('window' or 'gcra'), limit, windowMs.
+const UNDO_LUA = `
+local call, floor, ceil, max, format = redis.call, math.floor, math.ceil, math.max, string.format
+local at = tonumber(ARGV[1]) * 1000 + tonumber(ARGV[2]) / 1000
+for i = 1, #KEYS do
+  local kind, limit, win = ARGV[3 * i], tonumber(ARGV[3 * i + 1]), tonumber(ARGV[3 * i + 2])
+  if kind == 'window' then
+    local g = floor(win / ${WINDOW_BUCKETS})
+    if g < 1 then g = 1 end
+    local kt = format('%d', floor(at / g))
+    if (tonumber(call('HGET', KEYS[i], kt)) or 0) > 0 then
+      call('HINCRBY', KEYS[i], kt, '-1')
+      if call('HINCRBY', KEYS[i], 'n', '-1') <= 0 then call('DEL', KEYS[i]) end
+    end
+  elseif kind == 'gcra' then
+    local v = call('GET', KEYS[i])
+    if v then
+      local t = call('TIME')
+      local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+      local tat = tonumber(v) - win / limit
+      if tat <= now then call('DEL', KEYS[i])
+      else call('SET', KEYS[i], format('%.4f', tat), 'PX', format('%d', max(1, ceil(tat - now)))) end
+    end
+  end
+end
+return 1
+`;
+
 type Arg = string | number;
 
 /** RESP bulk strings; with `utf8` false, lengths in UTF-16 units (exact for ASCII text only). */
@@ -617,10 +766,17 @@ export function encodeCommand(name: string, segments: readonly (readonly Arg[])[
  */
 class EncodedCommand extends Command {
   private readonly wire: string;
+  private readonly routeKey: string | undefined;
 
-  constructor(name: string, segments: readonly (readonly Arg[])[]) {
+  /** routeKey: a key of the command, by whose slot a Cluster client sends it (its arguments are not parsed). */
+  constructor(name: string, segments: readonly (readonly Arg[])[], routeKey?: string) {
     super(name, [], { replyEncoding: 'utf8' });
     this.wire = encodeCommand(name, segments);
+    this.routeKey = routeKey;
+  }
+
+  override getKeys(): Array<string | Buffer> {
+    return this.routeKey === undefined ? [] : [this.routeKey];
   }
 
   override toWritable(): string {
@@ -647,8 +803,8 @@ class EncodedCommand extends Command {
 }
 
 /** Sends one command encoded by the limiter (EncodedCommand): every limiter command goes this way. */
-function sendEncoded(redis: Redis, name: string, segments: readonly (readonly Arg[])[]): Promise<unknown> {
-  const command = new EncodedCommand(name, segments);
+function sendEncoded(redis: RedisClient, name: string, segments: readonly (readonly Arg[])[], routeKey?: string): Promise<unknown> {
+  const command = new EncodedCommand(name, segments, routeKey);
   redis.sendCommand(command);
   return command.promise;
 }
@@ -661,15 +817,15 @@ class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  run(redis: Redis, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
-    return this.runSegments(redis, keys.length, [keys, args]);
+  run(redis: RedisClient, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    return this.runSegments(redis, keys.length, [keys, args], keys[0]);
   }
 
-  /** Runs with the keys, then the arguments, given as segments (`numKeys` of them keys). */
-  runSegments(redis: Redis, numKeys: number, segments: readonly (readonly Arg[])[]): Promise<unknown> {
-    return sendEncoded(redis, 'evalsha', [[this.sha, numKeys], ...segments]).catch((err: unknown) => {
+  /** Runs with the keys, then the arguments, given as segments (`numKeys` of them keys, all in routeKey's slot). */
+  runSegments(redis: RedisClient, numKeys: number, segments: readonly (readonly Arg[])[], routeKey?: string): Promise<unknown> {
+    return sendEncoded(redis, 'evalsha', [[this.sha, numKeys], ...segments], routeKey).catch((err: unknown) => {
       if (!isNoScriptError(err)) throw err;
-      return sendEncoded(redis, 'eval', [[this.source, numKeys], ...segments]);
+      return sendEncoded(redis, 'eval', [[this.source, numKeys], ...segments], routeKey);
     });
   }
 }
@@ -680,6 +836,7 @@ const renewScript = new LuaScript(RENEW_LUA);
 const adjustScript = new LuaScript(ADJUST_LUA);
 const reloadScript = new LuaScript(RELOAD_LUA);
 const creditScript = new LuaScript(CREDIT_LUA);
+const undoScript = new LuaScript(UNDO_LUA);
 
 /** The sorted set of a balance's reservation leases ('leaseId|amount' scored by expiry). */
 export const reservationsKey = (balanceKey: string) => `${balanceKey}:res`;
@@ -708,34 +865,54 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
+/** One slot's part of an admission on Redis Cluster: the input's rules, reservation and deny keys there. */
+interface AdmitPart {
+  input: AdmitInput;
+  /** Positions of its rules and deny keys in the whole admission's. */
+  ruleIndex: number[];
+  denyIndex: number[];
+}
+
 export class RedisLimiter implements Limiter {
-  readonly client: Redis;
+  readonly client: RedisClient;
+  /**
+   * A Redis Cluster: every call is split by hash tag so that each script call touches one slot
+   * (an account's keys share its tag, lib/limits/keys.ts); the parts of one admission go in
+   * parallel and those that admitted are undone when another refuses.
+   */
+  readonly cluster: boolean;
   /** Only a client we created ourselves is closed by close(). */
   private readonly ownsClient: boolean;
 
   /**
-   * @param client an ioredis client, or a URL to create one from.
+   * @param client an ioredis client (or Cluster), or a URL to create one from.
    * @param options.ownsClient close the client in close(); defaults to true only for a URL.
    */
-  constructor(client: Redis | string, options: { ownsClient?: boolean } = {}) {
+  constructor(client: RedisClient | string, options: { ownsClient?: boolean } = {}) {
     this.ownsClient = options.ownsClient ?? typeof client === 'string';
     this.client = typeof client === 'string' ? new Redis(client) : client;
+    this.cluster = this.client instanceof Cluster;
     // Commands are encoded here (EncodedCommand), so ioredis's key prefixing would not apply.
-    if (this.client.options.keyPrefix) throw new Error('RedisLimiter does not support a client with keyPrefix');
+    const prefix = this.client instanceof Cluster ? this.client.options.keyPrefix ?? this.client.options.redisOptions?.keyPrefix : this.client.options.keyPrefix;
+    if (prefix) throw new Error('RedisLimiter does not support a client with keyPrefix');
   }
 
-  private queue: Queued[] = [];
+  /** Calls queued for the end of this event-loop turn, by hash tag (one batch per slot; one group on a single Redis). */
+  private queues = new Map<string, Queued[]>();
   private flushScheduled = false;
 
   /**
    * Admits and releases issued in the same event-loop turn (the admissions of requests read
    * together, the releases of replies just sent) travel as ONE script call when the turn ends:
-   * one command, one socket write, one Lua invocation, instead of one each. An urgent call goes
-   * out at once, with whatever is queued so far (see AdmitInput.urgent).
+   * one command, one socket write, one Lua invocation, instead of one each (on a cluster, one per
+   * slot). An urgent call goes out at once, with whatever is queued so far (see AdmitInput.urgent).
    */
   private enqueue(type: 'a' | 'r', keys: string[], args: (string | number)[], urgent = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ type, keys, args, resolve, reject });
+      const tag = this.cluster ? hashTag(keys[0]) : '';
+      let queue = this.queues.get(tag);
+      if (!queue) this.queues.set(tag, (queue = []));
+      queue.push({ type, keys, args, resolve, reject });
       if (urgent) return this.sendQueued();
       if (this.flushScheduled) return;
       this.flushScheduled = true;
@@ -748,9 +925,11 @@ export class RedisLimiter implements Limiter {
 
   /** Sends everything queued (a flush scheduled before an urgent call may find nothing left). */
   private sendQueued(): void {
-    const all = this.queue;
-    this.queue = [];
-    for (let i = 0; i < all.length; i += MAX_BATCH_ITEMS) this.send(all.slice(i, i + MAX_BATCH_ITEMS));
+    const queues = this.queues;
+    this.queues = new Map();
+    for (const all of queues.values()) {
+      for (let i = 0; i < all.length; i += MAX_BATCH_ITEMS) this.send(all.slice(i, i + MAX_BATCH_ITEMS));
+    }
   }
 
   private send(items: Queued[]): void {
@@ -768,7 +947,7 @@ export class RedisLimiter implements Limiter {
     }
     segments.push([items.length]);
     for (const it of items) segments.push([it.type, it.keys.length, it.args.length], it.args);
-    batchScript.runSegments(this.client, numKeys, segments).then(
+    batchScript.runSegments(this.client, numKeys, segments, items[0].keys[0]).then(
       (replies) => {
         items.forEach((it, i) => {
           const reply = (replies as unknown[])[i];
@@ -783,6 +962,15 @@ export class RedisLimiter implements Limiter {
   }
 
   admit(input: AdmitInput): Promise<AdmitResult> {
+    if (this.cluster) {
+      const parts = splitAdmission(input);
+      if (parts.length > 1) return this.admitParts(input, parts);
+    }
+    return this.admitRaw(input).then((reply) => decodeAdmitReply(reply, input.rules, input.reserve?.amount ?? 0n));
+  }
+
+  /** One script call's admission (all its keys in one slot on a cluster); the raw reply. */
+  private admitRaw(input: AdmitInput): Promise<unknown> {
     const keys = input.rules.map((r) => r.key);
     if (input.reserve) keys.push(input.reserve.key, reservationsKey(input.reserve.key), goneReservationsKey(input.reserve.key));
     const deny = input.denyKeys ?? [];
@@ -810,10 +998,95 @@ export class RedisLimiter implements Limiter {
       }
       keys.splice(keys.length - deny.length, 0, ...budgetKeys);
     }
-    return this.enqueue('a', keys, args, input.urgent).then((reply) => decodeAdmitReply(reply, input.rules, input.reserve?.amount ?? 0n));
+    return this.enqueue('a', keys, args, input.urgent);
+  }
+
+  /**
+   * An admission over several slots (Redis Cluster): the account's part, the shared layers' (the
+   * global rate, a model's caps, each on its own slot) and the key's deny markers, sent together.
+   * Each part is exact on its own slot; when one refuses, the parts that admitted are undone (their
+   * counts taken back, leases and reservation released), so a refusal leaves nothing counted
+   * except, for the moment between, a slot another admission may have been refused for.
+   */
+  private async admitParts(input: AdmitInput, parts: AdmitPart[]): Promise<AdmitResult> {
+    const settled = await Promise.allSettled(parts.map((p) => this.admitRaw(p.input)));
+    const decoded: (AdmitResult | undefined)[] = settled.map((r, i) =>
+      r.status === 'fulfilled' ? decodeAdmitReply(r.value, parts[i].input.rules, parts[i].input.reserve?.amount ?? 0n) : undefined,
+    );
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const states: RuleState[] = new Array<RuleState>(input.rules.length);
+    let refusal: Refusal | undefined;
+    let balance: bigint | undefined;
+    decoded.forEach((d, i) => {
+      if (!d) return;
+      const part = parts[i];
+      if (d.ok) {
+        d.states.forEach((st, j) => (states[part.ruleIndex[j]] = st));
+        if (d.balance !== undefined) balance = d.balance;
+        return;
+      }
+      if (d.reason === 'limit') d.states.forEach((st, j) => (states[part.ruleIndex[j]] = st));
+      // A part's rules are the admission's own objects; its deny index is mapped back.
+      const mapped: Refusal = d.reason === 'denied' ? { ok: false, reason: 'denied', index: part.denyIndex[d.index] } : d;
+      if (!refusal || worseRefusal(mapped, refusal)) refusal = mapped;
+    });
+    if (!failed && !refusal) return balance === undefined ? { ok: true, states } : { ok: true, states, balance };
+    // Undo what the other parts admitted (not awaited by the caller's answer beyond this call).
+    await Promise.all(
+      decoded.map((d, i) => {
+        if (!d?.ok) return undefined;
+        const reply = (settled[i] as PromiseFulfilledResult<unknown>).value as unknown[];
+        return this.undoPart(parts[i].input, reply).catch(() => undefined);
+      }),
+    );
+    if (failed) throw failed.reason;
+    if (refusal!.reason === 'limit') {
+      for (let i = 0; i < states.length; i++) states[i] ??= { rule: input.rules[i], limit: input.rules[i].limit, remaining: input.rules[i].limit, resetMs: 0 };
+      return { ...refusal!, states };
+    }
+    return refusal!;
+  }
+
+  /** Takes back an admitted part: window and GCRA counts by UNDO_LUA, leases and reservation by release. */
+  private async undoPart(part: AdmitInput, reply: unknown[]): Promise<void> {
+    const n = part.rules.length;
+    const sec = reply[4 + 2 * n] as string;
+    const usec = reply[5 + 2 * n] as string;
+    const counted = part.rules.filter((r) => r.kind === 'window' || r.kind === 'gcra');
+    const calls: Promise<unknown>[] = [];
+    if (counted.length > 0) {
+      const args: Arg[] = [sec, usec];
+      for (const r of counted) args.push(r.kind, r.limit, r.windowMs);
+      calls.push(undoScript.run(this.client, counted.map((r) => r.key), args));
+    }
+    const concurrencyKeys = part.rules.filter((r) => r.kind === 'concurrency').map((r) => r.key);
+    const reserve = part.reserve;
+    if (concurrencyKeys.length > 0 || reserve) {
+      calls.push(
+        this.release({
+          leaseId: part.leaseId,
+          concurrencyKeys,
+          settle: reserve ? { key: reserve.key, delta: reserve.amount, reserved: reserve.amount } : undefined,
+          budgets: reserve ? (part.budgets ?? []).map((b) => ({ key: b.key, delta: reserve.amount, reserved: reserve.amount })) : undefined,
+          urgent: true,
+        }),
+      );
+    }
+    await Promise.all(calls);
   }
 
   async release(input: ReleaseInput): Promise<void> {
+    if (this.cluster) {
+      const parts = splitRelease(input);
+      if (parts.length > 1) {
+        await Promise.all(parts.map((p) => this.releaseRaw(p)));
+        return;
+      }
+    }
+    await this.releaseRaw(input);
+  }
+
+  private async releaseRaw(input: ReleaseInput): Promise<void> {
     const keys = [...input.concurrencyKeys];
     // A reservation lease is settled even at delta 0 (its lease must go); a plain settlement of 0 is nothing.
     const settle = input.settle && (input.settle.delta !== 0n || input.settle.reserved !== undefined) ? input.settle : undefined;
@@ -844,6 +1117,21 @@ export class RedisLimiter implements Limiter {
   async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number, reservation?: { key: string; amount: bigint }): Promise<void> {
     const leased = reservation !== undefined && reservation.amount !== 0n;
     if (concurrencyKeys.length === 0 && !leased) return;
+    if (this.cluster) {
+      const byTag = groupBy(concurrencyKeys, hashTag);
+      const resTag = leased ? hashTag(reservation.key) : undefined;
+      if (resTag !== undefined && !byTag.has(resTag)) byTag.set(resTag, []);
+      if (byTag.size > 1) {
+        await Promise.all([...byTag].map(([tag, keys]) => this.renewRaw(keys, leaseId, leaseTtlMs, tag === resTag ? reservation : undefined)));
+        return;
+      }
+    }
+    await this.renewRaw(concurrencyKeys, leaseId, leaseTtlMs, leased ? reservation : undefined);
+  }
+
+  private async renewRaw(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number, reservation?: { key: string; amount: bigint }): Promise<void> {
+    const leased = reservation !== undefined && reservation.amount !== 0n;
+    if (concurrencyKeys.length === 0 && !leased) return;
     const keys = leased ? [...concurrencyKeys, reservationsKey(reservation.key)] : concurrencyKeys;
     await renewScript.run(this.client, keys, [leaseId, leaseTtlMs, leased ? `${leaseId}|${reservation.amount}` : '']);
   }
@@ -852,7 +1140,7 @@ export class RedisLimiter implements Limiter {
     const keys = [key, reservationsKey(key), goneReservationsKey(key), lateCreditsKey(key), ...credits.map((id) => creditMarkerKey(key, id))];
     await reloadScript.run(this.client, keys, [amount.toString(), CREDIT_MARKER_MS, ...included]);
     // Loads only (not the hot path): a second command rather than another argument of the script.
-    if (ttlMs !== undefined) await sendEncoded(this.client, 'pexpire', [[key, Math.ceil(ttlMs)]]);
+    if (ttlMs !== undefined) await sendEncoded(this.client, 'pexpire', [[key, Math.ceil(ttlMs)]], key);
   }
 
   async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {
@@ -870,6 +1158,11 @@ export class RedisLimiter implements Limiter {
 
   async denied(keys: string[]): Promise<number> {
     if (keys.length === 0) return -1;
+    if (this.cluster) {
+      // One GET per key (each its own slot, in parallel): markers are few and this is off the hot path.
+      const values = await Promise.all(keys.map((k) => sendEncoded(this.client, 'get', [[k]], k)));
+      return values.findIndex((v) => v !== null);
+    }
     const values = (await sendEncoded(this.client, 'mget', [keys])) as (string | null)[];
     return values.findIndex((v) => v !== null);
   }
@@ -883,6 +1176,72 @@ export class RedisLimiter implements Limiter {
       this.client.disconnect();
     }
   }
+}
+
+function groupBy<T>(items: readonly T[], tagOf: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const tag = tagOf(item);
+    const group = out.get(tag);
+    if (group) group.push(item);
+    else out.set(tag, [item]);
+  }
+  return out;
+}
+
+/** The parts of an admission by hash tag: rules, the reservation (with its budgets: the account's) and deny keys. */
+function splitAdmission(input: AdmitInput): AdmitPart[] {
+  const parts = new Map<string, AdmitPart>();
+  const partOf = (tag: string): AdmitPart => {
+    let p = parts.get(tag);
+    if (!p) parts.set(tag, (p = { input: { rules: [], leaseId: input.leaseId, leaseTtlMs: input.leaseTtlMs, denyKeys: [], urgent: input.urgent }, ruleIndex: [], denyIndex: [] }));
+    return p;
+  };
+  input.rules.forEach((rule, i) => {
+    const p = partOf(hashTag(rule.key));
+    p.input.rules.push(rule);
+    p.ruleIndex.push(i);
+  });
+  if (input.reserve) {
+    const p = partOf(hashTag(input.reserve.key));
+    p.input.reserve = input.reserve;
+    if (input.budgets) p.input.budgets = input.budgets;
+  }
+  (input.denyKeys ?? []).forEach((key, i) => {
+    const p = partOf(hashTag(key));
+    p.input.denyKeys!.push(key);
+    p.denyIndex.push(i);
+  });
+  return [...parts.values()];
+}
+
+/** A release by hash tag: concurrency and quota keys where they are, the settlements with the balance. */
+function splitRelease(input: ReleaseInput): ReleaseInput[] {
+  const parts = new Map<string, ReleaseInput>();
+  const partOf = (tag: string): ReleaseInput => {
+    let p = parts.get(tag);
+    if (!p) parts.set(tag, (p = { leaseId: input.leaseId, concurrencyKeys: [], urgent: input.urgent }));
+    return p;
+  };
+  for (const key of input.concurrencyKeys) partOf(hashTag(key)).concurrencyKeys.push(key);
+  if (input.settle) {
+    const p = partOf(hashTag(input.settle.key));
+    p.settle = input.settle;
+    if (input.budgets) p.budgets = input.budgets;
+  } else if (input.budgets?.length) {
+    partOf(hashTag(input.budgets[0].key)).budgets = input.budgets;
+  }
+  for (const u of input.usage ?? []) (partOf(hashTag(u.key)).usage ??= []).push(u);
+  return [...parts.values()];
+}
+
+type Refusal = Exclude<AdmitResult, { ok: true }>;
+
+/** Which refusal of a split admission is reported: a deny marker, then the longest limit wait, then the balance. */
+function worseRefusal(a: Refusal, b: Refusal): boolean {
+  const rank = (r: Refusal) => (r.reason === 'denied' ? 4 : r.reason === 'limit' ? 3 : r.reason === 'balance_unknown' ? 2 : 1);
+  if (rank(a) !== rank(b)) return rank(a) > rank(b);
+  return a.reason === 'limit' && b.reason === 'limit' && a.retryAfterMs > b.retryAfterMs;
 }
 
 function decodeAdmitReply(reply: unknown, rules: Rule[], reserved: bigint): AdmitResult {

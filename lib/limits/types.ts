@@ -2,7 +2,10 @@
 // All checks for one request happen in one call (one Redis round trip), atomically:
 // either every rule admits and every mutation is applied, or nothing changes.
 
-/** Sliding-log window: at most `limit` admissions in any `windowMs` span. */
+/**
+ * At most `limit` admissions in any span of `windowMs`, counted in 60 fixed sub-buckets (O(1) state
+ * whatever the limit; an admission may be refused up to one sub-bucket early).
+ */
 export interface WindowRule {
   kind: 'window';
   key: string;
@@ -15,7 +18,10 @@ export interface WindowRule {
   requests?: boolean;
 }
 
-/** GCRA for very large rates (global QPS, windows above the sliding-log size) where a log would be too big. */
+/**
+ * GCRA: a rate with a burst of `limit` (the global requests-per-second layer). Not a window: it may
+ * admit up to twice `limit` within one `windowMs` span.
+ */
 export interface GcraRule {
   kind: 'gcra';
   key: string;

@@ -448,10 +448,10 @@ describe('SIGTERM with a stream longer than the grace period', () => {
     expect(decPico(row!.costUsd)).toBeGreaterThan(0n);
     const entry = await db.ledgerEntry.findFirst({ where: { reference: id } });
     expect(decPico(entry!.amountUsd)).toBe(-decPico(row!.costUsd));
-    expect(await redis.zcard(`gw:u:${acct.userId}:conc`)).toBe(0);
+    expect(await redis.zcard(`gw:{u:${acct.userId}}:conc`)).toBe(0);
     // The live balance was settled to the real cost: it equals the database's.
     expect(pico(await balanceOf(acct.userId))).toBe(pico('1') - decPico(row!.costUsd));
-    const live = await redis.get(`gw:bal:${acct.userId}`);
+    const live = await redis.get(`gw:{u:${acct.userId}}:bal`);
     if (live !== null) expect(BigInt(live)).toBe(pico(await balanceOf(acct.userId)));
   });
 });

@@ -122,7 +122,8 @@ describe('requests per minute', () => {
     // The first request's slot frees 60 s after it was admitted (somewhere between its send and
     // its answer); the refusal was computed between this request's send and answer.
     const earliest = Math.ceil((firstSent - 1 + 60_000 - answered) / 1000);
-    const latest = Math.ceil((firstAnswered + 1 + 60_000 - sent) / 1000);
+    // The window counts in 1 s sub-buckets (lib/limits): the slot may free up to one of them later.
+    const latest = Math.ceil((firstAnswered + 1 + 61_000 - sent) / 1000);
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(earliest);
     expect(Number(retryAfter)).toBeLessThanOrEqual(latest);
     expect(Number(res.headers.get('retry-after-ms'))).toBeLessThanOrEqual(Number(retryAfter) * 1000);
@@ -232,7 +233,7 @@ describe('concurrency', () => {
 describe('tokens per day', () => {
   it('counts the real usage after each reply and refuses once the quota is used, naming it', LOADED_MACHINE_RETRY, async () => {
     const acct = await createAccount({ balanceUsd: '10' });
-    const quotaUsed = async () => Object.values(await redis.hgetall(`gw:u:${acct.userId}:tpd`)).reduce((sum, v) => sum + Number(v), 0);
+    const quotaUsed = async () => Object.values(await redis.hgetall(`gw:{u:${acct.userId}}:tpd`)).reduce((sum, v) => sum + Number(v), 0);
     let used = 0;
     let admitted = 0;
     let refused: Response | undefined;

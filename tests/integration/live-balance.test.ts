@@ -55,7 +55,7 @@ describe('live balance', () => {
       // Exactly once: the live balance is the database's less what was spent since.
       await waitFor(async () => !(await (await getDb()).ledgerEntry.findFirst({ where: { userId: account.userId, livePending: true } })), 5_000);
       await new Promise((r) => setTimeout(r, 300)); // the log rows of the calls above are written
-      expect(BigInt((await redis.get(`gw:bal:${account.userId}`))!)).toBe(await dbBalancePico(account.userId));
+      expect(BigInt((await redis.get(`gw:{u:${account.userId}}:bal`))!)).toBe(await dbBalancePico(account.userId));
     } finally {
       await gw.stop();
       await fake.close();
@@ -78,7 +78,7 @@ describe('live balance', () => {
           return reader;
         }),
       );
-      const held = BigInt((await redis.get(`gw:bal:${account.userId}`))!);
+      const held = BigInt((await redis.get(`gw:{u:${account.userId}}:bal`))!);
       const db = await dbBalancePico(account.userId);
       expect(held).toBeLessThan(db); // two reservations held (the free tier allows two at once)
 
@@ -94,7 +94,7 @@ describe('live balance', () => {
       await next.text();
       const cost = usdToPico(next.headers.get('x-service-cost-usd')!);
       await waitFor(async () => (await dbBalancePico(account.userId)) === db - cost, 5_000);
-      expect(BigInt((await redis.get(`gw:bal:${account.userId}`))!)).toBe(db - cost);
+      expect(BigInt((await redis.get(`gw:{u:${account.userId}}:bal`))!)).toBe(db - cost);
     } finally {
       await gw.stop();
       await fake.close();

@@ -369,7 +369,7 @@ describe('after 300 faulty requests', () => {
     await waitFor(async () => (await db.requestLog.count({ where: { id: { in: ids } } })) === N, 15_000);
     // Memory is only reported here (RSS in MiB, before and after): the bench covers 10k requests.
     console.log(`gateway RSS MiB before/after ${N} faulty requests:`, JSON.stringify(rssBefore.map(Math.round)), JSON.stringify([gwSingle, gwFallback].map(rss).map(Math.round)));
-    const leaseKeys = [`gw:u:${acct.userId}:conc`, 'gw:m:gpt-4o-mini:conc'];
+    const leaseKeys = [`gw:{u:${acct.userId}}:conc`, 'gw:{m:gpt-4o-mini}:conc'];
     // KNOWN ISSUE (lib/limits/failover-limiter.ts, not ours to change): when a Redis call times out
     // (100-150 ms; it happens on an overloaded machine), the limiter switches to its in-process
     // fallback, and the release of a lease that Redis admitted then goes to memory: the Redis
@@ -448,7 +448,7 @@ describe('client disconnects', () => {
       ids.push(row.id);
       await expectBilled(row.id, 0n);
     }
-    expect(await redis.zcard(`gw:u:${free.userId}:conc`)).toBe(0);
+    expect(await redis.zcard(`gw:{u:${free.userId}}:conc`)).toBe(0);
     const both = await Promise.all([chat(gwSingle, free.apiKey, {}), chat(gwSingle, free.apiKey, {})]);
     expect(both.map((r) => r.status)).toEqual([200, 200]);
     await Promise.all(both.map((r) => r.text()));
@@ -483,7 +483,7 @@ describe('client disconnects', () => {
       expect(row.completionTokens).toBeGreaterThanOrEqual(2);
       await expectBilled(id, cost);
     }
-    expect(await redis.zcard(`gw:u:${free.userId}:conc`)).toBe(0);
+    expect(await redis.zcard(`gw:{u:${free.userId}}:conc`)).toBe(0);
     const both = await Promise.all([chat(gwSlow, free.apiKey, {}), chat(gwSlow, free.apiKey, {})]);
     expect(both.map((r) => r.status)).toEqual([200, 200]);
   });
@@ -538,12 +538,12 @@ describe('database outage', () => {
       const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
       // Warm: the key is cached in the gateway and the live balance is loaded in Redis (a balance
       // that is not would need the database to be admitted).
-      for (let i = 0; i < 5 && !(await redis.exists(`gw:bal:${acct.userId}`)); i++) {
+      for (let i = 0; i < 5 && !(await redis.exists(`gw:{u:${acct.userId}}:bal`)); i++) {
         const first = await chat(g, acct.apiKey, {});
         expect(first.status).toBe(200);
         await expectBilled(first.headers.get('x-request-id')!, pico(first.headers.get('x-service-cost-usd')!));
       }
-      expect(await redis.exists(`gw:bal:${acct.userId}`)).toBe(1);
+      expect(await redis.exists(`gw:{u:${acct.userId}}:bal`)).toBe(1);
 
       await proxy.down();
       const ids: string[] = [];

@@ -380,7 +380,7 @@ describe(`${N.toLocaleString('en')} faulty requests at concurrency ${C}`, () => 
 
     // Concurrency leases: every one released. (If a Redis call timed out under load, the limiter
     // answered in-process for a moment and a Redis lease may wait for its TTL: see reliability.test.ts.)
-    const leases = await redis.zcard(`gw:u:${acct.userId}:conc`);
+    const leases = await redis.zcard(`gw:{u:${acct.userId}}:conc`);
     if ((after.get('gateway_limiter_fallback_total') ?? 0) === 0) expect(leases).toBe(0);
     else console.warn(`limiter fell back to in-process during the run; ${leases} Redis leases left to expire by TTL`);
 

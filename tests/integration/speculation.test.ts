@@ -100,7 +100,7 @@ describe('speculative dispatch', () => {
     expect((await chat(gw, acct.apiKey)).status).toBe(200);
     const refusedBefore = await counter(gw, 'gateway_speculation_refused_total{code="insufficient_balance"}');
     // Another instance spends the whole balance; this instance's reading still shows $10.
-    await redis.set(`gw:bal:${acct.userId}`, '0');
+    await redis.set(`gw:{u:${acct.userId}}:bal`, '0');
     up.setDefault({ type: 'delay', ms: 5000 });
     const t = Date.now();
     const res = await chat(gw, acct.apiKey);
@@ -130,9 +130,12 @@ describe('speculative dispatch', () => {
     const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
     expect((await chat(gw, acct.apiKey)).status).toBe(200);
     // Another instance admits the other 299 requests of this minute.
-    const now = Date.now();
-    const members = Array.from({ length: 299 }, (_, i) => [now, `elsewhere-${i}:0`]).flat();
-    await redis.zadd(`gw:u:${acct.userId}:rpm`, ...(members as (string | number)[]));
+    // The window's state is a hash of sub-bucket counts (lib/limits): add them to the current bucket.
+    const rpm = `gw:{u:${acct.userId}}:rpm`;
+    const lo = await redis.hget(rpm, 'lo');
+    expect(lo).not.toBeNull();
+    await redis.hincrby(rpm, lo!, 299);
+    await redis.hincrby(rpm, 'n', 299);
     up.setDefault({ type: 'delay', ms: 5000 });
     const t = Date.now();
     const res = await chat(gw, acct.apiKey);
@@ -225,7 +228,7 @@ describe('speculative dispatch', () => {
       expect(await res.text()).toMatch(/data: \[DONE\]\n\n$/);
     }
     expect((await counter(gwStreams, SPECULATIVE)) - before).toBe(3);
-    await redis.set(`gw:bal:${acct.userId}`, '0');
+    await redis.set(`gw:{u:${acct.userId}}:bal`, '0');
     const refused = await chat(gwStreams, acct.apiKey, chatBody({ stream: true }));
     expect(refused.status).toBe(402);
     expect(refused.headers.get('content-type')).toMatch(/application\/json/);
@@ -242,7 +245,7 @@ describe('speculative dispatch', () => {
     const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
     for (let i = 0; i < 3; i++) expect((await chat(gwOff, acct.apiKey)).status).toBe(200);
     expect(await counter(gwOff, SPECULATIVE)).toBe(0);
-    await redis.set(`gw:bal:${acct.userId}`, '0');
+    await redis.set(`gw:{u:${acct.userId}}:bal`, '0');
     expect((await chat(gwOff, acct.apiKey)).status).toBe(402);
     expect(up.requests).toHaveLength(3);
   });

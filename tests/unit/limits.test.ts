@@ -177,13 +177,14 @@ describe.each(implementations)('%s limiter', (_name, make) => {
     }
     const refused = expectLimit(await admit(limiter, [rule]));
     expect(refused.rule).toEqual(rule);
+    // Sub-buckets of 1 s (1/60 of the window): the first admission's bucket leaves 60-61 s from it.
     expect(refused.retryAfterMs).toBeGreaterThanOrEqual(59_000);
-    expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(61_000);
     expect(refused.states).toHaveLength(1);
     expect(refused.states[0]).toMatchObject({ limit: 60, remaining: 0 });
   });
 
-  it('window slides: a slot frees exactly when the oldest entry expires', async () => {
+  it('window slides: a slot frees when the oldest entry sub-bucket leaves the window', async () => {
     const k = ns();
     const rule = windowRule(k('short'), 3, 500);
     expectOk(await admit(limiter, [rule]));
@@ -192,15 +193,16 @@ describe.each(implementations)('%s limiter', (_name, make) => {
     expectOk(await admit(limiter, [rule]));
 
     const first = expectLimit(await admit(limiter, [rule]));
-    // Only the first entry (about 250 ms old) frees a slot, so the wait is about 250 ms.
+    // Only the first entry (about 250 ms old) frees a slot, so the wait is about 250 ms (plus at
+    // most one 8 ms sub-bucket).
     expect(first.retryAfterMs).toBeGreaterThan(150);
-    expect(first.retryAfterMs).toBeLessThanOrEqual(260);
+    expect(first.retryAfterMs).toBeLessThanOrEqual(270);
 
     await sleep(first.retryAfterMs + 20);
     expectOk(await admit(limiter, [rule]));
     const second = expectLimit(await admit(limiter, [rule]));
     expect(second.retryAfterMs).toBeGreaterThan(150);
-    expect(second.retryAfterMs).toBeLessThanOrEqual(500);
+    expect(second.retryAfterMs).toBeLessThanOrEqual(510);
   });
 
   it('mutates nothing when a later rule refuses', async () => {
@@ -492,6 +494,93 @@ describe('redis limiter across instances', () => {
   });
 });
 
+describe('window rules: bounded, exact state', () => {
+  /** The most admissions inside any span of `windowMs` (admission times ascending). */
+  function maxInAnySpan(times: number[], windowMs: number): number {
+    let most = 0;
+    for (let i = 0, j = 0; j < times.length; j++) {
+      while (times[j] - times[i] >= windowMs) i++;
+      most = Math.max(most, j - i + 1);
+    }
+    return most;
+  }
+
+  it('a limit above 10,000 per minute driven for three minutes never admits more than the limit in any minute', async () => {
+    let now = 1_700_000_000_123;
+    const limiter = new MemoryLimiter({ now: () => now, sweepIntervalMs: 0 });
+    const rule = windowRule('big', 12_000, 60_000);
+    const admitted: number[] = [];
+    // ~30,000 attempts a minute, in bursts: far more than the limit, unevenly spread.
+    let seed = 42;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    while (now < 1_700_000_000_123 + 180_000) {
+      const burst = random() < 0.05 ? 400 : 1;
+      for (let i = 0; i < burst; i++) if ((await admit(limiter, [rule])).ok) admitted.push(now);
+      now += Math.floor(random() * 4) + 1;
+    }
+    expect(maxInAnySpan(admitted, 60_000)).toBeLessThanOrEqual(12_000);
+    // Refusing at most one sub-bucket early: nearly the whole limit is usable every minute.
+    expect(admitted.length).toBeGreaterThan(3 * 12_000 * 0.95);
+    await limiter.close();
+  });
+
+  it('Retry-After is truthful: refused until then, admitted from then on', async () => {
+    let now = 1_700_000_000_500;
+    const limiter = new MemoryLimiter({ now: () => now, sweepIntervalMs: 0 });
+    const rule = windowRule('rt', 100, 60_000);
+    for (let i = 0; i < 100; i++) {
+      expectOk(await admit(limiter, [rule]));
+      now += 137;
+    }
+    const refused = expectLimit(await admit(limiter, [rule]));
+    const at = now;
+    now = at + refused.retryAfterMs - 1;
+    expectLimit(await admit(limiter, [rule]));
+    now = at + refused.retryAfterMs;
+    expectOk(await admit(limiter, [rule]));
+    await limiter.close();
+  });
+
+  it('Redis: 13,000 concurrent attempts under 12,000 per minute admit exactly 12,000', async () => {
+    const a = new RedisLimiter(REDIS_URL);
+    const b = new RedisLimiter(REDIS_URL);
+    try {
+      const rule = windowRule(ns()('big'), 12_000, 60_000);
+      let ok = 0;
+      for (let round = 0; round < 26; round++) {
+        const results = await Promise.all(Array.from({ length: 500 }, (_, i) => admit(i % 2 === 0 ? a : b, [rule])));
+        ok += results.filter((r) => r.ok).length;
+      }
+      expect(ok).toBe(12_000);
+      const refused = expectLimit(await admit(a, [rule]));
+      expect(refused.retryAfterMs).toBeGreaterThan(50_000);
+      expect(refused.retryAfterMs).toBeLessThanOrEqual(61_000);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it("Redis: one account's limiter memory after 10,000 admissions under 10,000/min and 10,000/h stays under 10 KB", async () => {
+    const limiter = new RedisLimiter(REDIS_URL);
+    try {
+      const k = ns();
+      const rules = [windowRule(k('rpm'), 10_000, 60_000), windowRule(k('rph'), 10_000, 3_600_000), concurrencyRule(k('conc'), 1_000)];
+      for (let round = 0; round < 20; round++) {
+        const ids = Array.from({ length: 500 }, () => randomUUID());
+        const results = await Promise.all(ids.map((leaseId) => limiter.admit({ rules, leaseId, leaseTtlMs: 60_000 })));
+        expect(results.every((r) => r.ok)).toBe(true);
+        await Promise.all(ids.map((leaseId) => limiter.release({ leaseId, concurrencyKeys: [k('conc')] })));
+      }
+      let bytes = 0;
+      for (const key of [k('rpm'), k('rph'), k('conc')]) bytes += Number((await limiter.client.call('MEMORY', 'USAGE', key)) ?? 0);
+      expect(await limiter.client.hget(k('rpm'), 'n')).toBe('10000');
+      expect(bytes).toBeLessThan(10_000);
+    } finally {
+      await limiter.close();
+    }
+  });
+});
+
 describe('redis limiter: key expiry', () => {
   const limiter = new RedisLimiter(REDIS_URL);
   const redis = limiter.client;
@@ -521,22 +610,28 @@ describe('redis limiter: key expiry', () => {
     expect(await redis.pttl(k('conc'))).toBeGreaterThan(119_000);
   });
 
-  it('window entries and leases are scored in whole milliseconds, a window entry never before its exact time', async () => {
+  it('leases are scored in whole milliseconds; a window is a hash of sub-bucket counts', async () => {
     const k = ns();
     const window = windowRule(k('w'), 10, 60_000);
     const conc = concurrencyRule(k('c'), 10);
     const [seconds, micros] = await redis.time();
     const before = Number(seconds) * 1000 + Number(micros) / 1000;
     expectOk(await admit(limiter, [window, conc], { leaseTtlMs: 30_000 }));
-    const [, entry] = await redis.zrange(k('w'), 0, 0, 'WITHSCORES');
+    expectOk(await admit(limiter, [window], { leaseTtlMs: 30_000 }));
+    const state = await redis.hgetall(k('w'));
+    const bucket = Math.floor(before / 1000);
+    expect(state.n).toBe('2');
+    expect(Number(state.lo)).toBeGreaterThanOrEqual(bucket);
+    expect(Number(state.lo)).toBeLessThanOrEqual(bucket + 1);
+    expect(Object.keys(state).sort()).toEqual([state.lo, 'lo', 'n'].sort());
+    // Kept until its newest bucket leaves the window (61 buckets of 1 s).
+    expect(await redis.pttl(k('w'))).toBeGreaterThan(59_000);
+    expect(await redis.pttl(k('w'))).toBeLessThanOrEqual(61_000);
     const [, lease] = await redis.zrange(k('c'), 0, 0, 'WITHSCORES');
     // Integers: a fractional score costs Redis a slow number conversion on every call that carries it.
-    expect(entry).toMatch(/^\d+$/);
     expect(lease).toMatch(/^\d+$/);
-    expect(Number(entry)).toBeGreaterThanOrEqual(before);
-    expect(Number(entry)).toBeLessThan(before + 1_000);
-    expect(Number(lease) - Number(entry)).toBeGreaterThan(30_000 - 2);
-    expect(Number(lease) - Number(entry)).toBeLessThanOrEqual(30_000);
+    expect(Number(lease) - before).toBeGreaterThan(30_000 - 2);
+    expect(Number(lease) - before).toBeLessThanOrEqual(30_000 + 1_000);
   });
 
   it('GCRA states, deny markers and the balance are read together: each still decides on its own', async () => {
@@ -566,7 +661,7 @@ describe('redis limiter: key expiry', () => {
     const k = ns();
     const rule = gcraRule(k('g'), 1_000, 60_000); // one emission interval: 60 ms
     const sets: string[] = [];
-    const monitor = await redis.monitor();
+    const monitor = await (redis as Redis).monitor();
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'set' && args[1] === rule.key) sets.push(args[2]);
     });
@@ -675,7 +770,7 @@ describe('redis limiter: commands encoded by the limiter', () => {
 
   it('frames every argument exactly as ioredis does, with UTF-8 byte lengths for non-ASCII text', () => {
     for (const args of [
-      ['sha', 2, 'gw:u:abc:rpm', 'gw:m:gpt-4o:rpm', 'lease-1', 60_000, ''],
+      ['sha', 2, 'gw:u:abc:rpm', 'gw:{m:gpt-4o}:rpm', 'lease-1', 60_000, ''],
       ['sha', 1, 'gw:m:modèle-ü:rpm', '中文', 3.5, 'a\r\nb'],
     ]) {
       const reference = new Command('evalsha', args);
@@ -688,7 +783,7 @@ describe('redis limiter: commands encoded by the limiter', () => {
     const k = ns();
     const rule = windowRule(k('modèle-ü:rpm'), 2, 60_000);
     expectOk(await limiter.admit({ rules: [rule], leaseId: randomUUID(), leaseTtlMs: 60_000 }));
-    expect(await limiter.client.zcard(rule.key)).toBe(1);
+    expect(await limiter.client.hget(rule.key, 'n')).toBe('1');
   });
 
   it('falls back to EVAL when Redis has lost the scripts (SCRIPT FLUSH), single and batched', async () => {
@@ -699,7 +794,7 @@ describe('redis limiter: commands encoded by the limiter', () => {
     await limiter.client.script('FLUSH');
     const batch = await Promise.all([1, 2, 3].map(() => limiter.admit({ rules: [rule], leaseId: randomUUID(), leaseTtlMs: 60_000 })));
     batch.forEach(expectOk);
-    expect(await limiter.client.zcard(rule.key)).toBe(4);
+    expect(await limiter.client.hget(rule.key, 'n')).toBe('4');
   });
 });
 
@@ -729,7 +824,7 @@ describe('redis limiter deny keys', () => {
     const batch = await Promise.all([admit(limiter, [window], input), admit(limiter, [window]), admit(limiter, [window], input)]);
     expect(batch.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['denied', 'ok', 'denied']);
 
-    expect(await client.zcard(window.key)).toBe(2); // the first admission and the undenied one
+    expect(await client.hget(window.key, 'n')).toBe('2'); // the first admission and the undenied one
     expect(await client.zcard(concurrency.key)).toBe(1);
     expect(await client.get(balance)).toBe('900');
     await client.del(...deny);
