@@ -1,7 +1,7 @@
 // npm start: one process, one port. /v1/* goes to the lean node:http gateway path; every other
 // path (dashboard, /api/*) to Next.js. Both run the same lib/gateway pipeline and share state.
 // GATEWAY_ONLY=1 (npm run start:gateway): only /v1 and the ops endpoints; Next.js is never loaded,
-// which is most of the process's memory (see README, Operations).
+// which is most of the process's memory (docs/operations.md).
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';

@@ -1,5 +1,5 @@
 // Anthropic Messages client -> Gemini upstream (generateContent / streamGenerateContent?alt=sse).
-// The mapping choices are listed in the README ("Anthropic Messages clients on OpenAI and Gemini
+// The mapping choices are listed in docs/protocols.md ("Anthropic Messages clients on OpenAI and Gemini
 // models"); the protocol facts in translation.md.
 import { geminiUsage } from '@/lib/gateway/translate/gemini-reply';
 import type { ModelInfo } from '@/lib/config';

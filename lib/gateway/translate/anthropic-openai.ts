@@ -1,5 +1,5 @@
 // Anthropic Messages client -> OpenAI chat completions upstream (Claude Code or @anthropic-ai/sdk
-// reaching a GPT, DeepSeek or Qwen model). The mapping choices are listed in the README ("Anthropic
+// reaching a GPT, DeepSeek or Qwen model). The mapping choices are listed in docs/protocols.md ("Anthropic
 // Messages clients on OpenAI and Gemini models"); the protocol facts in translation.md.
 import type { ModelInfo } from '@/lib/config';
 import { usageCount } from '@/lib/billing/cost';

@@ -1,5 +1,5 @@
 // OpenAI chat client -> Anthropic Messages upstream (POST {base}/v1/messages).
-// The mapping choices (defaults, what is refused, thinking) are listed in the README
+// The mapping choices (defaults, what is refused, thinking) are listed in docs/protocols.md
 // (Unified protocols); the comments here say why where it is not obvious.
 import type { ModelInfo } from '@/lib/config';
 import { usageCount } from '@/lib/billing/cost';

@@ -1,5 +1,5 @@
 // OpenAI chat client -> Gemini upstream (POST {base}/v1beta/models/{model}:generateContent, or
-// :streamGenerateContent?alt=sse). The mapping choices are listed in the README (Unified
+// :streamGenerateContent?alt=sse). The mapping choices are listed in docs/protocols.md (Unified
 // protocols); the comments here say why where it is not obvious.
 import { geminiUsage } from '@/lib/gateway/translate/gemini-reply';
 import type { ModelInfo } from '@/lib/config';
