@@ -291,7 +291,9 @@ describe('upstream faults', () => {
     bad.queue({ type: 'huge', bytes });
     const res = await chat(gwSingle, single.apiKey, {});
     const body = (await res.json()) as { choices: { message: { content: string } }[] };
-    expect(res.status).toBe(200);
+    // On a failure, the answer and the attempts say which part refused it.
+    const why = res.status === 200 ? '' : `${JSON.stringify(body).slice(0, 300)} attempts ${JSON.stringify((await logRow(res.headers.get('x-request-id')!)).attempts)}`;
+    expect(res.status, why).toBe(200);
     expect(body.choices[0].message.content.length).toBe(bytes);
     await expectBilled(res.headers.get('x-request-id')!, pico(res.headers.get('x-service-cost-usd')!));
 
