@@ -258,20 +258,22 @@ describe.each(implementations)('%s limiter', (_name, make) => {
   });
 
   it('leases expire after leaseTtlMs without release; renew extends them', async () => {
+    // Margins of 0.4 TTL on every side: a loaded machine may stretch a sleep by hundreds of ms.
+    const ttl = 1500;
     const k = ns();
     const rule = concurrencyRule(k('conc'), 1);
-    expectOk(await admit(limiter, [rule], { leaseTtlMs: 300 }));
-    const refused = expectLimit(await admit(limiter, [rule], { leaseTtlMs: 300 }));
-    expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
-    await sleep(350);
+    expectOk(await admit(limiter, [rule], { leaseTtlMs: ttl }));
+    const refused = expectLimit(await admit(limiter, [rule], { leaseTtlMs: ttl }));
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(ttl);
+    await sleep(ttl * 1.2);
     const leaseId = randomUUID();
-    expectOk(await admit(limiter, [rule], { leaseId, leaseTtlMs: 300 }));
+    expectOk(await admit(limiter, [rule], { leaseId, leaseTtlMs: ttl }));
 
-    await sleep(200);
-    await limiter.renew([rule.key], leaseId, 300);
-    await sleep(200); // 400 ms after admission: expired without the renewal
+    await sleep(ttl * 0.6);
+    await limiter.renew([rule.key], leaseId, ttl);
+    await sleep(ttl * 0.6); // 1.2 TTL after admission: expired without the renewal (valid to 1.6 TTL with it)
     expectLimit(await admit(limiter, [rule]));
-    await sleep(200);
+    await sleep(ttl * 0.8); // 2.0 TTL after admission: the renewed lease has expired too
     expectOk(await admit(limiter, [rule]));
   });
 
