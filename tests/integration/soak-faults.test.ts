@@ -400,5 +400,5 @@ describe(`${N.toLocaleString('en')} faulty requests at concurrency ${C}`, () => 
     expect(pico(await balanceOf(acct.userId))).toBe(100n * PICO - logged);
     const charged = await db.requestLog.count({ where: { userId: acct.userId, costUsd: { gt: 0 } } });
     expect(await db.ledgerEntry.count({ where: { userId: acct.userId, kind: 'usage' } })).toBe(charged);
-  }, 300_000); // 10,000 requests take 90-180 s on a loaded 2-core machine
+  }, 300_000); // generous: 10,000 requests on a shared 2-core machine
 });
