@@ -44,7 +44,7 @@ beforeAll(async () => {
   fake1 = await startFakeUpstream();
   fake2 = await startFakeUpstream();
   gw = await startGateway({
-    config: testConfig({ openaiUrls: [fake1.url, fake2.url] }),
+    config: testConfig({ channelPrefix: 'adme-', openaiUrls: [fake1.url, fake2.url] }),
     env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '', TRUST_PROXY: '1', ADMIN_EMAILS: adminEmail },
   });
   customer = await createAccount();
@@ -109,9 +109,9 @@ describe('operator console in a browser', { timeout: 60_000 }, () => {
   });
 
   it('disables a channel and traffic moves to the other one', async () => {
-    expect((await chat(customer.apiKey)).headers.get('x-service-provider')).toBe('openai-1');
+    expect((await chat(customer.apiKey)).headers.get('x-service-provider')).toBe('adme-openai-1');
     await page.goto(`${gw.url}/admin/channels`);
-    const row = page.locator('[data-channel="openai-1"]');
+    const row = page.locator('[data-channel="adme-openai-1"]');
     await expect(row.textContent()).resolves.not.toContain('upstream-secret');
     await row.getByTestId('test').click();
     await expect(row.getByTestId('test-result').textContent()).resolves.toMatch(/OK/);
@@ -119,13 +119,13 @@ describe('operator console in a browser', { timeout: 60_000 }, () => {
     await row.getByTestId('enable').waitFor();
     await expect(row.getByTestId('channel-state').textContent()).resolves.toMatch(/disabled/);
     await shot(page, '05-channels-disabled');
-    await waitFor(async () => (await chat(customer.apiKey)).headers.get('x-service-provider') === 'openai-2', 10_000);
+    await waitFor(async () => (await chat(customer.apiKey)).headers.get('x-service-provider') === 'adme-openai-2', 10_000);
     const before = fake1.requests.length;
-    for (let i = 0; i < 3; i++) expect((await chat(customer.apiKey)).headers.get('x-service-provider')).toBe('openai-2');
+    for (let i = 0; i < 3; i++) expect((await chat(customer.apiKey)).headers.get('x-service-provider')).toBe('adme-openai-2');
     expect(fake1.requests.length).toBe(before);
     await row.getByTestId('enable').click();
     await row.getByTestId('disable').waitFor();
-    await waitFor(async () => (await chat(customer.apiKey)).headers.get('x-service-provider') === 'openai-1', 10_000);
+    await waitFor(async () => (await chat(customer.apiKey)).headers.get('x-service-provider') === 'adme-openai-1', 10_000);
   });
 
   it('creates codes, and a user redeems one on the billing page', async () => {

@@ -24,6 +24,7 @@ const password = 'sturdy-pass-42';
 
 function config() {
   return testConfig({
+    channelPrefix: 'adm-',
     openaiUrls: [fake1.url, fake2.url],
     overrides: { circuit_breaker: { failures: 3, cooldown_ms: 2000, auto_disable_after: 3, probe_interval_ms: 500 } },
   });
@@ -76,7 +77,7 @@ describe('operator role', { timeout: 60_000 }, () => {
     const user = await register(gw.url);
     expect((await call(gw.url, null, 'GET', '/api/admin/accounts')).status).toBe(401);
     expect((await call(gw.url, user.cookie, 'GET', '/api/admin/accounts')).status).toBe(403);
-    expect((await call(gw.url, user.cookie, 'POST', `/api/admin/channels/openai-1`, { disabled: true })).status).toBe(403);
+    expect((await call(gw.url, user.cookie, 'POST', `/api/admin/channels/adm-openai-1`, { disabled: true })).status).toBe(403);
     expect((await call(gw.url, user.cookie, 'POST', '/api/admin/codes', { amount_usd: '5', count: 1 })).status).toBe(403);
     expect((await fetch(`${gw.url}/admin`, { redirect: 'manual' })).status).toBe(401);
     expect((await fetch(`${gw.url}/admin/channels`, { headers: { cookie: user.cookie }, redirect: 'manual' })).status).toBe(403);
@@ -109,7 +110,7 @@ describe('operator role', { timeout: 60_000 }, () => {
   });
 
   it('refuses a cross-site admin mutation', async () => {
-    const res = await fetch(`${gw.url}/api/admin/channels/openai-1`, {
+    const res = await fetch(`${gw.url}/api/admin/channels/adm-openai-1`, {
       method: 'POST',
       headers: { cookie: admin.cookie, origin: 'https://evil.example', 'content-type': 'application/json' },
       body: JSON.stringify({ disabled: true }),
@@ -184,11 +185,11 @@ describe('channels', { timeout: 90_000 }, () => {
     expect(res.status).toBe(200);
     expect(text).not.toContain('upstream-secret-openai');
     const body = JSON.parse(text) as { data: { name: string; keyHint: string; disabled: boolean }[] };
-    expect(body.data.map((c) => c.name)).toEqual(['openai-1', 'openai-2']);
+    expect(body.data.map((c) => c.name)).toEqual(['adm-openai-1', 'adm-openai-2']);
     expect(body.data[0].keyHint).toBe('…ai-1');
     for (const page of ['/admin', '/admin/channels', '/admin/audit']) {
       const html = await (await fetch(gw.url + page, { headers: { cookie: admin.cookie } })).text();
-      expect(html).toContain(page === '/admin/audit' ? 'Audit log' : 'openai-1');
+      expect(html).toContain(page === '/admin/audit' ? 'Audit log' : 'adm-openai-1');
       expect(html).not.toContain('upstream-secret');
     }
   });
@@ -197,52 +198,52 @@ describe('channels', { timeout: 90_000 }, () => {
     const acct = await createAccount({ balanceUsd: '5' });
     fake1.reset();
     fake2.reset();
-    expect((await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider')).toBe('openai-1');
+    expect((await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider')).toBe('adm-openai-1');
 
-    const off = await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/openai-1', { disabled: true });
+    const off = await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/adm-openai-1', { disabled: true });
     expect(off.status).toBe(200);
     // gw2 learns it through Redis (polled every 0.5 s): allow for a loaded machine.
-    await waitFor(async () => (await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider') === 'openai-2', 10_000);
+    await waitFor(async () => (await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider') === 'adm-openai-2', 10_000);
     const before = fake1.requests.length;
-    for (let i = 0; i < 5; i++) expect((await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider')).toBe('openai-2');
+    for (let i = 0; i < 5; i++) expect((await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider')).toBe('adm-openai-2');
     expect(fake1.requests.length).toBe(before);
 
     // A restarted instance reads it back.
     await gw2.stop();
     gw2 = await startGateway({ config: config(), env: { TRUST_PROXY: '1', ADMIN_EMAILS: adminEmail }, mode: 'next' });
-    await waitFor(async () => (await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider') === 'openai-2', 10_000);
-    expect((await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider')).toBe('openai-2');
+    await waitFor(async () => (await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider') === 'adm-openai-2', 10_000);
+    expect((await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider')).toBe('adm-openai-2');
 
-    const on = await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/openai-1', { disabled: false });
+    const on = await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/adm-openai-1', { disabled: false });
     expect(on.status).toBe(200);
-    await waitFor(async () => (await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider') === 'openai-1', 10_000);
+    await waitFor(async () => (await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider') === 'adm-openai-1', 10_000);
 
-    const row = await (await getDb()).channelOverride.findUniqueOrThrow({ where: { channelId: 'openai-1' } });
+    const row = await (await getDb()).channelOverride.findUniqueOrThrow({ where: { channelId: 'adm-openai-1' } });
     expect(row.disabled).toBe(false);
-    const audit = await (await getDb()).auditLog.findMany({ where: { targetType: 'channel', targetId: 'openai-1', action: { in: ['channel.disable', 'channel.enable'] } }, orderBy: { id: 'asc' } });
+    const audit = await (await getDb()).auditLog.findMany({ where: { targetType: 'channel', targetId: 'adm-openai-1', action: { in: ['channel.disable', 'channel.enable'] } }, orderBy: { id: 'asc' } });
     expect(audit.slice(-2).map((a) => a.action)).toEqual(['channel.disable', 'channel.enable']);
   });
 
   it('a weight override is validated and applied', async () => {
-    expect((await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/openai-2', { weight: -1 })).status).toBe(400);
+    expect((await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/adm-openai-2', { weight: -1 })).status).toBe(400);
     expect((await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/nope', { weight: 1 })).status).toBe(404);
-    const res = await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/openai-2', { weight: 7 });
+    const res = await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/adm-openai-2', { weight: 7 });
     expect(await res.json()).toMatchObject({ weight: 7, disabled: false });
     const list = (await (await call(gw.url, admin.cookie, 'GET', '/api/admin/channels')).json()) as { data: { name: string; weightOverride: number | null }[] };
-    expect(list.data.find((c) => c.name === 'openai-2')!.weightOverride).toBe(7);
-    await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/openai-2', { weight: null });
+    expect(list.data.find((c) => c.name === 'adm-openai-2')!.weightOverride).toBe(7);
+    await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/adm-openai-2', { weight: null });
   });
 
   it('the test button sends a tiny real request and reports the result', async () => {
     fake2.reset();
-    const ok = (await (await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/openai-2/test')).json()) as { ok: boolean; latencyMs: number; model: string };
+    const ok = (await (await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/adm-openai-2/test')).json()) as { ok: boolean; latencyMs: number; model: string };
     expect(ok).toMatchObject({ ok: true, model: 'gpt-4o-mini' });
     expect(ok.latencyMs).toBeGreaterThanOrEqual(0);
     const sent = fake2.requests.at(-1)!;
     expect(sent.path).toBe('/v1/chat/completions');
     expect(sent.json).toMatchObject({ max_tokens: 1 });
     fake2.queue({ type: 'status', status: 500 });
-    const bad = (await (await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/openai-2/test')).json()) as { ok: boolean; detail: string };
+    const bad = (await (await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/adm-openai-2/test')).json()) as { ok: boolean; detail: string };
     expect(bad).toMatchObject({ ok: false, detail: 'HTTP 500' });
   });
 
@@ -250,19 +251,19 @@ describe('channels', { timeout: 90_000 }, () => {
     const acct = await createAccount({ balanceUsd: '5' });
     fake1.reset();
     fake1.setDefault({ type: 'status', status: 500 });
-    // Each request fails over to openai-2; openai-1's consecutive failures reach auto_disable_after (3).
+    // Each request fails over to adm-openai-2; adm-openai-1's consecutive failures reach auto_disable_after (3).
     for (let i = 0; i < 6; i++) expect((await chat(gw.url, acct.apiKey)).status).toBe(200);
     const disabled = await waitFor(async () => {
-      const row = await (await getDb()).channelOverride.findUnique({ where: { channelId: 'openai-1' } });
+      const row = await (await getDb()).channelOverride.findUnique({ where: { channelId: 'adm-openai-1' } });
       return row?.disabled && row.reason === 'auto' ? row : null;
     }, 10_000);
     expect(disabled.updatedBy).toBe('system');
     fake1.setDefault({ type: 'ok' });
     await waitFor(async () => {
-      const row = await (await getDb()).channelOverride.findUnique({ where: { channelId: 'openai-1' } });
+      const row = await (await getDb()).channelOverride.findUnique({ where: { channelId: 'adm-openai-1' } });
       return row && !row.disabled;
     }, 15_000);
-    const audit = await (await getDb()).auditLog.findMany({ where: { targetType: 'channel', targetId: 'openai-1', actor: 'system' }, orderBy: { id: 'asc' } });
+    const audit = await (await getDb()).auditLog.findMany({ where: { targetType: 'channel', targetId: 'adm-openai-1', actor: 'system' }, orderBy: { id: 'asc' } });
     expect(audit.slice(-2).map((a) => a.action)).toEqual(['channel.disable', 'channel.enable']);
     expect(audit.at(-1)!.note).toMatch(/probe passed/);
   });
@@ -341,9 +342,9 @@ describe('logs and announcements', { timeout: 60_000 }, () => {
       const body = (await res.json()) as { data: { email: string; channel: string; costUsd: string }[] };
       return body.data.length === 1 ? body.data : null;
     }, 10_000);
-    expect(rows[0]).toMatchObject({ email: acct.email, channel: expect.stringMatching(/^openai-[12]$/) });
+    expect(rows[0]).toMatchObject({ email: acct.email, channel: expect.stringMatching(/^adm-openai-[12]$/) });
     expect(Number(rows[0].costUsd)).toBeGreaterThan(0);
-    const other = rows[0].channel === 'openai-1' ? 'openai-2' : 'openai-1';
+    const other = rows[0].channel === 'adm-openai-1' ? 'adm-openai-2' : 'adm-openai-1';
     const byChannel = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${acct.userId}&channel=${other}`)).json()) as { data: unknown[] };
     expect(byChannel.data).toHaveLength(0);
     const sameChannel = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${acct.userId}&channel=${rows[0].channel}`)).json()) as { data: unknown[] };

@@ -38,7 +38,11 @@ export function writeConfig(config: unknown): string {
 }
 
 /** A small operator config whose channels point at local fake upstreams. */
-export function testConfig(opts: { openaiUrls: string[]; anthropicUrls?: string[]; overrides?: Record<string, unknown> }): Record<string, unknown> {
+/**
+ * `channelPrefix` names the channels apart: runtime channel overrides (the operator console) are
+ * shared by name through Redis and PostgreSQL, which every test file of a run shares.
+ */
+export function testConfig(opts: { openaiUrls: string[]; anthropicUrls?: string[]; overrides?: Record<string, unknown>; channelPrefix?: string }): Record<string, unknown> {
   const channelTimeouts = { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 };
   return {
     usd_to_cny: '7.2',
@@ -51,7 +55,7 @@ export function testConfig(opts: { openaiUrls: string[]; anthropicUrls?: string[
     },
     channels: [
       ...opts.openaiUrls.map((u, i) => ({
-        name: `openai-${i + 1}`,
+        name: `${opts.channelPrefix ?? ''}openai-${i + 1}`,
         protocol: 'openai',
         base_url: `${u}/v1`,
         api_key: `upstream-secret-openai-${i + 1}`,
@@ -60,7 +64,7 @@ export function testConfig(opts: { openaiUrls: string[]; anthropicUrls?: string[
         timeouts: channelTimeouts,
       })),
       ...(opts.anthropicUrls ?? []).map((u, i) => ({
-        name: `anthropic-${i + 1}`,
+        name: `${opts.channelPrefix ?? ''}anthropic-${i + 1}`,
         protocol: 'anthropic',
         base_url: u,
         api_key: `upstream-secret-anthropic-${i + 1}`,
