@@ -178,6 +178,8 @@ export const zhPhrases = {
   'Enter a valid email address.': '请输入有效的邮箱地址。',
 
   // Keys
+  'API keys': 'API 密钥',
+  'Send a key as Authorization: Bearer <key> (or x-api-key for the Anthropic mirror).': '以 Authorization: Bearer <key> 发送密钥（Anthropic 镜像也可用 x-api-key）。',
   'Create a key': '创建密钥',
   'Use one key per app or environment, so you can revoke one without touching the others.': '每个应用或环境使用一把密钥，吊销其中一把不会影响其他。',
   'e.g. production, laptop, ci': '例如 production、laptop、ci',
