@@ -115,7 +115,7 @@ export default async function LandingPage() {
                 </ButtonLink>
               </>
             )}
-            <LanguageSwitch locale={locale} label={m.language} />
+            <LanguageSwitch locale={locale} label={m.language} className="hidden sm:flex" />
           </nav>
         </div>
       </header>

@@ -9,7 +9,10 @@ import { CodeBlock } from '@/components/ui/code-block';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { PublicShell } from '@/components/site/public-shell';
 
-export const metadata: Metadata = { title: 'API docs · Model Gateway', description: 'Endpoints, authentication, errors, limits and cost headers of the gateway API.' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('API docs')} · Model Gateway`, description: t('Endpoints, authentication, errors, limits and cost headers of the gateway API.') };
+}
 
 function Section({ id, title, children }: { id: string; title: string; children: ReactNode }) {
   return (

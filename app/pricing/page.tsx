@@ -8,7 +8,10 @@ import { Badge } from '@/components/ui/badge';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { PublicShell } from '@/components/site/public-shell';
 
-export const metadata: Metadata = { title: 'Pricing · Model Gateway', description: 'Per-token prices of every model in USD and CNY, and the limits of each tier.' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Pricing')} · Model Gateway`, description: t('Per-token prices of every model in USD and CNY, and the limits of each tier.') };
+}
 
 export default async function PricingPage() {
   const config = getConfig();

@@ -35,7 +35,7 @@ export async function PublicShell({ children }: { children: ReactNode }) {
                 {t('Sign up')}
               </ButtonLink>
             )}
-            <LanguageSwitch locale={locale} label={m.language} />
+            <LanguageSwitch locale={locale} label={m.language} className="hidden sm:flex" />
           </nav>
         </div>
       </header>

@@ -3,6 +3,12 @@
 
 export const zhPhrases = {
   // Shared
+  Overview: '概览',
+  Billing: '账单',
+  Playground: '调试台',
+  'API docs': 'API 文档',
+  'Endpoints, authentication, errors, limits and cost headers of the gateway API.': '网关 API 的接口、认证、错误、限额与费用响应头。',
+  'Per-token prices of every model in USD and CNY, and the limits of each tier.': '每个模型按 token 计的美元与人民币价格，以及各等级的限额。',
   'Skip to content': '跳到正文',
   'Model Gateway home': 'Model Gateway 首页',
   'Model Gateway overview': 'Model Gateway 概览',

@@ -1,3 +1,4 @@
+import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import type { Messages } from '@/lib/i18n/messages';
@@ -15,7 +16,10 @@ import { FirstRunChecklist } from '@/components/dashboard/first-run-checklist';
 import { firstRunState } from '@/lib/dashboard/first-run';
 import { publicOrigin } from '@/lib/dashboard/origin';
 
-export const metadata: Metadata = { title: 'Overview · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Overview')} · Model Gateway` };
+}
 
 function chartData(o: Overview): UsagePoint[] {
   return o.daily.map((d) => ({

@@ -12,7 +12,10 @@ import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { AlertSettingsForm } from '@/components/dashboard/alert-settings-form';
 import { DismissAlertButton } from '@/components/dashboard/dismiss-alert-button';
 
-export const metadata: Metadata = { title: 'Alerts · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Alerts')} · Model Gateway` };
+}
 
 const deliveryTone: Record<PublicAlertEvent['delivery']['status'], BadgeTone> = { delivered: 'green', pending: 'amber', failed: 'red', not_sent: 'neutral' };
 const deliveryLabel: Record<PublicAlertEvent['delivery']['status'], Phrase> = { delivered: 'delivered', pending: 'retrying', failed: 'failed', not_sent: 'no webhook' };

@@ -30,7 +30,10 @@ import { RechargeForm } from '@/components/dashboard/recharge-form';
 import { RedeemForm } from '@/components/dashboard/redeem-form';
 import { LocalTime } from '@/components/ui/local-time';
 
-export const metadata: Metadata = { title: 'Billing · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Billing')} · Model Gateway` };
+}
 
 type SearchParams = Record<string, string | string[] | undefined>;
 

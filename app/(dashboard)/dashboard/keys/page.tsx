@@ -9,7 +9,10 @@ import { CopyButton } from '@/components/ui/copy-button';
 import { PageHeader } from '@/components/ui/page-header';
 import { KeysManager } from '@/components/dashboard/keys-manager';
 
-export const metadata: Metadata = { title: 'API keys · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('API keys')} · Model Gateway` };
+}
 
 /** The model the first-call snippets use: the cheapest chat model the tier may use that has a channel. */
 function sampleModel(tier: string): string {

@@ -20,7 +20,10 @@ import { ModelCell, StatusBadge, TokensCell } from '@/components/dashboard/log-c
 import { RowLink } from '@/components/dashboard/row-link';
 import { LocalTime } from '@/components/ui/local-time';
 
-export const metadata: Metadata = { title: 'Logs · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Logs')} · Model Gateway` };
+}
 
 const PAGE_SIZE = 50;
 

@@ -12,7 +12,10 @@ import { CopyButton } from '@/components/ui/copy-button';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
-export const metadata: Metadata = { title: 'Models · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Models')} · Model Gateway` };
+}
 
 // Per-model caps bind free and pro accounts; higher tiers get their own, larger limits.
 const cappedTiers: TierName[] = ['free', 'pro'];

@@ -18,7 +18,10 @@ import { Stat } from '@/components/ui/stat';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { UsageBreakdownChart, type BreakdownPoint, type BreakdownSeries } from '@/components/dashboard/usage-breakdown-chart';
 
-export const metadata: Metadata = { title: 'Usage · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Usage')} · Model Gateway` };
+}
 
 type SearchParams = Record<string, string | string[] | undefined>;
 type Metric = 'spend' | 'requests' | 'tokens' | 'failed';

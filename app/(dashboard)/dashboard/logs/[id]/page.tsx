@@ -14,7 +14,10 @@ import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RouteBadge, StatusBadge } from '@/components/dashboard/log-cells';
 import { LocalTime } from '@/components/ui/local-time';
 
-export const metadata: Metadata = { title: 'Request · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Request')} · Model Gateway` };
+}
 
 function Fields({ rows }: { rows: [string, ReactNode][] }) {
   return (
