@@ -10,6 +10,7 @@ export const zhPhrases = {
   'Endpoints, authentication, errors, limits and cost headers of the gateway API.': '网关 API 的接口、认证、错误、限额与费用响应头。',
   'Per-token prices of every model in USD and CNY, and the limits of each tier.': '每个模型按 token 计的美元与人民币价格，以及各等级的限额。',
   'Skip to content': '跳到正文',
+  Client: '客户端',
   'Model Gateway home': 'Model Gateway 首页',
   'Model Gateway overview': 'Model Gateway 概览',
   Site: '网站',
