@@ -9,7 +9,7 @@ import { Badge, type BadgeTone } from '@/components/ui/badge';
 export async function StatusBadge({ status, outcome }: Pick<LogEntry, 'status' | 'outcome'>) {
   const t = await serverT();
   const tone: BadgeTone = outcome === 'ok' ? 'green' : outcome === 'client_closed' ? 'neutral' : status >= 500 ? 'red' : 'amber';
-  const label = outcome === 'ok' ? String(status) : outcome === 'client_closed' ? t('{status} client closed', { status }) : outcome === 'error' ? t('{status} error', { status }) : `${status} ${outcome}`;
+  const label = outcome === 'ok' ? String(status) : outcome === 'client_closed' ? t('{status} client closed', { status }) : outcome === 'error' ? t('{status} error', { status }) : outcome === 'rejected' ? t('{status} rejected', { status }) : outcome === 'upstream_error' ? t('{status} upstream_error', { status }) : `${status} ${outcome}`;
   return (
     <Badge tone={tone} data-testid="log-status">
       {label}

@@ -295,6 +295,8 @@ export const zhPhrases = {
   '502 upstream failed': '502 上游失败',
   '{status} client closed': '{status} 客户端已断开',
   '{status} error': '{status} 错误',
+  '{status} rejected': '{status} 已拒绝',
+  '{status} upstream_error': '{status} 上游错误',
   'The router served a different model than the one requested': '路由器使用了与请求不同的模型',
   fallback: '回退',
   'The router picked the model (service-auto)': '由路由器选择模型（service-auto）',
