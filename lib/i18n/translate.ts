@@ -29,3 +29,11 @@ export function ruleProblem(problem: string, t: Translate): string {
   if (problem === 'Enter a valid email address.') return t(problem);
   return problem;
 }
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
+
+/** A chart's day label ("Nov 3", "11月3日") for a `YYYY-MM-DD` day. */
+export function dayLabel(day: string, t: Translate): string {
+  const month = MONTHS[Number(day.slice(5, 7)) - 1] ?? MONTHS[0];
+  return t('{month} {day}', { month: t(month), day: Number(day.slice(8, 10)) });
+}

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { ruleProblem, translator } from '@/lib/i18n/translate';
+import { dayLabel, ruleProblem, translator } from '@/lib/i18n/translate';
 import { zhPhrases } from '@/lib/i18n/zh-phrases';
 import { emailProblem, passwordProblem } from '@/lib/auth/password-rules';
 
@@ -20,6 +20,11 @@ describe('phrase translator', () => {
   it('keeps every placeholder of a phrase in its Chinese text', () => {
     const names = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
     for (const [en, zh] of Object.entries(zhPhrases)) expect(names(zh), en).toEqual(names(en));
+  });
+
+  it('labels chart days in either language', () => {
+    expect(dayLabel('2026-11-03', translator('en'))).toBe('Nov 3');
+    expect(dayLabel('2026-11-03', translator('zh-CN'))).toBe('11月3日');
   });
 
   it('translates the sign-up rules the browser checks', () => {

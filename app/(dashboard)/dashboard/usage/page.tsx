@@ -1,5 +1,5 @@
 import { serverT } from '@/lib/i18n/server';
-import type { Phrase, Translate } from '@/lib/i18n/translate';
+import { dayLabel, type Phrase, type Translate } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
@@ -7,7 +7,7 @@ import { GatewayError } from '@/lib/errors';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { parseUsageQuery, usageReport, type UsageGroup, type UsageQuery, type UsageReport } from '@/lib/dashboard/usage';
 import type { UsageTotals } from '@/lib/dashboard/queries';
-import { cny, formatDayLabel, int, toChartNumber, usd } from '@/lib/dashboard/format';
+import { cny, int, toChartNumber, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { buttonClass } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
@@ -61,7 +61,7 @@ function chart(report: UsageReport, metric: Metric, tr: Translate): { data: Brea
       series,
       data: report.days.map((d) => ({
         date: d.date,
-        label: formatDayLabel(d.date),
+        label: dayLabel(d.date, tr),
         values: { all: metricValue(d, metric) },
         texts: { all: metricText(d, metric) },
         totalText: metricText(d, metric),
@@ -99,7 +99,7 @@ function chart(report: UsageReport, metric: Metric, tr: Translate): { data: Brea
       values.other = metricValue(sum, metric);
       texts.other = metricText(sum, metric);
     }
-    return { date: d.date, label: formatDayLabel(d.date), values, texts, totalText: metricText(d, metric) };
+    return { date: d.date, label: dayLabel(d.date, tr), values, texts, totalText: metricText(d, metric) };
   });
   return { data, series };
 }
