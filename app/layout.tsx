@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import { chosenTheme } from '@/lib/theme';
 import { currentLocale } from '@/lib/i18n/server';
+import { I18nProvider } from '@/lib/i18n/client';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -12,7 +13,9 @@ export default async function RootLayout({ children }: { children: React.ReactNo
   const [theme, locale] = await Promise.all([chosenTheme(), currentLocale()]);
   return (
     <html lang={locale} data-theme={theme === 'system' ? undefined : theme}>
-      <body className="min-h-screen">{children}</body>
+      <body className="min-h-screen">
+        <I18nProvider locale={locale}>{children}</I18nProvider>
+      </body>
     </html>
   );
 }

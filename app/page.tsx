@@ -1,3 +1,6 @@
+import { currentMessages, serverT } from '@/lib/i18n/server';
+import type { Phrase } from '@/lib/i18n/translate';
+import { LanguageSwitch } from '@/components/ui/language-switch';
 import Link from 'next/link';
 import { getConfig, tierNames } from '@/lib/config';
 import { publicOrigin } from '@/lib/dashboard/origin';
@@ -58,7 +61,7 @@ console.log(message.content);`,
   ];
 }
 
-const features = [
+const features: { title: Phrase; body: Phrase }[] = [
   {
     title: 'Drop-in compatible',
     body: 'Change the base URL, keep your code. Chat completions, streaming, tools, embeddings and model listing speak the OpenAI wire format; /v1/anthropic forwards the Messages API verbatim.',
@@ -78,7 +81,7 @@ const features = [
 ];
 
 export default async function LandingPage() {
-  const [origin, user] = await Promise.all([publicOrigin(), sessionUser()]);
+  const [origin, user, { locale, t: m }, tr] = await Promise.all([publicOrigin(), sessionUser(), currentMessages(), serverT()]);
   const config = getConfig();
   const models = [...config.models.values()];
   const chat = models.filter((m) => m.kind === 'chat');
@@ -91,27 +94,28 @@ export default async function LandingPage() {
       <header className="border-b border-slate-100">
         <div className="mx-auto flex h-14 max-w-6xl items-center gap-3 px-4 sm:px-6">
           <Logo />
-          <nav aria-label="Site" className="ml-auto flex items-center gap-1 sm:gap-2">
+          <nav aria-label={tr('Site')} className="ml-auto flex items-center gap-1 sm:gap-2">
             <Link href="/pricing" className="px-2 text-sm text-slate-700 hover:text-slate-900">
-              Pricing
+              {tr('Pricing')}
             </Link>
             <Link href="/docs" className="px-2 text-sm text-slate-700 hover:text-slate-900">
-              Docs
+              {tr('Docs')}
             </Link>
             {user ? (
               <ButtonLink href="/dashboard" size="sm">
-                Dashboard
+                {tr('Dashboard')}
               </ButtonLink>
             ) : (
               <>
                 <ButtonLink href="/login" variant="ghost" size="sm" className="hidden sm:inline-flex">
-                  Log in
+                  {tr('Log in')}
                 </ButtonLink>
                 <ButtonLink href="/register" size="sm">
-                  Sign up
+                  {tr('Sign up')}
                 </ButtonLink>
               </>
             )}
+            <LanguageSwitch locale={locale} label={m.language} className="hidden sm:flex" />
           </nav>
         </div>
       </header>
@@ -120,27 +124,26 @@ export default async function LandingPage() {
         <section className="mx-auto grid max-w-6xl gap-10 px-4 py-14 sm:px-6 sm:py-20 lg:grid-cols-[1fr_1.1fr] lg:items-center">
           <div>
             <p className="text-sm font-medium text-indigo-600">
-              {models.length} models · {providers.length} providers · one key
+              {tr('{models} models · {providers} providers · one key', { models: models.length, providers: providers.length })}
             </p>
-            <h1 className="mt-3 text-4xl font-semibold tracking-tight text-slate-900 sm:text-5xl">One OpenAI-compatible endpoint for every model.</h1>
+            <h1 className="mt-3 text-4xl font-semibold tracking-tight text-slate-900 sm:text-5xl">{tr('One OpenAI-compatible endpoint for every model.')}</h1>
             <p className="mt-4 max-w-xl text-lg text-slate-600">
-              Point your OpenAI or Anthropic client at the gateway and keep your code. Requests are routed with fallback, limited by tier and billed
-              exactly, in USD and CNY.
+              {tr('Point your OpenAI or Anthropic client at the gateway and keep your code. Requests are routed with fallback, limited by tier and billed exactly, in USD and CNY.')}
             </p>
             <div className="mt-8 flex flex-wrap gap-3">
               {user ? (
-                <ButtonLink href="/dashboard">Open the dashboard</ButtonLink>
+                <ButtonLink href="/dashboard">{tr('Open the dashboard')}</ButtonLink>
               ) : (
                 <>
-                  <ButtonLink href="/register">Create an account</ButtonLink>
+                  <ButtonLink href="/register">{tr('Create an account')}</ButtonLink>
                   <ButtonLink href="/login" variant="secondary">
-                    Log in
+                    {tr('Log in')}
                   </ButtonLink>
                 </>
               )}
             </div>
             <div className="mt-8 inline-flex max-w-full items-center gap-2 rounded-md border border-slate-200 bg-slate-50 py-1 pl-3 pr-1">
-              <span className="text-xs text-slate-500">Base URL</span>
+              <span className="text-xs text-slate-500">{tr('Base URL')}</span>
               <code className="truncate font-mono text-sm text-slate-900" data-testid="base-url">
                 {origin}/v1
               </code>
@@ -150,7 +153,7 @@ export default async function LandingPage() {
           <div id="quickstart" className="min-w-0">
             <CodeTabs tabs={snippets(origin, openaiModel, anthropicModel)} />
             <p className="mt-3 text-sm text-slate-500">
-              Create a key in the dashboard and export it as <code className="font-mono text-slate-700">GATEWAY_API_KEY</code>.
+              {tr('Create a key in the dashboard and export it as')} <code className="font-mono text-slate-700">GATEWAY_API_KEY</code>.
             </p>
           </div>
         </section>
@@ -159,26 +162,26 @@ export default async function LandingPage() {
           <div className="mx-auto grid max-w-6xl gap-8 px-4 py-14 sm:grid-cols-2 sm:px-6 lg:grid-cols-4">
             {features.map((f) => (
               <div key={f.title}>
-                <h2 className="text-sm font-semibold text-slate-900">{f.title}</h2>
-                <p className="mt-2 text-sm leading-relaxed text-slate-600">{f.body}</p>
+                <h2 className="text-sm font-semibold text-slate-900">{tr(f.title)}</h2>
+                <p className="mt-2 text-sm leading-relaxed text-slate-600">{tr(f.body)}</p>
               </div>
             ))}
           </div>
         </section>
 
         <section className="mx-auto max-w-6xl px-4 py-14 sm:px-6">
-          <h2 className="text-xl font-semibold tracking-tight text-slate-900">Tiers</h2>
-          <p className="mt-1 text-sm text-slate-500">Prepaid, pay per token. Limits per account; every key of the account shares them.</p>
+          <h2 className="text-xl font-semibold tracking-tight text-slate-900">{tr('Tiers')}</h2>
+          <p className="mt-1 text-sm text-slate-500">{tr('Prepaid, pay per token. Limits per account; every key of the account shares them.')}</p>
           <div className="mt-6 overflow-hidden rounded-lg border border-slate-200">
             <Table>
               <THead>
                 <tr>
-                  <Th>Tier</Th>
-                  <Th className="text-right">Requests / min</Th>
-                  <Th className="text-right">Requests / hour</Th>
-                  <Th className="text-right">Tokens / day</Th>
-                  <Th className="text-right">Concurrent</Th>
-                  <Th>How to get it</Th>
+                  <Th>{tr('Tier')}</Th>
+                  <Th className="text-right">{m.overview.rpm}</Th>
+                  <Th className="text-right">{m.overview.rph}</Th>
+                  <Th className="text-right">{m.overview.tokensPerDay}</Th>
+                  <Th className="text-right">{m.overview.concurrent}</Th>
+                  <Th>{tr('How to get it')}</Th>
                 </tr>
               </THead>
               <TBody>
@@ -189,16 +192,16 @@ export default async function LandingPage() {
                       <Td className="font-medium text-slate-900">{tierLabel(name)}</Td>
                       <Td className="text-right tabular-nums">{t.maxRpm > t.rpm ? `${int(t.rpm)}–${int(t.maxRpm)}` : int(t.rpm)}</Td>
                       <Td className="text-right tabular-nums">{int(t.rph)}</Td>
-                      <Td className="text-right tabular-nums">{t.tokensPerDay === null ? 'Unlimited' : tokenCount(t.tokensPerDay)}</Td>
+                      <Td className="text-right tabular-nums">{t.tokensPerDay === null ? m.overview.unlimited : tokenCount(t.tokensPerDay)}</Td>
                       <Td className="text-right tabular-nums">
                         {t.maxConcurrency > t.concurrency ? `${int(t.concurrency)}–${int(t.maxConcurrency)}` : int(t.concurrency)}
                       </Td>
                       <Td className="text-slate-500">
                         {name === 'free'
-                          ? 'Sign up'
+                          ? tr('Sign up')
                           : t.promoteAtMonthlySpend !== null
-                            ? `Spend ${formatWhole(t.promoteAtMonthlySpend)} in a month`
-                            : 'Contact us'}
+                            ? tr('Spend {amount} in a month', { amount: formatWhole(t.promoteAtMonthlySpend) })
+                            : tr('Contact us')}
                       </Td>
                     </Tr>
                   );
@@ -214,10 +217,10 @@ export default async function LandingPage() {
           <Logo className="text-sm" />
           <div className="flex gap-4">
             <Link href="/login" className="hover:text-slate-900">
-              Log in
+              {tr('Log in')}
             </Link>
             <Link href="/register" className="hover:text-slate-900">
-              Sign up
+              {tr('Sign up')}
             </Link>
           </div>
         </div>

@@ -1,3 +1,5 @@
+import { currentLocale, serverT } from '@/lib/i18n/server';
+import type { Phrase } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
 import { getConfig } from '@/lib/config';
@@ -7,7 +9,10 @@ import { CodeBlock } from '@/components/ui/code-block';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { PublicShell } from '@/components/site/public-shell';
 
-export const metadata: Metadata = { title: 'API docs · Model Gateway', description: 'Endpoints, authentication, errors, limits and cost headers of the gateway API.' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('API docs')} · Model Gateway`, description: t('Endpoints, authentication, errors, limits and cost headers of the gateway API.') };
+}
 
 function Section({ id, title, children }: { id: string; title: string; children: ReactNode }) {
   return (
@@ -22,7 +27,7 @@ function Section({ id, title, children }: { id: string; title: string; children:
 
 const C = ({ children }: { children: ReactNode }) => <code className="rounded bg-slate-100 px-1 py-0.5 font-mono text-[13px] text-slate-900">{children}</code>;
 
-const toc = [
+const toc: readonly (readonly [string, Phrase])[] = [
   ['quickstart', 'Quickstart'],
   ['auth', 'Authentication'],
   ['endpoints', 'Endpoints'],
@@ -33,7 +38,8 @@ const toc = [
 ] as const;
 
 export default async function DocsPage() {
-  const origin = await publicOrigin();
+  const [origin, t, locale] = await Promise.all([publicOrigin(), serverT(), currentLocale()]);
+  const zh = locale === 'zh-CN';
   const config = getConfig();
   const model = [...config.models.values()].find((m) => m.kind === 'chat' && m.protocol === 'openai')?.name ?? 'gpt-4o-mini';
   const embedding = [...config.models.values()].find((m) => m.kind === 'embedding')?.name ?? 'text-embedding-3-small';
@@ -41,12 +47,12 @@ export default async function DocsPage() {
   return (
     <PublicShell>
       <div className="grid gap-10 lg:grid-cols-[12rem_1fr]">
-        <nav aria-label="On this page" className="hidden lg:block">
+        <nav aria-label={t('On this page')} className="hidden lg:block">
           <ul className="sticky top-6 space-y-2 text-sm">
             {toc.map(([id, label]) => (
               <li key={id}>
                 <a href={`#${id}`} className="text-slate-600 hover:text-slate-900">
-                  {label}
+                  {t(label)}
                 </a>
               </li>
             ))}
@@ -54,14 +60,22 @@ export default async function DocsPage() {
         </nav>
         <div className="min-w-0 space-y-8">
           <div>
-            <h1 className="text-3xl font-semibold tracking-tight text-slate-900">API documentation</h1>
+            <h1 className="text-3xl font-semibold tracking-tight text-slate-900">{t('API documentation')}</h1>
             <p className="mt-2 max-w-2xl text-slate-600">
-              The gateway speaks the OpenAI API at <C>{origin}/v1</C> and the Anthropic Messages API at <C>{origin}/v1/anthropic</C>. Official SDKs work unchanged: set the base URL and use a key from the dashboard.
+              {zh ? (
+                <>
+                  网关在 <C>{origin}/v1</C> 提供 OpenAI API，在 <C>{origin}/v1/anthropic</C> 提供 Anthropic Messages API。官方 SDK 无需改动：设置 base URL 并使用控制台中的密钥即可。
+                </>
+              ) : (
+                <>
+                  The gateway speaks the OpenAI API at <C>{origin}/v1</C> and the Anthropic Messages API at <C>{origin}/v1/anthropic</C>. Official SDKs work unchanged: set the base URL and use a key from the dashboard.
+                </>
+              )}
             </p>
           </div>
 
-          <Section id="quickstart" title="Quickstart">
-            <p>Create a key on the dashboard&apos;s Keys page, add credit, then:</p>
+          <Section id="quickstart" title={t('Quickstart')}>
+            <p>{t("Create a key on the dashboard's Keys page, add credit, then:")}</p>
             <CodeBlock
               label="curl"
               code={`curl ${origin}/v1/chat/completions \\
@@ -88,28 +102,34 @@ console.log(reply.choices[0].message.content);`}
             />
           </Section>
 
-          <Section id="auth" title="Authentication">
-            <p>
-              Send the key as <C>Authorization: Bearer &lt;key&gt;</C> (the Anthropic mirror also takes <C>x-api-key</C>). Keys start with <C>sk-gw-</C>; the dashboard shows a key once and stores only its hash. A missing, unknown or revoked key gets 401; a suspended account, or a model your tier may not use, 403.
-            </p>
+          <Section id="auth" title={t('Authentication')}>
+            {zh ? (
+              <p>
+                以 <C>Authorization: Bearer &lt;key&gt;</C> 发送密钥（Anthropic 镜像也接受 <C>x-api-key</C>）。密钥以 <C>sk-gw-</C> 开头；控制台只显示一次密钥，只保存其哈希。缺失、未知或已吊销的密钥返回 401；账户被暂停或所用模型不在你的等级内返回 403。
+              </p>
+            ) : (
+              <p>
+                Send the key as <C>Authorization: Bearer &lt;key&gt;</C> (the Anthropic mirror also takes <C>x-api-key</C>). Keys start with <C>sk-gw-</C>; the dashboard shows a key once and stores only its hash. A missing, unknown or revoked key gets 401; a suspended account, or a model your tier may not use, 403.
+              </p>
+            )}
           </Section>
 
-          <Section id="endpoints" title="Endpoints">
+          <Section id="endpoints" title={t('Endpoints')}>
             <div className="overflow-hidden rounded-lg border border-slate-200">
               <Table>
                 <THead>
                   <tr>
-                    <Th>Endpoint</Th>
-                    <Th className="hidden sm:table-cell">What it does</Th>
+                    <Th>{t('Endpoint')}</Th>
+                    <Th className="hidden sm:table-cell">{t('What it does')}</Th>
                   </tr>
                 </THead>
                 <TBody>
                   {[
-                    ['POST /v1/chat/completions', 'Chat completions, streaming, tools, JSON mode. model: "service-auto" lets the router choose.'],
-                    ['POST /v1/embeddings', `Embeddings (${embedding} and others); input is a string or up to 100 strings; float or base64.`],
-                    ['GET /v1/models', 'The models your tier may call, with context window, tags and prices.'],
-                    ['POST /v1/anthropic/v1/messages', 'Anthropic Messages, forwarded verbatim (cache_control, anthropic-version and -beta headers).'],
-                    ['POST /v1/anthropic/v1/messages/count_tokens', 'Token counting on the Anthropic mirror (not billed).'],
+                    ['POST /v1/chat/completions', t('Chat completions, streaming, tools, JSON mode. model: "service-auto" lets the router choose.')],
+                    ['POST /v1/embeddings', t('Embeddings ({model} and others); input is a string or up to 100 strings; float or base64.', { model: embedding })],
+                    ['GET /v1/models', t('The models your tier may call, with context window, tags and prices.')],
+                    ['POST /v1/anthropic/v1/messages', t('Anthropic Messages, forwarded verbatim (cache_control, anthropic-version and -beta headers).')],
+                    ['POST /v1/anthropic/v1/messages/count_tokens', t('Token counting on the Anthropic mirror (not billed).')],
                   ].map(([path, what]) => (
                     <Tr key={path}>
                       <Td className="font-mono text-[13px] text-slate-900">
@@ -124,24 +144,30 @@ console.log(reply.choices[0].message.content);`}
             </div>
           </Section>
 
-          <Section id="streaming" title="Streaming">
-            <p>
-              With <C>&quot;stream&quot;: true</C> the reply comes as server-sent events: <C>data: &#123;…&#125;</C> lines, each a <C>chat.completion.chunk</C>, ending with <C>data: [DONE]</C>. Add <C>&quot;stream_options&quot;: &#123;&quot;include_usage&quot;: true&#125;</C> for a last chunk with the token usage and its cost (<C>usage.cost_usd</C>, <C>usage.cost_cny</C>).
-            </p>
+          <Section id="streaming" title={t('Streaming')}>
+            {zh ? (
+              <p>
+                设置 <C>&quot;stream&quot;: true</C> 后，回复以 server-sent events 返回：每行 <C>data: &#123;…&#125;</C> 是一个 <C>chat.completion.chunk</C>，以 <C>data: [DONE]</C> 结束。加上 <C>&quot;stream_options&quot;: &#123;&quot;include_usage&quot;: true&#125;</C> 可在最后一个分块中得到 token 用量及费用（<C>usage.cost_usd</C>、<C>usage.cost_cny</C>）。
+              </p>
+            ) : (
+              <p>
+                With <C>&quot;stream&quot;: true</C> the reply comes as server-sent events: <C>data: &#123;…&#125;</C> lines, each a <C>chat.completion.chunk</C>, ending with <C>data: [DONE]</C>. Add <C>&quot;stream_options&quot;: &#123;&quot;include_usage&quot;: true&#125;</C> for a last chunk with the token usage and its cost (<C>usage.cost_usd</C>, <C>usage.cost_cny</C>).
+              </p>
+            )}
           </Section>
 
-          <Section id="cost" title="Cost headers">
-            <p>Every /v1 response says what it cost and what served it:</p>
+          <Section id="cost" title={t('Cost headers')}>
+            <p>{t('Every /v1 response says what it cost and what served it:')}</p>
             <div className="overflow-hidden rounded-lg border border-slate-200">
               <Table>
                 <TBody>
                   {[
-                    ['X-Service-Cost-USD', 'Exact dollars charged (for streams: "pending"; the figure follows as a trailer and in the usage chunk)'],
-                    ['X-Service-Cost-CNY', 'The same in yuan, at the rate of the request'],
-                    ['X-Service-Model-Id', 'The model that served; differs from the requested one after a fallback'],
-                    ['X-Service-Provider', 'The upstream channel that served'],
-                    ['X-Service-Latency-Ms', 'Time in the gateway and upstream, in milliseconds'],
-                    ['x-request-id', 'The id to look the request up on the dashboard’s Logs page'],
+                    ['X-Service-Cost-USD', t('Exact dollars charged (for streams: "pending"; the figure follows as a trailer and in the usage chunk)')],
+                    ['X-Service-Cost-CNY', t('The same in yuan, at the rate of the request')],
+                    ['X-Service-Model-Id', t('The model that served; differs from the requested one after a fallback')],
+                    ['X-Service-Provider', t('The upstream channel that served')],
+                    ['X-Service-Latency-Ms', t('Time in the gateway and upstream, in milliseconds')],
+                    ['x-request-id', t('The id to look the request up on the dashboard’s Logs page')],
                   ].map(([h, what]) => (
                     <Tr key={h}>
                       <Td className="whitespace-nowrap font-mono text-[13px] text-slate-900">{h}</Td>
@@ -153,22 +179,28 @@ console.log(reply.choices[0].message.content);`}
             </div>
           </Section>
 
-          <Section id="errors" title="Errors">
-            <p>
-              Errors use the OpenAI envelope <C>&#123;&quot;error&quot;: &#123;&quot;message&quot;, &quot;type&quot;, &quot;param&quot;, &quot;code&quot;&#125;&#125;</C> (the Anthropic one on the mirror). Errors a retry cannot fix carry <C>x-should-retry: false</C>.
-            </p>
+          <Section id="errors" title={t('Errors')}>
+            {zh ? (
+              <p>
+                错误使用 OpenAI 的格式 <C>&#123;&quot;error&quot;: &#123;&quot;message&quot;, &quot;type&quot;, &quot;param&quot;, &quot;code&quot;&#125;&#125;</C>（Anthropic 镜像使用 Anthropic 的格式）。重试无法解决的错误带有 <C>x-should-retry: false</C>。
+              </p>
+            ) : (
+              <p>
+                Errors use the OpenAI envelope <C>&#123;&quot;error&quot;: &#123;&quot;message&quot;, &quot;type&quot;, &quot;param&quot;, &quot;code&quot;&#125;&#125;</C> (the Anthropic one on the mirror). Errors a retry cannot fix carry <C>x-should-retry: false</C>.
+              </p>
+            )}
             <div className="overflow-hidden rounded-lg border border-slate-200">
               <Table>
                 <TBody>
                   {[
-                    ['400', 'Invalid request body, unknown model'],
-                    ['401', 'Missing, unknown or revoked key'],
-                    ['402', 'Insufficient balance: add credit'],
-                    ['403', 'Account suspended, or model not allowed on your tier'],
-                    ['413', `Body larger than ${formatCount(Math.floor(l.max_body_bytes / 1024 / 1024))} MiB`],
-                    ['429', 'A rate limit was exceeded: wait Retry-After seconds (retry-after-ms for milliseconds)'],
-                    ['502', 'Every upstream channel failed'],
-                    ['503', 'Maintenance, or the gateway is shedding load'],
+                    ['400', t('Invalid request body, unknown model')],
+                    ['401', t('Missing, unknown or revoked key')],
+                    ['402', t('Insufficient balance: add credit')],
+                    ['403', t('Account suspended, or model not allowed on your tier')],
+                    ['413', t('Body larger than {n} MiB', { n: formatCount(Math.floor(l.max_body_bytes / 1024 / 1024)) })],
+                    ['429', t('A rate limit was exceeded: wait Retry-After seconds (retry-after-ms for milliseconds)')],
+                    ['502', t('Every upstream channel failed')],
+                    ['503', t('Maintenance, or the gateway is shedding load')],
                   ].map(([code, what]) => (
                     <Tr key={code}>
                       <Td className="font-mono text-[13px] text-slate-900">{code}</Td>
@@ -180,10 +212,16 @@ console.log(reply.choices[0].message.content);`}
             </div>
           </Section>
 
-          <Section id="limits" title="Limits">
-            <p>
-              Requests per minute and hour, tokens per day and concurrent requests are limited per account by tier (see <a href="/pricing" className="font-medium text-indigo-700 underline">Pricing</a>), and some models have caps of their own. Every response carries <C>x-ratelimit-limit-requests</C>, <C>x-ratelimit-remaining-requests</C> and <C>x-ratelimit-reset-requests</C>. Embeddings: {formatCount(l.embeddings_rpm)} requests per minute, at most 100 inputs per request.
-            </p>
+          <Section id="limits" title={t('Limits')}>
+            {zh ? (
+              <p>
+                每分钟和每小时请求数、每日 token 数与并发请求数按账户等级限制（见 <a href="/pricing" className="font-medium text-indigo-700 underline">价格</a>），部分模型另有自己的上限。每个响应都带有 <C>x-ratelimit-limit-requests</C>、<C>x-ratelimit-remaining-requests</C> 和 <C>x-ratelimit-reset-requests</C>。Embeddings：每分钟 {formatCount(l.embeddings_rpm)} 个请求，每个请求最多 100 条输入。
+              </p>
+            ) : (
+              <p>
+                Requests per minute and hour, tokens per day and concurrent requests are limited per account by tier (see <a href="/pricing" className="font-medium text-indigo-700 underline">Pricing</a>), and some models have caps of their own. Every response carries <C>x-ratelimit-limit-requests</C>, <C>x-ratelimit-remaining-requests</C> and <C>x-ratelimit-reset-requests</C>. Embeddings: {formatCount(l.embeddings_rpm)} requests per minute, at most 100 inputs per request.
+              </p>
+            )}
           </Section>
         </div>
       </div>

@@ -1,5 +1,6 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
@@ -10,6 +11,7 @@ import { Field, Input } from '@/components/ui/input';
 import type { Messages } from '@/lib/i18n/messages';
 
 export function LoginForm({ callbackUrl, t }: { callbackUrl: string; t: Messages['auth'] }) {
+  const tr = useT();
   const router = useRouter();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -27,14 +29,14 @@ export function LoginForm({ callbackUrl, t }: { callbackUrl: string; t: Messages
         router.refresh();
         return;
       }
-      if (res?.status === 429) setError('Too many sign-in attempts. Wait a minute, then try again.');
+      if (res?.status === 429) setError(tr('Too many sign-in attempts. Wait a minute, then try again.'));
       // A message of our own (suspended account, too many failed attempts for this account) is shown as it is.
       else if (res?.error && res.error !== 'CredentialsSignin' && res.error !== 'Configuration') setError(res.error);
-      else if (res?.error === 'CredentialsSignin' || res?.status === 401) setError('Incorrect email or password.');
-      else setError('Sign-in failed. Try again in a moment.');
+      else if (res?.error === 'CredentialsSignin' || res?.status === 401) setError(tr('Incorrect email or password.'));
+      else setError(tr('Sign-in failed. Try again in a moment.'));
     } catch {
       // next-auth throws when the answer is not its own JSON, e.g. a 429 from a rate limiter in front of it.
-      setError('Sign-in failed. If you tried several times, wait a minute before trying again.');
+      setError(tr('Sign-in failed. If you tried several times, wait a minute before trying again.'));
     }
     setBusy(false);
   }

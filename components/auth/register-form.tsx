@@ -1,5 +1,7 @@
 'use client';
 
+import { ruleProblem } from '@/lib/i18n/translate';
+import { useT } from '@/lib/i18n/client';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent, type ReactNode } from 'react';
@@ -12,6 +14,7 @@ import { emailProblem, passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/auth/p
 type Problem = { field: 'email' | 'password' | null; message: ReactNode };
 
 export function RegisterForm({ t }: { t: Messages['auth'] }) {
+  const tr = useT();
   const router = useRouter();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -24,12 +27,12 @@ export function RegisterForm({ t }: { t: Messages['auth'] }) {
     // The server's own rules, checked here first: a refused sign-up still spends the per-IP allowance.
     const badEmail = emailProblem(email);
     if (badEmail) {
-      setProblem({ field: 'email', message: badEmail });
+      setProblem({ field: 'email', message: ruleProblem(badEmail, tr) });
       return;
     }
     const badPassword = passwordProblem(password);
     if (badPassword) {
-      setProblem({ field: 'password', message: badPassword });
+      setProblem({ field: 'password', message: ruleProblem(badPassword, tr) });
       return;
     }
     setBusy(true);
@@ -46,15 +49,15 @@ export function RegisterForm({ t }: { t: Messages['auth'] }) {
         return;
       }
       const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
-      const message = body.error?.message ?? 'The account could not be created. Try again.';
+      const message = body.error?.message ?? tr('The account could not be created. Try again.');
       if (res.status === 409 || body.error?.code === 'conflict') {
         setProblem({
           field: 'email',
           message: (
             <>
-              An account with this email already exists.{' '}
+              {tr('An account with this email already exists.')}{' '}
               <Link href="/login" className="font-medium underline">
-                Log in instead
+                {tr('Log in instead')}
               </Link>
               .
             </>
@@ -62,14 +65,14 @@ export function RegisterForm({ t }: { t: Messages['auth'] }) {
         });
       } else if (res.status === 429) {
         const wait = res.headers.get('retry-after');
-        setProblem({ field: null, message: `Too many sign-ups from your network. Try again in ${wait ? `${wait} s` : 'a minute'}.` });
+        setProblem({ field: null, message: wait ? tr('Too many sign-ups from your network. Try again in {n} s.', { n: wait }) : tr('Too many sign-ups from your network. Try again in a minute.') });
       } else if (res.status === 400) {
         setProblem({ field: /password/i.test(message) ? 'password' : /email/i.test(message) ? 'email' : null, message });
       } else {
         setProblem({ field: null, message });
       }
     } catch {
-      setProblem({ field: null, message: 'Network error: the account could not be created.' });
+      setProblem({ field: null, message: tr('Network error: the account could not be created.') });
     }
     setBusy(false);
   }

@@ -1,5 +1,7 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
+import { ruleProblem, type Translate } from '@/lib/i18n/translate';
 import { useState, type FormEvent } from 'react';
 import { passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/auth/password-rules';
 import { Alert } from '@/components/ui/alert';
@@ -9,7 +11,7 @@ import { Field, Input } from '@/components/ui/input';
 
 type Outcome = { tone: 'success' | 'error'; text: string } | null;
 
-async function send(method: string, path: string, body?: unknown): Promise<{ ok: boolean; message: string | null }> {
+async function send(t: Translate, method: string, path: string, body?: unknown): Promise<{ ok: boolean; message: string | null }> {
   try {
     const res = await fetch(path, {
       method,
@@ -18,13 +20,14 @@ async function send(method: string, path: string, body?: unknown): Promise<{ ok:
     });
     if (res.ok) return { ok: true, message: null };
     const data = (await res.json().catch(() => ({}))) as { error?: { message?: string } };
-    return { ok: false, message: data.error?.message ?? `The request failed (${res.status}).` };
+    return { ok: false, message: data.error?.message ?? t('The request failed ({status}).', { status: res.status }) };
   } catch {
-    return { ok: false, message: 'Network error: nothing was changed.' };
+    return { ok: false, message: t('Network error: nothing was changed.') };
   }
 }
 
 function ChangePassword() {
+  const t = useT();
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [busy, setBusy] = useState(false);
@@ -32,20 +35,20 @@ function ChangePassword() {
   async function submit(e: FormEvent) {
     e.preventDefault();
     const problem = passwordProblem(next);
-    if (!current) return setOutcome({ tone: 'error', text: 'Enter your current password.' });
-    if (problem) return setOutcome({ tone: 'error', text: problem });
+    if (!current) return setOutcome({ tone: 'error', text: t('Enter your current password.') });
+    if (problem) return setOutcome({ tone: 'error', text: ruleProblem(problem, t) });
     setBusy(true);
-    const r = await send('POST', '/api/account/password', { current_password: current, new_password: next });
+    const r = await send(t, 'POST', '/api/account/password', { current_password: current, new_password: next });
     setBusy(false);
     if (r.ok) {
       setCurrent('');
       setNext('');
-      setOutcome({ tone: 'success', text: 'Password changed. Other sessions have been signed out.' });
-    } else setOutcome({ tone: 'error', text: r.message ?? 'The password was not changed.' });
+      setOutcome({ tone: 'success', text: t('Password changed. Other sessions have been signed out.') });
+    } else setOutcome({ tone: 'error', text: r.message ?? t('The password was not changed.') });
   }
   return (
     <Card>
-      <CardHeader title="Change password" description="Every other session is signed out when the password changes." />
+      <CardHeader title={t('Change password')} description={t('Every other session is signed out when the password changes.')} />
       <CardBody>
         <form onSubmit={submit} className="max-w-sm space-y-4" noValidate>
           {outcome && (
@@ -53,14 +56,14 @@ function ChangePassword() {
               {outcome.text}
             </Alert>
           )}
-          <Field label="Current password" htmlFor="current-password">
+          <Field label={t('Current password')} htmlFor="current-password">
             <Input id="current-password" type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} />
           </Field>
-          <Field label="New password" htmlFor="new-password" hint={`At least ${PASSWORD_MIN_LENGTH} characters, and not a commonly used password.`}>
+          <Field label={t('New password')} htmlFor="new-password" hint={t('At least {n} characters, and not a commonly used password.', { n: PASSWORD_MIN_LENGTH })}>
             <Input id="new-password" type="password" autoComplete="new-password" value={next} onChange={(e) => setNext(e.target.value)} />
           </Field>
           <Button type="submit" disabled={busy} data-testid="change-password">
-            {busy ? 'Changing…' : 'Change password'}
+            {busy ? t('Changing…') : t('Change password')}
           </Button>
         </form>
       </CardBody>
@@ -69,11 +72,12 @@ function ChangePassword() {
 }
 
 function SignOutEverywhere() {
+  const t = useT();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   return (
     <Card>
-      <CardHeader title="Sign out everywhere" description="Ends every session of this account, on every device, this one included. API keys keep working." />
+      <CardHeader title={t('Sign out everywhere')} description={t('Ends every session of this account, on every device, this one included. API keys keep working.')} />
       <CardBody className="space-y-3">
         {error && <Alert tone="error">{error}</Alert>}
         <Button
@@ -82,7 +86,7 @@ function SignOutEverywhere() {
           data-testid="sign-out-everywhere"
           onClick={async () => {
             setBusy(true);
-            const r = await send('POST', '/api/account/sign-out-everywhere');
+            const r = await send(t, 'POST', '/api/account/sign-out-everywhere');
             if (r.ok) window.location.assign('/login');
             else {
               setBusy(false);
@@ -90,7 +94,7 @@ function SignOutEverywhere() {
             }
           }}
         >
-          {busy ? 'Signing out…' : 'Sign out of all sessions'}
+          {busy ? t('Signing out…') : t('Sign out of all sessions')}
         </Button>
       </CardBody>
     </Card>
@@ -98,6 +102,7 @@ function SignOutEverywhere() {
 }
 
 function DeleteAccount({ email }: { email: string }) {
+  const t = useT();
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
   const [busy, setBusy] = useState(false);
@@ -107,7 +112,7 @@ function DeleteAccount({ email }: { email: string }) {
     e.preventDefault();
     if (!ready) return;
     setBusy(true);
-    const r = await send('DELETE', '/api/account', { password });
+    const r = await send(t, 'DELETE', '/api/account', { password });
     if (r.ok) window.location.assign('/');
     else {
       setBusy(false);
@@ -117,20 +122,20 @@ function DeleteAccount({ email }: { email: string }) {
   return (
     <Card className="border-red-200">
       <CardHeader
-        title="Delete account"
-        description="Your keys are revoked at once, your email and password are removed and you are signed out everywhere. The balance is forfeited. Billing records (ledger and request log, without your email) are kept for accounting."
+        title={t('Delete account')}
+        description={t('Your keys are revoked at once, your email and password are removed and you are signed out everywhere. The balance is forfeited. Billing records (ledger and request log, without your email) are kept for accounting.')}
       />
       <CardBody>
         <form onSubmit={submit} className="max-w-sm space-y-4" noValidate>
           {error && <Alert tone="error">{error}</Alert>}
-          <Field label="Password" htmlFor="delete-password">
+          <Field label={t('Password')} htmlFor="delete-password">
             <Input id="delete-password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} />
           </Field>
-          <Field label={`Type your email (${email}) to confirm`} htmlFor="delete-confirm">
+          <Field label={t('Type your email ({email}) to confirm', { email })} htmlFor="delete-confirm">
             <Input id="delete-confirm" autoComplete="off" value={confirm} onChange={(e) => setConfirm(e.target.value)} />
           </Field>
           <Button type="submit" variant="danger" disabled={!ready || busy} data-testid="delete-account">
-            {busy ? 'Deleting…' : 'Delete my account'}
+            {busy ? t('Deleting…') : t('Delete my account')}
           </Button>
         </form>
       </CardBody>

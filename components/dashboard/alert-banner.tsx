@@ -1,3 +1,4 @@
+import { serverT } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { listAlertEvents } from '@/lib/alerts/events';
 import { DismissAlertButton } from '@/components/dashboard/dismiss-alert-button';
@@ -6,6 +7,7 @@ const SHOWN = 3;
 
 /** The account's undismissed budget and balance alerts, above every dashboard page. */
 export async function AlertBanner({ userId }: { userId: string }) {
+  const t = await serverT();
   const events = await listAlertEvents(userId, { undismissedOnly: true, limit: SHOWN + 1 }).catch(() => []);
   if (events.length === 0) return null;
   return (
@@ -19,9 +21,9 @@ export async function AlertBanner({ userId }: { userId: string }) {
         ))}
       </ul>
       <p className="mx-auto max-w-6xl px-4 text-xs sm:px-6">
-        {events.length > SHOWN ? 'More alerts: ' : ''}
+        {events.length > SHOWN ? t('More alerts: ') : ''}
         <Link href="/dashboard/alerts" className="font-medium underline">
-          Alert settings and history
+          {t('Alert settings and history')}
         </Link>
       </p>
     </div>

@@ -1,5 +1,6 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
@@ -12,6 +13,7 @@ type Result = AlertSettingsView & { secret?: string; error?: { message?: string 
 
 /** The account's alert thresholds and webhook (PUT /api/alerts/settings); the signing secret is shown once. */
 export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
+  const t = useT();
   const router = useRouter();
   const [settings, setSettings] = useState(initial);
   const [url, setUrl] = useState(initial.webhook_url ?? '');
@@ -28,15 +30,15 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
       const res = await fetch(path, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
       const data = (await res.json().catch(() => ({}))) as Result;
       if (!res.ok) {
-        setMessage({ tone: 'error', text: data.error?.message ?? `Not saved (HTTP ${res.status}).` });
+        setMessage({ tone: 'error', text: data.error?.message ?? t('Not saved (HTTP {status}).', { status: res.status }) });
         return;
       }
       setSettings(data);
       if (data.secret) setSecret(data.secret);
-      setMessage({ tone: 'success', text: 'Saved.' });
+      setMessage({ tone: 'success', text: t('Saved.') });
       router.refresh();
     } catch {
-      setMessage({ tone: 'error', text: 'Network error: try again.' });
+      setMessage({ tone: 'error', text: t('Network error: try again.') });
     } finally {
       setBusy(false);
     }
@@ -47,34 +49,34 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
     const list = thresholds
       .split(/[\s,]+/)
       .filter(Boolean)
-      .map((t) => Number(t.replace(/%$/, '')));
+      .map((v) => Number(v.replace(/%$/, '')));
     void call('PUT', '/api/alerts/settings', { webhook_url: url.trim() || null, thresholds: list, low_balance_usd: lowBalance.trim() || null });
   }
 
   return (
     <form onSubmit={save} className="space-y-4" data-testid="alert-settings">
-      <Field label="Budget thresholds (%)" htmlFor="alert-thresholds" hint="Of each key's lifetime and monthly budget; each fires once per budget and month.">
+      <Field label={t('Budget thresholds (%)')} htmlFor="alert-thresholds" hint={t("Of each key's lifetime and monthly budget; each fires once per budget and month.")}>
         <Input id="alert-thresholds" value={thresholds} onChange={(e) => setThresholds(e.target.value)} placeholder="50, 80, 100" data-testid="alert-thresholds" />
       </Field>
-      <Field label="Low balance alert (USD)" htmlFor="alert-low-balance" hint="Fires when the balance falls below it; again after it has been above.">
-        <Input id="alert-low-balance" inputMode="decimal" value={lowBalance} onChange={(e) => setLowBalance(e.target.value)} placeholder="none" data-testid="alert-low-balance" />
+      <Field label={t('Low balance alert (USD)')} htmlFor="alert-low-balance" hint={t('Fires when the balance falls below it; again after it has been above.')}>
+        <Input id="alert-low-balance" inputMode="decimal" value={lowBalance} onChange={(e) => setLowBalance(e.target.value)} placeholder={t('none')} data-testid="alert-low-balance" />
       </Field>
-      <Field label="Webhook URL" htmlFor="alert-webhook" hint="Optional: each alert is POSTed here, signed (see the README's Budget alerts).">
+      <Field label={t('Webhook URL')} htmlFor="alert-webhook" hint={t("Optional: each alert is POSTed here, signed (see the README's Budget alerts).")}>
         <Input id="alert-webhook" type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/hooks/gateway" data-testid="alert-webhook" />
       </Field>
       <div className="flex flex-wrap items-center gap-2">
         <Button type="submit" disabled={busy} data-testid="alert-save">
-          {settings.enabled ? 'Save' : 'Turn on alerts'}
+          {settings.enabled ? t('Save') : t('Turn on alerts')}
         </Button>
         {settings.enabled && (
           <Button variant="secondary" disabled={busy} onClick={() => void call('POST', '/api/alerts/settings/secret')} data-testid="alert-regenerate">
-            New signing secret
+            {t('New signing secret')}
           </Button>
         )}
-        {settings.secret_hint && !secret && <span className="text-xs text-slate-500">Signing secret {settings.secret_hint}</span>}
+        {settings.secret_hint && !secret && <span className="text-xs text-slate-500">{t('Signing secret {hint}', { hint: settings.secret_hint })}</span>}
       </div>
       {secret && (
-        <Alert tone="warning" title="Signing secret: copy it now, it is not shown again" data-testid="alert-secret">
+        <Alert tone="warning" title={t('Signing secret: copy it now, it is not shown again')} data-testid="alert-secret">
           <div className="flex items-center gap-2">
             <code className="break-all font-mono text-xs">{secret}</code>
             <CopyButton value={secret} variant="ghost" />

@@ -1,11 +1,13 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import { Button } from '@/components/ui/button';
 
 /** Dismisses one alert (POST /api/alerts/:id/dismiss) and refreshes the page, banner included. */
 export function DismissAlertButton({ id }: { id: string }) {
+  const t = useT();
   const router = useRouter();
   const [busy, setBusy] = useState(false);
   async function dismiss() {
@@ -18,8 +20,8 @@ export function DismissAlertButton({ id }: { id: string }) {
     }
   }
   return (
-    <Button variant="ghost" size="sm" onClick={dismiss} disabled={busy} data-testid="alert-dismiss" aria-label="Dismiss alert">
-      Dismiss
+    <Button variant="ghost" size="sm" onClick={dismiss} disabled={busy} data-testid="alert-dismiss" aria-label={t('Dismiss alert')}>
+      {t('Dismiss')}
     </Button>
   );
 }

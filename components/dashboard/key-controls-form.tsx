@@ -3,6 +3,8 @@
 import type { publicKeyWithControls } from '@/lib/keys/queries';
 import { Field, Input } from '@/components/ui/input';
 import { Progress } from '@/components/ui/progress';
+import { useT } from '@/lib/i18n/client';
+import { translator, type Translate } from '@/lib/i18n/translate';
 
 // The per-key controls as form fields (create and edit), and the spend/budget cell of the key list.
 
@@ -52,23 +54,24 @@ export function bodyOf(v: ControlValues): Record<string, unknown> {
 }
 
 export function KeyControlsFields({ idPrefix, values, onChange, models }: { idPrefix: string; values: ControlValues; onChange: (v: ControlValues) => void; models: string[] }) {
+  const t = useT();
   const set = (patch: Partial<ControlValues>) => onChange({ ...values, ...patch });
   const id = (name: string) => `${idPrefix}-${name}`;
   return (
     <div className="grid gap-4 sm:grid-cols-2">
-      <Field label="Lifetime budget (USD)" htmlFor={id('budget')} hint="Requests are refused with 402 once the key has spent this much.">
-        <Input id={id('budget')} data-testid={id('budget')} inputMode="decimal" placeholder="No limit" value={values.budget_usd} onChange={(e) => set({ budget_usd: e.target.value })} />
+      <Field label={t('Lifetime budget (USD)')} htmlFor={id('budget')} hint={t('Requests are refused with 402 once the key has spent this much.')}>
+        <Input id={id('budget')} data-testid={id('budget')} inputMode="decimal" placeholder={t('No limit')} value={values.budget_usd} onChange={(e) => set({ budget_usd: e.target.value })} />
       </Field>
-      <Field label="Monthly budget (USD)" htmlFor={id('monthly')} hint="Per calendar month, UTC.">
-        <Input id={id('monthly')} data-testid={id('monthly')} inputMode="decimal" placeholder="No limit" value={values.monthly_budget_usd} onChange={(e) => set({ monthly_budget_usd: e.target.value })} />
+      <Field label={t('Monthly budget (USD)')} htmlFor={id('monthly')} hint={t('Per calendar month, UTC.')}>
+        <Input id={id('monthly')} data-testid={id('monthly')} inputMode="decimal" placeholder={t('No limit')} value={values.monthly_budget_usd} onChange={(e) => set({ monthly_budget_usd: e.target.value })} />
       </Field>
-      <Field label="Requests per minute" htmlFor={id('rpm')} hint="On top of your tier's limits: the stricter wins.">
-        <Input id={id('rpm')} data-testid={id('rpm')} inputMode="numeric" placeholder="Tier limit" value={values.rpm} onChange={(e) => set({ rpm: e.target.value })} />
+      <Field label={t('Requests per minute')} htmlFor={id('rpm')} hint={t("On top of your tier's limits: the stricter wins.")}>
+        <Input id={id('rpm')} data-testid={id('rpm')} inputMode="numeric" placeholder={t('Tier limit')} value={values.rpm} onChange={(e) => set({ rpm: e.target.value })} />
       </Field>
-      <Field label="Concurrent requests" htmlFor={id('concurrency')}>
-        <Input id={id('concurrency')} data-testid={id('concurrency')} inputMode="numeric" placeholder="Tier limit" value={values.concurrency} onChange={(e) => set({ concurrency: e.target.value })} />
+      <Field label={t('Concurrent requests')} htmlFor={id('concurrency')}>
+        <Input id={id('concurrency')} data-testid={id('concurrency')} inputMode="numeric" placeholder={t('Tier limit')} value={values.concurrency} onChange={(e) => set({ concurrency: e.target.value })} />
       </Field>
-      <Field label="Allowed IP ranges" htmlFor={id('ips')} hint="IPv4 or IPv6 addresses or CIDR ranges, one per line. Empty: any address.">
+      <Field label={t('Allowed IP ranges')} htmlFor={id('ips')} hint={t('IPv4 or IPv6 addresses or CIDR ranges, one per line. Empty: any address.')}>
         <textarea
           id={id('ips')}
           data-testid={id('ips')}
@@ -79,12 +82,12 @@ export function KeyControlsFields({ idPrefix, values, onChange, models }: { idPr
           onChange={(e) => set({ allowed_ips: e.target.value })}
         />
       </Field>
-      <Field label="Expires (UTC)" htmlFor={id('expires')} hint="After this the key answers 401 key_expired. Empty: never.">
+      <Field label={t('Expires (UTC)')} htmlFor={id('expires')} hint={t('After this the key answers 401 key_expired. Empty: never.')}>
         <Input id={id('expires')} data-testid={id('expires')} type="datetime-local" value={values.expires_at} onChange={(e) => set({ expires_at: e.target.value })} />
       </Field>
       <fieldset className="sm:col-span-2">
-        <legend className="text-sm font-medium text-slate-700">Allowed models</legend>
-        <p className="text-xs text-slate-500">None ticked: every model your tier allows. service-auto picks only among the ticked ones.</p>
+        <legend className="text-sm font-medium text-slate-700">{t('Allowed models')}</legend>
+        <p className="text-xs text-slate-500">{t('None ticked: every model your tier allows. service-auto picks only among the ticked ones.')}</p>
         <div className="mt-2 grid max-h-40 gap-1 overflow-y-auto sm:grid-cols-2" data-testid={id('models')}>
           {models.map((m) => (
             <label key={m} className="flex items-center gap-2 text-sm text-slate-700">
@@ -113,16 +116,17 @@ const cny = (s: string) => `¥${amount(s)}`;
 
 /** Spend this month and in total (USD and CNY), and the budget used as a bar. */
 export function KeySpend({ k }: { k: KeyWithControlsJson }) {
+  const t = useT();
   const bars: { label: string; spent: string; cap: string }[] = [];
-  if (k.monthly_budget_usd) bars.push({ label: `Monthly budget (${k.spend.month})`, spent: k.spend.month_usd, cap: k.monthly_budget_usd });
-  if (k.budget_usd) bars.push({ label: 'Lifetime budget', spent: k.spend.total_usd, cap: k.budget_usd });
+  if (k.monthly_budget_usd) bars.push({ label: t('Monthly budget ({month})', { month: k.spend.month }), spent: k.spend.month_usd, cap: k.monthly_budget_usd });
+  if (k.budget_usd) bars.push({ label: t('Lifetime budget'), spent: k.spend.total_usd, cap: k.budget_usd });
   return (
     <div className="min-w-40 space-y-1 text-xs" data-testid="key-spend">
       <div className="tabular-nums text-slate-700">
-        This month {usd(k.spend.month_usd)} <span className="text-slate-500">({cny(k.spend.month_cny)})</span>
+        {t('This month')} {usd(k.spend.month_usd)} <span className="text-slate-500">({cny(k.spend.month_cny)})</span>
       </div>
       <div className="tabular-nums text-slate-500">
-        Total {usd(k.spend.total_usd)} <span className="text-slate-500">({cny(k.spend.total_cny)})</span>
+        {t('Total')} {usd(k.spend.total_usd)} <span className="text-slate-500">({cny(k.spend.total_cny)})</span>
       </div>
       {bars.map((b) => (
         <div key={b.label}>
@@ -132,7 +136,7 @@ export function KeySpend({ k }: { k: KeyWithControlsJson }) {
               {usd(b.spent)} / {usd(b.cap)}
             </span>
           </div>
-          <Progress value={Number(b.spent) / Number(b.cap)} label={`${b.label} used`} />
+          <Progress value={Number(b.spent) / Number(b.cap)} label={t('{label} used', { label: b.label })} />
         </div>
       ))}
     </div>
@@ -140,12 +144,12 @@ export function KeySpend({ k }: { k: KeyWithControlsJson }) {
 }
 
 /** A short summary of the key's restrictions for the list. */
-export function controlsSummary(k: KeyWithControlsJson): string[] {
+export function controlsSummary(k: KeyWithControlsJson, t: Translate = translator('en')): string[] {
   const out: string[] = [];
-  if (k.models.length) out.push(`${k.models.length} model${k.models.length === 1 ? '' : 's'}`);
-  if (k.rpm !== null) out.push(`${k.rpm} rpm`);
-  if (k.concurrency !== null) out.push(`${k.concurrency} concurrent`);
-  if (k.allowed_ips.length) out.push(`${k.allowed_ips.length} IP range${k.allowed_ips.length === 1 ? '' : 's'}`);
-  if (k.expires_at) out.push(`expires ${k.expires_at.slice(0, 16).replace('T', ' ')} UTC`);
+  if (k.models.length) out.push(k.models.length === 1 ? t('1 model') : t('{n} models', { n: k.models.length }));
+  if (k.rpm !== null) out.push(t('{n} rpm', { n: k.rpm }));
+  if (k.concurrency !== null) out.push(t('{n} concurrent', { n: k.concurrency }));
+  if (k.allowed_ips.length) out.push(k.allowed_ips.length === 1 ? t('1 IP range') : t('{n} IP ranges', { n: k.allowed_ips.length }));
+  if (k.expires_at) out.push(t('expires {at} UTC', { at: k.expires_at.slice(0, 16).replace('T', ' ') }));
   return out;
 }

@@ -3,6 +3,7 @@
 import { useState } from 'react';
 import { CodeBlock } from '@/components/ui/code-block';
 import { cn } from '@/components/ui/cn';
+import { useT } from '@/lib/i18n/client';
 
 type Lang = 'curl' | 'python' | 'javascript' | 'stream';
 
@@ -20,11 +21,13 @@ export function snippets(baseUrl: string, key: string, model: string): Record<La
 }
 
 export function KeySnippets({ baseUrl, apiKey, model }: { baseUrl: string; apiKey: string; model: string }) {
+  const t = useT();
   const [lang, setLang] = useState<Lang>('curl');
+  const label = (l: Lang) => (l === 'stream' ? t('Streaming (curl)') : LABELS[l]);
   const code = snippets(baseUrl, apiKey, model);
   return (
     <div className="mt-4" data-testid="key-snippets">
-      <div role="tablist" aria-label="First call" className="mb-2 flex flex-wrap gap-1">
+      <div role="tablist" aria-label={t('First call')} className="mb-2 flex flex-wrap gap-1">
         {(Object.keys(LABELS) as Lang[]).map((l) => (
           <button
             key={l}
@@ -34,11 +37,11 @@ export function KeySnippets({ baseUrl, apiKey, model }: { baseUrl: string; apiKe
             onClick={() => setLang(l)}
             className={cn('rounded-md px-2.5 py-1 text-xs font-medium', lang === l ? 'bg-amber-900 text-white' : 'text-amber-950 hover:bg-amber-100')}
           >
-            {LABELS[l]}
+            {label(l)}
           </button>
         ))}
       </div>
-      <CodeBlock code={code[lang]} label={LABELS[lang]} />
+      <CodeBlock code={code[lang]} label={label(lang)} />
     </div>
   );
 }

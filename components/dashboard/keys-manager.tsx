@@ -11,14 +11,16 @@ import { ConfirmDialog } from '@/components/ui/dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Input, Label } from '@/components/ui/input';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { useT } from '@/lib/i18n/client';
+import type { Translate } from '@/lib/i18n/translate';
 import { KeySnippets } from '@/components/dashboard/key-snippets';
 import { bodyOf, controlsSummary, EMPTY_CONTROLS, KeyControlsFields, KeySpend, valuesOf, type ControlValues, type KeyWithControlsJson } from '@/components/dashboard/key-controls-form';
 
 export type ApiKeyJson = KeyWithControlsJson;
 type CreatedKey = ApiKeyJson & { key: string };
 
-async function errorMessage(res: Response, fallback: string): Promise<string> {
-  if (res.status === 401) return 'Your session has expired. Log in again.';
+async function errorMessage(res: Response, fallback: string, t: Translate): Promise<string> {
+  if (res.status === 401) return t('Your session has expired. Log in again.');
   try {
     const body = (await res.json()) as { error?: { message?: string } };
     return body.error?.message ?? fallback;
@@ -28,6 +30,7 @@ async function errorMessage(res: Response, fallback: string): Promise<string> {
 }
 
 export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleModel = 'gpt-4o-mini' }: { initialKeys: ApiKeyJson[]; models?: string[]; baseUrl?: string; sampleModel?: string }) {
+  const t = useT();
   const [keys, setKeys] = useState(initialKeys);
   const [name, setName] = useState('');
   const [creating, setCreating] = useState(false);
@@ -52,14 +55,14 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
         body: JSON.stringify(bodyOf(editing.values)),
       });
       if (!res.ok) {
-        setEditError(await errorMessage(res, 'The key could not be saved.'));
+        setEditError(await errorMessage(res, t('The key could not be saved.'), t));
         return;
       }
       const updated = (await res.json()) as ApiKeyJson;
       setKeys((list) => list.map((k) => (k.id === updated.id ? updated : k)));
       setEditing(null);
     } catch {
-      setEditError('Network error: the key could not be saved.');
+      setEditError(t('Network error: the key could not be saved.'));
     } finally {
       setSaving(false);
     }
@@ -77,7 +80,7 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
         body: JSON.stringify({ name: name.trim(), ...bodyOf(controls) }),
       });
       if (!res.ok) {
-        setError(await errorMessage(res, 'The key could not be created.'));
+        setError(await errorMessage(res, t('The key could not be created.'), t));
         return;
       }
       const key = (await res.json()) as CreatedKey;
@@ -87,7 +90,7 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
       const { key: _secret, ...listed } = key;
       setKeys((list) => [listed, ...list]);
     } catch {
-      setError('Network error: the key could not be created.');
+      setError(t('Network error: the key could not be created.'));
     } finally {
       setCreating(false);
     }
@@ -100,14 +103,14 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
     try {
       const res = await fetch(`/api/keys/${encodeURIComponent(toRevoke.id)}`, { method: 'DELETE' });
       if (!res.ok) {
-        setError(await errorMessage(res, 'The key could not be revoked.'));
+        setError(await errorMessage(res, t('The key could not be revoked.'), t));
       } else {
         const updated = (await res.json()) as ApiKeyJson;
         setKeys((list) => list.map((k) => (k.id === updated.id ? updated : k)));
         if (created?.id === updated.id) setCreated(null);
       }
     } catch {
-      setError('Network error: the key could not be revoked.');
+      setError(t('Network error: the key could not be revoked.'));
     } finally {
       setRevoking(false);
       setToRevoke(null);
@@ -119,27 +122,27 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
   return (
     <div className="space-y-4 sm:space-y-6">
       <Card>
-        <CardHeader title="Create a key" description="Use one key per app or environment, so you can revoke one without touching the others." />
+        <CardHeader title={t('Create a key')} description={t('Use one key per app or environment, so you can revoke one without touching the others.')} />
         <CardBody>
           <form onSubmit={create} className="flex flex-col gap-3 sm:flex-row sm:flex-wrap sm:items-end">
             <div className="flex-1 space-y-1.5">
-              <Label htmlFor="key-name">Name</Label>
+              <Label htmlFor="key-name">{t('Name')}</Label>
               <Input
                 id="key-name"
                 data-testid="key-name"
                 value={name}
                 onChange={(e) => setName(e.target.value)}
-                placeholder="e.g. production, laptop, ci"
+                placeholder={t('e.g. production, laptop, ci')}
                 maxLength={64}
                 required
                 autoComplete="off"
               />
             </div>
             <Button type="submit" data-testid="create-key" disabled={creating || !name.trim()}>
-              {creating ? 'Creating…' : 'Create key'}
+              {creating ? t('Creating…') : t('Create key')}
             </Button>
             <details className="w-full" data-testid="new-controls">
-              <summary className="cursor-pointer text-sm font-medium text-indigo-700">Limits and restrictions (optional)</summary>
+              <summary className="cursor-pointer text-sm font-medium text-indigo-700">{t('Limits and restrictions (optional)')}</summary>
               <div className="mt-3">
                 <KeyControlsFields idPrefix="new" values={controls} onChange={setControls} models={models} />
               </div>
@@ -156,10 +159,10 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
       {created && (
         <section aria-labelledby="new-key-title" className="rounded-lg border border-amber-300 bg-amber-50 p-4 sm:p-5" data-testid="new-key-panel">
           <h2 id="new-key-title" className="text-sm font-semibold text-amber-950">
-            Copy your new key “{created.name}” now
+            {t('Copy your new key “{name}” now', { name: created.name })}
           </h2>
           <p className="mt-1 text-sm text-amber-900">
-            This is the only time the full key is shown: we store only a hash of it. If you lose it, revoke it and create another.
+            {t('This is the only time the full key is shown: we store only a hash of it. If you lose it, revoke it and create another.')}
           </p>
           <div className="mt-3 flex flex-col gap-2 sm:flex-row sm:items-center">
             <code
@@ -169,9 +172,9 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
               {created.key}
             </code>
             <div className="flex gap-2">
-              <CopyButton value={created.key} label="Copy key" variant="primary" size="md" />
+              <CopyButton value={created.key} label={t('Copy key')} variant="primary" size="md" />
               <Button variant="secondary" onClick={() => setCreated(null)}>
-                Done
+                {t('Done')}
               </Button>
             </div>
           </div>
@@ -180,22 +183,22 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
       )}
 
       <Card>
-        <CardHeader title="Your keys" description={`${active} active · ${keys.length - active} revoked`} />
+        <CardHeader title={t('Your keys')} description={t('{active} active · {revoked} revoked', { active, revoked: keys.length - active })} />
         {keys.length === 0 ? (
-          <EmptyState title="No keys yet">Create a key above, then send it as a Bearer token.</EmptyState>
+          <EmptyState title={t('No keys yet')}>{t('Create a key above, then send it as a Bearer token.')}</EmptyState>
         ) : (
           <Table>
             <THead>
               <tr>
-                <Th>Name</Th>
-                <Th className="hidden sm:table-cell">Key</Th>
-                <Th className="hidden md:table-cell">Created (UTC)</Th>
-                <Th className="hidden lg:table-cell">Last used (UTC)</Th>
-                <Th className="hidden md:table-cell">Limits</Th>
-                <Th>Spend</Th>
-                <Th>Status</Th>
+                <Th>{t('Name')}</Th>
+                <Th className="hidden sm:table-cell">{t('Key')}</Th>
+                <Th className="hidden md:table-cell">{t('Created (UTC)')}</Th>
+                <Th className="hidden lg:table-cell">{t('Last used (UTC)')}</Th>
+                <Th className="hidden md:table-cell">{t('Limits')}</Th>
+                <Th>{t('Spend')}</Th>
+                <Th>{t('Status')}</Th>
                 <Th className="text-right">
-                  <span className="sr-only">Actions</span>
+                  <span className="sr-only">{t('Actions')}</span>
                 </Th>
               </tr>
             </THead>
@@ -208,9 +211,9 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
                   </Td>
                   <Td className="hidden whitespace-nowrap font-mono text-xs sm:table-cell">{k.display}</Td>
                   <Td className="hidden whitespace-nowrap tabular-nums md:table-cell">{dateTime(new Date(k.created_at))}</Td>
-                  <Td className="hidden whitespace-nowrap tabular-nums lg:table-cell">{k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-500">Never</span>}</Td>
+                  <Td className="hidden whitespace-nowrap tabular-nums lg:table-cell">{k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-500">{t('Never')}</span>}</Td>
                   <Td className="hidden text-xs text-slate-600 md:table-cell" data-testid="key-limits">
-                    {controlsSummary(k).join(' · ') || <span className="text-slate-500">None</span>}
+                    {controlsSummary(k, t).join(' · ') || <span className="text-slate-500">{t('None')}</span>}
                   </Td>
                   <Td>
                     <KeySpend k={k} />
@@ -218,15 +221,15 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
                   <Td>
                     {k.revoked ? (
                       <Badge tone="neutral" data-testid="key-status">
-                        Revoked
+                        {t('Revoked')}
                       </Badge>
                     ) : k.expired ? (
                       <Badge tone="neutral" data-testid="key-status">
-                        Expired
+                        {t('Expired')}
                       </Badge>
                     ) : (
                       <Badge tone="green" data-testid="key-status">
-                        Active
+                        {t('Active')}
                       </Badge>
                     )}
                   </Td>
@@ -237,18 +240,18 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
                         size="sm"
                         className="mr-2"
                         data-testid="edit-key"
-                        aria-label={`Edit key ${k.name}`}
+                        aria-label={t('Edit key {name}', { name: k.name })}
                         onClick={() => {
                           setEditError(null);
                           setEditing({ key: k, values: valuesOf(k) });
                         }}
                       >
-                        Edit
+                        {t('Edit')}
                       </Button>
                     )}
                     {!k.revoked && (
-                      <Button variant="secondary" size="sm" data-testid="revoke-key" aria-label={`Revoke key ${k.name}`} onClick={() => setToRevoke(k)}>
-                        Revoke
+                      <Button variant="secondary" size="sm" data-testid="revoke-key" aria-label={t('Revoke key {name}', { name: k.name })} onClick={() => setToRevoke(k)}>
+                        {t('Revoke')}
                       </Button>
                     )}
                   </Td>
@@ -261,7 +264,7 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
 
       {editing && (
         <Card data-testid="edit-key-panel">
-          <CardHeader title={`Limits of “${editing.key.name}”`} description="Changes apply to the key's next request, on every server." />
+          <CardHeader title={t('Limits of “{name}”', { name: editing.key.name })} description={t("Changes apply to the key's next request, on every server.")} />
           <CardBody>
             <form onSubmit={save} className="space-y-4">
               <KeyControlsFields idPrefix="edit" values={editing.values} onChange={(values) => setEditing({ ...editing, values })} models={models} />
@@ -272,10 +275,10 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
               )}
               <div className="flex gap-2">
                 <Button type="submit" data-testid="save-key" disabled={saving}>
-                  {saving ? 'Saving…' : 'Save'}
+                  {saving ? t('Saving…') : t('Save')}
                 </Button>
                 <Button variant="secondary" onClick={() => setEditing(null)}>
-                  Cancel
+                  {t('Cancel')}
                 </Button>
               </div>
             </form>
@@ -285,14 +288,14 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
 
       <ConfirmDialog
         open={toRevoke !== null}
-        title={`Revoke “${toRevoke?.name ?? ''}”?`}
-        confirmLabel="Revoke key"
+        title={t('Revoke “{name}”?', { name: toRevoke?.name ?? '' })}
+        confirmLabel={t('Revoke key')}
         confirmTestId="confirm-revoke"
         busy={revoking}
         onConfirm={revoke}
         onCancel={() => setToRevoke(null)}
       >
-        Requests with <span className="font-mono text-slate-900">{toRevoke?.display}</span> will be refused with 401 right away. This cannot be undone.
+        {t('Requests with {key} will be refused with 401 right away. This cannot be undone.', { key: toRevoke?.display ?? '' })}
       </ConfirmDialog>
     </div>
   );

@@ -1,3 +1,4 @@
+import { serverT } from '@/lib/i18n/server';
 import type { LogEntry } from '@/lib/dashboard/queries';
 import { isFallback } from '@/lib/dashboard/serialize';
 import { int } from '@/lib/dashboard/format';
@@ -5,9 +6,10 @@ import { Badge, type BadgeTone } from '@/components/ui/badge';
 
 // Pieces of a request-log row, shared by the list and the detail page.
 
-export function StatusBadge({ status, outcome }: Pick<LogEntry, 'status' | 'outcome'>) {
+export async function StatusBadge({ status, outcome }: Pick<LogEntry, 'status' | 'outcome'>) {
+  const t = await serverT();
   const tone: BadgeTone = outcome === 'ok' ? 'green' : outcome === 'client_closed' ? 'neutral' : status >= 500 ? 'red' : 'amber';
-  const label = outcome === 'ok' ? String(status) : outcome === 'client_closed' ? `${status} client closed` : `${status} ${outcome === 'error' ? 'error' : outcome}`;
+  const label = outcome === 'ok' ? String(status) : outcome === 'client_closed' ? t('{status} client closed', { status }) : outcome === 'error' ? t('{status} error', { status }) : outcome === 'rejected' ? t('{status} rejected', { status }) : outcome === 'upstream_error' ? t('{status} upstream_error', { status }) : `${status} ${outcome}`;
   return (
     <Badge tone={tone} data-testid="log-status">
       {label}
@@ -15,25 +17,27 @@ export function StatusBadge({ status, outcome }: Pick<LogEntry, 'status' | 'outc
   );
 }
 
-export function RouteBadge({ entry }: { entry: Pick<LogEntry, 'modelRequested' | 'modelServed'> }) {
+export async function RouteBadge({ entry }: { entry: Pick<LogEntry, 'modelRequested' | 'modelServed'> }) {
+  const t = await serverT();
   if (isFallback(entry)) {
     return (
-      <Badge tone="amber" title="The router served a different model than the one requested" data-testid="fallback">
-        fallback
+      <Badge tone="amber" title={t('The router served a different model than the one requested')} data-testid="fallback">
+        {t('fallback')}
       </Badge>
     );
   }
   if (entry.modelRequested === 'service-auto') {
     return (
-      <Badge tone="violet" title="The router picked the model (service-auto)">
-        auto
+      <Badge tone="violet" title={t('The router picked the model (service-auto)')}>
+        {t('auto')}
       </Badge>
     );
   }
   return null;
 }
 
-export function ModelCell({ entry }: { entry: Pick<LogEntry, 'modelRequested' | 'modelServed'> }) {
+export async function ModelCell({ entry }: { entry: Pick<LogEntry, 'modelRequested' | 'modelServed'> }) {
+  const t = await serverT();
   const requested = entry.modelRequested ?? '—';
   const differs = entry.modelServed && entry.modelServed !== entry.modelRequested;
   return (
@@ -43,7 +47,7 @@ export function ModelCell({ entry }: { entry: Pick<LogEntry, 'modelRequested' | 
         <RouteBadge entry={entry} />
       </div>
       {differs && (
-        <div className="whitespace-nowrap font-medium text-slate-900" title="Model that served the request">
+        <div className="whitespace-nowrap font-medium text-slate-900" title={t('Model that served the request')}>
           → {entry.modelServed}
         </div>
       )}
@@ -51,22 +55,23 @@ export function ModelCell({ entry }: { entry: Pick<LogEntry, 'modelRequested' | 
   );
 }
 
-export function TokensCell({ entry }: { entry: Pick<LogEntry, 'promptTokens' | 'completionTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'tokensEstimated'> }) {
+export async function TokensCell({ entry }: { entry: Pick<LogEntry, 'promptTokens' | 'completionTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'tokensEstimated'> }) {
+  const t = await serverT();
   const cache = entry.cacheReadTokens + entry.cacheWriteTokens;
   return (
     <div className="tabular-nums">
       <div className="whitespace-nowrap">
-        {entry.tokensEstimated && <span title="Estimated: the upstream reported no usage">~</span>}
+        {entry.tokensEstimated && <span title={t('Estimated: the upstream reported no usage')}>~</span>}
         {int(entry.promptTokens)} / {int(entry.completionTokens)}
         {entry.tokensEstimated && (
-          <Badge tone="neutral" className="ml-1.5" title="Estimated: the upstream reported no usage, so we counted the tokens ourselves">
-            est.
+          <Badge tone="neutral" className="ml-1.5" title={t('Estimated: the upstream reported no usage, so we counted the tokens ourselves')}>
+            {t('est.')}
           </Badge>
         )}
       </div>
       {cache > 0 && (
         <div className="text-xs text-slate-500">
-          cache {int(entry.cacheReadTokens)} read · {int(entry.cacheWriteTokens)} write
+          {t('cache {read} read · {write} write', { read: int(entry.cacheReadTokens), write: int(entry.cacheWriteTokens) })}
         </div>
       )}
     </div>

@@ -1,5 +1,7 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
+import type { Phrase } from '@/lib/i18n/translate';
 import { useRouter } from 'next/navigation';
 import { useTransition } from 'react';
 import { buttonClass } from '@/components/ui/button';
@@ -13,7 +15,7 @@ export interface LogFilterValues {
   to: string;
 }
 
-const statuses = [
+const statuses: { value: string; label: Phrase }[] = [
   { value: '', label: 'Any status' },
   { value: 'ok', label: 'Succeeded' },
   { value: 'error', label: 'Failed (any error)' },
@@ -37,6 +39,7 @@ export function LogFilters({
   models: string[];
   exportHref: string;
 }) {
+  const t = useT();
   const router = useRouter();
   const [pending, startTransition] = useTransition();
 
@@ -48,7 +51,7 @@ export function LogFilters({
     startTransition(() => router.push(qs ? `/dashboard/logs?${qs}` : '/dashboard/logs'));
   }
 
-  const statusOptions = statuses.some((s) => s.value === values.status) ? statuses : [...statuses, { value: values.status, label: values.status }];
+  const statusOptions = statuses.some((s) => s.value === values.status) ? statuses.map((s) => ({ value: s.value, label: t(s.label) })) : [...statuses.map((s) => ({ value: s.value, label: t(s.label) })), { value: values.status, label: values.status }];
   const modelOptions = values.model && !models.includes(values.model) ? [values.model, ...models] : models;
   const anyFilter = Object.values(values).some(Boolean);
 
@@ -56,24 +59,24 @@ export function LogFilters({
     <div className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:flex lg:items-end" aria-busy={pending}>
       <div className="space-y-1 lg:w-44">
         <Label htmlFor="filter-key" className="text-xs text-slate-500">
-          Key
+          {t('Key')}
         </Label>
         <Select id="filter-key" data-testid="filter-key" value={values.key} onChange={(e) => apply({ key: e.target.value })}>
-          <option value="">All keys</option>
+          <option value="">{t('All keys')}</option>
           {keys.map((k) => (
             <option key={k.id} value={k.id}>
               {k.name}
-              {k.revoked ? ' (revoked)' : ''}
+              {k.revoked ? t(' (revoked)') : ''}
             </option>
           ))}
         </Select>
       </div>
       <div className="space-y-1 lg:w-48">
         <Label htmlFor="filter-model" className="text-xs text-slate-500">
-          Model
+          {t('Model')}
         </Label>
         <Select id="filter-model" data-testid="filter-model" value={values.model} onChange={(e) => apply({ model: e.target.value })}>
-          <option value="">All models</option>
+          <option value="">{t('All models')}</option>
           {modelOptions.map((m) => (
             <option key={m} value={m}>
               {m}
@@ -83,7 +86,7 @@ export function LogFilters({
       </div>
       <div className="space-y-1 lg:w-48">
         <Label htmlFor="filter-status" className="text-xs text-slate-500">
-          Status
+          {t('Status')}
         </Label>
         <Select id="filter-status" data-testid="filter-status" value={values.status} onChange={(e) => apply({ status: e.target.value })}>
           {statusOptions.map((s) => (
@@ -95,29 +98,29 @@ export function LogFilters({
       </div>
       <div className="space-y-1 lg:w-40">
         <Label htmlFor="filter-from" className="text-xs text-slate-500">
-          From (UTC)
+          {t('From (UTC)')}
         </Label>
         <Input id="filter-from" data-testid="filter-from" type="date" value={values.from} max={values.to || undefined} onChange={(e) => apply({ from: e.target.value })} />
       </div>
       <div className="space-y-1 lg:w-40">
         <Label htmlFor="filter-to" className="text-xs text-slate-500">
-          To (UTC)
+          {t('To (UTC)')}
         </Label>
         <Input id="filter-to" data-testid="filter-to" type="date" value={values.to} min={values.from || undefined} onChange={(e) => apply({ to: e.target.value })} />
       </div>
       <div className="col-span-2 flex items-center gap-2 sm:col-span-1 lg:ml-auto">
         {anyFilter && (
           <button type="button" className={buttonClass({ variant: 'ghost' })} onClick={() => apply({ key: '', model: '', status: '', from: '', to: '' })}>
-            Clear
+            {t('Clear')}
           </button>
         )}
         <a href={exportHref} download className={buttonClass({ variant: 'secondary' })} data-testid="export-csv">
-          Export CSV
+          {t('Export CSV')}
         </a>
       </div>
       {pending && (
         <span className="col-span-full text-xs text-slate-500" role="status">
-          Loading…
+          {t('Loading…')}
         </span>
       )}
     </div>

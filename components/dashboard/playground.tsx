@@ -1,5 +1,7 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
+import type { Phrase } from '@/lib/i18n/translate';
 import { useRef, useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
@@ -33,9 +35,10 @@ function money(value: string | null, currency: 'USD' | 'CNY'): string {
 
 /** Sends one chat request with a key the user pastes, as any client would, and shows the reply, the cost headers and the latency. */
 export function Playground({ models }: { models: string[] }) {
+  const t = useT();
   const [key, setKey] = useState('');
   const [model, setModel] = useState(models[0] ?? '');
-  const [prompt, setPrompt] = useState('Say hello in one short sentence.');
+  const [prompt, setPrompt] = useState(() => t('Say hello in one short sentence.'));
   const [stream, setStream] = useState(true);
   const [busy, setBusy] = useState(false);
   const [reply, setReply] = useState('');
@@ -46,7 +49,7 @@ export function Playground({ models }: { models: string[] }) {
   async function send(e: FormEvent) {
     e.preventDefault();
     if (!key.trim()) {
-      setError('Paste one of your API keys first: the playground calls the API exactly as your code would.');
+      setError(t('Paste one of your API keys first: the playground calls the API exactly as your code would.'));
       return;
     }
     setBusy(true);
@@ -105,7 +108,7 @@ export function Playground({ models }: { models: string[] }) {
             usage?: { cost_usd?: number | string; cost_cny?: number | string };
             error?: { message?: string };
           };
-          if (chunk.error) setError(chunk.error.message ?? 'The stream ended with an error.');
+          if (chunk.error) setError(chunk.error.message ?? t('The stream ended with an error.'));
           const piece = chunk.choices?.[0]?.delta?.content;
           if (piece) {
             if (firstToken === null) firstToken = Math.round(performance.now() - started);
@@ -119,7 +122,7 @@ export function Playground({ models }: { models: string[] }) {
       }
       setResult({ ...final, firstByteMs: firstToken ?? final.firstByteMs, totalMs: Math.round(performance.now() - started) });
     } catch (err) {
-      if ((err as Error).name !== 'AbortError') setError('Network error: the request did not complete.');
+      if ((err as Error).name !== 'AbortError') setError(t('Network error: the request did not complete.'));
     } finally {
       setBusy(false);
       abort.current = null;
@@ -129,10 +132,10 @@ export function Playground({ models }: { models: string[] }) {
   return (
     <div className="grid grid-cols-1 gap-4 lg:grid-cols-2 [&>*]:min-w-0">
       <form onSubmit={send} className="space-y-4 rounded-lg border border-slate-200 bg-white p-4 shadow-sm sm:p-5" noValidate>
-        <Field label="API key" htmlFor="pg-key" hint="Kept in this page only; never stored. Create one on the Keys page.">
+        <Field label={t('API key')} htmlFor="pg-key" hint={t('Kept in this page only; never stored. Create one on the Keys page.')}>
           <Input id="pg-key" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-gw-…" data-testid="pg-key" />
         </Field>
-        <Field label="Model" htmlFor="pg-model">
+        <Field label={t('Model')} htmlFor="pg-model">
           <Select id="pg-model" value={model} onChange={(e) => setModel(e.target.value)} data-testid="pg-model">
             {models.map((m) => (
               <option key={m} value={m}>
@@ -141,7 +144,7 @@ export function Playground({ models }: { models: string[] }) {
             ))}
           </Select>
         </Field>
-        <Field label="Message" htmlFor="pg-prompt">
+        <Field label={t('Message')} htmlFor="pg-prompt">
           <textarea
             id="pg-prompt"
             rows={4}
@@ -151,15 +154,15 @@ export function Playground({ models }: { models: string[] }) {
           />
         </Field>
         <label className="flex items-center gap-2 text-sm text-slate-700">
-          <input type="checkbox" checked={stream} onChange={(e) => setStream(e.target.checked)} className="h-4 w-4" /> Stream the reply
+          <input type="checkbox" checked={stream} onChange={(e) => setStream(e.target.checked)} className="h-4 w-4" /> {t('Stream the reply')}
         </label>
         <div className="flex gap-2">
           <Button type="submit" disabled={busy} data-testid="pg-send">
-            {busy ? 'Sending…' : 'Send'}
+            {busy ? t('Sending…') : t('Send')}
           </Button>
           {busy && (
             <Button variant="secondary" onClick={() => abort.current?.abort()}>
-              Stop
+              {t('Stop')}
             </Button>
           )}
         </div>
@@ -171,14 +174,15 @@ export function Playground({ models }: { models: string[] }) {
           </Alert>
         )}
         <div className="min-h-32 rounded-lg border border-slate-200 bg-white p-4 shadow-sm sm:p-5">
-          <h2 className="text-sm font-semibold text-slate-900">Reply</h2>
+          <h2 className="text-sm font-semibold text-slate-900">{t('Reply')}</h2>
           <p className="mt-2 whitespace-pre-wrap break-words text-sm text-slate-800" data-testid="pg-reply" aria-live="polite">
-            {reply || <span className="text-slate-500">{busy ? 'Waiting for the first token…' : 'Nothing sent yet.'}</span>}
+            {reply || <span className="text-slate-500">{busy ? t('Waiting for the first token…') : t('Nothing sent yet.')}</span>}
           </p>
         </div>
         {result && (
           <dl className="grid grid-cols-2 gap-x-4 gap-y-2 rounded-lg border border-slate-200 bg-white p-4 text-sm shadow-sm sm:p-5" data-testid="pg-result">
-            {[
+            {(
+              [
               ['HTTP status', String(result.status)],
               ['Model served', result.model ?? '—'],
               ['Provider', result.provider ?? '—'],
@@ -188,9 +192,10 @@ export function Playground({ models }: { models: string[] }) {
               [stream ? 'First token after' : 'Answer after', result.firstByteMs !== null ? `${result.firstByteMs} ms` : '—'],
               ['Total', result.totalMs !== null ? `${result.totalMs} ms` : '…'],
               ['Request id', result.requestId ?? '—'],
-            ].map(([label, value]) => (
+            ] as [Phrase, string][]
+            ).map(([label, value]) => (
               <div key={label} className="min-w-0">
-                <dt className="text-xs text-slate-600">{label}</dt>
+                <dt className="text-xs text-slate-600">{t(label)}</dt>
                 <dd className="break-all tabular-nums text-slate-900" data-testid={`pg-${label.toLowerCase().replace(/[^a-z]+/g, '-')}`}>
                   {value}
                 </dd>

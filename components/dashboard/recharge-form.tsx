@@ -1,5 +1,6 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
 import { useState, type FormEvent } from 'react';
 import { usdToPico } from '@/lib/billing/money';
 import { Alert } from '@/components/ui/alert';
@@ -7,21 +8,22 @@ import { Button } from '@/components/ui/button';
 import { cn } from '@/components/ui/cn';
 import { Input, Label } from '@/components/ui/input';
 
-export const PAYMENTS_NOT_CONFIGURED = 'Payments are not set up on this deployment.';
+export const PAYMENTS_NOT_CONFIGURED = 'Payments are not set up on this deployment.' as const;
 
 const amountPattern = /^\d{1,7}(\.\d{1,2})?$/;
 
 /** Starts a Stripe Checkout for the amount; the balance is credited by the webhook once Stripe confirms. */
 export function RechargeForm({ min, max, configured, presets }: { min: string; max: string; configured: boolean; presets: string[] }) {
+  const t = useT();
   const [amount, setAmount] = useState(presets[1] ?? presets[0] ?? min);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notConfigured, setNotConfigured] = useState(!configured);
 
   function problem(value: string): string | null {
-    if (!amountPattern.test(value.trim())) return 'Enter an amount in US dollars, with at most two decimals.';
+    if (!amountPattern.test(value.trim())) return t('Enter an amount in US dollars, with at most two decimals.');
     const pico = usdToPico(value.trim());
-    if (pico < usdToPico(min) || pico > usdToPico(max)) return `Enter an amount from $${min} to $${max}.`;
+    if (pico < usdToPico(min) || pico > usdToPico(max)) return t('Enter an amount from ${min} to ${max}.', { min, max });
     return null;
   }
 
@@ -46,11 +48,11 @@ export function RechargeForm({ min, max, configured, presets }: { min: string; m
         return;
       }
       if (body.error?.code === 'payments_not_configured' || (res.status === 503 && !body.error?.code)) setNotConfigured(true);
-      else if (res.status === 429) setError(body.error?.message ?? 'Too many recharge attempts. Wait a minute and try again.');
-      else if (res.status === 401) setError('Your session has expired. Log in again.');
-      else setError(body.error?.message ?? 'The payment could not be started. Try again.');
+      else if (res.status === 429) setError(body.error?.message ?? t('Too many recharge attempts. Wait a minute and try again.'));
+      else if (res.status === 401) setError(t('Your session has expired. Log in again.'));
+      else setError(body.error?.message ?? t('The payment could not be started. Try again.'));
     } catch {
-      setError('Network error: the payment could not be started.');
+      setError(t('Network error: the payment could not be started.'));
     } finally {
       setBusy(false);
     }
@@ -59,12 +61,12 @@ export function RechargeForm({ min, max, configured, presets }: { min: string; m
   return (
     <form onSubmit={submit} className="space-y-4" noValidate>
       {notConfigured && (
-        <Alert tone="warning" data-testid="payments-status" title={PAYMENTS_NOT_CONFIGURED}>
-          Card payments need Stripe keys on the server. Ask the operator of this gateway to add credit to your account.
+        <Alert tone="warning" data-testid="payments-status" title={t(PAYMENTS_NOT_CONFIGURED)}>
+          {t('Card payments need Stripe keys on the server. Ask the operator of this gateway to add credit to your account.')}
         </Alert>
       )}
       <div className="space-y-1.5">
-        <Label htmlFor="recharge-amount">Amount (USD)</Label>
+        <Label htmlFor="recharge-amount">{t('Amount (USD)')}</Label>
         <div className="flex flex-wrap gap-2">
           {presets.map((p) => (
             <button
@@ -95,12 +97,12 @@ export function RechargeForm({ min, max, configured, presets }: { min: string; m
           </div>
         </div>
         <p id="recharge-bounds" className="text-xs text-slate-500">
-          From ${min} to ${max}. You pay on Stripe Checkout; the credit appears here once Stripe confirms the payment.
+          {t('From ${min} to ${max}. You pay on Stripe Checkout; the credit appears here once Stripe confirms the payment.', { min, max })}
         </p>
       </div>
       {error && <Alert tone="error">{error}</Alert>}
       <Button type="submit" data-testid="recharge-submit" disabled={busy}>
-        {busy ? 'Redirecting to Stripe…' : 'Continue to payment'}
+        {busy ? t('Redirecting to Stripe…') : t('Continue to payment')}
       </Button>
     </form>
   );

@@ -1,5 +1,6 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
@@ -8,6 +9,7 @@ import { Input } from '@/components/ui/input';
 
 /** Redeems a prepaid code (POST /api/payment/redeem) and refreshes the balance shown. */
 export function RedeemForm() {
+  const t = useT();
   const router = useRouter();
   const [code, setCode] = useState('');
   const [busy, setBusy] = useState(false);
@@ -21,12 +23,12 @@ export function RedeemForm() {
       const res = await fetch('/api/payment/redeem', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: code.trim() }) });
       const body = (await res.json().catch(() => ({}))) as { credited_usd?: string; balance_usd?: string; error?: { message?: string } };
       if (res.ok) {
-        setMessage({ tone: 'success', text: `$${body.credited_usd} added. Balance: $${body.balance_usd}.` });
+        setMessage({ tone: 'success', text: t('${credited} added. Balance: ${balance}.', { credited: body.credited_usd ?? '', balance: body.balance_usd ?? '' }) });
         setCode('');
         router.refresh();
-      } else setMessage({ tone: 'error', text: body.error?.message ?? `The code could not be redeemed (HTTP ${res.status}).` });
+      } else setMessage({ tone: 'error', text: body.error?.message ?? t('The code could not be redeemed (HTTP {status}).', { status: res.status }) });
     } catch {
-      setMessage({ tone: 'error', text: 'Network error: try again.' });
+      setMessage({ tone: 'error', text: t('Network error: try again.') });
     } finally {
       setBusy(false);
     }
@@ -35,12 +37,12 @@ export function RedeemForm() {
   return (
     <form onSubmit={submit} className="mt-4 space-y-2 border-t border-slate-100 pt-4">
       <label htmlFor="redeem-code" className="block text-sm font-medium text-slate-700">
-        Have a code?
+        {t('Have a code?')}
       </label>
       <div className="flex gap-2">
         <Input id="redeem-code" value={code} onChange={(e) => setCode(e.target.value)} placeholder="GW-XXXXX-XXXXX-XXXXX-XXXXX" autoComplete="off" data-testid="redeem-code" />
         <Button type="submit" variant="secondary" disabled={busy || !code.trim()} data-testid="redeem-submit">
-          Redeem
+          {t('Redeem')}
         </Button>
       </div>
       {message && <Alert tone={message.tone} data-testid="redeem-message">{message.text}</Alert>}

@@ -1,6 +1,7 @@
 'use client';
 
 import { useId, useState } from 'react';
+import { useT } from '@/lib/i18n/client';
 import { CodeBlock } from './code-block';
 import { cn } from './cn';
 
@@ -11,12 +12,13 @@ export interface CodeTab {
 }
 
 export function CodeTabs({ tabs }: { tabs: CodeTab[] }) {
+  const tr = useT();
   const [active, setActive] = useState(tabs[0]?.id);
   const base = useId();
   const current = tabs.find((t) => t.id === active) ?? tabs[0];
   return (
     <div>
-      <div role="tablist" aria-label="Client" className="mb-2 flex gap-1 overflow-x-auto">
+      <div role="tablist" aria-label={tr('Client')} className="mb-2 flex gap-1 overflow-x-auto">
         {tabs.map((t) => (
           <button
             key={t.id}

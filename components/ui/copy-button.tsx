@@ -1,10 +1,12 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
 import { useEffect, useState } from 'react';
 import { Button, type ButtonStyle } from './button';
 
 /** Copies `value` to the clipboard and says so for two seconds. */
-export function CopyButton({ value, label = 'Copy', variant = 'secondary', size = 'sm', className }: { value: string; label?: string } & ButtonStyle) {
+export function CopyButton({ value, label, variant = 'secondary', size = 'sm', className }: { value: string; label?: string } & ButtonStyle) {
+  const t = useT();
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
 
   useEffect(() => {
@@ -24,7 +26,7 @@ export function CopyButton({ value, label = 'Copy', variant = 'secondary', size 
 
   return (
     <Button variant={variant} size={size} className={className} onClick={copy} aria-live="polite">
-      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Select and copy' : label}
+      {state === 'copied' ? t('Copied') : state === 'failed' ? t('Select and copy') : (label ?? t('Copy'))}
     </Button>
   );
 }

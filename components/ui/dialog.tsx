@@ -1,5 +1,6 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
 import { useEffect, useId, useRef, type ReactNode } from 'react';
 import { Button } from './button';
 
@@ -26,6 +27,7 @@ export function ConfirmDialog({
   onCancel: () => void;
   confirmTestId?: string;
 }) {
+  const t = useT();
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
 
@@ -58,10 +60,10 @@ export function ConfirmDialog({
           <div className="mt-2 text-sm text-slate-600">{children}</div>
           <div className="mt-5 flex justify-end gap-2">
             <Button variant="secondary" onClick={onCancel} disabled={busy}>
-              Cancel
+              {t('Cancel')}
             </Button>
             <Button variant="danger" onClick={onConfirm} disabled={busy} data-testid={confirmTestId}>
-              {busy ? 'Working…' : confirmLabel}
+              {busy ? t('Working…') : confirmLabel}
             </Button>
           </div>
         </div>

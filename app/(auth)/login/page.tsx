@@ -1,10 +1,14 @@
+import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import { redirect } from 'next/navigation';
 import { LoginForm } from '@/components/auth/login-form';
 import { safeCallbackPath, signedInAccountUser } from '@/lib/dashboard/session';
 
-export const metadata: Metadata = { title: 'Log in · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Log in')} · Model Gateway` };
+}
 
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;

@@ -1,10 +1,14 @@
+import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import { redirect } from 'next/navigation';
 import { RegisterForm } from '@/components/auth/register-form';
 import { signedInAccountUser } from '@/lib/dashboard/session';
 
-export const metadata: Metadata = { title: 'Create an account · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Create an account')} · Model Gateway` };
+}
 
 export default async function RegisterPage() {
   if (await signedInAccountUser()) redirect('/dashboard');

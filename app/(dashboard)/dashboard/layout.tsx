@@ -1,3 +1,4 @@
+import { serverT } from '@/lib/i18n/server';
 import type { ReactNode } from 'react';
 import Link from 'next/link';
 import { redirect } from 'next/navigation';
@@ -22,6 +23,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
   // A valid session for a deleted account: treat as signed out.
   if (!account) redirect('/login');
   const admin = await isAdminSession(user.id);
+  const tr = await serverT();
 
   return (
     <div className="min-h-screen">
@@ -31,7 +33,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
       <header className="sticky top-0 z-20 border-b border-slate-200 bg-white/95 backdrop-blur">
         <div className="mx-auto max-w-6xl px-4 sm:px-6">
           <div className="flex h-14 items-center gap-3">
-            <Link href="/dashboard" className="shrink-0" aria-label="Model Gateway overview">
+            <Link href="/dashboard" className="shrink-0" aria-label={tr('Model Gateway overview')}>
               <Logo />
             </Link>
             <Badge tone="violet" className="hidden sm:inline-flex">
@@ -58,7 +60,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
       <AlertBanner userId={user.id} />
       {account.status === 'suspended' && (
         <div role="alert" className="border-b border-red-200 bg-red-50 px-4 py-2 text-center text-sm text-red-800">
-          This account is suspended: API requests are refused with 403. Contact support to restore access.
+          {tr('This account is suspended: API requests are refused with 403. Contact support to restore access.')}
         </div>
       )}
       <main id="main" className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">{children}</main>

@@ -1,10 +1,12 @@
+import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import type { Messages } from '@/lib/i18n/messages';
 import Link from 'next/link';
 import { getOverview, type Overview } from '@/lib/dashboard/overview';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { cny, formatBalance, formatDayLabel, formatWhole, int, tierLabel, toChartNumber, tokenCount, usd } from '@/lib/dashboard/format';
+import { dayLabel, type Translate } from '@/lib/i18n/translate';
+import { cny, formatBalance, formatWhole, int, tierLabel, toChartNumber, tokenCount, usd } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
@@ -15,12 +17,15 @@ import { FirstRunChecklist } from '@/components/dashboard/first-run-checklist';
 import { firstRunState } from '@/lib/dashboard/first-run';
 import { publicOrigin } from '@/lib/dashboard/origin';
 
-export const metadata: Metadata = { title: 'Overview · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Overview')} · Model Gateway` };
+}
 
-function chartData(o: Overview): UsagePoint[] {
+function chartData(o: Overview, tr: Translate): UsagePoint[] {
   return o.daily.map((d) => ({
     date: d.date,
-    label: formatDayLabel(d.date),
+    label: dayLabel(d.date, tr),
     spend: toChartNumber(d.spendUsd),
     spendLabel: usd(d.spendUsd),
     cnyLabel: cny(d.spendCny),
@@ -84,7 +89,7 @@ function TierCard({ o, t }: { o: Overview; t: Messages['overview'] }) {
 export default async function OverviewPage() {
   const user = await requirePageUser('/dashboard');
   const o = await getOverview(user.id);
-  const [firstRun, origin, { t }] = await Promise.all([firstRunState(user.id, o.account.balanceUsd), publicOrigin(), currentMessages()]);
+  const [firstRun, origin, { t }, tr] = await Promise.all([firstRunState(user.id, o.account.balanceUsd), publicOrigin(), currentMessages(), serverT()]);
   const started = firstRun.hasKey && firstRun.hasCredit && firstRun.hasCall;
   const totalDays = o.daily.reduce((sum, d) => sum + d.spendUsd, 0n);
   const requestsDays = o.daily.reduce((sum, d) => sum + d.requests, 0);
@@ -143,7 +148,7 @@ export default async function OverviewPage() {
             }
           />
           <CardBody>
-            <UsageChart data={chartData(o)} />
+            <UsageChart data={chartData(o, tr)} />
           </CardBody>
         </Card>
         <TierCard o={o} t={t.overview} />

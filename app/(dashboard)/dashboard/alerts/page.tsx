@@ -1,3 +1,5 @@
+import { serverT } from '@/lib/i18n/server';
+import type { Phrase } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { getAlertSettings } from '@/lib/alerts/settings';
@@ -10,35 +12,38 @@ import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { AlertSettingsForm } from '@/components/dashboard/alert-settings-form';
 import { DismissAlertButton } from '@/components/dashboard/dismiss-alert-button';
 
-export const metadata: Metadata = { title: 'Alerts · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Alerts')} · Model Gateway` };
+}
 
 const deliveryTone: Record<PublicAlertEvent['delivery']['status'], BadgeTone> = { delivered: 'green', pending: 'amber', failed: 'red', not_sent: 'neutral' };
-const deliveryLabel: Record<PublicAlertEvent['delivery']['status'], string> = { delivered: 'delivered', pending: 'retrying', failed: 'failed', not_sent: 'no webhook' };
+const deliveryLabel: Record<PublicAlertEvent['delivery']['status'], Phrase> = { delivered: 'delivered', pending: 'retrying', failed: 'failed', not_sent: 'no webhook' };
 
 export default async function AlertsPage() {
   const user = await requirePageUser('/dashboard/alerts');
-  const [settings, events] = await Promise.all([getAlertSettings(user.id), listAlertEvents(user.id)]);
+  const [settings, events, t] = await Promise.all([getAlertSettings(user.id), listAlertEvents(user.id), serverT()]);
   return (
     <>
-      <PageHeader title="Alerts" description="Budget and balance alerts: shown here and above every dashboard page, and sent to your webhook." />
+      <PageHeader title={t('Alerts')} description={t('Budget and balance alerts: shown here and above every dashboard page, and sent to your webhook.')} />
       <div className="grid gap-6 lg:grid-cols-[2fr_3fr]">
         <Card>
-          <CardHeader title="Settings" />
+          <CardHeader title={t('Settings')} />
           <CardBody>
             <AlertSettingsForm initial={settings} />
           </CardBody>
         </Card>
         <Card>
-          <CardHeader title="Recent alerts" />
+          <CardHeader title={t('Recent alerts')} />
           {events.length === 0 ? (
-            <EmptyState title="No alerts yet">{settings.enabled ? 'They appear here when a threshold is crossed.' : 'Save the settings to turn alerts on.'}</EmptyState>
+            <EmptyState title={t('No alerts yet')}>{settings.enabled ? t('They appear here when a threshold is crossed.') : t('Save the settings to turn alerts on.')}</EmptyState>
           ) : (
             <Table data-testid="alert-events">
               <THead>
                 <Tr>
-                  <Th>When</Th>
-                  <Th>Alert</Th>
-                  <Th>Webhook</Th>
+                  <Th>{t('When')}</Th>
+                  <Th>{t('Alert')}</Th>
+                  <Th>{t('Webhook')}</Th>
                   <Th />
                 </Tr>
               </THead>
@@ -52,11 +57,11 @@ export default async function AlertsPage() {
                     </Td>
                     <Td>
                       <Badge tone={deliveryTone[e.delivery.status]} title={e.delivery.last_error ?? undefined}>
-                        {deliveryLabel[e.delivery.status]}
+                        {t(deliveryLabel[e.delivery.status])}
                       </Badge>
-                      {e.delivery.attempts > 1 && <div className="text-xs text-slate-500">{e.delivery.attempts} attempts</div>}
+                      {e.delivery.attempts > 1 && <div className="text-xs text-slate-500">{t('{n} attempts', { n: e.delivery.attempts })}</div>}
                     </Td>
-                    <Td>{e.dismissed_at ? <span className="text-xs text-slate-500">dismissed</span> : <DismissAlertButton id={e.id} />}</Td>
+                    <Td>{e.dismissed_at ? <span className="text-xs text-slate-500">{t('dismissed')}</span> : <DismissAlertButton id={e.id} />}</Td>
                   </Tr>
                 ))}
               </TBody>

@@ -1,3 +1,5 @@
+import { serverT } from '@/lib/i18n/server';
+import type { Phrase, Translate } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
@@ -28,20 +30,23 @@ import { RechargeForm } from '@/components/dashboard/recharge-form';
 import { RedeemForm } from '@/components/dashboard/redeem-form';
 import { LocalTime } from '@/components/ui/local-time';
 
-export const metadata: Metadata = { title: 'Billing · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Billing')} · Model Gateway` };
+}
 
 type SearchParams = Record<string, string | string[] | undefined>;
 
-const kinds: Record<LedgerItem['kind'], { label: string; tone: BadgeTone }> = {
+const kinds: Record<LedgerItem['kind'], { label: Phrase; tone: BadgeTone }> = {
   recharge: { label: 'Recharge', tone: 'green' },
   usage: { label: 'Usage', tone: 'neutral' },
   admin_credit: { label: 'Credit', tone: 'blue' },
   refund: { label: 'Refund', tone: 'violet' },
 };
 
-function details(item: LedgerItem): string {
-  if (item.kind === 'usage') return `${int(item.entries)} ${item.entries === 1 ? 'request' : 'requests'}`;
-  return [item.note, item.reference && item.kind === 'recharge' ? `payment ${item.reference}` : item.reference].filter(Boolean).join(' · ');
+function details(item: LedgerItem, t: Translate): string {
+  if (item.kind === 'usage') return item.entries === 1 ? t('1 request') : t('{n} requests', { n: int(item.entries) });
+  return [item.note, item.reference && item.kind === 'recharge' ? t('payment {ref}', { ref: item.reference }) : item.reference].filter(Boolean).join(' · ');
 }
 
 /** Stripe sends the browser back here; the query names what happened. */
@@ -53,13 +58,13 @@ function returnNotice(sp: SearchParams): 'paid' | 'cancelled' | null {
 }
 
 /** Without Stripe there is nothing to click that could only fail: who to ask instead. */
-function NoPayments({ contact }: { contact: string | undefined }) {
+function NoPayments({ contact, t }: { contact: string | undefined; t: Translate }) {
   const href = contact ? (/^https?:\/\//.test(contact) ? contact : contact.includes('@') ? `mailto:${contact}` : null) : null;
   return (
     <div data-testid="payments-status" className="space-y-2 text-sm text-slate-700">
-      <p className="font-medium text-slate-900">Card payments are not set up on this deployment.</p>
+      <p className="font-medium text-slate-900">{t('Card payments are not set up on this deployment.')}</p>
       <p data-testid="payments-contact">
-        To add credit, contact{' '}
+        {t('To add credit, contact')}{' '}
         {contact ? (
           href ? (
             <a href={href} className="font-medium text-indigo-700 underline hover:text-indigo-600">
@@ -69,9 +74,9 @@ function NoPayments({ contact }: { contact: string | undefined }) {
             <span className="font-medium text-slate-900">{contact}</span>
           )
         ) : (
-          'the operator of this gateway'
+          t('the operator of this gateway')
         )}{' '}
-        with the email address of your account. Credit shows up in the history below as soon as it is added.
+        {t('with the email address of your account. Credit shows up in the history below as soon as it is added.')}
       </p>
     </div>
   );
@@ -101,6 +106,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
     usageTotals(user.id, startOfUtcMonth(now), new Date(now.getTime() + 60_000)),
   ]);
   const { t } = await currentMessages();
+  const tr = await serverT();
   const balance = account?.balanceUsd ?? 0n;
   const notice = returnNotice(sp);
 
@@ -109,39 +115,39 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
       <PageHeader title={t.pages.billing.title} description={t.pages.billing.description} />
 
       {notice === 'paid' && (
-        <Alert tone="success" className="mb-4" title="Thanks, your payment went through.">
-          The credit is added as soon as Stripe confirms it, usually within a few seconds. Reload to see it.
+        <Alert tone="success" className="mb-4" title={tr('Thanks, your payment went through.')}>
+          {tr('The credit is added as soon as Stripe confirms it, usually within a few seconds. Reload to see it.')}
         </Alert>
       )}
       {notice === 'cancelled' && (
         <Alert tone="info" className="mb-4">
-          The payment was cancelled; nothing was charged.
+          {tr('The payment was cancelled; nothing was charged.')}
         </Alert>
       )}
 
       <div className="grid gap-4 lg:grid-cols-3">
         <Card className="px-4 py-4 sm:px-5" data-testid="billing-balance">
           <div>
-            <p className="text-sm text-slate-500">Balance</p>
+            <p className="text-sm text-slate-500">{t.overview.balance}</p>
             <p className="mt-1.5 text-3xl font-semibold tracking-tight text-slate-900 tabular-nums">{formatBalance(balance)}</p>
             <p className="mt-1 text-sm text-slate-500 tabular-nums">
-              {formatBalance(usdToCny(balance, config.cnyRateNano), 'CNY')} at {config.usdToCny} CNY/USD
+              {formatBalance(usdToCny(balance, config.cnyRateNano), 'CNY')} {t.overview.atRate(String(config.usdToCny))}
             </p>
           </div>
           <dl className="mt-6 space-y-2 border-t border-slate-100 pt-4 text-sm">
             <div className="flex justify-between gap-3">
-              <dt className="text-slate-500">Spent this month</dt>
+              <dt className="text-slate-500">{tr('Spent this month')}</dt>
               <dd className="tabular-nums text-slate-900">{usd(month.spendUsd)}</dd>
             </div>
             <div className="flex justify-between gap-3">
-              <dt className="text-slate-500">Requests this month</dt>
+              <dt className="text-slate-500">{t.overview.requestsMonth}</dt>
               <dd className="tabular-nums text-slate-900">{int(month.requests)}</dd>
             </div>
           </dl>
-          {balance <= 0n && <p className="mt-4 text-sm text-red-700">Requests are refused with 402 until you add credit.</p>}
+          {balance <= 0n && <p className="mt-4 text-sm text-red-700">{tr('Requests are refused with 402 until you add credit.')}</p>}
         </Card>
         <Card className="lg:col-span-2">
-          <CardHeader title="Add credit" />
+          <CardHeader title={t.overview.addCredit} />
           <CardBody>
             {env.STRIPE_SECRET_KEY ? (
               <RechargeForm
@@ -151,7 +157,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                 presets={presetsWithin(config.rechargeMin, config.rechargeMax)}
               />
             ) : (
-              <NoPayments contact={env.SUPPORT_CONTACT} />
+              <NoPayments contact={env.SUPPORT_CONTACT} t={tr} />
             )}
             <RedeemForm />
           </CardBody>
@@ -159,31 +165,31 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
       </div>
 
       <Card className="mt-4 sm:mt-6">
-        <CardHeader title="History" description="Recharges, credits and refunds one by one; usage totalled per UTC day." />
+        <CardHeader title={tr('History')} description={tr('Recharges, credits and refunds one by one; usage totalled per UTC day.')} />
         {problem && (
           <Alert tone="error" className="m-4">
             {problem}
           </Alert>
         )}
         {ledger.data.length === 0 ? (
-          <EmptyState title="No balance changes yet" />
+          <EmptyState title={tr('No balance changes yet')} />
         ) : (
           <>
-          <ul className="divide-y divide-slate-100 sm:hidden" aria-label="Balance history">
+          <ul className="divide-y divide-slate-100 sm:hidden" aria-label={tr('Balance history')}>
             {ledger.data.map((item) => (
               <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
                 <div className="flex items-center justify-between gap-3">
-                  <Badge tone={kinds[item.kind].tone}>{kinds[item.kind].label}</Badge>
+                  <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
                   <span className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`} title={formatExact(item.amountUsd)}>
                     {item.amountUsd > 0n ? '+' : ''}
                     {usd(item.amountUsd)}
                   </span>
                 </div>
                 <div className="mt-1 flex items-baseline justify-between gap-3 text-sm text-slate-600">
-                  <span className="tabular-nums">{item.day ? `${item.day} (UTC day)` : <LocalTime iso={item.at.toISOString()} />}</span>
-                  <span className="tabular-nums">Balance {formatBalance(item.balanceAfterUsd)}</span>
+                  <span className="tabular-nums">{item.day ? tr('{day} (UTC day)', { day: item.day }) : <LocalTime iso={item.at.toISOString()} />}</span>
+                  <span className="tabular-nums">{tr('Balance {amount}', { amount: formatBalance(item.balanceAfterUsd) })}</span>
                 </div>
-                {details(item) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item)}</p>}
+                {details(item, tr) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item, tr)}</p>}
               </li>
             ))}
           </ul>
@@ -191,11 +197,11 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
           <Table>
             <THead>
               <tr>
-                <Th>Date</Th>
-                <Th>Type</Th>
-                <Th>Details</Th>
-                <Th className="text-right">Amount</Th>
-                <Th className="text-right">Balance after</Th>
+                <Th>{tr('Date')}</Th>
+                <Th>{tr('Type')}</Th>
+                <Th>{tr('Details')}</Th>
+                <Th className="text-right">{tr('Amount')}</Th>
+                <Th className="text-right">{tr('Balance after')}</Th>
               </tr>
             </THead>
             <TBody>
@@ -203,10 +209,10 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                 <Tr key={item.key} data-testid="ledger-row" data-kind={item.kind}>
                   <Td className="whitespace-nowrap tabular-nums">{item.day ?? <LocalTime iso={item.at.toISOString()} />}</Td>
                   <Td>
-                    <Badge tone={kinds[item.kind].tone}>{kinds[item.kind].label}</Badge>
+                    <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
                   </Td>
-                  <Td className="max-w-72 truncate text-slate-500" title={details(item)}>
-                    {details(item) || '—'}
+                  <Td className="max-w-72 truncate text-slate-500" title={details(item, tr)}>
+                    {details(item, tr) || '—'}
                   </Td>
                   <Td
                     className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
@@ -226,17 +232,17 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
           </>
         )}
         {(ledger.nextCursor || before) && (
-          <nav aria-label="Pagination" className="flex justify-between border-t border-slate-100 px-4 py-3 sm:px-5">
+          <nav aria-label={tr('Pagination')} className="flex justify-between border-t border-slate-100 px-4 py-3 sm:px-5">
             {before ? (
               <Link href="/dashboard/billing" className={buttonClass({ variant: 'ghost', size: 'sm' })}>
-                Newest
+                {tr('Newest')}
               </Link>
             ) : (
               <span />
             )}
             {ledger.nextCursor && (
               <Link href={`/dashboard/billing?before=${ledger.nextCursor}`} className={buttonClass({ variant: 'secondary', size: 'sm' })}>
-                Older →
+                {tr('Older →')}
               </Link>
             )}
           </nav>

@@ -1,3 +1,4 @@
+import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { getConfig } from '@/lib/config';
 import { listKeysWithSpend } from '@/lib/keys/queries';
@@ -8,7 +9,10 @@ import { CopyButton } from '@/components/ui/copy-button';
 import { PageHeader } from '@/components/ui/page-header';
 import { KeysManager } from '@/components/dashboard/keys-manager';
 
-export const metadata: Metadata = { title: 'API keys · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('API keys')} · Model Gateway` };
+}
 
 /** The model the first-call snippets use: the cheapest chat model the tier may use that has a channel. */
 function sampleModel(tier: string): string {
@@ -20,16 +24,16 @@ function sampleModel(tier: string): string {
 
 export default async function KeysPage() {
   const user = await requirePageUser('/dashboard/keys');
-  const [keys, origin, account] = await Promise.all([listKeysWithSpend(user.id), publicOrigin(), getAccount(user.id)]);
+  const [keys, origin, account, t] = await Promise.all([listKeysWithSpend(user.id), publicOrigin(), getAccount(user.id), serverT()]);
   const baseUrl = `${origin}/v1`;
   return (
     <>
       <PageHeader
-        title="API keys"
-        description="Send a key as Authorization: Bearer <key> (or x-api-key for the Anthropic mirror)."
+        title={t('API keys')}
+        description={t('Send a key as Authorization: Bearer <key> (or x-api-key for the Anthropic mirror).')}
         actions={
           <div className="flex items-center gap-2 rounded-md border border-slate-200 bg-white py-1 pl-3 pr-1 shadow-sm">
-            <span className="text-xs text-slate-500">Base URL</span>
+            <span className="text-xs text-slate-500">{t('Base URL')}</span>
             <code className="font-mono text-xs text-slate-900" data-testid="base-url">
               {baseUrl}
             </code>

@@ -1,3 +1,4 @@
+import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
@@ -19,7 +20,10 @@ import { ModelCell, StatusBadge, TokensCell } from '@/components/dashboard/log-c
 import { RowLink } from '@/components/dashboard/row-link';
 import { LocalTime } from '@/components/ui/local-time';
 
-export const metadata: Metadata = { title: 'Logs · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Logs')} · Model Gateway` };
+}
 
 const PAGE_SIZE = 50;
 
@@ -59,6 +63,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
     listKeyNames(user.id),
   ]);
   const { t } = await currentMessages();
+  const tr = await serverT();
   const keyNames = new Map(keys.map((k) => [k.id, k.name]));
 
   const query = filterQuery(params);
@@ -91,25 +96,25 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
       </Card>
 
       {problem && (
-        <Alert tone="error" className="mb-4" title="These filters are not valid.">
+        <Alert tone="error" className="mb-4" title={tr('These filters are not valid.')}>
           {problem}
         </Alert>
       )}
 
       <Card>
         {page.data.length === 0 ? (
-          <EmptyState title={query.size || paged ? 'No requests match these filters' : 'No requests yet'}>
+          <EmptyState title={query.size || paged ? tr('No requests match these filters') : tr('No requests yet')}>
             {query.size || paged ? (
               <Link href="/dashboard/logs" className="text-indigo-600 hover:text-indigo-500">
-                Show all requests
+                {tr('Show all requests')}
               </Link>
             ) : (
-              'Requests made with your API keys appear here within a second or two.'
+              tr('Requests made with your API keys appear here within a second or two.')
             )}
           </EmptyState>
         ) : (
           <>
-          <ul className="divide-y divide-slate-100 sm:hidden" aria-label="Requests">
+          <ul className="divide-y divide-slate-100 sm:hidden" aria-label={tr('Requests')}>
             {page.data.map((e) => {
               const href = `/dashboard/logs/${encodeURIComponent(e.id)}`;
               return (
@@ -127,7 +132,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                     </div>
                     <div className="mt-0.5 flex items-baseline justify-between gap-3 text-xs text-slate-600">
                       <span className="tabular-nums">
-                        {int(e.promptTokens)} in / {int(e.completionTokens)} out · {latency(e.latencyMs)}
+                        {tr('{in} in / {out} out', { in: int(e.promptTokens), out: int(e.completionTokens) })} · {latency(e.latencyMs)}
                       </span>
                       <span className="tabular-nums">{cnyFine(e.costCny)}</span>
                     </div>
@@ -141,14 +146,14 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
           <Table>
             <THead>
               <tr>
-                <Th>Time</Th>
-                <Th>Model</Th>
-                <Th className="hidden xl:table-cell">Key</Th>
-                <Th className="hidden lg:table-cell">Channel</Th>
-                <Th className="text-right">Tokens in / out</Th>
-                <Th className="text-right">Cost</Th>
-                <Th className="hidden text-right md:table-cell">Latency</Th>
-                <Th>Status</Th>
+                <Th>{tr('Time')}</Th>
+                <Th>{tr('Model')}</Th>
+                <Th className="hidden xl:table-cell">{tr('Key')}</Th>
+                <Th className="hidden lg:table-cell">{tr('Channel')}</Th>
+                <Th className="text-right">{tr('Tokens in / out')}</Th>
+                <Th className="text-right">{tr('Cost')}</Th>
+                <Th className="hidden text-right md:table-cell">{tr('Latency')}</Th>
+                <Th>{tr('Status')}</Th>
               </tr>
             </THead>
             <TBody>
@@ -162,13 +167,13 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                       </Link>
                       <div className="mt-0.5 flex items-center gap-1 text-xs text-slate-500">
                         {e.endpoint.replace(/^\/v1\//, '')}
-                        {e.stream && <Badge tone="blue">stream</Badge>}
+                        {e.stream && <Badge tone="blue">{tr('stream')}</Badge>}
                       </div>
                     </Td>
                     <Td>
                       <ModelCell entry={e} />
                     </Td>
-                    <Td className="hidden max-w-40 truncate xl:table-cell">{e.apiKeyId ? (keyNames.get(e.apiKeyId) ?? 'deleted key') : '—'}</Td>
+                    <Td className="hidden max-w-40 truncate xl:table-cell">{e.apiKeyId ? (keyNames.get(e.apiKeyId) ?? tr('deleted key')) : '—'}</Td>
                     <Td className="hidden whitespace-nowrap lg:table-cell">{e.channel ?? <span className="text-slate-500">—</span>}</Td>
                     <Td className="text-right">
                       <TokensCell entry={e} />
@@ -194,31 +199,31 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
           </>
         )}
         {(page.prevCursor || page.nextCursor || paged) && (
-          <nav aria-label="Pagination" className="flex items-center justify-between gap-2 border-t border-slate-100 px-4 py-3 sm:px-5">
+          <nav aria-label={tr('Pagination')} className="flex items-center justify-between gap-2 border-t border-slate-100 px-4 py-3 sm:px-5">
             <div className="flex gap-2">
               {paged && (
                 <Link href={withQuery({})} className={buttonClass({ variant: 'ghost', size: 'sm' })}>
-                  Newest
+                  {tr('Newest')}
                 </Link>
               )}
             </div>
             <div className="flex gap-2">
               {page.prevCursor ? (
                 <Link href={withQuery({ ending_before: page.prevCursor })} className={buttonClass({ variant: 'secondary', size: 'sm' })} data-testid="page-newer">
-                  ← Newer
+                  {tr('← Newer')}
                 </Link>
               ) : (
                 <span className={buttonClass({ variant: 'secondary', size: 'sm', className: 'pointer-events-none opacity-50' })} aria-disabled="true">
-                  ← Newer
+                  {tr('← Newer')}
                 </span>
               )}
               {page.nextCursor ? (
                 <Link href={withQuery({ starting_after: page.nextCursor })} className={buttonClass({ variant: 'secondary', size: 'sm' })} data-testid="page-older">
-                  Older →
+                  {tr('Older →')}
                 </Link>
               ) : (
                 <span className={buttonClass({ variant: 'secondary', size: 'sm', className: 'pointer-events-none opacity-50' })} aria-disabled="true">
-                  Older →
+                  {tr('Older →')}
                 </span>
               )}
             </div>

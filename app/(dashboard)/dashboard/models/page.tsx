@@ -1,3 +1,5 @@
+import { serverT } from '@/lib/i18n/server';
+import type { Translate } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
 import { getConfig, type GatewayConfig, type ModelInfo, type TierName } from '@/lib/config';
 import { usdToCny, usdToPico } from '@/lib/billing/money';
@@ -10,7 +12,10 @@ import { CopyButton } from '@/components/ui/copy-button';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
-export const metadata: Metadata = { title: 'Models · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Models')} · Model Gateway` };
+}
 
 // Per-model caps bind free and pro accounts; higher tiers get their own, larger limits.
 const cappedTiers: TierName[] = ['free', 'pro'];
@@ -29,16 +34,16 @@ function Price({ usdPerMillion, config }: { usdPerMillion: string; config: Gatew
 /** Cache prices are per token in config; shown per million like the others. */
 const perMillion = (picoPerToken: bigint) => formatPrice(picoPerToken * 1_000_000n);
 
-function Limits({ model, tier, config }: { model: ModelInfo; tier: TierName; config: GatewayConfig }) {
+function Limits({ model, tier, config, t }: { model: ModelInfo; tier: TierName; config: GatewayConfig; t: Translate }) {
   const lines: string[] = [];
   if (model.kind === 'embedding') {
-    lines.push(`${int(config.limits.embeddings_rpm)} RPM`, `${int(config.limits.embeddings_concurrency)} concurrent`);
+    lines.push(`${int(config.limits.embeddings_rpm)} RPM`, t('{n} concurrent', { n: int(config.limits.embeddings_concurrency) }));
   } else if (cappedTiers.includes(tier)) {
     if (model.rpm) lines.push(`${int(model.rpm)} RPM`);
-    if (model.concurrency) lines.push(`${int(model.concurrency)} concurrent`);
+    if (model.concurrency) lines.push(t('{n} concurrent', { n: int(model.concurrency) }));
   }
-  if (model.platformDailyRequests) lines.push(`${int(model.platformDailyRequests)} / day platform-wide`);
-  if (lines.length === 0) return <span className="text-slate-500">Tier limits</span>;
+  if (model.platformDailyRequests) lines.push(t('{n} / day platform-wide', { n: int(model.platformDailyRequests) }));
+  if (lines.length === 0) return <span className="text-slate-500">{t('Tier limits')}</span>;
   return (
     <div className="space-y-0.5 whitespace-nowrap tabular-nums">
       {lines.map((l) => (
@@ -48,17 +53,17 @@ function Limits({ model, tier, config }: { model: ModelInfo; tier: TierName; con
   );
 }
 
-function ModelName({ model }: { model: ModelInfo }) {
+function ModelName({ model, t }: { model: ModelInfo; t: Translate }) {
   return (
     <div className="flex items-start gap-1">
       <div className="min-w-0">
         <div className="font-mono text-[13px] font-medium text-slate-900">{model.name}</div>
         <div className="text-xs text-slate-600">
           {model.ownedBy}
-          <span className="sm:hidden"> · {tokenCount(model.contextWindow)} context</span>
+          <span className="sm:hidden"> · {t('{n} context', { n: tokenCount(model.contextWindow) })}</span>
         </div>
       </div>
-      <CopyButton value={model.name} label="Copy" variant="ghost" className="-mt-1 h-7 px-2 text-xs text-slate-500" />
+      <CopyButton value={model.name} label={t('Copy')} variant="ghost" className="-mt-1 h-7 px-2 text-xs text-slate-500" />
     </div>
   );
 }
@@ -66,7 +71,7 @@ function ModelName({ model }: { model: ModelInfo }) {
 export default async function ModelsPage() {
   const user = await requirePageUser('/dashboard/models');
   const config = getConfig();
-  const account = await getAccount(user.id);
+  const [account, t] = await Promise.all([getAccount(user.id), serverT()]);
   const tier: TierName = account?.tier ?? 'free';
   const all = [...config.models.values()];
   const allowed = all.filter((m) => m.tiers.has(tier));
@@ -79,37 +84,37 @@ export default async function ModelsPage() {
   return (
     <>
       <PageHeader
-        title="Models"
-        description={`The ${allowed.length} models your ${tierLabel(tier)} tier can call. Prices per million tokens; CNY at ${config.usdToCny} per USD.`}
+        title={t('Models')}
+        description={t('The {n} models your {tier} tier can call. Prices per million tokens; CNY at {rate} per USD.', { n: allowed.length, tier: tierLabel(tier), rate: config.usdToCny })}
       />
 
       <Card>
         <CardHeader
-          title="Chat"
+          title={t('Chat')}
           description={
             <>
-              POST /v1/chat/completions. Use <code className="font-mono text-xs text-slate-700">service-auto</code> to let the router pick.
+              POST /v1/chat/completions. {t('Use')} <code className="font-mono text-xs text-slate-700">service-auto</code> {t('to let the router pick.')}
             </>
           }
         />
         <Table>
           <THead>
             <tr>
-              <Th>Model</Th>
-              <Th className="hidden text-right sm:table-cell">Context</Th>
-              <Th className="hidden text-right lg:table-cell">Max output</Th>
-              <Th className="text-right">Input / 1M</Th>
-              <Th className="text-right">Output / 1M</Th>
-              {hasCachePrices && <Th className="hidden text-right xl:table-cell">Cache read / write</Th>}
-              <Th className="hidden lg:table-cell">Tags</Th>
-              <Th className="hidden md:table-cell">Limits</Th>
+              <Th>{t('Model')}</Th>
+              <Th className="hidden text-right sm:table-cell">{t('Context')}</Th>
+              <Th className="hidden text-right lg:table-cell">{t('Max output')}</Th>
+              <Th className="text-right">{t('Input / 1M')}</Th>
+              <Th className="text-right">{t('Output / 1M')}</Th>
+              {hasCachePrices && <Th className="hidden text-right xl:table-cell">{t('Cache read / write')}</Th>}
+              <Th className="hidden lg:table-cell">{t('Tags')}</Th>
+              <Th className="hidden md:table-cell">{t('Limits')}</Th>
             </tr>
           </THead>
           <TBody>
             {chat.map((m) => (
               <Tr key={m.name} data-testid="model-row" data-model={m.name}>
                 <Td>
-                  <ModelName model={m} />
+                  <ModelName model={m} t={t} />
                 </Td>
                 <Td className="hidden text-right tabular-nums sm:table-cell">{tokenCount(m.contextWindow)}</Td>
                 <Td className="hidden text-right tabular-nums lg:table-cell">{tokenCount(m.maxOutputTokens)}</Td>
@@ -130,15 +135,15 @@ export default async function ModelsPage() {
                 )}
                 <Td className="hidden lg:table-cell">
                   <div className="flex flex-wrap gap-1">
-                    {m.tags.map((t) => (
-                      <Badge key={t} tone={t === 'fast' ? 'green' : t === 'code' ? 'blue' : 'neutral'}>
-                        {t}
+                    {m.tags.map((tag) => (
+                      <Badge key={tag} tone={tag === 'fast' ? 'green' : tag === 'code' ? 'blue' : 'neutral'}>
+                        {tag}
                       </Badge>
                     ))}
                   </div>
                 </Td>
                 <Td className="hidden md:table-cell">
-                  <Limits model={m} tier={tier} config={config} />
+                  <Limits model={m} tier={tier} config={config} t={t} />
                 </Td>
               </Tr>
             ))}
@@ -148,23 +153,23 @@ export default async function ModelsPage() {
 
       {embedding.length > 0 && (
         <Card className="mt-4 sm:mt-6">
-          <CardHeader title="Embeddings" description="POST /v1/embeddings, up to 100 inputs per request." />
+          <CardHeader title={t('Embeddings')} description={t('POST /v1/embeddings, up to 100 inputs per request.')} />
           <Table>
             <THead>
               <tr>
-                <Th>Model</Th>
-                <Th className="hidden text-right sm:table-cell">Dimensions</Th>
-                <Th className="hidden text-right sm:table-cell">Context</Th>
-                <Th className="text-right">Input / 1M</Th>
-                {embeddingTags && <Th className="hidden lg:table-cell">Tags</Th>}
-                <Th className="hidden md:table-cell">Limits</Th>
+                <Th>{t('Model')}</Th>
+                <Th className="hidden text-right sm:table-cell">{t('Dimensions')}</Th>
+                <Th className="hidden text-right sm:table-cell">{t('Context')}</Th>
+                <Th className="text-right">{t('Input / 1M')}</Th>
+                {embeddingTags && <Th className="hidden lg:table-cell">{t('Tags')}</Th>}
+                <Th className="hidden md:table-cell">{t('Limits')}</Th>
               </tr>
             </THead>
             <TBody>
               {embedding.map((m) => (
                 <Tr key={m.name} data-testid="model-row" data-model={m.name}>
                   <Td>
-                    <ModelName model={m} />
+                    <ModelName model={m} t={t} />
                   </Td>
                   <Td className="hidden text-right tabular-nums sm:table-cell">{m.dimensions ? int(m.dimensions) : '—'}</Td>
                   <Td className="hidden text-right tabular-nums sm:table-cell">{tokenCount(m.contextWindow)}</Td>
@@ -174,14 +179,14 @@ export default async function ModelsPage() {
                   {embeddingTags && (
                     <Td className="hidden lg:table-cell">
                       <div className="flex flex-wrap gap-1">
-                        {m.tags.map((t) => (
-                          <Badge key={t}>{t}</Badge>
+                        {m.tags.map((tag) => (
+                          <Badge key={tag}>{tag}</Badge>
                         ))}
                       </div>
                     </Td>
                   )}
                   <Td className="hidden md:table-cell">
-                    <Limits model={m} tier={tier} config={config} />
+                    <Limits model={m} tier={tier} config={config} t={t} />
                   </Td>
                 </Tr>
               ))}
@@ -192,7 +197,7 @@ export default async function ModelsPage() {
 
       {locked.length > 0 && (
         <p className="mt-4 text-sm text-slate-500">
-          On higher tiers:{' '}
+          {t('On higher tiers:')}{' '}
           {locked.map((m, i) => (
             <span key={m.name}>
               {i > 0 && ', '}

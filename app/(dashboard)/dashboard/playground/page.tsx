@@ -1,3 +1,4 @@
+import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import { getConfig } from '@/lib/config';
@@ -6,7 +7,10 @@ import { requirePageUser } from '@/lib/dashboard/session';
 import { PageHeader } from '@/components/ui/page-header';
 import { Playground } from '@/components/dashboard/playground';
 
-export const metadata: Metadata = { title: 'Playground · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Playground')} · Model Gateway` };
+}
 
 export default async function PlaygroundPage() {
   const user = await requirePageUser('/dashboard/playground');

@@ -1,3 +1,4 @@
+import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import { LanguageSwitch } from '@/components/ui/language-switch';
@@ -9,7 +10,10 @@ import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { ThemeSwitch } from '@/components/ui/theme-switch';
 import { chosenTheme } from '@/lib/theme';
 
-export const metadata: Metadata = { title: 'Settings · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Settings')} · Model Gateway` };
+}
 
 export default async function SettingsPage() {
   const user = await requirePageUser('/dashboard/settings');

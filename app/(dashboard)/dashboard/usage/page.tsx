@@ -1,3 +1,5 @@
+import { serverT } from '@/lib/i18n/server';
+import { dayLabel, type Phrase, type Translate } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
@@ -5,7 +7,7 @@ import { GatewayError } from '@/lib/errors';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { parseUsageQuery, usageReport, type UsageGroup, type UsageQuery, type UsageReport } from '@/lib/dashboard/usage';
 import type { UsageTotals } from '@/lib/dashboard/queries';
-import { cny, formatDayLabel, int, toChartNumber, usd } from '@/lib/dashboard/format';
+import { cny, int, toChartNumber, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { buttonClass } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
@@ -16,12 +18,15 @@ import { Stat } from '@/components/ui/stat';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { UsageBreakdownChart, type BreakdownPoint, type BreakdownSeries } from '@/components/dashboard/usage-breakdown-chart';
 
-export const metadata: Metadata = { title: 'Usage · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Usage')} · Model Gateway` };
+}
 
 type SearchParams = Record<string, string | string[] | undefined>;
 type Metric = 'spend' | 'requests' | 'tokens' | 'failed';
 
-const metrics: { id: Metric; label: string }[] = [
+const metrics: { id: Metric; label: Phrase }[] = [
   { id: 'spend', label: 'Spend (USD)' },
   { id: 'requests', label: 'Requests' },
   { id: 'tokens', label: 'Tokens' },
@@ -49,14 +54,14 @@ function metricText(t: UsageTotals, metric: Metric): string {
   return int(t.promptTokens + t.completionTokens);
 }
 
-function chart(report: UsageReport, metric: Metric): { data: BreakdownPoint[]; series: BreakdownSeries[] } {
+function chart(report: UsageReport, metric: Metric, tr: Translate): { data: BreakdownPoint[]; series: BreakdownSeries[] } {
   if (report.query.groupBy === 'none') {
-    const series = [{ id: 'all', label: metrics.find((m) => m.id === metric)!.label, color: PALETTE[0] }];
+    const series = [{ id: 'all', label: tr(metrics.find((m) => m.id === metric)!.label), color: PALETTE[0] }];
     return {
       series,
       data: report.days.map((d) => ({
         date: d.date,
-        label: formatDayLabel(d.date),
+        label: dayLabel(d.date, tr),
         values: { all: metricValue(d, metric) },
         texts: { all: metricText(d, metric) },
         totalText: metricText(d, metric),
@@ -67,7 +72,7 @@ function chart(report: UsageReport, metric: Metric): { data: BreakdownPoint[]; s
   const topKeys = new Set(top.map((g) => g.key));
   const series: BreakdownSeries[] = top.map((g, i) => ({ id: `g${i}`, label: g.label, color: PALETTE[i] }));
   const hasOther = report.groups.length > top.length;
-  if (hasOther) series.push({ id: 'other', label: 'Other', color: PALETTE[PALETTE.length - 1] });
+  if (hasOther) series.push({ id: 'other', label: tr('Other'), color: PALETTE[PALETTE.length - 1] });
   const idOf = new Map(top.map((g, i) => [g.key, `g${i}`]));
   const data = report.days.map((d) => {
     const values: Record<string, number> = {};
@@ -94,7 +99,7 @@ function chart(report: UsageReport, metric: Metric): { data: BreakdownPoint[]; s
       values.other = metricValue(sum, metric);
       texts.other = metricText(sum, metric);
     }
-    return { date: d.date, label: formatDayLabel(d.date), values, texts, totalText: metricText(d, metric) };
+    return { date: d.date, label: dayLabel(d.date, tr), values, texts, totalText: metricText(d, metric) };
   });
   return { data, series };
 }
@@ -123,15 +128,15 @@ function GroupRow({ g, testId }: { g: UsageGroup | (UsageTotals & { label: strin
   );
 }
 
-function TotalsHead({ first }: { first: string }) {
+function TotalsHead({ first, tr }: { first: string; tr: Translate }) {
   return (
     <THead>
       <tr>
         <Th>{first}</Th>
-        <Th className="text-right">Spend</Th>
-        <Th className="text-right">Requests</Th>
-        <Th className="hidden text-right sm:table-cell">Failed</Th>
-        <Th className="hidden text-right md:table-cell">Tokens in / out</Th>
+        <Th className="text-right">{tr('Spend')}</Th>
+        <Th className="text-right">{tr('Requests')}</Th>
+        <Th className="hidden text-right sm:table-cell">{tr('Failed')}</Th>
+        <Th className="hidden text-right md:table-cell">{tr('Tokens in / out')}</Th>
       </tr>
     </THead>
   );
@@ -157,18 +162,20 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
     problem = err.message;
     query = parseUsageQuery(new URLSearchParams());
   }
-  const [report, { t }] = await Promise.all([usageReport(user.id, query), currentMessages()]);
-  const { data, series } = chart(report, metric);
+  const [report, { t }, tr] = await Promise.all([usageReport(user.id, query), currentMessages(), serverT()]);
+  const { data, series } = chart(report, metric, tr);
   const today = new Date();
   const day = (offset: number) => new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate()) - offset * DAY_MS).toISOString().slice(0, 10);
   const monthStart = `${day(0).slice(0, 8)}01`;
   const presets = [
-    { label: '7 days', from: day(6), to: day(0) },
-    { label: '30 days', from: day(29), to: day(0) },
-    { label: '90 days', from: day(89), to: day(0) },
-    { label: 'This month', from: monthStart, to: day(0) },
+    { label: tr('7 days'), from: day(6), to: day(0) },
+    { label: tr('30 days'), from: day(29), to: day(0) },
+    { label: tr('90 days'), from: day(89), to: day(0) },
+    { label: tr('This month'), from: monthStart, to: day(0) },
   ];
-  const groupLabel = query.groupBy === 'model' ? 'Model' : query.groupBy === 'key' ? 'API key' : 'Day';
+  const groupLabel = tr(query.groupBy === 'model' ? 'Model' : query.groupBy === 'key' ? 'API key' : 'Day');
+  const byGroup = tr(query.groupBy === 'model' ? 'by model' : 'by api key');
+  const metricLabel = tr(metrics.find((m) => m.id === metric)!.label);
   const exportQuery = new URLSearchParams({ from: query.from, to: query.to, group_by: query.groupBy === 'none' ? 'day' : query.groupBy });
   const daysWithUse = report.days.filter((d) => d.requests > 0).reverse();
 
@@ -179,37 +186,37 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
       <Card className="mb-4 px-4 py-4 sm:px-5">
         <form method="get" action="/dashboard/usage" className="grid grid-cols-2 gap-3 sm:flex sm:flex-wrap sm:items-end" data-testid="usage-form">
           <div className="space-y-1.5">
-            <Label htmlFor="usage-from">From</Label>
+            <Label htmlFor="usage-from">{tr('From')}</Label>
             <Input id="usage-from" name="from" type="date" defaultValue={query.from} required />
           </div>
           <div className="space-y-1.5">
-            <Label htmlFor="usage-to">To</Label>
+            <Label htmlFor="usage-to">{tr('To')}</Label>
             <Input id="usage-to" name="to" type="date" defaultValue={query.to} required />
           </div>
           <div className="space-y-1.5">
-            <Label htmlFor="usage-group">Break down by</Label>
+            <Label htmlFor="usage-group">{tr('Break down by')}</Label>
             <Select id="usage-group" name="group_by" defaultValue={query.groupBy === 'none' ? 'day' : query.groupBy}>
-              <option value="day">Nothing (days)</option>
-              <option value="model">Model</option>
-              <option value="key">API key</option>
+              <option value="day">{tr('Nothing (days)')}</option>
+              <option value="model">{tr('Model')}</option>
+              <option value="key">{tr('API key')}</option>
             </Select>
           </div>
           <div className="space-y-1.5">
-            <Label htmlFor="usage-metric">Chart</Label>
+            <Label htmlFor="usage-metric">{tr('Chart')}</Label>
             <Select id="usage-metric" name="metric" defaultValue={metric}>
               {metrics.map((m) => (
                 <option key={m.id} value={m.id}>
-                  {m.label}
+                  {tr(m.label)}
                 </option>
               ))}
             </Select>
           </div>
           <div className="col-span-2 flex flex-wrap gap-2">
             <button type="submit" className={buttonClass({ size: 'md' })} data-testid="usage-apply">
-              Apply
+              {tr('Apply')}
             </button>
             <a href={`/api/usage/export?${exportQuery}`} className={buttonClass({ variant: 'secondary' })} data-testid="usage-export" download>
-              Export CSV
+              {tr('Export CSV')}
             </a>
           </div>
         </form>
@@ -223,24 +230,24 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
       </Card>
 
       {problem && (
-        <Alert tone="error" className="mb-4" title="This range is not valid; showing the last 30 days.">
+        <Alert tone="error" className="mb-4" title={tr('This range is not valid; showing the last 30 days.')}>
           {problem}
         </Alert>
       )}
 
       <div className="grid grid-cols-2 gap-3 sm:gap-4 lg:grid-cols-4">
-        <Stat testId="usage-spend" label="Spend" value={usd(report.totals.spendUsd)} sub={cny(report.totals.spendCny)} />
-        <Stat testId="usage-requests" label="Requests" value={int(report.totals.requests)} sub={report.totals.failed ? `${int(report.totals.failed)} failed` : 'No failures'} />
-        <Stat testId="usage-tokens-in" label="Tokens in" value={int(report.totals.promptTokens)} />
-        <Stat testId="usage-tokens-out" label="Tokens out" value={int(report.totals.completionTokens)} />
+        <Stat testId="usage-spend" label={tr('Spend')} value={usd(report.totals.spendUsd)} sub={cny(report.totals.spendCny)} />
+        <Stat testId="usage-requests" label={tr('Requests')} value={int(report.totals.requests)} sub={report.totals.failed ? t.overview.failed(int(report.totals.failed)) : t.overview.noFailures} />
+        <Stat testId="usage-tokens-in" label={tr('Tokens in')} value={int(report.totals.promptTokens)} />
+        <Stat testId="usage-tokens-out" label={tr('Tokens out')} value={int(report.totals.completionTokens)} />
       </div>
 
       <Card className="mt-4 sm:mt-6">
         <CardHeader
-          title={`${metrics.find((m) => m.id === metric)!.label} per day${query.groupBy === 'none' ? '' : `, by ${groupLabel.toLowerCase()}`}`}
+          title={query.groupBy === 'none' ? tr('{metric} per day', { metric: metricLabel }) : tr('{metric} per day, {by}', { metric: metricLabel, by: byGroup })}
           description={
             <span className="tabular-nums">
-              {query.from} to {query.to} (UTC)
+              {tr('{from} to {to} (UTC)', { from: query.from, to: query.to })}
             </span>
           }
         />
@@ -249,19 +256,19 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
             data={data}
             series={series}
             money={metric === 'spend'}
-            description={`Stacked bar chart of ${metric} per day from ${query.from} to ${query.to}; the same figures are in the tables below.`}
+            description={tr('Stacked bar chart of {metric} per day from {from} to {to}; the same figures are in the tables below.', { metric: metricLabel, from: query.from, to: query.to })}
           />
         </CardBody>
       </Card>
 
       {query.groupBy !== 'none' && (
         <Card className="mt-4 sm:mt-6">
-          <CardHeader title={`By ${groupLabel.toLowerCase()}`} description="Totals over the range, highest spend first." />
+          <CardHeader title={tr(query.groupBy === 'model' ? 'By model' : 'By api key')} description={tr('Totals over the range, highest spend first.')} />
           {report.groups.length === 0 ? (
-            <EmptyState title="No requests in this range" />
+            <EmptyState title={tr('No requests in this range')} />
           ) : (
             <Table>
-              <TotalsHead first={groupLabel} />
+              <TotalsHead first={groupLabel} tr={tr} />
               <TBody>
                 {report.groups.map((g) => (
                   <GroupRow key={g.key} g={g} testId="usage-group-row" />
@@ -273,12 +280,12 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
       )}
 
       <Card className="mt-4 sm:mt-6">
-        <CardHeader title="By day" description="Days with requests, newest first." />
+        <CardHeader title={tr('By day')} description={tr('Days with requests, newest first.')} />
         {daysWithUse.length === 0 ? (
-          <EmptyState title="No requests in this range">Requests made with your API keys are counted here within a second or two.</EmptyState>
+          <EmptyState title={tr('No requests in this range')}>{tr('Requests made with your API keys are counted here within a second or two.')}</EmptyState>
         ) : (
           <Table>
-            <TotalsHead first="Day (UTC)" />
+            <TotalsHead first={tr('Day (UTC)')} tr={tr} />
             <TBody>
               {daysWithUse.map((d) => (
                 <GroupRow key={d.date} g={{ ...d, key: d.date, label: d.date }} testId="usage-day-row" />

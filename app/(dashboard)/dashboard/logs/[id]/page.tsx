@@ -1,3 +1,5 @@
+import { serverT } from '@/lib/i18n/server';
+import type { Phrase, Translate } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
 import Link from 'next/link';
@@ -12,7 +14,10 @@ import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RouteBadge, StatusBadge } from '@/components/dashboard/log-cells';
 import { LocalTime } from '@/components/ui/local-time';
 
-export const metadata: Metadata = { title: 'Request · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Request')} · Model Gateway` };
+}
 
 function Fields({ rows }: { rows: [string, ReactNode][] }) {
   return (
@@ -29,30 +34,30 @@ function Fields({ rows }: { rows: [string, ReactNode][] }) {
 
 const none = <span className="text-slate-500">—</span>;
 
-function cellText(value: unknown): ReactNode {
+function cellText(value: unknown, t: Translate): ReactNode {
   if (value === null || value === undefined) return none;
-  if (typeof value === 'boolean') return formatBoolean(value);
+  if (typeof value === 'boolean') return t(formatBoolean(value) as 'Yes' | 'No');
   if (typeof value === 'string' || typeof value === 'number') return String(value);
   return <code className="font-mono text-xs">{JSON.stringify(value)}</code>;
 }
 
 /** The gateway's attempt record (lib/gateway/context.ts), in this order; fields it may add later follow, sorted. */
-const knownColumns: { key: string; label: string; render?: (v: unknown) => ReactNode }[] = [
+const knownColumns: { key: string; label: Phrase; render?: (v: unknown, t: Translate) => ReactNode }[] = [
   { key: 'channel', label: 'Channel' },
   { key: 'model', label: 'Model' },
   {
     key: 'ok',
     label: 'Result',
-    render: (v) => (typeof v === 'boolean' ? <Badge tone={v ? 'green' : 'red'}>{v ? 'Succeeded' : 'Failed'}</Badge> : cellText(v)),
+    render: (v, t) => (typeof v === 'boolean' ? <Badge tone={v ? 'green' : 'red'}>{v ? t('Succeeded') : t('Failed')}</Badge> : cellText(v, t)),
   },
   { key: 'status', label: 'HTTP status' },
   { key: 'error', label: 'Error' },
-  { key: 'ms', label: 'Time', render: (v) => (typeof v === 'number' ? latency(v) : cellText(v)) },
+  { key: 'ms', label: 'Time', render: (v, t) => (typeof v === 'number' ? latency(v) : cellText(v, t)) },
 ];
 
-function attemptColumns(rows: Record<string, unknown>[]) {
+function attemptColumns(rows: Record<string, unknown>[], t: Translate) {
   const present = new Set(rows.flatMap((r) => Object.keys(r)));
-  const known = knownColumns.filter((c) => present.has(c.key));
+  const known = knownColumns.filter((c) => present.has(c.key)).map((c) => ({ ...c, label: t(c.label) as string }));
   const extra = [...present]
     .filter((k) => !knownColumns.some((c) => c.key === k))
     .sort()
@@ -61,23 +66,23 @@ function attemptColumns(rows: Record<string, unknown>[]) {
 }
 
 /** Attempts are recorded by the gateway as JSON: a table (cards on phones) when they are a list of records, raw JSON otherwise. */
-function Attempts({ attempts }: { attempts: unknown }) {
+function Attempts({ attempts, t }: { attempts: unknown; t: Translate }) {
   if (attempts === null || attempts === undefined || (Array.isArray(attempts) && attempts.length === 0)) {
-    return <p className="px-4 py-4 text-sm text-slate-500 sm:px-5">No upstream call was made for this request.</p>;
+    return <p className="px-4 py-4 text-sm text-slate-500 sm:px-5">{t('No upstream call was made for this request.')}</p>;
   }
   const records = Array.isArray(attempts) && attempts.every((a) => typeof a === 'object' && a !== null && !Array.isArray(a));
   if (!records) {
     return <pre className="overflow-x-auto px-4 py-4 font-mono text-xs text-slate-800 sm:px-5">{JSON.stringify(attempts, null, 2)}</pre>;
   }
   const rows = attempts as Record<string, unknown>[];
-  const columns = attemptColumns(rows);
-  const show = (c: (typeof columns)[number], r: Record<string, unknown>) => (c.render ? c.render(r[c.key]) : cellText(r[c.key]));
+  const columns = attemptColumns(rows, t);
+  const show = (c: (typeof columns)[number], r: Record<string, unknown>) => (c.render ? c.render(r[c.key], t) : cellText(r[c.key], t));
   return (
     <>
       <ol className="divide-y divide-slate-100 sm:hidden">
         {rows.map((r, i) => (
           <li key={i} className="px-4 py-3" data-testid="attempt-card">
-            <p className="mb-1 text-xs font-medium text-slate-500">Attempt {i + 1}</p>
+            <p className="mb-1 text-xs font-medium text-slate-500">{t('Attempt {n}', { n: i + 1 })}</p>
             <Fields rows={columns.map((c) => [c.label, show(c, r)])} />
           </li>
         ))}
@@ -113,7 +118,7 @@ function Attempts({ attempts }: { attempts: unknown }) {
 export default async function LogDetailPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   const user = await requirePageUser(`/dashboard/logs/${encodeURIComponent(id)}`);
-  const [log, keys] = await Promise.all([getLog(user.id, id), listKeyNames(user.id)]);
+  const [log, keys, t] = await Promise.all([getLog(user.id, id), listKeyNames(user.id), serverT()]);
   if (!log) notFound();
   const key = keys.find((k) => k.id === log.apiKeyId);
   const served = log.outcome === 'ok' || log.outcome === 'client_closed';
@@ -121,32 +126,32 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
   return (
     <>
       <Link href="/dashboard/logs" className="text-sm text-slate-500 hover:text-slate-900">
-        ← Logs
+        ← {t('Logs')}
       </Link>
       <div className="mb-6 mt-2 flex flex-wrap items-center gap-x-3 gap-y-2">
-        <h1 className="text-2xl font-semibold tracking-tight text-slate-900">Request</h1>
+        <h1 className="text-2xl font-semibold tracking-tight text-slate-900">{t('Request')}</h1>
         <code className="break-all font-mono text-sm text-slate-600" data-testid="log-id">
           {log.id}
         </code>
-        <CopyButton value={log.id} label="Copy id" variant="ghost" />
+        <CopyButton value={log.id} label={t('Copy id')} variant="ghost" />
         <StatusBadge status={log.status} outcome={log.outcome} />
       </div>
 
       <div className="grid grid-cols-1 gap-4 lg:grid-cols-2 [&>*]:min-w-0">
         <Card>
-          <CardHeader title="Request" />
+          <CardHeader title={t('Request')} />
           <CardBody>
             <Fields
               rows={[
-                ['Time', <LocalTime iso={log.createdAt.toISOString()} className="tabular-nums" />],
-                ['Endpoint', <code className="font-mono text-xs">{log.endpoint}</code>],
-                ['Streaming', formatBoolean(log.stream)],
-                ['API key', key ? `${key.name} (${key.display})` : log.apiKeyId ? 'Deleted key' : null],
-                ['HTTP status', <span className="tabular-nums">{log.status}</span>],
-                ['Outcome', <code className="font-mono text-xs">{log.outcome}</code>],
-                ['Error code', log.errorCode ? <code className="font-mono text-xs text-red-700">{log.errorCode}</code> : null],
-                ['Latency', latency(log.latencyMs)],
-                ['Time to first token', log.firstTokenMs !== null ? latency(log.firstTokenMs) : null],
+                [t('Time'), <LocalTime iso={log.createdAt.toISOString()} className="tabular-nums" />],
+                [t('Endpoint'), <code className="font-mono text-xs">{log.endpoint}</code>],
+                [t('Streaming'), t(formatBoolean(log.stream) as 'Yes' | 'No')],
+                [t('API key'), key ? `${key.name} (${key.display})` : log.apiKeyId ? t('Deleted key') : null],
+                [t('HTTP status'), <span className="tabular-nums">{log.status}</span>],
+                [t('Outcome'), <code className="font-mono text-xs">{log.outcome}</code>],
+                [t('Error code'), log.errorCode ? <code className="font-mono text-xs text-red-700">{log.errorCode}</code> : null],
+                [t('Latency'), latency(log.latencyMs)],
+                [t('Time to first token'), log.firstTokenMs !== null ? latency(log.firstTokenMs) : null],
               ]}
             />
           </CardBody>
@@ -154,61 +159,61 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
 
         <div className="min-w-0 space-y-4">
           <Card>
-            <CardHeader title="Routing" />
+            <CardHeader title={t('Routing')} />
             <CardBody>
               <Fields
                 rows={[
-                  ['Model requested', log.modelRequested],
+                  [t('Model requested'), log.modelRequested],
                   [
-                    served ? 'Model served' : 'Last model tried',
+                    served ? t('Model served') : t('Last model tried'),
                     log.modelServed ? (
                       <span className="flex flex-wrap items-center gap-2">
                         {log.modelServed} <RouteBadge entry={log} />
                       </span>
                     ) : served ? null : (
-                      <span className="text-slate-500">None: the request failed before reaching a model</span>
+                      <span className="text-slate-500">{t('None: the request failed before reaching a model')}</span>
                     ),
                   ],
-                  [served ? 'Channel' : 'Last channel tried', log.channel],
-                  ['Route reason', log.routeReason],
+                  [served ? t('Channel') : t('Last channel tried'), log.channel],
+                  [t('Route reason'), log.routeReason],
                 ]}
               />
             </CardBody>
           </Card>
 
           <Card>
-            <CardHeader title="Usage and cost" />
+            <CardHeader title={t('Usage and cost')} />
             <CardBody>
               <Fields
                 rows={[
-                  ['Prompt tokens', <span className="tabular-nums">{int(log.promptTokens)}</span>],
-                  ['Completion tokens', <span className="tabular-nums">{int(log.completionTokens)}</span>],
-                  ['Cache read tokens', <span className="tabular-nums">{int(log.cacheReadTokens)}</span>],
-                  ['Cache write tokens', <span className="tabular-nums">{int(log.cacheWriteTokens)}</span>],
+                  [t('Prompt tokens'), <span className="tabular-nums">{int(log.promptTokens)}</span>],
+                  [t('Completion tokens'), <span className="tabular-nums">{int(log.completionTokens)}</span>],
+                  [t('Cache read tokens'), <span className="tabular-nums">{int(log.cacheReadTokens)}</span>],
+                  [t('Cache write tokens'), <span className="tabular-nums">{int(log.cacheWriteTokens)}</span>],
                   [
-                    'Token counts',
+                    t('Token counts'),
                     log.tokensEstimated ? (
                       <span className="flex items-center gap-2">
-                        <Badge tone="neutral">estimated</Badge>
-                        <span className="text-slate-500">the upstream reported no usage</span>
+                        <Badge tone="neutral">{t('estimated')}</Badge>
+                        <span className="text-slate-500">{t('the upstream reported no usage')}</span>
                       </span>
                     ) : (
-                      'Reported by the upstream'
+                      t('Reported by the upstream')
                     ),
                   ],
                   [
-                    'Cost (USD)',
+                    t('Cost (USD)'),
                     <span className="tabular-nums" data-testid="cost-usd">
                       {formatExact(log.costUsd)}
                     </span>,
                   ],
                   [
-                    'Cost (CNY)',
+                    t('Cost (CNY)'),
                     <span className="tabular-nums" data-testid="cost-cny">
                       {formatExact(log.costCny, 'CNY')}
                     </span>,
                   ],
-                  ['Rate', <span className="tabular-nums">{log.cnyRate} CNY per USD</span>],
+                  [t('Rate'), <span className="tabular-nums">{t('{rate} CNY per USD', { rate: log.cnyRate })}</span>],
                 ]}
               />
             </CardBody>
@@ -216,8 +221,8 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
         </div>
 
         <Card className="lg:col-span-2">
-          <CardHeader title="Attempts" description="Each upstream call made for this request, in order." />
-          <Attempts attempts={log.attempts} />
+          <CardHeader title={t('Attempts')} description={t('Each upstream call made for this request, in order.')} />
+          <Attempts attempts={log.attempts} t={t} />
         </Card>
       </div>
     </>
