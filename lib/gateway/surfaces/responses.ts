@@ -1,6 +1,7 @@
 // POST /v1/responses (the OpenAI Responses API) and GET/DELETE /v1/responses/{id}. A Responses
 // request is served over every channel protocol by the Responses<->Chat mapping composed with the
-// chat translators (translate/responses-chat.ts); stored responses live in responses-store.ts.
+// chat translators (translate/responses-chat.ts), or passed as it came to a native Responses channel
+// (translate/responses-native.ts); stored responses live in responses-store.ts.
 import { authenticate } from '@/lib/auth/principal';
 import { GatewayError, openaiErrorBody } from '@/lib/errors';
 import { checkDenied, countRefused } from '@/lib/gateway/admission';
@@ -8,10 +9,12 @@ import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidFi
 import type { RequestContext } from '@/lib/gateway/context';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
 import { deleteResponse, loadResponse, saveResponse } from '@/lib/gateway/responses-store';
-import { countMessageTokens } from '@/lib/gateway/tokens';
+import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { isObject } from '@/lib/gateway/translate/openai-client';
-import { chatClientRequest, chatPlanOf, responseNotFound, responsesStreamError, responsesTranslator, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
+import { chatClientRequest, chatPlanOf, responseNotFound, responsesStreamError, responsesTranslator, type ChatPlan, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
+import { nativeResponsesTranslator } from '@/lib/gateway/translate/responses-native';
+import type { Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { log, errorFields } from '@/lib/log';
 
@@ -112,40 +115,72 @@ export const responsesSurface: SurfaceSpec = {
     const store = body.store !== false;
     // Only a request that continues a conversation reads the store.
     let history: JsonObject[] = [];
+    let usesStore = false;
     if (typeof body.previous_response_id === 'string') {
       const previous = await loadResponse(principal.userId, body.previous_response_id);
       if (!previous) throw responseNotFound(body.previous_response_id, 'previous_response_id');
       history = previous.conversation;
+      usesStore = true;
     }
-    const input = await resolveItemReferences(principal.userId, body.input);
-    const plan = chatPlanOf(input === body.input ? body : { ...body, input }, history);
+    // What the chat translation cannot carry (a built-in tool, an item only OpenAI's service knows,
+    // a reference to an item the upstream stored) only a native Responses channel can serve.
+    let untranslatable: GatewayError | undefined;
+    let plan: ChatPlan | undefined;
+    try {
+      const input = await resolveItemReferences(principal.userId, body.input);
+      if (input !== body.input) usesStore = true;
+      plan = chatPlanOf(input === body.input ? body : { ...body, input }, history);
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      untranslatable = err;
+    }
     let finished: FinishedResponse | undefined;
     const turn: ResponsesTurn = {
       body,
-      chat: chatClientRequest(plan.chat, req.headers),
-      conversation: plan.conversation,
+      chat: plan ? chatClientRequest(plan.chat, req.headers) : req,
+      conversation: plan?.conversation ?? [],
       onFinish: (f) => {
         finished = f;
       },
     };
-    const messages = plan.chat.messages;
+    const native = nativeResponsesTranslator(turn);
+    // One translator object per protocol: the pipeline builds one upstream call per translator.
+    const translated = new Map<UpstreamProtocol, Translator | undefined>();
+    const translatedFor = (protocol: UpstreamProtocol): Translator | undefined => {
+      if (!translated.has(protocol)) {
+        const inner = chatTranslators.openai[protocol];
+        let t = inner && responsesTranslator(inner, turn);
+        if (t && untranslatable) {
+          const refusal = untranslatable;
+          t = { ...t, request: () => { throw refusal; } };
+        }
+        translated.set(protocol, t);
+      }
+      return translated.get(protocol);
+    };
+    const messages = plan?.chat.messages;
     return {
       stream,
       maxOutputTokens,
       // Reserved for the whole conversation, the stored turns included.
-      promptBytes: turn.chat.body.raw.length,
+      promptBytes: plan ? turn.chat.body.raw.length : undefined,
       choices: 1,
       billed: true,
       autoNeeds: async (limit) => ({
-        tools: Array.isArray(plan.chat.tools) && plan.chat.tools.length > 0,
-        json: (plan.chat.response_format as JsonObject | undefined)?.type === 'json_object',
-        promptTokens: await countMessageTokens(messages, limit),
+        tools: Array.isArray(body.tools) && body.tools.length > 0,
+        json: (plan?.chat.response_format as JsonObject | undefined)?.type === 'json_object',
+        promptTokens: messages ? await countMessageTokens(messages, limit) : await countTokens(req.body.text, limit),
         maxOutputTokens,
       }),
-      estimatePrompt: () => countMessageTokens(messages),
-      translator: (protocol) => {
-        const inner = chatTranslators.openai[protocol];
-        return inner && responsesTranslator(inner, turn);
+      estimatePrompt: () => (messages ? countMessageTokens(messages) : countTokens(req.body.text)),
+      // A native channel gets the request as it came, unless it continues a conversation of our
+      // store that the chat translation carries (the upstream does not know our response ids).
+      // Untranslatable requests skip the model's other channels; with no native channel they are
+      // the translation's 400.
+      translator: (protocol, model, channel) => {
+        if (channel.responses && (untranslatable || !usesStore)) return native;
+        if (untranslatable && (cfg.channelsByModel.get(model.name) ?? []).some((c) => c.responses)) return undefined;
+        return translatedFor(protocol);
       },
       streamError: (err) => responsesStreamError(turn, openaiErrorBody(err)),
       // Written before the last bytes: a GET (on any instance) right after the reply finds it.
