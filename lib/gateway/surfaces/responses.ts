@@ -209,12 +209,13 @@ async function caller(ctx: RequestContext, req: GatewayRequest) {
   return principal;
 }
 
+/** The response id of /v1/responses/{id}[/…]: the segment after /v1/responses. */
 function idOf(req: GatewayRequest): string {
-  const last = req.path.replace(/\/$/, '').split('/').at(-1) ?? '';
+  const segment = req.path.split('/')[3] ?? '';
   try {
-    return decodeURIComponent(last);
+    return decodeURIComponent(segment);
   } catch {
-    return last;
+    return segment;
   }
 }
 
@@ -235,4 +236,70 @@ export async function removeResponse(ctx: RequestContext, req: GatewayRequest, s
   if (!(await deleteResponse(principal.userId, id))) throw responseNotFound(id);
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ id, object: 'response', deleted: true }));
+}
+
+/** A stored chat message as the Responses input items it was given as (ids minted from its position). */
+function inputItemsOf(msg: JsonObject, at: string): JsonObject[] {
+  const items: JsonObject[] = [];
+  if (msg.role === 'tool') {
+    items.push({ id: `fco_${at}`, type: 'function_call_output', call_id: msg.tool_call_id, output: typeof msg.content === 'string' ? msg.content : '', status: 'completed' });
+    return items;
+  }
+  const role = typeof msg.role === 'string' ? msg.role : 'user';
+  const textType = role === 'assistant' ? 'output_text' : 'input_text';
+  const parts: JsonObject[] = [];
+  if (typeof msg.content === 'string') {
+    if (msg.content !== '' || !Array.isArray(msg.tool_calls)) parts.push(role === 'assistant' ? { type: textType, text: msg.content, annotations: [] } : { type: textType, text: msg.content });
+  } else if (Array.isArray(msg.content)) {
+    for (const p of msg.content) {
+      if (!isObject(p)) continue;
+      if (p.type === 'text') parts.push({ type: textType, text: p.text });
+      else if (p.type === 'image_url' && isObject(p.image_url)) parts.push({ type: 'input_image', image_url: p.image_url.url, detail: p.image_url.detail ?? 'auto' });
+      else if (p.type === 'file' && isObject(p.file)) parts.push({ type: 'input_file', file_data: p.file.file_data, filename: p.file.filename });
+    }
+  }
+  if (parts.length > 0) items.push({ id: `msg_${at}`, type: 'message', role, status: 'completed', content: parts });
+  if (Array.isArray(msg.tool_calls)) {
+    msg.tool_calls.forEach((c, j) => {
+      if (!isObject(c) || !isObject(c.function)) return;
+      items.push({ id: `fc_${at}_${j}`, type: 'function_call', call_id: c.id, name: c.function.name, arguments: c.function.arguments, status: 'completed' });
+    });
+  }
+  return items;
+}
+
+function queryParams(req: GatewayRequest): URLSearchParams {
+  return new URLSearchParams(req.query ?? '');
+}
+
+/**
+ * GET /v1/responses/{id}/input_items: the input the response was made from (the stored
+ * conversation before its reply, earlier turns of a `previous_response_id` chain included), in
+ * OpenAI's list shape; `limit` (1-100, default 20), `order` (`desc` by default, as OpenAI), `after`.
+ */
+export async function listInputItems(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const principal = await caller(ctx, req);
+  const id = idOf(req);
+  const q = queryParams(req);
+  const limitText = q.get('limit');
+  const limit = limitText === null ? 20 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidField('limit', '"limit" must be an integer from 1 to 100.');
+  const order = q.get('order') ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw invalidField('order', '"order" must be "asc" or "desc".');
+  const row = await loadResponse(principal.userId, id);
+  if (!row) throw responseNotFound(id);
+  // The stored conversation ends with this response's reply: everything before it was its input.
+  const conversation = row.conversation.at(-1)?.role === 'assistant' ? row.conversation.slice(0, -1) : row.conversation;
+  const base = id.replace(/^resp_/, '');
+  let items = conversation.flatMap((m, i) => inputItemsOf(m, `in${i}_${base}`));
+  if (order === 'desc') items = items.reverse();
+  const after = q.get('after');
+  if (after !== null) {
+    const at = items.findIndex((item) => item.id === after);
+    if (at < 0) throw invalidField('after', `"after": no input item with id '${after}' in this response.`);
+    items = items.slice(at + 1);
+  }
+  const page = items.slice(0, limit);
+  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.end(JSON.stringify({ object: 'list', data: page, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: items.length > limit }));
 }
