@@ -179,7 +179,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('native Responses channels (%s)
     expect(second.previous_response_id).toBe(first.id);
   });
 
-  it('GET /v1/responses/{id}/input_items lists a stored response's input in OpenAI's list shape', async () => {
+  it('GET /v1/responses/{id}/input_items lists a stored response input in the OpenAI list shape', async () => {
     const first = await openai().responses.create({ model: TRANSLATED, input: 'My name is Ada.' });
     const second = await openai().responses.create({ model: TRANSLATED, input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is my name?' }] }], previous_response_id: first.id });
     // The official client (newest first, as OpenAI lists by default).
