@@ -84,8 +84,8 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
   // The first attempt's translation happens before admission: a parameter the upstream cannot
   // carry is the client's 400, with nothing admitted or sent.
-  const firstChannel = first.find((c) => prepared.translator(c.protocol, plan.models[0], c));
-  if (firstChannel) calls.get(plan.models[0], prepared.translator(firstChannel.protocol, plan.models[0], firstChannel)!);
+  const firstTranslator = first.map((c) => prepared.translator(c.protocol, plan.models[0], c)).find((t) => t !== undefined);
+  if (firstTranslator) calls.get(plan.models[0], firstTranslator);
   else if (prepared.local && !plan.models.some((m) => channelsOf(ctx.cfg, m).some((c) => prepared.translator(c.protocol, m, c)))) {
     await ctx.admit(null, surface.endpoint, 0n);
     const text = await prepared.local(plan.models[0]);
