@@ -27,6 +27,8 @@ export interface ChannelInfo {
   priority: number;
   weight: number;
   timeouts: Timeouts;
+  /** The upstream serves the OpenAI Responses API itself (POST {baseUrl}/responses). */
+  responses?: boolean;
 }
 
 /** Prices are pico-USD per token: price per million USD times 10^6, exact for up to 6 decimals. */
@@ -159,6 +161,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       priority: c.priority,
       weight: c.weight,
       timeouts: { connectMs: c.timeouts.connect_ms, firstByteMs: c.timeouts.first_byte_ms, idleMs: c.timeouts.idle_ms },
+      responses: c.responses,
     };
   });
   const channelsByModel = new Map<string, ChannelInfo[]>();

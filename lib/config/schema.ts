@@ -52,11 +52,20 @@ const channelSchema = z
     priority: z.number().int().default(0),
     weight: positiveInt.default(1),
     timeouts: timeoutsSchema.default({ connect_ms: 5_000, first_byte_ms: 60_000, idle_ms: 60_000 }),
+    /**
+     * An OpenAI channel whose upstream serves POST {base_url}/responses itself: /v1/responses
+     * requests are passed to it as they came (built-in tools such as web_search included).
+     */
+    responses: z.boolean().default(false),
   })
   .strict()
   .refine((c) => c.api_key !== undefined || c.api_key_env !== undefined, {
     message: 'needs api_key or api_key_env',
     path: ['api_key'],
+  })
+  .refine((c) => !c.responses || c.protocol === 'openai', {
+    message: 'responses: true needs an openai channel (the Responses API is an OpenAI protocol)',
+    path: ['responses'],
   });
 
 const modelSchema = z

@@ -6,7 +6,7 @@ import { runPipeline, type SurfaceSpec } from '@/lib/gateway/pipeline';
 import { openaiChatSurface } from '@/lib/gateway/surfaces/openai-chat';
 import { anthropicCountTokensSurface, anthropicMessagesSurface } from '@/lib/gateway/surfaces/anthropic-messages';
 import { embeddingsSurface } from '@/lib/gateway/surfaces/embeddings';
-import { getResponse, removeResponse, responsesSurface } from '@/lib/gateway/surfaces/responses';
+import { getResponse, listInputItems, removeResponse, responsesSurface } from '@/lib/gateway/surfaces/responses';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
 
@@ -29,17 +29,22 @@ const routes: Record<string, Route> = {
   'POST /v1/responses': pipeline(responsesSurface),
 };
 
-/** Routes whose last path segment is a parameter, keyed by their path with `{id}`. */
+/** Routes with a path segment that is a parameter, keyed by their path with `{id}`. */
 const paramRoutes: Record<string, Route> = {
   'GET /v1/responses/{id}': getResponse,
   'DELETE /v1/responses/{id}': removeResponse,
+  'GET /v1/responses/{id}/input_items': listInputItems,
 };
 
-/** A path with its last segment as `{id}`, when some parameter route has that shape. */
+/** A path with one segment (after /v1/x) as `{id}`, when some parameter route has that shape; the last segment is tried first. */
 function paramPath(path: string): string | undefined {
-  const cut = path.lastIndexOf('/');
-  const pattern = `${path.slice(0, cut)}/{id}`;
-  return cut > 0 && cut < path.length - 1 && Object.keys(paramRoutes).some((r) => r.endsWith(` ${pattern}`)) ? pattern : undefined;
+  const segments = path.split('/');
+  for (let i = segments.length - 1; i >= 3; i--) {
+    if (!segments[i]) continue;
+    const pattern = [...segments.slice(0, i), '{id}', ...segments.slice(i + 1)].join('/');
+    if (Object.keys(paramRoutes).some((r) => r.endsWith(` ${pattern}`))) return pattern;
+  }
+  return undefined;
 }
 
 const notFound: Route = async (_ctx, req) => {

@@ -85,6 +85,7 @@ export function handleNodeRequest(req: IncomingMessage, res: ServerResponse): vo
   const gatewayRequest: GatewayRequest = {
     method: req.method ?? 'GET',
     path: q === -1 ? url : url.slice(0, q),
+    query: q === -1 ? '' : url.slice(q + 1),
     headers,
     ip: req.socket.remoteAddress ?? 'unknown',
     readBody: (max) => readBody(req, max),

@@ -37,8 +37,11 @@ export interface PreparedRequest {
   autoNeeds?: (countLimit: number) => Promise<RequestNeeds>;
   /** Our count of the prompt, for a reply whose upstream reported no usage. */
   estimatePrompt(): Promise<number>;
-  /** The translator from this surface to a channel's protocol (undefined: such channels cannot serve it). */
-  translator(protocol: UpstreamProtocol, model: ModelInfo): Translator | undefined;
+  /**
+   * The translator from this surface to a channel's protocol (undefined: such channels cannot serve
+   * it). The channel is given for what its protocol alone does not say (a native Responses upstream).
+   */
+  translator(protocol: UpstreamProtocol, model: ModelInfo, channel: ChannelInfo): Translator | undefined;
   /** An answer made here, for a model no channel can answer this operation for (count_tokens off Anthropic). */
   local?(model: ModelInfo): Promise<string>;
   /** A mid-stream error in the surface's own stream format (default: a chat chunk `data: {"error":…}`). */
@@ -81,9 +84,9 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
   // The first attempt's translation happens before admission: a parameter the upstream cannot
   // carry is the client's 400, with nothing admitted or sent.
-  const firstChannel = first.find((c) => prepared.translator(c.protocol, plan.models[0]));
-  if (firstChannel) calls.get(plan.models[0], firstChannel);
-  else if (prepared.local && !plan.models.some((m) => channelsOf(ctx.cfg, m).some((c) => prepared.translator(c.protocol, m)))) {
+  const firstTranslator = first.map((c) => prepared.translator(c.protocol, plan.models[0], c)).find((t) => t !== undefined);
+  if (firstTranslator) calls.get(plan.models[0], firstTranslator);
+  else if (prepared.local && !plan.models.some((m) => channelsOf(ctx.cfg, m).some((c) => prepared.translator(c.protocol, m, c)))) {
     await ctx.admit(null, surface.endpoint, 0n);
     const text = await prepared.local(plan.models[0]);
     sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
@@ -97,11 +100,11 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   for (let i = 0; i < plan.models.length; i++) {
     const model = plan.models[i];
     for (const channel of i === 0 ? first : orderChannels(channelsOf(ctx.cfg, model))) {
-      const translator = prepared.translator(channel.protocol, model);
+      const translator = prepared.translator(channel.protocol, model, channel);
       if (!translator) continue;
       let call: UpstreamCall;
       try {
-        call = calls.get(model, channel);
+        call = calls.get(model, translator);
       } catch (err) {
         // A fallback whose protocol cannot carry the request is skipped; the refusal is the answer
         // only if nothing else could be tried.
@@ -147,9 +150,9 @@ function reservation(models: ModelInfo[], prepared: PreparedRequest, bodyBytes: 
   return reserve;
 }
 
-/** Upstream calls built by translators, one per (model, protocol): channels of a protocol share it. */
+/** Upstream calls built by translators, one per (model, translator): channels served alike share it. */
 class CallCache {
-  private readonly calls = new Map<string, UpstreamCall>();
+  private readonly calls = new Map<string, Map<Translator, UpstreamCall>>();
 
   constructor(
     private readonly client: ClientRequest,
@@ -157,12 +160,13 @@ class CallCache {
     private readonly prepared: PreparedRequest,
   ) {}
 
-  get(model: ModelInfo, channel: ChannelInfo): UpstreamCall {
-    const key = `${model.name}\n${channel.protocol}`;
-    let call = this.calls.get(key);
+  get(model: ModelInfo, translator: Translator): UpstreamCall {
+    let byTranslator = this.calls.get(model.name);
+    if (!byTranslator) this.calls.set(model.name, (byTranslator = new Map()));
+    let call = byTranslator.get(translator);
     if (!call) {
-      call = this.prepared.translator(channel.protocol, model)!.request(this.client, callInfo(this.ctx, model, this.prepared));
-      this.calls.set(key, call);
+      call = translator.request(this.client, callInfo(this.ctx, model, this.prepared));
+      byTranslator.set(translator, call);
     }
     return call;
   }
@@ -186,7 +190,7 @@ async function attempt(
   channel: ChannelInfo,
 ): Promise<boolean> {
   const provider = providers[channel.protocol];
-  const path = provider.path(surface.operation, model.name, prepared.stream);
+  const path = provider.path(call.operation ?? surface.operation, model.name, prepared.stream);
   if (path === undefined) return false;
   const headers = { ...call.headers, ...provider.auth(channel.apiKey) };
   // Detached once the headers are in: a reply is read on after its client left, to bill what was generated.

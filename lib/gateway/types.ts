@@ -5,6 +5,8 @@ export interface GatewayRequest {
   method: string;
   /** Path without the query string, e.g. /v1/chat/completions. */
   path: string;
+  /** The query string without its `?` ('' for none). */
+  query?: string;
   /** Lower-cased header names; repeated headers joined with ", ". */
   headers: Record<string, string | undefined>;
   ip: string;

@@ -68,6 +68,7 @@ export function handleWebRequest(request: Request): Promise<Response> {
   const gatewayRequest: GatewayRequest = {
     method: request.method,
     path: url.pathname,
+    query: url.search.slice(1),
     headers,
     ip: headers['x-forwarded-for']?.split(',')[0]?.trim() ?? 'unknown',
     readBody: (max) => readBody(request, max),

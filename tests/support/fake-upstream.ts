@@ -1,6 +1,6 @@
 /**
  * Fake LLM upstream for tests: a plain node:http server that speaks the OpenAI
- * (chat completions, embeddings, models), Anthropic (messages, count_tokens,
+ * (chat completions, responses, embeddings, models), Anthropic (messages, count_tokens,
  * models) and Gemini (generateContent, streamGenerateContent, countTokens,
  * models under /v1beta) HTTP protocols, records every request byte-exact, and
  * can be told to misbehave per request (see `Fault`).
@@ -1364,6 +1364,128 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
   // ---- dispatch ---------------------------------------------------------------
 
+  // ---- OpenAI Responses (POST /v1/responses) ---------------------------------
+
+  /** The text of a Responses `input` (a string or items): what its prompt tokens count. */
+  function responsesInputText(input: unknown): string {
+    if (typeof input === 'string') return input;
+    if (!Array.isArray(input)) return '';
+    let t = '';
+    for (const item of input) {
+      if (!isObj(item)) continue;
+      t += openaiContentText(item.content);
+      if (typeof item.arguments === 'string') t += item.arguments;
+      if (typeof item.output === 'string') t += item.output;
+    }
+    return t;
+  }
+
+  /**
+   * As OpenAI's Responses API answers: a Response object, or (stream: true) typed events
+   * (`event:` lines, `sequence_number` from 0) ending with `response.completed` carrying the usage.
+   * A built-in web_search tool yields a `web_search_call` item before the message; a function tool
+   * (on a user turn) a `function_call` item with TOOL_CALL_ARGUMENTS.
+   */
+  async function openaiResponses(ctx: Ctx, body: Json): Promise<void> {
+    if (typeof body.model !== 'string' || !body.model) {
+      sendJson(ctx, 400, openaiError("Missing required parameter: 'model'.", 'model'));
+      return;
+    }
+    if (body.input === undefined || body.input === null) {
+      sendJson(ctx, 400, openaiError("Missing required parameter: 'input'.", 'input'));
+      return;
+    }
+    const tools = Array.isArray(body.tools) ? (body.tools as unknown[]).filter(isObj) : [];
+    const webSearch = tools.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search'));
+    const fnTool = tools.find((t) => t.type === 'function' && typeof t.name === 'string');
+    const items = Array.isArray(body.input) ? (body.input as unknown[]).filter(isObj) : [];
+    const lastIsOutput = items.length > 0 && items[items.length - 1]!.type === 'function_call_output';
+    const inputText = (typeof body.instructions === 'string' ? body.instructions : '') + responsesInputText(body.input);
+    const inputTokens = countTokens(inputText) + 3;
+    const id = `resp_${rid(48)}`;
+    const created = nowSec();
+    const lastText = typeof body.input === 'string' ? body.input : responsesInputText(items.filter((i) => i.role === 'user').slice(-1));
+    const text = lastIsOutput ? `The tool said: ${String(items[items.length - 1]!.output ?? '')}` : (echoOf(lastText) ?? reply);
+    const output: Json[] = [];
+    if (webSearch) output.push({ id: `ws_${rid(48)}`, type: 'web_search_call', status: 'completed', action: { type: 'search', query: lastText } });
+    if (fnTool && !lastIsOutput && body.tool_choice !== 'none') {
+      output.push({ id: `fc_${rid(48)}`, type: 'function_call', status: 'completed', arguments: TOOL_CALL_ARGUMENTS, call_id: `call_${rid(24)}`, name: fnTool.name });
+    } else {
+      const annotations = webSearch ? [{ type: 'url_citation', start_index: 0, end_index: text.length, url: 'https://example.com/', title: 'Example' }] : [];
+      output.push({ id: `msg_${rid(48)}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations, logprobs: [] }] });
+    }
+    const outputTokens = countTokens(output.map((o) => (o.type === 'function_call' ? String(o.name) + TOOL_CALL_ARGUMENTS : o.type === 'message' ? text : '')).join(''));
+    const usage = {
+      input_tokens: inputTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: outputTokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: inputTokens + outputTokens,
+    };
+    const response = (status: string, out: Json[], u: Json | null): Json => ({
+      id,
+      object: 'response',
+      created_at: created,
+      status,
+      background: false,
+      error: null,
+      incomplete_details: null,
+      instructions: typeof body.instructions === 'string' ? body.instructions : null,
+      max_output_tokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null,
+      model: body.model,
+      output: out,
+      parallel_tool_calls: body.parallel_tool_calls !== false,
+      previous_response_id: typeof body.previous_response_id === 'string' ? body.previous_response_id : null,
+      reasoning: { effort: null, summary: null },
+      store: body.store !== false,
+      temperature: typeof body.temperature === 'number' ? body.temperature : 1,
+      text: { format: { type: 'text' } },
+      tool_choice: body.tool_choice ?? 'auto',
+      tools: body.tools ?? [],
+      top_p: typeof body.top_p === 'number' ? body.top_p : 1,
+      truncation: 'disabled',
+      usage: u,
+      user: null,
+      metadata: isObj(body.metadata) ? body.metadata : {},
+    });
+    if (body.stream !== true) {
+      answerJson(ctx, response('completed', output, ctx.fault.type === 'no-usage' ? null : usage), '{"id": "resp_');
+      return;
+    }
+    let seq = 0;
+    const frames: Frame[] = [];
+    const ev = (type: string, payload: Json): void => {
+      frames.push({ data: `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...payload })}\n\n` });
+    };
+    ev('response.created', { response: response('in_progress', [], null) });
+    ev('response.in_progress', { response: response('in_progress', [], null) });
+    output.forEach((item, i) => {
+      if (item.type === 'web_search_call') {
+        ev('response.output_item.added', { output_index: i, item: { ...item, status: 'in_progress' } });
+        ev('response.web_search_call.in_progress', { output_index: i, item_id: item.id });
+        ev('response.web_search_call.searching', { output_index: i, item_id: item.id });
+        ev('response.web_search_call.completed', { output_index: i, item_id: item.id });
+        ev('response.output_item.done', { output_index: i, item });
+      } else if (item.type === 'function_call') {
+        ev('response.output_item.added', { output_index: i, item: { ...item, status: 'in_progress', arguments: '' } });
+        for (const frag of ['{"', 'city', '":"', 'Paris', '"}']) ev('response.function_call_arguments.delta', { item_id: item.id, output_index: i, delta: frag });
+        ev('response.function_call_arguments.done', { item_id: item.id, output_index: i, arguments: TOOL_CALL_ARGUMENTS });
+        ev('response.output_item.done', { output_index: i, item });
+      } else {
+        const part = (item.content as Json[])[0]!;
+        ev('response.output_item.added', { output_index: i, item: { ...item, status: 'in_progress', content: [] } });
+        ev('response.content_part.added', { item_id: item.id, output_index: i, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+        for (const piece of streamPieces(text)) ev('response.output_text.delta', { item_id: item.id, output_index: i, content_index: 0, delta: piece, logprobs: [] });
+        ev('response.output_text.done', { item_id: item.id, output_index: i, content_index: 0, text, logprobs: [] });
+        ev('response.content_part.done', { item_id: item.id, output_index: i, content_index: 0, part });
+        ev('response.output_item.done', { output_index: i, item });
+      }
+    });
+    ev('response.completed', { response: response('completed', output, ctx.fault.type === 'no-usage' ? null : usage) });
+    frames[frames.length - 1]!.terminal = true;
+    await streamFrames(ctx, frames, `event: response.output_text.delta\ndata: {"type": "response.output_text.delta", "delta": "\n\n`);
+  }
+
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake.local');
     const pathname = url.pathname.replace(/\/+$/, '') || '/';
@@ -1497,6 +1619,12 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       if (method !== 'POST') return notFound();
       if (!openaiAuthOk(ctx) || badJson()) return;
       await openaiChat(ctx, json as Json);
+      return;
+    }
+    if (pathname === '/v1/responses') {
+      if (method !== 'POST') return notFound();
+      if (!openaiAuthOk(ctx) || badJson()) return;
+      await openaiResponses(ctx, json as Json);
       return;
     }
     if (pathname === '/v1/embeddings') {

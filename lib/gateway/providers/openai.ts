@@ -1,7 +1,7 @@
 import { nestedErrorMessage, type Provider } from '@/lib/gateway/providers/types';
 
 // The channel's base URL includes the version (https://api.openai.com/v1), as OpenAI's SDKs expect.
-const paths = { chat: '/chat/completions', embeddings: '/embeddings', count_tokens: undefined } as const;
+const paths = { chat: '/chat/completions', embeddings: '/embeddings', count_tokens: undefined, responses: '/responses' } as const;
 
 export const openaiProvider: Provider = {
   protocol: 'openai',

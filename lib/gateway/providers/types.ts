@@ -1,7 +1,7 @@
 import type { UpstreamProtocol } from '@/lib/gateway/translate/types';
 
 /** What the pipeline asks an upstream to do. */
-export type Operation = 'chat' | 'embeddings' | 'count_tokens';
+export type Operation = 'chat' | 'embeddings' | 'count_tokens' | 'responses';
 
 /**
  * An upstream protocol as data: where each operation lives under a channel's base URL, how the

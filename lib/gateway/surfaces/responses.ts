@@ -1,6 +1,7 @@
 // POST /v1/responses (the OpenAI Responses API) and GET/DELETE /v1/responses/{id}. A Responses
 // request is served over every channel protocol by the Responses<->Chat mapping composed with the
-// chat translators (translate/responses-chat.ts); stored responses live in responses-store.ts.
+// chat translators (translate/responses-chat.ts), or passed as it came to a native Responses channel
+// (translate/responses-native.ts); stored responses live in responses-store.ts.
 import { authenticate } from '@/lib/auth/principal';
 import { GatewayError, openaiErrorBody } from '@/lib/errors';
 import { checkDenied, countRefused } from '@/lib/gateway/admission';
@@ -8,10 +9,12 @@ import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidFi
 import type { RequestContext } from '@/lib/gateway/context';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
 import { deleteResponse, loadResponse, saveResponse } from '@/lib/gateway/responses-store';
-import { countMessageTokens } from '@/lib/gateway/tokens';
+import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { isObject } from '@/lib/gateway/translate/openai-client';
-import { chatClientRequest, chatPlanOf, responseNotFound, responsesStreamError, responsesTranslator, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
+import { chatClientRequest, chatPlanOf, responseNotFound, responsesStreamError, responsesTranslator, type ChatPlan, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
+import { nativeResponsesTranslator } from '@/lib/gateway/translate/responses-native';
+import type { Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { log, errorFields } from '@/lib/log';
 
@@ -112,40 +115,72 @@ export const responsesSurface: SurfaceSpec = {
     const store = body.store !== false;
     // Only a request that continues a conversation reads the store.
     let history: JsonObject[] = [];
+    let usesStore = false;
     if (typeof body.previous_response_id === 'string') {
       const previous = await loadResponse(principal.userId, body.previous_response_id);
       if (!previous) throw responseNotFound(body.previous_response_id, 'previous_response_id');
       history = previous.conversation;
+      usesStore = true;
     }
-    const input = await resolveItemReferences(principal.userId, body.input);
-    const plan = chatPlanOf(input === body.input ? body : { ...body, input }, history);
+    // What the chat translation cannot carry (a built-in tool, an item only OpenAI's service knows,
+    // a reference to an item the upstream stored) only a native Responses channel can serve.
+    let untranslatable: GatewayError | undefined;
+    let plan: ChatPlan | undefined;
+    try {
+      const input = await resolveItemReferences(principal.userId, body.input);
+      if (input !== body.input) usesStore = true;
+      plan = chatPlanOf(input === body.input ? body : { ...body, input }, history);
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      untranslatable = err;
+    }
     let finished: FinishedResponse | undefined;
     const turn: ResponsesTurn = {
       body,
-      chat: chatClientRequest(plan.chat, req.headers),
-      conversation: plan.conversation,
+      chat: plan ? chatClientRequest(plan.chat, req.headers) : req,
+      conversation: plan?.conversation ?? [],
       onFinish: (f) => {
         finished = f;
       },
     };
-    const messages = plan.chat.messages;
+    const native = nativeResponsesTranslator(turn);
+    // One translator object per protocol: the pipeline builds one upstream call per translator.
+    const translated = new Map<UpstreamProtocol, Translator | undefined>();
+    const translatedFor = (protocol: UpstreamProtocol): Translator | undefined => {
+      if (!translated.has(protocol)) {
+        const inner = chatTranslators.openai[protocol];
+        let t = inner && responsesTranslator(inner, turn);
+        if (t && untranslatable) {
+          const refusal = untranslatable;
+          t = { ...t, request: () => { throw refusal; } };
+        }
+        translated.set(protocol, t);
+      }
+      return translated.get(protocol);
+    };
+    const messages = plan?.chat.messages;
     return {
       stream,
       maxOutputTokens,
       // Reserved for the whole conversation, the stored turns included.
-      promptBytes: turn.chat.body.raw.length,
+      promptBytes: plan ? turn.chat.body.raw.length : undefined,
       choices: 1,
       billed: true,
       autoNeeds: async (limit) => ({
-        tools: Array.isArray(plan.chat.tools) && plan.chat.tools.length > 0,
-        json: (plan.chat.response_format as JsonObject | undefined)?.type === 'json_object',
-        promptTokens: await countMessageTokens(messages, limit),
+        tools: Array.isArray(body.tools) && body.tools.length > 0,
+        json: (plan?.chat.response_format as JsonObject | undefined)?.type === 'json_object',
+        promptTokens: messages ? await countMessageTokens(messages, limit) : await countTokens(req.body.text, limit),
         maxOutputTokens,
       }),
-      estimatePrompt: () => countMessageTokens(messages),
-      translator: (protocol) => {
-        const inner = chatTranslators.openai[protocol];
-        return inner && responsesTranslator(inner, turn);
+      estimatePrompt: () => (messages ? countMessageTokens(messages) : countTokens(req.body.text)),
+      // A native channel gets the request as it came, unless it continues a conversation of our
+      // store that the chat translation carries (the upstream does not know our response ids).
+      // Untranslatable requests skip the model's other channels; with no native channel they are
+      // the translation's 400.
+      translator: (protocol, model, channel) => {
+        if (channel.responses && (untranslatable || !usesStore)) return native;
+        if (untranslatable && (cfg.channelsByModel.get(model.name) ?? []).some((c) => c.responses)) return undefined;
+        return translatedFor(protocol);
       },
       streamError: (err) => responsesStreamError(turn, openaiErrorBody(err)),
       // Written before the last bytes: a GET (on any instance) right after the reply finds it.
@@ -174,12 +209,13 @@ async function caller(ctx: RequestContext, req: GatewayRequest) {
   return principal;
 }
 
+/** The response id of /v1/responses/{id}[/…]: the segment after /v1/responses. */
 function idOf(req: GatewayRequest): string {
-  const last = req.path.replace(/\/$/, '').split('/').at(-1) ?? '';
+  const segment = req.path.split('/')[3] ?? '';
   try {
-    return decodeURIComponent(last);
+    return decodeURIComponent(segment);
   } catch {
-    return last;
+    return segment;
   }
 }
 
@@ -200,4 +236,70 @@ export async function removeResponse(ctx: RequestContext, req: GatewayRequest, s
   if (!(await deleteResponse(principal.userId, id))) throw responseNotFound(id);
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ id, object: 'response', deleted: true }));
+}
+
+/** A stored chat message as the Responses input items it was given as (ids minted from its position). */
+function inputItemsOf(msg: JsonObject, at: string): JsonObject[] {
+  const items: JsonObject[] = [];
+  if (msg.role === 'tool') {
+    items.push({ id: `fco_${at}`, type: 'function_call_output', call_id: msg.tool_call_id, output: typeof msg.content === 'string' ? msg.content : '', status: 'completed' });
+    return items;
+  }
+  const role = typeof msg.role === 'string' ? msg.role : 'user';
+  const textType = role === 'assistant' ? 'output_text' : 'input_text';
+  const parts: JsonObject[] = [];
+  if (typeof msg.content === 'string') {
+    if (msg.content !== '' || !Array.isArray(msg.tool_calls)) parts.push(role === 'assistant' ? { type: textType, text: msg.content, annotations: [] } : { type: textType, text: msg.content });
+  } else if (Array.isArray(msg.content)) {
+    for (const p of msg.content) {
+      if (!isObject(p)) continue;
+      if (p.type === 'text') parts.push({ type: textType, text: p.text });
+      else if (p.type === 'image_url' && isObject(p.image_url)) parts.push({ type: 'input_image', image_url: p.image_url.url, detail: p.image_url.detail ?? 'auto' });
+      else if (p.type === 'file' && isObject(p.file)) parts.push({ type: 'input_file', file_data: p.file.file_data, filename: p.file.filename });
+    }
+  }
+  if (parts.length > 0) items.push({ id: `msg_${at}`, type: 'message', role, status: 'completed', content: parts });
+  if (Array.isArray(msg.tool_calls)) {
+    msg.tool_calls.forEach((c, j) => {
+      if (!isObject(c) || !isObject(c.function)) return;
+      items.push({ id: `fc_${at}_${j}`, type: 'function_call', call_id: c.id, name: c.function.name, arguments: c.function.arguments, status: 'completed' });
+    });
+  }
+  return items;
+}
+
+function queryParams(req: GatewayRequest): URLSearchParams {
+  return new URLSearchParams(req.query ?? '');
+}
+
+/**
+ * GET /v1/responses/{id}/input_items: the input the response was made from (the stored
+ * conversation before its reply, earlier turns of a `previous_response_id` chain included), in
+ * OpenAI's list shape; `limit` (1-100, default 20), `order` (`desc` by default, as OpenAI), `after`.
+ */
+export async function listInputItems(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const principal = await caller(ctx, req);
+  const id = idOf(req);
+  const q = queryParams(req);
+  const limitText = q.get('limit');
+  const limit = limitText === null ? 20 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidField('limit', '"limit" must be an integer from 1 to 100.');
+  const order = q.get('order') ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw invalidField('order', '"order" must be "asc" or "desc".');
+  const row = await loadResponse(principal.userId, id);
+  if (!row) throw responseNotFound(id);
+  // The stored conversation ends with this response's reply: everything before it was its input.
+  const conversation = row.conversation.at(-1)?.role === 'assistant' ? row.conversation.slice(0, -1) : row.conversation;
+  const base = id.replace(/^resp_/, '');
+  let items = conversation.flatMap((m, i) => inputItemsOf(m, `in${i}_${base}`));
+  if (order === 'desc') items = items.reverse();
+  const after = q.get('after');
+  if (after !== null) {
+    const at = items.findIndex((item) => item.id === after);
+    if (at < 0) throw invalidField('after', `"after": no input item with id '${after}' in this response.`);
+    items = items.slice(at + 1);
+  }
+  const page = items.slice(0, limit);
+  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.end(JSON.stringify({ object: 'list', data: page, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: items.length > limit }));
 }

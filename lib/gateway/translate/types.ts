@@ -3,6 +3,7 @@
 // transformer for streams. The pipeline never asks which protocols a translator joins.
 import type { ModelInfo, UpstreamProtocolName } from '@/lib/config';
 import type { JsonBody, JsonObject } from '@/lib/gateway/body';
+import type { Operation } from '@/lib/gateway/providers/types';
 
 /** What the client speaks (the surface it called). */
 export type ClientProtocol = 'openai' | 'anthropic';
@@ -36,6 +37,8 @@ export interface UpstreamCall {
   headers?: Record<string, string>;
   /** A 403 from the upstream answers something the caller asked for (an anthropic-beta): the caller's error. */
   forbiddenIsCallers?: boolean;
+  /** The upstream operation called, when not the surface's (a Responses request passed to a native Responses channel). */
+  operation?: Operation;
 }
 
 /**

@@ -1,0 +1,162 @@
+// A Responses request passed to a native Responses upstream (an OpenAI channel with
+// `responses: true`): the client's bytes go upstream (only `model` may change, on fallback), the
+// upstream's Response object and stream events come back as they came. Usage is read from the
+// Response's `usage` (a stream's terminal event); the gateway's `service` member is spliced into
+// the Response object, and the stream's terminal event is held back until the cost is known.
+import { usageCount } from '@/lib/billing/cost';
+import { upstreamBody } from '@/lib/gateway/body';
+import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
+import { chatMessagesOf, type ChatMessage, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
+import type { JsonObject, Settlement, StreamTranslator, TranslatedReply, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
+
+/** The Responses API's usage object in billing terms; null when it gave no usable input count. */
+export function responsesUsage(u: unknown): UpstreamUsage | null {
+  if (!isObject(u)) return null;
+  const input = usageCount(u.input_tokens);
+  if (input === undefined) return null;
+  const cached = Math.min(input, usageCount(isObject(u.input_tokens_details) ? u.input_tokens_details.cached_tokens : undefined) ?? 0);
+  return {
+    promptTokens: input - cached,
+    completionTokens: usageCount(u.output_tokens) ?? 0,
+    cacheReadTokens: cached,
+    cacheWriteTokens: 0,
+    reasoningTokens: usageCount(isObject(u.output_tokens_details) ? u.output_tokens_details.reasoning_tokens : undefined) ?? 0,
+    completionFinal: true,
+  };
+}
+
+/** Generated text of output items (message text, call arguments, reasoning summaries): what an estimate counts. */
+function outputText(output: unknown): string {
+  if (!Array.isArray(output)) return '';
+  let text = '';
+  for (const item of output) {
+    if (!isObject(item)) continue;
+    if (typeof item.arguments === 'string') text += item.arguments;
+    for (const list of [item.content, item.summary]) {
+      if (!Array.isArray(list)) continue;
+      for (const part of list) if (isObject(part) && typeof part.text === 'string') text += part.text;
+    }
+  }
+  return text;
+}
+
+/**
+ * The conversation through a natively served turn, as chat messages (what a later
+ * `previous_response_id` over a translated channel continues from). Input and output items the
+ * chat shape cannot hold (built-in tool calls and their results) are left out.
+ */
+function nativeConversation(rt: ResponsesTurn, response: JsonObject): ChatMessage[] {
+  // A passed-through request used no stored state of ours: its conversation starts with its input.
+  const out: ChatMessage[] = [];
+  const input = typeof rt.body.input === 'string' ? [rt.body.input] : Array.isArray(rt.body.input) ? rt.body.input : [];
+  for (const item of input) {
+    try {
+      out.push(...chatMessagesOf(typeof item === 'string' ? item : [item]));
+    } catch {
+      /* an item only the native upstream understands */
+    }
+  }
+  let text = '';
+  const calls: JsonObject[] = [];
+  for (const item of Array.isArray(response.output) ? response.output : []) {
+    if (!isObject(item)) continue;
+    if (item.type === 'message' && Array.isArray(item.content)) {
+      for (const part of item.content) if (isObject(part) && part.type === 'output_text' && typeof part.text === 'string') text += part.text;
+    } else if (item.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
+      calls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '' } });
+    }
+  }
+  const assistant: ChatMessage = { role: 'assistant', content: text || (calls.length > 0 ? null : '') };
+  if (calls.length > 0) assistant.tool_calls = calls;
+  out.push(assistant);
+  return out;
+}
+
+/** The Response object's JSON text with the gateway's `service` member (cost as a bare JSON number) last. */
+function withService(response: JsonObject, settled: Settlement): string {
+  const { service: _theirs, ...rest } = response;
+  const json = JSON.stringify(rest);
+  return `${json.slice(0, -1)},"service":${serviceMember(settled)}}`;
+}
+
+const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+class NativeStream implements StreamTranslator {
+  usage: UpstreamUsage | null = null;
+  completion = '';
+  finished = false;
+  /** The terminal event, held until the cost is known. */
+  private terminal: { type: string; seq: number; response: JsonObject } | null = null;
+
+  constructor(private readonly rt: ResponsesTurn) {}
+
+  push(ev: { event: string; data: string; raw: string }): string {
+    const data = ev.data;
+    if (data === '' || data === '[DONE]') return '';
+    let parsed: JsonObject;
+    try {
+      parsed = JSON.parse(data) as JsonObject;
+    } catch {
+      throw new UpstreamFailure('protocol', 'upstream sent malformed JSON in the stream');
+    }
+    const type = typeof parsed.type === 'string' ? parsed.type : ev.event;
+    if (type === 'error') throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(parsed.error ?? parsed).slice(0, 200)}`);
+    const seq = typeof parsed.sequence_number === 'number' ? parsed.sequence_number : undefined;
+    if (seq !== undefined) this.rt.sequence = Math.max(this.rt.sequence ?? 0, seq + 1);
+    if (typeof parsed.delta === 'string' && (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta' || type === 'response.reasoning_summary_text.delta')) {
+      this.completion += parsed.delta;
+    }
+    if (TERMINAL.has(type) && isObject(parsed.response)) {
+      this.usage = responsesUsage(parsed.response.usage) ?? this.usage;
+      this.finished = true;
+      this.terminal = { type, seq: seq ?? this.rt.sequence ?? 0, response: parsed.response };
+      return '';
+    }
+    return ev.raw;
+  }
+
+  end(settled: Settlement): string {
+    const t = this.terminal;
+    if (!t) return '';
+    const text = withService(t.response, settled);
+    if (typeof t.response.id === 'string') this.rt.onFinish({ id: t.response.id, text, conversation: nativeConversation(this.rt, t.response) });
+    return `event: ${t.type}\ndata: {"type":${JSON.stringify(t.type)},"sequence_number":${t.seq},"response":${text}}\n\n`;
+  }
+}
+
+/** The pass-through translator of one Responses request to native Responses channels. */
+export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
+  return {
+    request: (req, call) => ({ body: upstreamBody(req.body, { model: call.model.name }), operation: 'responses' }),
+
+    response(text): TranslatedReply {
+      let parsed: JsonObject;
+      try {
+        parsed = JSON.parse(text) as JsonObject;
+      } catch {
+        throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
+      }
+      if (!isObject(parsed) || parsed.object !== 'response' || !Array.isArray(parsed.output)) throw new UpstreamFailure('protocol', 'upstream reply is not a Response object');
+      return {
+        usage: responsesUsage(parsed.usage),
+        completion: outputText(parsed.output),
+        render(settled) {
+          const end = text.lastIndexOf('}');
+          // The upstream's bytes as they came, our `service` member spliced in before the closing brace.
+          const body = parsed.service === undefined && end > 0 ? `${text.slice(0, end)},"service":${serviceMember(settled)}}` : withService(parsed, settled);
+          if (typeof parsed.id === 'string') rt.onFinish({ id: parsed.id, text: body, conversation: nativeConversation(rt, parsed) });
+          return body;
+        },
+      };
+    },
+
+    stream: () => new NativeStream(rt),
+
+    // The caller's mistake as the upstream saw it: its status and body (already OpenAI's envelope).
+    error: (status, text) => ({
+      status,
+      body: text || JSON.stringify({ error: { message: `upstream answered ${status}`, type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }),
+    }),
+  };
+}
