@@ -881,7 +881,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   out.push(`  CPU/RSS: the proxy process (direct: the upstream process itself). TTFB: ${TTFB_N} sequential streams of ${CHUNKS} chunks × ${CHUNK_MS} ms at c=1.`);
   const upCpu = targets.filter((t) => rows[t.key].c50).map((t) => `${t.key} ${fmt.us(rows[t.key].c50.cpuPerReq[1])}`);
   out.push(`  upstream CPU µs/req during the c=50 runs: ${upCpu.join(', ')}`);
-  const svc = (i, name) =>
+  const svc = (i) =>
     targets.filter((t) => rows[t.key].c50 && Number.isFinite(rows[t.key].c50.cpuPerReq[i])).map((t) => `${t.key} ${fmt.us(rows[t.key].c50.cpuPerReq[i])}`);
   if (SERVICE_PIDS.redis) out.push(`  local Redis CPU µs/req during the c=50 runs: ${svc(2).join(', ')}`);
   if (SERVICE_PIDS.postgres) out.push(`  local PostgreSQL CPU µs/req (all backends) during the c=50 runs: ${svc(3).join(', ')}`);
