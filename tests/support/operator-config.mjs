@@ -41,14 +41,17 @@ export function fixtureChannel({ protocol, suffix, url, priority, timeouts, mode
   };
 }
 
-/** The whole config: the fixture tiers and models (plus `models`), the given channels, then `extra` on top. */
+/**
+ * The whole config: the fixture tiers and models (plus `models`), the given channels, then `extra`
+ * on top. A fresh copy every call: tests adjust their config in place (a tier's quota, a model).
+ */
 export function fixtureConfig({ channels, models = [], extra = {} }) {
   return {
     usd_to_cny: '7.2',
     circuit_breaker: { failures: 3, cooldown_ms: 2000 },
-    tiers: FIXTURE_TIERS,
+    tiers: structuredClone(FIXTURE_TIERS),
     channels,
-    models: [...FIXTURE_MODELS, ...models],
+    models: structuredClone([...FIXTURE_MODELS, ...models]),
     ...extra,
   };
 }
