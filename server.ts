@@ -9,7 +9,7 @@ import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
 import { handleNodeRequest, pendingGatewayRequests } from '@/lib/gateway/node-adapter';
-import { beginCutOff, flushForShutdown, lifecycle } from '@/lib/shutdown';
+import { lifecycle, onShutdownSignals } from '@/lib/shutdown';
 import { healthz, metrics, readyz, type OpsResponse } from '@/lib/ops';
 import { log, errorFields } from '@/lib/log';
 import { syncCatalogue } from '@/lib/config/sync';
@@ -100,28 +100,19 @@ async function main(): Promise<void> {
   server.requestTimeout = env.REQUEST_TIMEOUT_MS;
   server.headersTimeout = Math.min(66_000, env.REQUEST_TIMEOUT_MS);
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log('info', 'shutting down', { signal, inFlight });
-    server.close();
-    server.closeIdleConnections();
-    const deadline = Date.now() + env.SHUTDOWN_GRACE_MS;
+  onShutdownSignals({
+    inFlight: () => inFlight,
+    stopAccepting: () => {
+      server.close();
+      server.closeIdleConnections();
+    },
     // Responses still open, and pipelines that have answered but not yet settled and queued their log row.
-    while ((inFlight > 0 || pendingGatewayRequests() > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    busy: () => inFlight > 0 || pendingGatewayRequests() > 0,
     // Streams still open are cut: they read their upstream only briefly more (abortDrainMs), then
-    // settle, release and queue their log row as client_closed; the flush below writes them.
-    beginCutOff();
-    server.closeAllConnections();
-    const cutOff = Date.now() + 3000;
-    while (pendingGatewayRequests() > 0 && Date.now() < cutOff) await new Promise((r) => setTimeout(r, 20));
-    await flushForShutdown();
-    log('info', 'stopped', { unfinished: inFlight });
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+    // settle, release and queue their log row as client_closed; the flush writes them.
+    cut: () => server.closeAllConnections(),
+    settling: () => pendingGatewayRequests() > 0,
+  });
 
   server.listen({ port: env.PORT, host: env.HOST, backlog: env.LISTEN_BACKLOG }, () => {
     const address = server.address();

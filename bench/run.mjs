@@ -17,6 +17,7 @@
 //                                       top self-time functions of the load window (also: --profile next)
 import { spawn } from 'node:child_process';
 import { cpuMicros, freePort, processTree, reachable, serverPid } from './proc.mjs';
+import { fixtureChannel, fixtureConfig } from '../tests/support/operator-config.mjs';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -481,37 +482,23 @@ async function resolveServices() {
 
 const redactUrl = (u) => u.replace(/\/\/([^:@/]+):[^@/]+@/, '//$1:***@');
 
+/** The tests' operator config (tests/support/operator-config.mjs) with limits raised and a slow-stream model. */
 function benchConfig(upstreamUrl) {
   const timeouts = { connect_ms: 2000, first_byte_ms: 30_000, idle_ms: 30_000 };
-  return {
-    usd_to_cny: '7.2',
-    // The account's own limits are raised per account (enterprise override); these platform-wide
-    // layers are raised here so a few thousand requests per second are admitted, yet still checked.
-    limits: { global_qps: 10_000_000, embeddings_rpm: 10_000_000, embeddings_concurrency: 10_000 },
-    circuit_breaker: { failures: 3, cooldown_ms: 2000 },
-    tiers: {
-      free: { rpm: 60, rph: 600, tokens_per_day: 100000, concurrency: 2 },
-      pro: { rpm: 300, rph: 10000, concurrency: 8, promote_at_monthly_spend_usd: '50' },
-      vip: { rpm: 1500, max_rpm: 3000, rph: 100000, concurrency: 32, max_concurrency: 64, promote_at_monthly_spend_usd: '500' },
-      enterprise: { rpm: 10000, rph: 1000000, concurrency: 256 },
-    },
+  return fixtureConfig({
     channels: [
-      { name: 'openai-1', protocol: 'openai', base_url: `${upstreamUrl}/v1`, api_key: 'upstream-secret-openai-1', models: ['gpt-4o-mini', 'gpt-4o', 'deepseek-chat', 'text-embedding-3-small', 'bge-m3'], priority: 10, timeouts },
-      { name: 'anthropic-1', protocol: 'anthropic', base_url: upstreamUrl, api_key: 'upstream-secret-anthropic-1', models: ['claude-sonnet-4-5', 'claude-haiku-4-5'], priority: 10, timeouts },
+      fixtureChannel({ protocol: 'openai', suffix: 1, url: upstreamUrl, priority: 10, timeouts }),
+      fixtureChannel({ protocol: 'anthropic', suffix: 1, url: upstreamUrl, priority: 10, timeouts }),
       // The same upstream process, whose /long prefix spaces a stream's chunks --stream-chunk-ms apart.
-      { name: 'openai-long', protocol: 'openai', base_url: `${upstreamUrl}/long/v1`, api_key: 'upstream-secret-openai-long', models: [LONG_MODEL], priority: 10, timeouts },
+      fixtureChannel({ protocol: 'openai', suffix: 'long', url: `${upstreamUrl}/long`, priority: 10, timeouts, models: [LONG_MODEL] }),
     ],
     models: [
-      { name: 'gpt-4o-mini', owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat', 'fast'], input_price_usd_per_million: '0.15', output_price_usd_per_million: '0.6', rpm: 1000, concurrency: 50, fallback_models: ['deepseek-chat'] },
-      { name: 'gpt-4o', owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat', 'code'], input_price_usd_per_million: '2.5', output_price_usd_per_million: '10', tiers: ['pro', 'vip', 'enterprise'] },
-      { name: 'deepseek-chat', owned_by: 'deepseek', kind: 'chat', context_window: 64000, max_output_tokens: 4096, tags: ['chat', 'code'], input_price_usd_per_million: '0.27', output_price_usd_per_million: '1.1' },
-      { name: 'claude-sonnet-4-5', owned_by: 'anthropic', kind: 'chat', protocol: 'anthropic', context_window: 200000, max_output_tokens: 8192, input_price_usd_per_million: '3', output_price_usd_per_million: '15', cache_read_price_usd_per_million: '0.3', cache_write_price_usd_per_million: '3.75' },
-      { name: 'claude-haiku-4-5', owned_by: 'anthropic', kind: 'chat', protocol: 'anthropic', context_window: 200000, max_output_tokens: 8192, input_price_usd_per_million: '1', output_price_usd_per_million: '5', cache_read_price_usd_per_million: '0.1', cache_write_price_usd_per_million: '1.25' },
-      { name: 'text-embedding-3-small', owned_by: 'openai', kind: 'embedding', context_window: 8191, dimensions: 1536, input_price_usd_per_million: '0.02' },
-      { name: 'bge-m3', owned_by: 'baai', kind: 'embedding', context_window: 8192, dimensions: 1024, input_price_usd_per_million: '0.02' },
       { name: LONG_MODEL, owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat'], input_price_usd_per_million: '0.15', output_price_usd_per_million: '0.6' },
     ],
-  };
+    // The account's own limits are raised per account (enterprise override); these platform-wide
+    // layers are raised here so a few thousand requests per second are admitted, yet still checked.
+    extra: { limits: { global_qps: 10_000_000, embeddings_rpm: 10_000_000, embeddings_concurrency: 10_000 } },
+  });
 }
 
 async function startUpstream(chunkMs) {
@@ -881,7 +868,7 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   out.push(`  CPU/RSS: the proxy process (direct: the upstream process itself). TTFB: ${TTFB_N} sequential streams of ${CHUNKS} chunks × ${CHUNK_MS} ms at c=1.`);
   const upCpu = targets.filter((t) => rows[t.key].c50).map((t) => `${t.key} ${fmt.us(rows[t.key].c50.cpuPerReq[1])}`);
   out.push(`  upstream CPU µs/req during the c=50 runs: ${upCpu.join(', ')}`);
-  const svc = (i, name) =>
+  const svc = (i) =>
     targets.filter((t) => rows[t.key].c50 && Number.isFinite(rows[t.key].c50.cpuPerReq[i])).map((t) => `${t.key} ${fmt.us(rows[t.key].c50.cpuPerReq[i])}`);
   if (SERVICE_PIDS.redis) out.push(`  local Redis CPU µs/req during the c=50 runs: ${svc(2).join(', ')}`);
   if (SERVICE_PIDS.postgres) out.push(`  local PostgreSQL CPU µs/req (all backends) during the c=50 runs: ${svc(3).join(', ')}`);

@@ -12,12 +12,6 @@ export function redisConfigured(): boolean {
   return env.REDIS_CLUSTER_NODES.length > 0 || env.REDIS_URL !== undefined;
 }
 
-/** Where Redis is, for logs: 'cluster', 'redis', or 'in-process'. */
-export function redisMode(): 'cluster' | 'redis' | 'in-process' {
-  if (env.REDIS_CLUSTER_NODES.length > 0) return 'cluster';
-  return env.REDIS_URL ? 'redis' : 'in-process';
-}
-
 /**
  * A new client with these connection options (per node on a cluster), or undefined without Redis.
  * On a cluster, `enableOfflineQueue` applies to the cluster client too (a failing-fast client stays

@@ -95,28 +95,59 @@ export async function flushForShutdown(): Promise<void> {
   await closeLogWriter();
 }
 
-export function installRouteHandlerShutdown(): void {
-  const state = lifecycle();
-  if (state.customServer || singleton('route-handler-shutdown', () => ({ installed: false })).installed) return;
-  singleton('route-handler-shutdown', () => ({ installed: true })).installed = true;
+export interface ShutdownSteps {
+  /** Work in flight, for the log lines. */
+  inFlight(): number;
+  /** Stops taking new work. */
+  stopAccepting(): void;
+  /** Work the grace period waits for. */
+  busy(): boolean;
+  /** Ends what is still open once the grace period is over (connections or streams). */
+  cut(): void;
+  /** Work still settling (billing, its log row) after the cut; given up to 3 s more. */
+  settling(): boolean;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The one shutdown routine of both server paths, run on SIGTERM or SIGINT: stop taking work, let
+ * what is in flight finish within SHUTDOWN_GRACE_MS, cut what is left (streams longer than the
+ * grace are ended, billed for what was generated and logged), flush the request logs, exit 0.
+ */
+export function onShutdownSignals(steps: ShutdownSteps): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    state.draining = true;
-    log('info', 'shutting down', { signal, inFlight: state.webPending });
+    log('info', 'shutting down', { signal, inFlight: steps.inFlight() });
+    steps.stopAccepting();
     const deadline = Date.now() + env.SHUTDOWN_GRACE_MS;
-    while (state.webPending > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    // Streams longer than the grace are ended here (an error event), billed for what was
-    // generated and logged before the final flush.
+    while (steps.busy() && Date.now() < deadline) await sleep(50);
     beginCutOff();
-    cutOpenStreams();
+    steps.cut();
     const cutOff = Date.now() + 3000;
-    while (state.webPending > 0 && Date.now() < cutOff) await new Promise((r) => setTimeout(r, 20));
+    while (steps.settling() && Date.now() < cutOff) await sleep(20);
     await flushForShutdown();
-    log('info', 'stopped', { unfinished: state.webPending });
+    log('info', 'stopped', { unfinished: steps.inFlight() });
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** `next start`: the route handlers have no listener to close; the gateway refuses new /v1 requests instead. */
+export function installRouteHandlerShutdown(): void {
+  const state = lifecycle();
+  if (state.customServer || singleton('route-handler-shutdown', () => ({ installed: false })).installed) return;
+  singleton('route-handler-shutdown', () => ({ installed: true })).installed = true;
+  onShutdownSignals({
+    inFlight: () => state.webPending,
+    stopAccepting: () => {
+      state.draining = true;
+    },
+    busy: () => state.webPending > 0,
+    cut: cutOpenStreams,
+    settling: () => state.webPending > 0,
+  });
 }

@@ -1,5 +1,5 @@
 import { env } from '@/lib/env';
-import { requestOrigin } from '@/lib/http/api';
+import { requestOrigin } from '@/lib/auth/request-origin';
 
 /**
  * next-auth 4 builds every URL it answers with (sign-out and sign-in redirects, the callback-url

@@ -120,11 +120,6 @@ export async function reloadPrincipal(hash: string): Promise<Principal | null> {
   return principal;
 }
 
-/** Drops every cached principal (tests, config reload). */
-export function clearPrincipalCache(): void {
-  cache().byHash.clear();
-}
-
 // last_used_at is written in batches off the hot path.
 function markUsed(keyId: string): void {
   const c = cache();

@@ -3,7 +3,8 @@ import { env } from '@/lib/env';
 import { redisConfigured } from '@/lib/redis-client';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { formatPico, usdToPico } from '@/lib/billing/money';
-import { getLimiter, balanceKey } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
+import { balanceKey } from '@/lib/limits/keys';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 

@@ -24,9 +24,6 @@ export function formatPico(pico: bigint, minDecimals = 0): string {
   return `${negative ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
 }
 
-/** For JSON bodies that need a number (e.g. `service.cost_usd`); the text form stays exact. */
-export const picoToNumber = (pico: bigint): number => Number(formatPico(pico));
-
 /** Rounded half away from zero to whole cents-of-display: used only for UI. */
 export function formatMoney(pico: bigint, decimals = 2): string {
   const unit = 10n ** BigInt(12 - decimals);

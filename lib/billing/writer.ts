@@ -218,7 +218,6 @@ const MAX_TEXT = 512;
  */
 export function storableText(s: string, max = MAX_TEXT): string {
   let out = s.length > max ? s.slice(0, max) : s;
-  // eslint-disable-next-line no-control-regex
   if (out.includes('\u0000')) out = out.replace(/\u0000/g, '');
   return out.isWellFormed() ? out : out.toWellFormed();
 }

@@ -7,7 +7,7 @@ import { newRedisClient, redisConfigured, type RedisClient } from '@/lib/redis-c
 import { GatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
-import { breakerSnapshot, recordChannelResult } from '@/lib/gateway/router';
+import { breakerSnapshot, recordChannelResult } from './breaker';
 import { writeAudit, SYSTEM_ACTOR, type Actor } from '@/lib/admin/audit';
 import { probeChannel } from './probe';
 

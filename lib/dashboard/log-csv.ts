@@ -1,6 +1,6 @@
 import { formatPico } from '@/lib/billing/money';
 import type { CsvValue } from './csv';
-import type { LogEntry } from './queries';
+import type { LogEntry } from './log-entry';
 
 // Columns of the request-log CSV export. Money is exact (not rounded); times are ISO 8601 UTC.
 

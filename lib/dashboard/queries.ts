@@ -5,6 +5,7 @@ import { GatewayError } from '@/lib/errors';
 import { encodeCursor, isPlausibleId, isQueryableDate, type LogCursor, type LogFilters, type StatusFilter } from './filters';
 import { logCsvHeader, logCsvValues } from './log-csv';
 import { csvRow } from './csv';
+import type { LogEntry } from './log-entry';
 
 // Read-only queries behind the dashboard. Every one of them is scoped by the caller's userId.
 // Money comes back as bigint pico-USD (or pico-CNY); aggregates are summed by PostgreSQL in numeric,
@@ -14,31 +15,7 @@ type DecimalLike = { toFixed(digits: number): string };
 const pico = (d: DecimalLike): bigint => usdToPico(d.toFixed(12));
 const picoText = (text: string): bigint => usdToPico(text);
 
-export interface LogEntry {
-  id: string;
-  createdAt: Date;
-  apiKeyId: string | null;
-  endpoint: string;
-  modelRequested: string | null;
-  modelServed: string | null;
-  channel: string | null;
-  status: number;
-  outcome: string;
-  errorCode: string | null;
-  stream: boolean;
-  promptTokens: number;
-  completionTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  tokensEstimated: boolean;
-  costUsd: bigint;
-  costCny: bigint;
-  /** CNY per USD at the time of the request, exact decimal text. */
-  cnyRate: string;
-  latencyMs: number;
-  firstTokenMs: number | null;
-  routeReason: string | null;
-}
+export type { LogEntry } from './log-entry';
 
 export interface LogDetail extends LogEntry {
   attempts: Prisma.JsonValue | null;

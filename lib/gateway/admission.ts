@@ -1,9 +1,8 @@
 import type { GatewayConfig, ModelInfo, TierInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { env } from '@/lib/env';
-import { getDb } from '@/lib/db';
-import { formatMoney, usdToPico } from '@/lib/billing/money';
-import { pendingCharges } from '@/lib/billing/writer';
+import { formatMoney } from '@/lib/billing/money';
+import { loadAccountBalance, type AccountBalanceSnapshot } from '@/lib/billing/queries';
 import { inc } from '@/lib/metrics';
 import type { AdmitResult, Rule, RuleState } from '@/lib/limits/types';
 import { accountKey, keyScope, modelKey } from '@/lib/limits/keys';
@@ -150,29 +149,10 @@ export function rateLimitHeaders(states: RuleState[]): Record<string, string> {
   return headers;
 }
 
-/**
- * The account's balance from the database, less the charges still queued here, and the credit
- * ledger entries it includes that are still pending for the live balance (lib/billing/ledger.ts),
- * read in one statement (one snapshot): initBalance marks those applied, so they count once.
- */
-/**
- * An account's balance as the database has it (less this instance's queued charges), in one
- * snapshot with the credits it includes that the live balance may not have counted: `credits`,
- * still pending, and `included`, those plus the credits of the last day (a credit applied to the
- * live balance while this load is under way is added by the load unless it is in `included`; see
- * Limiter.initBalance). Credits are a few per account a day, so the lists stay short.
- */
-async function loadBalance(userId: string): Promise<{ amount: bigint; credits: string[]; included: string[] }> {
+/** The balance load (lib/billing/queries.ts), its failure answered as a retryable 503. */
+async function loadBalance(userId: string): Promise<AccountBalanceSnapshot> {
   try {
-    const db = await getDb();
-    const rows = await db.$queryRaw<{ balance: string; credits: string[]; included: string[] }[]>`
-      SELECT u."balanceUsd"::text AS balance,
-             ARRAY(SELECT l.id::text FROM "LedgerEntry" l WHERE l."livePending" AND l."userId" = u.id) AS credits,
-             ARRAY(SELECT l.id::text FROM "LedgerEntry" l WHERE l."userId" = u.id AND l.kind IN ('recharge', 'admin_credit', 'refund')
-                     AND (l."livePending" OR l."createdAt" > now() - interval '1 day')) AS included
-      FROM "User" u WHERE u.id = ${userId}::uuid`;
-    const row = rows[0];
-    return { amount: (row ? usdToPico(row.balance) : 0n) - pendingCharges(userId), credits: row?.credits ?? [], included: row?.included ?? [] };
+    return await loadAccountBalance(userId);
   } catch {
     throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 2000 });
   }

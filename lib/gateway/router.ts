@@ -1,43 +1,13 @@
 import type { ChannelInfo, GatewayConfig, ModelInfo, TierName } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
-import { singleton } from '@/lib/singleton';
 import { applyChannelOverrides } from '@/lib/channels/overrides';
+import { channelAvailable, recordChannelResult } from '@/lib/channels/breaker';
 import { checkAllowedModel } from '@/lib/keys/access';
 
 export const AUTO_MODEL = 'service-auto';
 
-// ---- circuit breaker: a channel that keeps failing is skipped for a cool-down, then tried again.
-interface BreakerState {
-  failures: number;
-  openUntil: number;
-}
-const breakers = () => singleton('breakers', () => new Map<string, BreakerState>());
-
-export function channelAvailable(name: string, now = Date.now()): boolean {
-  const state = breakers().get(name);
-  return !state || state.openUntil <= now;
-}
-
-export function recordChannelResult(name: string, ok: boolean, cfg: GatewayConfig): void {
-  const map = breakers();
-  if (ok) {
-    map.delete(name);
-    return;
-  }
-  const state = map.get(name) ?? { failures: 0, openUntil: 0 };
-  state.failures++;
-  // Half-open after a cool-down: a single failure re-opens it at once.
-  if (state.failures >= cfg.circuitBreaker.failures) state.openUntil = Date.now() + cfg.circuitBreaker.cooldownMs;
-  map.set(name, state);
-}
-
-export function breakerSnapshot(): Record<string, BreakerState> {
-  return Object.fromEntries(breakers());
-}
-
-export function resetBreakers(): void {
-  breakers().clear();
-}
+// The circuit breaker lives beside the channels' runtime state (lib/channels/breaker.ts).
+export { recordChannelResult };
 
 /** Channels in the order to try: priority first, then weighted random within a priority; open breakers last. */
 export function orderChannels(channels: ChannelInfo[], now = Date.now(), random = Math.random): ChannelInfo[] {

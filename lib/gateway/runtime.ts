@@ -1,13 +1,3 @@
-import { env } from '@/lib/env';
-import { singleton } from '@/lib/singleton';
-import { createLimiter } from '@/lib/limits';
-import { accountKey } from '@/lib/limits/keys';
-import type { Limiter } from '@/lib/limits/types';
-
-/** The limiter of this process: Redis-backed (with in-process fallback) when REDIS_URL is set. */
-export function getLimiter(): Limiter {
-  return singleton('limiter', () => createLimiter(env.REDIS_URL, env.REDIS_CLUSTER_NODES));
-}
-
-/** Limiter key holding an account's spendable balance in pico-USD. */
-export const balanceKey = (userId: string) => accountKey(userId, 'bal');
+// The limiter lives in lib/limits (billing and the account API use it too); kept here for the gateway's imports.
+export { getLimiter } from '@/lib/limits/runtime';
+export { balanceKey } from '@/lib/limits/keys';

@@ -3,10 +3,13 @@ import { getServerSession } from 'next-auth';
 import { authOptions } from '@/lib/auth/options';
 import { apiErrorBody, errorHeaders, GatewayError, toGatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
-import { getLimiter } from '@/lib/gateway/runtime';
 import { getAccount } from '@/lib/dashboard/queries';
 import { env } from '@/lib/env';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
+import { originOf, requestOrigin } from '@/lib/auth/request-origin';
+
+export { enforceLimit } from '@/lib/limits/enforce';
+export { requestOrigin };
 
 // Helpers for the dashboard/account route handlers (session- or IP-scoped, JSON in and out).
 
@@ -72,18 +75,6 @@ export function requireString(body: Record<string, unknown>, field: string): str
 
 const CROSS_SITE = 'Cross-site request refused: the Origin (or Referer) of a state-changing request must be this site.';
 
-/** `scheme://host[:port]` of a URL or host text, normalised as browsers send it (default ports dropped); null if unparsable. */
-function originOf(url: string): string | null {
-  try {
-    const origin = new URL(url).origin;
-    return origin === 'null' ? null : origin;
-  } catch {
-    return null;
-  }
-}
-
-const firstValue = (value: string | null) => value?.split(',')[0]?.trim() || null;
-
 /**
  * The origins this app is served from: PUBLIC_BASE_URL and NEXTAUTH_URL when set, and the one the
  * request came in on. This server speaks plain HTTP, so that is `http://<Host>`; only with
@@ -99,17 +90,6 @@ export function appOrigins(req: Request): Set<string> {
   const origin = requestOrigin(req.headers);
   if (origin) origins.add(origin);
   return origins;
-}
-
-/**
- * The origin a request came in on: `http://<Host>`, or with TRUST_PROXY=1 what X-Forwarded-Proto
- * and X-Forwarded-Host (set by the proxy in front) say. Null when it cannot be told.
- */
-export function requestOrigin(headers: Pick<Headers, 'get'>): string | null {
-  const host = (env.TRUST_PROXY ? firstValue(headers.get('x-forwarded-host')) : null) ?? headers.get('host');
-  const proto = (env.TRUST_PROXY ? firstValue(headers.get('x-forwarded-proto')) : null) ?? 'http';
-  if (!host || !/^https?$/i.test(proto)) return null;
-  return originOf(`${proto.toLowerCase()}://${host}`);
 }
 
 /**
@@ -155,18 +135,4 @@ export async function requireUserId(req: Request): Promise<string> {
     }
   }
   return id;
-}
-
-/** Sliding-window limit for the account endpoints (per IP or per user), answered as 429. */
-export async function enforceLimit(key: string, limit: number, label: string): Promise<void> {
-  const result = await getLimiter().admit({
-    rules: [{ kind: 'window', key, limit, windowMs: 60_000, label }],
-    leaseId: randomUUID(),
-    leaseTtlMs: 1,
-  });
-  if (!result.ok && result.reason === 'limit') {
-    throw new GatewayError('rate_limit_exceeded', `Rate limit exceeded: ${label}. Try again in ${Math.ceil(result.retryAfterMs / 1000)} s.`, {
-      retryAfterMs: result.retryAfterMs,
-    });
-  }
 }

@@ -74,10 +74,7 @@ export interface KeyControls {
   expiresAt: Date | null;
 }
 
-export const NO_CONTROLS: KeyControls = { budgetPico: null, monthlyBudgetPico: null, models: [], rpm: null, concurrency: null, allowedIps: [], expiresAt: null };
-
-const FIELDS = ['budget_usd', 'monthly_budget_usd', 'models', 'rpm', 'concurrency', 'allowed_ips', 'expires_at'] as const;
-export type ControlField = (typeof FIELDS)[number];
+export type ControlField = 'budget_usd' | 'monthly_budget_usd' | 'models' | 'rpm' | 'concurrency' | 'allowed_ips' | 'expires_at';
 
 function invalid(field: string, message: string): GatewayError {
   return new GatewayError('invalid_request', `"${field}": ${message}`, { param: field });

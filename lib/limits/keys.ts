@@ -24,3 +24,6 @@ export function keyScope(key: string): string {
   const part = key.split(':')[1] ?? 'global';
   return part.startsWith('{') ? part.slice(1) : part;
 }
+
+/** Limiter key holding an account's spendable balance in pico-USD. */
+export const balanceKey = (userId: string): string => accountKey(userId, 'bal');

@@ -20,7 +20,7 @@ import { getDb } from '@/lib/db';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { pico } from '../support/money';
 
-type Cfg = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Cfg = Record<string, any>;  
 const decPico = (d: { toFixed(n: number): string }) => pico(d.toFixed(12));
 
 /**
@@ -32,7 +32,7 @@ interface Scripted {
   usage?: unknown;
   sse?: string[];
 }
-let next: Scripted[] = [];
+const next: Scripted[] = [];
 let scriptedCalls = 0;
 function startScripted(): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {

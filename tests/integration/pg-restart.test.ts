@@ -157,7 +157,7 @@ beforeAll(async () => {
   cluster = new Cluster(await freePort(), tools.prefix, tools.owner);
   await cluster.init();
   fake = await startFakeUpstream({ record: false });
-  const cfg = testConfig({ openaiUrls: [fake.url] }) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const cfg = testConfig({ openaiUrls: [fake.url] }) as Record<string, any>;  
   cfg.tiers.enterprise = { rpm: 1_000_000, rph: 10_000_000, concurrency: 256 };
   gw = await startGateway({ config: cfg, env: { DATABASE_URL: cluster.url, AUTH_CACHE_TTL_S: String(AUTH_TTL_S), METRICS_TOKEN } });
   redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');

@@ -31,7 +31,7 @@ import { PICO, pico } from '../support/money';
 
 const decPico = (d: { toFixed(n: number): string }) => pico(d.toFixed(12));
 
-type Cfg = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Cfg = Record<string, any>;  
 
 /** Short channel timeouts for speed, no circuit breaker interference, no model fallback. */
 function config(urls: string[], timeouts: { first_byte_ms?: number; idle_ms?: number } = {}): Cfg {

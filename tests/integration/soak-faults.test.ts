@@ -148,7 +148,7 @@ beforeAll(async () => {
   const cfg = testConfig({
     openaiUrls: [bad.url, good.url],
     overrides: { circuit_breaker: { failures: 1_000_000, cooldown_ms: 1000 } },
-  }) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  }) as Record<string, any>;  
   cfg.channels[0].models = ['gpt-4o-mini', 'deepseek-chat'];
   cfg.channels[1].models = ['gpt-4o-mini'];
   for (const ch of cfg.channels) ch.timeouts = { connect_ms: 500, first_byte_ms: TIMEOUT_MS, idle_ms: TIMEOUT_MS };

@@ -6,6 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { GATEWAY_LOG_DIR } from './log-scan';
+import { fixtureChannel, fixtureConfig } from './operator-config.mjs';
 
 export type GatewayMode = 'lean' | 'next';
 
@@ -37,53 +38,20 @@ export function writeConfig(config: unknown): string {
   return file;
 }
 
-/** A small operator config whose channels point at local fake upstreams. */
 /**
- * `channelPrefix` names the channels apart: runtime channel overrides (the operator console) are
- * shared by name through Redis and PostgreSQL, which every test file of a run shares.
+ * A small operator config whose channels point at local fake upstreams (tests/support/operator-config.mjs,
+ * shared with the benchmark). `channelPrefix` names the channels apart: runtime channel overrides (the
+ * operator console) are shared by name through Redis and PostgreSQL, which every test file of a run shares.
  */
 export function testConfig(opts: { openaiUrls: string[]; anthropicUrls?: string[]; overrides?: Record<string, unknown>; channelPrefix?: string }): Record<string, unknown> {
-  const channelTimeouts = { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 };
-  return {
-    usd_to_cny: '7.2',
-    circuit_breaker: { failures: 3, cooldown_ms: 2000 },
-    tiers: {
-      free: { rpm: 60, rph: 600, tokens_per_day: 100000, concurrency: 2 },
-      pro: { rpm: 300, rph: 10000, concurrency: 8, promote_at_monthly_spend_usd: '50' },
-      vip: { rpm: 1500, max_rpm: 3000, rph: 100000, concurrency: 32, max_concurrency: 64, promote_at_monthly_spend_usd: '500' },
-      enterprise: { rpm: 10000, rph: 1000000, concurrency: 256 },
-    },
+  const timeouts = { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 };
+  return fixtureConfig({
     channels: [
-      ...opts.openaiUrls.map((u, i) => ({
-        name: `${opts.channelPrefix ?? ''}openai-${i + 1}`,
-        protocol: 'openai',
-        base_url: `${u}/v1`,
-        api_key: `upstream-secret-openai-${i + 1}`,
-        models: ['gpt-4o-mini', 'gpt-4o', 'deepseek-chat', 'text-embedding-3-small', 'bge-m3'],
-        priority: 10 - i,
-        timeouts: channelTimeouts,
-      })),
-      ...(opts.anthropicUrls ?? []).map((u, i) => ({
-        name: `${opts.channelPrefix ?? ''}anthropic-${i + 1}`,
-        protocol: 'anthropic',
-        base_url: u,
-        api_key: `upstream-secret-anthropic-${i + 1}`,
-        models: ['claude-sonnet-4-5', 'claude-haiku-4-5'],
-        priority: 10 - i,
-        timeouts: channelTimeouts,
-      })),
+      ...opts.openaiUrls.map((url, i) => fixtureChannel({ protocol: 'openai', suffix: i + 1, url, priority: 10 - i, timeouts, prefix: opts.channelPrefix })),
+      ...(opts.anthropicUrls ?? []).map((url, i) => fixtureChannel({ protocol: 'anthropic', suffix: i + 1, url, priority: 10 - i, timeouts, prefix: opts.channelPrefix })),
     ],
-    models: [
-      { name: 'gpt-4o-mini', owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat', 'fast'], input_price_usd_per_million: '0.15', output_price_usd_per_million: '0.6', rpm: 1000, concurrency: 50, fallback_models: ['deepseek-chat'] },
-      { name: 'gpt-4o', owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat', 'code'], input_price_usd_per_million: '2.5', output_price_usd_per_million: '10', tiers: ['pro', 'vip', 'enterprise'] },
-      { name: 'deepseek-chat', owned_by: 'deepseek', kind: 'chat', context_window: 64000, max_output_tokens: 4096, tags: ['chat', 'code'], input_price_usd_per_million: '0.27', output_price_usd_per_million: '1.1' },
-      { name: 'claude-sonnet-4-5', owned_by: 'anthropic', kind: 'chat', protocol: 'anthropic', context_window: 200000, max_output_tokens: 8192, input_price_usd_per_million: '3', output_price_usd_per_million: '15', cache_read_price_usd_per_million: '0.3', cache_write_price_usd_per_million: '3.75' },
-      { name: 'claude-haiku-4-5', owned_by: 'anthropic', kind: 'chat', protocol: 'anthropic', context_window: 200000, max_output_tokens: 8192, input_price_usd_per_million: '1', output_price_usd_per_million: '5', cache_read_price_usd_per_million: '0.1', cache_write_price_usd_per_million: '1.25' },
-      { name: 'text-embedding-3-small', owned_by: 'openai', kind: 'embedding', context_window: 8191, dimensions: 1536, input_price_usd_per_million: '0.02' },
-      { name: 'bge-m3', owned_by: 'baai', kind: 'embedding', context_window: 8192, dimensions: 1024, input_price_usd_per_million: '0.02' },
-    ],
-    ...opts.overrides,
-  };
+    extra: opts.overrides,
+  });
 }
 
 export async function startGateway(opts: { config: unknown; mode?: GatewayMode; env?: Record<string, string>; nodeArgs?: string[] }): Promise<RunningGateway> {

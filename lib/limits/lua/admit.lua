@@ -1,0 +1,2 @@
+
+return admit_one(0, 0)

@@ -1,0 +1,61 @@
+
+-- A reservation lease settled: live, delta is added; returned already (gone), only the cost;
+-- neither, it was settled before (a replayed settlement).
+local function settle_lease(bal, res_key, gone_key, lease, delta, reserved)
+  local state = 1
+  if reserved ~= '0' and call('ZREM', res_key, lease .. '|' .. reserved) == 0 then
+    state = 0
+    if call('ZREM', gone_key, lease .. '|' .. reserved) == 1 then state = 2 end
+  end
+  if state > 0 and call('EXISTS', bal) == 1 then
+    call('INCRBY', bal, delta)
+    if state == 2 then call('DECRBY', bal, reserved) end
+  end
+end
+
+local function release_one(ko, ao, nk)
+local KEYS, ARGV = KEYS, ARGV
+local lease = ARGV[ao + 1]
+local nc = num(ARGV[ao + 2])
+local delta = ARGV[ao + 3]
+local reserved = ARGV[ao + 4]
+for i = 1, nc do call('ZREM', KEYS[ko + i], lease) end
+local k = nc
+if delta ~= '' then
+  local bal = KEYS[ko + k + 1]
+  if reserved == '' then
+    k = k + 1
+    -- A missing balance is reloaded from the database, which already has the real cost.
+    if call('EXISTS', bal) == 1 then call('INCRBY', bal, delta) end
+  else
+    -- The reservation lease: live, settle it; returned already (gone), charge the cost only;
+    -- neither, it was settled before (a replayed settlement).
+    local member = lease .. '|' .. reserved
+    local state = 1
+    if reserved ~= '0' and call('ZREM', KEYS[ko + k + 2], member) == 0 then
+      state = 0
+      if call('ZREM', KEYS[ko + k + 3], member) == 1 then state = 2 end
+    end
+    k = k + 3
+    if state > 0 and call('EXISTS', bal) == 1 then
+      call('INCRBY', bal, delta)
+      if state == 2 then call('DECRBY', bal, reserved) end
+    end
+  end
+end
+local nb = num(ARGV[ao + 5])
+for j = 1, nb do
+  settle_lease(KEYS[ko + k + 1], KEYS[ko + k + 2], KEYS[ko + k + 3], lease, ARGV[ao + 4 + 2 * j], ARGV[ao + 5 + 2 * j])
+  k = k + 3
+end
+local qa = ao + 1 + 2 * nb
+-- Only the token quota's hour buckets need the clock.
+local bucket = 0
+if nk > k then bucket = format('%d', floor(clock() / HOUR)) end
+for j = 1, nk - k do
+  local key = KEYS[ko + k + j]
+  call('HINCRBY', key, bucket, ARGV[qa + 4 + 2 * j])
+  call('PEXPIRE', key, format('%d', ceil(num(ARGV[qa + 3 + 2 * j]) + HOUR)))
+end
+return 1
+end

@@ -1,0 +1,2 @@
+
+return release_one(0, 0, #KEYS)
