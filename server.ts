@@ -51,7 +51,16 @@ async function main(): Promise<void> {
     startChannelOverrideSync();
     nextHandler = async (_req, res) => {
       res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'this server serves only /v1 (GATEWAY_ONLY=1); the dashboard runs elsewhere', type: 'not_found_error', param: null, code: 'not_found' } }));
+      res.end(
+        JSON.stringify({
+          error: {
+            message: 'this server serves only /v1 (GATEWAY_ONLY=1); the dashboard runs elsewhere',
+            type: 'not_found_error',
+            param: null,
+            code: 'not_found',
+          },
+        }),
+      );
     };
   } else {
     const { default: next } = await import('next');
@@ -120,7 +129,12 @@ async function main(): Promise<void> {
     // Load the tokenizer now, so the first reply without upstream usage does not wait for it
     // (TOKENIZER_PRELOAD: not by default in the lean GATEWAY_ONLY process, where it is most of the heap).
     if (env.TOKENIZER_PRELOAD === '1' || (env.TOKENIZER_PRELOAD === 'auto' && !env.GATEWAY_ONLY)) void countTokens('warm up');
-    log('info', 'listening', { url: `http://127.0.0.1:${port}`, database: env.DATABASE_URL ? 'postgresql' : 'embedded', limiter: env.REDIS_URL ? 'redis' : 'in-process', ...(env.GATEWAY_ONLY ? { gatewayOnly: true } : {}) });
+    log('info', 'listening', {
+      url: `http://127.0.0.1:${port}`,
+      database: env.DATABASE_URL ? 'postgresql' : 'embedded',
+      limiter: env.REDIS_URL ? 'redis' : 'in-process',
+      ...(env.GATEWAY_ONLY ? { gatewayOnly: true } : {}),
+    });
   });
 }
 

@@ -5,7 +5,9 @@ import { buttonClass } from '@/components/ui/button';
 export default function Forbidden() {
   return (
     <main className="mx-auto max-w-md px-4 py-24 text-center">
-      <h1 className="text-2xl font-semibold text-slate-900" data-testid="forbidden">Operators only</h1>
+      <h1 className="text-2xl font-semibold text-slate-900" data-testid="forbidden">
+        Operators only
+      </h1>
       <p className="mt-2 text-sm text-slate-500">Your account does not have the admin role.</p>
       <Link href="/dashboard" className={buttonClass({ variant: 'secondary', className: 'mt-6' })}>
         Back to the dashboard

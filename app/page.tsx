@@ -128,7 +128,9 @@ export default async function LandingPage() {
             </p>
             <h1 className="mt-3 text-4xl font-semibold tracking-tight text-slate-900 sm:text-5xl">{tr('One OpenAI-compatible endpoint for every model.')}</h1>
             <p className="mt-4 max-w-xl text-lg text-slate-600">
-              {tr('Point your OpenAI or Anthropic client at the gateway and keep your code. Requests are routed with fallback, limited by tier and billed exactly, in USD and CNY.')}
+              {tr(
+                'Point your OpenAI or Anthropic client at the gateway and keep your code. Requests are routed with fallback, limited by tier and billed exactly, in USD and CNY.',
+              )}
             </p>
             <div className="mt-8 flex flex-wrap gap-3">
               {user ? (

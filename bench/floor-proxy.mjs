@@ -61,10 +61,21 @@ const server = http.createServer((req, res) => {
     if (args.client === 'http') {
       const headers = forwardHeaders(req.headers, REQUEST_ONLY);
       if (body) headers['content-length'] = body.length;
-      const up = http.request({ host: upstreamUrl.hostname, port: upstreamUrl.port, path: upstreamUrl.pathname.replace(/\/$/, '') + req.url, method: req.method, headers, agent: httpAgent, signal: ac.signal }, (ur) => {
-        res.writeHead(ur.statusCode, forwardHeaders(ur.headers));
-        pipeline(ur, res, () => undefined);
-      });
+      const up = http.request(
+        {
+          host: upstreamUrl.hostname,
+          port: upstreamUrl.port,
+          path: upstreamUrl.pathname.replace(/\/$/, '') + req.url,
+          method: req.method,
+          headers,
+          agent: httpAgent,
+          signal: ac.signal,
+        },
+        (ur) => {
+          res.writeHead(ur.statusCode, forwardHeaders(ur.headers));
+          pipeline(ur, res, () => undefined);
+        },
+      );
       up.on('error', (err) => fail(res, 502, `upstream failed: ${err.code ?? err.message}`));
       return void up.end(body);
     }
@@ -72,7 +83,13 @@ const server = http.createServer((req, res) => {
       let controller;
       ac.signal.addEventListener('abort', () => controller?.abort(new Error('client closed')));
       return void agent.dispatch(
-        { origin: upstreamUrl.origin, path: upstreamUrl.pathname.replace(/\/$/, '') + req.url, method: req.method, headers: forwardHeaders(req.headers, REQUEST_ONLY), body },
+        {
+          origin: upstreamUrl.origin,
+          path: upstreamUrl.pathname.replace(/\/$/, '') + req.url,
+          method: req.method,
+          headers: forwardHeaders(req.headers, REQUEST_ONLY),
+          body,
+        },
         {
           onRequestStart: (c) => void (controller = c),
           onResponseStart: (c, status, headers) => res.writeHead(status, forwardHeaders(headers)),

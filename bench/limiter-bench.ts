@@ -106,14 +106,15 @@ async function bench(name: string, limiter: Limiter): Promise<void> {
   const { admit, release } = await run(limiter, workload(prefix), N);
   const seconds = (performance.now() - started) / 1000;
   if (name !== 'memory') {
-    const us = ((await redisCpuSeconds()) - cpu0) * 1e6 / N;
+    const us = (((await redisCpuSeconds()) - cpu0) * 1e6) / N;
     console.log(`${name.padEnd(18)} Redis server CPU per admit+release pair: ${us.toFixed(1)} µs (sequential, so mostly per-call overhead)`);
   }
-  for (const [op, samples] of [['admit', admit], ['release', release]] as const) {
+  for (const [op, samples] of [
+    ['admit', admit],
+    ['release', release],
+  ] as const) {
     const s = stats(samples);
-    console.log(
-      `${name.padEnd(18)} ${op.padEnd(8)} p50 ${s.p50.toFixed(3)} ms  p99 ${s.p99.toFixed(3)} ms  mean ${s.mean.toFixed(3)} ms`,
-    );
+    console.log(`${name.padEnd(18)} ${op.padEnd(8)} p50 ${s.p50.toFixed(3)} ms  p99 ${s.p99.toFixed(3)} ms  mean ${s.mean.toFixed(3)} ms`);
   }
   console.log(`${name.padEnd(18)} ${N} admit+release pairs in ${seconds.toFixed(2)} s (${Math.round(N / seconds)} pairs/s)`);
 }
@@ -129,8 +130,10 @@ async function benchConcurrent(limiter: Limiter, workers = 50): Promise<void> {
   await Promise.all(Array.from({ length: workers }, () => run(limiter, w, per)));
   const seconds = (performance.now() - started) / 1000;
   const pairs = per * workers;
-  const us = ((await redisCpuSeconds()) - cpu0) * 1e6 / pairs;
-  console.log(`failover, ${workers} concurrent: ${pairs} pairs in ${seconds.toFixed(2)} s (${Math.round(pairs / seconds)} pairs/s), Redis server CPU ${us.toFixed(1)} µs per pair`);
+  const us = (((await redisCpuSeconds()) - cpu0) * 1e6) / pairs;
+  console.log(
+    `failover, ${workers} concurrent: ${pairs} pairs in ${seconds.toFixed(2)} s (${Math.round(pairs / seconds)} pairs/s), Redis server CPU ${us.toFixed(1)} µs per pair`,
+  );
 }
 
 async function deleteKeys(pattern: string): Promise<void> {

@@ -89,7 +89,11 @@ function lastDumpTotal(dir: string): number {
 
 const dir = mkdtempSync(path.join(tmpdir(), 'limiter-callgrind-'));
 const port = await freePort();
-const redis = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${dir}/cg.%p`, 'redis-server', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+const redis = spawn(
+  'valgrind',
+  ['--tool=callgrind', `--callgrind-out-file=${dir}/cg.%p`, 'redis-server', '--port', String(port), '--save', '', '--appendonly', 'no'],
+  { stdio: 'ignore' },
+);
 const exited = new Promise<void>((resolve) => redis.once('exit', () => resolve()));
 // SIGTERM lets valgrind remove its vgdb pipes from /tmp (SIGKILL, only if the script dies, leaves them).
 const killRedis = () => {
@@ -120,7 +124,9 @@ try {
     if (r.status !== 0) throw new Error(`callgrind_control ${flag} failed: ${r.stderr}`);
   };
 
-  console.log(`Redis ${(await limiter.client.info('server')).match(/redis_version:(\S+)/)?.[1]} under callgrind; ${ROUNDS} rounds per scenario after 20 to warm up\n`);
+  console.log(
+    `Redis ${(await limiter.client.info('server')).match(/redis_version:(\S+)/)?.[1]} under callgrind; ${ROUNDS} rounds per scenario after 20 to warm up\n`,
+  );
   console.log(`${'scenario'.padEnd(48)}  instructions per admit+release pair`);
   let seq = 0;
   for (const s of scenarios) {
@@ -130,10 +136,20 @@ try {
     for (const a of accounts) await limiter.initBalance(`gw:{u:${a}}:bal`, 10n ** 17n);
     const sets = accounts.map((a) => s.ruleSet(a));
     const round = async () => {
-      const items = Array.from({ length: s.batch }, (_, j) => ({ a: accounts[j % accounts.length], set: sets[j % sets.length], leaseId: `req_0123456789abcdef${(seq++).toString(36).padStart(8, '0')}` }));
+      const items = Array.from({ length: s.batch }, (_, j) => ({
+        a: accounts[j % accounts.length],
+        set: sets[j % sets.length],
+        leaseId: `req_0123456789abcdef${(seq++).toString(36).padStart(8, '0')}`,
+      }));
       const results = await Promise.all(
         items.map((it) =>
-          limiter.admit({ rules: it.set.rules, leaseId: it.leaseId, leaseTtlMs: 60_000, reserve: { key: `gw:{u:${it.a}}:bal`, amount: 1_000_000_000n }, denyKeys: [`gw:deny:u:${it.a}`, `gw:deny:k:${it.a}`] }),
+          limiter.admit({
+            rules: it.set.rules,
+            leaseId: it.leaseId,
+            leaseTtlMs: 60_000,
+            reserve: { key: `gw:{u:${it.a}}:bal`, amount: 1_000_000_000n },
+            denyKeys: [`gw:deny:u:${it.a}`, `gw:deny:k:${it.a}`],
+          }),
         ),
       );
       if (!results.every((r) => r.ok)) throw new Error(`an admission was refused: ${JSON.stringify(results.find((r) => !r.ok))}`);

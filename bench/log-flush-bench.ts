@@ -22,7 +22,10 @@ function postgresCpu(): Map<string, number> {
   for (const pid of postmaster ? processTree(postmaster) : []) {
     let title: string;
     try {
-      title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').replace(/\d+\.\d+\.\d+\.\d+\(\d+\)/, 'client').trim();
+      title = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+        .replace(/\0/g, ' ')
+        .replace(/\d+\.\d+\.\d+\.\d+\(\d+\)/, 'client')
+        .trim();
     } catch {
       continue; // the process ended meanwhile
     }
@@ -32,7 +35,12 @@ function postgresCpu(): Map<string, number> {
 }
 
 const db = await getDb();
-const user = await createUser({ email: `bench-${randomBytes(6).toString('hex')}@example.com`, password: 'bench-writer-1', tier: 'enterprise', balancePico: 0n });
+const user = await createUser({
+  email: `bench-${randomBytes(6).toString('hex')}@example.com`,
+  password: 'bench-writer-1',
+  tier: 'enterprise',
+  balancePico: 0n,
+});
 try {
   const before = postgresCpu();
   const t0 = Date.now();
@@ -54,7 +62,9 @@ try {
     total += used;
     if (used > 0) parts.push(`${title}: ${used} ms`);
   }
-  console.log(`LOG_FLUSH_MS=${env.LOG_FLUSH_MS}, ${RATE} rows/s for ${SECONDS} s (${n} rows, about ${Math.min(1000, Math.round((RATE * env.LOG_FLUSH_MS) / 1000))} per batch)`);
+  console.log(
+    `LOG_FLUSH_MS=${env.LOG_FLUSH_MS}, ${RATE} rows/s for ${SECONDS} s (${n} rows, about ${Math.min(1000, Math.round((RATE * env.LOG_FLUSH_MS) / 1000))} per batch)`,
+  );
   console.log(`  PostgreSQL CPU ${total} ms = ${((total * 1000) / n).toFixed(1)} µs per row  (${parts.join('; ')})`);
 } finally {
   await db.ledgerEntry.deleteMany({ where: { userId: user.id } });

@@ -16,9 +16,13 @@ const N = Number(process.argv[2] ?? 2000);
 const BATCHES = [1, 10, 50, 200, 1000];
 const SPLIT_BATCH = 50;
 
-
 const db = await getDb();
-const user = await createUser({ email: `bench-${randomBytes(6).toString('hex')}@example.com`, password: 'bench-writer-1', tier: 'enterprise', balancePico: 0n });
+const user = await createUser({
+  email: `bench-${randomBytes(6).toString('hex')}@example.com`,
+  password: 'bench-writer-1',
+  tier: 'enterprise',
+  balancePico: 0n,
+});
 try {
   for (let i = 0; i < 50; i++) enqueueLog(record(user.id)); // warm-up
   await flushLogs();
@@ -50,7 +54,13 @@ try {
     const { costPico, costCnyPico, ...rest } = record(user.id);
     void costPico;
     void costCnyPico;
-    return { ...rest, attempts: rest.attempts as Prisma.InputJsonValue, costUsd: new Prisma.Decimal('0.000006'), costCny: new Prisma.Decimal('0.0000432'), cnyRate: new Prisma.Decimal('7.2') };
+    return {
+      ...rest,
+      attempts: rest.attempts as Prisma.InputJsonValue,
+      costUsd: new Prisma.Decimal('0.000006'),
+      costCny: new Prisma.Decimal('0.0000432'),
+      cnyRate: new Prisma.Decimal('7.2'),
+    };
   };
   const time = async (name: string, fn: () => Promise<unknown>) => {
     await fn();
@@ -61,18 +71,70 @@ try {
   };
   console.log(`\nper statement, ${B} rows per call (CPU of this process per row):`);
   await time('Prisma requestLog.createMany', () => db.requestLog.createMany({ skipDuplicates: true, data: Array.from({ length: B }, row) }));
-  await time('Prisma requestLog.createMany without the attempts JSON', () => db.requestLog.createMany({ skipDuplicates: true, data: Array.from({ length: B }, () => ({ ...row(), attempts: undefined })) }));
+  await time('Prisma requestLog.createMany without the attempts JSON', () =>
+    db.requestLog.createMany({ skipDuplicates: true, data: Array.from({ length: B }, () => ({ ...row(), attempts: undefined })) }),
+  );
   await time('Prisma ledgerEntry.findMany (reference in …)', () =>
-    db.ledgerEntry.findMany({ where: { kind: 'usage', reference: { in: Array.from({ length: B }, () => randomBytes(8).toString('hex')) } }, select: { reference: true } }),
+    db.ledgerEntry.findMany({
+      where: { kind: 'usage', reference: { in: Array.from({ length: B }, () => randomBytes(8).toString('hex')) } },
+      select: { reference: true },
+    }),
   );
   await time('Prisma ledgerEntry.createMany', () =>
     db.ledgerEntry.createMany({
-      data: Array.from({ length: B }, () => ({ userId: user.id, kind: 'usage' as const, amountUsd: new Prisma.Decimal('-0.000006'), balanceAfterUsd: new Prisma.Decimal('10'), reference: randomBytes(8).toString('hex'), createdAt: new Date() })),
+      data: Array.from({ length: B }, () => ({
+        userId: user.id,
+        kind: 'usage' as const,
+        amountUsd: new Prisma.Decimal('-0.000006'),
+        balanceAfterUsd: new Prisma.Decimal('10'),
+        reference: randomBytes(8).toString('hex'),
+        createdAt: new Date(),
+      })),
     }),
   );
-  await time('Prisma user.update (balance decrement, once per batch)', () => db.user.update({ where: { id: user.id }, data: { balanceUsd: { decrement: new Prisma.Decimal('0.0003') } }, select: { balanceUsd: true } }));
-  const cols = ['id', 'createdAt', 'userId', 'endpoint', 'modelRequested', 'modelServed', 'channel', 'attempts', 'status', 'outcome', 'stream', 'promptTokens', 'completionTokens', 'costUsd', 'costCny', 'cnyRate', 'latencyMs', 'firstTokenMs'];
-  const types = ['text', 'timestamp', 'uuid', 'text', 'text', 'text', 'text', 'jsonb', 'int', 'text', 'bool', 'int', 'int', 'numeric', 'numeric', 'numeric', 'int', 'int'];
+  await time('Prisma user.update (balance decrement, once per batch)', () =>
+    db.user.update({ where: { id: user.id }, data: { balanceUsd: { decrement: new Prisma.Decimal('0.0003') } }, select: { balanceUsd: true } }),
+  );
+  const cols = [
+    'id',
+    'createdAt',
+    'userId',
+    'endpoint',
+    'modelRequested',
+    'modelServed',
+    'channel',
+    'attempts',
+    'status',
+    'outcome',
+    'stream',
+    'promptTokens',
+    'completionTokens',
+    'costUsd',
+    'costCny',
+    'cnyRate',
+    'latencyMs',
+    'firstTokenMs',
+  ];
+  const types = [
+    'text',
+    'timestamp',
+    'uuid',
+    'text',
+    'text',
+    'text',
+    'text',
+    'jsonb',
+    'int',
+    'text',
+    'bool',
+    'int',
+    'int',
+    'numeric',
+    'numeric',
+    'numeric',
+    'int',
+    'int',
+  ];
   const sql = `INSERT INTO "RequestLog" (${cols.map((c) => `"${c}"`).join(', ')}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT (id) DO NOTHING`;
   await time('same rows, one raw INSERT … SELECT FROM unnest($1…$18)', () => {
     const rows = Array.from({ length: B }, () => record(user.id));

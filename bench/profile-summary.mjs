@@ -55,7 +55,13 @@ export function summarise(profile, { from = -Infinity, to = Infinity, top = 30 }
     }
   }
   const sort = (m) => [...m].sort((a, b) => b[1] - a[1]);
-  return { totalUs: total - idle, idleUs: idle, functions: sort(byFn).slice(0, top), packages: sort(byPkg).slice(0, top), app: sort(appInclusive).slice(0, top) };
+  return {
+    totalUs: total - idle,
+    idleUs: idle,
+    functions: sort(byFn).slice(0, top),
+    packages: sort(byPkg).slice(0, top),
+    app: sort(appInclusive).slice(0, top),
+  };
 }
 
 const APP_FILE = /dist\/server\.mjs|\.next\/server\/|bench\/\.ab\/server-[^/]*\.mjs/;

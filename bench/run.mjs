@@ -331,7 +331,14 @@ function oneRequest(agent, url, headers, body) {
     const u = new URL(url);
     const payload = Buffer.from(body);
     const req = http.request(
-      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers },
+      },
       (res) => {
         let ttfb = NaN;
         let last = 0;
@@ -346,7 +353,17 @@ function oneRequest(agent, url, headers, body) {
           last = now;
           chunks.push(d);
         });
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ttfbMs: ttfb, totalMs: performance.now() - t0, reads: chunks.length, gaps }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            ttfbMs: ttfb,
+            totalMs: performance.now() - t0,
+            reads: chunks.length,
+            gaps,
+          }),
+        );
         res.on('error', reject);
       },
     );
@@ -415,7 +432,9 @@ function preflight() {
   if (opt.compare && !existsSync(path.resolve(ROOT, opt.compare))) missing.push(opt.compare);
   if (!existsSync(path.join(ROOT, '.next/BUILD_ID'))) missing.push('.next (production build)');
   if (missing.length) {
-    process.stderr.write(`bench: the production build is missing (${missing.join(', ')}). The benchmark measures the build and builds nothing itself: run \`npm run build\` first.\n`);
+    process.stderr.write(
+      `bench: the production build is missing (${missing.join(', ')}). The benchmark measures the build and builds nothing itself: run \`npm run build\` first.\n`,
+    );
     process.exit(2);
   }
 }
@@ -493,7 +512,16 @@ function benchConfig(upstreamUrl) {
       fixtureChannel({ protocol: 'openai', suffix: 'long', url: `${upstreamUrl}/long`, priority: 10, timeouts, models: [LONG_MODEL] }),
     ],
     models: [
-      { name: LONG_MODEL, owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, tags: ['chat'], input_price_usd_per_million: '0.15', output_price_usd_per_million: '0.6' },
+      {
+        name: LONG_MODEL,
+        owned_by: 'openai',
+        kind: 'chat',
+        context_window: 128000,
+        max_output_tokens: 4096,
+        tags: ['chat'],
+        input_price_usd_per_million: '0.15',
+        output_price_usd_per_million: '0.6',
+      },
     ],
     // The account's own limits are raised per account (enterprise override); these platform-wide
     // layers are raised here so a few thousand requests per second are admitted, yet still checked.
@@ -502,7 +530,21 @@ function benchConfig(upstreamUrl) {
 }
 
 async function startUpstream(chunkMs) {
-  const entry = startChild('upstream', ['bench/upstream.mjs', '--chunks', String(CHUNKS), '--chunk-ms', String(chunkMs), '--long-chunk-ms', String(LONG_CHUNK_MS), '--delay-ms', opt['upstream-delay-ms']], process.env);
+  const entry = startChild(
+    'upstream',
+    [
+      'bench/upstream.mjs',
+      '--chunks',
+      String(CHUNKS),
+      '--chunk-ms',
+      String(chunkMs),
+      '--long-chunk-ms',
+      String(LONG_CHUNK_MS),
+      '--delay-ms',
+      opt['upstream-delay-ms'],
+    ],
+    process.env,
+  );
   const { url } = await readyLine(entry);
   return { ...entry, url, pid: entry.child.pid };
 }
@@ -518,7 +560,9 @@ async function startFloor(upstreamUrl, client = 'undici') {
  * `start:gateway`: `GATEWAY_ONLY=1 node FLAGS… dist/server.mjs`, its variable set by the caller).
  */
 function npmStartFlags(script = 'start') {
-  const words = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts[script].trim().split(/\s+/);
+  const words = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+    .scripts[script].trim()
+    .split(/\s+/);
   const start = words.slice(words.findIndex((w) => !/^[A-Z_]+=/.test(w)));
   if (start[0] !== 'node' || start.at(-1) !== 'dist/server.mjs') throw new Error(`unexpected npm ${script} script: ${words.join(' ')}`);
   return start.slice(1, -1);
@@ -541,8 +585,18 @@ async function startGateway(mode, gatewayEnv, nodeFlags = [], bundle = opt.serve
   const port = await freePort();
   const server = bundle === 'dist/server.mjs' ? path.join(buildDir, 'dist/server.mjs') : path.resolve(ROOT, bundle);
   // The lean rows run what `npm start` runs, flags included.
-  const args = [...nodeFlags, ...(mode === 'lean' ? [...npmStartFlags(script), server] : [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'])];
-  const entry = startChild(mode === 'lean' ? `gateway (node ${bundle})` : 'gateway (next start)', args, { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' }, { cwd: buildDir });
+  const args = [
+    ...nodeFlags,
+    ...(mode === 'lean'
+      ? [...npmStartFlags(script), server]
+      : [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1']),
+  ];
+  const entry = startChild(
+    mode === 'lean' ? `gateway (node ${bundle})` : 'gateway (next start)',
+    args,
+    { ...gatewayEnv, PORT: String(port), HOST: '127.0.0.1' },
+    { cwd: buildDir },
+  );
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {
@@ -572,7 +626,11 @@ function gatewayGauges(baseUrl, { gc = false } = {}) {
         const num = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
         resolve(
           res.statusCode === 200
-            ? { logQueue: num('gateway_log_queue_length'), limiterFallbacks: num('gateway_limiter_fallback_total'), speculative: num('gateway_speculative_admissions_total') }
+            ? {
+                logQueue: num('gateway_log_queue_length'),
+                limiterFallbacks: num('gateway_limiter_fallback_total'),
+                speculative: num('gateway_speculative_admissions_total'),
+              }
             : none,
         );
       });
@@ -596,16 +654,37 @@ function probeGet(url) {
 // ---------------------------------------------------------------------------------------------
 // Workloads
 // ---------------------------------------------------------------------------------------------
-const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 32, temperature: 0.2 });
-const CHAT_STREAM = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64, stream: true });
+const CHAT = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [
+    { role: 'system', content: 'You are terse.' },
+    { role: 'user', content: 'Say hello to the benchmark.' },
+  ],
+  max_tokens: 32,
+  temperature: 0.2,
+});
+const CHAT_STREAM = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: 'Say hello to the benchmark.' }],
+  max_tokens: 64,
+  stream: true,
+});
 // The concurrent-streams check: a model served by the upstream's /long prefix (chunks --stream-chunk-ms apart).
 const LONG_MODEL = 'bench-long-stream';
-const CHAT_STREAM_LONG = JSON.stringify({ model: LONG_MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64, stream: true });
+const CHAT_STREAM_LONG = JSON.stringify({
+  model: LONG_MODEL,
+  messages: [{ role: 'user', content: 'Say hello to the benchmark.' }],
+  max_tokens: 64,
+  stream: true,
+});
 const EMBED = JSON.stringify({ model: 'text-embedding-3-small', input: 'The quick brown fox jumps over the lazy dog.' });
 // A long conversation (40 turns, ~64 KB): what a chat with history or retrieved context sends.
 const CHAT_64K = JSON.stringify({
   model: 'gpt-4o-mini',
-  messages: Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `Turn ${i}: ${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(28)}` })),
+  messages: Array.from({ length: 40 }, (_, i) => ({
+    role: i % 2 ? 'assistant' : 'user',
+    content: `Turn ${i}: ${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(28)}`,
+  })),
   max_tokens: 32,
 });
 const MESSAGES = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] });
@@ -696,7 +775,10 @@ async function main() {
     `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'cpu'}, ${os.platform()} ${os.release()}`,
     ...notes,
     `upstream: ${opt['upstream-delay-ms']} ms reply delay; streams of ${CHUNKS} chunks, ${CHUNK_MS} ms apart (${LONG_CHUNK_MS} ms in the concurrent-streams check)`,
-    `load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}${os.loadavg()[0] > os.cpus().length / 2 ? '  (busy machine: numbers are noisy)' : ''}`,
+    `load average at start: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}${os.loadavg()[0] > os.cpus().length / 2 ? '  (busy machine: numbers are noisy)' : ''}`,
   ];
 
   let cleaned = false;
@@ -704,7 +786,9 @@ async function main() {
     if (cleaned || opt['keep-data']) return;
     cleaned = true;
     note('removing the benchmark account and its request logs');
-    await runNode(['--import', 'tsx', 'bench/setup-account.ts', '--cleanup', account.userId], gatewayEnv, 60_000, true).catch((err) => note(`cleanup failed: ${err.message}`));
+    await runNode(['--import', 'tsx', 'bench/setup-account.ts', '--cleanup', account.userId], gatewayEnv, 60_000, true).catch((err) =>
+      note(`cleanup failed: ${err.message}`),
+    );
   };
   try {
     if (MODE === 'table') await runTable({ upstream, gatewayEnv, auth, anthropicAuth, header });
@@ -728,14 +812,38 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   const wantedExtra = new Set();
   const targets = [
     { key: 'direct', label: 'direct (upstream)', auth: {}, start: async () => upstream, own: false },
-    { key: 'floor', label: opt['floor-client'] === 'undici' ? 'floor proxy' : `floor proxy (${opt['floor-client']})`, auth: {}, start: async () => floor, own: false },
-    { key: 'lean', label: opt.server === 'dist/server.mjs' ? 'gateway, lean /v1 (npm start)' : `gateway, lean /v1 (${path.basename(opt.server)})`, auth, start: () => startMeasuredGateway(gatewayEnv), own: true },
-    { key: 'next', label: 'gateway, route handlers (next start)', auth, start: () => startGateway('next', { ...gatewayEnv, NEXT_MANUAL_SIG_HANDLE: '1' }), own: true },
+    {
+      key: 'floor',
+      label: opt['floor-client'] === 'undici' ? 'floor proxy' : `floor proxy (${opt['floor-client']})`,
+      auth: {},
+      start: async () => floor,
+      own: false,
+    },
+    {
+      key: 'lean',
+      label: opt.server === 'dist/server.mjs' ? 'gateway, lean /v1 (npm start)' : `gateway, lean /v1 (${path.basename(opt.server)})`,
+      auth,
+      start: () => startMeasuredGateway(gatewayEnv),
+      own: true,
+    },
+    {
+      key: 'next',
+      label: 'gateway, route handlers (next start)',
+      auth,
+      start: () => startGateway('next', { ...gatewayEnv, NEXT_MANUAL_SIG_HANDLE: '1' }),
+      own: true,
+    },
   ];
   // A/B in one run: --compare FILE measures another bundle of server.ts (e.g. the previous build) right after the lean row.
   if (opt.compare) {
     const at = targets.findIndex((t) => t.key === 'lean') + 1 || targets.length;
-    targets.splice(at, 0, { key: 'compare', label: `gateway, lean /v1 (${path.basename(opt.compare)})`, auth, start: () => startMeasuredGateway(gatewayEnv, opt.compare), own: true });
+    targets.splice(at, 0, {
+      key: 'compare',
+      label: `gateway, lean /v1 (${path.basename(opt.compare)})`,
+      auth,
+      start: () => startMeasuredGateway(gatewayEnv, opt.compare),
+      own: true,
+    });
     wantedExtra.add('compare');
   }
   const wanted = new Set([...opt.targets.split(',').map((t) => t.trim()), ...wantedExtra]);
@@ -775,7 +883,14 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
       row.rssBefore = rssMb(pid);
       row.c1 = await loadTarget(t, { url, headers: t.auth, body: CHAT, connections: 1, seconds: C1_S, cpuPids: [pid] });
       await sleep(300);
-      row.c50 = await loadTarget(t, { url, headers: t.auth, body: CHAT, connections: 50, seconds: C50_S, cpuPids: [pid, upstream.pid, SERVICE_PIDS.redis ?? 0, SERVICE_PIDS.postgres ?? 0] });
+      row.c50 = await loadTarget(t, {
+        url,
+        headers: t.auth,
+        body: CHAT,
+        connections: 50,
+        seconds: C50_S,
+        cpuPids: [pid, upstream.pid, SERVICE_PIDS.redis ?? 0, SERVICE_PIDS.postgres ?? 0],
+      });
       if (t.own) row.gauges = await gatewayGauges(proc.url);
       await sleep(300);
 
@@ -842,7 +957,22 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   out.push('', `Gateway benchmark — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`));
   out.push(`  runs: POST /v1/chat/completions (non-stream), warm-up ${WARM_S} s, c=1 for ${C1_S} s, c=50 for ${C50_S} s; latency = client-side, per request`);
   out.push('');
-  const H = ['target', 'c=1 req/s', 'p50 ms', 'p99 ms', 'c=50 req/s', 'p50 ms', 'p99 ms', 'CPU µs/req c=1', 'c=50', 'RSS MB before', 'after', 'growth', 'TTFB p50 ms', 'p99 ms'];
+  const H = [
+    'target',
+    'c=1 req/s',
+    'p50 ms',
+    'p99 ms',
+    'c=50 req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU µs/req c=1',
+    'c=50',
+    'RSS MB before',
+    'after',
+    'growth',
+    'TTFB p50 ms',
+    'p99 ms',
+  ];
   const body = targets.map(({ key }) => {
     const r = rows[key];
     const tt = ttfb[key] ?? {};
@@ -865,14 +995,18 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
     ];
   });
   out.push(table(H, body, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']));
-  out.push(`  CPU/RSS: the proxy process (direct: the upstream process itself). TTFB: ${TTFB_N} sequential streams of ${CHUNKS} chunks × ${CHUNK_MS} ms at c=1.`);
+  out.push(
+    `  CPU/RSS: the proxy process (direct: the upstream process itself). TTFB: ${TTFB_N} sequential streams of ${CHUNKS} chunks × ${CHUNK_MS} ms at c=1.`,
+  );
   const upCpu = targets.filter((t) => rows[t.key].c50).map((t) => `${t.key} ${fmt.us(rows[t.key].c50.cpuPerReq[1])}`);
   out.push(`  upstream CPU µs/req during the c=50 runs: ${upCpu.join(', ')}`);
   const svc = (i) =>
     targets.filter((t) => rows[t.key].c50 && Number.isFinite(rows[t.key].c50.cpuPerReq[i])).map((t) => `${t.key} ${fmt.us(rows[t.key].c50.cpuPerReq[i])}`);
   if (SERVICE_PIDS.redis) out.push(`  local Redis CPU µs/req during the c=50 runs: ${svc(2).join(', ')}`);
   if (SERVICE_PIDS.postgres) out.push(`  local PostgreSQL CPU µs/req (all backends) during the c=50 runs: ${svc(3).join(', ')}`);
-  const queues = targets.filter((t) => rows[t.key].gauges).map((t) => `${t.key} ${rows[t.key].gauges.logQueue} rows queued, ${rows[t.key].gauges.limiterFallbacks} limiter calls answered in-process`);
+  const queues = targets
+    .filter((t) => rows[t.key].gauges)
+    .map((t) => `${t.key} ${rows[t.key].gauges.logQueue} rows queued, ${rows[t.key].gauges.limiterFallbacks} limiter calls answered in-process`);
   if (queues.length) out.push(`  gateway /metrics right after the c=50 run: ${queues.join('; ')}`);
   out.push('');
   const eh = ['lean /v1 path, c=50', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'stream TTFB p50 ms', 'p99 ms'];
@@ -910,32 +1044,81 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
     const name = key;
     const ok = (x) => x !== undefined && Number.isFinite(x);
     const thr = g.c50 && f.c50 ? g.c50.rps / f.c50.rps : NaN;
-    check('throughput c=50 >= 60% of floor', name, thr, '>= 60%', ok(thr) && thr >= 0.6, `${(thr * 100).toFixed(0)}% (${fmt.rps(g.c50?.rps)} vs ${fmt.rps(f.c50?.rps)} req/s)`);
+    check(
+      'throughput c=50 >= 60% of floor',
+      name,
+      thr,
+      '>= 60%',
+      ok(thr) && thr >= 0.6,
+      `${(thr * 100).toFixed(0)}% (${fmt.rps(g.c50?.rps)} vs ${fmt.rps(f.c50?.rps)} req/s)`,
+    );
     const cpu = g.c50 && f.c50 ? g.c50.cpuPerReq[0] / f.c50.cpuPerReq[0] : NaN;
-    check('CPU/request <= 1.7x floor', name, cpu, '<= 1.7x', ok(cpu) && cpu <= 1.7, `${cpu.toFixed(2)}x (${fmt.us(g.c50?.cpuPerReq[0])} vs ${fmt.us(f.c50?.cpuPerReq[0])} µs)`);
+    check(
+      'CPU/request <= 1.7x floor',
+      name,
+      cpu,
+      '<= 1.7x',
+      ok(cpu) && cpu <= 1.7,
+      `${cpu.toFixed(2)}x (${fmt.us(g.c50?.cpuPerReq[0])} vs ${fmt.us(f.c50?.cpuPerReq[0])} µs)`,
+    );
     const a50 = g.c1 && d.c1 ? g.c1.p50 - d.c1.p50 : NaN;
     check('added latency c=1 p50 < 1 ms', name, a50, '< 1 ms', ok(a50) && a50 < 1, `${fmt.ms(a50)} ms`);
     const a99 = g.c1 && d.c1 ? g.c1.p99 - d.c1.p99 : NaN;
     check('added latency c=1 p99 < 5 ms', name, a99, '< 5 ms', ok(a99) && a99 < 5, `${fmt.ms(a99)} ms`);
     const t50 = ttfb[key] && ttfb.direct ? ttfb[key].p50 - ttfb.direct.p50 : NaN;
-    check('streaming added TTFB p50 < 1 ms', name, t50, '< 1 ms', ok(t50) && t50 < 1, `${fmt.ms(t50)} ms (p99 ${fmt.ms(ttfb[key]?.p99 - ttfb.direct?.p99)} ms)`);
+    check(
+      'streaming added TTFB p50 < 1 ms',
+      name,
+      t50,
+      '< 1 ms',
+      ok(t50) && t50 < 1,
+      `${fmt.ms(t50)} ms (p99 ${fmt.ms(ttfb[key]?.p99 - ttfb.direct?.p99)} ms)`,
+    );
     // Chunks forwarded as they arrive: as many reads of the body per stream as straight from the
     // upstream, and the same spacing between them (a proxy that batched would show fewer, further apart).
     const tg = ttfb[key];
     const td = ttfb.direct;
     if (tg && td) {
       const asTheyArrive = tg.reads50 >= td.reads50 && tg.gap50 <= td.gap50 + 1;
-      check('stream chunks forwarded as they arrive', name, tg.reads50, `>= ${td.reads50} reads`, asTheyArrive, `${tg.reads50} reads/stream, gap p50 ${fmt.ms(tg.gap50)} ms (direct ${td.reads50}, ${fmt.ms(td.gap50)} ms)`);
+      check(
+        'stream chunks forwarded as they arrive',
+        name,
+        tg.reads50,
+        `>= ${td.reads50} reads`,
+        asTheyArrive,
+        `${tg.reads50} reads/stream, gap p50 ${fmt.ms(tg.gap50)} ms (direct ${td.reads50}, ${fmt.ms(td.gap50)} ms)`,
+      );
     }
     if (key === 'lean' && soak) {
-      check('RSS growth over 100k requests < 10%', name, soak.growth, '< 10%', soak.pass, `${fmt.pct(soak.growth * 100)} (${fmt.mb(soak.before)} → ${fmt.mb(soak.after)} MB)`);
+      check(
+        'RSS growth over 100k requests < 10%',
+        name,
+        soak.growth,
+        '< 10%',
+        soak.pass,
+        `${fmt.pct(soak.growth * 100)} (${fmt.mb(soak.before)} → ${fmt.mb(soak.after)} MB)`,
+      );
     } else {
       const rss = (g.rssAfter - g.rssBefore) / g.rssBefore;
-      check('RSS growth over 100k requests < 10%', name, rss, '< 10%', ok(rss) && rss < 0.1, `over the table's runs: ${fmt.pct(rss * 100)} (${fmt.mb(g.rssBefore)} → ${fmt.mb(g.rssAfter)} MB)`);
+      check(
+        'RSS growth over 100k requests < 10%',
+        name,
+        rss,
+        '< 10%',
+        ok(rss) && rss < 0.1,
+        `over the table's runs: ${fmt.pct(rss * 100)} (${fmt.mb(g.rssBefore)} → ${fmt.mb(g.rssAfter)} MB)`,
+      );
     }
     if (key === 'lean' && streams?.results.lean) {
       const { n, ok: done, wall } = streams.results.lean;
-      check(`${n.toLocaleString('en-US')} concurrent streams served`, name, done, `${n} of ${n}`, done === n, `${done}/${n} in ${wall.toFixed(2)} s (direct ${streams.results.direct?.wall.toFixed(2) ?? '—'} s, floor ${streams.results.floor?.wall.toFixed(2) ?? '—'} s)`);
+      check(
+        `${n.toLocaleString('en-US')} concurrent streams served`,
+        name,
+        done,
+        `${n} of ${n}`,
+        done === n,
+        `${done}/${n} in ${wall.toFixed(2)} s (direct ${streams.results.direct?.wall.toFixed(2) ?? '—'} s, floor ${streams.results.floor?.wall.toFixed(2) ?? '—'} s)`,
+      );
     }
   }
   out.push('', 'Targets (the lean path is what `npm start` serves; next start shown for comparison)');
@@ -950,7 +1133,14 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
     tgtRows.push(row);
   }
   const tgtHead = ['target', ...gwKeys.flatMap((k) => [k === 'lean' ? 'lean' : 'next start', 'measured'])];
-  if (tgtRows.length) out.push(table(tgtHead, tgtRows, tgtHead.map(() => 'l')));
+  if (tgtRows.length)
+    out.push(
+      table(
+        tgtHead,
+        tgtRows,
+        tgtHead.map(() => 'l'),
+      ),
+    );
   if (soak) out.push('', ...soakLines(soak));
   if (streams) out.push('', ...streams.lines);
   out.push(...warningLines(gatewayWarnings));
@@ -1019,12 +1209,19 @@ async function runFootprint({ gatewayEnv, auth, header, work }) {
   };
   const all = {
     pg: { label: 'PostgreSQL + Redis, npm start', prepare: async () => ({ env: gatewayEnv, headers: auth }), needs: 'pg' },
-    'pg-gateway-only': { label: 'PostgreSQL + Redis, GATEWAY_ONLY=1', prepare: async () => ({ env: { ...gatewayEnv, GATEWAY_ONLY: '1' }, headers: auth }), needs: 'pg' },
+    'pg-gateway-only': {
+      label: 'PostgreSQL + Redis, GATEWAY_ONLY=1',
+      prepare: async () => ({ env: { ...gatewayEnv, GATEWAY_ONLY: '1' }, headers: auth }),
+      needs: 'pg',
+    },
     embedded: { label: 'embedded (PGlite thread), npm start', prepare: () => embedded('embedded', {}) },
     'embedded-inline': { label: 'embedded, PGLITE_MODE=inline', prepare: () => embedded('embedded-inline', { PGLITE_MODE: 'inline' }) },
     'embedded-gateway-only': { label: 'embedded (PGlite thread), GATEWAY_ONLY=1', prepare: () => embedded('embedded-gateway-only', { GATEWAY_ONLY: '1' }) },
   };
-  const keys = opt['footprint-setups'].split(',').map((k) => k.trim()).filter(Boolean);
+  const keys = opt['footprint-setups']
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
   for (const k of keys) if (!all[k]) throw new Error(`--footprint-setups: unknown setup ${k} (known: ${Object.keys(all).join(', ')})`);
   const rows = {};
   const live = [];
@@ -1073,11 +1270,21 @@ async function runFootprint({ gatewayEnv, auth, header, work }) {
         for (let round = 0; round < rounds; round++) {
           if (interrupted) return;
           const order = ready.map((_, i) => ready[(i + round) % ready.length]);
-          note(`${phase === 'c50run' ? `c=50, ${(C50_S / rounds).toFixed(1)} s` : `soak, ${Math.round(soakN / rounds).toLocaleString('en-US')} requests at c=50`} per setup, round ${round + 1} of ${rounds}`);
+          note(
+            `${phase === 'c50run' ? `c=50, ${(C50_S / rounds).toFixed(1)} s` : `soak, ${Math.round(soakN / rounds).toLocaleString('en-US')} requests at c=50`} per setup, round ${round + 1} of ${rounds}`,
+          );
           for (const l of order) {
             const acc = rows[l.key][phase];
             await memoryGauges(l.gw.url); // resets the event-loop delay histogram
-            const spec = { url: l.url, headers: l.headers, body: CHAT, connections: 50, cpuPids: [l.gw.pid], into: acc.lat, ...(phase === 'c50run' ? { seconds: C50_S / rounds } : { amount: Math.round(soakN / rounds) }) };
+            const spec = {
+              url: l.url,
+              headers: l.headers,
+              body: CHAT,
+              connections: 50,
+              cpuPids: [l.gw.pid],
+              into: acc.lat,
+              ...(phase === 'c50run' ? { seconds: C50_S / rounds } : { amount: Math.round(soakN / rounds) }),
+            };
             const r = recordRun(`${rows[l.key].label}, ${phase === 'c50run' ? 'c=50' : 'soak'}`, await load(spec));
             const g = await memoryGauges(l.gw.url);
             acc.requests += r.requests;
@@ -1108,17 +1315,55 @@ async function runFootprint({ gatewayEnv, auth, header, work }) {
   }
 
   const out = ['', `Gateway footprint — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`)];
-  out.push(`  every setup is its own process, all running at once; RSS of the process tree after two full GCs: at idle after start, after a ${WARM_S} s warm-up at c=50, after the c=50 runs (${C50_S} s) and the soak (${soakN.toLocaleString('en-US')} requests), both interleaved across setups in ${rounds} rounds`);
+  out.push(
+    `  every setup is its own process, all running at once; RSS of the process tree after two full GCs: at idle after start, after a ${WARM_S} s warm-up at c=50, after the c=50 runs (${C50_S} s) and the soak (${soakN.toLocaleString('en-US')} requests), both interleaved across setups in ${rounds} rounds`,
+  );
   out.push('');
-  const H = ['setup', 'RSS MB start', 'warm', 'after soak', 'peak', 'heap MB after', 'c=50 req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'loop max ms', 'soak req/s', 'p99 ms', 'loop max ms'];
+  const H = [
+    'setup',
+    'RSS MB start',
+    'warm',
+    'after soak',
+    'peak',
+    'heap MB after',
+    'c=50 req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU µs/req',
+    'loop max ms',
+    'soak req/s',
+    'p99 ms',
+    'loop max ms',
+  ];
   const body = keys.map((k) => {
     const r = rows[k];
     if (!r.c50) return [r.label, `FAILED: ${(r.error ?? '').slice(0, 100)}`, ...H.slice(2).map(() => '')];
-    return [r.label, fmt.mb(r.start?.rss), fmt.mb(r.warm?.rss), fmt.mb(r.after?.rss), fmt.mb(r.peak), fmt.mb(r.after?.heapUsed), fmt.rps(r.c50.rps), fmt.ms(r.c50.p50), fmt.ms(r.c50.p99), fmt.us(r.c50.cpuPerReq[0]), fmt.ms(r.c50.loopMax), fmt.rps(r.soak.rps), fmt.ms(r.soak.p99), fmt.ms(r.soak.loopMax)];
+    return [
+      r.label,
+      fmt.mb(r.start?.rss),
+      fmt.mb(r.warm?.rss),
+      fmt.mb(r.after?.rss),
+      fmt.mb(r.peak),
+      fmt.mb(r.after?.heapUsed),
+      fmt.rps(r.c50.rps),
+      fmt.ms(r.c50.p50),
+      fmt.ms(r.c50.p99),
+      fmt.us(r.c50.cpuPerReq[0]),
+      fmt.ms(r.c50.loopMax),
+      fmt.rps(r.soak.rps),
+      fmt.ms(r.soak.p99),
+      fmt.ms(r.soak.loopMax),
+    ];
   });
   out.push(table(H, body, ['l', ...H.slice(1).map(() => 'r')]));
   out.push("  loop max: the longest the gateway's event loop was held during those runs (monitorEventLoopDelay, from /metrics)");
-  out.push('  external memory (ArrayBuffers; PGlite\'s WebAssembly memory when inline) after the soak: ' + keys.filter((k) => rows[k].after).map((k) => `${k} ${fmt.mb(rows[k].after.external)} MB`).join(', '));
+  out.push(
+    "  external memory (ArrayBuffers; PGlite's WebAssembly memory when inline) after the soak: " +
+      keys
+        .filter((k) => rows[k].after)
+        .map((k) => `${k} ${fmt.mb(rows[k].after.external)} MB`)
+        .join(', '),
+  );
 
   const checks = [];
   const ratio = (a, b) => (a && b ? a / b : NaN);
@@ -1131,15 +1376,41 @@ async function runFootprint({ gatewayEnv, auth, header, work }) {
     const xs = ratio(rows[k].soak?.p99, rows.pg.soak?.p99);
     checks.push([`soak p99 ${k} within 2x of pg`, xs <= 2, `${xs.toFixed(2)}x (${fmt.ms(rows[k].soak?.p99)} vs ${fmt.ms(rows.pg.soak?.p99)} ms)`]);
   }
-  if (rows['pg-gateway-only']?.warm) checks.push(['GATEWAY_ONLY=1 with PostgreSQL+Redis idle RSS < 150 MB', rows['pg-gateway-only'].warm.rss < 150, `${fmt.mb(rows['pg-gateway-only'].start.rss)} MB idle after start, ${fmt.mb(rows['pg-gateway-only'].warm.rss)} MB idle after warm-up`]);
-  if (rows['embedded-gateway-only']?.warm) checks.push(['GATEWAY_ONLY=1 embedded idle RSS < 300 MB', rows['embedded-gateway-only'].warm.rss < 300, `${fmt.mb(rows['embedded-gateway-only'].start.rss)} MB idle after start, ${fmt.mb(rows['embedded-gateway-only'].warm.rss)} MB idle after warm-up`]);
-  for (const [a, b] of [['pg-gateway-only', 'pg'], ['embedded', 'embedded-inline'], ['embedded-gateway-only', 'embedded']]) {
+  if (rows['pg-gateway-only']?.warm)
+    checks.push([
+      'GATEWAY_ONLY=1 with PostgreSQL+Redis idle RSS < 150 MB',
+      rows['pg-gateway-only'].warm.rss < 150,
+      `${fmt.mb(rows['pg-gateway-only'].start.rss)} MB idle after start, ${fmt.mb(rows['pg-gateway-only'].warm.rss)} MB idle after warm-up`,
+    ]);
+  if (rows['embedded-gateway-only']?.warm)
+    checks.push([
+      'GATEWAY_ONLY=1 embedded idle RSS < 300 MB',
+      rows['embedded-gateway-only'].warm.rss < 300,
+      `${fmt.mb(rows['embedded-gateway-only'].start.rss)} MB idle after start, ${fmt.mb(rows['embedded-gateway-only'].warm.rss)} MB idle after warm-up`,
+    ]);
+  for (const [a, b] of [
+    ['pg-gateway-only', 'pg'],
+    ['embedded', 'embedded-inline'],
+    ['embedded-gateway-only', 'embedded'],
+  ]) {
     const ra = rows[a]?.c50;
     const rb = rows[b]?.c50;
     if (!ra || !rb) continue;
-    checks.push([`${a} vs ${b}: throughput, CPU/request (A/B)`, ra.rps >= rb.rps * 0.9 && ra.cpuPerReq[0] <= rb.cpuPerReq[0] * 1.1, `${fmt.pct((ra.rps / rb.rps - 1) * 100)} req/s, ${fmt.pct((ra.cpuPerReq[0] / rb.cpuPerReq[0] - 1) * 100)} CPU µs/req (within 10% passes)`]);
+    checks.push([
+      `${a} vs ${b}: throughput, CPU/request (A/B)`,
+      ra.rps >= rb.rps * 0.9 && ra.cpuPerReq[0] <= rb.cpuPerReq[0] * 1.1,
+      `${fmt.pct((ra.rps / rb.rps - 1) * 100)} req/s, ${fmt.pct((ra.cpuPerReq[0] / rb.cpuPerReq[0] - 1) * 100)} CPU µs/req (within 10% passes)`,
+    ]);
   }
-  if (checks.length) out.push('', table(['target', '', 'measured'], checks.map(([n, p, m]) => [n, p ? 'PASS' : 'FAIL', m]), ['l', 'l', 'l']));
+  if (checks.length)
+    out.push(
+      '',
+      table(
+        ['target', '', 'measured'],
+        checks.map(([n, p, m]) => [n, p ? 'PASS' : 'FAIL', m]),
+        ['l', 'l', 'l'],
+      ),
+    );
   out.push(...warningLines(warnings));
   process.stdout.write(`${out.join('\n')}\n`);
   targetsMissed += checks.filter((c) => !c[1]).length;
@@ -1190,7 +1461,10 @@ function soakLines({ r, before, after, growth, peak, samples, queues }) {
   return [
     `soak: ${r.requests.toLocaleString('en-US')} requests in ${r.wall.toFixed(1)} s (${fmt.rps(r.rps)} req/s), p50 ${fmt.ms(r.p50)} ms, p99 ${fmt.ms(r.p99)} ms, CPU ${fmt.us(r.cpuPerReq[0])} µs/req`,
     `  RSS after a full GC ${fmt.mb(before)} MB → ${fmt.mb(after)} MB: growth ${fmt.pct(growth * 100)}  ${growth < 0.1 ? 'PASS' : 'FAIL'} (target < 10%); peak without forced GC ${fmt.mb(peak)} MB`,
-    `  RSS every ~5 s: ${samples.filter((_, i) => i % 5 === 0).map(fmt.mb).join(' ')} MB`,
+    `  RSS every ~5 s: ${samples
+      .filter((_, i) => i % 5 === 0)
+      .map(fmt.mb)
+      .join(' ')} MB`,
     `  request-log queue (rows waiting for the database) every ~5 s: ${queues.filter((_, i) => i % 5 === 0).join(' ')}`,
   ];
 }
@@ -1252,7 +1526,8 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
       out.push(...soakLines(soak), '');
       if (!soak.pass) targetsMissed++;
     }
-    if (opt.streams) out.push(...(await concurrentStreams(Number(opt.streams), upstream, await startFloor(upstream.url, opt['floor-client']), gw, auth)).lines, '');
+    if (opt.streams)
+      out.push(...(await concurrentStreams(Number(opt.streams), upstream, await startFloor(upstream.url, opt['floor-client']), gw, auth)).lines, '');
     if (opt['ttfb-breakdown']) out.push(...(await ttfbBreakdown({ upstream, gw, gatewayEnv, auth })), '');
     if (opt['idle-gaps']) out.push(...(await idleGaps({ upstream, gw, gatewayEnv, auth })), '');
   } finally {
@@ -1268,7 +1543,9 @@ async function runExtra({ upstream, gatewayEnv, auth, header }) {
  * limiter (no Redis round trip), started here: the caller stops `local`.
  */
 async function leanGateways(gw, gatewayEnv, auth) {
-  const gateways = [{ label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth, gateway: true }];
+  const gateways = [
+    { label: gatewayEnv.REDIS_URL ? 'gateway, lean, Redis limiter' : 'gateway, lean, in-process limiter', url: gw.url, headers: auth, gateway: true },
+  ];
   let local = null;
   if (gatewayEnv.REDIS_URL) {
     note('starting a second lean gateway on the in-process limiter (no REDIS_URL)');
@@ -1292,7 +1569,11 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
   const targets = [
     { label: 'direct (upstream)', url: upstream.url, headers: {} },
     ...(await Promise.all(
-      [['undici', 'undici'], ['http', 'node:http'], ['dispatch', 'undici dispatch']].map(async ([client, name]) => ({ label: `floor proxy (${name} behind)`, url: (await startFloor(upstream.url, client)).url, headers: {} })),
+      [
+        ['undici', 'undici'],
+        ['http', 'node:http'],
+        ['dispatch', 'undici dispatch'],
+      ].map(async ([client, name]) => ({ label: `floor proxy (${name} behind)`, url: (await startFloor(upstream.url, client)).url, headers: {} })),
     )),
   ];
   const { gateways, local } = await leanGateways(gw, gatewayEnv, auth);
@@ -1350,12 +1631,16 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     const signed = (v) => `${v >= 0 ? '+' : ''}${fmt.ms(v)}`;
     for (const [i, t] of targets.entries()) {
       const [p50, p99] = samples[i].percentiles(50, 99);
-      out.push(`  ${t.label.padEnd(36)} ${fmt.ms(p50).padStart(7)} ${fmt.ms(p99).padStart(7)} ${(i ? signed(p50 - d50) : '').padStart(9)} ${(i > 1 ? signed(p50 - f50) : '').padStart(9)}`);
+      out.push(
+        `  ${t.label.padEnd(36)} ${fmt.ms(p50).padStart(7)} ${fmt.ms(p99).padStart(7)} ${(i ? signed(p50 - d50) : '').padStart(9)} ${(i > 1 ? signed(p50 - f50) : '').padStart(9)}`,
+      );
     }
     const spec1 = await speculated();
     const specNote = targets.flatMap((t, i) => (t.gateway ? [`${t.label.replace('gateway, lean, ', '')} ${spec1[i] - spec0[i]}`] : []));
-    out.push('  added = p50 − direct p50 (the target: < 1 ms); vs floor = p50 − the undici floor\'s p50');
-    out.push(`  streams admitted speculatively (upstream called before the admission's reply), of ${(n + 10) * run} per gateway with the warm-up: ${specNote.join('; ')}`);
+    out.push("  added = p50 − direct p50 (the target: < 1 ms); vs floor = p50 − the undici floor's p50");
+    out.push(
+      `  streams admitted speculatively (upstream called before the admission's reply), of ${(n + 10) * run} per gateway with the warm-up: ${specNote.join('; ')}`,
+    );
     return out;
   } finally {
     if (local) await stopChild(local);
@@ -1453,11 +1738,17 @@ async function runProfile({ gatewayEnv, auth, header }) {
   if (files.length === 0) throw new Error(`no .cpuprofile written in ${dir} (did the gateway exit cleanly?)`);
   const { summarise, formatSummary } = await import('./profile-summary.mjs');
   const out = ['', `Gateway CPU profile (${mode}) — ${new Date().toISOString()}`, ...header.map((h) => `  ${h}`), ''];
-  out.push(`c=${PC} for ${C50_S} s: ${fmt.rps(r.rps)} req/s, p50 ${fmt.ms(r.p50)} ms, p99 ${fmt.ms(r.p99)} ms, CPU ${fmt.us(r.cpuPerReq[0])} µs/req (all processes of the tree)`);
+  out.push(
+    `c=${PC} for ${C50_S} s: ${fmt.rps(r.rps)} req/s, p50 ${fmt.ms(r.p50)} ms, p99 ${fmt.ms(r.p99)} ms, CPU ${fmt.us(r.cpuPerReq[0])} µs/req (all processes of the tree)`,
+  );
   for (const f of files) {
     const s = summarise(JSON.parse(readFileSync(path.join(dir, f), 'utf8')), { from, to, top: 40 });
     if (s.totalUs < 1000) continue;
-    out.push('', `${path.relative(ROOT, path.join(dir, f))} — samples inside the load window only (${(s.totalUs / r.requests).toFixed(0)} µs of busy main-thread samples per request)`, formatSummary(s));
+    out.push(
+      '',
+      `${path.relative(ROOT, path.join(dir, f))} — samples inside the load window only (${(s.totalUs / r.requests).toFixed(0)} µs of busy main-thread samples per request)`,
+      formatSummary(s),
+    );
   }
   out.push(...warningLines([[`gateway (${mode})`, gw.warnings]]));
   process.stdout.write(`${out.join('\n')}\n`);

@@ -63,7 +63,14 @@ for (let i = 0; i < CHUNKS; i++) {
   let part = sse(chunk(i === 0 ? { role: 'assistant', content: 'tok0 ' } : { content: `tok${i} ` }));
   if (i === CHUNKS - 1) {
     part += sse(chunk({}, 'stop'));
-    part += sse({ id: 'chatcmpl-bench0002', object: 'chat.completion.chunk', created: CREATED, model: 'gpt-4o-mini', choices: [], usage: { prompt_tokens: 12, completion_tokens: CHUNKS, total_tokens: 12 + CHUNKS } });
+    part += sse({
+      id: 'chatcmpl-bench0002',
+      object: 'chat.completion.chunk',
+      created: CREATED,
+      model: 'gpt-4o-mini',
+      choices: [],
+      usage: { prompt_tokens: 12, completion_tokens: CHUNKS, total_tokens: 12 + CHUNKS },
+    });
     part += 'data: [DONE]\n\n';
   }
   streamParts.push(Buffer.from(part));
@@ -104,7 +111,18 @@ const messagesBody = Buffer.from(
 const messagesHeaders = { 'content-type': 'application/json', 'content-length': String(messagesBody.length) };
 const ev = (type, obj) => `event: ${type}\ndata: ${JSON.stringify({ type, ...obj })}\n\n`;
 const messagesStream = Buffer.from(
-  ev('message_start', { message: { id: 'msg_bench0002', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } } }) +
+  ev('message_start', {
+    message: {
+      id: 'msg_bench0002',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-haiku-4-5',
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    },
+  }) +
     ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
     ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hello from the bench upstream.' } }) +
     ev('content_block_stop', { index: 0 }) +

@@ -15,7 +15,10 @@ export function embeddedDataDir(): string {
 
 /** Another process holds the embedded database (see lockEmbeddedDatabase). */
 export class EmbeddedDatabaseBusyError extends Error {
-  constructor(readonly pid: number, lockFile: string) {
+  constructor(
+    readonly pid: number,
+    lockFile: string,
+  ) {
     super(
       `the server (pid ${pid}) holds the embedded database ${path.dirname(lockFile)}/pglite; stop it first or set DATABASE_URL ` +
         `(if no such process is running, delete ${lockFile})`,

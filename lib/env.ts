@@ -23,7 +23,12 @@ const schema = z.object({
   REDIS_CLUSTER_NODES: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((n) => n.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean),
+    )
     .pipe(
       z.array(
         z
@@ -87,7 +92,10 @@ const schema = z.object({
    * its WebAssembly memory and costs ~115 MB RSS more than 16MB for no measurable write speed at
    * the gateway's load (the request log is appended, not re-read on the request path).
    */
-  PGLITE_SHARED_BUFFERS: z.string().regex(/^\d+(kB|MB|GB)$/, 'PGLITE_SHARED_BUFFERS must look like 16MB').default('16MB'),
+  PGLITE_SHARED_BUFFERS: z
+    .string()
+    .regex(/^\d+(kB|MB|GB)$/, 'PGLITE_SHARED_BUFFERS must look like 16MB')
+    .default('16MB'),
   /**
    * `1`: server.ts serves only /v1, /healthz, /readyz and /metrics and never loads the Next.js app
    * (dashboard, /api): the lean footprint for a process that only proxies. Run the dashboard in
@@ -153,7 +161,12 @@ const schema = z.object({
   ADMIN_EMAILS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().email('ADMIN_EMAILS must be a comma-separated list of email addresses'))),
 });
 

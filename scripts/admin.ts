@@ -82,7 +82,12 @@ async function run(command: string | undefined): Promise<unknown> {
         balancePico: values['balance-usd'] ? amount(values['balance-usd'], 'balance-usd') : undefined,
       });
       const key = await createKey(user.id, values.name ?? 'default');
-      await writeAudit(CLI_ACTOR, { action: 'account.create', targetType: 'account', targetId: user.id, after: { email: user.email, tier: user.tier, keyId: key.id } });
+      await writeAudit(CLI_ACTOR, {
+        action: 'account.create',
+        targetType: 'account',
+        targetId: user.id,
+        after: { email: user.email, tier: user.tier, keyId: key.id },
+      });
       return { userId: user.id, apiKey: key.key };
     }
     case 'set-tier': {
@@ -107,7 +112,7 @@ async function run(command: string | undefined): Promise<unknown> {
         console.error(
           redisConfigured()
             ? 'note: Redis is unreachable from here; the credit is recorded, and every running server applies it to the live balance within a second or two of reaching Redis (check its logs: "pending credits applied").'
-            : 'note: without Redis the live balance is the running server\'s; it applies this credit within a second or two (a server started later reads it from the database).',
+            : "note: without Redis the live balance is the running server's; it applies this credit within a second or two (a server started later reads it from the database).",
         );
       }
       return {

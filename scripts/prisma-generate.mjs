@@ -12,5 +12,10 @@ if (!existsSync(bin)) {
 execFileSync(bin, ['generate'], {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? '/bin/true', PRISMA_HIDE_UPDATE_MESSAGE: '1', CHECKPOINT_DISABLE: '1' },
+  env: {
+    ...process.env,
+    PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? '/bin/true',
+    PRISMA_HIDE_UPDATE_MESSAGE: '1',
+    CHECKPOINT_DISABLE: '1',
+  },
 });

@@ -64,11 +64,13 @@ export default async function DocsPage() {
             <p className="mt-2 max-w-2xl text-slate-600">
               {zh ? (
                 <>
-                  网关在 <C>{origin}/v1</C> 提供 OpenAI API，在 <C>{origin}/v1/anthropic</C> 提供 Anthropic Messages API。官方 SDK 无需改动：设置 base URL 并使用控制台中的密钥即可。
+                  网关在 <C>{origin}/v1</C> 提供 OpenAI API，在 <C>{origin}/v1/anthropic</C> 提供 Anthropic Messages API。官方 SDK 无需改动：设置 base URL
+                  并使用控制台中的密钥即可。
                 </>
               ) : (
                 <>
-                  The gateway speaks the OpenAI API at <C>{origin}/v1</C> and the Anthropic Messages API at <C>{origin}/v1/anthropic</C>. Official SDKs work unchanged: set the base URL and use a key from the dashboard.
+                  The gateway speaks the OpenAI API at <C>{origin}/v1</C> and the Anthropic Messages API at <C>{origin}/v1/anthropic</C>. Official SDKs work
+                  unchanged: set the base URL and use a key from the dashboard.
                 </>
               )}
             </p>
@@ -105,11 +107,14 @@ console.log(reply.choices[0].message.content);`}
           <Section id="auth" title={t('Authentication')}>
             {zh ? (
               <p>
-                以 <C>Authorization: Bearer &lt;key&gt;</C> 发送密钥（Anthropic 镜像也接受 <C>x-api-key</C>）。密钥以 <C>sk-gw-</C> 开头；控制台只显示一次密钥，只保存其哈希。缺失、未知或已吊销的密钥返回 401；账户被暂停或所用模型不在你的等级内返回 403。
+                以 <C>Authorization: Bearer &lt;key&gt;</C> 发送密钥（Anthropic 镜像也接受 <C>x-api-key</C>）。密钥以 <C>sk-gw-</C>{' '}
+                开头；控制台只显示一次密钥，只保存其哈希。缺失、未知或已吊销的密钥返回 401；账户被暂停或所用模型不在你的等级内返回 403。
               </p>
             ) : (
               <p>
-                Send the key as <C>Authorization: Bearer &lt;key&gt;</C> (the Anthropic mirror also takes <C>x-api-key</C>). Keys start with <C>sk-gw-</C>; the dashboard shows a key once and stores only its hash. A missing, unknown or revoked key gets 401; a suspended account, or a model your tier may not use, 403.
+                Send the key as <C>Authorization: Bearer &lt;key&gt;</C> (the Anthropic mirror also takes <C>x-api-key</C>). Keys start with <C>sk-gw-</C>; the
+                dashboard shows a key once and stores only its hash. A missing, unknown or revoked key gets 401; a suspended account, or a model your tier may
+                not use, 403.
               </p>
             )}
           </Section>
@@ -126,7 +131,10 @@ console.log(reply.choices[0].message.content);`}
                 <TBody>
                   {[
                     ['POST /v1/chat/completions', t('Chat completions, streaming, tools, JSON mode. model: "service-auto" lets the router choose.')],
-                    ['POST /v1/embeddings', t('Embeddings ({model} and others); input is a string or up to 100 strings; float or base64.', { model: embedding })],
+                    [
+                      'POST /v1/embeddings',
+                      t('Embeddings ({model} and others); input is a string or up to 100 strings; float or base64.', { model: embedding }),
+                    ],
                     ['GET /v1/models', t('The models your tier may call, with context window, tags and prices.')],
                     ['POST /v1/anthropic/v1/messages', t('Anthropic Messages, forwarded verbatim (cache_control, anthropic-version and -beta headers).')],
                     ['POST /v1/anthropic/v1/messages/count_tokens', t('Token counting on the Anthropic mirror (not billed).')],
@@ -147,11 +155,16 @@ console.log(reply.choices[0].message.content);`}
           <Section id="streaming" title={t('Streaming')}>
             {zh ? (
               <p>
-                设置 <C>&quot;stream&quot;: true</C> 后，回复以 server-sent events 返回：每行 <C>data: &#123;…&#125;</C> 是一个 <C>chat.completion.chunk</C>，以 <C>data: [DONE]</C> 结束。加上 <C>&quot;stream_options&quot;: &#123;&quot;include_usage&quot;: true&#125;</C> 可在最后一个分块中得到 token 用量及费用（<C>usage.cost_usd</C>、<C>usage.cost_cny</C>）。
+                设置 <C>&quot;stream&quot;: true</C> 后，回复以 server-sent events 返回：每行 <C>data: &#123;…&#125;</C> 是一个 <C>chat.completion.chunk</C>，以{' '}
+                <C>data: [DONE]</C> 结束。加上 <C>&quot;stream_options&quot;: &#123;&quot;include_usage&quot;: true&#125;</C> 可在最后一个分块中得到 token
+                用量及费用（<C>usage.cost_usd</C>、<C>usage.cost_cny</C>）。
               </p>
             ) : (
               <p>
-                With <C>&quot;stream&quot;: true</C> the reply comes as server-sent events: <C>data: &#123;…&#125;</C> lines, each a <C>chat.completion.chunk</C>, ending with <C>data: [DONE]</C>. Add <C>&quot;stream_options&quot;: &#123;&quot;include_usage&quot;: true&#125;</C> for a last chunk with the token usage and its cost (<C>usage.cost_usd</C>, <C>usage.cost_cny</C>).
+                With <C>&quot;stream&quot;: true</C> the reply comes as server-sent events: <C>data: &#123;…&#125;</C> lines, each a{' '}
+                <C>chat.completion.chunk</C>, ending with <C>data: [DONE]</C>. Add{' '}
+                <C>&quot;stream_options&quot;: &#123;&quot;include_usage&quot;: true&#125;</C> for a last chunk with the token usage and its cost (
+                <C>usage.cost_usd</C>, <C>usage.cost_cny</C>).
               </p>
             )}
           </Section>
@@ -182,11 +195,15 @@ console.log(reply.choices[0].message.content);`}
           <Section id="errors" title={t('Errors')}>
             {zh ? (
               <p>
-                错误使用 OpenAI 的格式 <C>&#123;&quot;error&quot;: &#123;&quot;message&quot;, &quot;type&quot;, &quot;param&quot;, &quot;code&quot;&#125;&#125;</C>（Anthropic 镜像使用 Anthropic 的格式）。重试无法解决的错误带有 <C>x-should-retry: false</C>。
+                错误使用 OpenAI 的格式{' '}
+                <C>&#123;&quot;error&quot;: &#123;&quot;message&quot;, &quot;type&quot;, &quot;param&quot;, &quot;code&quot;&#125;&#125;</C>（Anthropic 镜像使用
+                Anthropic 的格式）。重试无法解决的错误带有 <C>x-should-retry: false</C>。
               </p>
             ) : (
               <p>
-                Errors use the OpenAI envelope <C>&#123;&quot;error&quot;: &#123;&quot;message&quot;, &quot;type&quot;, &quot;param&quot;, &quot;code&quot;&#125;&#125;</C> (the Anthropic one on the mirror). Errors a retry cannot fix carry <C>x-should-retry: false</C>.
+                Errors use the OpenAI envelope{' '}
+                <C>&#123;&quot;error&quot;: &#123;&quot;message&quot;, &quot;type&quot;, &quot;param&quot;, &quot;code&quot;&#125;&#125;</C> (the Anthropic one
+                on the mirror). Errors a retry cannot fix carry <C>x-should-retry: false</C>.
               </p>
             )}
             <div className="overflow-hidden rounded-lg border border-slate-200">
@@ -215,11 +232,21 @@ console.log(reply.choices[0].message.content);`}
           <Section id="limits" title={t('Limits')}>
             {zh ? (
               <p>
-                每分钟和每小时请求数、每日 token 数与并发请求数按账户等级限制（见 <a href="/pricing" className="font-medium text-indigo-700 underline">价格</a>），部分模型另有自己的上限。每个响应都带有 <C>x-ratelimit-limit-requests</C>、<C>x-ratelimit-remaining-requests</C> 和 <C>x-ratelimit-reset-requests</C>。Embeddings：每分钟 {formatCount(l.embeddings_rpm)} 个请求，每个请求最多 100 条输入。
+                每分钟和每小时请求数、每日 token 数与并发请求数按账户等级限制（见{' '}
+                <a href="/pricing" className="font-medium text-indigo-700 underline">
+                  价格
+                </a>
+                ），部分模型另有自己的上限。每个响应都带有 <C>x-ratelimit-limit-requests</C>、<C>x-ratelimit-remaining-requests</C> 和{' '}
+                <C>x-ratelimit-reset-requests</C>。Embeddings：每分钟 {formatCount(l.embeddings_rpm)} 个请求，每个请求最多 100 条输入。
               </p>
             ) : (
               <p>
-                Requests per minute and hour, tokens per day and concurrent requests are limited per account by tier (see <a href="/pricing" className="font-medium text-indigo-700 underline">Pricing</a>), and some models have caps of their own. Every response carries <C>x-ratelimit-limit-requests</C>, <C>x-ratelimit-remaining-requests</C> and <C>x-ratelimit-reset-requests</C>. Embeddings: {formatCount(l.embeddings_rpm)} requests per minute, at most 100 inputs per request.
+                Requests per minute and hour, tokens per day and concurrent requests are limited per account by tier (see{' '}
+                <a href="/pricing" className="font-medium text-indigo-700 underline">
+                  Pricing
+                </a>
+                ), and some models have caps of their own. Every response carries <C>x-ratelimit-limit-requests</C>, <C>x-ratelimit-remaining-requests</C> and{' '}
+                <C>x-ratelimit-reset-requests</C>. Embeddings: {formatCount(l.embeddings_rpm)} requests per minute, at most 100 inputs per request.
               </p>
             )}
           </Section>

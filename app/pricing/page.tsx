@@ -30,8 +30,11 @@ export default async function PricingPage() {
     <PublicShell>
       <h1 className="text-3xl font-semibold tracking-tight text-slate-900">{tr('Pricing')}</h1>
       <p className="mt-2 max-w-2xl text-slate-600">
-        {tr('Prepaid credit, charged per token at the prices below: no subscription, no minimum. Prices per million tokens; CNY at {rate} per USD.', { rate: config.usdToCny })}{' '}
-        {tr('Every response says what it cost in its')} <code className="font-mono text-sm">X-Service-Cost-USD</code> {tr('and')} <code className="font-mono text-sm">X-Service-Cost-CNY</code> {tr('headers.')}
+        {tr('Prepaid credit, charged per token at the prices below: no subscription, no minimum. Prices per million tokens; CNY at {rate} per USD.', {
+          rate: config.usdToCny,
+        })}{' '}
+        {tr('Every response says what it cost in its')} <code className="font-mono text-sm">X-Service-Cost-USD</code> {tr('and')}{' '}
+        <code className="font-mono text-sm">X-Service-Cost-CNY</code> {tr('headers.')}
       </p>
 
       <section aria-labelledby="models-title" className="mt-10">
@@ -110,7 +113,11 @@ export default async function PricingPage() {
                       {t.maxConcurrency > t.concurrency ? `${formatCount(t.concurrency)}–${formatCount(t.maxConcurrency)}` : formatCount(t.concurrency)}
                     </Td>
                     <Td className="hidden text-slate-600 md:table-cell">
-                      {name === 'free' ? tr('Sign up') : t.promoteAtMonthlySpend !== null ? tr('Spend {amount} in a month', { amount: formatWhole(t.promoteAtMonthlySpend) }) : tr('Contact us')}
+                      {name === 'free'
+                        ? tr('Sign up')
+                        : t.promoteAtMonthlySpend !== null
+                          ? tr('Spend {amount} in a month', { amount: formatWhole(t.promoteAtMonthlySpend) })
+                          : tr('Contact us')}
                     </Td>
                   </Tr>
                 );

@@ -16,7 +16,21 @@ const limitFields: [keyof Limits, string][] = [
   ['concurrency', 'Concurrent'],
 ];
 
-export function AccountActions({ id, tier, pinned, status, role, limits }: { id: string; tier: string; pinned: boolean; status: string; role: string; limits: Limits | null }) {
+export function AccountActions({
+  id,
+  tier,
+  pinned,
+  status,
+  role,
+  limits,
+}: {
+  id: string;
+  tier: string;
+  pinned: boolean;
+  status: string;
+  role: string;
+  limits: Limits | null;
+}) {
   const { busy, error, send } = useAdminAction();
   const [newTier, setNewTier] = useState(tier);
   const [pin, setPin] = useState(pinned);
@@ -49,34 +63,68 @@ export function AccountActions({ id, tier, pinned, status, role, limits }: { id:
 
   return (
     <div className="space-y-5">
-      {error && <Alert tone="error" data-testid="admin-error">{error}</Alert>}
-      {done && <Alert tone="success" data-testid="admin-done">{done}</Alert>}
+      {error && (
+        <Alert tone="error" data-testid="admin-error">
+          {error}
+        </Alert>
+      )}
+      {done && (
+        <Alert tone="success" data-testid="admin-done">
+          {done}
+        </Alert>
+      )}
       <form className="space-y-3" onSubmit={(e) => adjust(e, 1)}>
         <div className="grid gap-3 sm:grid-cols-2">
           <Field label="Amount (USD)" htmlFor="amount">
-            <Input id="amount" inputMode="decimal" value={amount} onChange={(e) => setAmount(e.target.value)} placeholder="10.00" data-testid="amount" required />
+            <Input
+              id="amount"
+              inputMode="decimal"
+              value={amount}
+              onChange={(e) => setAmount(e.target.value)}
+              placeholder="10.00"
+              data-testid="amount"
+              required
+            />
           </Field>
           <Field label="Note" htmlFor="note">
-            <Input id="note" value={note} onChange={(e) => setNote(e.target.value)} placeholder="Why (kept in the ledger and audit log)" data-testid="note" maxLength={500} />
+            <Input
+              id="note"
+              value={note}
+              onChange={(e) => setNote(e.target.value)}
+              placeholder="Why (kept in the ledger and audit log)"
+              data-testid="note"
+              maxLength={500}
+            />
           </Field>
         </div>
         <div className="flex gap-2">
-          <Button type="submit" disabled={busy || !amount} data-testid="credit">Credit</Button>
-          <Button variant="secondary" disabled={busy || !amount} onClick={(e) => adjust(e, -1)} data-testid="debit">Debit</Button>
+          <Button type="submit" disabled={busy || !amount} data-testid="credit">
+            Credit
+          </Button>
+          <Button variant="secondary" disabled={busy || !amount} onClick={(e) => adjust(e, -1)} data-testid="debit">
+            Debit
+          </Button>
         </div>
       </form>
       <div className="flex flex-wrap items-end gap-3 border-t border-slate-100 pt-4">
         <Field label="Tier" htmlFor="tier">
           <Select id="tier" value={newTier} onChange={(e) => setNewTier(e.target.value)} data-testid="tier-select">
             {tiers.map((t) => (
-              <option key={t} value={t}>{t}</option>
+              <option key={t} value={t}>
+                {t}
+              </option>
             ))}
           </Select>
         </Field>
         <label className="flex h-10 items-center gap-2 text-sm text-slate-700">
           <input type="checkbox" checked={pin} onChange={(e) => setPin(e.target.checked)} data-testid="tier-pin" /> Pin (no automatic promotion)
         </label>
-        <Button variant="secondary" disabled={busy} onClick={() => send(url, 'POST', { action: 'set_tier', tier: newTier, pinned: pin })} data-testid="set-tier">
+        <Button
+          variant="secondary"
+          disabled={busy}
+          onClick={() => send(url, 'POST', { action: 'set_tier', tier: newTier, pinned: pin })}
+          data-testid="set-tier"
+        >
           Save tier
         </Button>
       </div>
@@ -85,7 +133,13 @@ export function AccountActions({ id, tier, pinned, status, role, limits }: { id:
         <div className="flex flex-wrap items-end gap-3">
           {limitFields.map(([k, label]) => (
             <Field key={k} label={label} htmlFor={`limit-${k}`} className="w-32">
-              <Input id={`limit-${k}`} inputMode="numeric" value={limitText[k]} onChange={(e) => setLimitText({ ...limitText, [k]: e.target.value })} data-testid={`limit-${k}`} />
+              <Input
+                id={`limit-${k}`}
+                inputMode="numeric"
+                value={limitText[k]}
+                onChange={(e) => setLimitText({ ...limitText, [k]: e.target.value })}
+                data-testid={`limit-${k}`}
+              />
             </Field>
           ))}
           <Button variant="secondary" disabled={busy || !limitsValid} onClick={saveLimits} data-testid="save-limits">
@@ -95,7 +149,14 @@ export function AccountActions({ id, tier, pinned, status, role, limits }: { id:
       </div>
       <div className="flex flex-wrap gap-2 border-t border-slate-100 pt-4">
         {status === 'active' ? (
-          <Button variant="danger" disabled={busy} onClick={() => confirm('Suspend this account? Its API requests get 403 at once.') && send(url, 'POST', { action: 'set_status', status: 'suspended' })} data-testid="suspend">
+          <Button
+            variant="danger"
+            disabled={busy}
+            onClick={() =>
+              confirm('Suspend this account? Its API requests get 403 at once.') && send(url, 'POST', { action: 'set_status', status: 'suspended' })
+            }
+            data-testid="suspend"
+          >
             Suspend
           </Button>
         ) : (
@@ -103,7 +164,12 @@ export function AccountActions({ id, tier, pinned, status, role, limits }: { id:
             Unsuspend
           </Button>
         )}
-        <Button variant="ghost" disabled={busy} onClick={() => send(url, 'POST', { action: 'set_role', role: role === 'admin' ? 'user' : 'admin' })} data-testid="toggle-role">
+        <Button
+          variant="ghost"
+          disabled={busy}
+          onClick={() => send(url, 'POST', { action: 'set_role', role: role === 'admin' ? 'user' : 'admin' })}
+          data-testid="toggle-role"
+        >
           {role === 'admin' ? 'Remove admin role' : 'Make admin'}
         </Button>
       </div>
@@ -115,7 +181,13 @@ export function RevokeKeyButton({ accountId, keyId }: { accountId: string; keyId
   const { busy, error, send } = useAdminAction();
   return (
     <span className="inline-flex items-center gap-2">
-      <Button size="sm" variant="danger" disabled={busy} onClick={() => confirm('Revoke this key on every instance?') && send(`/api/admin/accounts/${accountId}/keys/${keyId}`, 'DELETE')} data-testid="revoke-key">
+      <Button
+        size="sm"
+        variant="danger"
+        disabled={busy}
+        onClick={() => confirm('Revoke this key on every instance?') && send(`/api/admin/accounts/${accountId}/keys/${keyId}`, 'DELETE')}
+        data-testid="revoke-key"
+      >
         Revoke
       </Button>
       {error && <span className="text-xs text-red-700">{error}</span>}

@@ -21,7 +21,15 @@ export function AnnouncementForm({ current }: { current: string | null }) {
       {error && <Alert tone="error">{error}</Alert>}
       <div className="grid gap-3 sm:grid-cols-[1fr_10rem]">
         <Field label="Message" htmlFor="announcement-message">
-          <Input id="announcement-message" value={message} onChange={(e) => setMessage(e.target.value)} maxLength={1000} placeholder="Maintenance on Sunday 02:00-03:00 UTC" data-testid="announcement-message" required />
+          <Input
+            id="announcement-message"
+            value={message}
+            onChange={(e) => setMessage(e.target.value)}
+            maxLength={1000}
+            placeholder="Maintenance on Sunday 02:00-03:00 UTC"
+            data-testid="announcement-message"
+            required
+          />
         </Field>
         <Field label="Level" htmlFor="announcement-level">
           <Select id="announcement-level" value={level} onChange={(e) => setLevel(e.target.value)}>
@@ -31,7 +39,9 @@ export function AnnouncementForm({ current }: { current: string | null }) {
         </Field>
       </div>
       <div className="flex gap-2">
-        <Button type="submit" disabled={busy || !message.trim()} data-testid="post-announcement">Publish</Button>
+        <Button type="submit" disabled={busy || !message.trim()} data-testid="post-announcement">
+          Publish
+        </Button>
         {current && (
           <Button variant="secondary" disabled={busy} onClick={() => send('/api/admin/announcements', 'DELETE')} data-testid="clear-announcement">
             Take down

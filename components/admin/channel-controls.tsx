@@ -21,11 +21,25 @@ export function ChannelControls({ name, disabled, weight }: { name: string; disa
 
   return (
     <div className="flex flex-wrap items-center gap-2" data-testid={`channel-controls-${name}`}>
-      <Button size="sm" variant={disabled ? 'primary' : 'danger'} disabled={busy} onClick={() => send(url, 'POST', { disabled: !disabled })} data-testid={disabled ? 'enable' : 'disable'}>
+      <Button
+        size="sm"
+        variant={disabled ? 'primary' : 'danger'}
+        disabled={busy}
+        onClick={() => send(url, 'POST', { disabled: !disabled })}
+        data-testid={disabled ? 'enable' : 'disable'}
+      >
         {disabled ? 'Enable' : 'Disable'}
       </Button>
       <div className="w-20">
-        <Input className="h-8" inputMode="numeric" placeholder="weight" value={weightText} onChange={(e) => setWeightText(e.target.value)} aria-label={`Weight override for ${name}`} data-testid="weight" />
+        <Input
+          className="h-8"
+          inputMode="numeric"
+          placeholder="weight"
+          value={weightText}
+          onChange={(e) => setWeightText(e.target.value)}
+          aria-label={`Weight override for ${name}`}
+          data-testid="weight"
+        />
       </div>
       <Button
         size="sm"

@@ -24,7 +24,13 @@ export function CodeBatchForm() {
   async function submit(e: FormEvent) {
     e.preventDefault();
     setCreated(null);
-    setCreated(await send<Created>('/api/admin/codes', 'POST', { amount_usd: amount.trim(), count: Number(count), expires_at: expires ? new Date(`${expires}T23:59:59Z`).toISOString() : null }));
+    setCreated(
+      await send<Created>('/api/admin/codes', 'POST', {
+        amount_usd: amount.trim(),
+        count: Number(count),
+        expires_at: expires ? new Date(`${expires}T23:59:59Z`).toISOString() : null,
+      }),
+    );
   }
 
   function download() {
@@ -50,14 +56,20 @@ export function CodeBatchForm() {
         <Field label="Expires (optional)" htmlFor="code-expires">
           <Input id="code-expires" type="date" value={expires} onChange={(e) => setExpires(e.target.value)} data-testid="code-expires" />
         </Field>
-        <Button type="submit" disabled={busy} data-testid="create-codes">Create codes</Button>
+        <Button type="submit" disabled={busy} data-testid="create-codes">
+          Create codes
+        </Button>
       </form>
       {error && <Alert tone="error">{error}</Alert>}
       {created && (
         <Alert tone="warning" title={`${created.codes.length} codes of $${created.amountUsd} created: copy or download them now, they are not shown again.`}>
           <div className="mt-2 space-y-2">
-            <Button size="sm" variant="secondary" onClick={download} data-testid="download-codes">Download CSV</Button>
-            <pre className="max-h-60 overflow-auto rounded bg-white/70 p-2 font-mono text-xs" data-testid="new-codes">{created.codes.map((c) => c.code).join('\n')}</pre>
+            <Button size="sm" variant="secondary" onClick={download} data-testid="download-codes">
+              Download CSV
+            </Button>
+            <pre className="max-h-60 overflow-auto rounded bg-white/70 p-2 font-mono text-xs" data-testid="new-codes">
+              {created.codes.map((c) => c.code).join('\n')}
+            </pre>
           </div>
         </Alert>
       )}

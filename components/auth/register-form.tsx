@@ -65,7 +65,12 @@ export function RegisterForm({ t }: { t: Messages['auth'] }) {
         });
       } else if (res.status === 429) {
         const wait = res.headers.get('retry-after');
-        setProblem({ field: null, message: wait ? tr('Too many sign-ups from your network. Try again in {n} s.', { n: wait }) : tr('Too many sign-ups from your network. Try again in a minute.') });
+        setProblem({
+          field: null,
+          message: wait
+            ? tr('Too many sign-ups from your network. Try again in {n} s.', { n: wait })
+            : tr('Too many sign-ups from your network. Try again in a minute.'),
+        });
       } else if (res.status === 400) {
         setProblem({ field: /password/i.test(message) ? 'password' : /email/i.test(message) ? 'email' : null, message });
       } else {

@@ -59,7 +59,11 @@ function ChangePassword() {
           <Field label={t('Current password')} htmlFor="current-password">
             <Input id="current-password" type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} />
           </Field>
-          <Field label={t('New password')} htmlFor="new-password" hint={t('At least {n} characters, and not a commonly used password.', { n: PASSWORD_MIN_LENGTH })}>
+          <Field
+            label={t('New password')}
+            htmlFor="new-password"
+            hint={t('At least {n} characters, and not a commonly used password.', { n: PASSWORD_MIN_LENGTH })}
+          >
             <Input id="new-password" type="password" autoComplete="new-password" value={next} onChange={(e) => setNext(e.target.value)} />
           </Field>
           <Button type="submit" disabled={busy} data-testid="change-password">
@@ -77,7 +81,10 @@ function SignOutEverywhere() {
   const [error, setError] = useState<string | null>(null);
   return (
     <Card>
-      <CardHeader title={t('Sign out everywhere')} description={t('Ends every session of this account, on every device, this one included. API keys keep working.')} />
+      <CardHeader
+        title={t('Sign out everywhere')}
+        description={t('Ends every session of this account, on every device, this one included. API keys keep working.')}
+      />
       <CardBody className="space-y-3">
         {error && <Alert tone="error">{error}</Alert>}
         <Button
@@ -123,7 +130,9 @@ function DeleteAccount({ email }: { email: string }) {
     <Card className="border-red-200">
       <CardHeader
         title={t('Delete account')}
-        description={t('Your keys are revoked at once, your email and password are removed and you are signed out everywhere. The balance is forfeited. Billing records (ledger and request log, without your email) are kept for accounting.')}
+        description={t(
+          'Your keys are revoked at once, your email and password are removed and you are signed out everywhere. The balance is forfeited. Billing records (ledger and request log, without your email) are kept for accounting.',
+        )}
       />
       <CardBody>
         <form onSubmit={submit} className="max-w-sm space-y-4" noValidate>

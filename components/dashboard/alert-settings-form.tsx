@@ -27,7 +27,11 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
     setBusy(true);
     setMessage(null);
     try {
-      const res = await fetch(path, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(path, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const data = (await res.json().catch(() => ({}))) as Result;
       if (!res.ok) {
         setMessage({ tone: 'error', text: data.error?.message ?? t('Not saved (HTTP {status}).', { status: res.status }) });
@@ -55,14 +59,38 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
 
   return (
     <form onSubmit={save} className="space-y-4" data-testid="alert-settings">
-      <Field label={t('Budget thresholds (%)')} htmlFor="alert-thresholds" hint={t("Of each key's lifetime and monthly budget; each fires once per budget and month.")}>
-        <Input id="alert-thresholds" value={thresholds} onChange={(e) => setThresholds(e.target.value)} placeholder="50, 80, 100" data-testid="alert-thresholds" />
+      <Field
+        label={t('Budget thresholds (%)')}
+        htmlFor="alert-thresholds"
+        hint={t("Of each key's lifetime and monthly budget; each fires once per budget and month.")}
+      >
+        <Input
+          id="alert-thresholds"
+          value={thresholds}
+          onChange={(e) => setThresholds(e.target.value)}
+          placeholder="50, 80, 100"
+          data-testid="alert-thresholds"
+        />
       </Field>
       <Field label={t('Low balance alert (USD)')} htmlFor="alert-low-balance" hint={t('Fires when the balance falls below it; again after it has been above.')}>
-        <Input id="alert-low-balance" inputMode="decimal" value={lowBalance} onChange={(e) => setLowBalance(e.target.value)} placeholder={t('none')} data-testid="alert-low-balance" />
+        <Input
+          id="alert-low-balance"
+          inputMode="decimal"
+          value={lowBalance}
+          onChange={(e) => setLowBalance(e.target.value)}
+          placeholder={t('none')}
+          data-testid="alert-low-balance"
+        />
       </Field>
       <Field label={t('Webhook URL')} htmlFor="alert-webhook" hint={t("Optional: each alert is POSTed here, signed (see the README's Budget alerts).")}>
-        <Input id="alert-webhook" type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/hooks/gateway" data-testid="alert-webhook" />
+        <Input
+          id="alert-webhook"
+          type="url"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          placeholder="https://example.com/hooks/gateway"
+          data-testid="alert-webhook"
+        />
       </Field>
       <div className="flex flex-wrap items-center gap-2">
         <Button type="submit" disabled={busy} data-testid="alert-save">
@@ -83,7 +111,11 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
           </div>
         </Alert>
       )}
-      {message && <Alert tone={message.tone} data-testid="alert-message">{message.text}</Alert>}
+      {message && (
+        <Alert tone={message.tone} data-testid="alert-message">
+          {message.text}
+        </Alert>
+      )}
     </form>
   );
 }

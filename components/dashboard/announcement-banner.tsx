@@ -9,7 +9,10 @@ export async function AnnouncementBanner() {
     <div
       role="status"
       data-testid="announcement"
-      className={cn('border-b px-4 py-2 text-center text-sm', a.level === 'warning' ? 'border-amber-200 bg-amber-50 text-amber-900' : 'border-sky-200 bg-sky-50 text-sky-900')}
+      className={cn(
+        'border-b px-4 py-2 text-center text-sm',
+        a.level === 'warning' ? 'border-amber-200 bg-amber-50 text-amber-900' : 'border-sky-200 bg-sky-50 text-sky-900',
+      )}
     >
       {a.message}
     </div>

@@ -53,23 +53,61 @@ export function bodyOf(v: ControlValues): Record<string, unknown> {
   };
 }
 
-export function KeyControlsFields({ idPrefix, values, onChange, models }: { idPrefix: string; values: ControlValues; onChange: (v: ControlValues) => void; models: string[] }) {
+export function KeyControlsFields({
+  idPrefix,
+  values,
+  onChange,
+  models,
+}: {
+  idPrefix: string;
+  values: ControlValues;
+  onChange: (v: ControlValues) => void;
+  models: string[];
+}) {
   const t = useT();
   const set = (patch: Partial<ControlValues>) => onChange({ ...values, ...patch });
   const id = (name: string) => `${idPrefix}-${name}`;
   return (
     <div className="grid gap-4 sm:grid-cols-2">
       <Field label={t('Lifetime budget (USD)')} htmlFor={id('budget')} hint={t('Requests are refused with 402 once the key has spent this much.')}>
-        <Input id={id('budget')} data-testid={id('budget')} inputMode="decimal" placeholder={t('No limit')} value={values.budget_usd} onChange={(e) => set({ budget_usd: e.target.value })} />
+        <Input
+          id={id('budget')}
+          data-testid={id('budget')}
+          inputMode="decimal"
+          placeholder={t('No limit')}
+          value={values.budget_usd}
+          onChange={(e) => set({ budget_usd: e.target.value })}
+        />
       </Field>
       <Field label={t('Monthly budget (USD)')} htmlFor={id('monthly')} hint={t('Per calendar month, UTC.')}>
-        <Input id={id('monthly')} data-testid={id('monthly')} inputMode="decimal" placeholder={t('No limit')} value={values.monthly_budget_usd} onChange={(e) => set({ monthly_budget_usd: e.target.value })} />
+        <Input
+          id={id('monthly')}
+          data-testid={id('monthly')}
+          inputMode="decimal"
+          placeholder={t('No limit')}
+          value={values.monthly_budget_usd}
+          onChange={(e) => set({ monthly_budget_usd: e.target.value })}
+        />
       </Field>
       <Field label={t('Requests per minute')} htmlFor={id('rpm')} hint={t("On top of your tier's limits: the stricter wins.")}>
-        <Input id={id('rpm')} data-testid={id('rpm')} inputMode="numeric" placeholder={t('Tier limit')} value={values.rpm} onChange={(e) => set({ rpm: e.target.value })} />
+        <Input
+          id={id('rpm')}
+          data-testid={id('rpm')}
+          inputMode="numeric"
+          placeholder={t('Tier limit')}
+          value={values.rpm}
+          onChange={(e) => set({ rpm: e.target.value })}
+        />
       </Field>
       <Field label={t('Concurrent requests')} htmlFor={id('concurrency')}>
-        <Input id={id('concurrency')} data-testid={id('concurrency')} inputMode="numeric" placeholder={t('Tier limit')} value={values.concurrency} onChange={(e) => set({ concurrency: e.target.value })} />
+        <Input
+          id={id('concurrency')}
+          data-testid={id('concurrency')}
+          inputMode="numeric"
+          placeholder={t('Tier limit')}
+          value={values.concurrency}
+          onChange={(e) => set({ concurrency: e.target.value })}
+        />
       </Field>
       <Field label={t('Allowed IP ranges')} htmlFor={id('ips')} hint={t('IPv4 or IPv6 addresses or CIDR ranges, one per line. Empty: any address.')}>
         <textarea
@@ -83,7 +121,13 @@ export function KeyControlsFields({ idPrefix, values, onChange, models }: { idPr
         />
       </Field>
       <Field label={t('Expires (UTC)')} htmlFor={id('expires')} hint={t('After this the key answers 401 key_expired. Empty: never.')}>
-        <Input id={id('expires')} data-testid={id('expires')} type="datetime-local" value={values.expires_at} onChange={(e) => set({ expires_at: e.target.value })} />
+        <Input
+          id={id('expires')}
+          data-testid={id('expires')}
+          type="datetime-local"
+          value={values.expires_at}
+          onChange={(e) => set({ expires_at: e.target.value })}
+        />
       </Field>
       <fieldset className="sm:col-span-2">
         <legend className="text-sm font-medium text-slate-700">{t('Allowed models')}</legend>

@@ -14,7 +14,16 @@ import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { useT } from '@/lib/i18n/client';
 import type { Translate } from '@/lib/i18n/translate';
 import { KeySnippets } from '@/components/dashboard/key-snippets';
-import { bodyOf, controlsSummary, EMPTY_CONTROLS, KeyControlsFields, KeySpend, valuesOf, type ControlValues, type KeyWithControlsJson } from '@/components/dashboard/key-controls-form';
+import {
+  bodyOf,
+  controlsSummary,
+  EMPTY_CONTROLS,
+  KeyControlsFields,
+  KeySpend,
+  valuesOf,
+  type ControlValues,
+  type KeyWithControlsJson,
+} from '@/components/dashboard/key-controls-form';
 
 export type ApiKeyJson = KeyWithControlsJson;
 type CreatedKey = ApiKeyJson & { key: string };
@@ -29,7 +38,17 @@ async function errorMessage(res: Response, fallback: string, t: Translate): Prom
   }
 }
 
-export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleModel = 'gpt-4o-mini' }: { initialKeys: ApiKeyJson[]; models?: string[]; baseUrl?: string; sampleModel?: string }) {
+export function KeysManager({
+  initialKeys,
+  models = [],
+  baseUrl = '',
+  sampleModel = 'gpt-4o-mini',
+}: {
+  initialKeys: ApiKeyJson[];
+  models?: string[];
+  baseUrl?: string;
+  sampleModel?: string;
+}) {
   const t = useT();
   const [keys, setKeys] = useState(initialKeys);
   const [name, setName] = useState('');
@@ -211,7 +230,9 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
                   </Td>
                   <Td className="hidden whitespace-nowrap font-mono text-xs sm:table-cell">{k.display}</Td>
                   <Td className="hidden whitespace-nowrap tabular-nums md:table-cell">{dateTime(new Date(k.created_at))}</Td>
-                  <Td className="hidden whitespace-nowrap tabular-nums lg:table-cell">{k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-500">{t('Never')}</span>}</Td>
+                  <Td className="hidden whitespace-nowrap tabular-nums lg:table-cell">
+                    {k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-500">{t('Never')}</span>}
+                  </Td>
                   <Td className="hidden text-xs text-slate-600 md:table-cell" data-testid="key-limits">
                     {controlsSummary(k, t).join(' · ') || <span className="text-slate-500">{t('None')}</span>}
                   </Td>
@@ -250,7 +271,13 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
                       </Button>
                     )}
                     {!k.revoked && (
-                      <Button variant="secondary" size="sm" data-testid="revoke-key" aria-label={t('Revoke key {name}', { name: k.name })} onClick={() => setToRevoke(k)}>
+                      <Button
+                        variant="secondary"
+                        size="sm"
+                        data-testid="revoke-key"
+                        aria-label={t('Revoke key {name}', { name: k.name })}
+                        onClick={() => setToRevoke(k)}
+                      >
                         {t('Revoke')}
                       </Button>
                     )}
@@ -264,7 +291,10 @@ export function KeysManager({ initialKeys, models = [], baseUrl = '', sampleMode
 
       {editing && (
         <Card data-testid="edit-key-panel">
-          <CardHeader title={t('Limits of “{name}”', { name: editing.key.name })} description={t("Changes apply to the key's next request, on every server.")} />
+          <CardHeader
+            title={t('Limits of “{name}”', { name: editing.key.name })}
+            description={t("Changes apply to the key's next request, on every server.")}
+          />
           <CardBody>
             <form onSubmit={save} className="space-y-4">
               <KeyControlsFields idPrefix="edit" values={editing.values} onChange={(values) => setEditing({ ...editing, values })} models={models} />

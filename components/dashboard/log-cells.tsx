@@ -9,7 +9,18 @@ import { Badge, type BadgeTone } from '@/components/ui/badge';
 export async function StatusBadge({ status, outcome }: Pick<LogEntry, 'status' | 'outcome'>) {
   const t = await serverT();
   const tone: BadgeTone = outcome === 'ok' ? 'green' : outcome === 'client_closed' ? 'neutral' : status >= 500 ? 'red' : 'amber';
-  const label = outcome === 'ok' ? String(status) : outcome === 'client_closed' ? t('{status} client closed', { status }) : outcome === 'error' ? t('{status} error', { status }) : outcome === 'rejected' ? t('{status} rejected', { status }) : outcome === 'upstream_error' ? t('{status} upstream_error', { status }) : `${status} ${outcome}`;
+  const label =
+    outcome === 'ok'
+      ? String(status)
+      : outcome === 'client_closed'
+        ? t('{status} client closed', { status })
+        : outcome === 'error'
+          ? t('{status} error', { status })
+          : outcome === 'rejected'
+            ? t('{status} rejected', { status })
+            : outcome === 'upstream_error'
+              ? t('{status} upstream_error', { status })
+              : `${status} ${outcome}`;
   return (
     <Badge tone={tone} data-testid="log-status">
       {label}
@@ -55,7 +66,11 @@ export async function ModelCell({ entry }: { entry: Pick<LogEntry, 'modelRequest
   );
 }
 
-export async function TokensCell({ entry }: { entry: Pick<LogEntry, 'promptTokens' | 'completionTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'tokensEstimated'> }) {
+export async function TokensCell({
+  entry,
+}: {
+  entry: Pick<LogEntry, 'promptTokens' | 'completionTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'tokensEstimated'>;
+}) {
   const t = await serverT();
   const cache = entry.cacheReadTokens + entry.cacheWriteTokens;
   return (

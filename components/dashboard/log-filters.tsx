@@ -51,7 +51,9 @@ export function LogFilters({
     startTransition(() => router.push(qs ? `/dashboard/logs?${qs}` : '/dashboard/logs'));
   }
 
-  const statusOptions = statuses.some((s) => s.value === values.status) ? statuses.map((s) => ({ value: s.value, label: t(s.label) })) : [...statuses.map((s) => ({ value: s.value, label: t(s.label) })), { value: values.status, label: values.status }];
+  const statusOptions = statuses.some((s) => s.value === values.status)
+    ? statuses.map((s) => ({ value: s.value, label: t(s.label) }))
+    : [...statuses.map((s) => ({ value: s.value, label: t(s.label) })), { value: values.status, label: values.status }];
   const modelOptions = values.model && !models.includes(values.model) ? [values.model, ...models] : models;
   const anyFilter = Object.values(values).some(Boolean);
 
@@ -100,13 +102,27 @@ export function LogFilters({
         <Label htmlFor="filter-from" className="text-xs text-slate-500">
           {t('From (UTC)')}
         </Label>
-        <Input id="filter-from" data-testid="filter-from" type="date" value={values.from} max={values.to || undefined} onChange={(e) => apply({ from: e.target.value })} />
+        <Input
+          id="filter-from"
+          data-testid="filter-from"
+          type="date"
+          value={values.from}
+          max={values.to || undefined}
+          onChange={(e) => apply({ from: e.target.value })}
+        />
       </div>
       <div className="space-y-1 lg:w-40">
         <Label htmlFor="filter-to" className="text-xs text-slate-500">
           {t('To (UTC)')}
         </Label>
-        <Input id="filter-to" data-testid="filter-to" type="date" value={values.to} min={values.from || undefined} onChange={(e) => apply({ to: e.target.value })} />
+        <Input
+          id="filter-to"
+          data-testid="filter-to"
+          type="date"
+          value={values.to}
+          min={values.from || undefined}
+          onChange={(e) => apply({ to: e.target.value })}
+        />
       </div>
       <div className="col-span-2 flex items-center gap-2 sm:col-span-1 lg:ml-auto">
         {anyFilter && (

@@ -116,7 +116,11 @@ export function Playground({ models }: { models: string[] }) {
             setReply(text);
           }
           if (chunk.usage?.cost_usd !== undefined) {
-            final = { ...final, costUsd: String(chunk.usage.cost_usd), costCny: chunk.usage.cost_cny !== undefined ? String(chunk.usage.cost_cny) : final.costCny };
+            final = {
+              ...final,
+              costUsd: String(chunk.usage.cost_usd),
+              costCny: chunk.usage.cost_cny !== undefined ? String(chunk.usage.cost_cny) : final.costCny,
+            };
           }
         }
       }
@@ -133,7 +137,15 @@ export function Playground({ models }: { models: string[] }) {
     <div className="grid grid-cols-1 gap-4 lg:grid-cols-2 [&>*]:min-w-0">
       <form onSubmit={send} className="space-y-4 rounded-lg border border-slate-200 bg-white p-4 shadow-sm sm:p-5" noValidate>
         <Field label={t('API key')} htmlFor="pg-key" hint={t('Kept in this page only; never stored. Create one on the Keys page.')}>
-          <Input id="pg-key" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-gw-…" data-testid="pg-key" />
+          <Input
+            id="pg-key"
+            type="password"
+            autoComplete="off"
+            value={key}
+            onChange={(e) => setKey(e.target.value)}
+            placeholder="sk-gw-…"
+            data-testid="pg-key"
+          />
         </Field>
         <Field label={t('Model')} htmlFor="pg-model">
           <Select id="pg-model" value={model} onChange={(e) => setModel(e.target.value)} data-testid="pg-model">
@@ -183,16 +195,16 @@ export function Playground({ models }: { models: string[] }) {
           <dl className="grid grid-cols-2 gap-x-4 gap-y-2 rounded-lg border border-slate-200 bg-white p-4 text-sm shadow-sm sm:p-5" data-testid="pg-result">
             {(
               [
-              ['HTTP status', String(result.status)],
-              ['Model served', result.model ?? '—'],
-              ['Provider', result.provider ?? '—'],
-              ['Cost (USD)', money(result.costUsd, 'USD')],
-              ['Cost (CNY)', money(result.costCny, 'CNY')],
-              ['Gateway latency', result.serverLatencyMs ? `${result.serverLatencyMs} ms` : '—'],
-              [stream ? 'First token after' : 'Answer after', result.firstByteMs !== null ? `${result.firstByteMs} ms` : '—'],
-              ['Total', result.totalMs !== null ? `${result.totalMs} ms` : '…'],
-              ['Request id', result.requestId ?? '—'],
-            ] as [Phrase, string][]
+                ['HTTP status', String(result.status)],
+                ['Model served', result.model ?? '—'],
+                ['Provider', result.provider ?? '—'],
+                ['Cost (USD)', money(result.costUsd, 'USD')],
+                ['Cost (CNY)', money(result.costCny, 'CNY')],
+                ['Gateway latency', result.serverLatencyMs ? `${result.serverLatencyMs} ms` : '—'],
+                [stream ? 'First token after' : 'Answer after', result.firstByteMs !== null ? `${result.firstByteMs} ms` : '—'],
+                ['Total', result.totalMs !== null ? `${result.totalMs} ms` : '…'],
+                ['Request id', result.requestId ?? '—'],
+              ] as [Phrase, string][]
             ).map(([label, value]) => (
               <div key={label} className="min-w-0">
                 <dt className="text-xs text-slate-600">{t(label)}</dt>

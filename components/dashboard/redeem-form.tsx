@@ -20,10 +20,17 @@ export function RedeemForm() {
     setBusy(true);
     setMessage(null);
     try {
-      const res = await fetch('/api/payment/redeem', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: code.trim() }) });
+      const res = await fetch('/api/payment/redeem', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code: code.trim() }),
+      });
       const body = (await res.json().catch(() => ({}))) as { credited_usd?: string; balance_usd?: string; error?: { message?: string } };
       if (res.ok) {
-        setMessage({ tone: 'success', text: t('${credited} added. Balance: ${balance}.', { credited: body.credited_usd ?? '', balance: body.balance_usd ?? '' }) });
+        setMessage({
+          tone: 'success',
+          text: t('${credited} added. Balance: ${balance}.', { credited: body.credited_usd ?? '', balance: body.balance_usd ?? '' }),
+        });
         setCode('');
         router.refresh();
       } else setMessage({ tone: 'error', text: body.error?.message ?? t('The code could not be redeemed (HTTP {status}).', { status: res.status }) });
@@ -40,12 +47,23 @@ export function RedeemForm() {
         {t('Have a code?')}
       </label>
       <div className="flex gap-2">
-        <Input id="redeem-code" value={code} onChange={(e) => setCode(e.target.value)} placeholder="GW-XXXXX-XXXXX-XXXXX-XXXXX" autoComplete="off" data-testid="redeem-code" />
+        <Input
+          id="redeem-code"
+          value={code}
+          onChange={(e) => setCode(e.target.value)}
+          placeholder="GW-XXXXX-XXXXX-XXXXX-XXXXX"
+          autoComplete="off"
+          data-testid="redeem-code"
+        />
         <Button type="submit" variant="secondary" disabled={busy || !code.trim()} data-testid="redeem-submit">
           {t('Redeem')}
         </Button>
       </div>
-      {message && <Alert tone={message.tone} data-testid="redeem-message">{message.text}</Alert>}
+      {message && (
+        <Alert tone={message.tone} data-testid="redeem-message">
+          {message.text}
+        </Alert>
+      )}
     </form>
   );
 }

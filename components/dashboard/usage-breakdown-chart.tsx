@@ -40,14 +40,31 @@ function TooltipBody({ active, payload, series }: { active?: boolean; payload?: 
 }
 
 /** Stacked daily bars, one colour per group. Decorative for assistive technology: the tables below carry the figures. */
-export function UsageBreakdownChart({ data, series, money, description }: { data: BreakdownPoint[]; series: BreakdownSeries[]; money: boolean; description: string }) {
+export function UsageBreakdownChart({
+  data,
+  series,
+  money,
+  description,
+}: {
+  data: BreakdownPoint[];
+  series: BreakdownSeries[];
+  money: boolean;
+  description: string;
+}) {
   const rows = data.map((d) => ({ ...d, ...Object.fromEntries(series.map((s) => [`v_${s.id}`, d.values[s.id] ?? 0])) }));
   return (
     <div className="h-72 w-full" role="img" aria-label={description} data-testid="usage-chart">
       <ResponsiveContainer width="100%" height="100%">
         <BarChart data={rows} margin={{ top: 8, right: 4, bottom: 0, left: -8 }} accessibilityLayer={false}>
           <CartesianGrid vertical={false} stroke="var(--color-slate-200)" />
-          <XAxis dataKey="label" tickLine={false} axisLine={false} tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }} interval="preserveStartEnd" minTickGap={16} />
+          <XAxis
+            dataKey="label"
+            tickLine={false}
+            axisLine={false}
+            tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }}
+            interval="preserveStartEnd"
+            minTickGap={16}
+          />
           <YAxis
             tickLine={false}
             axisLine={false}

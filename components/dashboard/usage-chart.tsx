@@ -52,7 +52,14 @@ export function UsageChart({ data }: { data: UsagePoint[] }) {
       <ResponsiveContainer width="100%" height="100%">
         <ComposedChart data={data} margin={{ top: 8, right: 4, bottom: 0, left: -8 }} accessibilityLayer={false}>
           <CartesianGrid vertical={false} stroke="var(--color-slate-200)" />
-          <XAxis dataKey="label" tickLine={false} axisLine={false} tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }} interval="preserveStartEnd" minTickGap={16} />
+          <XAxis
+            dataKey="label"
+            tickLine={false}
+            axisLine={false}
+            tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }}
+            interval="preserveStartEnd"
+            minTickGap={16}
+          />
           <YAxis
             yAxisId="spend"
             tickLine={false}
@@ -61,10 +68,27 @@ export function UsageChart({ data }: { data: UsagePoint[] }) {
             tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }}
             tickFormatter={spendTick}
           />
-          <YAxis yAxisId="requests" orientation="right" allowDecimals={false} tickLine={false} axisLine={false} width={40} tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }} />
+          <YAxis
+            yAxisId="requests"
+            orientation="right"
+            allowDecimals={false}
+            tickLine={false}
+            axisLine={false}
+            width={40}
+            tick={{ fontSize: 11, fill: 'var(--color-slate-600)' }}
+          />
           <Tooltip content={<TooltipBody />} cursor={{ fill: 'var(--color-slate-100)' }} />
           <Bar yAxisId="spend" dataKey="spend" name={t('Spend (USD)')} fill={SPEND} radius={[3, 3, 0, 0]} maxBarSize={24} isAnimationActive={false} />
-          <Line yAxisId="requests" dataKey="requests" name={t('Requests')} type="linear" stroke={REQUESTS} strokeWidth={1.5} dot={{ r: 2 }} isAnimationActive={false} />
+          <Line
+            yAxisId="requests"
+            dataKey="requests"
+            name={t('Requests')}
+            type="linear"
+            stroke={REQUESTS}
+            strokeWidth={1.5}
+            dot={{ r: 2 }}
+            isAnimationActive={false}
+          />
         </ComposedChart>
       </ResponsiveContainer>
     </div>

@@ -11,7 +11,10 @@ export async function PublicShell({ children }: { children: ReactNode }) {
   const [user, t, { locale, t: m }] = await Promise.all([sessionUser(), serverT(), currentMessages()]);
   return (
     <div className="min-h-screen bg-white">
-      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:text-sm">
+      <a
+        href="#main"
+        className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:text-sm"
+      >
         {t('Skip to content')}
       </a>
       <header className="border-b border-slate-100">

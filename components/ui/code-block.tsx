@@ -8,7 +8,11 @@ export function CodeBlock({ code, label, className }: { code: string; label?: st
         <span className="text-xs font-medium text-slate-400">{label}</span>
         <CopyButton value={code} variant="ghost" className="text-slate-100! hover:bg-white/10! hover:text-white!" />
       </div>
-      <pre tabIndex={0} aria-label={label ? `${label} code` : 'Code'} className="overflow-x-auto px-4 py-3 text-[13px] leading-relaxed focus:outline-none focus-visible:ring-2 focus-visible:ring-indigo-400">
+      <pre
+        tabIndex={0}
+        aria-label={label ? `${label} code` : 'Code'}
+        className="overflow-x-auto px-4 py-3 text-[13px] leading-relaxed focus:outline-none focus-visible:ring-2 focus-visible:ring-indigo-400"
+      >
         <code>{code}</code>
       </pre>
     </div>

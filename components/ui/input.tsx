@@ -17,7 +17,19 @@ export function Label({ className, ...props }: LabelHTMLAttributes<HTMLLabelElem
 }
 
 /** A label, its control and an optional hint, stacked. */
-export function Field({ label, htmlFor, hint, children, className }: { label: ReactNode; htmlFor: string; hint?: ReactNode; children: ReactNode; className?: string }) {
+export function Field({
+  label,
+  htmlFor,
+  hint,
+  children,
+  className,
+}: {
+  label: ReactNode;
+  htmlFor: string;
+  hint?: ReactNode;
+  children: ReactNode;
+  className?: string;
+}) {
   return (
     <div className={cn('space-y-1.5', className)}>
       <Label htmlFor={htmlFor}>{label}</Label>

@@ -6,7 +6,15 @@ const utcText = (d: Date) => `${d.toISOString().slice(0, 19).replace('T', ' ')} 
 
 function localText(d: Date): string {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' })
+    new Intl.DateTimeFormat('en-CA', {
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    })
       .formatToParts(d)
       .map((p) => [p.type, p.value]),
   );

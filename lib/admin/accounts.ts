@@ -15,7 +15,17 @@ import { writeAudit, type Actor } from './audit';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const summarySelect = { id: true, email: true, tier: true, tierLocked: true, status: true, role: true, balanceUsd: true, limits: true, createdAt: true } as const;
+const summarySelect = {
+  id: true,
+  email: true,
+  tier: true,
+  tierLocked: true,
+  status: true,
+  role: true,
+  balanceUsd: true,
+  limits: true,
+  createdAt: true,
+} as const;
 type SummaryRow = Prisma.UserGetPayload<{ select: typeof summarySelect }>;
 
 export interface AccountSummary {
@@ -36,11 +46,7 @@ const summary = (u: SummaryRow): AccountSummary => ({ ...u, balancePico: decimal
 export async function searchAccounts(query: string, limit = 50): Promise<AccountSummary[]> {
   const db = await getDb();
   const q = query.trim().slice(0, 200);
-  const where: Prisma.UserWhereInput = !q
-    ? {}
-    : uuidPattern.test(q)
-      ? { id: q.toLowerCase() }
-      : { email: { contains: q.toLowerCase(), mode: 'insensitive' } };
+  const where: Prisma.UserWhereInput = !q ? {} : uuidPattern.test(q) ? { id: q.toLowerCase() } : { email: { contains: q.toLowerCase(), mode: 'insensitive' } };
   const rows = await db.user.findMany({ where, select: summarySelect, orderBy: { createdAt: 'desc' }, take: Math.min(limit, 200) });
   return rows.map(summary);
 }
@@ -63,7 +69,18 @@ export async function accountDetail(userId: string) {
       where: { userId },
       orderBy: { createdAt: 'desc' },
       take: 20,
-      select: { id: true, createdAt: true, endpoint: true, modelRequested: true, modelServed: true, channel: true, status: true, outcome: true, costUsd: true, latencyMs: true },
+      select: {
+        id: true,
+        createdAt: true,
+        endpoint: true,
+        modelRequested: true,
+        modelServed: true,
+        channel: true,
+        status: true,
+        outcome: true,
+        costUsd: true,
+        latencyMs: true,
+      },
     }),
     db.ledgerEntry.findMany({ where: { userId }, orderBy: { id: 'desc' }, take: 20 }),
   ]);
@@ -71,7 +88,15 @@ export async function accountDetail(userId: string) {
     account,
     keys,
     requests: requests.map((r) => ({ ...r, costPico: decimalToPico(r.costUsd) })),
-    ledger: ledger.map((e) => ({ id: e.id, kind: e.kind, amountPico: decimalToPico(e.amountUsd), balanceAfterPico: decimalToPico(e.balanceAfterUsd), note: e.note, reference: e.reference, createdAt: e.createdAt })),
+    ledger: ledger.map((e) => ({
+      id: e.id,
+      kind: e.kind,
+      amountPico: decimalToPico(e.amountUsd),
+      balanceAfterPico: decimalToPico(e.balanceAfterUsd),
+      note: e.note,
+      reference: e.reference,
+      createdAt: e.createdAt,
+    })),
   };
 }
 
@@ -84,7 +109,13 @@ export async function adminSetTier(actor: Actor, userId: string, tier: TierName,
     await publishGatewayEvent({ type: 'account-changed', userId });
   }
   const after = await accountSummary(userId);
-  await writeAudit(actor, { action: 'account.set_tier', targetType: 'account', targetId: userId, before: { tier: before.tier, tierLocked: before.tierLocked }, after: { tier: after.tier, tierLocked: after.tierLocked } });
+  await writeAudit(actor, {
+    action: 'account.set_tier',
+    targetType: 'account',
+    targetId: userId,
+    before: { tier: before.tier, tierLocked: before.tierLocked },
+    after: { tier: after.tier, tierLocked: after.tierLocked },
+  });
   return after;
 }
 
@@ -101,7 +132,13 @@ export async function adminSetLimits(actor: Actor, userId: string, limits: Limit
   const clean = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
   await setLimits(userId, clean);
   const after = await accountSummary(userId);
-  await writeAudit(actor, { action: 'account.set_limits', targetType: 'account', targetId: userId, before: { limits: before.limits }, after: { limits: after.limits } });
+  await writeAudit(actor, {
+    action: 'account.set_limits',
+    targetType: 'account',
+    targetId: userId,
+    before: { limits: before.limits },
+    after: { limits: after.limits },
+  });
   return after;
 }
 
@@ -109,7 +146,13 @@ export async function adminSetStatus(actor: Actor, userId: string, status: 'acti
   const before = await accountSummary(userId);
   await setStatus(userId, status);
   const after = await accountSummary(userId);
-  await writeAudit(actor, { action: status === 'suspended' ? 'account.suspend' : 'account.unsuspend', targetType: 'account', targetId: userId, before: { status: before.status }, after: { status: after.status } });
+  await writeAudit(actor, {
+    action: status === 'suspended' ? 'account.suspend' : 'account.unsuspend',
+    targetType: 'account',
+    targetId: userId,
+    before: { status: before.status },
+    after: { status: after.status },
+  });
   return after;
 }
 
@@ -124,7 +167,9 @@ export async function adminAdjustBalance(actor: Actor, userId: string, amountPic
   if (trimmed.length > 500) throw new GatewayError('invalid_request', 'The note is at most 500 characters.', { param: 'note' });
   const before = await accountSummary(userId);
   if (amountPico < 0n && before.balancePico + amountPico < 0n) {
-    throw new GatewayError('invalid_request', `A debit of $${formatPico(-amountPico)} exceeds the balance ($${formatPico(before.balancePico)}).`, { param: 'amount_usd' });
+    throw new GatewayError('invalid_request', `A debit of $${formatPico(-amountPico)} exceeds the balance ($${formatPico(before.balancePico)}).`, {
+      param: 'amount_usd',
+    });
   }
   const credit = await creditBalance(userId, 'admin_credit', amountPico, { note: trimmed || (amountPico > 0n ? 'admin credit' : 'admin debit') });
   await writeAudit(actor, {
@@ -142,6 +187,12 @@ export async function adminRevokeKey(actor: Actor, userId: string, keyId: string
   const db = await getDb();
   const before = uuidPattern.test(keyId) ? await db.apiKey.findFirst({ where: { id: keyId, userId }, select: { revokedAt: true } }) : null;
   const key = await revokeKey(userId, keyId);
-  await writeAudit(actor, { action: 'key.revoke', targetType: 'key', targetId: key.id, before: { revoked: before?.revokedAt != null }, after: { revoked: true, userId, display: key.display } });
+  await writeAudit(actor, {
+    action: 'key.revoke',
+    targetType: 'key',
+    targetId: key.id,
+    before: { revoked: before?.revokedAt != null },
+    after: { revoked: true, userId, display: key.display },
+  });
   return key;
 }

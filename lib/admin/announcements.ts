@@ -34,7 +34,17 @@ export async function postAnnouncement(actor: Actor, message: string, level: Ann
     const before = await tx.announcement.findFirst({ where: { active: true }, orderBy: { createdAt: 'desc' } });
     await tx.announcement.updateMany({ where: { active: true }, data: { active: false } });
     const row = await tx.announcement.create({ data: { message: text, level, createdBy: actor.label } });
-    await writeAudit(actor, { action: 'announcement.post', targetType: 'announcement', targetId: row.id, before: before ? { message: before.message, level: before.level } : null, after: { message: text, level } }, tx);
+    await writeAudit(
+      actor,
+      {
+        action: 'announcement.post',
+        targetType: 'announcement',
+        targetId: row.id,
+        before: before ? { message: before.message, level: before.level } : null,
+        after: { message: text, level },
+      },
+      tx,
+    );
     return toAnnouncement(row);
   });
 }
@@ -45,6 +55,10 @@ export async function clearAnnouncement(actor: Actor): Promise<void> {
     const before = await tx.announcement.findFirst({ where: { active: true }, orderBy: { createdAt: 'desc' } });
     if (!before) return;
     await tx.announcement.updateMany({ where: { active: true }, data: { active: false } });
-    await writeAudit(actor, { action: 'announcement.clear', targetType: 'announcement', targetId: before.id, before: { message: before.message, level: before.level }, after: null }, tx);
+    await writeAudit(
+      actor,
+      { action: 'announcement.clear', targetType: 'announcement', targetId: before.id, before: { message: before.message, level: before.level }, after: null },
+      tx,
+    );
   });
 }

@@ -17,13 +17,11 @@ export async function readBody<T extends z.ZodType>(req: Request, schema: T): Pr
 const decimal = /^-?\d{1,9}(\.\d{1,12})?$/;
 
 /** A USD amount as a decimal string (or a JSON number, read through its shortest text), to pico-USD. */
-export const usdAmount = z
-  .union([z.string(), z.number()])
-  .transform((v, ctx) => {
-    const text = typeof v === 'number' ? String(v) : v.trim();
-    if (!decimal.test(text)) {
-      ctx.addIssue({ code: 'custom', message: 'must be a decimal amount in USD with at most 12 decimals' });
-      return z.NEVER;
-    }
-    return usdToPico(text.startsWith('-') ? text.slice(1) : text) * (text.startsWith('-') ? -1n : 1n);
-  });
+export const usdAmount = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  const text = typeof v === 'number' ? String(v) : v.trim();
+  if (!decimal.test(text)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a decimal amount in USD with at most 12 decimals' });
+    return z.NEVER;
+  }
+  return usdToPico(text.startsWith('-') ? text.slice(1) : text) * (text.startsWith('-') ? -1n : 1n);
+});

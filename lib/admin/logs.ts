@@ -82,7 +82,10 @@ export interface AdminLogEntry extends LogEntry {
   email: string;
 }
 
-export async function listAdminLogs(filters: AdminLogFilters, opts: { limit: number; startingAfter?: LogCursor }): Promise<{ data: AdminLogEntry[]; nextCursor: string | null }> {
+export async function listAdminLogs(
+  filters: AdminLogFilters,
+  opts: { limit: number; startingAfter?: LogCursor },
+): Promise<{ data: AdminLogEntry[]; nextCursor: string | null }> {
   const db = await getDb();
   const where = adminLogWhere(db, filters);
   const c = opts.startingAfter;

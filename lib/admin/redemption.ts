@@ -69,7 +69,16 @@ export async function createCodeBatch(actor: Actor, input: { amountPico: bigint;
         createdBy: actor.label,
       })),
     });
-    await writeAudit(actor, { action: 'redemption.create_batch', targetType: 'redemption', targetId: batchId, after: { count: input.count, amountUsd: formatPico(input.amountPico), expiresAt } }, tx);
+    await writeAudit(
+      actor,
+      {
+        action: 'redemption.create_batch',
+        targetType: 'redemption',
+        targetId: batchId,
+        after: { count: input.count, amountUsd: formatPico(input.amountPico), expiresAt },
+      },
+      tx,
+    );
   });
   return { batchId, amountUsd: formatPico(input.amountPico), expiresAt: expiresAt?.toISOString() ?? null, codes };
 }
@@ -115,11 +124,21 @@ export interface BatchSummary {
 
 export async function listBatches(limit = 50): Promise<BatchSummary[]> {
   const db = await getDb();
-  const rows = await db.$queryRaw<{ batchId: string; amount: string; count: bigint; redeemed: bigint; expiresAt: Date | null; createdAt: Date; createdBy: string }[]>`
+  const rows = await db.$queryRaw<
+    { batchId: string; amount: string; count: bigint; redeemed: bigint; expiresAt: Date | null; createdAt: Date; createdBy: string }[]
+  >`
     SELECT "batchId"::text AS "batchId", MIN("amountUsd")::text AS amount, COUNT(*) AS count, COUNT("redeemedAt") AS redeemed,
            MIN("expiresAt") AS "expiresAt", MIN("createdAt") AS "createdAt", MIN("createdBy") AS "createdBy"
     FROM "RedemptionCode" GROUP BY "batchId" ORDER BY MIN("createdAt") DESC LIMIT ${limit}`;
-  return rows.map((r) => ({ batchId: r.batchId, amountPico: decimalToPico({ toFixed: () => r.amount }), count: Number(r.count), redeemed: Number(r.redeemed), expiresAt: r.expiresAt, createdAt: r.createdAt, createdBy: r.createdBy }));
+  return rows.map((r) => ({
+    batchId: r.batchId,
+    amountPico: decimalToPico({ toFixed: () => r.amount }),
+    count: Number(r.count),
+    redeemed: Number(r.redeemed),
+    expiresAt: r.expiresAt,
+    createdAt: r.createdAt,
+    createdBy: r.createdBy,
+  }));
 }
 
 /** A batch's codes (last four characters only) with who redeemed each and when. */

@@ -34,7 +34,11 @@ export async function roleOf(userId: string): Promise<{ role: Role; email: strin
     await db.$transaction(async (tx) => {
       const updated = await tx.user.updateMany({ where: { id: userId, role: 'user' }, data: { role: 'admin' } });
       if (updated.count) {
-        await writeAudit(SYSTEM_ACTOR, { action: 'account.set_role', targetType: 'account', targetId: userId, before: { role: 'user' }, after: { role: 'admin' }, note: 'ADMIN_EMAILS' }, tx);
+        await writeAudit(
+          SYSTEM_ACTOR,
+          { action: 'account.set_role', targetType: 'account', targetId: userId, before: { role: 'user' }, after: { role: 'admin' }, note: 'ADMIN_EMAILS' },
+          tx,
+        );
       }
     });
     return { role: 'admin', email: user.email, status: user.status };

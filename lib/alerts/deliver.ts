@@ -92,7 +92,10 @@ export async function deliverDueAlerts(now = new Date()): Promise<number> {
       }
       const giveUp = !c.webhook_url || c.attempts >= env.ALERT_MAX_ATTEMPTS;
       const next = giveUp ? null : new Date(Date.now() + retryDelayMs(c.attempts));
-      await db.alertEvent.update({ where: { id: c.id }, data: { nextAttemptAt: next, lastError: giveUp && c.webhook_url ? `gave up after ${c.attempts} attempts: ${error}` : error } });
+      await db.alertEvent.update({
+        where: { id: c.id },
+        data: { nextAttemptAt: next, lastError: giveUp && c.webhook_url ? `gave up after ${c.attempts} attempts: ${error}` : error },
+      });
       return false;
     }),
   );

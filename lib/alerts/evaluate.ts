@@ -45,7 +45,19 @@ async function keyBudgetEvents(nowMs: number): Promise<NewEvent[]> {
   // One query for every alerting account: its live keys with a budget and their spend (request-log
   // rows through the (userId, apiKeyId, createdAt) index), the month's only when it has a monthly cap.
   const rows = await db.$queryRaw<
-    { id: string; user_id: string; name: string; prefix: string; last_four: string; budget: string | null; monthly: string | null; thresholds: number[]; webhook: boolean; total: string | null; month_spent: string | null }[]
+    {
+      id: string;
+      user_id: string;
+      name: string;
+      prefix: string;
+      last_four: string;
+      budget: string | null;
+      monthly: string | null;
+      thresholds: number[];
+      webhook: boolean;
+      total: string | null;
+      month_spent: string | null;
+    }[]
   >`
     SELECT k.id::text, k."userId"::text AS user_id, k.name, k.prefix, k."lastFour" AS last_four,
            k."budgetUsd"::text AS budget, k."monthlyBudgetUsd"::text AS monthly, s.thresholds,

@@ -75,7 +75,8 @@ function invalid(field: string, message: string): GatewayError {
 function parseLowBalance(value: number | string | null): bigint | null {
   if (value === null) return null;
   const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value.trim();
-  if (!/^\d+(\.\d{1,12})?$/.test(text)) throw invalid('low_balance_usd', 'must be an amount in USD with at most 12 decimals, e.g. 5 or "2.50" (null for no alert).');
+  if (!/^\d+(\.\d{1,12})?$/.test(text))
+    throw invalid('low_balance_usd', 'must be an amount in USD with at most 12 decimals, e.g. 5 or "2.50" (null for no alert).');
   const pico = parseDecimal(text, 12);
   if (pico <= 0n || pico > MAX_LOW_BALANCE_USD * PICO) throw invalid('low_balance_usd', `must be more than 0 and at most ${MAX_LOW_BALANCE_USD} USD.`);
   return pico;
@@ -87,7 +88,7 @@ export function parseAlertSettings(body: Record<string, unknown>): { webhookUrl?
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = String(issue?.path[0] ?? 'body');
-    const hint = field === 'thresholds' ? `must be a list of at most ${MAX_THRESHOLDS} whole percentages from 1 to 100.` : issue?.message ?? 'invalid';
+    const hint = field === 'thresholds' ? `must be a list of at most ${MAX_THRESHOLDS} whole percentages from 1 to 100.` : (issue?.message ?? 'invalid');
     throw invalid(field, hint);
   }
   const v = parsed.data;

@@ -39,7 +39,12 @@ export class WebhookVerificationError extends Error {}
  * (compared in constant time) and the timestamp is within `toleranceS` of now (replays of old
  * deliveries are refused). Returns the parsed body.
  */
-export function verifyWebhook(secret: string, headers: Record<string, string | undefined>, body: string, opts: { toleranceS?: number; nowMs?: number } = {}): unknown {
+export function verifyWebhook(
+  secret: string,
+  headers: Record<string, string | undefined>,
+  body: string,
+  opts: { toleranceS?: number; nowMs?: number } = {},
+): unknown {
   const id = headers['webhook-id'];
   const timestamp = headers['webhook-timestamp'];
   const signatures = headers['webhook-signature'];

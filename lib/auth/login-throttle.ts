@@ -70,7 +70,11 @@ export class MemoryThrottleStore implements ThrottleStore {
 
   async forget(key: string, member: string) {
     const live = this.logs.get(key);
-    if (live) this.logs.set(key, live.filter((e) => e.member !== member));
+    if (live)
+      this.logs.set(
+        key,
+        live.filter((e) => e.member !== member),
+      );
   }
 }
 
@@ -99,8 +103,7 @@ function defaultStore(): ThrottleStore {
   );
 }
 
-export const loginThrottleKey = (email: string) =>
-  `gw:login:acct:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32)}`;
+export const loginThrottleKey = (email: string) => `gw:login:acct:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32)}`;
 
 export interface LoginAttempt {
   /** The password was right: this attempt does not count against the account. */

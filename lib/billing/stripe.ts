@@ -100,14 +100,7 @@ export function verifyWebhook(rawBody: string, signature: string | null): Stripe
   }
 }
 
-export type StripeEventOutcome =
-  | 'credited'
-  | 'already_paid'
-  | 'marked_failed'
-  | 'duplicate'
-  | 'unpaid'
-  | 'rejected'
-  | 'ignored';
+export type StripeEventOutcome = 'credited' | 'already_paid' | 'marked_failed' | 'duplicate' | 'unpaid' | 'rejected' | 'ignored';
 
 /**
  * Applies one verified Stripe event. Idempotent per event id (ProcessedEvent) and per payment

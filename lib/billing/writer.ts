@@ -315,7 +315,9 @@ async function writePoisoned(row: QueuedRow, err: unknown): Promise<string[]> {
   }
   const parsed = safeParse(row.json);
   const id = typeof parsed?.id === 'string' ? parsed.id : `unknown-${Date.now()}`;
-  const rejected = JSON.stringify([{ id, userId: row.userId, costUsd: formatPico(row.costPico), row: row.json, error: storableText(String((err as Error)?.message ?? err), 2000) }]);
+  const rejected = JSON.stringify([
+    { id, userId: row.userId, costUsd: formatPico(row.costPico), row: row.json, error: storableText(String((err as Error)?.message ?? err), 2000) },
+  ]);
   const pool = writerPool();
   if (pool) await pool.query(SET_ASIDE, [rejected]);
   else await (await getDb()).$executeRawUnsafe(SET_ASIDE, rejected);

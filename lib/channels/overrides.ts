@@ -116,7 +116,13 @@ async function readDb(): Promise<Map<string, ChannelOverride>> {
   const map = new Map<string, ChannelOverride>();
   for (const r of rows) {
     if (r.disabled || r.weight !== null) {
-      map.set(r.channelId, { disabled: r.disabled, weight: r.weight ?? undefined, reason: r.reason, updatedBy: r.updatedBy, updatedAt: r.updatedAt.toISOString() });
+      map.set(r.channelId, {
+        disabled: r.disabled,
+        weight: r.weight ?? undefined,
+        reason: r.reason,
+        updatedBy: r.updatedBy,
+        updatedAt: r.updatedAt.toISOString(),
+      });
     }
   }
   return map;
@@ -175,7 +181,9 @@ async function publishBreakers(): Promise<void> {
   const client = redis();
   if (!client || Date.now() - s.lastBreakerPublish < 1000) return;
   s.lastBreakerPublish = Date.now();
-  await client.set(BREAKER_KEY_PREFIX + s.instanceId, JSON.stringify({ at: Date.now(), breakers: breakerSnapshot() }), 'PX', BREAKER_TTL_MS).catch(() => undefined);
+  await client
+    .set(BREAKER_KEY_PREFIX + s.instanceId, JSON.stringify({ at: Date.now(), breakers: breakerSnapshot() }), 'PX', BREAKER_TTL_MS)
+    .catch(() => undefined);
 }
 
 /** Breaker states of every live instance: channel -> [{failures, open}] (one per instance that has one). */
@@ -225,7 +233,12 @@ async function autoDisableAndProbe(): Promise<void> {
       if (!cfg.channels.some((c) => c.name === name)) continue;
       // One instance acts (several may see the same failures at once).
       if (!(await claim(`gw:chan:auto:${name}`, 5000))) continue;
-      await setChannelOverride(SYSTEM_ACTOR, name, { disabled: true }, { reason: 'auto', note: `${b.failures} consecutive failures (auto_disable_after: ${limit})` });
+      await setChannelOverride(
+        SYSTEM_ACTOR,
+        name,
+        { disabled: true },
+        { reason: 'auto', note: `${b.failures} consecutive failures (auto_disable_after: ${limit})` },
+      );
       log('warn', 'channel disabled after consecutive failures', { channel: name, failures: b.failures });
     }
   }
@@ -304,7 +317,12 @@ export interface OverrideChange {
  * Sets a channel's runtime state: the database row and its audit entry in one transaction, then the
  * shared copy in Redis and this instance's copy at once.
  */
-export async function setChannelOverride(actor: Actor, channelId: string, change: OverrideChange, opts: { reason?: string | null; note?: string } = {}): Promise<ChannelOverride | undefined> {
+export async function setChannelOverride(
+  actor: Actor,
+  channelId: string,
+  change: OverrideChange,
+  opts: { reason?: string | null; note?: string } = {},
+): Promise<ChannelOverride | undefined> {
   if (!getConfig().channels.some((c) => c.name === channelId)) throw new GatewayError('not_found', 'No such channel.');
   if (change.weight !== undefined && change.weight !== null && (!Number.isInteger(change.weight) || change.weight < 0 || change.weight > 1_000_000)) {
     throw new GatewayError('invalid_request', 'The weight must be an integer from 0 to 1000000.', { param: 'weight' });
@@ -317,7 +335,12 @@ export async function setChannelOverride(actor: Actor, channelId: string, change
     const reason = disabled ? (opts.reason !== undefined ? opts.reason : change.disabled === true ? 'manual' : (before?.reason ?? 'manual')) : null;
     const data = { disabled, weight, reason, updatedBy: actor.label, updatedAt: new Date() };
     const after = await tx.channelOverride.upsert({ where: { channelId }, create: { channelId, ...data }, update: data });
-    const action = change.disabled === true && !before?.disabled ? 'channel.disable' : change.disabled === false && before?.disabled ? 'channel.enable' : 'channel.set_weight';
+    const action =
+      change.disabled === true && !before?.disabled
+        ? 'channel.disable'
+        : change.disabled === false && before?.disabled
+          ? 'channel.enable'
+          : 'channel.set_weight';
     await writeAudit(
       actor,
       {
@@ -332,7 +355,13 @@ export async function setChannelOverride(actor: Actor, channelId: string, change
     );
     return after;
   });
-  const value: ChannelOverride = { disabled: row.disabled, weight: row.weight ?? undefined, reason: row.reason, updatedBy: row.updatedBy, updatedAt: row.updatedAt.toISOString() };
+  const value: ChannelOverride = {
+    disabled: row.disabled,
+    weight: row.weight ?? undefined,
+    reason: row.reason,
+    updatedBy: row.updatedBy,
+    updatedAt: row.updatedAt.toISOString(),
+  };
   const active = value.disabled || value.weight !== undefined;
   const next = new Map(state().map);
   if (active) next.set(channelId, value);

@@ -34,9 +34,16 @@ export async function probeChannel(channel: ChannelInfo, cfg: GatewayConfig, tim
   const op = model.kind === 'chat' ? 'chat' : 'embeddings';
   const path = provider.path(op, model.name, false);
   const translator = op === 'chat' ? chatTranslators.openai[channel.protocol] : channel.protocol === 'openai' ? openaiToOpenai : undefined;
-  if (!path || !translator) return { ok: false, status: null, latencyMs: 0, model: model.name, detail: `${channel.protocol} channels do not serve ${model.kind} models` };
-  const probe = op === 'chat' ? { model: model.name, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] } : { model: model.name, input: 'ping', encoding_format: 'float' };
-  const call = translator.request({ body: jsonBody(probe), headers: {} }, { model, stream: false, requestId: `probe_${Date.now().toString(36)}`, created: Math.floor(Date.now() / 1000) });
+  if (!path || !translator)
+    return { ok: false, status: null, latencyMs: 0, model: model.name, detail: `${channel.protocol} channels do not serve ${model.kind} models` };
+  const probe =
+    op === 'chat'
+      ? { model: model.name, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] }
+      : { model: model.name, input: 'ping', encoding_format: 'float' };
+  const call = translator.request(
+    { body: jsonBody(probe), headers: {} },
+    { model, stream: false, requestId: `probe_${Date.now().toString(36)}`, created: Math.floor(Date.now() / 1000) },
+  );
   const headers: Record<string, string> = { 'content-type': 'application/json', ...call.headers, ...provider.auth(channel.apiKey) };
   const body = call.body;
   const started = performance.now();

@@ -86,7 +86,10 @@ const modelSchema = z
     cache_read_price_usd_per_million: decimal.optional(),
     cache_write_price_usd_per_million: decimal.optional(),
     dimensions: positiveInt.optional(),
-    tiers: z.array(z.enum(tierNames)).min(1).default([...tierNames]),
+    tiers: z
+      .array(z.enum(tierNames))
+      .min(1)
+      .default([...tierNames]),
     /** Per-model caps applied to free and pro accounts. */
     rpm: positiveInt.optional(),
     concurrency: positiveInt.optional(),
@@ -134,7 +137,10 @@ export const configSchema = z
         max_body_bytes: 4 * 1024 * 1024,
       }),
     /** Stored Responses (/v1/responses with store: true) are kept this many days. */
-    responses: z.object({ retention_days: positiveInt.default(30) }).strict().default({ retention_days: 30 }),
+    responses: z
+      .object({ retention_days: positiveInt.default(30) })
+      .strict()
+      .default({ retention_days: 30 }),
     circuit_breaker: z
       .object({
         failures: positiveInt.default(3),
@@ -167,7 +173,11 @@ export const configSchema = z
         else if (model.protocol !== undefined && model.protocol !== c.protocol)
           ctx.addIssue({ code: 'custom', path: ['channels', i, 'models', j], message: `model ${m} is ${model.protocol}, channel is ${c.protocol}` });
         else if (model.kind === 'embedding' && c.protocol !== 'openai')
-          ctx.addIssue({ code: 'custom', path: ['channels', i, 'models', j], message: `embedding model ${m} needs an openai channel (embeddings are served on the OpenAI protocol only)` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['channels', i, 'models', j],
+            message: `embedding model ${m} needs an openai channel (embeddings are served on the OpenAI protocol only)`,
+          });
       });
     });
     cfg.models.forEach((m, i) => {

@@ -24,7 +24,14 @@ export async function syncCatalogue(): Promise<void> {
     }
     await tx.channel.deleteMany({ where: { id: { notIn: cfg.channels.map((c) => c.name) } } });
     for (const c of cfg.channels) {
-      const data = { protocol: c.protocol, baseUrl: c.baseUrl, secretEncrypted: encryptSecret(c.apiKey), priority: c.priority, weight: c.weight, models: c.models };
+      const data = {
+        protocol: c.protocol,
+        baseUrl: c.baseUrl,
+        secretEncrypted: encryptSecret(c.apiKey),
+        priority: c.priority,
+        weight: c.weight,
+        models: c.models,
+      };
       await tx.channel.upsert({ where: { id: c.name }, create: { id: c.name, ...data }, update: data });
     }
     await tx.modelPrice.deleteMany({ where: { name: { notIn: [...cfg.models.keys()] } } });

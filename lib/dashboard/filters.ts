@@ -4,10 +4,7 @@ import { GatewayError } from '@/lib/errors';
 
 /** `ok`, `client_closed` and other outcomes match exactly; `error` is every failure; digits match the HTTP status. */
 export type StatusFilter =
-  | { kind: 'outcome'; outcome: string }
-  | { kind: 'failed' }
-  | { kind: 'http'; status: number }
-  | { kind: 'http_class'; hundreds: number };
+  { kind: 'outcome'; outcome: string } | { kind: 'failed' } | { kind: 'http'; status: number } | { kind: 'http_class'; hundreds: number };
 
 export interface LogFilters {
   keyId?: string;
@@ -140,7 +137,8 @@ export function encodeCursor(c: LogCursor): string {
 }
 
 export function decodeCursor(value: string, name = 'cursor'): LogCursor {
-  const invalid = () => new GatewayError('invalid_request', `${name} is not a valid cursor. Use next_cursor or prev_cursor of a previous page.`, { param: name });
+  const invalid = () =>
+    new GatewayError('invalid_request', `${name} is not a valid cursor. Use next_cursor or prev_cursor of a previous page.`, { param: name });
   if (!/^[A-Za-z0-9_-]{1,400}$/.test(value)) throw invalid();
   const text = Buffer.from(value, 'base64url').toString('utf8');
   const match = /^(\d{1,15}):(.{1,200})$/s.exec(text);

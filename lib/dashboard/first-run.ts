@@ -11,7 +11,9 @@ export async function firstRunState(userId: string, balanceUsd: bigint): Promise
   const db = await getDb();
   const [key, credit, call] = await Promise.all([
     db.apiKey.findFirst({ where: { userId }, select: { id: true } }),
-    balanceUsd > 0n ? Promise.resolve({ id: 0n }) : db.ledgerEntry.findFirst({ where: { userId, kind: { not: 'usage' }, amountUsd: { gt: 0 } }, select: { id: true } }),
+    balanceUsd > 0n
+      ? Promise.resolve({ id: 0n })
+      : db.ledgerEntry.findFirst({ where: { userId, kind: { not: 'usage' }, amountUsd: { gt: 0 } }, select: { id: true } }),
     // Newest first on the (userId, createdAt) index: an active account finds one in its latest rows.
     db.requestLog.findFirst({ where: { userId, outcome: 'ok' }, orderBy: { createdAt: 'desc' }, select: { id: true } }),
   ]);

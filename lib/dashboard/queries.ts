@@ -92,12 +92,16 @@ export function statusWhere(status: StatusFilter): Prisma.RequestLogWhereInput {
  * a database error answered as 500 (or a CSV export cut after its first line).
  */
 function assertQueryable(filters: LogFilters, cursors: (LogCursor | undefined)[] = []): void {
-  for (const [name, date] of [['from', filters.from], ['to', filters.to]] as const) {
+  for (const [name, date] of [
+    ['from', filters.from],
+    ['to', filters.to],
+  ] as const) {
     if (date && !isQueryableDate(date)) throw new GatewayError('invalid_request', `${name} is out of range.`, { param: name });
   }
   if (filters.model !== undefined && !isPlausibleId(filters.model)) throw new GatewayError('invalid_request', 'model is not a model name.', { param: 'model' });
   for (const c of cursors) {
-    if (c && (!isQueryableDate(c.createdAt) || !isPlausibleId(c.id))) throw new GatewayError('invalid_request', 'cursor is not a valid cursor.', { param: 'cursor' });
+    if (c && (!isQueryableDate(c.createdAt) || !isPlausibleId(c.id)))
+      throw new GatewayError('invalid_request', 'cursor is not a valid cursor.', { param: 'cursor' });
   }
 }
 
@@ -389,9 +393,7 @@ export async function ledgerHistory(userId: string, opts: { limit: number; befor
   if (opts.before && !isQueryableDate(new Date(opts.before.at))) throw new GatewayError('invalid_request', 'before is out of range.', { param: 'before' });
   const db = await getDb();
   const uid = Prisma.sql`CAST(${userId} AS uuid)`;
-  const cursor = opts.before
-    ? Prisma.sql`WHERE (t.at, t.key) < (CAST(${opts.before.at} AS timestamp), ${opts.before.key})`
-    : Prisma.empty;
+  const cursor = opts.before ? Prisma.sql`WHERE (t.at, t.key) < (CAST(${opts.before.at} AS timestamp), ${opts.before.key})` : Prisma.empty;
   const rows = await db.$queryRaw<LedgerRow[]>`
     SELECT t.key, t.kind, to_char(t.at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, t.day, t.amount, t.entries,
            t.balance_after, t.reference, t.note
@@ -411,26 +413,23 @@ export async function ledgerHistory(userId: string, opts: { limit: number; befor
     ${cursor}
     ORDER BY t.at DESC, t.key DESC
     LIMIT ${opts.limit + 1}`;
-  const data = rows.slice(0, opts.limit).map(
-    (r): LedgerItem => ({
-      key: r.key,
-      kind: r.kind,
-      at: new Date(r.at),
-      day: r.day,
-      amountUsd: picoText(r.amount),
-      entries: Number(r.entries),
-      balanceAfterUsd: picoText(r.balance_after),
-      reference: r.reference,
-      note: r.note,
-    }),
-  );
+  const data = rows.slice(0, opts.limit).map((r): LedgerItem => ({
+    key: r.key,
+    kind: r.kind,
+    at: new Date(r.at),
+    day: r.day,
+    amountUsd: picoText(r.amount),
+    entries: Number(r.entries),
+    balanceAfterUsd: picoText(r.balance_after),
+    reference: r.reference,
+    note: r.note,
+  }));
   const last = data[data.length - 1];
   return {
     data,
     nextCursor: rows.length > opts.limit && last ? encodeLedgerCursor({ at: last.at.toISOString(), key: last.key }) : null,
   };
 }
-
 
 export interface Account {
   id: string;

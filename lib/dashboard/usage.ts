@@ -45,7 +45,13 @@ const dayPattern = /^\d{4}-\d{2}-\d{2}$/;
 
 function parseDay(value: string, name: 'from' | 'to'): Date {
   const date = new Date(`${value}T00:00:00.000Z`);
-  if (!dayPattern.test(value) || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value || date.getUTCFullYear() < 1970 || date.getUTCFullYear() > 9998) {
+  if (
+    !dayPattern.test(value) ||
+    Number.isNaN(date.getTime()) ||
+    date.toISOString().slice(0, 10) !== value ||
+    date.getUTCFullYear() < 1970 ||
+    date.getUTCFullYear() > 9998
+  ) {
     throw new GatewayError('invalid_request', `${name} must be a day as YYYY-MM-DD (UTC).`, { param: name });
   }
   return date;

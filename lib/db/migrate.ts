@@ -75,10 +75,11 @@ export async function runMigrations(dir = migrationsDir()): Promise<string[]> {
       await sql.exec('BEGIN');
       try {
         await sql.exec(body);
-        await sql.query(
-          'INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES ($1, $2, now(), $3, 1)',
-          [randomUUID(), checksum, name],
-        );
+        await sql.query('INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES ($1, $2, now(), $3, 1)', [
+          randomUUID(),
+          checksum,
+          name,
+        ]);
         await sql.exec('COMMIT');
       } catch (err) {
         await sql.exec('ROLLBACK');

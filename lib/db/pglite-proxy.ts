@@ -35,7 +35,8 @@ function workerPath(): string {
 function toError(e: SerializedError): Error {
   if (e.database) {
     const err = new messages.DatabaseError(e.message, e.length ?? 0, 'error');
-    for (const [k, v] of Object.entries(e)) if (k !== 'message' && k !== 'database' && k !== 'length' && k !== 'name') (err as unknown as Record<string, unknown>)[k] = v;
+    for (const [k, v] of Object.entries(e))
+      if (k !== 'message' && k !== 'database' && k !== 'length' && k !== 'name') (err as unknown as Record<string, unknown>)[k] = v;
     return err;
   }
   const err = new Error(e.message);

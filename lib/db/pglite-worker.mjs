@@ -8,11 +8,33 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 
-const ERROR_FIELDS = ['severity', 'code', 'detail', 'hint', 'position', 'internalPosition', 'internalQuery', 'where', 'schema', 'table', 'column', 'dataType', 'constraint', 'file', 'line', 'routine'];
+const ERROR_FIELDS = [
+  'severity',
+  'code',
+  'detail',
+  'hint',
+  'position',
+  'internalPosition',
+  'internalQuery',
+  'where',
+  'schema',
+  'table',
+  'column',
+  'dataType',
+  'constraint',
+  'file',
+  'line',
+  'routine',
+];
 
 function serializeError(err) {
   if (!(err instanceof Error)) return { message: String(err) };
-  const out = { message: err.message, name: err.name, database: err.constructor?.name === 'DatabaseError' || typeof err.severity === 'string', length: err.length };
+  const out = {
+    message: err.message,
+    name: err.name,
+    database: err.constructor?.name === 'DatabaseError' || typeof err.severity === 'string',
+    length: err.length,
+  };
   for (const f of ERROR_FIELDS) if (err[f] !== undefined) out[f] = err[f];
   return out;
 }

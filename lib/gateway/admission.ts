@@ -78,15 +78,19 @@ function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo |
     // request rate and concurrency, at the tier's figures, so that it is neither free of limits nor
     // eats into the account's budget for messages.
     const t = effectiveLimits(principal, cfg);
-    rules.push(
-      windowRule(accountKey(u, 'ct:rpm'), t.rpm, MINUTE, `count_tokens: ${t.rpm} requests per minute`, true),
-      { kind: 'concurrency', key: accountKey(u, 'ct:conc'), limit: t.concurrency, label: `count_tokens: ${t.concurrency} concurrent requests` },
-    );
+    rules.push(windowRule(accountKey(u, 'ct:rpm'), t.rpm, MINUTE, `count_tokens: ${t.rpm} requests per minute`, true), {
+      kind: 'concurrency',
+      key: accountKey(u, 'ct:conc'),
+      limit: t.concurrency,
+      label: `count_tokens: ${t.concurrency} concurrent requests`,
+    });
   } else if (endpoint === 'embeddings') {
-    rules.push(
-      windowRule(accountKey(u, 'emb:rpm'), cfg.limits.embeddings_rpm, MINUTE, `embeddings: ${cfg.limits.embeddings_rpm} requests per minute`, true),
-      { kind: 'concurrency', key: accountKey(u, 'emb:conc'), limit: cfg.limits.embeddings_concurrency, label: `embeddings: ${cfg.limits.embeddings_concurrency} concurrent requests` },
-    );
+    rules.push(windowRule(accountKey(u, 'emb:rpm'), cfg.limits.embeddings_rpm, MINUTE, `embeddings: ${cfg.limits.embeddings_rpm} requests per minute`, true), {
+      kind: 'concurrency',
+      key: accountKey(u, 'emb:conc'),
+      limit: cfg.limits.embeddings_concurrency,
+      label: `embeddings: ${cfg.limits.embeddings_concurrency} concurrent requests`,
+    });
   } else {
     const t = effectiveLimits(principal, cfg);
     const name = `tier ${principal.tier}`;
@@ -104,10 +108,23 @@ function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo |
     // Per-model caps are shared by all free and pro accounts (the spec's per-model table).
     if (principal.tier === 'free' || principal.tier === 'pro') {
       if (model.rpm) rules.push(windowRule(modelKey(model.name, 'rpm'), model.rpm, MINUTE, `model ${model.name}: ${model.rpm} requests per minute`));
-      if (model.concurrency) rules.push({ kind: 'concurrency', key: modelKey(model.name, 'conc'), limit: model.concurrency, label: `model ${model.name}: ${model.concurrency} concurrent requests` });
+      if (model.concurrency)
+        rules.push({
+          kind: 'concurrency',
+          key: modelKey(model.name, 'conc'),
+          limit: model.concurrency,
+          label: `model ${model.name}: ${model.concurrency} concurrent requests`,
+        });
     }
     if (model.platformDailyRequests) {
-      rules.push(windowRule(modelKey(model.name, 'day'), model.platformDailyRequests, DAY, `model ${model.name}: ${model.platformDailyRequests} requests per day across the platform`));
+      rules.push(
+        windowRule(
+          modelKey(model.name, 'day'),
+          model.platformDailyRequests,
+          DAY,
+          `model ${model.name}: ${model.platformDailyRequests} requests per day across the platform`,
+        ),
+      );
     }
   }
   return rules;
@@ -223,7 +240,15 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
   const rules = rulesFor(principal, cfg, model, endpoint);
   const key = balanceKey(principal.userId);
   const budgets = keyBudgets(principal);
-  const input = { rules, leaseId, leaseTtlMs: LEASE_TTL_MS, reserve: { key, amount: reserve }, budgets, denyKeys: principal.denyKeys, urgent: sendNow(urgent, 'admit') };
+  const input = {
+    rules,
+    leaseId,
+    leaseTtlMs: LEASE_TTL_MS,
+    reserve: { key, amount: reserve },
+    budgets,
+    denyKeys: principal.denyKeys,
+    urgent: sendNow(urgent, 'admit'),
+  };
   let result: AdmitResult;
   admitting++;
   try {
@@ -231,7 +256,8 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
     // First request of this account since start-up (or since Redis lost it): one database read.
     // The limiter may switch backends in between, so try twice before calling it unavailable.
     for (let tries = 0; tries < 2 + (budgets?.length ?? 0) && !result.ok && result.reason === 'balance_unknown'; tries++) {
-      if (result.index && budgets) await loadKeyBudget(limiter, principal, budgets[result.index - 1]); // a key budget's counter
+      if (result.index && budgets)
+        await loadKeyBudget(limiter, principal, budgets[result.index - 1]); // a key budget's counter
       else {
         const loaded = await loadBalance(principal.userId);
         await limiter.initBalance(key, loaded.amount, loaded.credits, loaded.included);
@@ -451,7 +477,9 @@ function renewLeases(): void {
  */
 export function expireLeases(admission: Admission): void {
   untrackLeases(admission);
-  void getLimiter().renew(admission.concurrencyKeys, admission.leaseId, 1).catch(() => undefined);
+  void getLimiter()
+    .renew(admission.concurrencyKeys, admission.leaseId, 1)
+    .catch(() => undefined);
 }
 
 /**

@@ -173,7 +173,10 @@ export class RequestContext {
   async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint): Promise<void> {
     this.reserved = reserve;
     this.admissionTried = true;
-    const pending = startAdmission({ principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId, ip: this.keyIp }, this.stream);
+    const pending = startAdmission(
+      { principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId, ip: this.keyIp },
+      this.stream,
+    );
     if (!pending.speculative) {
       this.admission = await pending.admission;
       return;
@@ -193,7 +196,11 @@ export class RequestContext {
    * returned only once the request is admitted. Returns null when the call failed (recorded on the
    * tracker: the next channel may be tried); throws when the client left or the admission was refused.
    */
-  private async callUpstream(req: GatewayRequest, tracker: AttemptTracker, call: (signal: ClientSignal) => Promise<UpstreamResponse>): Promise<UpstreamResponse | null> {
+  private async callUpstream(
+    req: GatewayRequest,
+    tracker: AttemptTracker,
+    call: (signal: ClientSignal) => Promise<UpstreamResponse>,
+  ): Promise<UpstreamResponse | null> {
     let signal = req.signal;
     if (this.admitting && !this.admission) {
       const linked = new LinkedSignal(req.signal);
@@ -293,7 +300,12 @@ export class RequestContext {
       const bound = chargeBoundOf(this.model, this.choices);
       const cap = bound > this.reserved ? bound : this.reserved;
       if (cost > cap) {
-        log('warn', 'usage beyond the charge bound; charged the bound', { requestId: this.requestId, model: this.model.name, costUsd: formatPico(cost), boundUsd: formatPico(cap) });
+        log('warn', 'usage beyond the charge bound; charged the bound', {
+          requestId: this.requestId,
+          model: this.model.name,
+          costUsd: formatPico(cost),
+          boundUsd: formatPico(cap),
+        });
         cost = cap;
       }
     }
@@ -357,7 +369,9 @@ export class RequestContext {
     }
     if (sink.started) {
       // The client already has a 200; the log keeps that status and says how the stream ended.
-      const body = this.streamError?.(gwErr) ?? (this.surface === 'anthropic' ? `event: error\ndata: ${anthropicErrorBody(gwErr)}\n\n` : `data: ${openaiErrorBody(gwErr)}\n\n`);
+      const body =
+        this.streamError?.(gwErr) ??
+        (this.surface === 'anthropic' ? `event: error\ndata: ${anthropicErrorBody(gwErr)}\n\n` : `data: ${openaiErrorBody(gwErr)}\n\n`);
       await sink.write(body).catch(() => undefined);
       sink.end();
       return;

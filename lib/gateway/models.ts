@@ -31,7 +31,9 @@ async function caller(req: GatewayRequest) {
 export async function listModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await caller(req);
   const strict = (req.headers.accept ?? '').toLowerCase().includes('application/openai+json');
-  const data = [...ctx.cfg.models.values()].filter((m) => m.tiers.has(principal.tier) && servable(ctx, m) && keyAllowsModel(principal.guard, m.name)).map((m) => openaiRecord(m, strict));
+  const data = [...ctx.cfg.models.values()]
+    .filter((m) => m.tiers.has(principal.tier) && servable(ctx, m) && keyAllowsModel(principal.guard, m.name))
+    .map((m) => openaiRecord(m, strict));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ object: 'list', data }));
 }

@@ -14,7 +14,16 @@ import { callUpstream, classify, readUpstreamBody, type UpstreamResponse } from 
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
 import { SseEventReader } from '@/lib/gateway/sse';
 import type { Attempt, RequestContext } from '@/lib/gateway/context';
-import type { CallInfo, ClientRequest, Settlement, Translator, TranslatedReply, UpstreamCall, UpstreamProtocol, UpstreamUsage } from '@/lib/gateway/translate/types';
+import type {
+  CallInfo,
+  ClientRequest,
+  Settlement,
+  Translator,
+  TranslatedReply,
+  UpstreamCall,
+  UpstreamProtocol,
+  UpstreamUsage,
+} from '@/lib/gateway/translate/types';
 import { startAbortDrain, trackStream } from '@/lib/shutdown';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
@@ -94,7 +103,11 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
     return;
   }
 
-  await ctx.admit(prepared.billed ? plan.models[0] : null, surface.endpoint, prepared.billed ? reservation(plan.models, prepared, prepared.promptBytes ?? body.raw.length) : 0n);
+  await ctx.admit(
+    prepared.billed ? plan.models[0] : null,
+    surface.endpoint,
+    prepared.billed ? reservation(plan.models, prepared, prepared.promptBytes ?? body.raw.length) : 0n,
+  );
 
   let refusal: GatewayError | null = null;
   for (let i = 0; i < plan.models.length; i++) {
@@ -132,7 +145,10 @@ async function planModels(ctx: RequestContext, surface: SurfaceSpec, prepared: P
     return resolveModel(ctx.cfg, requested, principal.tier, surface.kind, needs, principal.guard?.models);
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'model_not_found') {
-      throw new GatewayError('model_not_found', err.message.replace('GET /v1/models', `GET ${surface.modelsPath}`), { status: surface.modelNotFoundStatus, param: 'model' });
+      throw new GatewayError('model_not_found', err.message.replace('GET /v1/models', `GET ${surface.modelsPath}`), {
+        status: surface.modelNotFoundStatus,
+        param: 'model',
+      });
     }
     throw err;
   }
@@ -222,7 +238,9 @@ async function attempt(
   }
   let ok: boolean;
   try {
-    ok = prepared.stream ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, record) : await relayJson(ctx, req, sink, res, translator, info, prepared, record, surface.maxReplyBytes);
+    ok = prepared.stream
+      ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, record)
+      : await relayJson(ctx, req, sink, res, translator, info, prepared, record, surface.maxReplyBytes);
   } catch (err) {
     // Broke off after the first byte: no fallback any more, but the channel is unhealthy.
     tracker.fail(record.error ?? (err as Error).message);
@@ -271,7 +289,13 @@ async function settle(ctx: RequestContext, prepared: PreparedRequest, reported: 
   if (!reported) {
     usage = { ...noUsage(), promptTokens: await prepared.estimatePrompt(), completionTokens: await countTokens(completion), estimated: true };
   } else {
-    usage = { promptTokens: reported.promptTokens, completionTokens: reported.completionTokens, cacheReadTokens: reported.cacheReadTokens, cacheWriteTokens: reported.cacheWriteTokens, estimated: false };
+    usage = {
+      promptTokens: reported.promptTokens,
+      completionTokens: reported.completionTokens,
+      cacheReadTokens: reported.cacheReadTokens,
+      cacheWriteTokens: reported.cacheWriteTokens,
+      estimated: false,
+    };
     if (!reported.completionFinal) {
       // A stream that broke before its final count: at least what we saw generated.
       const counted = await countTokens(completion);

@@ -68,7 +68,9 @@ export function resolveModel(
     throw new GatewayError('model_not_allowed', `The model "${requested}" is not available on the ${tier} tier.`, { param: 'model' });
   }
   checkAllowedModel(allowed, model.name); // the key's model allowlist (lib/keys)
-  const fallbacks = model.fallbackModels.map((n) => cfg.models.get(n)!).filter((m) => m.tiers.has(tier) && m.kind === kind && (!allowed || allowed.has(m.name)));
+  const fallbacks = model.fallbackModels
+    .map((n) => cfg.models.get(n)!)
+    .filter((m) => m.tiers.has(tier) && m.kind === kind && (!allowed || allowed.has(m.name)));
   return { models: [model, ...fallbacks], reason: null };
 }
 

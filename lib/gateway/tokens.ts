@@ -76,7 +76,7 @@ async function encodePlain(counter: Counter, text: string): Promise<void> {
  */
 async function addRun(counter: Counter, run: string): Promise<void> {
   if (run.length <= MAX_PIECE * RUN_SAMPLES) {
-    for (let at = 0; at < run.length; ) {
+    for (let at = 0; at < run.length;) {
       const to = Math.min(run.length, cutAt(run, at + MAX_PIECE));
       await encodeSlice(counter, run.slice(at, to));
       at = to;

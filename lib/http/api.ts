@@ -34,7 +34,8 @@ export function apiRoute<P = Record<string, string>>(handler: Handler<P>) {
       return res;
     } catch (err) {
       const gwErr = toGatewayError(err);
-      if (gwErr.status >= 500 && gwErr.code === 'internal_error') log('error', 'api route failed', { requestId: ctx.requestId, path: new URL(req.url).pathname, ...errorFields(err) });
+      if (gwErr.status >= 500 && gwErr.code === 'internal_error')
+        log('error', 'api route failed', { requestId: ctx.requestId, path: new URL(req.url).pathname, ...errorFields(err) });
       return json(apiErrorBody(gwErr), gwErr.status, { ...errorHeaders(gwErr), 'x-request-id': ctx.requestId });
     }
   };

@@ -28,21 +28,32 @@ const en = {
     usage: { title: 'Usage', description: 'Spend, requests, tokens and failures per UTC day, by model or by API key. CNY at the rate of each request.' },
     logs: {
       title: 'Logs',
-      description: 'Every request made with your keys, newest first, in your time zone (UTC on hover; the date filters are UTC). Click a row for its attempts and routing.',
+      description:
+        'Every request made with your keys, newest first, in your time zone (UTC on hover; the date filters are UTC). Click a row for its attempts and routing.',
     },
     billing: { title: 'Billing', description: 'Prepaid credit in US dollars. Every request is charged to this balance at the listed model prices.' },
     playground: {
       title: 'Playground',
-      description: 'Send a chat request with one of your keys, as your code would: the reply, the cost headers and the latency. It is billed and logged like any request.',
+      description:
+        'Send a chat request with one of your keys, as your code would: the reply, the cost headers and the latency. It is billed and logged like any request.',
     },
-    settings: { title: 'Settings', signedInAs: 'Signed in as', appearance: 'Appearance', appearanceHint: "Follow the system's light or dark mode, or pick one for this browser." },
+    settings: {
+      title: 'Settings',
+      signedInAs: 'Signed in as',
+      appearance: 'Appearance',
+      appearanceHint: "Follow the system's light or dark mode, or pick one for this browser.",
+    },
   },
   firstRun: {
     title: 'Get started',
     done: (n: number, of: number) => `${n} of ${of} done`,
     key: { title: 'Create an API key', body: 'Keys are shown once; copy it somewhere safe.', action: 'Create a key' },
     credit: { title: 'Add credit', body: 'Requests are prepaid; without credit they get 402.', action: 'Add credit' },
-    call: { title: 'Make your first call', body: (base: string) => `Point an OpenAI client at ${base} with your key, or try the playground.`, action: 'Open the playground' },
+    call: {
+      title: 'Make your first call',
+      body: (base: string) => `Point an OpenAI client at ${base} with your key, or try the playground.`,
+      action: 'Open the playground',
+    },
     doneMark: ' (done)',
     todoMark: ' (to do)',
   },

@@ -45,7 +45,8 @@ export const zhPhrases = {
   'Try again in a moment.': '请稍后重试。',
   ' Reference: {digest}': ' 参考编号：{digest}',
   'Try again': '重试',
-  'This account is suspended: API requests are refused with 403. Contact support to restore access.': '此账户已被暂停：API 请求会被拒绝并返回 403。请联系客服恢复访问。',
+  'This account is suspended: API requests are refused with 403. Contact support to restore access.':
+    '此账户已被暂停：API 请求会被拒绝并返回 403。请联系客服恢复访问。',
 
   // Table headings and common fields
   Name: '名称',
@@ -146,14 +147,18 @@ export const zhPhrases = {
   Authentication: '认证',
   Endpoints: '接口',
   'What it does': '用途',
-  'Chat completions, streaming, tools, JSON mode. model: "service-auto" lets the router choose.': '对话补全、流式、工具调用、JSON 模式。model: "service-auto" 由路由器选择模型。',
-  'Embeddings ({model} and others); input is a string or up to 100 strings; float or base64.': '向量（{model} 等）；input 为一个字符串或最多 100 个字符串；float 或 base64。',
+  'Chat completions, streaming, tools, JSON mode. model: "service-auto" lets the router choose.':
+    '对话补全、流式、工具调用、JSON 模式。model: "service-auto" 由路由器选择模型。',
+  'Embeddings ({model} and others); input is a string or up to 100 strings; float or base64.':
+    '向量（{model} 等）；input 为一个字符串或最多 100 个字符串；float 或 base64。',
   'The models your tier may call, with context window, tags and prices.': '你的等级可调用的模型，含上下文长度、标签与价格。',
-  'Anthropic Messages, forwarded verbatim (cache_control, anthropic-version and -beta headers).': 'Anthropic Messages，原样转发（含 cache_control、anthropic-version 与 -beta 请求头）。',
+  'Anthropic Messages, forwarded verbatim (cache_control, anthropic-version and -beta headers).':
+    'Anthropic Messages，原样转发（含 cache_control、anthropic-version 与 -beta 请求头）。',
   'Token counting on the Anthropic mirror (not billed).': 'Anthropic 镜像上的 token 计数（不计费）。',
   'Cost headers': '费用响应头',
   'Every /v1 response says what it cost and what served it:': '每个 /v1 响应都说明费用以及由谁提供服务：',
-  'Exact dollars charged (for streams: "pending"; the figure follows as a trailer and in the usage chunk)': '精确扣费金额（美元）（流式请求为 "pending"；金额随 trailer 与 usage 分块给出）',
+  'Exact dollars charged (for streams: "pending"; the figure follows as a trailer and in the usage chunk)':
+    '精确扣费金额（美元）（流式请求为 "pending"；金额随 trailer 与 usage 分块给出）',
   'The same in yuan, at the rate of the request': '同一金额的人民币，按请求时的汇率',
   'The model that served; differs from the requested one after a fallback': '实际服务的模型；发生回退时与请求的模型不同',
   'The upstream channel that served': '实际服务的上游渠道',
@@ -181,12 +186,14 @@ export const zhPhrases = {
   'Network error: the account could not be created.': '网络错误：账户未能创建。',
   'Password must be at least {n} characters.': '密码至少需要 {n} 个字符。',
   'Password must be at most {n} characters.': '密码最多 {n} 个字符。',
-  'This password is one of the most commonly used ones. Choose another: a few unrelated words work well.': '这是最常用的密码之一，请换一个：几个不相关的词组合起来就很好。',
+  'This password is one of the most commonly used ones. Choose another: a few unrelated words work well.':
+    '这是最常用的密码之一，请换一个：几个不相关的词组合起来就很好。',
   'Enter a valid email address.': '请输入有效的邮箱地址。',
 
   // Keys
   'API keys': 'API 密钥',
-  'Send a key as Authorization: Bearer <key> (or x-api-key for the Anthropic mirror).': '以 Authorization: Bearer <key> 发送密钥（Anthropic 镜像也可用 x-api-key）。',
+  'Send a key as Authorization: Bearer <key> (or x-api-key for the Anthropic mirror).':
+    '以 Authorization: Bearer <key> 发送密钥（Anthropic 镜像也可用 x-api-key）。',
   'Create a key': '创建密钥',
   'Use one key per app or environment, so you can revoke one without touching the others.': '每个应用或环境使用一把密钥，吊销其中一把不会影响其他。',
   'e.g. production, laptop, ci': '例如 production、laptop、ci',
@@ -194,7 +201,8 @@ export const zhPhrases = {
   'Create key': '创建密钥',
   'Limits and restrictions (optional)': '限额与限制（可选）',
   'Copy your new key “{name}” now': '立即复制新密钥“{name}”',
-  'This is the only time the full key is shown: we store only a hash of it. If you lose it, revoke it and create another.': '完整密钥仅显示这一次：我们只保存它的哈希。如果丢失，请吊销后重新创建。',
+  'This is the only time the full key is shown: we store only a hash of it. If you lose it, revoke it and create another.':
+    '完整密钥仅显示这一次：我们只保存它的哈希。如果丢失，请吊销后重新创建。',
   'Copy key': '复制密钥',
   Done: '完成',
   'Your keys': '你的密钥',
@@ -236,7 +244,8 @@ export const zhPhrases = {
   'Expires (UTC)': '过期时间（UTC）',
   'After this the key answers 401 key_expired. Empty: never.': '此后该密钥返回 401 key_expired。留空：永不过期。',
   'Allowed models': '允许的模型',
-  'None ticked: every model your tier allows. service-auto picks only among the ticked ones.': '都不勾选：你的等级允许的所有模型。service-auto 只会在勾选的模型中选择。',
+  'None ticked: every model your tier allows. service-auto picks only among the ticked ones.':
+    '都不勾选：你的等级允许的所有模型。service-auto 只会在勾选的模型中选择。',
   'Monthly budget ({month})': '月预算（{month}）',
   'Lifetime budget': '总预算',
   'This month': '本月',
@@ -278,7 +287,8 @@ export const zhPhrases = {
   'By model': '按模型',
   'By api key': '按 API 密钥',
   '{from} to {to} (UTC)': '{from} 至 {to}（UTC）',
-  'Stacked bar chart of {metric} per day from {from} to {to}; the same figures are in the tables below.': '{from} 至 {to} 每日{metric}的堆叠柱状图；相同数据见下方表格。',
+  'Stacked bar chart of {metric} per day from {from} to {to}; the same figures are in the tables below.':
+    '{from} 至 {to} 每日{metric}的堆叠柱状图；相同数据见下方表格。',
   'Totals over the range, highest spend first.': '所选范围内的合计，按消费从高到低。',
   'No requests in this range': '此范围内没有请求',
   'By day': '按天',
@@ -361,7 +371,8 @@ export const zhPhrases = {
   'the operator of this gateway': '本网关的运营方',
   'with the email address of your account. Credit shows up in the history below as soon as it is added.': '。额度一经添加即会出现在下方记录中。',
   'Thanks, your payment went through.': '谢谢，支付已成功。',
-  'The credit is added as soon as Stripe confirms it, usually within a few seconds. Reload to see it.': 'Stripe 确认后即入账，通常只需几秒钟。刷新页面即可看到。',
+  'The credit is added as soon as Stripe confirms it, usually within a few seconds. Reload to see it.':
+    'Stripe 确认后即入账，通常只需几秒钟。刷新页面即可看到。',
   'The payment was cancelled; nothing was charged.': '支付已取消，未产生任何扣款。',
   'Spent this month': '本月已消费',
   'Requests are refused with 402 until you add credit.': '充值之前，请求会被拒绝并返回 402。',
@@ -378,9 +389,11 @@ export const zhPhrases = {
   'The payment could not be started. Try again.': '支付未能发起，请重试。',
   'Network error: the payment could not be started.': '网络错误：支付未能发起。',
   'Payments are not set up on this deployment.': '此部署未开通支付。',
-  'Card payments need Stripe keys on the server. Ask the operator of this gateway to add credit to your account.': '银行卡支付需要在服务器上配置 Stripe 密钥。请联系本网关的运营方为你的账户充值。',
+  'Card payments need Stripe keys on the server. Ask the operator of this gateway to add credit to your account.':
+    '银行卡支付需要在服务器上配置 Stripe 密钥。请联系本网关的运营方为你的账户充值。',
   'Amount (USD)': '金额（美元）',
-  'From ${min} to ${max}. You pay on Stripe Checkout; the credit appears here once Stripe confirms the payment.': '${min} 至 ${max}。在 Stripe Checkout 付款；Stripe 确认后额度即显示在这里。',
+  'From ${min} to ${max}. You pay on Stripe Checkout; the credit appears here once Stripe confirms the payment.':
+    '${min} 至 ${max}。在 Stripe Checkout 付款；Stripe 确认后额度即显示在这里。',
   'Redirecting to Stripe…': '正在跳转到 Stripe…',
   'Continue to payment': '前往支付',
   '${credited} added. Balance: ${balance}.': '已充值 ${credited}。余额：${balance}。',
@@ -392,7 +405,8 @@ export const zhPhrases = {
   '{n} / day platform-wide': '全平台每日 {n} 次',
   'Tier limits': '等级限额',
   '{n} context': '{n} 上下文',
-  'The {n} models your {tier} tier can call. Prices per million tokens; CNY at {rate} per USD.': '你的 {tier} 等级可调用的 {n} 个模型。价格按每百万 token 计；人民币按 1 美元 = {rate} 人民币折算。',
+  'The {n} models your {tier} tier can call. Prices per million tokens; CNY at {rate} per USD.':
+    '你的 {tier} 等级可调用的 {n} 个模型。价格按每百万 token 计；人民币按 1 美元 = {rate} 人民币折算。',
   Use: '使用',
   'to let the router pick.': '让路由器选择。',
   'Max output': '最大输出',
@@ -436,7 +450,8 @@ export const zhPhrases = {
   'At least {n} characters, and not a commonly used password.': '至少 {n} 个字符，且不能是常见密码。',
   'Changing…': '正在修改…',
   'Sign out everywhere': '在所有设备上退出',
-  'Ends every session of this account, on every device, this one included. API keys keep working.': '结束此账户在所有设备上的全部会话，包括当前会话。API 密钥不受影响。',
+  'Ends every session of this account, on every device, this one included. API keys keep working.':
+    '结束此账户在所有设备上的全部会话，包括当前会话。API 密钥不受影响。',
   'Signing out…': '正在退出…',
   'Sign out of all sessions': '退出所有会话',
   'Delete account': '删除账户',
@@ -448,7 +463,8 @@ export const zhPhrases = {
   'Delete my account': '删除我的账户',
 
   // Alerts
-  'Budget and balance alerts: shown here and above every dashboard page, and sent to your webhook.': '预算与余额提醒：显示在这里和每个控制台页面顶部，并发送到你的 webhook。',
+  'Budget and balance alerts: shown here and above every dashboard page, and sent to your webhook.':
+    '预算与余额提醒：显示在这里和每个控制台页面顶部，并发送到你的 webhook。',
   'Recent alerts': '最近的提醒',
   'No alerts yet': '还没有提醒',
   'They appear here when a threshold is crossed.': '超过阈值时会显示在这里。',

@@ -26,7 +26,13 @@ export interface KeyGuard {
 /** The guard of a key, or null when it has no control set (most keys: nothing to check). */
 export function keyGuard(name: string, c: KeyControls, version = 0): KeyGuard | null {
   const none =
-    c.budgetPico === null && c.monthlyBudgetPico === null && c.models.length === 0 && c.rpm === null && c.concurrency === null && c.allowedIps.length === 0 && c.expiresAt === null;
+    c.budgetPico === null &&
+    c.monthlyBudgetPico === null &&
+    c.models.length === 0 &&
+    c.rpm === null &&
+    c.concurrency === null &&
+    c.allowedIps.length === 0 &&
+    c.expiresAt === null;
   if (none) return null;
   return {
     name,
@@ -78,7 +84,10 @@ export function checkKeyAccess(guard: KeyGuard | null, ip: string, now = Date.no
   if (guard.ipAllowed && !guard.ipAllowed(ip)) {
     // The address is the caller's own: naming it helps them fix the key's ranges.
     const from = ip === 'unknown' ? 'an address this server cannot see (the operator must set TRUST_PROXY behind a proxy)' : ip.slice(0, 64);
-    throw new GatewayError('ip_not_allowed', `This API key may not be used from ${from}: it allows ${guard.allowedIps.length} address range(s) set on the key.`);
+    throw new GatewayError(
+      'ip_not_allowed',
+      `This API key may not be used from ${from}: it allows ${guard.allowedIps.length} address range(s) set on the key.`,
+    );
   }
 }
 

@@ -22,7 +22,8 @@ export function keyRules(principal: Principal): Rule[] {
     const label = `${name}: ${g.rpm} requests per minute`;
     rules.push({ kind: 'window', key: `${base}:rpm`, limit: g.rpm, windowMs: 60_000, label, requests: true });
   }
-  if (g.concurrency !== null) rules.push({ kind: 'concurrency', key: `${base}:conc`, limit: g.concurrency, label: `${name}: ${g.concurrency} concurrent requests` });
+  if (g.concurrency !== null)
+    rules.push({ kind: 'concurrency', key: `${base}:conc`, limit: g.concurrency, label: `${name}: ${g.concurrency} concurrent requests` });
   return rules;
 }
 
@@ -86,7 +87,10 @@ export async function loadKeyBudget(limiter: Limiter, principal: Principal, budg
 /** The 402 naming the key's budget, its period and what is left. `counter`: minus the spend. */
 export function keyBudgetError(principal: Principal, budget: KeyBudget, counter: bigint, reserve: bigint): GatewayError {
   const left = budget.cap + counter > 0n ? budget.cap + counter : 0n;
-  const period = budget.period === 'monthly' ? `monthly budget of $${formatMoney(budget.cap)} (${budget.month!.label}, calendar month UTC)` : `lifetime budget of $${formatMoney(budget.cap)}`;
+  const period =
+    budget.period === 'monthly'
+      ? `monthly budget of $${formatMoney(budget.cap)} (${budget.month!.label}, calendar month UTC)`
+      : `lifetime budget of $${formatMoney(budget.cap)}`;
   return new GatewayError(
     'key_budget_exceeded',
     `Key budget exceeded: the API key "${principal.guard?.name ?? ''}" has a ${period} with $${formatMoney(left, 6)} left, and this request may cost up to $${formatMoney(reserve, 6)}.`,
@@ -123,7 +127,11 @@ const KEY_REFUSALS = new Set(['model_not_allowed', 'ip_not_allowed', 'key_expire
  * client is told to retry, instead of a final 403/401 the key no longer deserves: a loosening edit
  * then holds on the retry, as a tightening one holds in the admission itself.
  */
-export async function recheckKeyRefusal(principal: Principal | undefined, err: GatewayError, denied: (keys: string[]) => Promise<number>): Promise<GatewayError> {
+export async function recheckKeyRefusal(
+  principal: Principal | undefined,
+  err: GatewayError,
+  denied: (keys: string[]) => Promise<number>,
+): Promise<GatewayError> {
   if (!principal || !KEY_REFUSALS.has(err.code) || decidedFresh.has(err)) return err;
   let index: number;
   try {

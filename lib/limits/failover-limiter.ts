@@ -415,7 +415,13 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 /** The refusal of an admission Redis could not answer (outage 'refuse'): a 429 with a short Retry-After. */
 function outageRefusal(input: AdmitInput, retryAfterMs: number): AdmitResult {
   const rule: Rule = input.rules[0] ?? { kind: 'window', key: '', limit: 0, windowMs: retryAfterMs, label: 'limiter unavailable' };
-  return { ok: false, reason: 'limit', rule: { ...rule, label: `${rule.label} (limiter briefly unavailable: Redis Cluster failing over)` }, retryAfterMs: Math.max(1000, retryAfterMs), states: [] };
+  return {
+    ok: false,
+    reason: 'limit',
+    rule: { ...rule, label: `${rule.label} (limiter briefly unavailable: Redis Cluster failing over)` },
+    retryAfterMs: Math.max(1000, retryAfterMs),
+    states: [],
+  };
 }
 
 async function closeClient(client: RedisClient): Promise<void> {

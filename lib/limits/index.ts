@@ -8,12 +8,7 @@ import type { Limiter } from './types';
 export * from './types';
 export { MemoryLimiter, type MemoryLimiterOptions } from './memory-limiter';
 export { RedisLimiter } from './redis-limiter';
-export {
-  FailoverLimiter,
-  FAILOVER_REDIS_OPTIONS,
-  type FailoverLimiterOptions,
-  type LimiterLogEntry,
-} from './failover-limiter';
+export { FailoverLimiter, FAILOVER_REDIS_OPTIONS, type FailoverLimiterOptions, type LimiterLogEntry } from './failover-limiter';
 
 export interface LimiterMetrics {
   backend: 'redis' | 'memory';

@@ -181,7 +181,8 @@ export class RedisLimiter implements Limiter {
     this.client = typeof client === 'string' ? new Redis(client) : client;
     this.cluster = this.client instanceof Cluster;
     // Commands are encoded here (EncodedCommand), so ioredis's key prefixing would not apply.
-    const prefix = this.client instanceof Cluster ? this.client.options.keyPrefix ?? this.client.options.redisOptions?.keyPrefix : this.client.options.keyPrefix;
+    const prefix =
+      this.client instanceof Cluster ? (this.client.options.keyPrefix ?? this.client.options.redisOptions?.keyPrefix) : this.client.options.keyPrefix;
     if (prefix) throw new Error('RedisLimiter does not support a client with keyPrefix');
   }
 
@@ -263,13 +264,7 @@ export class RedisLimiter implements Limiter {
     if (input.reserve) keys.push(input.reserve.key, reservationsKey(input.reserve.key), goneReservationsKey(input.reserve.key));
     const deny = input.denyKeys ?? [];
     for (const k of deny) keys.push(k);
-    const args: (string | number)[] = [
-      input.leaseId,
-      input.leaseTtlMs,
-      input.rules.length,
-      input.reserve ? input.reserve.amount.toString() : '',
-      deny.length,
-    ];
+    const args: (string | number)[] = [input.leaseId, input.leaseTtlMs, input.rules.length, input.reserve ? input.reserve.amount.toString() : '', deny.length];
     for (const rule of input.rules) {
       // 'rwindow': a requests window, whose exact remaining count and reset feed the response headers.
       const kind = rule.kind === 'window' && rule.requests ? 'rwindow' : rule.kind;
@@ -345,7 +340,13 @@ export class RedisLimiter implements Limiter {
     if (counted.length > 0) {
       const args: Arg[] = [sec, usec];
       for (const r of counted) args.push(r.kind, r.limit, r.windowMs);
-      calls.push(undoScript.run(this.client, counted.map((r) => r.key), args));
+      calls.push(
+        undoScript.run(
+          this.client,
+          counted.map((r) => r.key),
+          args,
+        ),
+      );
     }
     const concurrencyKeys = part.rules.filter((r) => r.kind === 'concurrency').map((r) => r.key);
     const reserve = part.reserve;
@@ -432,7 +433,11 @@ export class RedisLimiter implements Limiter {
   }
 
   async applyCredit(entryId: string, key: string, delta: bigint): Promise<boolean> {
-    await creditScript.run(this.client, [creditMarkerKey(key, entryId), key, lateCreditsKey(key)], [delta.toString(), CREDIT_MARKER_MS, entryId, LATE_CREDIT_MS]);
+    await creditScript.run(
+      this.client,
+      [creditMarkerKey(key, entryId), key, lateCreditsKey(key)],
+      [delta.toString(), CREDIT_MARKER_MS, entryId, LATE_CREDIT_MS],
+    );
     return true;
   }
 
@@ -482,7 +487,11 @@ function splitAdmission(input: AdmitInput): AdmitPart[] {
   const parts = new Map<string, AdmitPart>();
   const partOf = (tag: string): AdmitPart => {
     let p = parts.get(tag);
-    if (!p) parts.set(tag, (p = { input: { rules: [], leaseId: input.leaseId, leaseTtlMs: input.leaseTtlMs, denyKeys: [], urgent: input.urgent }, ruleIndex: [], denyIndex: [] }));
+    if (!p)
+      parts.set(
+        tag,
+        (p = { input: { rules: [], leaseId: input.leaseId, leaseTtlMs: input.leaseTtlMs, denyKeys: [], urgent: input.urgent }, ruleIndex: [], denyIndex: [] }),
+      );
     return p;
   };
   input.rules.forEach((rule, i) => {
@@ -537,7 +546,9 @@ function decodeAdmitReply(reply: unknown, rules: Rule[], reserved: bigint): Admi
   const [status, index, retryAfterMs, available] = reply as [number, number, number, string];
   switch (status) {
     case 1:
-      return available ? { ok: true, states: decodeStates(reply, rules), balance: BigInt(available) - reserved } : { ok: true, states: decodeStates(reply, rules) };
+      return available
+        ? { ok: true, states: decodeStates(reply, rules), balance: BigInt(available) - reserved }
+        : { ok: true, states: decodeStates(reply, rules) };
     case 0:
       return { ok: false, reason: 'limit', rule: rules[index], retryAfterMs, states: decodeStates(reply, rules) };
     case 2:

@@ -186,7 +186,16 @@ describe('operator console in a browser', { timeout: 60_000 }, () => {
   it('shows every action in the audit log', async () => {
     await page.goto(`${gw.url}/admin/audit`);
     const text = (await page.textContent('body'))!;
-    for (const action of ['account.set_role', 'account.credit', 'channel.test', 'channel.disable', 'channel.enable', 'redemption.create_batch', 'announcement.post']) expect(text).toContain(action);
+    for (const action of [
+      'account.set_role',
+      'account.credit',
+      'channel.test',
+      'channel.disable',
+      'channel.enable',
+      'redemption.create_batch',
+      'announcement.post',
+    ])
+      expect(text).toContain(action);
     await shot(page, '09-audit');
     await page.goto(`${gw.url}/admin`);
     await shot(page, '02-overview');

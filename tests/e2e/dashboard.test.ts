@@ -22,7 +22,11 @@ const axeSource = (createRequire(import.meta.url)('axe-core') as { source: strin
 async function axeProblems(): Promise<string[]> {
   await page.addScriptTag({ content: axeSource });
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: { run(ctx: Document, opts: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> };
+      }
+    ).axe;
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }));
   });
@@ -34,7 +38,10 @@ const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
   fake = await startFakeUpstream();
-  gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '', TRUST_PROXY: '1', NEXTAUTH_URL: '', PUBLIC_BASE_URL: '', SUPPORT_CONTACT: 'ops@example.test' } });
+  gw = await startGateway({
+    config: testConfig({ openaiUrls: [fake.url] }),
+    env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '', TRUST_PROXY: '1', NEXTAUTH_URL: '', PUBLIC_BASE_URL: '', SUPPORT_CONTACT: 'ops@example.test' },
+  });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
@@ -113,7 +120,10 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     });
     expect(refused.status).toBe(402);
     const { stdout } = await import('node:child_process').then(({ execFileSync }) => ({
-      stdout: execFileSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', 'credit', '--email', email, '--usd', '2'], { cwd: ROOT, env: process.env }).toString(),
+      stdout: execFileSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', 'credit', '--email', email, '--usd', '2'], {
+        cwd: ROOT,
+        env: process.env,
+      }).toString(),
     }));
     expect(stdout).toContain('balanceUsd');
     // The credit is in the live balance at once ("live":"applied"), or within CREDIT_RECONCILE_MS
@@ -129,7 +139,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
       await new Promise((r) => setTimeout(r, 250));
       res = await call();
     }
-    expect(res.status, `${stdout} ${res.status === 200 ? "" : await res.clone().text()}`).toBe(200);
+    expect(res.status, `${stdout} ${res.status === 200 ? '' : await res.clone().text()}`).toBe(200);
     const cost = res.headers.get('x-service-cost-usd')!;
     expect(Number(cost)).toBeGreaterThan(0);
 
@@ -178,7 +188,11 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.getByTestId('revoke-key').click();
     await shot('08-revoke-confirm');
     await page.getByTestId('confirm-revoke').click();
-    await page.getByTestId('key-status').filter({ hasText: /revoked/i }).first().waitFor();
+    await page
+      .getByTestId('key-status')
+      .filter({ hasText: /revoked/i })
+      .first()
+      .waitFor();
     const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(res.status).toBe(401);
     await shot('09-keys-revoked');
@@ -227,12 +241,34 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
   });
 
   it('has no serious or critical axe-core violations on any page', async () => {
-    const pages = ['/', '/pricing', '/docs', '/dashboard', '/dashboard/keys', '/dashboard/usage?group_by=model', '/dashboard/logs', new URL(logUrl).pathname, '/dashboard/billing', '/dashboard/alerts', '/dashboard/models', '/dashboard/playground', '/dashboard/settings', '/dashboard/no-such-page'];
+    const pages = [
+      '/',
+      '/pricing',
+      '/docs',
+      '/dashboard',
+      '/dashboard/keys',
+      '/dashboard/usage?group_by=model',
+      '/dashboard/logs',
+      new URL(logUrl).pathname,
+      '/dashboard/billing',
+      '/dashboard/alerts',
+      '/dashboard/models',
+      '/dashboard/playground',
+      '/dashboard/settings',
+      '/dashboard/no-such-page',
+    ];
     const found: string[] = [];
     for (const path of pages) {
       await page.goto(`${gw.url}${path}`);
       for (const problem of await axeProblems()) found.push(`${path}: ${problem}`);
-      await shot(`desktop-${new URL(path, gw.url).pathname.replace(/^\/$/, 'landing').replace(/^\/(dashboard\/?)?/, '').replace(/\//g, '-') || 'overview'}`);
+      await shot(
+        `desktop-${
+          new URL(path, gw.url).pathname
+            .replace(/^\/$/, 'landing')
+            .replace(/^\/(dashboard\/?)?/, '')
+            .replace(/\//g, '-') || 'overview'
+        }`,
+      );
     }
     expect(found).toEqual([]);
   });

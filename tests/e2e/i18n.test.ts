@@ -90,13 +90,20 @@ async function expectChinese(name: string) {
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
   fake = await startFakeUpstream();
-  gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '', TRUST_PROXY: '1', NEXTAUTH_URL: '', PUBLIC_BASE_URL: '', SUPPORT_CONTACT: 'ops@example.test' } });
+  gw = await startGateway({
+    config: testConfig({ openaiUrls: [fake.url] }),
+    env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '', TRUST_PROXY: '1', NEXTAUTH_URL: '', PUBLIC_BASE_URL: '', SUPPORT_CONTACT: 'ops@example.test' },
+  });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
   });
   // An English-speaking browser with its own client address (the per-IP sign-up limit is not shared).
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 }, locale: 'en-US', extraHTTPHeaders: { 'x-forwarded-for': '10.78.0.1', 'accept-language': 'en-US,en;q=0.9' } });
+  page = await browser.newPage({
+    viewport: { width: 1280, height: 860 },
+    locale: 'en-US',
+    extraHTTPHeaders: { 'x-forwarded-for': '10.78.0.1', 'accept-language': 'en-US,en;q=0.9' },
+  });
 }, 120_000);
 
 afterAll(async () => {

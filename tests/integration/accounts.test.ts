@@ -132,23 +132,27 @@ describe('API keys', () => {
     expect((await fetch(`${gw.url}/api/keys`)).status).toBe(401);
   });
 
-  it('answers 401 for missing, malformed and unknown keys, and 403 for a suspended account', async () => {
-    const models = (headers: Record<string, string>) => fetch(`${gw.url}/v1/models`, { headers });
-    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer nope' }, { authorization: `Bearer sk-gw-${'A'.repeat(43)}` }]) {
-      const res = await models(headers);
-      expect(res.status).toBe(401);
-      expect((await res.json()).error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });
-    }
-    const address = email();
-    const { stdout } = await adminRun('create-user', '--email', address, '--password', 'sturdy-pass-42');
-    const { apiKey } = JSON.parse(stdout.trim().split('\n').at(-1)!);
-    expect((await models({ authorization: `Bearer ${apiKey}` })).status).toBe(200);
-    await adminRun('suspend', '--email', address);
-    const res = await models({ authorization: `Bearer ${apiKey}` });
-    expect(res.status).toBe(403);
-    expect(res.headers.get('x-should-retry')).toBe('false');
-    expect((await res.json()).error.code).toBe('account_suspended');
-  }, cliBudget(2));
+  it(
+    'answers 401 for missing, malformed and unknown keys, and 403 for a suspended account',
+    async () => {
+      const models = (headers: Record<string, string>) => fetch(`${gw.url}/v1/models`, { headers });
+      for (const headers of [{} as Record<string, string>, { authorization: 'Bearer nope' }, { authorization: `Bearer sk-gw-${'A'.repeat(43)}` }]) {
+        const res = await models(headers);
+        expect(res.status).toBe(401);
+        expect((await res.json()).error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });
+      }
+      const address = email();
+      const { stdout } = await adminRun('create-user', '--email', address, '--password', 'sturdy-pass-42');
+      const { apiKey } = JSON.parse(stdout.trim().split('\n').at(-1)!);
+      expect((await models({ authorization: `Bearer ${apiKey}` })).status).toBe(200);
+      await adminRun('suspend', '--email', address);
+      const res = await models({ authorization: `Bearer ${apiKey}` });
+      expect(res.status).toBe(403);
+      expect(res.headers.get('x-should-retry')).toBe('false');
+      expect((await res.json()).error.code).toBe('account_suspended');
+    },
+    cliBudget(2),
+  );
 });
 
 describe('admin CLI', () => {
@@ -161,37 +165,45 @@ describe('admin CLI', () => {
     }
   };
 
-  it('creates users, sets tiers, credits balances, creates and revokes keys', async () => {
-    const address = email();
-    const created = await admin('create-user', '--email', address, '--password', 'sturdy-pass-42', '--tier', 'pro', '--balance-usd', '12.5');
-    expect(created.code).toBe(0);
-    expect(created.out.apiKey).toMatch(/^sk-gw-/);
-    const db = await getDb();
-    let user = await db.user.findUniqueOrThrow({ where: { id: created.out.userId } });
-    expect(user.tier).toBe('pro');
-    expect(user.balanceUsd.toFixed(2)).toBe('12.50');
+  it(
+    'creates users, sets tiers, credits balances, creates and revokes keys',
+    async () => {
+      const address = email();
+      const created = await admin('create-user', '--email', address, '--password', 'sturdy-pass-42', '--tier', 'pro', '--balance-usd', '12.5');
+      expect(created.code).toBe(0);
+      expect(created.out.apiKey).toMatch(/^sk-gw-/);
+      const db = await getDb();
+      let user = await db.user.findUniqueOrThrow({ where: { id: created.out.userId } });
+      expect(user.tier).toBe('pro');
+      expect(user.balanceUsd.toFixed(2)).toBe('12.50');
 
-    expect((await admin('set-tier', '--email', address, '--tier', 'vip')).out.tier).toBe('vip');
-    const credit = await admin('credit', '--email', address, '--usd', '0.25');
-    expect(credit.out.balanceUsd).toBe('12.750000000000');
-    expect(credit.out.live).toBe('applied'); // Redis reachable: already in the live balance
-    const entries = await db.ledgerEntry.findMany({ where: { userId: created.out.userId }, orderBy: { id: 'asc' } });
-    expect(entries.map((e) => [e.kind, e.amountUsd.toFixed(2), e.balanceAfterUsd.toFixed(2)])).toEqual([
-      ['admin_credit', '12.50', '12.50'],
-      ['admin_credit', '0.25', '12.75'],
-    ]);
+      expect((await admin('set-tier', '--email', address, '--tier', 'vip')).out.tier).toBe('vip');
+      const credit = await admin('credit', '--email', address, '--usd', '0.25');
+      expect(credit.out.balanceUsd).toBe('12.750000000000');
+      expect(credit.out.live).toBe('applied'); // Redis reachable: already in the live balance
+      const entries = await db.ledgerEntry.findMany({ where: { userId: created.out.userId }, orderBy: { id: 'asc' } });
+      expect(entries.map((e) => [e.kind, e.amountUsd.toFixed(2), e.balanceAfterUsd.toFixed(2)])).toEqual([
+        ['admin_credit', '12.50', '12.50'],
+        ['admin_credit', '0.25', '12.75'],
+      ]);
 
-    const key = await admin('create-key', '--email', address, '--name', 'second');
-    expect((await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.out.apiKey}` } })).status).toBe(200);
-    expect((await admin('revoke-key', '--email', address, '--key', key.out.keyId)).out.revoked).toBe(true);
-    expect((await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.out.apiKey}` } })).status).toBe(401);
-    user = await db.user.findUniqueOrThrow({ where: { id: created.out.userId } });
-    expect(user.tierLocked).toBe(true);
-  }, cliBudget(6));
+      const key = await admin('create-key', '--email', address, '--name', 'second');
+      expect((await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.out.apiKey}` } })).status).toBe(200);
+      expect((await admin('revoke-key', '--email', address, '--key', key.out.keyId)).out.revoked).toBe(true);
+      expect((await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.out.apiKey}` } })).status).toBe(401);
+      user = await db.user.findUniqueOrThrow({ where: { id: created.out.userId } });
+      expect(user.tierLocked).toBe(true);
+    },
+    cliBudget(6),
+  );
 
-  it('refuses an unknown tier and a duplicate email with a clear message', async () => {
-    const bad = await admin('create-user', '--email', email(), '--password', 'sturdy-pass-42', '--tier', 'gold');
-    expect(bad.code).toBe(2);
-    expect(bad.out).toMatch(/Unknown tier "gold"/);
-  }, cliBudget(1));
+  it(
+    'refuses an unknown tier and a duplicate email with a clear message',
+    async () => {
+      const bad = await admin('create-user', '--email', email(), '--password', 'sturdy-pass-42', '--tier', 'gold');
+      expect(bad.code).toBe(2);
+      expect(bad.out).toMatch(/Unknown tier "gold"/);
+    },
+    cliBudget(1),
+  );
 });

@@ -145,7 +145,12 @@ describe('accounts', { timeout: 60_000 }, () => {
     const debit = await call(gw.url, admin.cookie, 'POST', base, { action: 'adjust_balance', amount_usd: '-0.5', note: 'correction' });
     expect(debit.status).toBe(200);
 
-    const detail = (await (await call(gw.url, admin.cookie, 'GET', base)).json()) as { account: { balance_usd: string }; ledger: { kind: string; note: string }[]; requests: unknown[]; keys: { id: string }[] };
+    const detail = (await (await call(gw.url, admin.cookie, 'GET', base)).json()) as {
+      account: { balance_usd: string };
+      ledger: { kind: string; note: string }[];
+      requests: unknown[];
+      keys: { id: string }[];
+    };
     expect(detail.ledger.map((e) => e.note)).toEqual(expect.arrayContaining(['goodwill', 'correction']));
     expect(detail.requests.length).toBeGreaterThanOrEqual(1);
 
@@ -163,7 +168,15 @@ describe('accounts', { timeout: 60_000 }, () => {
     expect((await chat(gw2.url, acct.apiKey)).status).toBe(401);
 
     const audit = await (await getDb()).auditLog.findMany({ where: { OR: [{ targetId: acct.userId }, { targetId: acct.keyId }] }, orderBy: { id: 'asc' } });
-    expect(audit.map((a) => a.action)).toEqual(['account.credit', 'account.debit', 'account.suspend', 'account.unsuspend', 'account.set_tier', 'account.set_limits', 'key.revoke']);
+    expect(audit.map((a) => a.action)).toEqual([
+      'account.credit',
+      'account.debit',
+      'account.suspend',
+      'account.unsuspend',
+      'account.set_tier',
+      'account.set_limits',
+      'key.revoke',
+    ]);
     expect(audit.every((a) => a.actorId === admin.userId && a.actor === adminEmail)).toBe(true);
     expect(audit[0]).toMatchObject({ before: { balanceUsd: '0' }, after: { balanceUsd: '2.5', amountUsd: '2.5' }, note: 'goodwill' });
   });
@@ -220,7 +233,12 @@ describe('channels', { timeout: 90_000 }, () => {
 
     const row = await (await getDb()).channelOverride.findUniqueOrThrow({ where: { channelId: 'adm-openai-1' } });
     expect(row.disabled).toBe(false);
-    const audit = await (await getDb()).auditLog.findMany({ where: { targetType: 'channel', targetId: 'adm-openai-1', action: { in: ['channel.disable', 'channel.enable'] } }, orderBy: { id: 'asc' } });
+    const audit = await (
+      await getDb()
+    ).auditLog.findMany({
+      where: { targetType: 'channel', targetId: 'adm-openai-1', action: { in: ['channel.disable', 'channel.enable'] } },
+      orderBy: { id: 'asc' },
+    });
     expect(audit.slice(-2).map((a) => a.action)).toEqual(['channel.disable', 'channel.enable']);
   });
 
@@ -236,7 +254,11 @@ describe('channels', { timeout: 90_000 }, () => {
 
   it('the test button sends a tiny real request and reports the result', async () => {
     fake2.reset();
-    const ok = (await (await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/adm-openai-2/test')).json()) as { ok: boolean; latencyMs: number; model: string };
+    const ok = (await (await call(gw.url, admin.cookie, 'POST', '/api/admin/channels/adm-openai-2/test')).json()) as {
+      ok: boolean;
+      latencyMs: number;
+      model: string;
+    };
     expect(ok).toMatchObject({ ok: true, model: 'gpt-4o-mini' });
     expect(ok.latencyMs).toBeGreaterThanOrEqual(0);
     const sent = fake2.requests.at(-1)!;
@@ -263,7 +285,9 @@ describe('channels', { timeout: 90_000 }, () => {
       const row = await (await getDb()).channelOverride.findUnique({ where: { channelId: 'adm-openai-1' } });
       return row && !row.disabled;
     }, 15_000);
-    const audit = await (await getDb()).auditLog.findMany({ where: { targetType: 'channel', targetId: 'adm-openai-1', actor: 'system' }, orderBy: { id: 'asc' } });
+    const audit = await (
+      await getDb()
+    ).auditLog.findMany({ where: { targetType: 'channel', targetId: 'adm-openai-1', actor: 'system' }, orderBy: { id: 'asc' } });
     expect(audit.slice(-2).map((a) => a.action)).toEqual(['channel.disable', 'channel.enable']);
     expect(audit.at(-1)!.note).toMatch(/probe passed/);
   });
@@ -309,14 +333,17 @@ describe('redemption codes', { timeout: 60_000 }, () => {
     expect(expired.status).toBe(400);
     expect(((await expired.json()) as { error: { message: string } }).error.message).toMatch(/expired/);
 
-    const detail = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/codes/${batch.batchId}`)).json()) as { data: { redeemedByEmail: string | null }[] };
+    const detail = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/codes/${batch.batchId}`)).json()) as {
+      data: { redeemedByEmail: string | null }[];
+    };
     expect(detail.data.map((c) => c.redeemedByEmail)).toEqual([winner.email, null]);
   });
 
   it('redemption is rate limited per account', async () => {
     const user = await register(gw.url);
     const statuses: number[] = [];
-    for (let i = 0; i < 12; i++) statuses.push((await call(gw.url, user.cookie, 'POST', '/api/payment/redeem', { code: `GW-${'1'.repeat(19)}${i % 10}` })).status);
+    for (let i = 0; i < 12; i++)
+      statuses.push((await call(gw.url, user.cookie, 'POST', '/api/payment/redeem', { code: `GW-${'1'.repeat(19)}${i % 10}` })).status);
     expect(statuses.slice(0, 10).every((s) => s === 404)).toBe(true);
     expect(statuses.slice(10)).toEqual([429, 429]);
   });
@@ -324,7 +351,10 @@ describe('redemption codes', { timeout: 60_000 }, () => {
   it('the overview sums revenue and spend', async () => {
     const res = await call(gw.url, admin.cookie, 'GET', '/api/admin/overview');
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { windows: { label: string; requests: number; revenueUsd: string; spendUsd: string; spendCny: string }[]; channels: unknown[] };
+    const body = (await res.json()) as {
+      windows: { label: string; requests: number; revenueUsd: string; spendUsd: string; spendCny: string }[];
+      channels: unknown[];
+    };
     expect(body.windows.map((w) => w.label)).toEqual(['Today', '7 days', '30 days']);
     expect(body.windows[0].requests).toBeGreaterThan(0);
     expect(Number(body.windows[0].revenueUsd)).toBeGreaterThanOrEqual(3);
@@ -333,7 +363,7 @@ describe('redemption codes', { timeout: 60_000 }, () => {
 });
 
 describe('logs and announcements', { timeout: 60_000 }, () => {
-  it('lists every account\'s requests with filters, and exports them as CSV', async () => {
+  it("lists every account's requests with filters, and exports them as CSV", async () => {
     const acct = await createAccount({ balanceUsd: '1' });
     fake1.reset();
     expect((await chat(gw.url, acct.apiKey)).status).toBe(200);
@@ -345,11 +375,17 @@ describe('logs and announcements', { timeout: 60_000 }, () => {
     expect(rows[0]).toMatchObject({ email: acct.email, channel: expect.stringMatching(/^adm-openai-[12]$/) });
     expect(Number(rows[0].costUsd)).toBeGreaterThan(0);
     const other = rows[0].channel === 'adm-openai-1' ? 'adm-openai-2' : 'adm-openai-1';
-    const byChannel = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${acct.userId}&channel=${other}`)).json()) as { data: unknown[] };
+    const byChannel = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${acct.userId}&channel=${other}`)).json()) as {
+      data: unknown[];
+    };
     expect(byChannel.data).toHaveLength(0);
-    const sameChannel = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${acct.userId}&channel=${rows[0].channel}`)).json()) as { data: unknown[] };
+    const sameChannel = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${acct.userId}&channel=${rows[0].channel}`)).json()) as {
+      data: unknown[];
+    };
     expect(sameChannel.data).toHaveLength(1);
-    const noFallback = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${acct.userId}&fallback=0&status=ok`)).json()) as { data: unknown[] };
+    const noFallback = (await (await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=${acct.userId}&fallback=0&status=ok`)).json()) as {
+      data: unknown[];
+    };
     expect(noFallback.data).toHaveLength(1);
     expect((await call(gw.url, admin.cookie, 'GET', '/api/admin/logs?from=2026-13-01')).status).toBe(400);
     expect((await call(gw.url, admin.cookie, 'GET', '/api/admin/logs?fallback=maybe')).status).toBe(400);

@@ -102,7 +102,17 @@ async function spend(account: TestAccount, keyId: string, usd: string): Promise<
   const db = await getDb();
   await db.apiKey.update({ where: { id: keyId }, data: { lastUsedAt: new Date() } });
   await db.requestLog.create({
-    data: { id: `req_${randomUUID().replace(/-/g, '')}`, userId: account.userId, apiKeyId: keyId, endpoint: 'chat', status: 200, outcome: 'ok', costUsd: usd, cnyRate: '7.2', latencyMs: 5 },
+    data: {
+      id: `req_${randomUUID().replace(/-/g, '')}`,
+      userId: account.userId,
+      apiKeyId: keyId,
+      endpoint: 'chat',
+      status: 200,
+      outcome: 'ok',
+      costUsd: usd,
+      cnyRate: '7.2',
+      latencyMs: 5,
+    },
   });
 }
 
@@ -145,7 +155,13 @@ describe('settings API', () => {
   it('answers defaults, shows the signing secret once, validates, and regenerates it', async () => {
     const account = await createAccount();
     const cookie = await login(account);
-    expect(await apiJson<Settings>(cookie, 'GET', '/api/alerts/settings')).toEqual({ webhook_url: null, thresholds: [50, 80, 100], low_balance_usd: null, enabled: false, secret_hint: null });
+    expect(await apiJson<Settings>(cookie, 'GET', '/api/alerts/settings')).toEqual({
+      webhook_url: null,
+      thresholds: [50, 80, 100],
+      low_balance_usd: null,
+      enabled: false,
+      secret_hint: null,
+    });
 
     const first = await apiJson<Settings>(cookie, 'PUT', '/api/alerts/settings', { thresholds: [90, 25], low_balance_usd: '2.5' });
     expect(first).toMatchObject({ thresholds: [25, 90], low_balance_usd: '2.5', enabled: true, webhook_url: null });

@@ -35,7 +35,8 @@ beforeAll(async () => {
     if (m.name === SONNET_NAME) m.fallback_models = [HAIKU_NAME];
   }
   // A stalled upstream is given up after 1 s of silence (keeps the client-disconnect test short).
-  for (const c of config.channels as Record<string, unknown>[]) if (c.protocol === 'anthropic') c.timeouts = { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 1000 };
+  for (const c of config.channels as Record<string, unknown>[])
+    if (c.protocol === 'anthropic') c.timeouts = { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 1000 };
   // Both production entry points, started side by side.
   const started = await Promise.all(MODES.map((mode) => startGateway({ config, mode })));
   MODES.forEach((mode, i) => gateways.set(mode, started[i]!));
@@ -220,10 +221,14 @@ describe.each(MODES)('Anthropic mirror (%s)', (mode) => {
   });
 
   it('relays the upstream SSE bytes unchanged (raw fetch)', async () => {
-    const res = await post('/messages', JSON.stringify({ model: SONNET_NAME, max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'ECHO: one two three' }] }), {
-      'x-api-key': pro.apiKey,
-      'anthropic-version': '2023-06-01',
-    });
+    const res = await post(
+      '/messages',
+      JSON.stringify({ model: SONNET_NAME, max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'ECHO: one two three' }] }),
+      {
+        'x-api-key': pro.apiKey,
+        'anthropic-version': '2023-06-01',
+      },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(res.headers.get('request-id')).toMatch(/^req_/);
@@ -309,7 +314,15 @@ describe.each(MODES)('Anthropic mirror (%s)', (mode) => {
     const prompt = inputTokens('Stream with cache', SYSTEM);
     const completion = countTokens(DEFAULT_REPLY);
     const row = await logRow({ userId: account.userId });
-    expect(row).toMatchObject({ stream: true, outcome: 'ok', status: 200, promptTokens: prompt, completionTokens: completion, cacheWriteTokens: CACHE_TOKENS, tokensEstimated: false });
+    expect(row).toMatchObject({
+      stream: true,
+      outcome: 'ok',
+      status: 200,
+      promptTokens: prompt,
+      completionTokens: completion,
+      cacheWriteTokens: CACHE_TOKENS,
+      tokensEstimated: false,
+    });
     expect(pico(row.costUsd)).toBe(BigInt(prompt) * SONNET.input + BigInt(completion) * SONNET.output + BigInt(CACHE_TOKENS) * SONNET.cacheWrite);
   });
 
@@ -347,11 +360,15 @@ describe.each(MODES)('Anthropic mirror (%s)', (mode) => {
   });
 
   it('unknown model -> 404 not_found_error, tier-restricted model -> 403 permission_error, bad bodies -> 400 invalid_request_error', async () => {
-    const unknown = await client.messages.create({ model: 'claude-nonexistent', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    const unknown = await client.messages
+      .create({ model: 'claude-nonexistent', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(Anthropic.NotFoundError);
     expect((unknown as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ error: { type: 'not_found_error' } });
     // An embedding model is no chat model on any surface.
-    const embedding = await client.messages.create({ model: 'text-embedding-3-small', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    const embedding = await client.messages
+      .create({ model: 'text-embedding-3-small', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
     expect(embedding).toBeInstanceOf(Anthropic.NotFoundError);
 
     const free = await createAccount({ tier: 'free', balanceUsd: '5' });
@@ -543,7 +560,7 @@ describe.each(MODES)('Anthropic mirror (%s)', (mode) => {
     expect(unauth.status).toBe(401);
   });
 
-  it('GET /v1/anthropic/v1/models lists every chat model of the caller\'s tier, whatever its channel\'s protocol, in Anthropic\'s shape', async () => {
+  it("GET /v1/anthropic/v1/models lists every chat model of the caller's tier, whatever its channel's protocol, in Anthropic's shape", async () => {
     const page = await client.models.list();
     expect(page.data.map((m) => m.id).sort()).toEqual([HAIKU_NAME, SONNET_NAME, 'deepseek-chat', 'gpt-4o', 'gpt-4o-mini'].sort());
     for (const m of page.data) {

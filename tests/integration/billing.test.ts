@@ -35,7 +35,6 @@ function fmt(pico: bigint): string {
   return `${neg ? '-' : ''}${abs / PICO}${frac ? `.${frac}` : ''}`;
 }
 
-
 const decPico = (d: { toFixed(n: number): string }) => pico(d.toFixed(12));
 /** CNY at 7.2: exact whenever the USD figure is a multiple of 5 pico (every price here is). */
 function cny(usd: bigint): bigint {
@@ -125,7 +124,9 @@ describe('cost figures agree to the last digit', () => {
     const expected = BigInt(promptTokens) * PRICE['gpt-4o-mini'].input + BigInt(completionTokens) * PRICE['gpt-4o-mini'].output;
     const before = pico(await balanceOf(acct.userId));
 
-    const res = await client(gw, acct.apiKey).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: prompt }] }).asResponse();
+    const res = await client(gw, acct.apiKey)
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: prompt }] })
+      .asResponse();
     expect(res.status).toBe(200);
     const text = await res.text();
     const body = JSON.parse(text) as { usage: { prompt_tokens: number; completion_tokens: number }; service: { channel: string } };

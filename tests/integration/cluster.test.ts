@@ -57,7 +57,10 @@ describe('two gateways on a Redis Cluster', () => {
         expect(((await res.json()) as { error: { message: string } }).error.message).toContain('tier free: 60 requests per minute');
       } else await res.arrayBuffer();
     }
-    expect(statuses.slice(0, 60).every((s) => s === 200), gwA.output().slice(-2000)).toBe(true);
+    expect(
+      statuses.slice(0, 60).every((s) => s === 200),
+      gwA.output().slice(-2000),
+    ).toBe(true);
     expect(statuses[60]).toBe(429);
   });
 
@@ -136,7 +139,10 @@ describe('two gateways on a Redis Cluster', () => {
     await cluster.kill(victim);
     await load;
     await cluster.waitHealthy();
-    expect(statuses.filter((s) => s !== 200 && s !== 429), JSON.stringify(statuses)).toEqual([]);
+    expect(
+      statuses.filter((s) => s !== 200 && s !== 429),
+      JSON.stringify(statuses),
+    ).toEqual([]);
     expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(60);
     // After the failover the instances are back on the cluster: the minute's limit still holds.
     let ok = statuses.filter((s) => s === 200).length;
@@ -213,7 +219,9 @@ describe('three instances, one truth', () => {
       const user = await db.user.findUniqueOrThrow({ where: { id: acct.userId } });
       expect(user.balanceUsd.isNegative()).toBe(false);
       const spent = await db.ledgerEntry.aggregate({ where: { userId: acct.userId, kind: 'usage' }, _sum: { amountUsd: true } });
-      expect(user.balanceUsd.toFixed(12)).toBe(new (user.balanceUsd.constructor as new (v: string) => typeof user.balanceUsd)('5').plus(spent._sum.amountUsd ?? 0).toFixed(12));
+      expect(user.balanceUsd.toFixed(12)).toBe(
+        new (user.balanceUsd.constructor as new (v: string) => typeof user.balanceUsd)('5').plus(spent._sum.amountUsd ?? 0).toFixed(12),
+      );
     } finally {
       await gwC.stop();
     }

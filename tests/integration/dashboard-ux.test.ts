@@ -41,7 +41,11 @@ afterAll(async () => {
 const cookiesOf = (res: Response) => res.headers.getSetCookie().map((c) => c.split(';')[0]);
 
 async function sessionFor(gw: RunningGateway, email: string, password: string): Promise<string> {
-  const res = await fetch(`${gw.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  const res = await fetch(`${gw.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
   expect(res.status, await res.clone().text()).toBe(200);
   return cookiesOf(res).join('; ');
 }
@@ -219,7 +223,10 @@ describe('GET /api/usage with grouping', () => {
   it('totals each day of the range, with the days without requests at zero', async () => {
     const res = await get('?from=2026-10-10&to=2026-10-12&group_by=day');
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { days: { date: string; requests: number; failed: number; spend_usd: string }[]; totals: { spend_usd: string; requests: number } };
+    const body = (await res.json()) as {
+      days: { date: string; requests: number; failed: number; spend_usd: string }[];
+      totals: { spend_usd: string; requests: number };
+    };
     expect(body.days.map((d) => [d.date, d.requests, d.failed, d.spend_usd])).toEqual([
       ['2026-10-10', 2, 0, '0.0031'],
       ['2026-10-11', 2, 1, '0.00001119'],
@@ -229,7 +236,9 @@ describe('GET /api/usage with grouping', () => {
   });
 
   it('breaks the range down by model and by key, highest spend first', async () => {
-    const byModel = (await (await get('?from=2026-10-10&to=2026-10-11&group_by=model')).json()) as { groups: { key: string; requests: number; spend_usd: string }[] };
+    const byModel = (await (await get('?from=2026-10-10&to=2026-10-11&group_by=model')).json()) as {
+      groups: { key: string; requests: number; spend_usd: string }[];
+    };
     expect(byModel.groups.map((g) => [g.key, g.requests, g.spend_usd])).toEqual([
       ['deepseek-chat', 1, '0.002'],
       ['gpt-4o-mini', 3, '0.00111119'],
@@ -256,7 +265,14 @@ describe('GET /api/usage with grouping', () => {
   });
 
   it('refuses bad ranges and groupings with 400, never 500', async () => {
-    for (const q of ['?from=2026-13-01', '?from=2026-10-12&to=2026-10-10', '?from=2020-01-01&to=2026-01-01', '?group_by=colour', '?to=9999999', '?from=9999-12-31&to=9999-12-31']) {
+    for (const q of [
+      '?from=2026-13-01',
+      '?from=2026-10-12&to=2026-10-10',
+      '?from=2020-01-01&to=2026-01-01',
+      '?group_by=colour',
+      '?to=9999999',
+      '?from=9999-12-31&to=9999-12-31',
+    ]) {
       const res = await get(q);
       expect(res.status, q).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_request');
@@ -297,7 +313,11 @@ describe('account settings', () => {
     const renewed = cookiesOf(ok).join('; ');
     expect(await me(renewed)).toBe(200);
     expect(await me(elsewhere)).toBe(401);
-    const oldLogin = await fetch(`${direct.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: a.email, password: a.password }) });
+    const oldLogin = await fetch(`${direct.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: a.email, password: a.password }),
+    });
     expect(oldLogin.status).toBe(401);
     await sessionFor(direct, a.email, 'a brand new passphrase');
   });
@@ -326,7 +346,11 @@ describe('account settings', () => {
     expect(await me(cookie)).toBe(401);
     const keyStatus = (await fetch(`${direct.url}/v1/models`, { headers: { authorization: `Bearer ${a.apiKey}` } })).status;
     expect([401, 403]).toContain(keyStatus);
-    const login = await fetch(`${direct.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: a.email, password: a.password }) });
+    const login = await fetch(`${direct.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: a.email, password: a.password }),
+    });
     expect(login.status).toBe(401);
     const user = await db.user.findUniqueOrThrow({ where: { id: a.userId } });
     expect(user.email).not.toContain(a.email.split('@')[0]);

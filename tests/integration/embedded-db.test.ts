@@ -24,7 +24,11 @@ describe('embedded database', () => {
       });
       expect(reg.status).toBe(201);
       const cookie = reg.headers.get('set-cookie')!.split(';')[0];
-      const key = await fetch(`${gw.url}/api/keys`, { method: 'POST', headers: { 'content-type': 'application/json', cookie, origin: gw.url }, body: '{"name":"local"}' });
+      const key = await fetch(`${gw.url}/api/keys`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie, origin: gw.url },
+        body: '{"name":"local"}',
+      });
       expect(key.status).toBe(201);
       const { key: apiKey } = await key.json();
       const models = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -61,7 +65,10 @@ describe('embedded database', () => {
     const env = { DATABASE_URL: '', REDIS_URL: '', DATA_DIR: dataDir };
     const cli = async (...args: string[]) => {
       try {
-        const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+        const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], {
+          cwd: ROOT,
+          env: { ...process.env, ...env },
+        });
         return { code: 0, stdout, stderr };
       } catch (err) {
         const e = err as { code: number; stdout: string; stderr: string };

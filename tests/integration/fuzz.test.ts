@@ -106,7 +106,24 @@ function generator(rand: () => number, apiKey: string) {
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
   const chance = (p: number) => rand() < p;
 
-  const strings = ['', 'hi', 'ECHO: fuzz', 'gpt-4o-mini', 'service-auto', 'user', 'assistant', 'system', 'tool', '\u0000', '\ud800', '😀'.repeat(20), 'a'.repeat(5000), '<script>alert(1)</script>', '{"nested":"json"}', 'Robert\'); DROP TABLE "User";--'];
+  const strings = [
+    '',
+    'hi',
+    'ECHO: fuzz',
+    'gpt-4o-mini',
+    'service-auto',
+    'user',
+    'assistant',
+    'system',
+    'tool',
+    '\u0000',
+    '\ud800',
+    '😀'.repeat(20),
+    'a'.repeat(5000),
+    '<script>alert(1)</script>',
+    '{"nested":"json"}',
+    'Robert\'); DROP TABLE "User";--',
+  ];
   const numbers = [0, -1, 1, 2, 0.5, -0, 1e308, -1e308, 4096, 2 ** 31, 2 ** 53 + 1, 1e-320, 3.14159];
   function value(depth = 0): unknown {
     const k = int(depth > 2 ? 4 : 7);
@@ -125,11 +142,37 @@ function generator(rand: () => number, apiKey: string) {
     '/v1/chat/completions': () => ({ model: pick(chatModels), messages: [{ role: 'user', content: 'fuzz' }], max_tokens: 16 }),
     '/v1/embeddings': () => ({ model: pick(['text-embedding-3-small', 'bge-m3', 'gpt-4o-mini', 'nope']), input: pick(['fuzz', ['a', 'b']]) }),
     '/v1/models': () => ({}),
-    '/v1/anthropic/v1/messages': () => ({ model: pick(['claude-haiku-4-5', 'claude-sonnet-4-5', 'gpt-4o-mini']), max_tokens: 16, messages: [{ role: 'user', content: 'fuzz' }] }),
+    '/v1/anthropic/v1/messages': () => ({
+      model: pick(['claude-haiku-4-5', 'claude-sonnet-4-5', 'gpt-4o-mini']),
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'fuzz' }],
+    }),
     '/api/auth/login': () => ({ email: `fuzz-${int(1000)}@example.com`, password: 'wrong-password-1' }),
     '/api/auth/register': () => ({ email: `fuzz-${int(1e9)}@example.com`, password: 'a-good-password-1' }),
   };
-  const fields = ['model', 'messages', 'input', 'stream', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'tools', 'tool_choice', 'service', 'stream_options', 'response_format', 'stop', 'n', 'encoding_format', 'dimensions', 'system', 'email', 'password', 'base_url'];
+  const fields = [
+    'model',
+    'messages',
+    'input',
+    'stream',
+    'max_tokens',
+    'max_completion_tokens',
+    'temperature',
+    'top_p',
+    'tools',
+    'tool_choice',
+    'service',
+    'stream_options',
+    'response_format',
+    'stop',
+    'n',
+    'encoding_format',
+    'dimensions',
+    'system',
+    'email',
+    'password',
+    'base_url',
+  ];
 
   function mutate(body: Record<string, unknown>): Record<string, unknown> {
     for (let m = int(4); m > 0; m--) {
@@ -197,7 +240,11 @@ function generator(rand: () => number, apiKey: string) {
     } else if (kind < 80) {
       const base = JSON.stringify(bases[path]());
       const at = base.indexOf('"fuzz"') > 0 ? base.indexOf('"fuzz"') + 1 : int(base.length);
-      body = Buffer.concat([Buffer.from(base.slice(0, at)), Buffer.from(pick([[0xff, 0xfe], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80]])), Buffer.from(base.slice(at))]);
+      body = Buffer.concat([
+        Buffer.from(base.slice(0, at)),
+        Buffer.from(pick([[0xff, 0xfe], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80]])),
+        Buffer.from(base.slice(at)),
+      ]);
       note += 'invalid-utf8';
     } else if (kind < 88) {
       const where = int(6);
@@ -260,22 +307,55 @@ function targeted(apiKey: string): Omit<Case, 'n'>[] {
     c('/v1/chat/completions', bearer, deepArr(''), 'deep top-level'),
     c('/v1/chat/completions', bearer, `{"model":"service-auto","messages":[{"role":"user","content":[null,1,{"text":2},["x"]]}]}`, 'service-auto odd parts'),
     c('/v1/chat/completions', bearer, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":[null,{"type":"text","text":"x"}]}]}`, 'null part'),
-    c('/v1/chat/completions', bearer, Buffer.concat([Buffer.from(chat('').slice(0, -3)), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), Buffer.from('"}]}')]), 'invalid utf8'),
+    c(
+      '/v1/chat/completions',
+      bearer,
+      Buffer.concat([Buffer.from(chat('').slice(0, -3)), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), Buffer.from('"}]}')]),
+      'invalid utf8',
+    ),
     c('/v1/chat/completions', bearer, JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: huge }] }), 'huge 5MB'),
-    { ...c('/v1/chat/completions', bearer, JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: huge }] }), 'huge chunked 5MB'), chunked: true },
+    {
+      ...c('/v1/chat/completions', bearer, JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: huge }] }), 'huge chunked 5MB'),
+      chunked: true,
+    },
     { ...c('/v1/embeddings', bearer, JSON.stringify({ model: 'text-embedding-3-small', input: huge }), 'huge chunked embeddings'), chunked: true },
-    c('/v1/chat/completions', { ...json, authorization: 'Bearer sk-gw-revoked-or-wrong' }, JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: huge }] }), 'bad key with a 5MB body'),
-    c('/v1/anthropic/v1/messages', { ...json, 'x-api-key': 'wrong' }, JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 5, messages: [{ role: 'user', content: huge }] }), 'bad key with a 5MB body (anthropic)'),
+    c(
+      '/v1/chat/completions',
+      { ...json, authorization: 'Bearer sk-gw-revoked-or-wrong' },
+      JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: huge }] }),
+      'bad key with a 5MB body',
+    ),
+    c(
+      '/v1/anthropic/v1/messages',
+      { ...json, 'x-api-key': 'wrong' },
+      JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 5, messages: [{ role: 'user', content: huge }] }),
+      'bad key with a 5MB body (anthropic)',
+    ),
     c('/v1/chat/completions', bearer, chat(',"max_tokens":1e308,"temperature":-0'), 'max_tokens 1e308'),
     c('/v1/chat/completions', bearer, chat(',"stream":true,"stream_options":{"include_usage":"yes"}'), 'stream_options odd'),
-    c('/v1/chat/completions', bearer, '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"__proto__":{"stream":true},"constructor":{"prototype":{"x":1}}}', 'proto keys'),
+    c(
+      '/v1/chat/completions',
+      bearer,
+      '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"__proto__":{"stream":true},"constructor":{"prototype":{"x":1}}}',
+      'proto keys',
+    ),
     c('/v1/chat/completions', { authorization: `Bearer ${apiKey}` }, chat(''), 'no content type'),
     c('/v1/embeddings', bearer, `{"model":"text-embedding-3-small","input":"x","extra":${deepObj}}`, 'deep embeddings'),
     c('/v1/embeddings', bearer, JSON.stringify({ model: 'text-embedding-3-small', input: huge }), 'huge embeddings'),
     c('/v1/embeddings', bearer, JSON.stringify({ model: 'text-embedding-3-small', input: Array.from({ length: 101 }, () => 'x') }), '101 inputs'),
     c('/v1/embeddings', bearer, JSON.stringify({ model: 'text-embedding-3-small', input: 'x', dimensions: 3 }), 'odd dimensions'),
-    c('/v1/anthropic/v1/messages', anth, `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"x"}],"metadata":${deepObj}}`, 'deep anthropic'),
-    c('/v1/anthropic/v1/messages', anth, JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 5, messages: [{ role: 'user', content: huge }] }), 'huge anthropic'),
+    c(
+      '/v1/anthropic/v1/messages',
+      anth,
+      `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"x"}],"metadata":${deepObj}}`,
+      'deep anthropic',
+    ),
+    c(
+      '/v1/anthropic/v1/messages',
+      anth,
+      JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 5, messages: [{ role: 'user', content: huge }] }),
+      'huge anthropic',
+    ),
     c('/v1/anthropic/v1/messages', anth, Buffer.from([0xff, 0x00, 0x7b]), 'garbage anthropic'),
     c('/v1/anthropic/v1/messages', { ...anth, 'content-type': 'text/plain' }, '{}', 'text/plain anthropic'),
     c('/api/auth/login', json, deepObj, 'deep login'),
@@ -304,7 +384,8 @@ function checkEnvelope(c: Case, got: Got): string | null {
     if (!('param' in e) || !('code' in e)) return `OpenAI envelope lacks param/code: ${text.slice(0, 200)}`;
     if (!(e.param === null || typeof e.param === 'string') || !(e.code === null || typeof e.code === 'string')) return `bad param/code: ${text.slice(0, 200)}`;
   } else if (c.surface === 'anthropic') {
-    if ((body as { type?: unknown }).type !== 'error' || !e || typeof e.type !== 'string' || typeof e.message !== 'string') return `bad Anthropic envelope: ${text.slice(0, 200)}`;
+    if ((body as { type?: unknown }).type !== 'error' || !e || typeof e.type !== 'string' || typeof e.message !== 'string')
+      return `bad Anthropic envelope: ${text.slice(0, 200)}`;
   } else {
     if (!e || typeof e.code !== 'string' || typeof e.message !== 'string') return `bad /api envelope: ${text.slice(0, 200)}`;
   }
@@ -337,12 +418,14 @@ describe(`fuzz (seed ${SEED.toString(16)}, ${N} requests)`, () => {
         }
         const key = `${c.surface}:${got.status}`;
         statuses.set(key, (statuses.get(key) ?? 0) + 1);
-        if (got.status >= 500 && got.status !== 502 && got.status !== 503) problems.push(`#${c.n} ${c.method} ${c.path} [${c.note}]: status ${got.status} ${got.body.toString('utf8').slice(0, 200)}`);
+        if (got.status >= 500 && got.status !== 502 && got.status !== 503)
+          problems.push(`#${c.n} ${c.method} ${c.path} [${c.note}]: status ${got.status} ${got.body.toString('utf8').slice(0, 200)}`);
         if (c.note.startsWith('targeted bad key')) {
           if (got.status !== 401) problems.push(`#${c.n} [${c.note}]: ${got.status}, not 401`);
         } else if (c.note.startsWith('targeted') && c.surface !== 'api' && got.status === 401) problems.push(`#${c.n} [${c.note}]: the valid key was refused`);
         if (c.note.startsWith('targeted huge') && got.status !== 413) problems.push(`#${c.n} [${c.note}]: ${got.status}, not 413`);
-        if (c.note.includes('huge-5MB') && c.path !== '/v1/models' && got.status < 300) problems.push(`#${c.n} ${c.path}: a 5 MB body was accepted (${got.status})`);
+        if (c.note.includes('huge-5MB') && c.path !== '/v1/models' && got.status < 300)
+          problems.push(`#${c.n} ${c.path}: a 5 MB body was accepted (${got.status})`);
         const env = checkEnvelope(c, got);
         if (env) problems.push(`#${c.n} ${c.method} ${c.path} [${c.note}] ${got.status}: ${env}`);
       }

@@ -30,10 +30,7 @@ beforeAll(async () => {
   db = await (await import('@/lib/db')).getDb();
   fake = await startFakeUpstream();
   const config = testConfig({ openaiUrls: [fake.url], overrides: roomyLimits });
-  [gw, proxied] = await Promise.all([
-    startGateway({ config }),
-    startGateway({ config, env: { TRUST_PROXY: '1', NEXTAUTH_URL: PUBLIC_URL } }),
-  ]);
+  [gw, proxied] = await Promise.all([startGateway({ config }), startGateway({ config, env: { TRUST_PROXY: '1', NEXTAUTH_URL: PUBLIC_URL } })]);
 });
 
 afterAll(async () => {
@@ -163,7 +160,13 @@ describe('14: CSRF guard', () => {
     const count = () => db.apiKey.count({ where: { userId } });
     const before = await count();
     const host = new URL(gw.url).host;
-    const refused: Record<string, string>[] = [{}, { origin: `https://${host}` }, { origin: `http://${host.replace(/:\d+$/, ':1')}` }, { referer: `https://${host}/dashboard` }, { origin: 'null' }];
+    const refused: Record<string, string>[] = [
+      {},
+      { origin: `https://${host}` },
+      { origin: `http://${host.replace(/:\d+$/, ':1')}` },
+      { referer: `https://${host}/dashboard` },
+      { origin: 'null' },
+    ];
     for (const headers of refused) {
       await expectJsonError(await createKey(cookie, headers), 403, 'forbidden', JSON.stringify(headers));
     }
@@ -189,7 +192,11 @@ describe('14: CSRF guard', () => {
 
   it('refuses a login posted from a foreign Origin (login CSRF), and accepts one without any (API clients)', async () => {
     const a = await accounts.createAccount();
-    await expectJsonError(await call('/api/auth/login', { body: { email: a.email, password: a.password }, headers: { origin: 'https://evil.example' } }), 403, 'forbidden');
+    await expectJsonError(
+      await call('/api/auth/login', { body: { email: a.email, password: a.password }, headers: { origin: 'https://evil.example' } }),
+      403,
+      'forbidden',
+    );
     expect((await call('/api/auth/login', { body: { email: a.email, password: a.password } })).status).toBe(200);
   });
 });
@@ -256,7 +263,10 @@ describe('16: suspended accounts', () => {
     const browserSignIn = async (email: string, password: string) => {
       const csrf = await call('/api/auth/csrf');
       const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-      const csrfCookie = csrf.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const csrfCookie = csrf.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
       const res = await fetch(`${gw.url}/api/auth/callback/credentials`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: csrfCookie },

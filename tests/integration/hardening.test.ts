@@ -20,7 +20,7 @@ import { getDb } from '@/lib/db';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { pico } from '../support/money';
 
-type Cfg = Record<string, any>;  
+type Cfg = Record<string, any>;
 const decPico = (d: { toFixed(n: number): string }) => pico(d.toFixed(12));
 
 /**
@@ -146,7 +146,12 @@ describe('poisoned input never stops billing writes', () => {
     ids.push(frac.headers.get('x-request-id')!);
     // A stream whose error message is cut by the gateway in the middle of an emoji (a lone surrogate in the attempt's error).
     const emoji = '😀'.repeat(150);
-    next.push({ sse: [JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'hi' } }] }), JSON.stringify({ error: { message: `a${emoji}` } })] });
+    next.push({
+      sse: [
+        JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'hi' } }] }),
+        JSON.stringify({ error: { message: `a${emoji}` } }),
+      ],
+    });
     const cut = await chat(gw, acct.apiKey, { stream: true });
     expect(cut.status).toBe(200);
     expect(await cut.text()).toContain('"error"');
@@ -195,7 +200,8 @@ describe('poisoned input never stops billing writes', () => {
     // A cost beyond the column's range (no charge can reach it: charges are capped at the
     // reservation): no form of this row can be stored.
     enqueueLog({ ...base, id: `${tag}_bad`, userId: acct.userId, costPico: 10n ** 30n });
-    for (let i = 0; i < 20; i++) enqueueLog({ ...base, id: `${tag}_${i}`, userId: acct.userId, costPico: 1_000_000n, promptTokens: i === 3 ? 1e12 : 1, latencyMs: i === 4 ? -5 : 1 });
+    for (let i = 0; i < 20; i++)
+      enqueueLog({ ...base, id: `${tag}_${i}`, userId: acct.userId, costPico: 1_000_000n, promptTokens: i === 3 ? 1e12 : 1, latencyMs: i === 4 ? -5 : 1 });
     await flushLogs();
     const written = await db.requestLog.count({ where: { id: { startsWith: `${tag}_` }, userId: acct.userId } });
     expect(written).toBe(20);
@@ -262,7 +268,10 @@ describe('the tokenizer never holds the event loop', () => {
     let baseline = 0;
     for (let i = 0; i < 2; i++) {
       const t = performance.now();
-      const jitter = await pollWhile(post(gwFake, acct.apiKey, '/v1/chat/completions', plainBody).then((r) => r.text()), 0);
+      const jitter = await pollWhile(
+        post(gwFake, acct.apiKey, '/v1/chat/completions', plainBody).then((r) => r.text()),
+        0,
+      );
       baseline = Math.max(baseline, jitter);
       readings.push(`plain: healthz max ${jitter.toFixed(1)} ms over ${(performance.now() - t).toFixed(0)} ms`);
     }
@@ -270,7 +279,10 @@ describe('the tokenizer never holds the event loop', () => {
     for (let i = 0; i < 3 && best >= baseline + 50; i++) {
       const t = performance.now();
       const auto = post(gwFake, acct.apiKey, '/v1/chat/completions', body);
-      const during = await pollWhile(auto.then((r) => r.text()), 0);
+      const during = await pollWhile(
+        auto.then((r) => r.text()),
+        0,
+      );
       // 4 MiB of one word is ~0.5M tokens: more than any model's context, so service-auto finds none.
       expect((await auto).status).toBe(400);
       best = Math.min(best, during);
@@ -286,7 +298,9 @@ describe('slow clients', () => {
     const socket = net.connect(gw.port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     const t0 = Date.now();
-    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+    );
     let received = '';
     socket.on('data', (d) => (received += d));
     const timer = setInterval(() => socket.writable && socket.write(' '), 1000);
@@ -387,17 +401,29 @@ describe('stream cost trailers', () => {
   it('a stream announces X-Service-Cost-USD/CNY trailers and sends them with the exact cost', async () => {
     const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
     const { status, trailers, body } = await new Promise<{ status: number; trailers: NodeJS.Dict<string>; body: string }>((resolve, reject) => {
-      const req = http.request(`${gwFake.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${acct.apiKey}`, 'content-type': 'application/json', te: 'trailers' } }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode!, trailers: res.trailers, body }));
-      });
+      const req = http.request(
+        `${gwFake.url}/v1/chat/completions`,
+        { method: 'POST', headers: { authorization: `Bearer ${acct.apiKey}`, 'content-type': 'application/json', te: 'trailers' } },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode!, trailers: res.trailers, body }));
+        },
+      );
       req.on('error', reject);
-      req.end(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'trailers' }], stream: true, stream_options: { include_usage: true } }));
+      req.end(
+        JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'trailers' }], stream: true, stream_options: { include_usage: true } }),
+      );
     });
     expect(status).toBe(200);
-    const usage = JSON.parse(body.split('\n').filter((l) => l.startsWith('data: {')).at(-1)!.slice(6)) as { usage: { cost_usd: number } };
+    const usage = JSON.parse(
+      body
+        .split('\n')
+        .filter((l) => l.startsWith('data: {'))
+        .at(-1)!
+        .slice(6),
+    ) as { usage: { cost_usd: number } };
     expect(trailers['x-service-cost-usd']).toBeDefined();
     expect(Number(trailers['x-service-cost-usd'])).toBe(usage.usage.cost_usd);
     expect(pico(trailers['x-service-cost-usd']!)).toBeGreaterThan(0n);
@@ -412,7 +438,9 @@ describe('count_tokens on the Anthropic mirror', () => {
     fake.setDefault({ type: 'delay', ms: 300 });
     const before = fake.received();
     const body = { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'count me' }] };
-    const statuses = await Promise.all(Array.from({ length: 30 }, () => post(gwFake, acct.apiKey, '/v1/anthropic/v1/messages/count_tokens', body).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, () => post(gwFake, acct.apiKey, '/v1/anthropic/v1/messages/count_tokens', body).then((r) => r.status)),
+    );
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
     expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
     expect(fake.received() - before).toBe(statuses.filter((s) => s === 200).length);
@@ -469,7 +497,7 @@ describe('SIGTERM under next start with a stream longer than the grace period', 
     expect(await exited).toBe(0);
     // Cut, not completed: the stream ends without [DONE] (with an error event when the process
     // got it out before exiting).
-    expect(text).not.toContain("[DONE]");
+    expect(text).not.toContain('[DONE]');
     const row = await db.requestLog.findUnique({ where: { id } });
     expect(row).not.toBeNull();
     expect(decPico(row!.costUsd)).toBeGreaterThan(0n);

@@ -153,7 +153,15 @@ describe('keys API', () => {
       expires_at: '2099-01-31T23:59:59Z',
     });
     expect(key.key).toMatch(/^sk-gw-/);
-    expect(key).toMatchObject({ budget_usd: '25', monthly_budget_usd: '12.5', models: ['deepseek-chat'], rpm: 10, concurrency: 3, allowed_ips: ['203.0.113.0/24', '2001:db8::/32'], expires_at: '2099-01-31T23:59:59.000Z' });
+    expect(key).toMatchObject({
+      budget_usd: '25',
+      monthly_budget_usd: '12.5',
+      models: ['deepseek-chat'],
+      rpm: 10,
+      concurrency: 3,
+      allowed_ips: ['203.0.113.0/24', '2001:db8::/32'],
+      expires_at: '2099-01-31T23:59:59.000Z',
+    });
     expect(key.spend).toMatchObject({ total_usd: '0', month_usd: '0' });
 
     const edited = await patchKey(cookie, key.id, { rpm: null, models: null, allowed_ips: [], name: 'renamed' });
@@ -275,17 +283,21 @@ describe('allowed IP ranges under next start', () => {
     await gwNext?.stop();
   });
 
-  it('without TRUST_PROXY the route-handler path, which sees no socket address, refuses keys with ranges: X-Forwarded-For is not believed', { timeout: 120_000 }, async () => {
-    gwNext = await startGateway({ config: testConfig({ openaiUrls: [up.url] }), mode: 'next' });
-    const { key } = await keyWith({ allowed_ips: ['203.0.113.0/24', '127.0.0.0/8', '::1'] });
-    await expectError(await chat(gwNext, key.key, chatBody(), { 'x-forwarded-for': '203.0.113.5' }), 403, 'ip_not_allowed');
-    await expectError(await chat(gwNext, key.key), 403, 'ip_not_allowed');
-    // A key without ranges is unaffected.
-    const free = await keyWith({ rpm: 100 });
-    const ok = await chat(gwNext, free.key.key);
-    expect(ok.status).toBe(200);
-    await ok.arrayBuffer();
-  });
+  it(
+    'without TRUST_PROXY the route-handler path, which sees no socket address, refuses keys with ranges: X-Forwarded-For is not believed',
+    { timeout: 120_000 },
+    async () => {
+      gwNext = await startGateway({ config: testConfig({ openaiUrls: [up.url] }), mode: 'next' });
+      const { key } = await keyWith({ allowed_ips: ['203.0.113.0/24', '127.0.0.0/8', '::1'] });
+      await expectError(await chat(gwNext, key.key, chatBody(), { 'x-forwarded-for': '203.0.113.5' }), 403, 'ip_not_allowed');
+      await expectError(await chat(gwNext, key.key), 403, 'ip_not_allowed');
+      // A key without ranges is unaffected.
+      const free = await keyWith({ rpm: 100 });
+      const ok = await chat(gwNext, free.key.key);
+      expect(ok.status).toBe(200);
+      await ok.arrayBuffer();
+    },
+  );
 });
 
 describe('rate limits of a key across two instances', () => {
@@ -337,7 +349,10 @@ describe('budgets', () => {
     const { cookie, key } = await keyWith({ budget_usd: usd((r * 7n) / 2n) });
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => chat(i % 2 ? gwB : gwA, key.key, body)));
     const statuses = results.map((x) => x.status);
-    expect(statuses.filter((s) => s === 200), String(statuses)).toHaveLength(3);
+    expect(
+      statuses.filter((s) => s === 200),
+      String(statuses),
+    ).toHaveLength(3);
     const refusal = results.find((x) => x.status === 402)!;
     const err = ((await refusal.json()) as OpenAIError).error;
     expect(err.code).toBe('key_budget_exceeded');
@@ -366,7 +381,9 @@ describe('budgets', () => {
     expect(pico(listed.spend.month_usd)).toBe(charged);
     expect(pico(listed.spend.total_cny)).toBeGreaterThan(0n);
     // The same figures grouped by key in the usage API.
-    const usage = (await (await api(cookie, 'GET', '/api/usage?group_by=key')).json()) as { by_key: { key_id: string; total_usd: string; month_usd: string }[] };
+    const usage = (await (await api(cookie, 'GET', '/api/usage?group_by=key')).json()) as {
+      by_key: { key_id: string; total_usd: string; month_usd: string }[];
+    };
     expect(pico(usage.by_key.find((k) => k.key_id === key.id)!.total_usd)).toBe(charged);
     expect((await api(cookie, 'GET', '/api/usage?group_by=colour')).status).toBe(400);
   });

@@ -50,7 +50,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LOADED_MACHINE_RETRY = { retry: Number(process.env.LIMITS_TEST_RETRY ?? 2) };
 
 function limiterLog(...gws: RunningGateway[]): string {
-  const lines = gws.flatMap((g) => g.output().split('\n').filter((l) => l.includes('limiter')));
+  const lines = gws.flatMap((g) =>
+    g
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('limiter')),
+  );
   return lines.length ? `limiter log:\n${lines.join('\n')}` : 'limiter stayed on Redis';
 }
 

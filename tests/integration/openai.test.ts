@@ -254,7 +254,14 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
     it('tool calls and tool messages round-trip', async () => {
       const acct = await createAccount({ balanceUsd: '10' });
       const tools: OpenAI.ChatCompletionTool[] = [
-        { type: 'function', function: { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather of a city',
+            parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+          },
+        },
         { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
       ];
       const c = client(acct.apiKey);
@@ -286,7 +293,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
     it('without upstream usage (no-usage) estimates the tokens and logs tokensEstimated', async () => {
       const acct = await createAccount({ balanceUsd: '10' });
       up1.queue({ type: 'no-usage' });
-      const { data, response } = await client(acct.apiKey).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Count me' }] }).withResponse();
+      const { data, response } = await client(acct.apiKey)
+        .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Count me' }] })
+        .withResponse();
       expect(data.usage!.prompt_tokens).toBeGreaterThan(0);
       expect(data.usage!.completion_tokens).toBeGreaterThan(0);
       expect(Number(response.headers.get('x-service-cost-usd'))).toBeGreaterThan(0);
@@ -301,7 +310,12 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
   describe('chat completions, streaming', () => {
     it('SDK stream: deltas concatenate to the reply, no usage chunk unless asked, usage requested upstream', async () => {
       const acct = await createAccount({ balanceUsd: '10' });
-      const stream = await client(acct.apiKey).chat.completions.create({ ...hello, stream: true, temperature: 0.2, max_tokens: 100 } as OpenAI.ChatCompletionCreateParamsStreaming);
+      const stream = await client(acct.apiKey).chat.completions.create({
+        ...hello,
+        stream: true,
+        temperature: 0.2,
+        max_tokens: 100,
+      } as OpenAI.ChatCompletionCreateParamsStreaming);
       let text = '';
       const chunks: OpenAI.ChatCompletionChunk[] = [];
       for await (const chunk of stream) {
@@ -324,7 +338,12 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
 
     it('wire format: data: lines only, [DONE] last, headers present; include_usage adds a priced usage chunk', async () => {
       const acct = await createAccount({ balanceUsd: '10' });
-      const res = await post('/v1/chat/completions', acct.apiKey, { ...hello, stream: true, stream_options: { include_usage: true }, service: { region: 'us' } });
+      const res = await post('/v1/chat/completions', acct.apiKey, {
+        ...hello,
+        stream: true,
+        stream_options: { include_usage: true },
+        service: { region: 'us' },
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
       expectServiceHeaders(res.headers);
@@ -345,7 +364,12 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       expect(u.cost_usd).toBeCloseTo(Number(picoText(cost)), 12);
       expect(u.cost_cny).toBeCloseTo(Number(picoText((cost * 72n + 5n) / 10n)), 12);
       expect(chunks.slice(0, -1).every((c) => c.choices.length > 0 && !c.usage)).toBe(true);
-      expect(chunks.slice(0, -1).map((c) => c.choices[0].delta.content ?? '').join('')).toBe(DEFAULT_REPLY);
+      expect(
+        chunks
+          .slice(0, -1)
+          .map((c) => c.choices[0].delta.content ?? '')
+          .join(''),
+      ).toBe(DEFAULT_REPLY);
       const sent = up1.requests[0].json as Record<string, unknown>;
       expect(sent).not.toHaveProperty('service');
       expect(sent.stream_options).toEqual({ include_usage: true });
@@ -353,7 +377,11 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
 
     it('SDK stream with include_usage: the final chunk carries usage', async () => {
       const acct = await createAccount({ balanceUsd: '10' });
-      const stream = await client(acct.apiKey).chat.completions.create({ ...hello, stream: true, stream_options: { include_usage: true } } as OpenAI.ChatCompletionCreateParamsStreaming);
+      const stream = await client(acct.apiKey).chat.completions.create({
+        ...hello,
+        stream: true,
+        stream_options: { include_usage: true },
+      } as OpenAI.ChatCompletionCreateParamsStreaming);
       const chunks: OpenAI.ChatCompletionChunk[] = [];
       for await (const chunk of stream) chunks.push(chunk);
       const last = chunks.at(-1)!;
@@ -508,7 +536,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
 
     it.each(fallbackCases)('%s on openai-1 -> served by openai-2', async (_name, fault) => {
       up1.queue(fault);
-      const { data, response } = await client(acct.apiKey).chat.completions.create(hello as OpenAI.ChatCompletionCreateParamsNonStreaming).withResponse();
+      const { data, response } = await client(acct.apiKey)
+        .chat.completions.create(hello as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .withResponse();
       expect(data.choices[0].message.content).toBe(DEFAULT_REPLY);
       expect(response.headers.get('x-service-provider')).toBe('openai-2');
       expect(response.headers.get('x-service-model-id')).toBe('gpt-4o-mini');
@@ -602,7 +632,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
     });
 
     it('a 4xx other than 429 is returned as is and not retried', async () => {
-      const upstreamError = { error: { message: 'This model does not support that parameter.', type: 'invalid_request_error', param: 'logprobs', code: 'unsupported_parameter' } };
+      const upstreamError = {
+        error: { message: 'This model does not support that parameter.', type: 'invalid_request_error', param: 'logprobs', code: 'unsupported_parameter' },
+      };
       up1.queue({ type: 'status', status: 400, body: upstreamError });
       const err = (await client(acct.apiKey)
         .chat.completions.create({ ...hello, logprobs: true } as OpenAI.ChatCompletionCreateParamsNonStreaming)
@@ -620,7 +652,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
     it('model fallback: every channel of gpt-4o-mini failed -> deepseek-chat served, headers name it', async () => {
       up1.queue({ type: 'status', status: 502 });
       up2.queue({ type: 'status', status: 502 });
-      const { data, response } = await client(acct.apiKey).chat.completions.create(hello as OpenAI.ChatCompletionCreateParamsNonStreaming).withResponse();
+      const { data, response } = await client(acct.apiKey)
+        .chat.completions.create(hello as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .withResponse();
       expect(data.choices[0].message.content).toBe(DEFAULT_REPLY);
       expect(response.headers.get('x-service-model-id')).toBe('deepseek-chat');
       expect(response.headers.get('x-service-provider')).toBe('openai-1');
@@ -778,7 +812,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
 
     it('a chat model on the embeddings endpoint is refused', async () => {
       const acct = await createAccount({ balanceUsd: '10' });
-      const err = await client(acct.apiKey).embeddings.create({ model: 'gpt-4o-mini', input: 'x' }).catch((e: unknown) => e);
+      const err = await client(acct.apiKey)
+        .embeddings.create({ model: 'gpt-4o-mini', input: 'x' })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(BadRequestError);
       expect(upstreamCalls()).toBe(0);
     });
@@ -801,7 +837,14 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       const list = (await res.json()) as { object: string; data: Record<string, unknown>[] };
       expect(list.object).toBe('list');
       const mini = list.data.find((m) => m.id === 'gpt-4o-mini')!;
-      expect(mini).toMatchObject({ object: 'model', owned_by: 'openai', context_window: 128000, tags: ['chat', 'fast'], input_price_usd_per_million: 0.15, output_price_usd_per_million: 0.6 });
+      expect(mini).toMatchObject({
+        object: 'model',
+        owned_by: 'openai',
+        context_window: 128000,
+        tags: ['chat', 'fast'],
+        input_price_usd_per_million: 0.15,
+        output_price_usd_per_million: 0.6,
+      });
       expect(Number.isInteger(mini.created)).toBe(true);
 
       const strict = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${free.apiKey}`, accept: 'application/openai+json' } });
@@ -831,12 +874,16 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       expectOpenAIEnvelope(await missing.json(), 'invalid_api_key');
 
       for (const key of ['not-a-key', 'sk-gw-short', `sk-gw-${'A'.repeat(43)}`]) {
-        const err = await client(key).chat.completions.create(hello as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((e: unknown) => e);
+        const err = await client(key)
+          .chat.completions.create(hello as OpenAI.ChatCompletionCreateParamsNonStreaming)
+          .catch((e: unknown) => e);
         expect(err, key).toBeInstanceOf(AuthenticationError);
         expect((err as AuthenticationError).code).toBe('invalid_api_key');
         expect((err as AuthenticationError).type).toBe('authentication_error');
       }
-      const models = await client('sk-gw-nope').models.list().catch((e: unknown) => e);
+      const models = await client('sk-gw-nope')
+        .models.list()
+        .catch((e: unknown) => e);
       expect(models).toBeInstanceOf(AuthenticationError);
       expect(upstreamCalls()).toBe(0);
     });
@@ -858,7 +905,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       expect(res.headers.get('x-should-retry')).toBe('false');
       expectServiceHeaders(res.headers);
       expectOpenAIEnvelope(await res.json(), 'insufficient_balance');
-      const err = await client(acct.apiKey).chat.completions.create(hello as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((e: unknown) => e);
+      const err = await client(acct.apiKey)
+        .chat.completions.create(hello as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(APIError);
       expect((err as APIError).status).toBe(402);
       expect(upstreamCalls()).toBe(0);
@@ -892,8 +941,8 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
 
     it('503: maintenance -> InternalServerError, with Retry-After', async () => {
       const acct = await createAccount({ balanceUsd: '10' });
-      const err = (await new OpenAI({ baseURL: `${maintenance.url}/v1`, apiKey: acct.apiKey, maxRetries: 0 })
-        .chat.completions.create(hello as OpenAI.ChatCompletionCreateParamsNonStreaming)
+      const err = (await new OpenAI({ baseURL: `${maintenance.url}/v1`, apiKey: acct.apiKey, maxRetries: 0 }).chat.completions
+        .create(hello as OpenAI.ChatCompletionCreateParamsNonStreaming)
         .catch((e: unknown) => e)) as InternalServerError;
       expect(err).toBeInstanceOf(InternalServerError);
       expect(err.status).toBe(503);
@@ -902,6 +951,5 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       for (const h of COST_HEADERS) expect(err.headers.get(h), h).not.toBeNull();
       expect(upstreamCalls()).toBe(0);
     });
-
   });
 });

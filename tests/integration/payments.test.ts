@@ -226,7 +226,13 @@ describe('POST /api/payment/webhook', () => {
     const user = await makeUser();
     const payment = await makePayment(user.id);
     const res = await deliver(
-      sessionEvent({ type: 'checkout.session.async_payment_failed', sessionId: payment.stripeSessionId, userId: user.id, paymentId: payment.id, paymentStatus: 'unpaid' }),
+      sessionEvent({
+        type: 'checkout.session.async_payment_failed',
+        sessionId: payment.stripeSessionId,
+        userId: user.id,
+        paymentId: payment.id,
+        paymentStatus: 'unpaid',
+      }),
     );
     expect(res.status).toBe(200);
     expect((await db.payment.findUniqueOrThrow({ where: { id: payment.id } })).status).toBe('failed');
@@ -271,7 +277,11 @@ describe('POST /api/payment/webhook', () => {
 describe('createCheckoutSession', () => {
   it('rejects an amount below the minimum with 400 naming both bounds', async () => {
     const user = await makeUser();
-    const err = await expectGatewayError(stripeLib.createCheckoutSession(user.id, stripeLib.parseAmountUsd('4.99'), 'http://localhost'), 'invalid_request', 400);
+    const err = await expectGatewayError(
+      stripeLib.createCheckoutSession(user.id, stripeLib.parseAmountUsd('4.99'), 'http://localhost'),
+      'invalid_request',
+      400,
+    );
     expect(err.message).toBe('Recharge amount must be between $5.00 and $1000.00.');
   });
 

@@ -104,7 +104,8 @@ class Cluster {
     return existsSync(path.join(this.dir, 'postgres.log')) ? readFileSync(path.join(this.dir, 'postgres.log'), 'utf8') : '';
   }
   async destroy() {
-    if (existsSync(path.join(this.data, 'postmaster.pid'))) await this.tool('pg_ctl', ['-D', this.data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+    if (existsSync(path.join(this.data, 'postmaster.pid')))
+      await this.tool('pg_ctl', ['-D', this.data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -157,7 +158,7 @@ beforeAll(async () => {
   cluster = new Cluster(await freePort(), tools.prefix, tools.owner);
   await cluster.init();
   fake = await startFakeUpstream({ record: false });
-  const cfg = testConfig({ openaiUrls: [fake.url] }) as Record<string, any>;  
+  const cfg = testConfig({ openaiUrls: [fake.url] }) as Record<string, any>;
   cfg.tiers.enterprise = { rpm: 1_000_000, rph: 10_000_000, concurrency: 256 };
   gw = await startGateway({ config: cfg, env: { DATABASE_URL: cluster.url, AUTH_CACHE_TTL_S: String(AUTH_TTL_S), METRICS_TOKEN } });
   redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
@@ -192,7 +193,11 @@ async function send(acct: Account, stream: boolean, i: number): Promise<Omit<Sen
   const res = await fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${acct.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `during load ${i}` }], ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }),
+    body: JSON.stringify({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: `during load ${i}` }],
+      ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+    }),
     signal: AbortSignal.timeout(20_000),
   });
   const text = await res.text();
@@ -213,16 +218,18 @@ const metric = async (name: string) => {
   return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
 };
 
-
 describe.skipIf(skip)('PostgreSQL killed and restarted under load', () => {
   it('cached keys keep being served; after the restart every 200 has one log row and every balance moved by exactly the logged costs', async () => {
     const accounts: Account[] = [];
-    for (const created of await Promise.all([0, 1].map(() => admin('create-user', '--email', email(), '--password', 'sturdy-pass-42', '--tier', 'enterprise', '--balance-usd', '5')))) {
+    for (const created of await Promise.all(
+      [0, 1].map(() => admin('create-user', '--email', email(), '--password', 'sturdy-pass-42', '--tier', 'enterprise', '--balance-usd', '5')),
+    )) {
       accounts.push({ userId: created.userId, apiKey: created.apiKey });
     }
     // A key that exists but is never used before the outage: it cannot be checked while the database is down.
     const unseen = await admin('create-key', '--user', accounts[0].userId, '--name', 'unseen');
-    const balanceOf = async (userId: string) => pico(((await sql('SELECT "balanceUsd"::text AS b FROM "User" WHERE id = $1', [userId])).rows[0] as { b: string }).b);
+    const balanceOf = async (userId: string) =>
+      pico(((await sql('SELECT "balanceUsd"::text AS b FROM "User" WHERE id = $1', [userId])).rows[0] as { b: string }).b);
     const before = await Promise.all(accounts.map((a) => balanceOf(a.userId)));
     expect(before).toEqual([5n * PICO, 5n * PICO]);
     expect((await readyz()).status).toBe(200);
@@ -280,8 +287,15 @@ describe.skipIf(skip)('PostgreSQL killed and restarted under load', () => {
 
       const ok = sent.filter((s) => s.status === 200);
       const ids = ok.map((s) => s.id!);
-      const rows = (await sql('SELECT id, "userId", status, "costUsd"::text AS cost FROM "RequestLog" WHERE id = ANY($1)', [ids])).rows as { id: string; userId: string; status: number; cost: string }[];
-      const ledger = (await sql(`SELECT reference, count(*)::int AS n, sum("amountUsd")::text AS amount FROM "LedgerEntry" WHERE kind = 'usage' GROUP BY reference`)).rows as { reference: string; n: number; amount: string }[];
+      const rows = (await sql('SELECT id, "userId", status, "costUsd"::text AS cost FROM "RequestLog" WHERE id = ANY($1)', [ids])).rows as {
+        id: string;
+        userId: string;
+        status: number;
+        cost: string;
+      }[];
+      const ledger = (
+        await sql(`SELECT reference, count(*)::int AS n, sum("amountUsd")::text AS amount FROM "LedgerEntry" WHERE kind = 'usage' GROUP BY reference`)
+      ).rows as { reference: string; n: number; amount: string }[];
       const writeFailures = await metric('gateway_log_write_failures_total');
       console.log(
         [

@@ -125,7 +125,12 @@ describe('promoteByMonthlySpend', () => {
     await spend(b.id, CENT);
     await spend(c.id, vipThreshold);
     const promotions = await promoteByMonthlySpend([a.id, b.id, c.id], now);
-    expect(new Map(promotions.map((p) => [p.userId, p.to]))).toEqual(new Map([[a.id, 'pro'], [c.id, 'vip']]));
+    expect(new Map(promotions.map((p) => [p.userId, p.to]))).toEqual(
+      new Map([
+        [a.id, 'pro'],
+        [c.id, 'vip'],
+      ]),
+    );
     expect(await tierOf(b.id)).toBe('free');
   });
 

@@ -31,7 +31,7 @@ import { PICO, pico } from '../support/money';
 
 const decPico = (d: { toFixed(n: number): string }) => pico(d.toFixed(12));
 
-type Cfg = Record<string, any>;  
+type Cfg = Record<string, any>;
 
 /** Short channel timeouts for speed, no circuit breaker interference, no model fallback. */
 function config(urls: string[], timeouts: { first_byte_ms?: number; idle_ms?: number } = {}): Cfg {
@@ -264,7 +264,10 @@ describe('upstream faults', () => {
     expect(res.status).toBe(200);
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
     expect(text).not.toContain('"error"');
-    const usageLine = text.split('\n').filter((l) => l.startsWith('data: {')).at(-1)!;
+    const usageLine = text
+      .split('\n')
+      .filter((l) => l.startsWith('data: {'))
+      .at(-1)!;
     const cost = pico(/"cost_usd":([0-9.]+)/.exec(usageLine)![1]);
     const row = await expectBilled(res.headers.get('x-request-id')!, cost);
     expect(row.tokensEstimated).toBe(false);
@@ -292,7 +295,8 @@ describe('upstream faults', () => {
     const res = await chat(gwSingle, single.apiKey, {});
     const body = (await res.json()) as { choices: { message: { content: string } }[] };
     // On a failure, the answer and the attempts say which part refused it.
-    const why = res.status === 200 ? '' : `${JSON.stringify(body).slice(0, 300)} attempts ${JSON.stringify((await logRow(res.headers.get('x-request-id')!)).attempts)}`;
+    const why =
+      res.status === 200 ? '' : `${JSON.stringify(body).slice(0, 300)} attempts ${JSON.stringify((await logRow(res.headers.get('x-request-id')!)).attempts)}`;
     expect(res.status, why).toBe(200);
     expect(body.choices[0].message.content.length).toBe(bytes);
     await expectBilled(res.headers.get('x-request-id')!, pico(res.headers.get('x-service-cost-usd')!));
@@ -370,7 +374,11 @@ describe('after 300 faulty requests', () => {
     await Promise.all(Array.from({ length: 8 }, worker));
     await waitFor(async () => (await db.requestLog.count({ where: { id: { in: ids } } })) === N, 15_000);
     // Memory is only reported here (RSS in MiB, before and after): the bench covers 10k requests.
-    console.log(`gateway RSS MiB before/after ${N} faulty requests:`, JSON.stringify(rssBefore.map(Math.round)), JSON.stringify([gwSingle, gwFallback].map(rss).map(Math.round)));
+    console.log(
+      `gateway RSS MiB before/after ${N} faulty requests:`,
+      JSON.stringify(rssBefore.map(Math.round)),
+      JSON.stringify([gwSingle, gwFallback].map(rss).map(Math.round)),
+    );
     const leaseKeys = [`gw:{u:${acct.userId}}:conc`, 'gw:{m:gpt-4o-mini}:conc'];
     // KNOWN ISSUE (lib/limits/failover-limiter.ts, not ours to change): when a Redis call times out
     // (100-150 ms; it happens on an overloaded machine), the limiter switches to its in-process
@@ -380,11 +388,16 @@ describe('after 300 faulty requests', () => {
     const failover = [gwSingle, gwFallback].some((g) => g.output().includes('limiter falling back to in-process'));
     if (!failover) {
       expect([...statuses.keys()].sort()).toEqual(expect.arrayContaining([200, 502]));
-      expect([...statuses.keys()].every((s) => s === 200 || s === 502), JSON.stringify([...statuses])).toBe(true);
+      expect(
+        [...statuses.keys()].every((s) => s === 200 || s === 502),
+        JSON.stringify([...statuses]),
+      ).toBe(true);
       // Every lease was released: the account's and the model's concurrency sets are empty.
       for (const key of leaseKeys) expect(await redis.zcard(key), key).toBe(0);
     } else {
-      console.warn(`limiter fell back to in-process during the run (Redis timeouts): statuses ${JSON.stringify([...statuses])}, leases left ${await redis.zcard(leaseKeys[0])}`);
+      console.warn(
+        `limiter fell back to in-process during the run (Redis timeouts): statuses ${JSON.stringify([...statuses])}, leases left ${await redis.zcard(leaseKeys[0])}`,
+      );
       expect(statuses.get(500) ?? 0).toBe(0);
       for (const key of leaseKeys) {
         const ttl = await redis.pttl(key);
@@ -534,7 +547,10 @@ describe('database outage', () => {
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(proxy.port);
     // A queue of 8 rows: full after 8 requests of the outage.
-    const g = await startGateway({ config: config([good.url]), env: { DATABASE_URL: viaProxy.toString(), LOG_QUEUE_MAX: '8', METRICS_TOKEN: 'metrics-token-1' } });
+    const g = await startGateway({
+      config: config([good.url]),
+      env: { DATABASE_URL: viaProxy.toString(), LOG_QUEUE_MAX: '8', METRICS_TOKEN: 'metrics-token-1' },
+    });
     gateways.push(g);
     try {
       const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });

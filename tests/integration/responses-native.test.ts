@@ -42,7 +42,16 @@ beforeAll(async () => {
     timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
   } as unknown as { name: string; models: string[] });
   for (const name of [NATIVE, MIXED]) {
-    (config.models as unknown[]).push({ name, owned_by: 'openai', kind: 'chat', context_window: 128000, max_output_tokens: 4096, input_price_usd_per_million: '2', output_price_usd_per_million: '8', cache_read_price_usd_per_million: '0.5' });
+    (config.models as unknown[]).push({
+      name,
+      owned_by: 'openai',
+      kind: 'chat',
+      context_window: 128000,
+      max_output_tokens: 4096,
+      input_price_usd_per_million: '2',
+      output_price_usd_per_million: '8',
+      cache_read_price_usd_per_million: '0.5',
+    });
   }
   const [lean, next] = await Promise.all([startGateway({ config, mode: 'lean' }), startGateway({ config, mode: 'next' })]);
   gateways.lean = lean;
@@ -80,7 +89,11 @@ describe.each(['lean', 'next'] as GatewayMode[])('native Responses channels (%s)
   it('passes the client body through byte for byte and relays the Response, its cost in the header, the body, the log and the ledger', async () => {
     // Odd spacing and member order: only a pass-through keeps them.
     const raw = '{ "input" : "Hi",  "model":"gpt-native", "metadata": {"case":"bytes"}, "truncation": "auto" }';
-    const res = await fetch(`${gw().url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' }, body: raw });
+    const res = await fetch(`${gw().url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' },
+      body: raw,
+    });
     expect(res.status).toBe(200);
     const sent = fake.requests.at(-1)!;
     expect(sent.path).toBe('/v1/responses');
@@ -181,7 +194,11 @@ describe.each(['lean', 'next'] as GatewayMode[])('native Responses channels (%s)
 
   it('GET /v1/responses/{id}/input_items lists a stored response input in the OpenAI list shape', async () => {
     const first = await openai().responses.create({ model: TRANSLATED, input: 'My name is Ada.' });
-    const second = await openai().responses.create({ model: TRANSLATED, input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is my name?' }] }], previous_response_id: first.id });
+    const second = await openai().responses.create({
+      model: TRANSLATED,
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is my name?' }] }],
+      previous_response_id: first.id,
+    });
     // The official client (newest first, as OpenAI lists by default).
     const page = await openai().responses.inputItems.list(second.id);
     const texts = page.data.map((item) => (item.type === 'message' ? (item.content[0] as { text: string }).text : item.type));

@@ -101,7 +101,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
     const model = MODELS[protocol];
 
     it('responses.create: a whole reply, stored and retrievable, its cost in the header, the body, the log and the ledger', async () => {
-      const { data, response } = await openai().responses.create({ model, instructions: 'Be brief.', input: 'Hi', metadata: { case: 'create' } }).withResponse();
+      const { data, response } = await openai()
+        .responses.create({ model, instructions: 'Be brief.', input: 'Hi', metadata: { case: 'create' } })
+        .withResponse();
       expectUpstream(protocol);
       expect(data.object).toBe('response');
       expect(data.id).toMatch(/^resp_/);
@@ -168,7 +170,15 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
       expect(sent).toContain('What is my name?');
       // An earlier assistant message given by reference (as the Vercel AI SDK sends it) is resolved from the store.
       const message = first.output.find((o) => o.type === 'message')!;
-      await openai().responses.create({ model, store: false, input: [{ role: 'user', content: 'My name is Ada.' }, { type: 'item_reference', id: message.id! }, { role: 'user', content: 'Again?' }] });
+      await openai().responses.create({
+        model,
+        store: false,
+        input: [
+          { role: 'user', content: 'My name is Ada.' },
+          { type: 'item_reference', id: message.id! },
+          { role: 'user', content: 'Again?' },
+        ],
+      });
       expect(fake.requests.at(-1)!.body).toContain(DEFAULT_REPLY);
       // And a third turn, streamed, on top of the second.
       const third = await openai().responses.stream({ model, input: 'Thanks.', previous_response_id: second.id }).finalResponse();
@@ -183,7 +193,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
       expect(JSON.parse(call.arguments)).toEqual(JSON.parse(TOOL_CALL_ARGUMENTS));
       expect(call.call_id).toBeTruthy();
 
-      const streamed = await openai().responses.stream({ model, input: 'Weather in Paris?', tools: [WEATHER_TOOL] }).finalResponse();
+      const streamed = await openai()
+        .responses.stream({ model, input: 'Weather in Paris?', tools: [WEATHER_TOOL] })
+        .finalResponse();
       const streamedCall = streamed.output.find((o) => o.type === 'function_call')!;
       if (streamedCall.type !== 'function_call') throw new Error('no function call');
       expect(JSON.parse(streamedCall.arguments)).toEqual(JSON.parse(TOOL_CALL_ARGUMENTS));
@@ -252,13 +264,27 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
       expect(withTool.text).toBeTruthy();
 
       // Streamed, the tool call arrives whole.
-      const streamedTool = streamText({ model: vercel()(model), prompt: 'Weather in Paris?', maxRetries: 0, tools: { get_weather: tool({ description: WEATHER_TOOL.description, inputSchema: jsonSchema<{ city: string }>(WEATHER_TOOL.parameters as Parameters<typeof jsonSchema>[0]) }) } });
+      const streamedTool = streamText({
+        model: vercel()(model),
+        prompt: 'Weather in Paris?',
+        maxRetries: 0,
+        tools: {
+          get_weather: tool({
+            description: WEATHER_TOOL.description,
+            inputSchema: jsonSchema<{ city: string }>(WEATHER_TOOL.parameters as Parameters<typeof jsonSchema>[0]),
+          }),
+        },
+      });
       const toolCalls = await streamedTool.toolCalls;
       expect(toolCalls.map((c) => [c.toolName, c.input])).toEqual([['get_weather', JSON.parse(TOOL_CALL_ARGUMENTS)]]);
       expect(await streamedTool.finishReason).toBe('tool-calls');
 
       // A next turn built from the SDK's own messages: it sends the earlier reply by item_reference.
-      const turnTwo = await generateText({ model: vercel()(model), messages: [{ role: 'user', content: 'Hi' }, ...generated.response.messages, { role: 'user', content: 'And again?' }], maxRetries: 0 });
+      const turnTwo = await generateText({
+        model: vercel()(model),
+        messages: [{ role: 'user', content: 'Hi' }, ...generated.response.messages, { role: 'user', content: 'And again?' }],
+        maxRetries: 0,
+      });
       expect(turnTwo.text).toBe(DEFAULT_REPLY);
       const sent = fake.requests.at(-1)!.body;
       expect(sent).toContain('And again?');
@@ -273,7 +299,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
     expect(reasoning.summary[0].text).toBe(GEMINI_THOUGHT);
     expect(whole.output_text).toBe(DEFAULT_REPLY);
     expect(whole.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
-    const streamed = await openai().responses.stream({ model: MODELS.gemini, input: 'Think first.', reasoning: { effort: 'low' } }).finalResponse();
+    const streamed = await openai()
+      .responses.stream({ model: MODELS.gemini, input: 'Think first.', reasoning: { effort: 'low' } })
+      .finalResponse();
     expect(streamed.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
     expect(streamed.output_text).toBe(DEFAULT_REPLY);
   });
@@ -287,7 +315,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
     });
     expect(res.status).toBe(200);
     const blocks = (await res.text()).split('\n\n').filter((b) => b !== '');
-    const events = blocks.map((b) => JSON.parse(b.split('\n')[1].slice(6)) as { type: string; sequence_number: number; error?: { type: string; message: string } });
+    const events = blocks.map(
+      (b) => JSON.parse(b.split('\n')[1].slice(6)) as { type: string; sequence_number: number; error?: { type: string; message: string } },
+    );
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
     const last = events.at(-1)!;
     expect(blocks.at(-1)!.startsWith('event: error\n')).toBe(true);

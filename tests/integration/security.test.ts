@@ -263,8 +263,22 @@ describe('no SSRF', () => {
     keys.push(a.apiKey);
     passwords.push(a.password);
     const elsewhere = `${trap.url}/v1`;
-    const fields = { base_url: elsewhere, api_base: elsewhere, baseURL: elsewhere, url: elsewhere, endpoint: elsewhere, upstream: elsewhere, channel: 'trap', service: { region: elsewhere } };
-    const headers = { 'x-upstream-url': elsewhere, 'x-base-url': elsewhere, 'x-forwarded-host': new URL(trap.url).host, forwarded: `host=${new URL(trap.url).host}` };
+    const fields = {
+      base_url: elsewhere,
+      api_base: elsewhere,
+      baseURL: elsewhere,
+      url: elsewhere,
+      endpoint: elsewhere,
+      upstream: elsewhere,
+      channel: 'trap',
+      service: { region: elsewhere },
+    };
+    const headers = {
+      'x-upstream-url': elsewhere,
+      'x-base-url': elsewhere,
+      'x-forwarded-host': new URL(trap.url).host,
+      forwarded: `host=${new URL(trap.url).host}`,
+    };
     const before = fake.requests.length;
 
     const r1 = await chat(a.apiKey, fields, headers);

@@ -50,7 +50,6 @@ const HEAP_GROWTH_MAX_MB = 3;
 const RSS_GROWTH_MAX_MB = 48;
 const METRICS_TOKEN = 'soak-metrics-token';
 
-
 /**
  * 'either': a malformed frame right after the first one is caught before the first byte reached the
  * client when both arrive in one read (then it is a before-first-byte fault), after it otherwise.
@@ -148,7 +147,7 @@ beforeAll(async () => {
   const cfg = testConfig({
     openaiUrls: [bad.url, good.url],
     overrides: { circuit_breaker: { failures: 1_000_000, cooldown_ms: 1000 } },
-  }) as Record<string, any>;  
+  }) as Record<string, any>;
   cfg.channels[0].models = ['gpt-4o-mini', 'deepseek-chat'];
   cfg.channels[1].models = ['gpt-4o-mini'];
   for (const ch of cfg.channels) ch.timeouts = { connect_ms: 500, first_byte_ms: TIMEOUT_MS, idle_ms: TIMEOUT_MS };
@@ -172,7 +171,12 @@ async function calibrate(url: string): Promise<number> {
       while (next < 300) {
         next++;
         const t = performance.now();
-        const res = await undiciFetch(`${url}/v1/chat/completions`, { method: 'POST', dispatcher: agent, headers: { authorization: 'Bearer calibrate', 'content-type': 'application/json' }, body });
+        const res = await undiciFetch(`${url}/v1/chat/completions`, {
+          method: 'POST',
+          dispatcher: agent,
+          headers: { authorization: 'Bearer calibrate', 'content-type': 'application/json' },
+          body,
+        });
         times.push(performance.now() - t);
         await res.text();
       }
@@ -237,7 +241,11 @@ async function run(i: number): Promise<Outcome> {
       method: 'POST',
       dispatcher: client,
       headers: { authorization: `Bearer ${acct.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: p.model, messages: [{ role: 'user', content }], ...(p.stream ? { stream: true, stream_options: { include_usage: true } } : {}) }),
+      body: JSON.stringify({
+        model: p.model,
+        messages: [{ role: 'user', content }],
+        ...(p.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+      }),
       signal: controller.signal,
     });
     if (p.kind === 'abort') {
@@ -249,7 +257,11 @@ async function run(i: number): Promise<Outcome> {
       return { status: 200, ok: true, seen: 'aborted' };
     }
     const text = await res.text();
-    const bad = (problem: string): Outcome => ({ status: res.status, ok: false, problem: `${i} ${p.step.name} ${p.model} stream=${p.stream}: ${problem}: ${res.status} ${text.slice(0, 200)}` });
+    const bad = (problem: string): Outcome => ({
+      status: res.status,
+      ok: false,
+      problem: `${i} ${p.step.name} ${p.model} stream=${p.stream}: ${problem}: ${res.status} ${text.slice(0, 200)}`,
+    });
     const midstream = res.status === 200 && p.stream && text.includes('data: {"error":');
     if (p.kind === 'mid-stream' && i >= WARM) midStreamPlanned.total++;
     // A stream that breaks after a few chunks is an error chunk to the client when those chunks
@@ -270,7 +282,8 @@ async function run(i: number): Promise<Outcome> {
       if (res.status !== 502) return bad('expected 502');
       if (!res.headers.get('content-type')?.includes('application/json')) return bad('502 not JSON');
       const err = (JSON.parse(text) as { error?: { code?: string; type?: string; message?: string; param?: unknown } }).error;
-      if (err?.code !== 'all_channels_failed' || typeof err.message !== 'string' || typeof err.type !== 'string' || !('param' in err)) return bad('wrong error envelope');
+      if (err?.code !== 'all_channels_failed' || typeof err.message !== 'string' || typeof err.type !== 'string' || !('param' in err))
+        return bad('wrong error envelope');
       if (res.headers.get('x-service-cost-usd') !== '0') return bad('a 502 was charged');
       return { status: 502, ok: true, seen: 'failed' };
     }
@@ -349,7 +362,11 @@ describe(`${N.toLocaleString('en')} faulty requests at concurrency ${C}`, () => 
       rss_mb: `${mb(base.get('process_resident_memory_bytes')!)} -> ${mb(after.get('process_resident_memory_bytes')!)}`,
       limiter_fallback_calls: after.get('gateway_limiter_fallback_total'),
     };
-    console.log(`soak: ${WARM} warm-up + ${N} faulty requests, c=${C}, timeouts ${TIMEOUT_MS} ms\n${Object.entries(fig).map(([k, v]) => `  ${k}: ${v}`).join('\n')}`);
+    console.log(
+      `soak: ${WARM} warm-up + ${N} faulty requests, c=${C}, timeouts ${TIMEOUT_MS} ms\n${Object.entries(fig)
+        .map(([k, v]) => `  ${k}: ${v}`)
+        .join('\n')}`,
+    );
 
     // Every request got its documented answer; none hung, none was a 500.
     expect(main.outcomes).toHaveLength(N);

@@ -193,7 +193,7 @@ describe('speculative dispatch', () => {
     for (const r of await Promise.all(held)) expect(r.status).toBe(200);
   });
 
-  it('a quiet instance sends a stream\'s admission and release to Redis at once, a busy one with the event-loop turn\'s batch', async () => {
+  it("a quiet instance sends a stream's admission and release to Redis at once, a busy one with the event-loop turn's batch", async () => {
     const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
     const urgent = async () => [await counter(gwDefault, URGENT_ADMITS), await counter(gwDefault, URGENT_RELEASES)];
     const stream = async () => {

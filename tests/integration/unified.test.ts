@@ -118,7 +118,13 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
 
     it('openai: a whole reply, its cost in the header and the body', async () => {
       const { data, response } = await openai()
-        .chat.completions.create({ model, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] })
+        .chat.completions.create({
+          model,
+          messages: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: 'Hi' },
+          ],
+        })
         .withResponse();
       expectUpstream(protocol);
       expect(data.choices[0].message.content).toBe(DEFAULT_REPLY);
@@ -222,7 +228,11 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
         model,
         max_tokens: 256,
         tools,
-        messages: [...messages, { role: 'assistant', content: whole.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '{"temp_c": 21}' }] }],
+        messages: [
+          ...messages,
+          { role: 'assistant', content: whole.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '{"temp_c": 21}' }] },
+        ],
       });
       expectUpstream(protocol);
       expect(after.stop_reason).toBe('end_turn');
@@ -263,10 +273,16 @@ describe.each(['lean', 'next'] as GatewayMode[])('translation edges (%s)', (mode
     expect(anthropicIds).not.toContain('text-embedding-3-small');
 
     const before = fake.requests.length;
-    const counted = await anthropic().messages.countTokens({ model: MODELS.openai, messages: [{ role: 'user', content: 'How many tokens is this sentence?' }] });
+    const counted = await anthropic().messages.countTokens({
+      model: MODELS.openai,
+      messages: [{ role: 'user', content: 'How many tokens is this sentence?' }],
+    });
     expect(counted.input_tokens).toBeGreaterThan(5);
     expect(fake.requests.length).toBe(before);
-    const forwarded = await anthropic().messages.countTokens({ model: MODELS.anthropic, messages: [{ role: 'user', content: 'How many tokens is this sentence?' }] });
+    const forwarded = await anthropic().messages.countTokens({
+      model: MODELS.anthropic,
+      messages: [{ role: 'user', content: 'How many tokens is this sentence?' }],
+    });
     expect(forwarded.input_tokens).toBeGreaterThan(5);
     expect(fake.requests.at(-1)!.path).toBe('/v1/messages/count_tokens');
   });
@@ -299,7 +315,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('translation edges (%s)', (mode
     expect((fromOpenai as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
   });
 
-  it('a Claude model falls back to a GPT model for an OpenAI client; the cost is at the served model\'s prices', async () => {
+  it("a Claude model falls back to a GPT model for an OpenAI client; the cost is at the served model's prices", async () => {
     fake.queue({ type: 'status', status: 529 });
     const { data, response } = await openai()
       .chat.completions.create({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'Hi' }] })
@@ -336,11 +352,18 @@ describe.each(['lean', 'next'] as GatewayMode[])('translation edges (%s)', (mode
     const first = await ask();
     const second = await ask();
     expect(second.data.usage!.prompt_tokens_details?.cached_tokens).toBe(CACHE_TOKENS);
-    for (const [{ response }, cached] of [[first, 'write'], [second, 'read']] as const) {
+    for (const [{ response }, cached] of [
+      [first, 'write'],
+      [second, 'read'],
+    ] as const) {
       const row = await waitFor(() => db.requestLog.findUnique({ where: { id: response.headers.get('x-request-id')! } }), 10_000);
       expect(cached === 'write' ? row.cacheWriteTokens : row.cacheReadTokens).toBe(CACHE_TOKENS);
       // claude-sonnet-4-5: 3 in, 15 out, 0.3 cache read, 3.75 cache write (USD per million tokens).
-      const expected = BigInt(row.promptTokens) * 3_000_000n + BigInt(row.completionTokens) * 15_000_000n + BigInt(row.cacheReadTokens) * 300_000n + BigInt(row.cacheWriteTokens) * 3_750_000n;
+      const expected =
+        BigInt(row.promptTokens) * 3_000_000n +
+        BigInt(row.completionTokens) * 15_000_000n +
+        BigInt(row.cacheReadTokens) * 300_000n +
+        BigInt(row.cacheWriteTokens) * 3_750_000n;
       expect(pico(row.costUsd.toFixed(12))).toBe(expected);
       expect(response.headers.get('x-service-cost-usd')).toBe(row.costUsd.toFixed(12).replace(/\.?0+$/, ''));
     }

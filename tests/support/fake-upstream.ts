@@ -177,7 +177,9 @@ function truncateTokens(text: string, max: number): { text: string; tokens: numb
       used += n;
       continue;
     }
-    const toks = enc().encode(seg.text).slice(0, max - used);
+    const toks = enc()
+      .encode(seg.text)
+      .slice(0, max - used);
     out += enc().decode(toks);
     used += toks.length;
     break;
@@ -225,9 +227,7 @@ function streamPieces(text: string): string[] {
 function openaiContentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    return content
-      .map((p) => (isObj(p) && typeof p.text === 'string' ? p.text : isObj(p) && typeof p.refusal === 'string' ? p.refusal : ''))
-      .join('');
+    return content.map((p) => (isObj(p) && typeof p.text === 'string' ? p.text : isObj(p) && typeof p.refusal === 'string' ? p.refusal : '')).join('');
   }
   return '';
 }
@@ -304,9 +304,7 @@ function anthropicErrorType(status: number): { type: string; message: string } {
     case 529:
       return { type: 'overloaded_error', message: 'Overloaded' };
     default:
-      return status >= 500
-        ? { type: 'api_error', message: 'Internal server error' }
-        : { type: 'invalid_request_error', message: 'Invalid request.' };
+      return status >= 500 ? { type: 'api_error', message: 'Internal server error' } : { type: 'invalid_request_error', message: 'Invalid request.' };
   }
 }
 
@@ -376,7 +374,10 @@ function embeddingFor(text: string, dims: number): number[] {
   let d = h.readUInt32LE(12) | 0;
   // sfc32
   const rnd = () => {
-    a |= 0; b |= 0; c |= 0; d |= 0;
+    a |= 0;
+    b |= 0;
+    c |= 0;
+    d |= 0;
     const t = (((a + b) | 0) + d) | 0;
     d = (d + 1) | 0;
     a = b ^ (b >>> 9);
@@ -498,7 +499,9 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       // size cap. The reply's text (one letter repeated, nothing to escape) is written 1 MiB at a time.
       const size = Math.max(0, Math.floor(f.bytes));
       const mark = '\u0000huge\u0000';
-      const [before, after] = JSON.stringify(body, (_k, v: unknown) => (typeof v === 'string' && v.length === size && size > 0 ? mark : v)).split(JSON.stringify(mark));
+      const [before, after] = JSON.stringify(body, (_k, v: unknown) => (typeof v === 'string' && v.length === size && size > 0 ? mark : v)).split(
+        JSON.stringify(mark),
+      );
       ctx.res.writeHead(200, { 'content-type': 'application/json', ...baseHeaders(ctx) });
       ctx.res.flushHeaders();
       if (after === undefined) return void ctx.res.end(before);
@@ -759,7 +762,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     const d =
       typeof body.dimensions === 'number' && Number.isInteger(body.dimensions) && body.dimensions > 0
         ? body.dimensions
-        : dims[model] ?? DEFAULT_EMBEDDING_DIMS;
+        : (dims[model] ?? DEFAULT_EMBEDDING_DIMS);
     const data = items.map((it, index) => {
       const v = embeddingFor(it.key, d);
       return { object: 'embedding', index, embedding: fmt === 'base64' ? float32Base64(v) : v };
@@ -895,7 +898,9 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
     if (body.stream !== true) {
       const content =
-        toolName !== undefined ? [{ type: 'tool_use', id: toolId, name: toolName, input: JSON.parse(TOOL_CALL_ARGUMENTS) as unknown }] : [{ type: 'text', text }];
+        toolName !== undefined
+          ? [{ type: 'tool_use', id: toolId, name: toolName, input: JSON.parse(TOOL_CALL_ARGUMENTS) as unknown }]
+          : [{ type: 'text', text }];
       const out: Json = { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null };
       if (!noUsage) {
         out.usage = {
@@ -941,7 +946,11 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     if (!noUsage) md.usage = { output_tokens: outputTokens };
     frames.push(ev('message_delta', md));
     frames.push(ev('message_stop', {}, true));
-    await streamFrames(ctx, frames, 'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "\n\n');
+    await streamFrames(
+      ctx,
+      frames,
+      'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "\n\n',
+    );
   }
 
   function anthropicCountTokens(ctx: Ctx, body: Json): void {
@@ -958,11 +967,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       else answerJson(ctx, m, '{"type": "model", "id": "');
       return;
     }
-    answerJson(
-      ctx,
-      { data: list, has_more: false, first_id: list[0]?.id ?? null, last_id: list[list.length - 1]?.id ?? null },
-      '{"data": [',
-    );
+    answerJson(ctx, { data: list, has_more: false, first_id: list[0]?.id ?? null, last_id: list[list.length - 1]?.id ?? null }, '{"data": [');
   }
 
   // ---- Gemini -----------------------------------------------------------------
@@ -974,7 +979,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
    */
   function geminiAuthOk(ctx: Ctx, url: URL): boolean {
     const header = ctx.req.headers['x-goog-api-key'];
-    const key = typeof header === 'string' && header ? header : url.searchParams.get('key') ?? '';
+    const key = typeof header === 'string' && header ? header : (url.searchParams.get('key') ?? '');
     if (key) {
       if (!key.startsWith(GEMINI_INVALID_KEY_PREFIX)) return true;
       sendJson(
@@ -982,7 +987,12 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         400,
         geminiError(400, 'API key not valid. Please pass a valid API key.', {
           details: [
-            { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } },
+            {
+              '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+              reason: 'API_KEY_INVALID',
+              domain: 'googleapis.com',
+              metadata: { service: 'generativelanguage.googleapis.com' },
+            },
             { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message: 'API key not valid. Please pass a valid API key.' },
           ],
         }),
@@ -1019,15 +1029,42 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   const GEMINI_FIELDS: Record<string, Set<string>> = {
     request: new Set(['model', 'contents', 'systemInstruction', 'tools', 'toolConfig', 'safetySettings', 'generationConfig', 'cachedContent', 'labels']),
     generationConfig: new Set([
-      'stopSequences', 'responseMimeType', 'responseSchema', 'responseJsonSchema', 'responseModalities', 'candidateCount', 'maxOutputTokens',
-      'temperature', 'topP', 'topK', 'seed', 'presencePenalty', 'frequencyPenalty', 'responseLogprobs', 'logprobs', 'enableEnhancedCivicAnswers',
-      'speechConfig', 'thinkingConfig', 'mediaResolution', 'imageConfig',
+      'stopSequences',
+      'responseMimeType',
+      'responseSchema',
+      'responseJsonSchema',
+      'responseModalities',
+      'candidateCount',
+      'maxOutputTokens',
+      'temperature',
+      'topP',
+      'topK',
+      'seed',
+      'presencePenalty',
+      'frequencyPenalty',
+      'responseLogprobs',
+      'logprobs',
+      'enableEnhancedCivicAnswers',
+      'speechConfig',
+      'thinkingConfig',
+      'mediaResolution',
+      'imageConfig',
     ]),
     thinkingConfig: new Set(['includeThoughts', 'thinkingBudget', 'thinkingLevel']),
     content: new Set(['role', 'parts']),
     part: new Set([
-      'text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'thought', 'thoughtSignature', 'executableCode', 'codeExecutionResult',
-      'videoMetadata', 'partMetadata', 'mediaResolution',
+      'text',
+      'inlineData',
+      'fileData',
+      'functionCall',
+      'functionResponse',
+      'thought',
+      'thoughtSignature',
+      'executableCode',
+      'codeExecutionResult',
+      'videoMetadata',
+      'partMetadata',
+      'mediaResolution',
     ]),
     tool: new Set(['functionDeclarations', 'googleSearch', 'googleSearchRetrieval', 'codeExecution', 'urlContext', 'fileSearch', 'computerUse', 'googleMaps']),
     functionDeclaration: new Set(['name', 'description', 'behavior', 'parameters', 'parametersJsonSchema', 'response', 'responseJsonSchema']),
@@ -1105,7 +1142,9 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         if (!isObj(p)) return `Invalid value at 'contents[${i}].parts[${j}]' (type.googleapis.com/google.ai.generativelanguage.v1beta.Part), not an object`;
         const u2 = geminiUnknownField(p, 'part', `contents[${i}].parts[${j}]`);
         if (u2) return u2;
-        const data = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'executableCode', 'codeExecutionResult'].filter((k) => field(p, k) !== undefined);
+        const data = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'executableCode', 'codeExecutionResult'].filter(
+          (k) => field(p, k) !== undefined,
+        );
         if (data.length === 0) return `* GenerateContentRequest.contents[${i}].parts[${j}].data: required oneof field 'data' must have one initialized field\n`;
         if (data.length > 1) return `Invalid value at 'contents[${i}].parts[${j}]': oneof field 'data' is already set. Cannot set '${data[1]}'`;
         const sig = field(p, 'thoughtSignature');
@@ -1315,7 +1354,15 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
   function geminiModels(ctx: Ctx, id?: string): void {
     if (id !== undefined) {
-      if (!GEMINI_MODELS.includes(id)) sendJson(ctx, 404, geminiError(404, `models/${id} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.`));
+      if (!GEMINI_MODELS.includes(id))
+        sendJson(
+          ctx,
+          404,
+          geminiError(
+            404,
+            `models/${id} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.`,
+          ),
+        );
       else answerJson(ctx, geminiModel(id), '{"name": "models/');
       return;
     }
@@ -1409,12 +1456,27 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     const output: Json[] = [];
     if (webSearch) output.push({ id: `ws_${rid(48)}`, type: 'web_search_call', status: 'completed', action: { type: 'search', query: lastText } });
     if (fnTool && !lastIsOutput && body.tool_choice !== 'none') {
-      output.push({ id: `fc_${rid(48)}`, type: 'function_call', status: 'completed', arguments: TOOL_CALL_ARGUMENTS, call_id: `call_${rid(24)}`, name: fnTool.name });
+      output.push({
+        id: `fc_${rid(48)}`,
+        type: 'function_call',
+        status: 'completed',
+        arguments: TOOL_CALL_ARGUMENTS,
+        call_id: `call_${rid(24)}`,
+        name: fnTool.name,
+      });
     } else {
       const annotations = webSearch ? [{ type: 'url_citation', start_index: 0, end_index: text.length, url: 'https://example.com/', title: 'Example' }] : [];
-      output.push({ id: `msg_${rid(48)}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations, logprobs: [] }] });
+      output.push({
+        id: `msg_${rid(48)}`,
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text, annotations, logprobs: [] }],
+      });
     }
-    const outputTokens = countTokens(output.map((o) => (o.type === 'function_call' ? String(o.name) + TOOL_CALL_ARGUMENTS : o.type === 'message' ? text : '')).join(''));
+    const outputTokens = countTokens(
+      output.map((o) => (o.type === 'function_call' ? String(o.name) + TOOL_CALL_ARGUMENTS : o.type === 'message' ? text : '')).join(''),
+    );
     const usage = {
       input_tokens: inputTokens,
       input_tokens_details: { cached_tokens: 0 },
@@ -1468,14 +1530,21 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         ev('response.output_item.done', { output_index: i, item });
       } else if (item.type === 'function_call') {
         ev('response.output_item.added', { output_index: i, item: { ...item, status: 'in_progress', arguments: '' } });
-        for (const frag of ['{"', 'city', '":"', 'Paris', '"}']) ev('response.function_call_arguments.delta', { item_id: item.id, output_index: i, delta: frag });
+        for (const frag of ['{"', 'city', '":"', 'Paris', '"}'])
+          ev('response.function_call_arguments.delta', { item_id: item.id, output_index: i, delta: frag });
         ev('response.function_call_arguments.done', { item_id: item.id, output_index: i, arguments: TOOL_CALL_ARGUMENTS });
         ev('response.output_item.done', { output_index: i, item });
       } else {
         const part = (item.content as Json[])[0]!;
         ev('response.output_item.added', { output_index: i, item: { ...item, status: 'in_progress', content: [] } });
-        ev('response.content_part.added', { item_id: item.id, output_index: i, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
-        for (const piece of streamPieces(text)) ev('response.output_text.delta', { item_id: item.id, output_index: i, content_index: 0, delta: piece, logprobs: [] });
+        ev('response.content_part.added', {
+          item_id: item.id,
+          output_index: i,
+          content_index: 0,
+          part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+        });
+        for (const piece of streamPieces(text))
+          ev('response.output_text.delta', { item_id: item.id, output_index: i, content_index: 0, delta: piece, logprobs: [] });
         ev('response.output_text.done', { item_id: item.id, output_index: i, content_index: 0, text, logprobs: [] });
         ev('response.content_part.done', { item_id: item.id, output_index: i, content_index: 0, part });
         ev('response.output_item.done', { output_index: i, item });
@@ -1529,7 +1598,11 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       if (!fault) {
         const ctx0: Ctx = { req, res, fault: { type: 'ok' }, protocol, gone: () => closing || res.destroyed };
         const msg = `x-fake-fault: invalid fault JSON: ${hdr}`;
-        sendJson(ctx0, 400, protocol === 'gemini' ? geminiError(400, msg) : protocol === 'anthropic' ? anthropicError('invalid_request_error', msg) : openaiError(msg));
+        sendJson(
+          ctx0,
+          400,
+          protocol === 'gemini' ? geminiError(400, msg) : protocol === 'anthropic' ? anthropicError('invalid_request_error', msg) : openaiError(msg),
+        );
         return;
       }
     }
@@ -1579,7 +1652,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     const badJson = (): boolean => {
       if (jsonOk && isObj(json)) return false;
       if (protocol === 'gemini') sendJson(ctx, 400, geminiError(400, 'Invalid JSON payload received. Unexpected token.'));
-      else if (protocol === 'anthropic') sendJson(ctx, 400, anthropicError('invalid_request_error', 'There was an error parsing the body of your request; expected a JSON object.'));
+      else if (protocol === 'anthropic')
+        sendJson(ctx, 400, anthropicError('invalid_request_error', 'There was an error parsing the body of your request; expected a JSON object.'));
       else
         sendJson(
           ctx,

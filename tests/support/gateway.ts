@@ -43,12 +43,19 @@ export function writeConfig(config: unknown): string {
  * shared with the benchmark). `channelPrefix` names the channels apart: runtime channel overrides (the
  * operator console) are shared by name through Redis and PostgreSQL, which every test file of a run shares.
  */
-export function testConfig(opts: { openaiUrls: string[]; anthropicUrls?: string[]; overrides?: Record<string, unknown>; channelPrefix?: string }): Record<string, unknown> {
+export function testConfig(opts: {
+  openaiUrls: string[];
+  anthropicUrls?: string[];
+  overrides?: Record<string, unknown>;
+  channelPrefix?: string;
+}): Record<string, unknown> {
   const timeouts = { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 };
   return fixtureConfig({
     channels: [
       ...opts.openaiUrls.map((url, i) => fixtureChannel({ protocol: 'openai', suffix: i + 1, url, priority: 10 - i, timeouts, prefix: opts.channelPrefix })),
-      ...(opts.anthropicUrls ?? []).map((url, i) => fixtureChannel({ protocol: 'anthropic', suffix: i + 1, url, priority: 10 - i, timeouts, prefix: opts.channelPrefix })),
+      ...(opts.anthropicUrls ?? []).map((url, i) =>
+        fixtureChannel({ protocol: 'anthropic', suffix: i + 1, url, priority: 10 - i, timeouts, prefix: opts.channelPrefix }),
+      ),
     ],
     extra: opts.overrides,
   });
@@ -72,7 +79,10 @@ export async function startGateway(opts: { config: unknown; mode?: GatewayMode; 
     NEXT_MANUAL_SIG_HANDLE: '1',
     ...opts.env,
   };
-  const args = [...(opts.nodeArgs ?? []), ...(mode === 'lean' ? ['dist/server.mjs'] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1'])];
+  const args = [
+    ...(opts.nodeArgs ?? []),
+    ...(mode === 'lean' ? ['dist/server.mjs'] : ['node_modules/next/dist/bin/next', 'start', '-p', String(port), '-H', '127.0.0.1']),
+  ];
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   // Everything a gateway prints is also kept for the run-wide log-secret scan (global teardown).

@@ -63,7 +63,30 @@ export async function startRedisCluster(): Promise<TestCluster> {
   for (const port of ports) {
     const child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'notice', '--logfile', `redis-${port}.log`],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        '1000',
+        '--repl-diskless-sync-delay',
+        '0',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--loglevel',
+        'notice',
+        '--logfile',
+        `redis-${port}.log`,
+      ],
       { stdio: 'ignore' },
     );
     procs.set(port, child);
@@ -83,7 +106,10 @@ export async function startRedisCluster(): Promise<TestCluster> {
         await sleep(50);
       }
     }
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}\n${create.stderr}`);
   } catch (err) {
     await stop();

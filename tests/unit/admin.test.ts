@@ -59,7 +59,8 @@ describe('runtime channel overrides in the router', () => {
     timeouts: { connectMs: 1000, firstByteMs: 1000, idleMs: 1000 },
   });
   // The in-memory copy the sync keeps (lib/channels/overrides.ts), set directly here.
-  const overrides = () => singleton<{ map: Map<string, { disabled: boolean; weight?: number; updatedAt: string }> }>('channel-overrides', () => ({ map: new Map() })).map;
+  const overrides = () =>
+    singleton<{ map: Map<string, { disabled: boolean; weight?: number; updatedAt: string }> }>('channel-overrides', () => ({ map: new Map() })).map;
   const first = () => () => 0;
 
   it('skips a disabled channel and applies a weight override; no override leaves the list as it was', () => {

@@ -109,7 +109,10 @@ describe('thresholds', () => {
 
 describe('settings validation', () => {
   it('normalises thresholds and amounts', () => {
-    expect(parseAlertSettings({ thresholds: [100, 50, 80, 50], low_balance_usd: '2.50' })).toEqual({ thresholds: [50, 80, 100], lowBalancePico: 2_500_000_000_000n });
+    expect(parseAlertSettings({ thresholds: [100, 50, 80, 50], low_balance_usd: '2.50' })).toEqual({
+      thresholds: [50, 80, 100],
+      lowBalancePico: 2_500_000_000_000n,
+    });
     expect(parseAlertSettings({ webhook_url: null, low_balance_usd: null })).toEqual({ webhookUrl: null, lowBalancePico: null });
     expect(parseAlertSettings({ webhook_url: 'https://hooks.example.com/x' })).toEqual({ webhookUrl: 'https://hooks.example.com/x' });
   });
@@ -134,7 +137,21 @@ describe('settings validation', () => {
 });
 
 describe('private addresses', () => {
-  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1'])('%s is private', (a) => {
+  it.each([
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fd00::1',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+  ])('%s is private', (a) => {
     expect(isPrivateAddress(a)).toBe(true);
   });
   it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (a) => {

@@ -2,7 +2,8 @@ import { describe, it, expect } from 'vitest';
 import { readJsonBody, scanJson, upstreamBody, MAX_JSON_DEPTH, type JsonBody, type JsonObject } from '@/lib/gateway/body';
 import type { GatewayRequest } from '@/lib/gateway/types';
 
-const readBody = (raw: Buffer) => readJsonBody({ headers: { 'content-type': 'application/json' }, readBody: async () => raw } as unknown as GatewayRequest, 1 << 20);
+const readBody = (raw: Buffer) =>
+  readJsonBody({ headers: { 'content-type': 'application/json' }, readBody: async () => raw } as unknown as GatewayRequest, 1 << 20);
 
 const body = (text: string): JsonBody => {
   const raw = Buffer.from(text);
@@ -39,7 +40,7 @@ describe('scanJson', () => {
 
   it('agrees with JSON.parse on random documents (keys, depth)', () => {
     let seed = 7;
-    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
     const strings = ['', 'a', '"', '\\', '\\"', '{', '}', '[', ']', ',', ':', 'é', '😀', 'x\\\\', 'model'];
     const value = (d: number): unknown => {
       const k = rnd(d > 5 ? 4 : 7);
@@ -74,7 +75,9 @@ describe('upstreamBody', () => {
 
   it('splices missing members in before the closing brace, keeping the bytes around them', () => {
     const out = upstreamBody(body(text), { model: 'gpt-4o-mini', stream_options: { include_usage: true } });
-    expect(out.toString()).toBe('{"model": "gpt-4o-mini",  "messages":[{"role":"user","content":"Hi"}], "temperature": 1.0 ,"stream_options":{"include_usage":true}}\n');
+    expect(out.toString()).toBe(
+      '{"model": "gpt-4o-mini",  "messages":[{"role":"user","content":"Hi"}], "temperature": 1.0 ,"stream_options":{"include_usage":true}}\n',
+    );
     // A large body is spliced as bytes (multi-byte text included), not re-encoded.
     const long = `{"model":"m","messages":[{"role":"user","content":"${'héllo wörld 你好 '.repeat(3000)}"}]}`;
     const big = upstreamBody(body(long), { stream_options: { include_usage: true } });

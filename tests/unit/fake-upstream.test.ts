@@ -342,7 +342,12 @@ describe('fake upstream: faults', () => {
   });
 
   it('429 with retry-after and a custom body; setDefault applies until reset', async () => {
-    fake.setDefault({ type: 'status', status: 429, headers: { 'retry-after': '2' }, body: { error: { message: 'slow down', type: 'requests', code: 'rate_limit_exceeded' } } });
+    fake.setDefault({
+      type: 'status',
+      status: 429,
+      headers: { 'retry-after': '2' },
+      body: { error: { message: 'slow down', type: 'requests', code: 'rate_limit_exceeded' } },
+    });
     for (let i = 0; i < 2; i++) {
       const err = await openai.chat.completions.create({ model: 'm', messages: user('x') }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(OpenAI.RateLimitError);
@@ -532,7 +537,9 @@ function geminiEvents(text: string): GeminiReply[] {
 }
 
 describe('fake upstream: Gemini', () => {
-  const weather = { functionDeclarations: [{ name: 'get_weather', description: 'Weather', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } } } }] };
+  const weather = {
+    functionDeclarations: [{ name: 'get_weather', description: 'Weather', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } } } }],
+  };
 
   it('answers generateContent with candidates and usageMetadata, and records the request', async () => {
     const res = await generate('gemini-2.5-flash', { ...userTurn('Hi there'), systemInstruction: { parts: [{ text: 'sys' }] } });
@@ -602,7 +609,12 @@ describe('fake upstream: Gemini', () => {
       ],
       [
         'gemini-2.5-flash',
-        { contents: [{ role: 'user', parts: [{ text: 'x' }] }, { role: 'model', parts: [{ functionCall: { name: 'f', args: {} }, thoughtSignature: 'EqQB!claude' }] }] },
+        {
+          contents: [
+            { role: 'user', parts: [{ text: 'x' }] },
+            { role: 'model', parts: [{ functionCall: { name: 'f', args: {} }, thoughtSignature: 'EqQB!claude' }] },
+          ],
+        },
         `Invalid value at 'contents[1].parts[0].thought_signature' (TYPE_BYTES), Base64 decoding failed for "EqQB!claude"`,
       ],
     ];
@@ -656,11 +668,17 @@ describe('fake upstream: Gemini', () => {
     expect(events).toHaveLength(1);
     expect(events[0]!.candidates![0]).toMatchObject({ content: { parts: [{ functionCall: { name: 'get_weather' } }] }, finishReason: 'STOP' });
     // toolConfig NONE answers in text; allowedFunctionNames picks the function
-    const none = (await (await generate('gemini-2.5-flash', { ...userTurn('x'), tools: [weather], toolConfig: { functionCallingConfig: { mode: 'NONE' } } })).json()) as GeminiReply;
+    const none = (await (
+      await generate('gemini-2.5-flash', { ...userTurn('x'), tools: [weather], toolConfig: { functionCallingConfig: { mode: 'NONE' } } })
+    ).json()) as GeminiReply;
     expect(none.candidates![0]!.content.parts).toEqual([{ text: DEFAULT_REPLY }]);
     const two = { functionDeclarations: [...weather.functionDeclarations, { name: 'get_time' }] };
     const named = (await (
-      await generate('gemini-2.5-flash', { ...userTurn('x'), tools: [two], toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_time'] } } })
+      await generate('gemini-2.5-flash', {
+        ...userTurn('x'),
+        tools: [two],
+        toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_time'] } },
+      })
     ).json()) as GeminiReply;
     expect(named.candidates![0]!.content.parts[0]).toMatchObject({ functionCall: { name: 'get_time' } });
   });
@@ -672,11 +690,15 @@ describe('fake upstream: Gemini', () => {
     expect(r.candidates![0]!.content.parts).toEqual([{ text: GEMINI_THOUGHT, thought: true }, { text: DEFAULT_REPLY }]);
     const thoughts = countTokens(GEMINI_THOUGHT);
     expect(r.usageMetadata).toMatchObject({ thoughtsTokenCount: thoughts, totalTokenCount: countTokens('Hi') + 3 + countTokens(DEFAULT_REPLY) + thoughts });
-    const hidden = (await (await generate('gemini-2.5-pro', { ...userTurn('Hi'), generationConfig: { thinkingConfig: { thinkingBudget: -1 } } })).json()) as GeminiReply;
+    const hidden = (await (
+      await generate('gemini-2.5-pro', { ...userTurn('Hi'), generationConfig: { thinkingConfig: { thinkingBudget: -1 } } })
+    ).json()) as GeminiReply;
     expect(hidden.candidates![0]!.content.parts).toEqual([{ text: DEFAULT_REPLY }]);
     expect(hidden.usageMetadata!.thoughtsTokenCount).toBe(thoughts);
     const events = geminiEvents(
-      await (await streamSse('gemini-2.5-pro', { ...userTurn('Hi'), tools: [weather], generationConfig: { thinkingConfig: { includeThoughts: true } } })).text(),
+      await (
+        await streamSse('gemini-2.5-pro', { ...userTurn('Hi'), tools: [weather], generationConfig: { thinkingConfig: { includeThoughts: true } } })
+      ).text(),
     );
     expect(events[0]!.candidates![0]!.content.parts).toEqual([{ text: GEMINI_THOUGHT, thought: true }]);
     const call = events[1]!.candidates![0]!.content.parts[0]!;

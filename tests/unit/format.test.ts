@@ -1,15 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { usdToPico } from '@/lib/billing/money';
-import {
-  decimalText,
-  formatAmount,
-  formatBalance,
-  formatCount,
-  formatExact,
-  formatPrice,
-  formatTokenSize,
-  formatWhole,
-} from '@/lib/format';
+import { decimalText, formatAmount, formatBalance, formatCount, formatExact, formatPrice, formatTokenSize, formatWhole } from '@/lib/format';
 
 const p = usdToPico;
 

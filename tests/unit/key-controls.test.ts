@@ -34,7 +34,18 @@ describe('CIDR parsing', () => {
   });
 
   it('rejects malformed ranges', () => {
-    for (const bad of ['10.0.0.0/33', '2001:db8::/129', '10.0.0/8', '10.0.0.0/', '10.0.0.0/-1', 'example.com', '300.1.1.1', '10.0.0.0/8/8', '', '1.2.3.4/ 8x']) {
+    for (const bad of [
+      '10.0.0.0/33',
+      '2001:db8::/129',
+      '10.0.0/8',
+      '10.0.0.0/',
+      '10.0.0.0/-1',
+      'example.com',
+      '300.1.1.1',
+      '10.0.0.0/8/8',
+      '',
+      '1.2.3.4/ 8x',
+    ]) {
       expect(parseCidr(bad), bad).toBeNull();
     }
   });
@@ -56,7 +67,15 @@ describe('CIDR parsing', () => {
 describe('key controls validation', () => {
   it('accepts every control and normalises them', () => {
     const c = parseKeyControls(
-      { budget_usd: 25, monthly_budget_usd: '12.50', models: ['gpt-a', 'gpt-a'], rpm: 5, concurrency: 2, allowed_ips: ['10.0.0.0/8', '::1'], expires_at: '2099-01-31T23:59:59Z' },
+      {
+        budget_usd: 25,
+        monthly_budget_usd: '12.50',
+        models: ['gpt-a', 'gpt-a'],
+        rpm: 5,
+        concurrency: 2,
+        allowed_ips: ['10.0.0.0/8', '::1'],
+        expires_at: '2099-01-31T23:59:59Z',
+      },
       known,
     );
     expect(c.budgetPico).toBe(25_000_000_000_000n);
@@ -136,7 +155,13 @@ const PREFIX = `test:keybudget:${randomUUID()}:`;
 
 async function counter(limiter: Limiter, key: string): Promise<bigint> {
   // What a zero-cost probe reservation sees: the counter (minus the spend) after reaping expired leases.
-  const r = await limiter.admit({ rules: [], leaseId: randomUUID(), leaseTtlMs: 1000, reserve: { key: `${key}:bal`, amount: 0n }, budgets: [{ key, cap: -1n }] });
+  const r = await limiter.admit({
+    rules: [],
+    leaseId: randomUUID(),
+    leaseTtlMs: 1000,
+    reserve: { key: `${key}:bal`, amount: 0n },
+    budgets: [{ key, cap: -1n }],
+  });
   if (r.ok || r.reason !== 'balance') throw new Error(`unexpected ${JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
   return r.available;
 }
@@ -154,7 +179,17 @@ describe.each([
     const budget = `${PREFIX}${id}:kb`;
     await limiter.initBalance(bal, 1_000_000n);
     await limiter.initBalance(`${budget}:bal`, 1n);
-    return { bal, budget, input: (amount: bigint, leaseId = randomUUID(), leaseTtlMs = 10_000) => ({ rules: [], leaseId, leaseTtlMs, reserve: { key: bal, amount }, budgets: [{ key: budget, cap }] }) };
+    return {
+      bal,
+      budget,
+      input: (amount: bigint, leaseId = randomUUID(), leaseTtlMs = 10_000) => ({
+        rules: [],
+        leaseId,
+        leaseTtlMs,
+        reserve: { key: bal, amount },
+        budgets: [{ key: budget, cap }],
+      }),
+    };
   }
 
   it('an unloaded budget counter answers balance_unknown with its index; loaded, reserves up to the cap exactly', async () => {
@@ -207,7 +242,14 @@ describe('redis limiter: a key budget across two instances', () => {
     await a.initBalance(budget, 0n);
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        (i % 2 ? a : b).admit({ rules: [], leaseId: randomUUID(), leaseTtlMs: 10_000, reserve: { key: bal, amount: 7n }, budgets: [{ key: budget, cap: 100n }], urgent: i % 5 === 0 }),
+        (i % 2 ? a : b).admit({
+          rules: [],
+          leaseId: randomUUID(),
+          leaseTtlMs: 10_000,
+          reserve: { key: bal, amount: 7n },
+          budgets: [{ key: budget, cap: 100n }],
+          urgent: i % 5 === 0,
+        }),
       ),
     );
     expect(results.filter((r) => r.ok)).toHaveLength(14);

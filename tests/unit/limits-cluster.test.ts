@@ -40,7 +40,7 @@ const admit = (limiter: Limiter, rules: Rule[], extra: Partial<AdmitInput> = {})
 const global: Rule = { kind: 'gcra', key: 'gw:global', limit: 1_000_000, windowMs: 1000, label: 'global' };
 
 describe('limiter on Redis Cluster', () => {
-  it('an account\'s keys share one slot; the global and model layers have their own', async () => {
+  it("an account's keys share one slot; the global and model layers have their own", async () => {
     const u = account();
     const c = clients[0];
     const slot = async (k: string) => Number(await c.call('CLUSTER', 'KEYSLOT', k));

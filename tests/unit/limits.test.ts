@@ -11,16 +11,7 @@ import { FailoverLimiter, type LimiterLogEntry } from '../../lib/limits/failover
 import { createLimiter, limiterMetrics } from '../../lib/limits/index';
 import { MemoryLimiter } from '../../lib/limits/memory-limiter';
 import { encodeCommand, RedisLimiter } from '../../lib/limits/redis-limiter';
-import type {
-  AdmitInput,
-  AdmitResult,
-  ConcurrencyRule,
-  GcraRule,
-  Limiter,
-  QuotaRule,
-  Rule,
-  WindowRule,
-} from '../../lib/limits/types';
+import type { AdmitInput, AdmitResult, ConcurrencyRule, GcraRule, Limiter, QuotaRule, Rule, WindowRule } from '../../lib/limits/types';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RUN_PREFIX = `test:limits:${randomUUID()}:`;
@@ -62,11 +53,7 @@ const quotaRule = (key: string, limit: number, windowMs = DAY_MS): QuotaRule => 
   label: `quota ${limit}`,
 });
 
-function admit(
-  limiter: Limiter,
-  rules: Rule[],
-  extra: Partial<Omit<AdmitInput, 'rules'>> = {},
-): Promise<AdmitResult> {
+function admit(limiter: Limiter, rules: Rule[], extra: Partial<Omit<AdmitInput, 'rules'>> = {}): Promise<AdmitResult> {
   return limiter.admit({ rules, leaseId: randomUUID(), leaseTtlMs: 60_000, ...extra });
 }
 
@@ -215,9 +202,7 @@ describe.each(implementations)('%s limiter', (_name, make) => {
     await limiter.initBalance(balance, 1_000n);
     expectOk(await admit(limiter, [full]));
 
-    const refused = expectLimit(
-      await admit(limiter, [window, concurrency, gcra, full], { reserve: { key: balance, amount: 100n } }),
-    );
+    const refused = expectLimit(await admit(limiter, [window, concurrency, gcra, full], { reserve: { key: balance, amount: 100n } }));
     expect(refused.rule).toEqual(full);
     expect(refused.states.map((s) => s.remaining)).toEqual([5, 5, 5, 0]);
 
@@ -450,7 +435,14 @@ describe.each(implementations)('%s limiter', (_name, make) => {
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => admit(limiter, [global, own[i % 2]])));
     expect(results.map((r) => r.ok)).toEqual([true, true, true, true, true, true, true, true, false, false, false, false]);
     expect(results.slice(0, 8).map((r) => expectOk(r).states.map((s) => s.remaining))).toEqual([
-      [9, 3], [8, 3], [7, 2], [6, 2], [5, 1], [4, 1], [3, 0], [2, 0],
+      [9, 3],
+      [8, 3],
+      [7, 2],
+      [6, 2],
+      [5, 1],
+      [4, 1],
+      [3, 0],
+      [2, 0],
     ]);
     // The refused ones (by their own key) took nothing from the shared one: the next turn sees 2 left.
     const next = await Promise.all([admit(limiter, [global]), admit(limiter, [global]), admit(limiter, [global])]);
@@ -486,9 +478,7 @@ describe('redis limiter across instances', () => {
     const k = ns();
     const concurrency = concurrencyRule(k('conc'), 3);
     const window = windowRule(k('rpm'), 10, 60_000);
-    const results = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => admit(i % 2 === 0 ? a : b, [concurrency])),
-    );
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => admit(i % 2 === 0 ? a : b, [concurrency])));
     expect(results.filter((r) => r.ok)).toHaveLength(3);
 
     const windowResults = await Promise.all(Array.from({ length: 50 }, (_, i) => admit(i % 2 === 0 ? a : b, [window])));
@@ -514,7 +504,7 @@ describe('window rules: bounded, exact state', () => {
     const admitted: number[] = [];
     // ~30,000 attempts a minute, in bursts: far more than the limit, unevenly spread.
     let seed = 42;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     while (now < 1_700_000_000_123 + 180_000) {
       const burst = random() < 0.05 ? 400 : 1;
       for (let i = 0; i < burst; i++) if ((await admit(limiter, [rule])).ok) admitted.push(now);
@@ -726,7 +716,9 @@ describe('redis limiter: command timeouts', () => {
     try {
       await new Promise((resolve) => client.once('ready', resolve));
       const started = performance.now();
-      await expect(limiter.admit({ rules: [concurrencyRule('silent:conc', 1)], leaseId: 'x', leaseTtlMs: 1_000, urgent: true })).rejects.toThrow('Command timed out');
+      await expect(limiter.admit({ rules: [concurrencyRule('silent:conc', 1)], leaseId: 'x', leaseTtlMs: 1_000, urgent: true })).rejects.toThrow(
+        'Command timed out',
+      );
       await expect(limiter.denied(['silent:deny'])).rejects.toThrow('Command timed out');
       expect(performance.now() - started).toBeLessThan(1_000);
     } finally {

@@ -4,7 +4,8 @@ import { env } from '@/lib/env';
 
 // next-auth answers with http://localhost:3000 when NEXTAUTH_URL is unset; these run without it
 // and without TRUST_PROXY, so the request's Host decides.
-const request = (host: string, headers: Record<string, string> = {}) => new Request(`http://${host}/api/auth/signout`, { method: 'POST', headers: { host, ...headers } });
+const request = (host: string, headers: Record<string, string> = {}) =>
+  new Request(`http://${host}/api/auth/signout`, { method: 'POST', headers: { host, ...headers } });
 
 describe.skipIf(Boolean(env.NEXTAUTH_URL) || env.TRUST_PROXY)('next-auth URLs on the request origin', () => {
   it('moves the JSON url, the Location and the callback-url cookie onto the origin asked', async () => {

@@ -31,7 +31,10 @@ describe('PGlite in a worker thread', () => {
     const plain = await db.query<{ id: number; n: string; big: bigint }>('SELECT id, n, big FROM t');
     expect(plain.rows[0].id).toBe(1);
     expect(plain.rows[0].big).toBe(9007199254740993n);
-    const parsed = await db.query<unknown[]>('SELECT n, at FROM t', [], { rowMode: 'array', parsers: { 1700: (v: string) => `n:${v}`, 1184: (v: string) => `at:${v}` } });
+    const parsed = await db.query<unknown[]>('SELECT n, at FROM t', [], {
+      rowMode: 'array',
+      parsers: { 1700: (v: string) => `n:${v}`, 1184: (v: string) => `at:${v}` },
+    });
     expect(parsed.rows[0]).toEqual(['n:1.500000000000', 'at:2026-01-02 03:04:05+00']);
     expect(parsed.fields.map((f) => f.dataTypeID)).toEqual([1700, 1184]);
   });

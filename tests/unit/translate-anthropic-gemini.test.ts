@@ -10,7 +10,17 @@ import { fixture, parseClientSse, sseEvents } from '../support/sse-fixtures';
 
 /** The model these cases were written against (a 16K output cap, below Claude Code's 32K ask). */
 const model = (overrides: Parameters<typeof modelInfo>[0] = {}) =>
-  modelInfo({ contextWindow: 128_000, maxOutputTokens: 16_384, inputPrice: 1_000_000n, outputPrice: 4_000_000n, cacheReadPrice: 100_000n, cacheWritePrice: 1_250_000n, inputUsdPerMillion: '1', outputUsdPerMillion: '4', ...overrides });
+  modelInfo({
+    contextWindow: 128_000,
+    maxOutputTokens: 16_384,
+    inputPrice: 1_000_000n,
+    outputPrice: 4_000_000n,
+    cacheReadPrice: 100_000n,
+    cacheWritePrice: 1_250_000n,
+    inputUsdPerMillion: '1',
+    outputUsdPerMillion: '4',
+    ...overrides,
+  });
 
 const flash = model({ name: 'gemini-2.5-flash', ownedBy: 'google' });
 const pro = model({ name: 'gemini-2.5-pro', ownedBy: 'google' });
@@ -108,11 +118,20 @@ async function sdkFinalMessage(bytes: string) {
 describe('anthropic -> gemini: requests', () => {
   it('maps the system prompt, turns (roles user/model) and generation settings', () => {
     const body = upstream({
-      system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Answer in English.' }],
+      system: [
+        { type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'Answer in English.' },
+      ],
       messages: [
         { role: 'user', content: 'Hi' },
         { role: 'assistant', content: [{ type: 'text', text: 'Hello.' }] },
-        { role: 'user', content: [{ type: 'text', text: 'Part one.' }, { type: 'text', text: 'Part two.' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Part one.' },
+            { type: 'text', text: 'Part two.' },
+          ],
+        },
         { role: 'user', content: 'Same role again.' },
       ],
       temperature: 0.3,
@@ -133,7 +152,13 @@ describe('anthropic -> gemini: requests', () => {
   });
 
   it('maps tools to functionDeclarations with the JSON schema as written, and every tool_choice', () => {
-    const schema = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+    const schema = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    };
     const tools = [
       { name: 'get_weather', description: 'Weather for a city', input_schema: schema },
       { name: 'get_time', input_schema: { type: 'object', properties: {} } },
@@ -177,7 +202,10 @@ describe('anthropic -> gemini: requests', () => {
             {
               type: 'tool_result',
               tool_use_id: 'toolu_req_01_1',
-              content: [{ type: 'text', text: '24°C' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }],
+              content: [
+                { type: 'text', text: '24°C' },
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+              ],
             },
             { type: 'text', text: 'Compare them.' },
           ],
@@ -191,7 +219,20 @@ describe('anthropic -> gemini: requests', () => {
             { type: 'tool_use', id: 'toolu_01D', name: 'lookup', input: { city: 'Oslo' } },
           ],
         },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01D', content: [{ type: 'text', text: 'not' }, { type: 'text', text: 'found' }], is_error: true }] },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_01D',
+              content: [
+                { type: 'text', text: 'not' },
+                { type: 'text', text: 'found' },
+              ],
+              is_error: true,
+            },
+          ],
+        },
       ],
     });
     expect(body.contents).toEqual([
@@ -318,7 +359,12 @@ describe('anthropic -> gemini: whole replies', () => {
     expect(body.stop_reason).toBe('tool_use');
     expect(r.completion).toBe('{"city":"Paris","unit":"celsius"}{"city":"Tokyo","unit":"celsius"}');
     // The reply's history, sent back, gives Gemini its signature again.
-    const again = upstream({ messages: [{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: body.content }] });
+    const again = upstream({
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: body.content },
+      ],
+    });
     expect((again.contents as JsonObject[])[1]).toEqual({
       role: 'model',
       parts: [
@@ -346,7 +392,10 @@ describe('anthropic -> gemini: whole replies', () => {
   it('SAFETY is a refusal, MAX_TOKENS is max_tokens, a blocked prompt is an empty refusal', () => {
     expect(reply('reply-safety.json').body).toMatchObject({ content: [], stop_reason: 'refusal' });
     expect(reply('reply-max-tokens.json').body).toMatchObject({ content: [{ type: 'text', text: 'The history of Rome begins' }], stop_reason: 'max_tokens' });
-    const blocked = t.response(JSON.stringify({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 } }), callOf());
+    const blocked = t.response(
+      JSON.stringify({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 } }),
+      callOf(),
+    );
     expect(JSON.parse(blocked.render(settle(blocked.usage)))).toMatchObject({ content: [], stop_reason: 'refusal' });
   });
 
@@ -457,13 +506,19 @@ describe('anthropic -> gemini: errors', () => {
     const g = (code: number, message: string, status: string) => JSON.stringify({ error: { code, message, status } });
     expect(t.error(400, g(400, '* GenerateContentRequest.contents: contents is not specified', 'INVALID_ARGUMENT'))).toEqual({
       status: 400,
-      body: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: '* GenerateContentRequest.contents: contents is not specified' } }),
+      body: JSON.stringify({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: '* GenerateContentRequest.contents: contents is not specified' },
+      }),
     });
     expect(JSON.parse(t.error(404, g(404, 'models/gemini-9 is not found for API version v1beta', 'NOT_FOUND')).body)).toEqual({
       type: 'error',
       error: { type: 'not_found_error', message: 'models/gemini-9 is not found for API version v1beta' },
     });
-    const arr = t.error(429, JSON.stringify([{ error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } }]));
+    const arr = t.error(
+      429,
+      JSON.stringify([{ error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } }]),
+    );
     expect(arr.status).toBe(429);
     expect(JSON.parse(arr.body).error).toEqual({ type: 'rate_limit_error', message: 'Resource has been exhausted (e.g. check quota).' });
   });
@@ -480,8 +535,20 @@ describe('anthropic -> gemini: against the fake Gemini upstream', () => {
           headers: { 'content-type': 'application/json', 'x-goog-api-key': 'AIza-test' },
           body: String(body),
         });
-      const tools = [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } }, additionalProperties: false } }];
-      const first = { ...base, system: 'Be brief.', tools, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: [{ role: 'user', content: 'Weather in Paris?' }] };
+      const tools = [
+        {
+          name: 'get_weather',
+          description: 'Weather',
+          input_schema: { type: 'object', properties: { city: { type: 'string' } }, additionalProperties: false },
+        },
+      ];
+      const first = {
+        ...base,
+        system: 'Be brief.',
+        tools,
+        thinking: { type: 'enabled', budget_tokens: 2048 },
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      };
       const gemini3 = model({ name: 'gemini-3-pro-preview', ownedBy: 'google' });
       const call = callOf(false, gemini3);
       const res = await post(t.request(clientReq(first), call).body, gemini3.name, false);
@@ -496,7 +563,11 @@ describe('anthropic -> gemini: against the fake Gemini upstream', () => {
       const toolUse = msg.content[1];
       const second = {
         ...first,
-        messages: [...first.messages, { role: 'assistant', content: msg.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: 'sunny' }] }],
+        messages: [
+          ...first.messages,
+          { role: 'assistant', content: msg.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: 'sunny' }] },
+        ],
       };
       const sCall = callOf(true, gemini3);
       const res2 = await post(t.request(clientReq(second), sCall).body, gemini3.name, true);

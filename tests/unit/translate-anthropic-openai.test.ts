@@ -10,7 +10,17 @@ import { fixture, parseClientSse, sseEvents } from '../support/sse-fixtures';
 
 /** The model these cases were written against (a 16K output cap, below Claude Code's 32K ask). */
 const model = (overrides: Parameters<typeof modelInfo>[0] = {}) =>
-  modelInfo({ contextWindow: 128_000, maxOutputTokens: 16_384, inputPrice: 1_000_000n, outputPrice: 4_000_000n, cacheReadPrice: 100_000n, cacheWritePrice: 1_250_000n, inputUsdPerMillion: '1', outputUsdPerMillion: '4', ...overrides });
+  modelInfo({
+    contextWindow: 128_000,
+    maxOutputTokens: 16_384,
+    inputPrice: 1_000_000n,
+    outputPrice: 4_000_000n,
+    cacheReadPrice: 100_000n,
+    cacheWritePrice: 1_250_000n,
+    inputUsdPerMillion: '1',
+    outputUsdPerMillion: '4',
+    ...overrides,
+  });
 
 const gpt = model({ name: 'gpt-4o', ownedBy: 'openai' });
 const deepseek = model({ name: 'deepseek-reasoner', ownedBy: 'deepseek' });
@@ -110,7 +120,13 @@ describe('anthropic -> openai: requests', () => {
       messages: [
         { role: 'user', content: 'Hi' },
         { role: 'assistant', content: [{ type: 'text', text: 'Hello.' }] },
-        { role: 'user', content: [{ type: 'text', text: 'Part one.' }, { type: 'text', text: 'Part two.', cache_control: { type: 'ephemeral' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Part one.' },
+            { type: 'text', text: 'Part two.', cache_control: { type: 'ephemeral' } },
+          ],
+        },
       ],
       temperature: 0.3,
       top_p: 0.9,
@@ -125,7 +141,13 @@ describe('anthropic -> openai: requests', () => {
         { role: 'system', content: 'You are terse.\n\nAnswer in English.' },
         { role: 'user', content: 'Hi' },
         { role: 'assistant', content: 'Hello.' },
-        { role: 'user', content: [{ type: 'text', text: 'Part one.' }, { type: 'text', text: 'Part two.' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Part one.' },
+            { type: 'text', text: 'Part two.' },
+          ],
+        },
       ],
       max_completion_tokens: 1024,
       temperature: 0.3,
@@ -157,7 +179,11 @@ describe('anthropic -> openai: requests', () => {
 
   it('maps tools, input_schema and every tool_choice', () => {
     const tools = [
-      { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      {
+        name: 'get_weather',
+        description: 'Weather for a city',
+        input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
       { name: 'get_time', input_schema: { type: 'object', properties: {} }, cache_control: { type: 'ephemeral' }, type: 'custom' },
     ];
     const messages = [{ role: 'user', content: 'Weather in Paris?' }];
@@ -205,11 +231,21 @@ describe('anthropic -> openai: requests', () => {
           role: 'user',
           content: [
             { type: 'tool_result', tool_use_id: 'toolu_01A', content: '18°C, cloudy' },
-            { type: 'tool_result', tool_use_id: 'toolu_01B', content: [{ type: 'text', text: '24°C' }, { type: 'text', text: 'sunny' }] },
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_01B',
+              content: [
+                { type: 'text', text: '24°C' },
+                { type: 'text', text: 'sunny' },
+              ],
+            },
             {
               type: 'tool_result',
               tool_use_id: 'toolu_01C',
-              content: [{ type: 'text', text: 'chart attached' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }],
+              content: [
+                { type: 'text', text: 'chart attached' },
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+              ],
             },
             { type: 'text', text: 'Summarise please.' },
           ],
@@ -239,7 +275,11 @@ describe('anthropic -> openai: requests', () => {
           { type: 'text', text: 'Summarise please.' },
         ],
       },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_01D', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'toolu_01D', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+      },
       { role: 'tool', tool_call_id: 'toolu_01D', content: 'Error: city not found' },
     ]);
   });
@@ -298,7 +338,15 @@ describe('anthropic -> openai: requests', () => {
     const messages = [{ role: 'user', content: 'Hi' }];
     const cases: [JsonObject, string][] = [
       [{ tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }] }, 'tools.0.type'],
-      [{ tools: [{ name: 'ok', input_schema: { type: 'object' } }, { type: 'bash_20250124', name: 'bash' }] }, 'tools.1.type'],
+      [
+        {
+          tools: [
+            { name: 'ok', input_schema: { type: 'object' } },
+            { type: 'bash_20250124', name: 'bash' },
+          ],
+        },
+        'tools.1.type',
+      ],
       [{ mcp_servers: [{ type: 'url', url: 'https://mcp.example.com', name: 'x' }] }, 'mcp_servers'],
       [{ container: 'container_011' }, 'container'],
       [{ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'file_011' } }] }] }, 'messages.0.content.0.source.type'],
@@ -387,7 +435,9 @@ describe('anthropic -> openai: whole replies', () => {
     expect(body.content).toEqual([{ type: 'text', text: "I'm sorry, I can't help with that." }]);
     expect(body.stop_reason).toBe('refusal');
     const of = (choice: JsonObject) =>
-      JSON.parse(t.response(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, ...choice }] }), callOf()).render(settle(null))) as JsonObject;
+      JSON.parse(
+        t.response(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, ...choice }] }), callOf()).render(settle(null)),
+      ) as JsonObject;
     expect(of({ finish_reason: 'length' }).stop_reason).toBe('max_tokens');
     expect(of({ finish_reason: 'content_filter' }).stop_reason).toBe('refusal');
     expect(of({ finish_reason: 'stop', stop_reason: 'END' })).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
@@ -487,7 +537,13 @@ describe('anthropic -> openai: streams', () => {
     } catch (err) {
       expect((err as UpstreamFailure).kind).toBe('status');
     }
-    expect(parseClientSse(out).map((e) => e.event)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_delta']);
+    expect(parseClientSse(out).map((e) => e.event)).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_delta',
+    ]);
     expect(() => st.push({ event: 'message', data: '{"choices": [', raw: 'data: {"choices": [\n\n' })).toThrow(/malformed/);
     expect(() => st.push({ event: 'error', data: '{"message":"overloaded"}', raw: '' })).toThrow(/stream error/);
   });
@@ -556,7 +612,11 @@ describe('anthropic -> openai: against the fake OpenAI upstream', () => {
     const fake = await startFakeUpstream();
     try {
       const post = (body: string | Buffer) =>
-        fetch(`${fake.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' }, body: String(body) });
+        fetch(`${fake.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+          body: String(body),
+        });
       const tools = [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
       const first = { ...base, tools, messages: [{ role: 'user', content: 'Weather in Paris?' }] };
       const r = t.response(await (await post(t.request(clientReq(first), callOf()).body)).text(), callOf());
@@ -566,7 +626,11 @@ describe('anthropic -> openai: against the fake OpenAI upstream', () => {
 
       const second = {
         ...first,
-        messages: [...first.messages, { role: 'assistant', content: msg.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: msg.content[0].id, content: 'sunny' }] }],
+        messages: [
+          ...first.messages,
+          { role: 'assistant', content: msg.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: msg.content[0].id, content: 'sunny' }] },
+        ],
       };
       expect(fake.requests.at(-1)!.json).toMatchObject({ max_completion_tokens: 1024 });
       const st = t.stream(callOf(true), clientReq(second));

@@ -54,7 +54,10 @@ function runStream(fixture: string, clientJson: Record<string, unknown> = { mess
 }
 
 const chunkBase = { id: 'chatcmpl-req_7f3a', object: 'chat.completion.chunk', created: 1764120000, model: 'claude-sonnet-4-5' };
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ ...chunkBase, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+  ...chunkBase,
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+});
 
 /** An OpenAI SDK client whose fetch answers with `body` (to prove the SDK accepts our output). */
 function sdkAnswering(body: string, contentType: string): OpenAI {
@@ -117,7 +120,10 @@ describe('OpenAI chat -> Anthropic: request', () => {
       temperature: 1,
       metadata: { user_id: 'user-42' },
     });
-    expect(upstream({ messages: hi, stop: ['\n\n', 'Observation:'], temperature: 0.2 })).toMatchObject({ stop_sequences: ['\n\n', 'Observation:'], temperature: 0.2 });
+    expect(upstream({ messages: hi, stop: ['\n\n', 'Observation:'], temperature: 0.2 })).toMatchObject({
+      stop_sequences: ['\n\n', 'Observation:'],
+      temperature: 0.2,
+    });
   });
 
   it('sends top_p only when no temperature is set (recent Claude models refuse both together)', () => {
@@ -130,8 +136,20 @@ describe('OpenAI chat -> Anthropic: request', () => {
   it('keeps cache_control of system and user content parts (prompt caching from an OpenAI client)', () => {
     const body = upstream({
       messages: [
-        { role: 'system', content: [{ type: 'text', text: 'Long manual...', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Be brief.' }] },
-        { role: 'user', content: [{ type: 'text', text: 'Contract text...', cache_control: { type: 'ephemeral', ttl: '1h' } }, { type: 'text', text: 'Summarise.' }] },
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'Long manual...', cache_control: { type: 'ephemeral' } },
+            { type: 'text', text: 'Be brief.' },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Contract text...', cache_control: { type: 'ephemeral', ttl: '1h' } },
+            { type: 'text', text: 'Summarise.' },
+          ],
+        },
       ],
     });
     expect(body.system).toEqual([
@@ -139,7 +157,13 @@ describe('OpenAI chat -> Anthropic: request', () => {
       { type: 'text', text: 'Be brief.' },
     ]);
     expect(body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'Contract text...', cache_control: { type: 'ephemeral', ttl: '1h' } }, { type: 'text', text: 'Summarise.' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Contract text...', cache_control: { type: 'ephemeral', ttl: '1h' } },
+          { type: 'text', text: 'Summarise.' },
+        ],
+      },
     ]);
   });
 
@@ -168,10 +192,21 @@ describe('OpenAI chat -> Anthropic: request', () => {
     expect(body).toEqual({ model: 'claude-sonnet-4-5', max_tokens: 64000, messages: hi });
   });
 
-  const weather = { type: 'function', function: { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } } };
+  const weather = {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Current weather',
+      parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+    },
+  };
   const clock = { type: 'function', function: { name: 'now' } };
   const anthropicTools = [
-    { name: 'get_weather', description: 'Current weather', input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
+    {
+      name: 'get_weather',
+      description: 'Current weather',
+      input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+    },
     { name: 'now', input_schema: { type: 'object', properties: {} } },
   ];
 
@@ -184,7 +219,10 @@ describe('OpenAI chat -> Anthropic: request', () => {
     expect(upstream({ messages: hi, tools, tool_choice: 'required' }).tool_choice).toEqual({ type: 'any' });
     expect(upstream({ messages: hi, tools, tool_choice: { type: 'function', function: { name: 'now' } } }).tool_choice).toEqual({ type: 'tool', name: 'now' });
     expect(upstream({ messages: hi, tools, parallel_tool_calls: false }).tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
-    expect(upstream({ messages: hi, tools, tool_choice: 'required', parallel_tool_calls: false }).tool_choice).toEqual({ type: 'any', disable_parallel_tool_use: true });
+    expect(upstream({ messages: hi, tools, tool_choice: 'required', parallel_tool_calls: false }).tool_choice).toEqual({
+      type: 'any',
+      disable_parallel_tool_use: true,
+    });
     expect(upstream({ messages: hi, tools, tool_choice: 'none', parallel_tool_calls: false }).tool_choice).toEqual({ type: 'none' });
     // tool_choice without tools means nothing upstream.
     expect(upstream({ messages: hi, tool_choice: 'none' })).toEqual({ model: 'claude-sonnet-4-5', max_tokens: 64000, messages: hi });
@@ -303,7 +341,10 @@ describe('OpenAI chat -> Anthropic: request', () => {
       { role: 'tool', tool_call_id: 't1', content: 'sunny' },
     ];
     expect(upstream({ messages: loop, tools, reasoning_effort: 'high' }).thinking).toBeUndefined();
-    expect(upstream({ messages: [...loop, { role: 'assistant', content: 'Sunny.' }, { role: 'user', content: 'Thanks' }], tools, reasoning_effort: 'high' }).thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
+    expect(
+      upstream({ messages: [...loop, { role: 'assistant', content: 'Sunny.' }, { role: 'user', content: 'Thanks' }], tools, reasoning_effort: 'high' })
+        .thinking,
+    ).toEqual({ type: 'enabled', budget_tokens: 16384 });
   });
 
   it.each([
@@ -343,8 +384,16 @@ describe('OpenAI chat -> Anthropic: whole replies', () => {
       object: 'chat.completion',
       created: 1764120000,
       model: 'claude-sonnet-4-5',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?', refusal: null }, logprobs: null, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 21, completion_tokens: 12, total_tokens: 33, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
+      choices: [
+        { index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?', refusal: null }, logprobs: null, finish_reason: 'stop' },
+      ],
+      usage: {
+        prompt_tokens: 21,
+        completion_tokens: 12,
+        total_tokens: 33,
+        prompt_tokens_details: { cached_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 0 },
+      },
       service: { channel: 'anthropic-main', latency_ms: 812, cost_usd: 0.000243 },
     });
   });
@@ -360,8 +409,16 @@ describe('OpenAI chat -> Anthropic: whole replies', () => {
           content: "I'll check the weather in both cities.",
           refusal: null,
           tool_calls: [
-            { id: 'toolu_01A09q90qw90lq917835lq9', type: 'function', function: { name: 'get_weather', arguments: '{"location":"San Francisco, CA","unit":"celsius"}' } },
-            { id: 'toolu_01B18r81rx81mr826724mr8', type: 'function', function: { name: 'get_weather', arguments: '{"location":"New York, NY","unit":"celsius"}' } },
+            {
+              id: 'toolu_01A09q90qw90lq917835lq9',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"location":"San Francisco, CA","unit":"celsius"}' },
+            },
+            {
+              id: 'toolu_01B18r81rx81mr826724mr8',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"location":"New York, NY","unit":"celsius"}' },
+            },
           ],
         },
         logprobs: null,
@@ -369,7 +426,9 @@ describe('OpenAI chat -> Anthropic: whole replies', () => {
       },
     ]);
     expect(body.usage).toMatchObject({ prompt_tokens: 412, completion_tokens: 118, total_tokens: 530 });
-    expect(reply.completion).toBe(`I'll check the weather in both cities.{"location":"San Francisco, CA","unit":"celsius"}{"location":"New York, NY","unit":"celsius"}`);
+    expect(reply.completion).toBe(
+      `I'll check the weather in both cities.{"location":"San Francisco, CA","unit":"celsius"}{"location":"New York, NY","unit":"celsius"}`,
+    );
     // The official SDK reads it as a completion with two tool calls.
     const sdk = sdkAnswering(reply.render(settled()), 'application/json');
     const completion = await sdk.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'x' }] });
@@ -391,15 +450,33 @@ describe('OpenAI chat -> Anthropic: whole replies', () => {
 
   it('reports cache reads and writes apart for billing and inside prompt_tokens for the client; max_tokens -> length', () => {
     const reply = openaiToAnthropic.response(fixtureText('anthropic/cache.json'), call());
-    expect(reply.usage).toEqual({ promptTokens: 14, completionTokens: 16, cacheReadTokens: 1872, cacheWriteTokens: 248, reasoningTokens: 0, completionFinal: true });
-    const body = JSON.parse(reply.render(settled({ promptTokens: 14, completionTokens: 16, cacheReadTokens: 1872, cacheWriteTokens: 248 }))) as Record<string, any>;
-    expect(body.usage).toEqual({ prompt_tokens: 2134, completion_tokens: 16, total_tokens: 2150, prompt_tokens_details: { cached_tokens: 1872 }, completion_tokens_details: { reasoning_tokens: 0 } });
+    expect(reply.usage).toEqual({
+      promptTokens: 14,
+      completionTokens: 16,
+      cacheReadTokens: 1872,
+      cacheWriteTokens: 248,
+      reasoningTokens: 0,
+      completionFinal: true,
+    });
+    const body = JSON.parse(reply.render(settled({ promptTokens: 14, completionTokens: 16, cacheReadTokens: 1872, cacheWriteTokens: 248 }))) as Record<
+      string,
+      any
+    >;
+    expect(body.usage).toEqual({
+      prompt_tokens: 2134,
+      completion_tokens: 16,
+      total_tokens: 2150,
+      prompt_tokens_details: { cached_tokens: 1872 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
     expect(body.choices[0].finish_reason).toBe('length');
   });
 
   it('maps refusal to content_filter and a tool_use stop without tool calls to stop', () => {
     const base = JSON.parse(fixtureText('anthropic/text.json')) as Record<string, unknown>;
-    const finish = (stop_reason: string) => (JSON.parse(openaiToAnthropic.response(JSON.stringify({ ...base, stop_reason }), call()).render(settled())) as Record<string, any>).choices[0].finish_reason;
+    const finish = (stop_reason: string) =>
+      (JSON.parse(openaiToAnthropic.response(JSON.stringify({ ...base, stop_reason }), call()).render(settled())) as Record<string, any>).choices[0]
+        .finish_reason;
     expect(finish('refusal')).toBe('content_filter');
     expect(finish('tool_use')).toBe('stop');
     expect(finish('stop_sequence')).toBe('stop');
@@ -431,12 +508,18 @@ describe('OpenAI chat -> Anthropic: streams', () => {
       chunk({}, 'stop'),
     ]);
     const sdk = sdkAnswering(out, 'text/event-stream');
-    const final = await sdk.chat.completions.stream({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hi' }], stream: true }).finalChatCompletion();
+    const final = await sdk.chat.completions
+      .stream({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hi' }], stream: true })
+      .finalChatCompletion();
     expect(final.choices[0].message.content).toBe('Hello! How can I help you today?');
   });
 
   it('numbers two parallel tool calls 0 and 1 (not by Anthropic block index) and relays argument fragments', async () => {
-    const { st, out } = runStream('anthropic/tools.sse', { messages: hi, stream: true, stream_options: { include_usage: true } }, settled({ promptTokens: 412, completionTokens: 118 }));
+    const { st, out } = runStream(
+      'anthropic/tools.sse',
+      { messages: hi, stream: true, stream_options: { include_usage: true } },
+      settled({ promptTokens: 412, completionTokens: 118 }),
+    );
     expect(st.finished).toBe(true);
     const { chunks } = parseDataStream(out);
     expect(chunks).toEqual([
@@ -454,12 +537,22 @@ describe('OpenAI chat -> Anthropic: streams', () => {
       {
         ...chunkBase,
         choices: [],
-        usage: { prompt_tokens: 412, completion_tokens: 118, total_tokens: 530, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 }, cost_usd: 0.000243, cost_cny: 0.0017496 },
+        usage: {
+          prompt_tokens: 412,
+          completion_tokens: 118,
+          total_tokens: 530,
+          prompt_tokens_details: { cached_tokens: 0 },
+          completion_tokens_details: { reasoning_tokens: 0 },
+          cost_usd: 0.000243,
+          cost_cny: 0.0017496,
+        },
       },
     ]);
     expect(out).toContain('"cost_usd":0.000243,"cost_cny":0.00174960}');
     const sdk = sdkAnswering(out, 'text/event-stream');
-    const final = await sdk.chat.completions.stream({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'x' }], stream: true }).finalChatCompletion();
+    const final = await sdk.chat.completions
+      .stream({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'x' }], stream: true })
+      .finalChatCompletion();
     const calls = final.choices[0].message.tool_calls ?? [];
     expect(calls.map((c) => (c.type === 'function' ? [c.id, JSON.parse(c.function.arguments)] : null))).toEqual([
       ['toolu_01A09q90qw90lq917835lq9', { location: 'San Francisco, CA', unit: 'celsius' }],
@@ -485,13 +578,30 @@ describe('OpenAI chat -> Anthropic: streams', () => {
     const st = openaiToAnthropic.stream(call({ stream: true }), clientReq({ messages: hi, stream: true, stream_options: { include_usage: true } }));
     const events = sseEvents(fixtureText('anthropic/cache.sse'));
     let out = st.push(events[0]);
-    expect(st.usage).toEqual({ promptTokens: 14, completionTokens: 1, cacheReadTokens: 1872, cacheWriteTokens: 248, reasoningTokens: 0, completionFinal: false });
+    expect(st.usage).toEqual({
+      promptTokens: 14,
+      completionTokens: 1,
+      cacheReadTokens: 1872,
+      cacheWriteTokens: 248,
+      reasoningTokens: 0,
+      completionFinal: false,
+    });
     for (const ev of events.slice(1)) out += st.push(ev);
-    expect(st.usage).toEqual({ promptTokens: 14, completionTokens: 16, cacheReadTokens: 1872, cacheWriteTokens: 248, reasoningTokens: 0, completionFinal: true });
+    expect(st.usage).toEqual({
+      promptTokens: 14,
+      completionTokens: 16,
+      cacheReadTokens: 1872,
+      cacheWriteTokens: 248,
+      reasoningTokens: 0,
+      completionFinal: true,
+    });
     out += st.end(settled({ promptTokens: 14, completionTokens: 16, cacheReadTokens: 1872, cacheWriteTokens: 248 }));
     const { chunks } = parseDataStream(out);
     expect(chunks.at(-2)).toEqual(chunk({}, 'stop'));
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 2134, completion_tokens: 16, total_tokens: 2150, prompt_tokens_details: { cached_tokens: 1872 } } });
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 2134, completion_tokens: 16, total_tokens: 2150, prompt_tokens_details: { cached_tokens: 1872 } },
+    });
   });
 
   it('throws a status failure on an error event mid-stream, and is not finished', () => {
@@ -516,7 +626,9 @@ describe('OpenAI chat -> Anthropic: streams', () => {
   it('sends "{}" for a streamed tool call without arguments (clients parse it)', () => {
     const st = openaiToAnthropic.stream(call({ stream: true }), clientReq({ messages: hi, stream: true }));
     const ev = (data: Record<string, unknown>) => ({ event: String(data.type), data: JSON.stringify(data), raw: '' });
-    let out = st.push(ev({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 30, output_tokens: 1 } } }));
+    let out = st.push(
+      ev({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 30, output_tokens: 1 } } }),
+    );
     out += st.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_9', name: 'now', input: {} } }));
     out += st.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } }));
     out += st.push(ev({ type: 'content_block_stop', index: 0 }));
@@ -545,7 +657,9 @@ describe('OpenAI chat -> Anthropic: streams', () => {
     const events = sseEvents(fixtureText('anthropic/text.sse'));
     for (const ev of events.slice(0, 5)) st.push(ev);
     expect(st.finished).toBe(false);
-    expect(() => st.push({ event: 'content_block_delta', data: '{"type":"content_block_delta",', raw: '' })).toThrow(expect.objectContaining({ kind: 'protocol' }));
+    expect(() => st.push({ event: 'content_block_delta', data: '{"type":"content_block_delta",', raw: '' })).toThrow(
+      expect.objectContaining({ kind: 'protocol' }),
+    );
   });
 });
 
@@ -605,9 +719,25 @@ describe('OpenAI chat -> Anthropic: robustness', () => {
     expect(err.param).toBeTruthy();
   });
 
-  const oddEvents = ['null', '[]', '7', '"x"', '{}', '{"type":null}', '{"candidates":null}', '{"candidates":[null,{"content":null}]}', '{"candidates":[{"content":{"parts":[null,{"text":5},{"functionCall":null},{"functionCall":{"name":5}}]}}]}',
-    '{"type":"message_start","message":null}', '{"type":"content_block_start","content_block":null}', '{"type":"content_block_delta","delta":null}', '{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{"}}',
-    '{"type":"message_delta","delta":null,"usage":{"output_tokens":-5}}', '{"usageMetadata":{"promptTokenCount":"9"}}', '{"type":"error","error":null}', '{"error":"boom"}'];
+  const oddEvents = [
+    'null',
+    '[]',
+    '7',
+    '"x"',
+    '{}',
+    '{"type":null}',
+    '{"candidates":null}',
+    '{"candidates":[null,{"content":null}]}',
+    '{"candidates":[{"content":{"parts":[null,{"text":5},{"functionCall":null},{"functionCall":{"name":5}}]}}]}',
+    '{"type":"message_start","message":null}',
+    '{"type":"content_block_start","content_block":null}',
+    '{"type":"content_block_delta","delta":null}',
+    '{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{"}}',
+    '{"type":"message_delta","delta":null,"usage":{"output_tokens":-5}}',
+    '{"usageMetadata":{"promptTokenCount":"9"}}',
+    '{"type":"error","error":null}',
+    '{"error":"boom"}',
+  ];
 
   it.each(oddEvents)('takes the odd stream event %s without crashing (client bytes or an UpstreamFailure)', (data) => {
     const st = openaiToAnthropic.stream(call({ stream: true }), clientReq({ messages: hi, stream: true }));
@@ -618,20 +748,26 @@ describe('OpenAI chat -> Anthropic: robustness', () => {
     }
   });
 
-  it.each(['', 'null', '[]', '{"content":null}', '{"candidates":[]}', '{"content":[null,{"type":"text","text":5},{"type":"tool_use"}]}'])('takes the odd whole reply %s without crashing', (text) => {
-    try {
-      const reply = openaiToAnthropic.response(text, call());
-      expect(typeof reply.render(settled())).toBe('string');
-    } catch (err) {
-      expect(err).toBeInstanceOf(UpstreamFailure);
-    }
-  });
+  it.each(['', 'null', '[]', '{"content":null}', '{"candidates":[]}', '{"content":[null,{"type":"text","text":5},{"type":"tool_use"}]}'])(
+    'takes the odd whole reply %s without crashing',
+    (text) => {
+      try {
+        const reply = openaiToAnthropic.response(text, call());
+        expect(typeof reply.render(settled())).toBe('string');
+      } catch (err) {
+        expect(err).toBeInstanceOf(UpstreamFailure);
+      }
+    },
+  );
 
-  it.each(['', 'null', '[]', '{"error":null}', '{"error":{"message":5}}', '<html>bad gateway</html>'])('puts the odd error body %s in an OpenAI envelope', (text) => {
-    const e = openaiToAnthropic.error(422, text);
-    expect(e.status).toBe(422);
-    const parsed = JSON.parse(e.body) as { error: Record<string, unknown> };
-    expect(Object.keys(parsed.error).sort()).toEqual(['code', 'message', 'param', 'type']);
-    expect(typeof parsed.error.message).toBe('string');
-  });
+  it.each(['', 'null', '[]', '{"error":null}', '{"error":{"message":5}}', '<html>bad gateway</html>'])(
+    'puts the odd error body %s in an OpenAI envelope',
+    (text) => {
+      const e = openaiToAnthropic.error(422, text);
+      expect(e.status).toBe(422);
+      const parsed = JSON.parse(e.body) as { error: Record<string, unknown> };
+      expect(Object.keys(parsed.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+      expect(typeof parsed.error.message).toBe('string');
+    },
+  );
 });

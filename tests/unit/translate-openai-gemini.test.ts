@@ -54,7 +54,10 @@ function runStream(fixture: string, clientJson: Record<string, unknown> = { mess
 }
 
 const chunkBase = { id: 'chatcmpl-req_9c1e', object: 'chat.completion.chunk', created: 1764120500, model: 'gemini-2.5-flash' };
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ ...chunkBase, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+  ...chunkBase,
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+});
 
 function sdkAnswering(body: string, contentType: string): OpenAI {
   return new OpenAI({
@@ -70,7 +73,12 @@ const weather = {
   function: {
     name: 'get_weather',
     description: 'Current weather',
-    parameters: { type: 'object', properties: { location: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['location'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { location: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+      required: ['location'],
+      additionalProperties: false,
+    },
     strict: true,
   },
 };
@@ -78,16 +86,19 @@ const weather = {
 describe('OpenAI chat -> Gemini: request', () => {
   it('moves system and developer messages to systemInstruction, maps roles to user/model and defaults maxOutputTokens', () => {
     expect(
-      upstream({
-        messages: [
-          { role: 'system', content: 'You are terse.' },
-          { role: 'user', content: 'Hi' },
-          { role: 'assistant', content: 'Hello.' },
-          { role: 'developer', content: 'Answer in French.' },
-          { role: 'user', content: [{ type: 'text', text: 'How are you?' }] },
-        ],
-        stream: true,
-      }, { stream: true }),
+      upstream(
+        {
+          messages: [
+            { role: 'system', content: 'You are terse.' },
+            { role: 'user', content: 'Hi' },
+            { role: 'assistant', content: 'Hello.' },
+            { role: 'developer', content: 'Answer in French.' },
+            { role: 'user', content: [{ type: 'text', text: 'How are you?' }] },
+          ],
+          stream: true,
+        },
+        { stream: true },
+      ),
     ).toEqual({
       contents: [
         { role: 'user', parts: [{ text: 'Hi' }] },
@@ -108,7 +119,20 @@ describe('OpenAI chat -> Gemini: request', () => {
 
   it('maps sampling, stop sequences, penalties and seed into generationConfig; drops user, store, metadata', () => {
     expect(
-      upstream({ messages: hi, temperature: 1.4, top_p: 0.9, max_completion_tokens: 500, stop: 'END', presence_penalty: 0.5, frequency_penalty: 0.25, seed: 42, user: 'u1', store: true, metadata: { a: 'b' }, parallel_tool_calls: true }),
+      upstream({
+        messages: hi,
+        temperature: 1.4,
+        top_p: 0.9,
+        max_completion_tokens: 500,
+        stop: 'END',
+        presence_penalty: 0.5,
+        frequency_penalty: 0.25,
+        seed: 42,
+        user: 'u1',
+        store: true,
+        metadata: { a: 'b' },
+        parallel_tool_calls: true,
+      }),
     ).toEqual({
       contents: hiContents,
       generationConfig: { temperature: 1.4, topP: 0.9, maxOutputTokens: 500, stopSequences: ['END'], presencePenalty: 0.5, frequencyPenalty: 0.25, seed: 42 },
@@ -122,7 +146,15 @@ describe('OpenAI chat -> Gemini: request', () => {
     expect(body.tools).toEqual([
       {
         functionDeclarations: [
-          { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { location: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['location'] } },
+          {
+            name: 'get_weather',
+            description: 'Current weather',
+            parameters: {
+              type: 'object',
+              properties: { location: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+              required: ['location'],
+            },
+          },
           { name: 'now' },
         ],
       },
@@ -144,7 +176,12 @@ describe('OpenAI chat -> Gemini: request', () => {
           role: 'assistant',
           content: null,
           tool_calls: [
-            { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"location":"San Francisco"}' }, extra_content: { google: { thought_signature: 'SIG1' } } },
+            {
+              id: 'call_a',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"location":"San Francisco"}' },
+              extra_content: { google: { thought_signature: 'SIG1' } },
+            },
             { id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"location":"New York"}' } },
           ],
         },
@@ -214,12 +251,24 @@ describe('OpenAI chat -> Gemini: request', () => {
   });
 
   it('maps JSON mode to responseMimeType, and a json_schema to responseSchema', () => {
-    expect(upstream({ messages: hi, response_format: { type: 'json_object' } }).generationConfig).toEqual({ maxOutputTokens: 65536, responseMimeType: 'application/json' });
-    const schema = { type: 'object', properties: { answer: { type: 'string' }, sources: { type: 'array', items: { type: 'string', format: 'uri' } } }, required: ['answer', 'sources'], additionalProperties: false };
+    expect(upstream({ messages: hi, response_format: { type: 'json_object' } }).generationConfig).toEqual({
+      maxOutputTokens: 65536,
+      responseMimeType: 'application/json',
+    });
+    const schema = {
+      type: 'object',
+      properties: { answer: { type: 'string' }, sources: { type: 'array', items: { type: 'string', format: 'uri' } } },
+      required: ['answer', 'sources'],
+      additionalProperties: false,
+    };
     expect(upstream({ messages: hi, response_format: { type: 'json_schema', json_schema: { name: 'a', schema, strict: true } } }).generationConfig).toEqual({
       maxOutputTokens: 65536,
       responseMimeType: 'application/json',
-      responseSchema: { type: 'object', properties: { answer: { type: 'string' }, sources: { type: 'array', items: { type: 'string' } } }, required: ['answer', 'sources'] },
+      responseSchema: {
+        type: 'object',
+        properties: { answer: { type: 'string' }, sources: { type: 'array', items: { type: 'string' } } },
+        required: ['answer', 'sources'],
+      },
     });
   });
 
@@ -227,7 +276,10 @@ describe('OpenAI chat -> Gemini: request', () => {
     expect(upstream({ messages: hi, reasoning_effort: 'low' }).generationConfig.thinkingConfig).toEqual({ thinkingBudget: 1024, includeThoughts: true });
     expect(upstream({ messages: hi, reasoning_effort: 'medium' }).generationConfig.thinkingConfig).toEqual({ thinkingBudget: 8192, includeThoughts: true });
     expect(upstream({ messages: hi, reasoning_effort: 'high' }).generationConfig.thinkingConfig).toEqual({ thinkingBudget: 24576, includeThoughts: true });
-    expect(upstream({ messages: hi, reasoning_effort: 'high', max_tokens: 4000 }).generationConfig.thinkingConfig).toEqual({ thinkingBudget: 4000, includeThoughts: true });
+    expect(upstream({ messages: hi, reasoning_effort: 'high', max_tokens: 4000 }).generationConfig.thinkingConfig).toEqual({
+      thinkingBudget: 4000,
+      includeThoughts: true,
+    });
     expect(upstream({ messages: hi, reasoning_effort: 'none' }).generationConfig.thinkingConfig).toEqual({ thinkingBudget: 0 });
     expect(upstream({ messages: hi }).generationConfig.thinkingConfig).toBeUndefined();
   });
@@ -254,7 +306,14 @@ describe('JSON Schema -> Gemini Schema', () => {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
       title: 'Order',
       type: 'object',
-      $defs: { Item: { type: 'object', properties: { sku: { type: 'string' }, qty: { type: 'integer', minimum: 1, format: 'int32' } }, required: ['sku', 'qty'], additionalProperties: false } },
+      $defs: {
+        Item: {
+          type: 'object',
+          properties: { sku: { type: 'string' }, qty: { type: 'integer', minimum: 1, format: 'int32' } },
+          required: ['sku', 'qty'],
+          additionalProperties: false,
+        },
+      },
       properties: {
         items: { type: 'array', items: { $ref: '#/$defs/Item' } },
         note: { anyOf: [{ type: 'string' }, { type: 'null' }], default: null, description: 'Free text' },
@@ -269,7 +328,10 @@ describe('JSON Schema -> Gemini Schema', () => {
       title: 'Order',
       type: 'object',
       properties: {
-        items: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' }, qty: { type: 'integer', minimum: 1, format: 'int32' } }, required: ['sku', 'qty'] } },
+        items: {
+          type: 'array',
+          items: { type: 'object', properties: { sku: { type: 'string' }, qty: { type: 'integer', minimum: 1, format: 'int32' } }, required: ['sku', 'qty'] },
+        },
         note: { type: 'string', default: null, description: 'Free text', nullable: true },
         priority: { type: 'integer', nullable: true },
         kind: { type: 'string', enum: ['order'] },
@@ -280,14 +342,23 @@ describe('JSON Schema -> Gemini Schema', () => {
   });
 
   it('moves enum values of a non-string type into the description (Gemini takes enum on strings only)', () => {
-    expect(geminiSchema({ type: 'object', properties: { level: { type: 'integer', enum: [1, 2, 3], description: 'Severity.' }, mode: { type: 'string', enum: ['a', 'b'] } } })).toEqual({
+    expect(
+      geminiSchema({
+        type: 'object',
+        properties: { level: { type: 'integer', enum: [1, 2, 3], description: 'Severity.' }, mode: { type: 'string', enum: ['a', 'b'] } },
+      }),
+    ).toEqual({
       type: 'object',
       properties: { level: { type: 'integer', description: 'Severity. Allowed values: 1, 2, 3.' }, mode: { type: 'string', enum: ['a', 'b'] } },
     });
   });
 
   it('ends a recursive reference as a bare object instead of looping', () => {
-    const tree = { type: 'object', $defs: { Node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/Node' } } } } }, properties: { root: { $ref: '#/$defs/Node' } } };
+    const tree = {
+      type: 'object',
+      $defs: { Node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+      properties: { root: { $ref: '#/$defs/Node' } },
+    };
     expect(JSON.stringify(geminiSchema(tree)).length).toBeLessThan(2000);
   });
 });
@@ -304,8 +375,16 @@ describe('OpenAI chat -> Gemini: whole replies', () => {
       object: 'chat.completion',
       created: 1764120500,
       model: 'gemini-2.5-flash',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?', refusal: null }, logprobs: null, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 8, completion_tokens: 31, total_tokens: 39, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 22 } },
+      choices: [
+        { index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?', refusal: null }, logprobs: null, finish_reason: 'stop' },
+      ],
+      usage: {
+        prompt_tokens: 8,
+        completion_tokens: 31,
+        total_tokens: 39,
+        prompt_tokens_details: { cached_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 22 },
+      },
       service: { channel: 'gemini-main', latency_ms: 640, cost_usd: 0.0000799 },
     });
   });
@@ -336,7 +415,14 @@ describe('OpenAI chat -> Gemini: whole replies', () => {
       },
     ]);
     // The client sends the message back as it got it: the signature reaches Gemini again.
-    const next = upstream({ messages: [...hi, body.choices[0].message, { role: 'tool', tool_call_id: 'call_req_9c1e_0', content: '18' }, { role: 'tool', tool_call_id: 'call_req_9c1e_1', content: '24' }] });
+    const next = upstream({
+      messages: [
+        ...hi,
+        body.choices[0].message,
+        { role: 'tool', tool_call_id: 'call_req_9c1e_0', content: '18' },
+        { role: 'tool', tool_call_id: 'call_req_9c1e_1', content: '24' },
+      ],
+    });
     expect(next.contents[1].parts[0].thoughtSignature).toBe('CiQB0e2Kb4VJ1tYzwh5Yc5B4NG8nM0NHPN9Ha1zjdZ4q9zxAWX0KYwHR7YpvY0nqRmQw');
     expect(next.contents[1].parts[1].thoughtSignature).toBeUndefined();
     const sdk = sdkAnswering(reply.render(settled()), 'application/json');
@@ -354,14 +440,37 @@ describe('OpenAI chat -> Gemini: whole replies', () => {
       reasoning_content: '**Multiplying step by step**\n\n27 × 453 = 27 × 400 + 27 × 53 = 10800 + 1431 = 12231.',
     });
     expect(body.usage.completion_tokens_details).toEqual({ reasoning_tokens: 287 });
-    expect(reply.usage).toEqual({ promptTokens: 12, completionTokens: 298, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 287, completionFinal: true });
+    expect(reply.usage).toEqual({
+      promptTokens: 12,
+      completionTokens: 298,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 287,
+      completionFinal: true,
+    });
   });
 
   it('bills cached content apart (promptTokenCount minus cachedContentTokenCount) and shows it as cached_tokens; MAX_TOKENS -> length', () => {
     const reply = openaiToGemini.response(fixtureText('gemini/flash-cache.json'), call());
-    expect(reply.usage).toEqual({ promptTokens: 262, completionTokens: 16, cacheReadTokens: 1872, cacheWriteTokens: 0, reasoningTokens: 0, completionFinal: true });
-    const body = JSON.parse(reply.render(settled({ promptTokens: 262, completionTokens: 16, cacheReadTokens: 1872, reasoningTokens: 0 }))) as Record<string, any>;
-    expect(body.usage).toEqual({ prompt_tokens: 2134, completion_tokens: 16, total_tokens: 2150, prompt_tokens_details: { cached_tokens: 1872 }, completion_tokens_details: { reasoning_tokens: 0 } });
+    expect(reply.usage).toEqual({
+      promptTokens: 262,
+      completionTokens: 16,
+      cacheReadTokens: 1872,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      completionFinal: true,
+    });
+    const body = JSON.parse(reply.render(settled({ promptTokens: 262, completionTokens: 16, cacheReadTokens: 1872, reasoningTokens: 0 }))) as Record<
+      string,
+      any
+    >;
+    expect(body.usage).toEqual({
+      prompt_tokens: 2134,
+      completion_tokens: 16,
+      total_tokens: 2150,
+      prompt_tokens_details: { cached_tokens: 1872 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
     expect(body.choices[0].finish_reason).toBe('length');
   });
 
@@ -392,19 +501,36 @@ describe('OpenAI chat -> Gemini: streams', () => {
     out += st.end(settled());
     const { chunks, done } = parseDataStream(out);
     expect(done).toBe(true);
-    expect(chunks).toEqual([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hello' }), chunk({ content: '! How can I help you today?' }), chunk({}, 'stop')]);
-    const final = await sdkAnswering(out, 'text/event-stream').chat.completions.stream({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'Hi' }], stream: true }).finalChatCompletion();
+    expect(chunks).toEqual([
+      chunk({ role: 'assistant', content: '' }),
+      chunk({ content: 'Hello' }),
+      chunk({ content: '! How can I help you today?' }),
+      chunk({}, 'stop'),
+    ]);
+    const final = await sdkAnswering(out, 'text/event-stream')
+      .chat.completions.stream({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'Hi' }], stream: true })
+      .finalChatCompletion();
     expect(final.choices[0].message.content).toBe('Hello! How can I help you today?');
   });
 
   it('streams two function calls as tool calls 0 and 1 with minted ids (the same as in a whole reply), then finish_reason tool_calls and the usage chunk', async () => {
-    const { st, out } = runStream('gemini/flash-parallel-tools.sse', { messages: hi, stream: true, stream_options: { include_usage: true } }, settled({ promptTokens: 96, completionTokens: 91, reasoningTokens: 55 }));
+    const { st, out } = runStream(
+      'gemini/flash-parallel-tools.sse',
+      { messages: hi, stream: true, stream_options: { include_usage: true } },
+      settled({ promptTokens: 96, completionTokens: 91, reasoningTokens: 55 }),
+    );
     expect(st.completion).toBe('{"location":"San Francisco, CA","unit":"celsius"}{"location":"New York, NY","unit":"celsius"}');
     expect(parseDataStream(out).chunks).toEqual([
       chunk({ role: 'assistant', content: '' }),
       chunk({
         tool_calls: [
-          { index: 0, id: 'call_req_9c1e_0', type: 'function', function: { name: 'get_weather', arguments: '' }, extra_content: { google: { thought_signature: 'CiQB0e2Kb4VJ1tYzwh5Yc5B4NG8nM0NHPN9Ha1zjdZ4q9zxAWX0KYwHR7YpvY0nqRmQw' } } },
+          {
+            index: 0,
+            id: 'call_req_9c1e_0',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '' },
+            extra_content: { google: { thought_signature: 'CiQB0e2Kb4VJ1tYzwh5Yc5B4NG8nM0NHPN9Ha1zjdZ4q9zxAWX0KYwHR7YpvY0nqRmQw' } },
+          },
         ],
       }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '{"location":"San Francisco, CA","unit":"celsius"}' } }] }),
@@ -414,10 +540,20 @@ describe('OpenAI chat -> Gemini: streams', () => {
       {
         ...chunkBase,
         choices: [],
-        usage: { prompt_tokens: 96, completion_tokens: 91, total_tokens: 187, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 55 }, cost_usd: 0.0000799, cost_cny: 0.00057528 },
+        usage: {
+          prompt_tokens: 96,
+          completion_tokens: 91,
+          total_tokens: 187,
+          prompt_tokens_details: { cached_tokens: 0 },
+          completion_tokens_details: { reasoning_tokens: 55 },
+          cost_usd: 0.0000799,
+          cost_cny: 0.00057528,
+        },
       },
     ]);
-    const final = await sdkAnswering(out, 'text/event-stream').chat.completions.stream({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'x' }], stream: true }).finalChatCompletion();
+    const final = await sdkAnswering(out, 'text/event-stream')
+      .chat.completions.stream({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'x' }], stream: true })
+      .finalChatCompletion();
     const calls = final.choices[0].message.tool_calls ?? [];
     expect(calls.map((c) => (c.type === 'function' ? [c.id, c.function.name, JSON.parse(c.function.arguments)] : null))).toEqual([
       ['call_req_9c1e_0', 'get_weather', { location: 'San Francisco, CA', unit: 'celsius' }],
@@ -438,8 +574,19 @@ describe('OpenAI chat -> Gemini: streams', () => {
   });
 
   it('reports cached content tokens apart in a stream and MAX_TOKENS as length', () => {
-    const { st, out } = runStream('gemini/flash-cache.sse', { messages: hi, stream: true, stream_options: { include_usage: true } }, settled({ promptTokens: 262, completionTokens: 16, cacheReadTokens: 1872, reasoningTokens: 0 }));
-    expect(st.usage).toEqual({ promptTokens: 262, completionTokens: 16, cacheReadTokens: 1872, cacheWriteTokens: 0, reasoningTokens: 0, completionFinal: true });
+    const { st, out } = runStream(
+      'gemini/flash-cache.sse',
+      { messages: hi, stream: true, stream_options: { include_usage: true } },
+      settled({ promptTokens: 262, completionTokens: 16, cacheReadTokens: 1872, reasoningTokens: 0 }),
+    );
+    expect(st.usage).toEqual({
+      promptTokens: 262,
+      completionTokens: 16,
+      cacheReadTokens: 1872,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      completionFinal: true,
+    });
     const { chunks } = parseDataStream(out);
     expect(chunks.at(-2)).toEqual(chunk({}, 'length'));
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 2134, prompt_tokens_details: { cached_tokens: 1872 } } });
@@ -447,7 +594,13 @@ describe('OpenAI chat -> Gemini: streams', () => {
 
   it('sends nothing for an event without content (the role chunk waits for the first content)', () => {
     const st = openaiToGemini.stream(call({ stream: true }), clientReq({ messages: hi, stream: true }));
-    expect(st.push({ event: 'message', data: '{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":8,"totalTokenCount":8}}', raw: '' })).toBe('');
+    expect(
+      st.push({
+        event: 'message',
+        data: '{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":8,"totalTokenCount":8}}',
+        raw: '',
+      }),
+    ).toBe('');
     expect(st.usage).toMatchObject({ promptTokens: 8, completionTokens: 0, completionFinal: false });
     expect(() => st.push({ event: 'message', data: '{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}', raw: '' })).toThrow(UpstreamFailure);
   });
@@ -483,9 +636,17 @@ describe('OpenAI chat -> Gemini: errors', () => {
         code: 'invalid_argument',
       },
     });
-    const quota = openaiToGemini.error(429, '[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}]');
+    const quota = openaiToGemini.error(
+      429,
+      '[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}]',
+    );
     expect(quota.status).toBe(429);
-    expect(JSON.parse(quota.body).error).toEqual({ message: 'Resource has been exhausted (e.g. check quota).', type: 'rate_limit', param: null, code: 'resource_exhausted' });
+    expect(JSON.parse(quota.body).error).toEqual({
+      message: 'Resource has been exhausted (e.g. check quota).',
+      type: 'rate_limit',
+      param: null,
+      code: 'resource_exhausted',
+    });
     expect(openaiToGemini.error(404, 'Not Found').status).toBe(404);
   });
 });
@@ -525,9 +686,25 @@ describe('OpenAI chat -> Gemini: robustness', () => {
     expect(err.param).toBeTruthy();
   });
 
-  const oddEvents = ['null', '[]', '7', '"x"', '{}', '{"type":null}', '{"candidates":null}', '{"candidates":[null,{"content":null}]}', '{"candidates":[{"content":{"parts":[null,{"text":5},{"functionCall":null},{"functionCall":{"name":5}}]}}]}',
-    '{"type":"message_start","message":null}', '{"type":"content_block_start","content_block":null}', '{"type":"content_block_delta","delta":null}', '{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{"}}',
-    '{"type":"message_delta","delta":null,"usage":{"output_tokens":-5}}', '{"usageMetadata":{"promptTokenCount":"9"}}', '{"type":"error","error":null}', '{"error":"boom"}'];
+  const oddEvents = [
+    'null',
+    '[]',
+    '7',
+    '"x"',
+    '{}',
+    '{"type":null}',
+    '{"candidates":null}',
+    '{"candidates":[null,{"content":null}]}',
+    '{"candidates":[{"content":{"parts":[null,{"text":5},{"functionCall":null},{"functionCall":{"name":5}}]}}]}',
+    '{"type":"message_start","message":null}',
+    '{"type":"content_block_start","content_block":null}',
+    '{"type":"content_block_delta","delta":null}',
+    '{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{"}}',
+    '{"type":"message_delta","delta":null,"usage":{"output_tokens":-5}}',
+    '{"usageMetadata":{"promptTokenCount":"9"}}',
+    '{"type":"error","error":null}',
+    '{"error":"boom"}',
+  ];
 
   it.each(oddEvents)('takes the odd stream event %s without crashing (client bytes or an UpstreamFailure)', (data) => {
     const st = openaiToGemini.stream(call({ stream: true }), clientReq({ messages: hi, stream: true }));
@@ -538,20 +715,26 @@ describe('OpenAI chat -> Gemini: robustness', () => {
     }
   });
 
-  it.each(['', 'null', '[]', '{"content":null}', '{"candidates":[]}', '{"content":[null,{"type":"text","text":5},{"type":"tool_use"}]}'])('takes the odd whole reply %s without crashing', (text) => {
-    try {
-      const reply = openaiToGemini.response(text, call());
-      expect(typeof reply.render(settled())).toBe('string');
-    } catch (err) {
-      expect(err).toBeInstanceOf(UpstreamFailure);
-    }
-  });
+  it.each(['', 'null', '[]', '{"content":null}', '{"candidates":[]}', '{"content":[null,{"type":"text","text":5},{"type":"tool_use"}]}'])(
+    'takes the odd whole reply %s without crashing',
+    (text) => {
+      try {
+        const reply = openaiToGemini.response(text, call());
+        expect(typeof reply.render(settled())).toBe('string');
+      } catch (err) {
+        expect(err).toBeInstanceOf(UpstreamFailure);
+      }
+    },
+  );
 
-  it.each(['', 'null', '[]', '{"error":null}', '{"error":{"message":5}}', '<html>bad gateway</html>'])('puts the odd error body %s in an OpenAI envelope', (text) => {
-    const e = openaiToGemini.error(422, text);
-    expect(e.status).toBe(422);
-    const parsed = JSON.parse(e.body) as { error: Record<string, unknown> };
-    expect(Object.keys(parsed.error).sort()).toEqual(['code', 'message', 'param', 'type']);
-    expect(typeof parsed.error.message).toBe('string');
-  });
+  it.each(['', 'null', '[]', '{"error":null}', '{"error":{"message":5}}', '<html>bad gateway</html>'])(
+    'puts the odd error body %s in an OpenAI envelope',
+    (text) => {
+      const e = openaiToGemini.error(422, text);
+      expect(e.status).toBe(422);
+      const parsed = JSON.parse(e.body) as { error: Record<string, unknown> };
+      expect(Object.keys(parsed.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+      expect(typeof parsed.error.message).toBe('string');
+    },
+  );
 });

@@ -26,8 +26,20 @@ function setup(raw: string) {
   return { client, finished, t: nativeResponsesTranslator(turn), turn };
 }
 
-const USAGE = { input_tokens: 20, input_tokens_details: { cached_tokens: 5 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 2 }, total_tokens: 27 };
-const RESPONSE = { id: 'resp_up1', object: 'response', status: 'completed', output: [{ id: 'msg_up1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello', annotations: [] }] }], usage: USAGE };
+const USAGE = {
+  input_tokens: 20,
+  input_tokens_details: { cached_tokens: 5 },
+  output_tokens: 7,
+  output_tokens_details: { reasoning_tokens: 2 },
+  total_tokens: 27,
+};
+const RESPONSE = {
+  id: 'resp_up1',
+  object: 'response',
+  status: 'completed',
+  output: [{ id: 'msg_up1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello', annotations: [] }] }],
+  usage: USAGE,
+};
 
 describe('native Responses translator', () => {
   it('sends the client bytes, only the model changing on fallback, to the responses operation', () => {
@@ -40,7 +52,14 @@ describe('native Responses translator', () => {
   });
 
   it('reads usage in billing terms (cached tokens apart)', () => {
-    expect(responsesUsage(USAGE)).toEqual({ promptTokens: 15, completionTokens: 7, cacheReadTokens: 5, cacheWriteTokens: 0, reasoningTokens: 2, completionFinal: true });
+    expect(responsesUsage(USAGE)).toEqual({
+      promptTokens: 15,
+      completionTokens: 7,
+      cacheReadTokens: 5,
+      cacheWriteTokens: 0,
+      reasoningTokens: 2,
+      completionFinal: true,
+    });
     expect(responsesUsage(null)).toBeNull();
   });
 

@@ -6,7 +6,14 @@ import OpenAI from 'openai';
 import { GatewayError } from '@/lib/errors';
 import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 import { openaiToAnthropic } from '@/lib/gateway/translate/openai-anthropic';
-import { chatClientRequest, chatPlanOf, responsesStreamError, responsesTranslator, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
+import {
+  chatClientRequest,
+  chatPlanOf,
+  responsesStreamError,
+  responsesTranslator,
+  type FinishedResponse,
+  type ResponsesTurn,
+} from '@/lib/gateway/translate/responses-chat';
 import type { CallInfo, Settlement, Translator } from '@/lib/gateway/translate/types';
 import { modelInfo } from '../support/model-info';
 import { fixtureText, sseEvents } from '../support/sse-fixture';
@@ -38,7 +45,13 @@ function refusal(body: Record<string, unknown>): GatewayError {
   throw new Error('expected a 400');
 }
 
-const weather = { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true };
+const weather = {
+  type: 'function',
+  name: 'get_weather',
+  description: 'Weather',
+  parameters: { type: 'object', properties: { city: { type: 'string' } } },
+  strict: true,
+};
 
 describe('Responses -> Chat Completions: request', () => {
   it('maps a string input, instructions and the sampling and output fields', () => {
@@ -79,7 +92,14 @@ describe('Responses -> Chat Completions: request', () => {
       model: 'm',
       input: [
         { role: 'developer', content: 'Use tools.' },
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather?' }, { type: 'input_image', image_url: 'https://x.test/a.png', detail: 'low' }] },
+        {
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'Weather?' },
+            { type: 'input_image', image_url: 'https://x.test/a.png', detail: 'low' },
+          ],
+        },
         { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Checking.', annotations: [] }] },
         { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
         { type: 'function_call', call_id: 'call_2', name: 'get_weather', arguments: '{"city":"Rome"}' },
@@ -94,7 +114,13 @@ describe('Responses -> Chat Completions: request', () => {
     });
     expect(plan.chat.messages).toEqual([
       { role: 'developer', content: 'Use tools.' },
-      { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image_url', image_url: { url: 'https://x.test/a.png', detail: 'low' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather?' },
+          { type: 'image_url', image_url: { url: 'https://x.test/a.png', detail: 'low' } },
+        ],
+      },
       {
         role: 'assistant',
         content: 'Checking.',
@@ -106,7 +132,9 @@ describe('Responses -> Chat Completions: request', () => {
       { role: 'tool', tool_call_id: 'call_1', content: '{"temp":21}' },
       { role: 'tool', tool_call_id: 'call_2', content: '{"temp":25}' },
     ]);
-    expect(plan.chat.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: weather.parameters, strict: true } }]);
+    expect(plan.chat.tools).toEqual([
+      { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: weather.parameters, strict: true } },
+    ]);
     expect(plan.chat.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
     expect(plan.chat.parallel_tool_calls).toBe(false);
     expect(plan.chat.response_format).toEqual({ type: 'json_object' });
@@ -122,16 +150,21 @@ describe('Responses -> Chat Completions: request', () => {
     expect(plan.conversation).toEqual([...history, { role: 'user', content: 'What is my name?' }]);
   });
 
-  it.each(['web_search', 'web_search_preview', 'file_search', 'computer_use_preview', 'mcp', 'code_interpreter', 'image_generation'])('refuses a %s tool with a 400 naming its type', (type) => {
-    const err = refusal({ model: 'm', input: 'Hi', tools: [weather, { type }] });
-    expect(err.status).toBe(400);
-    expect(err.param).toBe('tools[1].type');
-    expect(err.message).toContain(JSON.stringify(type));
-  });
+  it.each(['web_search', 'web_search_preview', 'file_search', 'computer_use_preview', 'mcp', 'code_interpreter', 'image_generation'])(
+    'refuses a %s tool with a 400 naming its type',
+    (type) => {
+      const err = refusal({ model: 'm', input: 'Hi', tools: [weather, { type }] });
+      expect(err.status).toBe(400);
+      expect(err.param).toBe('tools[1].type');
+      expect(err.message).toContain(JSON.stringify(type));
+    },
+  );
 
   it('refuses unknown input items and uploaded file ids with a 400 naming the item', () => {
     expect(refusal({ model: 'm', input: [{ type: 'web_search_call', id: 'ws_1' }] }).param).toBe('input[0].type');
-    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] }).param).toBe('input[0].content[0].image_url');
+    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] }).param).toBe(
+      'input[0].content[0].image_url',
+    );
     expect(refusal({ model: 'm', input: [] }).param).toBe('input');
   });
 });
@@ -160,7 +193,10 @@ describe('Chat Completions -> Responses: a whole reply', () => {
     const { turn, finished } = turnFor({ model: 'gpt-4o-mini', input: 'Weather in Paris?', tools: [weather], metadata: { k: 'v' } });
     const t = responsesTranslator(openaiToOpenai, turn);
     const reply = t.response(
-      chatReply({ content: 'Let me check.', tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] }, 'tool_calls'),
+      chatReply(
+        { content: 'Let me check.', tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        'tool_calls',
+      ),
       call(),
     );
     const text = reply.render(settled);
@@ -182,10 +218,22 @@ describe('Chat Completions -> Responses: a whole reply', () => {
       top_p: 1,
       tools: [weather],
       output: [
-        { id: 'msg_abc123', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Let me check.', annotations: [], logprobs: [] }] },
+        {
+          id: 'msg_abc123',
+          type: 'message',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Let me check.', annotations: [], logprobs: [] }],
+        },
         { id: 'fc_abc123_0', type: 'function_call', status: 'completed', call_id: 'call_9', name: 'get_weather', arguments: '{"city":"Paris"}' },
       ],
-      usage: { input_tokens: 25, input_tokens_details: { cached_tokens: 5, cache_write_tokens: 0 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 37 },
+      usage: {
+        input_tokens: 25,
+        input_tokens_details: { cached_tokens: 5, cache_write_tokens: 0 },
+        output_tokens: 12,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 37,
+      },
     });
     expect(finished).toHaveLength(1);
     expect(finished[0].id).toBe('resp_abc123');
@@ -201,7 +249,11 @@ describe('Chat Completions -> Responses: a whole reply', () => {
 
   it('is incomplete with reason max_output_tokens when the reply was cut by the output cap', () => {
     const { turn } = turnFor({ model: 'gpt-4o-mini', input: 'Hi', max_output_tokens: 5 });
-    const response = JSON.parse(responsesTranslator(openaiToOpenai, turn).response(chatReply({ content: 'Hello th' }, 'length'), call()).render(settled));
+    const response = JSON.parse(
+      responsesTranslator(openaiToOpenai, turn)
+        .response(chatReply({ content: 'Hello th' }, 'length'), call())
+        .render(settled),
+    );
     expect(response.status).toBe('incomplete');
     expect(response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(response.max_output_tokens).toBe(5);
@@ -213,12 +265,17 @@ describe('Chat Completions -> Responses: a whole reply', () => {
 function chatStream(deltas: [Record<string, unknown>, string | null][]): string {
   const head = { id: 'chatcmpl-up2', object: 'chat.completion.chunk', created: 1764120500, model: 'gpt-4o-mini' };
   let out = '';
-  for (const [delta, finish] of deltas) out += `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  for (const [delta, finish] of deltas)
+    out += `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
   out += `data: ${JSON.stringify({ ...head, choices: [], usage: { prompt_tokens: 25, completion_tokens: 12, total_tokens: 37 } })}\n\n`;
   return `${out}data: [DONE]\n\n`;
 }
 
-function runStream(inner: Translator, upstream: string, body: Record<string, unknown> = { model: 'gpt-4o-mini', input: 'Weather?', tools: [weather], stream: true }) {
+function runStream(
+  inner: Translator,
+  upstream: string,
+  body: Record<string, unknown> = { model: 'gpt-4o-mini', input: 'Weather?', tools: [weather], stream: true },
+) {
   const { turn, finished } = turnFor(body);
   const st = responsesTranslator(inner, turn).stream(call({ stream: true }), turn.chat);
   let out = '';
@@ -272,14 +329,31 @@ describe('Chat Completions -> Responses: a stream', () => {
     ]);
     expect(evs[0].response).toMatchObject({ id: 'resp_abc123', status: 'in_progress', output: [] });
     expect(evs[2]).toMatchObject({ output_index: 0, item: { id: 'msg_abc123', type: 'message', status: 'in_progress', role: 'assistant', content: [] } });
-    expect(evs[4]).toEqual({ type: 'response.output_text.delta', sequence_number: 4, item_id: 'msg_abc123', output_index: 0, content_index: 0, delta: 'Let me ', logprobs: [] });
+    expect(evs[4]).toEqual({
+      type: 'response.output_text.delta',
+      sequence_number: 4,
+      item_id: 'msg_abc123',
+      output_index: 0,
+      content_index: 0,
+      delta: 'Let me ',
+      logprobs: [],
+    });
     expect(evs[6]).toMatchObject({ item_id: 'msg_abc123', text: 'Let me check.' });
-    expect(evs[9]).toMatchObject({ output_index: 1, item: { id: 'fc_abc123_0', type: 'function_call', call_id: 'call_9', name: 'get_weather', arguments: '', status: 'in_progress' } });
+    expect(evs[9]).toMatchObject({
+      output_index: 1,
+      item: { id: 'fc_abc123_0', type: 'function_call', call_id: 'call_9', name: 'get_weather', arguments: '', status: 'in_progress' },
+    });
     expect(evs[12]).toMatchObject({ item_id: 'fc_abc123_0', output_index: 1, arguments: '{"city":"Paris"}' });
     const response = evs[14].response;
     expect(response.status).toBe('completed');
     expect(response.output).toEqual([
-      { id: 'msg_abc123', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Let me check.', annotations: [], logprobs: [] }] },
+      {
+        id: 'msg_abc123',
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'Let me check.', annotations: [], logprobs: [] }],
+      },
       { id: 'fc_abc123_0', type: 'function_call', status: 'completed', call_id: 'call_9', name: 'get_weather', arguments: '{"city":"Paris"}' },
     ]);
     expect(response.usage.total_tokens).toBe(37);
@@ -339,7 +413,13 @@ describe('Chat Completions -> Responses: a stream', () => {
     ]);
     expect(evs.at(-1)!.response.output).toEqual([
       { id: 'rs_abc123', type: 'reasoning', summary: [{ type: 'summary_text', text: 'Thinking.' }] },
-      { id: 'msg_abc123', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Done.', annotations: [], logprobs: [] }] },
+      {
+        id: 'msg_abc123',
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'Done.', annotations: [], logprobs: [] }],
+      },
     ]);
   });
 
@@ -364,14 +444,29 @@ describe('Chat Completions -> Responses: a stream', () => {
   it('numbers an error event after the last event sent', () => {
     const { turn } = turnFor({ model: 'gpt-4o-mini', input: 'Hi', stream: true });
     const st = responsesTranslator(openaiToOpenai, turn).stream(call({ stream: true }), turn.chat);
-    const sent = events(sseEvents(chatStream([[{ role: 'assistant', content: 'Hel' }, null]])).map((ev) => st.push(ev)).join(''));
+    const sent = events(
+      sseEvents(chatStream([[{ role: 'assistant', content: 'Hel' }, null]]))
+        .map((ev) => st.push(ev))
+        .join(''),
+    );
     const error = responsesStreamError(turn, JSON.stringify({ error: { message: 'broke', type: 'upstream_error', param: null, code: 'upstream_error' } }));
     expect(error.startsWith('event: error\n')).toBe(true);
-    expect(events(error)[0]).toEqual({ type: 'error', sequence_number: sent.length, error: { message: 'broke', type: 'upstream_error', param: null, code: 'upstream_error' } });
+    expect(events(error)[0]).toEqual({
+      type: 'error',
+      sequence_number: sent.length,
+      error: { message: 'broke', type: 'upstream_error', param: null, code: 'upstream_error' },
+    });
   });
 
   it('ends a reply cut by the output cap with response.incomplete', () => {
-    const { out } = runStream(openaiToOpenai, chatStream([[{ role: 'assistant', content: 'Hel' }, null], [{}, 'length']]), { model: 'gpt-4o-mini', input: 'Hi', stream: true });
+    const { out } = runStream(
+      openaiToOpenai,
+      chatStream([
+        [{ role: 'assistant', content: 'Hel' }, null],
+        [{}, 'length'],
+      ]),
+      { model: 'gpt-4o-mini', input: 'Hi', stream: true },
+    );
     const last = events(out).at(-1)!;
     expect(last.type).toBe('response.incomplete');
     expect(last.response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
@@ -381,6 +476,10 @@ describe('Chat Completions -> Responses: a stream', () => {
     const { turn } = turnFor({ model: 'gpt-4o-mini', input: 'Hi', stream: true });
     const st = responsesTranslator(openaiToOpenai, turn).stream(call({ stream: true }), turn.chat);
     const head = { id: 'chatcmpl-up3', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini' };
-    expect(st.push(sseEvents(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { role: 'assistant', content: null }, finish_reason: null }] })}\n\n`)[0])).toBe('');
+    expect(
+      st.push(
+        sseEvents(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { role: 'assistant', content: null }, finish_reason: null }] })}\n\n`)[0],
+      ),
+    ).toBe('');
   });
 });

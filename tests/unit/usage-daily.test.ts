@@ -62,7 +62,16 @@ describe('UsageDaily rollup', () => {
     await flushLogs();
     const db = await getDb();
     const rollup = await db.usageDaily.findMany({ where: { userId: u }, orderBy: [{ day: 'asc' }, { model: 'asc' }] });
-    expect(rollup.map((r) => [r.day.toISOString().slice(0, 10), r.model, Number(r.requests), Number(r.promptTokens), Number(r.completionTokens), r.costUsd.toFixed(12)])).toEqual([
+    expect(
+      rollup.map((r) => [
+        r.day.toISOString().slice(0, 10),
+        r.model,
+        Number(r.requests),
+        Number(r.promptTokens),
+        Number(r.completionTokens),
+        r.costUsd.toFixed(12),
+      ]),
+    ).toEqual([
       ['2026-11-20', 'deepseek-chat', 1, 10, 20, '0.000001000000'],
       ['2026-11-20', 'gpt-4o-mini', 3, 15, 21, '0.000001000003'],
       ['2026-11-21', 'gpt-4o-mini', 1, 10, 20, '0.000001000000'],

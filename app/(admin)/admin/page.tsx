@@ -100,7 +100,15 @@ export default async function AdminOverviewPage() {
           )}
         </Card>
         <Card>
-          <CardHeader title="Channel health" description="Last 5 minutes, every instance" actions={<Link className="text-sm text-indigo-700 hover:underline" href="/admin/channels">Manage</Link>} />
+          <CardHeader
+            title="Channel health"
+            description="Last 5 minutes, every instance"
+            actions={
+              <Link className="text-sm text-indigo-700 hover:underline" href="/admin/channels">
+                Manage
+              </Link>
+            }
+          />
           <Table>
             <THead>
               <Tr>
@@ -115,7 +123,13 @@ export default async function AdminOverviewPage() {
                 <Tr key={c.name}>
                   <Td>{c.name}</Td>
                   <Td>
-                    {c.disabled ? <Badge tone="red">disabled</Badge> : c.breakerOpen > 0 ? <Badge tone="amber">breaker open</Badge> : <Badge tone="green">healthy</Badge>}
+                    {c.disabled ? (
+                      <Badge tone="red">disabled</Badge>
+                    ) : c.breakerOpen > 0 ? (
+                      <Badge tone="amber">breaker open</Badge>
+                    ) : (
+                      <Badge tone="green">healthy</Badge>
+                    )}
                   </Td>
                   <Td className="text-right tabular-nums">{(c.errorRate * 100).toFixed(1)}%</Td>
                   <Td className="text-right tabular-nums">{c.p50Ms === null ? '–' : `${c.p50Ms} ms`}</Td>

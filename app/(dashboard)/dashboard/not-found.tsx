@@ -9,9 +9,7 @@ export default async function DashboardNotFound() {
     <Card className="px-6 py-12 text-center" data-testid="not-found">
       <p className="text-sm font-semibold text-indigo-700">404</p>
       <h1 className="mt-1 text-xl font-semibold tracking-tight text-slate-900">{t.notFound.title}</h1>
-      <p className="mx-auto mt-2 max-w-md text-sm text-slate-600">
-        {t.notFound.body}
-      </p>
+      <p className="mx-auto mt-2 max-w-md text-sm text-slate-600">{t.notFound.body}</p>
       <div className="mt-5 flex flex-wrap justify-center gap-2">
         <Link href="/dashboard" className={buttonClass({ size: 'sm' })}>
           {t.notFound.back}

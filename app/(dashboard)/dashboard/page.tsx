@@ -75,9 +75,7 @@ function TierCard({ o, t }: { o: Overview; t: Messages['overview'] }) {
             <div className="space-y-2">
               <p className="text-slate-600">{t.spendToReach(formatWhole(nextTier.promoteAtUsd), tierLabel(nextTier.name))}</p>
               <Progress value={Number((o.month.spendUsd * 1000n) / nextTier.promoteAtUsd) / 1000} label={t.progressTo(tierLabel(nextTier.name))} />
-              <p className="text-xs text-slate-500 tabular-nums">
-                {t.spentToGo(usd(o.month.spendUsd), usd(nextTier.remainingUsd ?? 0n))}
-              </p>
+              <p className="text-xs text-slate-500 tabular-nums">{t.spentToGo(usd(o.month.spendUsd), usd(nextTier.remainingUsd ?? 0n))}</p>
             </div>
           )}
         </div>
@@ -120,7 +118,12 @@ export default async function OverviewPage() {
           value={int(o.month.requests)}
           sub={o.month.failed ? t.overview.failed(int(o.month.failed)) : t.overview.noFailures}
         />
-        <Stat testId="requests-today" label={t.overview.requestsToday} value={int(o.today.requests)} sub={o.today.failed ? t.overview.failed(int(o.today.failed)) : t.overview.noFailures} />
+        <Stat
+          testId="requests-today"
+          label={t.overview.requestsToday}
+          value={int(o.today.requests)}
+          sub={o.today.failed ? t.overview.failed(int(o.today.failed)) : t.overview.noFailures}
+        />
         <Stat
           testId="tokens-month"
           label={t.overview.tokensMonth}
@@ -133,9 +136,7 @@ export default async function OverviewPage() {
         <Card className="lg:col-span-2">
           <CardHeader
             title={t.overview.last30}
-            description={
-              <span className="tabular-nums">{t.overview.spentRequests(usd(totalDays), int(requestsDays))}</span>
-            }
+            description={<span className="tabular-nums">{t.overview.spentRequests(usd(totalDays), int(requestsDays))}</span>}
             actions={
               <div className="flex items-center gap-3 text-xs text-slate-500">
                 <span className="flex items-center gap-1.5">

@@ -38,7 +38,8 @@ export const anthropicMessagesSurface: SurfaceSpec = {
     requireModelField(body);
     const maxTokens = body.max_tokens;
     if (maxTokens === undefined || maxTokens === null) throw invalidField('max_tokens', 'max_tokens: Field required.');
-    if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) throw invalidField('max_tokens', 'max_tokens: must be a positive integer.');
+    if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)
+      throw invalidField('max_tokens', 'max_tokens: must be a positive integer.');
     requireMessages(body);
     const stream = optionalBoolean(body, 'stream') === true;
     return {

@@ -18,7 +18,8 @@ function inputs(body: JsonObject): string[] {
     return [input];
   }
   if (!Array.isArray(input) || input.length === 0) throw invalidField('input', '"input" must be a string or a non-empty array of strings.');
-  if (input.length > MAX_EMBEDDING_INPUTS) throw invalidField('input', `"input" has ${input.length} strings; at most ${MAX_EMBEDDING_INPUTS} are allowed per request.`);
+  if (input.length > MAX_EMBEDDING_INPUTS)
+    throw invalidField('input', `"input" has ${input.length} strings; at most ${MAX_EMBEDDING_INPUTS} are allowed per request.`);
   input.forEach((s, i) => {
     if (typeof s !== 'string' || s === '') throw invalidField(`input[${i}]`, `input[${i}] must be a non-empty string.`);
   });
@@ -60,7 +61,10 @@ function embeddingsTranslator(body: JsonObject, count: number, format: 'float' |
       }
       const prompt = usageCount(parsed.usage?.prompt_tokens);
       return {
-        usage: prompt === undefined ? null : { promptTokens: prompt, completionTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, completionFinal: true },
+        usage:
+          prompt === undefined
+            ? null
+            : { promptTokens: prompt, completionTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, completionFinal: true },
         completion: '',
         render(s) {
           const out = {

@@ -12,7 +12,16 @@ import { deleteResponse, loadResponse, saveResponse } from '@/lib/gateway/respon
 import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { isObject } from '@/lib/gateway/translate/openai-client';
-import { chatClientRequest, chatPlanOf, responseNotFound, responsesStreamError, responsesTranslator, type ChatPlan, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
+import {
+  chatClientRequest,
+  chatPlanOf,
+  responseNotFound,
+  responsesStreamError,
+  responsesTranslator,
+  type ChatPlan,
+  type FinishedResponse,
+  type ResponsesTurn,
+} from '@/lib/gateway/translate/responses-chat';
 import { nativeResponsesTranslator } from '@/lib/gateway/translate/responses-native';
 import type { Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
@@ -32,7 +41,8 @@ function validateMetadata(body: JsonObject): void {
   const entries = Object.entries(metadata);
   if (entries.length > 16) throw invalidField('metadata', '"metadata" may have at most 16 keys.');
   for (const [k, v] of entries) {
-    if (k.length > 64 || typeof v !== 'string' || v.length > 512) throw invalidField(`metadata.${k}`, '"metadata" keys must be at most 64 characters and values strings of at most 512.');
+    if (k.length > 64 || typeof v !== 'string' || v.length > 512)
+      throw invalidField(`metadata.${k}`, '"metadata" keys must be at most 64 characters and values strings of at most 512.');
   }
 }
 
@@ -152,7 +162,12 @@ export const responsesSurface: SurfaceSpec = {
         let t = inner && responsesTranslator(inner, turn);
         if (t && untranslatable) {
           const refusal = untranslatable;
-          t = { ...t, request: () => { throw refusal; } };
+          t = {
+            ...t,
+            request: () => {
+              throw refusal;
+            },
+          };
         }
         translated.set(protocol, t);
       }
@@ -242,19 +257,27 @@ export async function removeResponse(ctx: RequestContext, req: GatewayRequest, s
 function inputItemsOf(msg: JsonObject, at: string): JsonObject[] {
   const items: JsonObject[] = [];
   if (msg.role === 'tool') {
-    items.push({ id: `fco_${at}`, type: 'function_call_output', call_id: msg.tool_call_id, output: typeof msg.content === 'string' ? msg.content : '', status: 'completed' });
+    items.push({
+      id: `fco_${at}`,
+      type: 'function_call_output',
+      call_id: msg.tool_call_id,
+      output: typeof msg.content === 'string' ? msg.content : '',
+      status: 'completed',
+    });
     return items;
   }
   const role = typeof msg.role === 'string' ? msg.role : 'user';
   const textType = role === 'assistant' ? 'output_text' : 'input_text';
   const parts: JsonObject[] = [];
   if (typeof msg.content === 'string') {
-    if (msg.content !== '' || !Array.isArray(msg.tool_calls)) parts.push(role === 'assistant' ? { type: textType, text: msg.content, annotations: [] } : { type: textType, text: msg.content });
+    if (msg.content !== '' || !Array.isArray(msg.tool_calls))
+      parts.push(role === 'assistant' ? { type: textType, text: msg.content, annotations: [] } : { type: textType, text: msg.content });
   } else if (Array.isArray(msg.content)) {
     for (const p of msg.content) {
       if (!isObject(p)) continue;
       if (p.type === 'text') parts.push({ type: textType, text: p.text });
-      else if (p.type === 'image_url' && isObject(p.image_url)) parts.push({ type: 'input_image', image_url: p.image_url.url, detail: p.image_url.detail ?? 'auto' });
+      else if (p.type === 'image_url' && isObject(p.image_url))
+        parts.push({ type: 'input_image', image_url: p.image_url.url, detail: p.image_url.detail ?? 'auto' });
       else if (p.type === 'file' && isObject(p.file)) parts.push({ type: 'input_file', file_data: p.file.file_data, filename: p.file.filename });
     }
   }

@@ -64,7 +64,8 @@ class MirrorStream implements StreamTranslator {
         throw new UpstreamFailure('protocol', 'upstream sent malformed JSON in the stream');
       }
       const type = typeof data.type === 'string' ? data.type : ev.event;
-      if (type === 'error' || ev.event === 'error') throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(data.error ?? data).slice(0, 200)}`);
+      if (type === 'error' || ev.event === 'error')
+        throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(data.error ?? data).slice(0, 200)}`);
       if (type === 'message_start') this.usage = takeAnthropicUsage(this.usage, (data.message as JsonObject | undefined)?.usage, false);
       else if (type === 'message_delta') this.usage = takeAnthropicUsage(this.usage, data.usage, true);
       else if (type === 'message_stop') this.finished = true;
@@ -124,7 +125,10 @@ export const anthropicToAnthropic: Translator = {
 
   stream: () => new MirrorStream(),
 
-  error: (status, text) => ({ status, body: text || JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `upstream answered ${status}` } }) }),
+  error: (status, text) => ({
+    status,
+    body: text || JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `upstream answered ${status}` } }),
+  }),
 };
 
 /** count_tokens on an Anthropic channel: forwarded like a message, answered as the upstream answers. */

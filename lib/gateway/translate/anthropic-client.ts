@@ -83,7 +83,11 @@ export function imageOf(b: JsonObject, param: string, model: ModelInfo): ImageRe
     if (typeof src.url !== 'string') throw invalid(`${param}.source.url`, `${param}.source.url: must be a string.`);
     return { kind: 'url', url: src.url };
   }
-  throw notSupported(`${param}.source.type`, model, `an image source of type "${String(src.type)}" exists only on Anthropic's platform; send base64 data or a URL.`);
+  throw notSupported(
+    `${param}.source.type`,
+    model,
+    `an image source of type "${String(src.type)}" exists only on Anthropic's platform; send base64 data or a URL.`,
+  );
 }
 
 export type DocumentRef = { kind: 'pdf'; data: string; title?: string } | { kind: 'text'; text: string };
@@ -105,7 +109,11 @@ export function documentOf(b: JsonObject, param: string, model: ModelInfo): Docu
     });
     return { kind: 'text', text: texts.join('\n') };
   }
-  throw notSupported(`${param}.source.type`, model, `a document source of type "${String(src.type)}" cannot be carried; send the PDF as base64 or the text itself.`);
+  throw notSupported(
+    `${param}.source.type`,
+    model,
+    `a document source of type "${String(src.type)}" cannot be carried; send the PDF as base64 or the text itself.`,
+  );
 }
 
 export interface ToolResultParts {
@@ -168,7 +176,11 @@ export function toolsOf(body: JsonObject, model: ModelInfo): ToolDef[] {
     const param = `tools.${i}`;
     if (!isObject(t)) throw invalid(param, `${param}: must be an object.`);
     if (t.type !== undefined && t.type !== null && t.type !== 'custom') {
-      throw notSupported(`${param}.type`, model, `"${String(t.type)}" is a tool Anthropic defines and runs; only custom tools (name, description, input_schema) can be carried.`);
+      throw notSupported(
+        `${param}.type`,
+        model,
+        `"${String(t.type)}" is a tool Anthropic defines and runs; only custom tools (name, description, input_schema) can be carried.`,
+      );
     }
     if (typeof t.name !== 'string' || t.name === '') throw invalid(`${param}.name`, `${param}.name: must be a non-empty string.`);
     if (!isObject(t.input_schema)) throw invalid(`${param}.input_schema`, `${param}.input_schema: must be a JSON schema object.`);
@@ -341,13 +353,7 @@ export function anthropicUsage(u: Settlement['usage']): AnthropicUsage {
 }
 
 /** A whole reply: `{id, type: "message", role, model, content, stop_reason, stop_sequence, usage}`. */
-export function anthropicMessage(
-  call: CallInfo,
-  content: JsonObject[],
-  stopReason: StopReason,
-  stopSequence: string | null,
-  settled: Settlement,
-): string {
+export function anthropicMessage(call: CallInfo, content: JsonObject[], stopReason: StopReason, stopSequence: string | null, settled: Settlement): string {
   return JSON.stringify({
     id: messageId(call),
     type: 'message',

@@ -57,7 +57,15 @@ const EFFORT_BUDGET: Record<Effort, number> = { low: 4096, medium: 12288, high: 
 // ---------------------------------------------------------------------------------------------
 // Request
 
-const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', heif: 'image/heif' };
+const IMAGE_TYPES: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  heic: 'image/heic',
+  heif: 'image/heif',
+};
 
 function imagePart(img: ImageRef): JsonObject {
   if (img.kind === 'base64') return { inlineData: { mimeType: img.mediaType, data: img.data } };
@@ -91,7 +99,11 @@ function buildContents(body: JsonObject, model: ModelInfo): Content[] {
           const r = toolResultOf(b, param, model);
           const name = callNames.get(r.toolUseId);
           if (name === undefined) {
-            throw notSupported(`${param}.tool_use_id`, model, `no earlier tool_use block has the id "${r.toolUseId}", and Gemini answers a call by its function's name.`);
+            throw notSupported(
+              `${param}.tool_use_id`,
+              model,
+              `no earlier tool_use block has the id "${r.toolUseId}", and Gemini answers a call by its function's name.`,
+            );
           }
           const text = r.texts.join('\n');
           responses.push({ functionResponse: { name, response: r.isError ? { error: text } : { result: text } } });
@@ -182,7 +194,8 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
   const thinking = thinkingOf(body);
   if (thinking.enabled) {
     // -1: Gemini's dynamic thinking, the nearest to Anthropic's adaptive mode.
-    const budget = thinking.budgetTokens !== undefined ? Math.min(thinking.budgetTokens, MAX_THINKING_BUDGET) : thinking.effort ? EFFORT_BUDGET[thinking.effort] : -1;
+    const budget =
+      thinking.budgetTokens !== undefined ? Math.min(thinking.budgetTokens, MAX_THINKING_BUDGET) : thinking.effort ? EFFORT_BUDGET[thinking.effort] : -1;
     gen.thinkingConfig = { thinkingBudget: budget, includeThoughts: true };
   } else if (thinking.effort) gen.thinkingConfig = { thinkingBudget: EFFORT_BUDGET[thinking.effort] };
   if (Object.keys(gen).length > 0) out.generationConfig = gen;
@@ -191,7 +204,6 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
 
 // ---------------------------------------------------------------------------------------------
 // Replies
-
 
 const REFUSALS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT']);
 

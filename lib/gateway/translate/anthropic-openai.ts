@@ -153,8 +153,7 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
     });
     // OpenAI refuses tool_choice and parallel_tool_calls without tools: they go only with them.
     if (choice) {
-      out.tool_choice =
-        choice.mode === 'any' ? 'required' : choice.mode === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.mode;
+      out.tool_choice = choice.mode === 'any' ? 'required' : choice.mode === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.mode;
       if (choice.disableParallel) out.parallel_tool_calls = false;
     }
   }

@@ -7,7 +7,24 @@ import type { JsonObject } from '@/lib/gateway/translate/types';
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Keys copied as they are (their values need no rewriting). */
-const PLAIN_KEYS = ['title', 'description', 'nullable', 'enum', 'maxItems', 'minItems', 'minProperties', 'maxProperties', 'minLength', 'maxLength', 'pattern', 'example', 'default', 'minimum', 'maximum', 'propertyOrdering'] as const;
+const PLAIN_KEYS = [
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'default',
+  'minimum',
+  'maximum',
+  'propertyOrdering',
+] as const;
 
 /** Formats Gemini knows, per type; any other is dropped (e.g. "uri", "email"). */
 const FORMATS: Record<string, Set<string>> = {

@@ -130,7 +130,8 @@ function conversation(body: JsonObject, model: ModelInfo): Conversation {
         break;
       }
       case 'tool': {
-        if (typeof m.tool_call_id !== 'string' || m.tool_call_id === '') throw invalidParam(`${at}.tool_call_id`, `\`${at}.tool_call_id\` must be a non-empty string.`);
+        if (typeof m.tool_call_id !== 'string' || m.tool_call_id === '')
+          throw invalidParam(`${at}.tool_call_id`, `\`${at}.tool_call_id\` must be a non-empty string.`);
         const result: Block = { type: 'tool_result', tool_use_id: m.tool_call_id, content: textContent(m.content, `${at}.content`) };
         if (toolResults) toolResults.push(result);
         else {
@@ -140,7 +141,10 @@ function conversation(body: JsonObject, model: ModelInfo): Conversation {
         break;
       }
       default:
-        throw invalidParam(`${at}.role`, `\`${at}.role\` ${JSON.stringify(role)} cannot be sent to ${model.name}: use system, developer, user, assistant or tool.`);
+        throw invalidParam(
+          `${at}.role`,
+          `\`${at}.role\` ${JSON.stringify(role)} cannot be sent to ${model.name}: use system, developer, user, assistant or tool.`,
+        );
     }
   });
   const last = list[list.length - 1];
@@ -214,7 +218,12 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
     else if (typeof body.top_p === 'number') out.top_p = body.top_p;
   }
 
-  const user = typeof body.user === 'string' && body.user !== '' ? body.user : typeof body.safety_identifier === 'string' && body.safety_identifier !== '' ? body.safety_identifier : undefined;
+  const user =
+    typeof body.user === 'string' && body.user !== ''
+      ? body.user
+      : typeof body.safety_identifier === 'string' && body.safety_identifier !== ''
+        ? body.safety_identifier
+        : undefined;
   if (user !== undefined) out.metadata = { user_id: user };
   if (call.stream) out.stream = true;
   return out;
@@ -289,7 +298,11 @@ function response(text: string, call: CallInfo) {
       sawText = true;
     } else if (block.type === 'thinking' && typeof block.thinking === 'string') reasoning += block.thinking;
     else if (block.type === 'tool_use' && typeof block.name === 'string') {
-      toolCalls.push({ id: typeof block.id === 'string' ? block.id : `call_${call.requestId}_${toolCalls.length}`, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+      toolCalls.push({
+        id: typeof block.id === 'string' ? block.id : `call_${call.requestId}_${toolCalls.length}`,
+        name: block.name,
+        arguments: JSON.stringify(block.input ?? {}),
+      });
     }
   }
   const finish = finishReason(msg.stop_reason, toolCalls.length);

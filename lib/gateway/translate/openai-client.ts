@@ -71,7 +71,8 @@ const EFFORTS = new Set<string>(['none', 'minimal', 'low', 'medium', 'high']);
 export function reasoningEffort(body: JsonObject): ReasoningEffort | undefined {
   const effort = body.reasoning_effort;
   if (effort === undefined || effort === null) return undefined;
-  if (typeof effort !== 'string' || !EFFORTS.has(effort)) throw invalidParam('reasoning_effort', '`reasoning_effort` must be one of none, minimal, low, medium, high.');
+  if (typeof effort !== 'string' || !EFFORTS.has(effort))
+    throw invalidParam('reasoning_effort', '`reasoning_effort` must be one of none, minimal, low, medium, high.');
   return effort as ReasoningEffort;
 }
 
@@ -97,9 +98,7 @@ export function textContent(content: unknown, param: string): string {
  * is a part's `cache_control` (the OpenRouter convention for asking Anthropic to cache a prefix).
  */
 export type ContentPart = (
-  | { kind: 'text'; text: string }
-  | { kind: 'inline'; mediaType: string; data: string; what: 'image' | 'file' }
-  | { kind: 'url'; url: string; what: 'image' }
+  { kind: 'text'; text: string } | { kind: 'inline'; mediaType: string; data: string; what: 'image' | 'file' } | { kind: 'url'; url: string; what: 'image' }
 ) & { cacheControl?: JsonObject };
 
 /**
@@ -136,7 +135,8 @@ function contentPart(part: unknown, at: string, model: ModelInfo): ContentPart {
       throw unsupported(at, model, 'audio input (input_audio parts) cannot be sent to this model');
     case 'file': {
       const file = isObject(part.file) ? part.file : {};
-      if (typeof file.file_data !== 'string') throw unsupported(`${at}.file`, model, 'send the file inline as `file_data` (a base64 data URL); uploaded file ids are not available');
+      if (typeof file.file_data !== 'string')
+        throw unsupported(`${at}.file`, model, 'send the file inline as `file_data` (a base64 data URL); uploaded file ids are not available');
       const inline = parseDataUrl(file.file_data);
       if (!inline) throw invalidParam(`${at}.file.file_data`, `\`${at}.file.file_data\` must be a base64 data URL (data:<type>;base64,...).`);
       return { kind: 'inline', mediaType: inline.mediaType, data: inline.data, what: 'file' };
@@ -183,7 +183,8 @@ export function historyToolCalls(message: JsonObject, param: string): HistoryToo
   return calls.map((call, k) => {
     const at = `${param}.tool_calls[${k}]`;
     const fn = isObject(call) ? call.function : undefined;
-    if (!isObject(call) || !isObject(fn) || typeof fn.name !== 'string') throw invalidParam(at, `\`${at}\` must be {id, type: "function", function: {name, arguments}}.`);
+    if (!isObject(call) || !isObject(fn) || typeof fn.name !== 'string')
+      throw invalidParam(at, `\`${at}\` must be {id, type: "function", function: {name, arguments}}.`);
     if (typeof call.id !== 'string' || call.id === '') throw invalidParam(`${at}.id`, `\`${at}.id\` must be a non-empty string.`);
     return { id: call.id, name: fn.name, args: parseArguments(fn.arguments, `${at}.function.arguments`), raw: call };
   });
@@ -220,8 +221,10 @@ export function functionTools(body: JsonObject, model: ModelInfo): FunctionTool[
     if (!isObject(tool)) throw invalidParam(at, `\`${at}\` must be an object.`);
     if (tool.type !== 'function') throw unsupported(`${at}.type`, model, `only function tools can be sent to this model, not ${JSON.stringify(tool.type)}`);
     const fn = tool.function;
-    if (!isObject(fn) || typeof fn.name !== 'string' || fn.name === '') throw invalidParam(`${at}.function.name`, `\`${at}.function.name\` must be a non-empty string.`);
-    if (fn.parameters !== undefined && fn.parameters !== null && !isObject(fn.parameters)) throw invalidParam(`${at}.function.parameters`, `\`${at}.function.parameters\` must be a JSON Schema object.`);
+    if (!isObject(fn) || typeof fn.name !== 'string' || fn.name === '')
+      throw invalidParam(`${at}.function.name`, `\`${at}.function.name\` must be a non-empty string.`);
+    if (fn.parameters !== undefined && fn.parameters !== null && !isObject(fn.parameters))
+      throw invalidParam(`${at}.function.parameters`, `\`${at}.function.parameters\` must be a JSON Schema object.`);
     return {
       name: fn.name,
       ...(typeof fn.description === 'string' && fn.description !== '' ? { description: fn.description } : {}),

@@ -26,7 +26,17 @@ import {
   type FinishReason,
   type ReplyToolCall,
 } from '@/lib/gateway/translate/openai-client';
-import type { CallInfo, ClientRequest, JsonObject, Settlement, SseEvent, StreamTranslator, Translator, UpstreamCall, UpstreamUsage } from '@/lib/gateway/translate/types';
+import type {
+  CallInfo,
+  ClientRequest,
+  JsonObject,
+  Settlement,
+  SseEvent,
+  StreamTranslator,
+  Translator,
+  UpstreamCall,
+  UpstreamUsage,
+} from '@/lib/gateway/translate/types';
 
 /** thinkingBudget for OpenAI's reasoning_effort (Gemini 2.5 Flash takes 0..24576, Pro 128..32768). */
 export const GEMINI_THINKING_BUDGETS = { low: 1024, medium: 8192, high: 24576 } as const;
@@ -149,7 +159,10 @@ function conversation(body: JsonObject, model: ModelInfo): { system: Part[]; con
         break;
       }
       default:
-        throw invalidParam(`${at}.role`, `\`${at}.role\` ${JSON.stringify(m.role)} cannot be sent to ${model.name}: use system, developer, user, assistant or tool.`);
+        throw invalidParam(
+          `${at}.role`,
+          `\`${at}.role\` ${JSON.stringify(m.role)} cannot be sent to ${model.name}: use system, developer, user, assistant or tool.`,
+        );
     }
   });
   // A conversation of system messages only (which OpenAI answers) has no turn for Gemini: it becomes the user's.
@@ -219,7 +232,6 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
 // ---------------------------------------------------------------------------------------------
 // Replies
 
-
 function finishReason(reason: unknown, toolCalls: number): FinishReason {
   switch (reason) {
     case 'MAX_TOKENS':
@@ -254,7 +266,11 @@ function upstreamError(data: JsonObject): UpstreamFailure {
   const err = isObject(data.error) ? data.error : {};
   const status = typeof err.status === 'string' ? err.status : 'error';
   const message = typeof err.message === 'string' ? err.message : '';
-  return new UpstreamFailure('status', `upstream stream error: ${status}${message ? `: ${message.slice(0, 200)}` : ''}`, typeof err.code === 'number' ? err.code : undefined);
+  return new UpstreamFailure(
+    'status',
+    `upstream stream error: ${status}${message ? `: ${message.slice(0, 200)}` : ''}`,
+    typeof err.code === 'number' ? err.code : undefined,
+  );
 }
 
 /** The first candidate (n is 1) and whether the prompt itself was blocked. */
@@ -319,7 +335,10 @@ class GeminiStream implements StreamTranslator {
   private readonly out: ChunkWriter;
   private readonly withUsage: boolean;
 
-  constructor(private readonly call: CallInfo, req: ClientRequest) {
+  constructor(
+    private readonly call: CallInfo,
+    req: ClientRequest,
+  ) {
     this.out = new ChunkWriter(call);
     this.withUsage = wantsStreamUsage(req);
   }

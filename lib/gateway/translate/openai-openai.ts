@@ -108,12 +108,20 @@ export const openaiToOpenai: Translator = {
       completion,
       render(s) {
         const end = text.lastIndexOf('}');
-        if (usage && parsed.object === 'chat.completion' && typeof parsed.id === 'string' && parsed.id.startsWith('chatcmpl-') && parsed.service === undefined && end > 0) {
+        if (
+          usage &&
+          parsed.object === 'chat.completion' &&
+          typeof parsed.id === 'string' &&
+          parsed.id.startsWith('chatcmpl-') &&
+          parsed.service === undefined &&
+          end > 0
+        ) {
           // The common case: the upstream's reply is already in OpenAI's shape, so it goes out as
           // it came, with our `service` member spliced in before the closing brace.
           return `${text.slice(0, end)},"service":${serviceMember(s)}}`;
         }
-        if (typeof parsed.id !== 'string' || !parsed.id.startsWith('chatcmpl-')) parsed.id = `chatcmpl-${typeof parsed.id === 'string' ? parsed.id : call.requestId}`;
+        if (typeof parsed.id !== 'string' || !parsed.id.startsWith('chatcmpl-'))
+          parsed.id = `chatcmpl-${typeof parsed.id === 'string' ? parsed.id : call.requestId}`;
         parsed.object = 'chat.completion';
         if (!parsed.usage) parsed.usage = clientUsage(s);
         parsed.service = '__SERVICE__';
@@ -130,4 +138,3 @@ export const openaiToOpenai: Translator = {
     body: text || JSON.stringify({ error: { message: `upstream answered ${status}`, type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }),
   }),
 };
-

@@ -32,7 +32,8 @@ export function chatTools(tools: unknown): JsonObject[] | undefined {
       );
     }
     if (typeof tool.name !== 'string' || tool.name === '') throw invalidParam(`${at}.name`, `\`${at}.name\` must be a non-empty string.`);
-    if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters)) throw invalidParam(`${at}.parameters`, `\`${at}.parameters\` must be a JSON Schema object.`);
+    if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters))
+      throw invalidParam(`${at}.parameters`, `\`${at}.parameters\` must be a JSON Schema object.`);
     const fn: JsonObject = { name: tool.name };
     if (typeof tool.description === 'string' && tool.description !== '') fn.description = tool.description;
     if (isObject(tool.parameters)) fn.parameters = tool.parameters;
@@ -87,7 +88,8 @@ function chatPart(part: unknown, at: string): JsonObject {
       return { type: 'image_url', image_url: image };
     }
     case 'input_file': {
-      if (typeof part.file_data !== 'string') throw invalidParam(`${at}.file_data`, `\`${at}.file_data\` must be a base64 data URL (uploaded file ids and file URLs are not available).`);
+      if (typeof part.file_data !== 'string')
+        throw invalidParam(`${at}.file_data`, `\`${at}.file_data\` must be a base64 data URL (uploaded file ids and file URLs are not available).`);
       const file: JsonObject = { file_data: part.file_data };
       if (typeof part.filename === 'string') file.filename = part.filename;
       return { type: 'file', file };
@@ -127,7 +129,12 @@ export function chatMessagesOf(input: unknown): ChatMessage[] {
         if (role === 'assistant') {
           out.push({ role, content: textOf(item.content, `${at}.content`) });
         } else if (role === 'user') {
-          const content = typeof item.content === 'string' ? item.content : Array.isArray(item.content) ? item.content.map((p, j) => chatPart(p, `${at}.content[${j}]`)) : undefined;
+          const content =
+            typeof item.content === 'string'
+              ? item.content
+              : Array.isArray(item.content)
+                ? item.content.map((p, j) => chatPart(p, `${at}.content[${j}]`))
+                : undefined;
           if (content === undefined) throw invalidParam(`${at}.content`, `\`${at}.content\` must be a string or an array of content parts.`);
           out.push({ role, content });
         } else {
@@ -293,12 +300,20 @@ function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: St
 
 const reasoningItem = (id: string, text: string): JsonObject => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }] });
 const messageItem = (id: string, text: string, status: string): JsonObject => ({ id, type: 'message', status, role: 'assistant', content: [outputText(text)] });
-const functionCallItem = (id: string, t: ToolCall, status: string): JsonObject => ({ id, type: 'function_call', status, call_id: t.id, name: t.name, arguments: t.arguments });
+const functionCallItem = (id: string, t: ToolCall, status: string): JsonObject => ({
+  id,
+  type: 'function_call',
+  status,
+  call_id: t.id,
+  name: t.name,
+  arguments: t.arguments,
+});
 
 /** The assistant's turn as a chat message, for the stored conversation. */
 function assistantMessage(turn: Turn): ChatMessage {
   const msg: ChatMessage = { role: 'assistant', content: turn.text || (turn.toolCalls.length > 0 ? null : '') };
-  if (turn.toolCalls.length > 0) msg.tool_calls = turn.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments }, ...t.extra }));
+  if (turn.toolCalls.length > 0)
+    msg.tool_calls = turn.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments }, ...t.extra }));
   return msg;
 }
 
@@ -332,7 +347,15 @@ export function responsesStreamError(rt: ResponsesTurn, errorBody: string): stri
 }
 
 /** The Response object's JSON text, the gateway's `service` member (cost as a bare JSON number) last. */
-function renderResponse(call: CallInfo, turn: ResponsesTurn, status: string, incomplete: JsonObject | null, output: JsonObject[], usage: JsonObject | null, settled: Settlement | null): string {
+function renderResponse(
+  call: CallInfo,
+  turn: ResponsesTurn,
+  status: string,
+  incomplete: JsonObject | null,
+  output: JsonObject[],
+  usage: JsonObject | null,
+  settled: Settlement | null,
+): string {
   const ids = responseIds(call.requestId);
   const json = JSON.stringify({
     id: ids.response,
@@ -464,11 +487,19 @@ export class ResponsesEventWriter {
       this.items.push({});
       this.current = { kind, index, id, text: '' };
       if (kind === 'message') {
-        out += this.event('response.output_item.added', { output_index: index, item: { id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } });
+        out += this.event('response.output_item.added', {
+          output_index: index,
+          item: { id, type: 'message', status: 'in_progress', role: 'assistant', content: [] },
+        });
         out += this.event('response.content_part.added', { item_id: id, output_index: index, content_index: 0, part: outputText('') });
       } else {
         out += this.event('response.output_item.added', { output_index: index, item: { id, type: 'reasoning', summary: [] } });
-        out += this.event('response.reasoning_summary_part.added', { item_id: id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+        out += this.event('response.reasoning_summary_part.added', {
+          item_id: id,
+          output_index: index,
+          summary_index: 0,
+          part: { type: 'summary_text', text: '' },
+        });
       }
     }
     const cur = this.current as Extract<OpenItem, { kind: 'message' | 'reasoning' }>;
@@ -527,7 +558,12 @@ export class ResponsesEventWriter {
     this.items[cur.index] = item;
     return (
       this.event('response.reasoning_summary_text.done', { item_id: cur.id, output_index: cur.index, summary_index: 0, text: cur.text }) +
-      this.event('response.reasoning_summary_part.done', { item_id: cur.id, output_index: cur.index, summary_index: 0, part: { type: 'summary_text', text: cur.text } }) +
+      this.event('response.reasoning_summary_part.done', {
+        item_id: cur.id,
+        output_index: cur.index,
+        summary_index: 0,
+        part: { type: 'summary_text', text: cur.text },
+      }) +
       this.event('response.output_item.done', { output_index: cur.index, item })
     );
   }
@@ -538,7 +574,12 @@ export class ResponsesEventWriter {
     for (const open of [...this.calls.values()].sort((a, b) => a.index - b.index)) {
       const item = functionCallItem(open.id, open.call, 'completed');
       this.items[open.index] = item;
-      out += this.event('response.function_call_arguments.done', { item_id: open.id, output_index: open.index, name: open.call.name, arguments: open.call.arguments });
+      out += this.event('response.function_call_arguments.done', {
+        item_id: open.id,
+        output_index: open.index,
+        name: open.call.name,
+        arguments: open.call.arguments,
+      });
       out += this.event('response.output_item.done', { output_index: open.index, item });
     }
     this.calls.clear();

@@ -104,7 +104,10 @@ class NativeStream implements StreamTranslator {
     if (type === 'error') throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(parsed.error ?? parsed).slice(0, 200)}`);
     const seq = typeof parsed.sequence_number === 'number' ? parsed.sequence_number : undefined;
     if (seq !== undefined) this.rt.sequence = Math.max(this.rt.sequence ?? 0, seq + 1);
-    if (typeof parsed.delta === 'string' && (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta' || type === 'response.reasoning_summary_text.delta')) {
+    if (
+      typeof parsed.delta === 'string' &&
+      (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta' || type === 'response.reasoning_summary_text.delta')
+    ) {
       this.completion += parsed.delta;
     }
     if (TERMINAL.has(type) && isObject(parsed.response)) {
@@ -137,7 +140,8 @@ export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
       } catch {
         throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
       }
-      if (!isObject(parsed) || parsed.object !== 'response' || !Array.isArray(parsed.output)) throw new UpstreamFailure('protocol', 'upstream reply is not a Response object');
+      if (!isObject(parsed) || parsed.object !== 'response' || !Array.isArray(parsed.output))
+        throw new UpstreamFailure('protocol', 'upstream reply is not a Response object');
       return {
         usage: responsesUsage(parsed.usage),
         completion: outputText(parsed.output),
@@ -156,7 +160,8 @@ export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
     // The caller's mistake as the upstream saw it: its status and body (already OpenAI's envelope).
     error: (status, text) => ({
       status,
-      body: text || JSON.stringify({ error: { message: `upstream answered ${status}`, type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }),
+      body:
+        text || JSON.stringify({ error: { message: `upstream answered ${status}`, type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }),
     }),
   };
 }

@@ -22,7 +22,9 @@ export default async function AdminAccountsPage({ searchParams }: { searchParams
       <PageHeader title="Accounts" description="Search by email (any part) or paste an account id." />
       <form className="mb-4 flex gap-2" action="/admin/accounts">
         <Input name="q" defaultValue={q} placeholder="email or id" aria-label="Search accounts" data-testid="account-search" className="max-w-md" />
-        <Button type="submit" variant="secondary">Search</Button>
+        <Button type="submit" variant="secondary">
+          Search
+        </Button>
       </form>
       <Card>
         {accounts.length === 0 ? (
@@ -45,7 +47,11 @@ export default async function AdminAccountsPage({ searchParams }: { searchParams
                     <Link className="text-indigo-700 hover:underline" href={`/admin/accounts/${a.id}`}>
                       {a.email}
                     </Link>
-                    {a.role === 'admin' && <Badge tone="amber" className="ml-2">admin</Badge>}
+                    {a.role === 'admin' && (
+                      <Badge tone="amber" className="ml-2">
+                        admin
+                      </Badge>
+                    )}
                   </Td>
                   <Td>
                     {tierLabel(a.tier)}

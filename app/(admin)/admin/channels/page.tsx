@@ -42,12 +42,17 @@ export default async function AdminChannelsPage() {
                 <Td>
                   <div className="flex flex-col items-start gap-1">
                     {c.disabled ? (
-                      <Badge tone="red" data-testid="channel-state">disabled{c.disabledReason === 'auto' ? ' (auto)' : ''}</Badge>
+                      <Badge tone="red" data-testid="channel-state">
+                        disabled{c.disabledReason === 'auto' ? ' (auto)' : ''}
+                      </Badge>
                     ) : (
-                      <Badge tone="green" data-testid="channel-state">enabled</Badge>
+                      <Badge tone="green" data-testid="channel-state">
+                        enabled
+                      </Badge>
                     )}
                     <span className="text-xs text-slate-500">
-                      breaker {c.breakerOpen > 0 ? `open on ${c.breakerOpen}/${c.instances}` : `closed (${c.instances} instance${c.instances === 1 ? '' : 's'})`}
+                      breaker{' '}
+                      {c.breakerOpen > 0 ? `open on ${c.breakerOpen}/${c.instances}` : `closed (${c.instances} instance${c.instances === 1 ? '' : 's'})`}
                       {c.consecutiveFailures > 0 ? ` · ${c.consecutiveFailures} failures in a row` : ''}
                     </span>
                   </div>
@@ -58,7 +63,14 @@ export default async function AdminChannelsPage() {
                 </Td>
                 <Td className="text-right tabular-nums">{c.p50Ms === null ? '–' : `${c.p50Ms} / ${c.p99Ms} ms`}</Td>
                 <Td className="tabular-nums">
-                  {c.priority} · {c.weightOverride !== null ? <><s className="text-slate-500">{c.weight}</s> <b>{c.weightOverride}</b></> : c.weight}
+                  {c.priority} ·{' '}
+                  {c.weightOverride !== null ? (
+                    <>
+                      <s className="text-slate-500">{c.weight}</s> <b>{c.weightOverride}</b>
+                    </>
+                  ) : (
+                    c.weight
+                  )}
                 </Td>
                 <Td>
                   <ChannelControls name={c.name} disabled={c.disabled} weight={c.weightOverride} />

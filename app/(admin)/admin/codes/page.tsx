@@ -15,7 +15,10 @@ export default async function AdminCodesPage() {
   const batches = await listBatches();
   return (
     <>
-      <PageHeader title="Redemption codes" description="Prepaid balance for customers who cannot pay by card. Codes are stored hashed: export them when you create them." />
+      <PageHeader
+        title="Redemption codes"
+        description="Prepaid balance for customers who cannot pay by card. Codes are stored hashed: export them when you create them."
+      />
       <Card>
         <CardHeader title="New batch" />
         <CardBody>

@@ -40,7 +40,11 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
       <PageHeader
         title="Logs"
         description="Every account's requests, newest first."
-        actions={<ButtonLink variant="secondary" href={`/api/admin/logs/export?${kept.toString()}`} prefetch={false} data-testid="admin-export">Export CSV</ButtonLink>}
+        actions={
+          <ButtonLink variant="secondary" href={`/api/admin/logs/export?${kept.toString()}`} prefetch={false} data-testid="admin-export">
+            Export CSV
+          </ButtonLink>
+        }
       />
       <form action="/admin/logs" className="mb-4 grid gap-2 sm:grid-cols-4 lg:grid-cols-8">
         <Input name="account" defaultValue={field('account')} placeholder="account email or id" aria-label="Account" className="lg:col-span-2" />
@@ -54,9 +58,15 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
         </Select>
         <Input name="from" type="date" defaultValue={field('from')} aria-label="From" />
         <Input name="to" type="date" defaultValue={field('to')} aria-label="To" />
-        <Button type="submit" variant="secondary">Filter</Button>
+        <Button type="submit" variant="secondary">
+          Filter
+        </Button>
       </form>
-      {problem && <Alert tone="error" className="mb-4">{problem}</Alert>}
+      {problem && (
+        <Alert tone="error" className="mb-4">
+          {problem}
+        </Alert>
+      )}
       <Card>
         {page.data.length === 0 ? (
           <EmptyState title="No requests match" />
@@ -77,16 +87,22 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
               {page.data.map((e) => (
                 <Tr key={e.id} data-testid="admin-log-row">
                   <Td className="whitespace-nowrap">
-                    <Link className="text-indigo-700 hover:underline" href={`/admin/logs/${encodeURIComponent(e.id)}`}>{dateTime(e.createdAt)}</Link>
+                    <Link className="text-indigo-700 hover:underline" href={`/admin/logs/${encodeURIComponent(e.id)}`}>
+                      {dateTime(e.createdAt)}
+                    </Link>
                   </Td>
                   <Td className="max-w-48 truncate">{e.email}</Td>
                   <Td>
                     {e.modelServed ?? e.modelRequested ?? '–'}
-                    {e.modelServed && e.modelRequested && e.modelServed !== e.modelRequested && <div className="text-xs text-slate-500">asked {e.modelRequested}</div>}
+                    {e.modelServed && e.modelRequested && e.modelServed !== e.modelRequested && (
+                      <div className="text-xs text-slate-500">asked {e.modelRequested}</div>
+                    )}
                   </Td>
                   <Td>{e.channel ?? '–'}</Td>
                   <Td>
-                    <Badge tone={e.outcome === 'ok' ? 'green' : e.status >= 500 ? 'red' : 'amber'}>{e.status} {e.outcome}</Badge>
+                    <Badge tone={e.outcome === 'ok' ? 'green' : e.status >= 500 ? 'red' : 'amber'}>
+                      {e.status} {e.outcome}
+                    </Badge>
                   </Td>
                   <Td className="text-right tabular-nums">{e.latencyMs} ms</Td>
                   <Td className="text-right tabular-nums">{usdFine(e.costUsd)}</Td>
@@ -98,7 +114,9 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
       </Card>
       {page.nextCursor && (
         <div className="mt-4 flex justify-end">
-          <ButtonLink variant="secondary" href={`/admin/logs?${next.toString()}`}>Older</ButtonLink>
+          <ButtonLink variant="secondary" href={`/admin/logs?${next.toString()}`}>
+            Older
+          </ButtonLink>
         </div>
       )}
     </>

@@ -18,7 +18,12 @@ export async function generateMetadata(): Promise<Metadata> {
 }
 
 const deliveryTone: Record<PublicAlertEvent['delivery']['status'], BadgeTone> = { delivered: 'green', pending: 'amber', failed: 'red', not_sent: 'neutral' };
-const deliveryLabel: Record<PublicAlertEvent['delivery']['status'], Phrase> = { delivered: 'delivered', pending: 'retrying', failed: 'failed', not_sent: 'no webhook' };
+const deliveryLabel: Record<PublicAlertEvent['delivery']['status'], Phrase> = {
+  delivered: 'delivered',
+  pending: 'retrying',
+  failed: 'failed',
+  not_sent: 'no webhook',
+};
 
 export default async function AlertsPage() {
   const user = await requirePageUser('/dashboard/alerts');
@@ -36,7 +41,9 @@ export default async function AlertsPage() {
         <Card>
           <CardHeader title={t('Recent alerts')} />
           {events.length === 0 ? (
-            <EmptyState title={t('No alerts yet')}>{settings.enabled ? t('They appear here when a threshold is crossed.') : t('Save the settings to turn alerts on.')}</EmptyState>
+            <EmptyState title={t('No alerts yet')}>
+              {settings.enabled ? t('They appear here when a threshold is crossed.') : t('Save the settings to turn alerts on.')}
+            </EmptyState>
           ) : (
             <Table data-testid="alert-events">
               <THead>

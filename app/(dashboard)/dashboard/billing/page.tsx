@@ -53,7 +53,8 @@ function details(item: LedgerItem, t: Translate): string {
 function returnNotice(sp: SearchParams): 'paid' | 'cancelled' | null {
   const values = ['recharge', 'payment', 'checkout', 'status'].map((k) => sp[k]).flat();
   if (values.some((v) => v === 'success' || v === 'succeeded' || v === 'paid') || sp.success !== undefined || sp.session_id !== undefined) return 'paid';
-  if (values.some((v) => v === 'cancel' || v === 'canceled' || v === 'cancelled') || sp.canceled !== undefined || sp.cancelled !== undefined) return 'cancelled';
+  if (values.some((v) => v === 'cancel' || v === 'canceled' || v === 'cancelled') || sp.canceled !== undefined || sp.cancelled !== undefined)
+    return 'cancelled';
   return null;
 }
 
@@ -175,60 +176,63 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
           <EmptyState title={tr('No balance changes yet')} />
         ) : (
           <>
-          <ul className="divide-y divide-slate-100 sm:hidden" aria-label={tr('Balance history')}>
-            {ledger.data.map((item) => (
-              <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
-                <div className="flex items-center justify-between gap-3">
-                  <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
-                  <span className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`} title={formatExact(item.amountUsd)}>
-                    {item.amountUsd > 0n ? '+' : ''}
-                    {usd(item.amountUsd)}
-                  </span>
-                </div>
-                <div className="mt-1 flex items-baseline justify-between gap-3 text-sm text-slate-600">
-                  <span className="tabular-nums">{item.day ? tr('{day} (UTC day)', { day: item.day }) : <LocalTime iso={item.at.toISOString()} />}</span>
-                  <span className="tabular-nums">{tr('Balance {amount}', { amount: formatBalance(item.balanceAfterUsd) })}</span>
-                </div>
-                {details(item, tr) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item, tr)}</p>}
-              </li>
-            ))}
-          </ul>
-          <div className="hidden sm:block">
-          <Table>
-            <THead>
-              <tr>
-                <Th>{tr('Date')}</Th>
-                <Th>{tr('Type')}</Th>
-                <Th>{tr('Details')}</Th>
-                <Th className="text-right">{tr('Amount')}</Th>
-                <Th className="text-right">{tr('Balance after')}</Th>
-              </tr>
-            </THead>
-            <TBody>
+            <ul className="divide-y divide-slate-100 sm:hidden" aria-label={tr('Balance history')}>
               {ledger.data.map((item) => (
-                <Tr key={item.key} data-testid="ledger-row" data-kind={item.kind}>
-                  <Td className="whitespace-nowrap tabular-nums">{item.day ?? <LocalTime iso={item.at.toISOString()} />}</Td>
-                  <Td>
+                <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
+                  <div className="flex items-center justify-between gap-3">
                     <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
-                  </Td>
-                  <Td className="max-w-72 truncate text-slate-500" title={details(item, tr)}>
-                    {details(item, tr) || '—'}
-                  </Td>
-                  <Td
-                    className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
-                    title={formatExact(item.amountUsd)}
-                  >
-                    {item.amountUsd > 0n ? '+' : ''}
-                    {usd(item.amountUsd)}
-                  </Td>
-                  <Td className="whitespace-nowrap text-right tabular-nums" title={formatExact(item.balanceAfterUsd)}>
-                    {formatBalance(item.balanceAfterUsd)}
-                  </Td>
-                </Tr>
+                    <span
+                      className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
+                      title={formatExact(item.amountUsd)}
+                    >
+                      {item.amountUsd > 0n ? '+' : ''}
+                      {usd(item.amountUsd)}
+                    </span>
+                  </div>
+                  <div className="mt-1 flex items-baseline justify-between gap-3 text-sm text-slate-600">
+                    <span className="tabular-nums">{item.day ? tr('{day} (UTC day)', { day: item.day }) : <LocalTime iso={item.at.toISOString()} />}</span>
+                    <span className="tabular-nums">{tr('Balance {amount}', { amount: formatBalance(item.balanceAfterUsd) })}</span>
+                  </div>
+                  {details(item, tr) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item, tr)}</p>}
+                </li>
               ))}
-            </TBody>
-          </Table>
-          </div>
+            </ul>
+            <div className="hidden sm:block">
+              <Table>
+                <THead>
+                  <tr>
+                    <Th>{tr('Date')}</Th>
+                    <Th>{tr('Type')}</Th>
+                    <Th>{tr('Details')}</Th>
+                    <Th className="text-right">{tr('Amount')}</Th>
+                    <Th className="text-right">{tr('Balance after')}</Th>
+                  </tr>
+                </THead>
+                <TBody>
+                  {ledger.data.map((item) => (
+                    <Tr key={item.key} data-testid="ledger-row" data-kind={item.kind}>
+                      <Td className="whitespace-nowrap tabular-nums">{item.day ?? <LocalTime iso={item.at.toISOString()} />}</Td>
+                      <Td>
+                        <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
+                      </Td>
+                      <Td className="max-w-72 truncate text-slate-500" title={details(item, tr)}>
+                        {details(item, tr) || '—'}
+                      </Td>
+                      <Td
+                        className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
+                        title={formatExact(item.amountUsd)}
+                      >
+                        {item.amountUsd > 0n ? '+' : ''}
+                        {usd(item.amountUsd)}
+                      </Td>
+                      <Td className="whitespace-nowrap text-right tabular-nums" title={formatExact(item.balanceAfterUsd)}>
+                        {formatBalance(item.balanceAfterUsd)}
+                      </Td>
+                    </Tr>
+                  ))}
+                </TBody>
+              </Table>
+            </div>
           </>
         )}
         {(ledger.nextCursor || before) && (

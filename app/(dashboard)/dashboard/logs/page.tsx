@@ -114,88 +114,88 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
           </EmptyState>
         ) : (
           <>
-          <ul className="divide-y divide-slate-100 sm:hidden" aria-label={tr('Requests')}>
-            {page.data.map((e) => {
-              const href = `/dashboard/logs/${encodeURIComponent(e.id)}`;
-              return (
-                <li key={e.id} data-testid="log-card">
-                  <Link href={href} className="block px-4 py-3 hover:bg-slate-50">
-                    <div className="flex items-start justify-between gap-3">
-                      <div className="min-w-0">
-                        <ModelCell entry={e} />
-                      </div>
-                      <StatusBadge status={e.status} outcome={e.outcome} />
-                    </div>
-                    <div className="mt-1 flex items-baseline justify-between gap-3 text-sm">
-                      <LocalTime iso={e.createdAt.toISOString()} className="tabular-nums text-slate-600" />
-                      <span className="font-medium tabular-nums text-slate-900">{usdFine(e.costUsd)}</span>
-                    </div>
-                    <div className="mt-0.5 flex items-baseline justify-between gap-3 text-xs text-slate-600">
-                      <span className="tabular-nums">
-                        {tr('{in} in / {out} out', { in: int(e.promptTokens), out: int(e.completionTokens) })} · {latency(e.latencyMs)}
-                      </span>
-                      <span className="tabular-nums">{cnyFine(e.costCny)}</span>
-                    </div>
-                    {e.errorCode && <div className="mt-1 truncate font-mono text-xs text-slate-600">{e.errorCode}</div>}
-                  </Link>
-                </li>
-              );
-            })}
-          </ul>
-          <div className="hidden sm:block">
-          <Table>
-            <THead>
-              <tr>
-                <Th>{tr('Time')}</Th>
-                <Th>{tr('Model')}</Th>
-                <Th className="hidden xl:table-cell">{tr('Key')}</Th>
-                <Th className="hidden lg:table-cell">{tr('Channel')}</Th>
-                <Th className="text-right">{tr('Tokens in / out')}</Th>
-                <Th className="text-right">{tr('Cost')}</Th>
-                <Th className="hidden text-right md:table-cell">{tr('Latency')}</Th>
-                <Th>{tr('Status')}</Th>
-              </tr>
-            </THead>
-            <TBody>
+            <ul className="divide-y divide-slate-100 sm:hidden" aria-label={tr('Requests')}>
               {page.data.map((e) => {
                 const href = `/dashboard/logs/${encodeURIComponent(e.id)}`;
                 return (
-                  <RowLink key={e.id} href={href} testId="log-row">
-                    <Td className="whitespace-nowrap">
-                      <Link href={href} className="tabular-nums text-slate-900 hover:text-indigo-600">
-                        <LocalTime iso={e.createdAt.toISOString()} />
-                      </Link>
-                      <div className="mt-0.5 flex items-center gap-1 text-xs text-slate-500">
-                        {e.endpoint.replace(/^\/v1\//, '')}
-                        {e.stream && <Badge tone="blue">{tr('stream')}</Badge>}
+                  <li key={e.id} data-testid="log-card">
+                    <Link href={href} className="block px-4 py-3 hover:bg-slate-50">
+                      <div className="flex items-start justify-between gap-3">
+                        <div className="min-w-0">
+                          <ModelCell entry={e} />
+                        </div>
+                        <StatusBadge status={e.status} outcome={e.outcome} />
                       </div>
-                    </Td>
-                    <Td>
-                      <ModelCell entry={e} />
-                    </Td>
-                    <Td className="hidden max-w-40 truncate xl:table-cell">{e.apiKeyId ? (keyNames.get(e.apiKeyId) ?? tr('deleted key')) : '—'}</Td>
-                    <Td className="hidden whitespace-nowrap lg:table-cell">{e.channel ?? <span className="text-slate-500">—</span>}</Td>
-                    <Td className="text-right">
-                      <TokensCell entry={e} />
-                    </Td>
-                    <Td className="whitespace-nowrap text-right tabular-nums">
-                      <div className="text-slate-900">{usdFine(e.costUsd)}</div>
-                      <div className="text-xs text-slate-500">{cnyFine(e.costCny)}</div>
-                    </Td>
-                    <Td className="hidden whitespace-nowrap text-right tabular-nums md:table-cell">
-                      {latency(e.latencyMs)}
-                      {e.firstTokenMs !== null && <div className="text-xs text-slate-500">TTFT {latency(e.firstTokenMs)}</div>}
-                    </Td>
-                    <Td className="whitespace-nowrap">
-                      <StatusBadge status={e.status} outcome={e.outcome} />
-                      {e.errorCode && <div className="mt-1 font-mono text-xs text-slate-500">{e.errorCode}</div>}
-                    </Td>
-                  </RowLink>
+                      <div className="mt-1 flex items-baseline justify-between gap-3 text-sm">
+                        <LocalTime iso={e.createdAt.toISOString()} className="tabular-nums text-slate-600" />
+                        <span className="font-medium tabular-nums text-slate-900">{usdFine(e.costUsd)}</span>
+                      </div>
+                      <div className="mt-0.5 flex items-baseline justify-between gap-3 text-xs text-slate-600">
+                        <span className="tabular-nums">
+                          {tr('{in} in / {out} out', { in: int(e.promptTokens), out: int(e.completionTokens) })} · {latency(e.latencyMs)}
+                        </span>
+                        <span className="tabular-nums">{cnyFine(e.costCny)}</span>
+                      </div>
+                      {e.errorCode && <div className="mt-1 truncate font-mono text-xs text-slate-600">{e.errorCode}</div>}
+                    </Link>
+                  </li>
                 );
               })}
-            </TBody>
-          </Table>
-          </div>
+            </ul>
+            <div className="hidden sm:block">
+              <Table>
+                <THead>
+                  <tr>
+                    <Th>{tr('Time')}</Th>
+                    <Th>{tr('Model')}</Th>
+                    <Th className="hidden xl:table-cell">{tr('Key')}</Th>
+                    <Th className="hidden lg:table-cell">{tr('Channel')}</Th>
+                    <Th className="text-right">{tr('Tokens in / out')}</Th>
+                    <Th className="text-right">{tr('Cost')}</Th>
+                    <Th className="hidden text-right md:table-cell">{tr('Latency')}</Th>
+                    <Th>{tr('Status')}</Th>
+                  </tr>
+                </THead>
+                <TBody>
+                  {page.data.map((e) => {
+                    const href = `/dashboard/logs/${encodeURIComponent(e.id)}`;
+                    return (
+                      <RowLink key={e.id} href={href} testId="log-row">
+                        <Td className="whitespace-nowrap">
+                          <Link href={href} className="tabular-nums text-slate-900 hover:text-indigo-600">
+                            <LocalTime iso={e.createdAt.toISOString()} />
+                          </Link>
+                          <div className="mt-0.5 flex items-center gap-1 text-xs text-slate-500">
+                            {e.endpoint.replace(/^\/v1\//, '')}
+                            {e.stream && <Badge tone="blue">{tr('stream')}</Badge>}
+                          </div>
+                        </Td>
+                        <Td>
+                          <ModelCell entry={e} />
+                        </Td>
+                        <Td className="hidden max-w-40 truncate xl:table-cell">{e.apiKeyId ? (keyNames.get(e.apiKeyId) ?? tr('deleted key')) : '—'}</Td>
+                        <Td className="hidden whitespace-nowrap lg:table-cell">{e.channel ?? <span className="text-slate-500">—</span>}</Td>
+                        <Td className="text-right">
+                          <TokensCell entry={e} />
+                        </Td>
+                        <Td className="whitespace-nowrap text-right tabular-nums">
+                          <div className="text-slate-900">{usdFine(e.costUsd)}</div>
+                          <div className="text-xs text-slate-500">{cnyFine(e.costCny)}</div>
+                        </Td>
+                        <Td className="hidden whitespace-nowrap text-right tabular-nums md:table-cell">
+                          {latency(e.latencyMs)}
+                          {e.firstTokenMs !== null && <div className="text-xs text-slate-500">TTFT {latency(e.firstTokenMs)}</div>}
+                        </Td>
+                        <Td className="whitespace-nowrap">
+                          <StatusBadge status={e.status} outcome={e.outcome} />
+                          {e.errorCode && <div className="mt-1 font-mono text-xs text-slate-500">{e.errorCode}</div>}
+                        </Td>
+                      </RowLink>
+                    );
+                  })}
+                </TBody>
+              </Table>
+            </div>
           </>
         )}
         {(page.prevCursor || page.nextCursor || paged) && (
@@ -209,7 +209,11 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
             </div>
             <div className="flex gap-2">
               {page.prevCursor ? (
-                <Link href={withQuery({ ending_before: page.prevCursor })} className={buttonClass({ variant: 'secondary', size: 'sm' })} data-testid="page-newer">
+                <Link
+                  href={withQuery({ ending_before: page.prevCursor })}
+                  className={buttonClass({ variant: 'secondary', size: 'sm' })}
+                  data-testid="page-newer"
+                >
                   {tr('← Newer')}
                 </Link>
               ) : (
@@ -218,7 +222,11 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                 </span>
               )}
               {page.nextCursor ? (
-                <Link href={withQuery({ starting_after: page.nextCursor })} className={buttonClass({ variant: 'secondary', size: 'sm' })} data-testid="page-older">
+                <Link
+                  href={withQuery({ starting_after: page.nextCursor })}
+                  className={buttonClass({ variant: 'secondary', size: 'sm' })}
+                  data-testid="page-older"
+                >
                   {tr('Older →')}
                 </Link>
               ) : (

@@ -85,7 +85,11 @@ export default async function ModelsPage() {
     <>
       <PageHeader
         title={t('Models')}
-        description={t('The {n} models your {tier} tier can call. Prices per million tokens; CNY at {rate} per USD.', { n: allowed.length, tier: tierLabel(tier), rate: config.usdToCny })}
+        description={t('The {n} models your {tier} tier can call. Prices per million tokens; CNY at {rate} per USD.', {
+          n: allowed.length,
+          tier: tierLabel(tier),
+          rate: config.usdToCny,
+        })}
       />
 
       <Card>

@@ -165,7 +165,8 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
   const [report, { t }, tr] = await Promise.all([usageReport(user.id, query), currentMessages(), serverT()]);
   const { data, series } = chart(report, metric, tr);
   const today = new Date();
-  const day = (offset: number) => new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate()) - offset * DAY_MS).toISOString().slice(0, 10);
+  const day = (offset: number) =>
+    new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate()) - offset * DAY_MS).toISOString().slice(0, 10);
   const monthStart = `${day(0).slice(0, 8)}01`;
   const presets = [
     { label: tr('7 days'), from: day(6), to: day(0) },
@@ -237,26 +238,33 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
 
       <div className="grid grid-cols-2 gap-3 sm:gap-4 lg:grid-cols-4">
         <Stat testId="usage-spend" label={tr('Spend')} value={usd(report.totals.spendUsd)} sub={cny(report.totals.spendCny)} />
-        <Stat testId="usage-requests" label={tr('Requests')} value={int(report.totals.requests)} sub={report.totals.failed ? t.overview.failed(int(report.totals.failed)) : t.overview.noFailures} />
+        <Stat
+          testId="usage-requests"
+          label={tr('Requests')}
+          value={int(report.totals.requests)}
+          sub={report.totals.failed ? t.overview.failed(int(report.totals.failed)) : t.overview.noFailures}
+        />
         <Stat testId="usage-tokens-in" label={tr('Tokens in')} value={int(report.totals.promptTokens)} />
         <Stat testId="usage-tokens-out" label={tr('Tokens out')} value={int(report.totals.completionTokens)} />
       </div>
 
       <Card className="mt-4 sm:mt-6">
         <CardHeader
-          title={query.groupBy === 'none' ? tr('{metric} per day', { metric: metricLabel }) : tr('{metric} per day, {by}', { metric: metricLabel, by: byGroup })}
-          description={
-            <span className="tabular-nums">
-              {tr('{from} to {to} (UTC)', { from: query.from, to: query.to })}
-            </span>
+          title={
+            query.groupBy === 'none' ? tr('{metric} per day', { metric: metricLabel }) : tr('{metric} per day, {by}', { metric: metricLabel, by: byGroup })
           }
+          description={<span className="tabular-nums">{tr('{from} to {to} (UTC)', { from: query.from, to: query.to })}</span>}
         />
         <CardBody>
           <UsageBreakdownChart
             data={data}
             series={series}
             money={metric === 'spend'}
-            description={tr('Stacked bar chart of {metric} per day from {from} to {to}; the same figures are in the tables below.', { metric: metricLabel, from: query.from, to: query.to })}
+            description={tr('Stacked bar chart of {metric} per day from {from} to {to}; the same figures are in the tables below.', {
+              metric: metricLabel,
+              from: query.from,
+              to: query.to,
+            })}
           />
         </CardBody>
       </Card>

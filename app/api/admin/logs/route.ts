@@ -10,6 +10,9 @@ export const GET = apiRoute(async (req) => {
   const params = new URL(req.url).searchParams;
   const filters = await parseAdminLogFilters(params);
   const after = params.get('starting_after');
-  const page = await listAdminLogs(filters, { limit: parseLimit(params.get('limit'), 50, 200), startingAfter: after ? decodeCursor(after, 'starting_after') : undefined });
+  const page = await listAdminLogs(filters, {
+    limit: parseLimit(params.get('limit'), 50, 200),
+    startingAfter: after ? decodeCursor(after, 'starting_after') : undefined,
+  });
   return json({ data: toJson(page.data), next_cursor: page.nextCursor });
 });

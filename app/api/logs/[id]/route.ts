@@ -3,6 +3,4 @@ import { apiRoute, json, requireUserId } from '@/lib/http/api';
 import { requireLog } from '@/lib/dashboard/queries';
 import { logDetailJson } from '@/lib/dashboard/serialize';
 
-export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) =>
-  json(logDetailJson(await requireLog(await requireUserId(req), params.id))),
-);
+export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) => json(logDetailJson(await requireLog(await requireUserId(req), params.id))));

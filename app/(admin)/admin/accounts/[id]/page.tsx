@@ -32,7 +32,12 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
         <Stat
           label="Status"
           value={<span data-testid="admin-status">{account.status}</span>}
-          sub={<>{account.role === 'admin' ? <Badge tone="amber">admin</Badge> : 'user'}{account.limits ? ` · custom limits ${JSON.stringify(account.limits)}` : ''}</>}
+          sub={
+            <>
+              {account.role === 'admin' ? <Badge tone="amber">admin</Badge> : 'user'}
+              {account.limits ? ` · custom limits ${JSON.stringify(account.limits)}` : ''}
+            </>
+          }
         />
       </div>
       <Card className="mt-6">

@@ -18,12 +18,20 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
   });
   const rows: [string, React.ReactNode][] = [
     ['Time', dateTime(e.createdAt)],
-    ['Account', <Link key="a" className="text-indigo-700 hover:underline" href={`/admin/accounts/${e.userId}`}>{e.email}</Link>],
+    [
+      'Account',
+      <Link key="a" className="text-indigo-700 hover:underline" href={`/admin/accounts/${e.userId}`}>
+        {e.email}
+      </Link>,
+    ],
     ['Endpoint', e.endpoint],
     ['Model asked / served', `${e.modelRequested ?? '–'} / ${e.modelServed ?? '–'}`],
     ['Channel', e.channel ?? '–'],
     ['Status', `${e.status} ${e.outcome}${e.errorCode ? ` (${e.errorCode})` : ''}`],
-    ['Tokens', `${e.promptTokens} in · ${e.completionTokens} out${e.cacheReadTokens ? ` · ${e.cacheReadTokens} cache read` : ''}${e.tokensEstimated ? ' (estimated)' : ''}`],
+    [
+      'Tokens',
+      `${e.promptTokens} in · ${e.completionTokens} out${e.cacheReadTokens ? ` · ${e.cacheReadTokens} cache read` : ''}${e.tokensEstimated ? ' (estimated)' : ''}`,
+    ],
     ['Cost', `${usdFine(e.costUsd)} · ${cnyFine(e.costCny)}`],
     ['Latency', `${e.latencyMs} ms${e.firstTokenMs !== null ? ` (first token ${e.firstTokenMs} ms)` : ''}`],
     ['Route', e.routeReason ?? '–'],
@@ -46,7 +54,9 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
       <Card className="mt-6">
         <CardHeader title="Upstream attempts" />
         <CardBody>
-          <pre className="overflow-auto text-xs" data-testid="attempts">{JSON.stringify(e.attempts, null, 2)}</pre>
+          <pre className="overflow-auto text-xs" data-testid="attempts">
+            {JSON.stringify(e.attempts, null, 2)}
+          </pre>
         </CardBody>
       </Card>
     </>

@@ -17,7 +17,9 @@ const action = z.discriminatedUnion('action', [
   z.object({ action: z.literal('adjust_balance'), amount_usd: usdAmount, note: z.string().max(500).default('') }),
   z.object({
     action: z.literal('set_limits'),
-    limits: z.object({ rpm: positive.optional(), rph: positive.optional(), tokensPerDay: positive.nullable().optional(), concurrency: positive.optional() }).strict(),
+    limits: z
+      .object({ rpm: positive.optional(), rph: positive.optional(), tokensPerDay: positive.nullable().optional(), concurrency: positive.optional() })
+      .strict(),
   }),
   z.object({ action: z.literal('set_role'), role: z.enum(['user', 'admin']) }),
 ]);

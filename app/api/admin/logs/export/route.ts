@@ -14,6 +14,10 @@ export const GET = apiRoute(async (req, ctx) => {
   );
   const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
   return new Response(body, {
-    headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="all-requests-${stamp}.csv"`, 'cache-control': 'no-store' },
+    headers: {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="all-requests-${stamp}.csv"`,
+      'cache-control': 'no-store',
+    },
   });
 });
