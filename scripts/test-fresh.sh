@@ -7,5 +7,8 @@ if [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi
 fi
 npm ci --no-audit --no-fund
+# Lint and formatting first: every finding is an error (exceptions are written down in eslint.config.mjs or inline).
+npm run lint
+npm run format:check
 npm run build
 npm test
