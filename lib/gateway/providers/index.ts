@@ -1,4 +1,4 @@
-import type { UpstreamProtocol } from '@/lib/gateway/translate/types';
+import type { UpstreamProtocolName as UpstreamProtocol } from '@/lib/config';
 import { anthropicProvider } from '@/lib/gateway/providers/anthropic';
 import { geminiProvider } from '@/lib/gateway/providers/gemini';
 import { openaiProvider } from '@/lib/gateway/providers/openai';

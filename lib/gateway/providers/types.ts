@@ -1,4 +1,5 @@
-import type { UpstreamProtocol } from '@/lib/gateway/translate/types';
+// The protocol names come from the config: providers sit below the translators, which use their operations.
+import type { UpstreamProtocolName as UpstreamProtocol } from '@/lib/config';
 
 /** What the pipeline asks an upstream to do. */
 export type Operation = 'chat' | 'embeddings' | 'count_tokens' | 'responses';
