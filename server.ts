@@ -132,7 +132,7 @@ async function main(): Promise<void> {
     log('info', 'listening', {
       url: `http://127.0.0.1:${port}`,
       database: env.DATABASE_URL ? 'postgresql' : 'embedded',
-      limiter: env.REDIS_URL ? 'redis' : 'in-process',
+      limiter: env.REDIS_CLUSTER_NODES.length > 0 ? 'redis-cluster' : env.REDIS_URL ? 'redis' : 'in-process',
       ...(env.GATEWAY_ONLY ? { gatewayOnly: true } : {}),
     });
   });

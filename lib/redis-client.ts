@@ -28,6 +28,8 @@ export function newRedisClient(options: RedisOptions = {}): RedisClient | undefi
       retryDelayOnFailover: 100,
       maxRedirections: 16,
       slotsRefreshTimeout: 1_000,
+      // Topology changes that no failed call reveals (a resharding, a failover of an idle slot).
+      slotsRefreshInterval: 5_000,
     });
   }
   return env.REDIS_URL ? new Redis(env.REDIS_URL, options) : undefined;

@@ -105,6 +105,8 @@ export class FailoverLimiter implements Limiter {
       retryDelayOnClusterDown: 100,
       retryDelayOnFailover: 100,
       slotsRefreshTimeout: 1_000,
+      // Topology changes that no failed call reveals (a resharding, a failover of an idle slot).
+      slotsRefreshInterval: 5_000,
     });
     return new FailoverLimiter(new RedisLimiter(client), { ownsClient: true, outage: 'refuse', ...options });
   }
@@ -386,6 +388,15 @@ export class FailoverLimiter implements Limiter {
   private async probe(): Promise<void> {
     if (this.client.status !== 'ready') return;
     try {
+      // A cluster client routes a slot to the primary it last learned of; commands to a dead primary
+      // fail without a redirection, so nothing else makes it ask again which node took the slot over.
+      if (this.client instanceof Cluster) {
+        const cluster = this.client;
+        await withTimeout(
+          new Promise<void>((resolve, reject) => cluster.refreshSlotsCache((err) => (err ? reject(err) : resolve()))),
+          this.options.callTimeoutMs,
+        );
+      }
       await withTimeout(this.client.ping(), this.options.callTimeoutMs);
       this.recover('probe');
     } catch {

@@ -143,6 +143,17 @@ describe('limiter on Redis Cluster', () => {
       await cluster.kill(victim);
       await load; // no call rejects: FailoverLimiter answers a refusal while the slot has no primary
       await cluster.waitHealthy();
+      // The servers agree before the clients do: each limiter comes back on Redis at its next probe
+      // and its client learns the new primary of the slot at its next slot refresh. Wait until both
+      // answer from Redis, on a key of the account's slot that no rule below counts.
+      const probe: Rule = { kind: 'window', key: accountKey(u, 'probe'), limit: 1_000_000, windowMs: 60_000, label: 'probe' };
+      const deadline = Date.now() + 20_000;
+      for (let streak = 0; streak < 3;) {
+        const answers = await Promise.all([admit(fa, [probe]), admit(fb, [probe])]);
+        streak = answers.every((r) => r.ok) ? streak + 1 : 0;
+        if (Date.now() > deadline) throw new Error('the limiters did not return to the Redis Cluster within 20 s');
+        await new Promise((r) => setTimeout(r, 50));
+      }
       expect(admitted + refused).toBe(1_200);
       expect(admitted).toBeLessThanOrEqual(400);
       // The promoted replica holds what had been replicated when the primary died (asynchronous
