@@ -44,10 +44,3 @@ export function startAlerts(): void {
   s.timer = setInterval(() => void tick(), env.ALERT_EVAL_MS);
   s.timer.unref();
 }
-
-export function stopAlerts(): void {
-  const s = state();
-  if (s.timer) clearInterval(s.timer);
-  s.timer = undefined;
-  s.running = false;
-}

@@ -133,10 +133,3 @@ export function startCreditReconciler(): void {
   state.timer.unref();
   void tick();
 }
-
-export function stopCreditReconciler(): void {
-  const state = reconcilerState();
-  if (state.timer) clearInterval(state.timer);
-  state.timer = undefined;
-  state.running = false;
-}

@@ -298,15 +298,6 @@ export function startChannelOverrideSync(): void {
   void tick();
 }
 
-export function stopChannelOverrideSync(): void {
-  const s = state();
-  if (s.timer) clearInterval(s.timer);
-  s.timer = undefined;
-  s.started = false;
-  s.redis?.disconnect();
-  s.redis = undefined;
-}
-
 export interface OverrideChange {
   disabled?: boolean;
   /** A number sets the weight override; null removes it. */
