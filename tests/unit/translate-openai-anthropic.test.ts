@@ -1,22 +1,17 @@
 // OpenAI chat client -> Anthropic Messages upstream: request mapping, whole replies and streams
 // from recorded Anthropic bodies (tests/fixtures/anthropic), the exact client-side output.
 import { describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
 import { GatewayError } from '@/lib/errors';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { openaiToAnthropic, JSON_OBJECT_INSTRUCTION, jsonSchemaInstruction } from '@/lib/gateway/translate/openai-anthropic';
-import type { CallInfo, ClientRequest, Settlement } from '@/lib/gateway/translate/types';
+import type { CallInfo, Settlement } from '@/lib/gateway/translate/types';
 import { modelInfo } from '../support/model-info';
+import { chunkOf, clientReq, refusalOf, sdkAnswering } from '../support/openai-client-harness';
 import { fixtureText, parseDataStream, sseEvents } from '../support/sse-fixture';
 import { describeOpenAiChatRobustness } from '../support/translator-robustness';
 
 const model = modelInfo({ name: 'claude-sonnet-4-5', ownedBy: 'anthropic', protocol: 'anthropic', maxOutputTokens: 64000 });
 const call = (over: Partial<CallInfo> = {}): CallInfo => ({ model, stream: false, requestId: 'req_7f3a', created: 1764120000, ...over });
-
-function clientReq(json: Record<string, unknown>): ClientRequest {
-  const text = JSON.stringify(json);
-  return { body: { raw: Buffer.from(text), text, json, verbatim: true }, headers: {} };
-}
 
 /** The upstream body the translator builds for `json`. */
 function upstream(json: Record<string, unknown>, over: Partial<CallInfo> = {}): Record<string, unknown> {
@@ -24,15 +19,7 @@ function upstream(json: Record<string, unknown>, over: Partial<CallInfo> = {}): 
   return JSON.parse(String(built.body)) as Record<string, unknown>;
 }
 
-function refusal(json: Record<string, unknown>): GatewayError {
-  try {
-    upstream(json);
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a 400');
-}
+const refusal = (json: Record<string, unknown>): GatewayError => refusalOf(() => upstream(json));
 
 const hi = [{ role: 'user', content: 'Hi' }];
 
@@ -55,20 +42,7 @@ function runStream(fixture: string, clientJson: Record<string, unknown> = { mess
 }
 
 const chunkBase = { id: 'chatcmpl-req_7f3a', object: 'chat.completion.chunk', created: 1764120000, model: 'claude-sonnet-4-5' };
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  ...chunkBase,
-  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-});
-
-/** An OpenAI SDK client whose fetch answers with `body` (to prove the SDK accepts our output). */
-function sdkAnswering(body: string, contentType: string): OpenAI {
-  return new OpenAI({
-    apiKey: 'sk-test',
-    baseURL: 'http://gateway.test/v1',
-    maxRetries: 0,
-    fetch: async () => new Response(body, { status: 200, headers: { 'content-type': contentType } }),
-  });
-}
+const chunk = chunkOf(chunkBase);
 
 describe('OpenAI chat -> Anthropic: request', () => {
   it('moves system and developer messages to the top-level system prompt, keeps turns in order, defaults max_tokens and sets anthropic-version', () => {

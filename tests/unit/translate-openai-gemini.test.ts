@@ -1,23 +1,18 @@
 // OpenAI chat client -> Gemini upstream: request mapping, whole replies and streams from recorded
 // Gemini bodies (tests/fixtures/gemini), the exact client-side output.
 import { describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
 import { GatewayError } from '@/lib/errors';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { openaiToGemini, SKIP_THOUGHT_SIGNATURE } from '@/lib/gateway/translate/openai-gemini';
 import { geminiSchema } from '@/lib/gateway/translate/gemini-schema';
-import type { CallInfo, ClientRequest, Settlement } from '@/lib/gateway/translate/types';
+import type { CallInfo, Settlement } from '@/lib/gateway/translate/types';
 import { modelInfo } from '../support/model-info';
+import { chunkOf, clientReq, refusalOf, sdkAnswering } from '../support/openai-client-harness';
 import { fixtureText, parseDataStream, sseEvents } from '../support/sse-fixture';
 import { describeOpenAiChatRobustness } from '../support/translator-robustness';
 
 const model = modelInfo({ name: 'gemini-2.5-flash', ownedBy: 'google', maxOutputTokens: 65536 });
 const call = (over: Partial<CallInfo> = {}): CallInfo => ({ model, stream: false, requestId: 'req_9c1e', created: 1764120500, ...over });
-
-function clientReq(json: Record<string, unknown>): ClientRequest {
-  const text = JSON.stringify(json);
-  return { body: { raw: Buffer.from(text), text, json, verbatim: true }, headers: {} };
-}
 
 function upstream(json: Record<string, unknown>, over: Partial<CallInfo> = {}): Record<string, any> {
   const built = openaiToGemini.request(clientReq({ model: 'gemini-2.5-flash', ...json }), call(over));
@@ -25,15 +20,7 @@ function upstream(json: Record<string, unknown>, over: Partial<CallInfo> = {}): 
   return JSON.parse(String(built.body)) as Record<string, any>;
 }
 
-function refusal(json: Record<string, unknown>): GatewayError {
-  try {
-    upstream(json);
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a 400');
-}
+const refusal = (json: Record<string, unknown>): GatewayError => refusalOf(() => upstream(json));
 
 const hi = [{ role: 'user', content: 'Hi' }];
 const hiContents = [{ role: 'user', parts: [{ text: 'Hi' }] }];
@@ -55,19 +42,7 @@ function runStream(fixture: string, clientJson: Record<string, unknown> = { mess
 }
 
 const chunkBase = { id: 'chatcmpl-req_9c1e', object: 'chat.completion.chunk', created: 1764120500, model: 'gemini-2.5-flash' };
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  ...chunkBase,
-  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-});
-
-function sdkAnswering(body: string, contentType: string): OpenAI {
-  return new OpenAI({
-    apiKey: 'sk-test',
-    baseURL: 'http://gateway.test/v1',
-    maxRetries: 0,
-    fetch: async () => new Response(body, { status: 200, headers: { 'content-type': contentType } }),
-  });
-}
+const chunk = chunkOf(chunkBase);
 
 const weather = {
   type: 'function',
