@@ -2,15 +2,14 @@ import { currentMessages, serverT } from '@/lib/i18n/server';
 import type { Phrase } from '@/lib/i18n/translate';
 import { LanguageSwitch } from '@/components/ui/language-switch';
 import Link from 'next/link';
-import { getConfig, tierNames } from '@/lib/config';
+import { getConfig } from '@/lib/config';
 import { publicOrigin } from '@/lib/dashboard/origin';
 import { sessionUser } from '@/lib/dashboard/session';
-import { formatWhole, int, tierLabel, tokenCount } from '@/lib/dashboard/format';
 import { ButtonLink } from '@/components/ui/button';
 import { CodeTabs } from '@/components/ui/code-tabs';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Logo } from '@/components/ui/logo';
-import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { TierTable } from '@/components/site/tier-table';
 
 function snippets(origin: string, openaiModel: string, anthropicModel: string) {
   return [
@@ -175,41 +174,7 @@ export default async function LandingPage() {
           <h2 className="text-xl font-semibold tracking-tight text-slate-900">{tr('Tiers')}</h2>
           <p className="mt-1 text-sm text-slate-500">{tr('Prepaid, pay per token. Limits per account; every key of the account shares them.')}</p>
           <div className="mt-6 overflow-hidden rounded-lg border border-slate-200">
-            <Table>
-              <THead>
-                <tr>
-                  <Th>{tr('Tier')}</Th>
-                  <Th className="text-right">{m.overview.rpm}</Th>
-                  <Th className="text-right">{m.overview.rph}</Th>
-                  <Th className="text-right">{m.overview.tokensPerDay}</Th>
-                  <Th className="text-right">{m.overview.concurrent}</Th>
-                  <Th>{tr('How to get it')}</Th>
-                </tr>
-              </THead>
-              <TBody>
-                {tierNames.map((name) => {
-                  const t = config.tiers[name];
-                  return (
-                    <Tr key={name}>
-                      <Td className="font-medium text-slate-900">{tierLabel(name)}</Td>
-                      <Td className="text-right tabular-nums">{t.maxRpm > t.rpm ? `${int(t.rpm)}–${int(t.maxRpm)}` : int(t.rpm)}</Td>
-                      <Td className="text-right tabular-nums">{int(t.rph)}</Td>
-                      <Td className="text-right tabular-nums">{t.tokensPerDay === null ? m.overview.unlimited : tokenCount(t.tokensPerDay)}</Td>
-                      <Td className="text-right tabular-nums">
-                        {t.maxConcurrency > t.concurrency ? `${int(t.concurrency)}–${int(t.maxConcurrency)}` : int(t.concurrency)}
-                      </Td>
-                      <Td className="text-slate-500">
-                        {name === 'free'
-                          ? tr('Sign up')
-                          : t.promoteAtMonthlySpend !== null
-                            ? tr('Spend {amount} in a month', { amount: formatWhole(t.promoteAtMonthlySpend) })
-                            : tr('Contact us')}
-                      </Td>
-                    </Tr>
-                  );
-                })}
-              </TBody>
-            </Table>
+            <TierTable />
           </div>
         </section>
       </main>

@@ -1653,9 +1653,9 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
  * --idle-gaps 0,5,20: what idling costs the next request. Sequential non-stream requests at c=1
  * against direct, the floor and the lean gateway (and one on the in-process limiter when Redis is
  * configured): per target and round a first request, the pause with every process idle, then the
- * request measured; the order of the targets rotates from round to round. On the VMs measured, a node process that idled ~20 ms answers
- * 0.1-0.7 ms slower than one kept busy, with no halt of its vCPU needed (bench/NOTES.md): the
- * streaming TTFB test (each stream starts after 5 ms chunk gaps and the previous stream's end) is
+ * request measured; the order of the targets rotates from round to round. A node process that idled
+ * ~20 ms answers slower than one kept busy, with no halt of its vCPU needed
+ * (docs/decisions/014-benchmark-method.md): the streaming TTFB test (each stream starts after 5 ms chunk gaps and the previous stream's end) is
  * such a path, which is why the floor adds more there than to back-to-back requests.
  */
 async function idleGaps({ upstream, gw, gatewayEnv, auth }) {

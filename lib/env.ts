@@ -62,7 +62,7 @@ const schema = z.object({
   /**
    * Longest a request-log row waits for its batch (a full batch of 1,000 goes at once). 1 s rather
    * than 200 ms: partial batches of a few hundred rows cost PostgreSQL nearly twice the CPU per row
-   * of full ones (bench/log-flush-bench.ts; bench/NOTES.md).
+   * of full ones (docs/decisions/009-batched-request-log.md).
    */
   LOG_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   /**

@@ -25,6 +25,24 @@ function Section({ id, title, children }: { id: string; title: string; children:
   );
 }
 
+/** A two-column table: a term in code type (a header, a status) and what it means. */
+function TermTable({ rows, nowrap = false }: { rows: [string, ReactNode][]; nowrap?: boolean }) {
+  return (
+    <div className="overflow-hidden rounded-lg border border-slate-200">
+      <Table>
+        <TBody>
+          {rows.map(([term, what]) => (
+            <Tr key={term}>
+              <Td className={nowrap ? 'whitespace-nowrap font-mono text-[13px] text-slate-900' : 'font-mono text-[13px] text-slate-900'}>{term}</Td>
+              <Td>{what}</Td>
+            </Tr>
+          ))}
+        </TBody>
+      </Table>
+    </div>
+  );
+}
+
 const C = ({ children }: { children: ReactNode }) => <code className="rounded bg-slate-100 px-1 py-0.5 font-mono text-[13px] text-slate-900">{children}</code>;
 
 const toc: readonly (readonly [string, Phrase])[] = [
@@ -171,25 +189,17 @@ console.log(reply.choices[0].message.content);`}
 
           <Section id="cost" title={t('Cost headers')}>
             <p>{t('Every /v1 response says what it cost and what served it:')}</p>
-            <div className="overflow-hidden rounded-lg border border-slate-200">
-              <Table>
-                <TBody>
-                  {[
-                    ['X-Service-Cost-USD', t('Exact dollars charged (for streams: "pending"; the figure follows as a trailer and in the usage chunk)')],
-                    ['X-Service-Cost-CNY', t('The same in yuan, at the rate of the request')],
-                    ['X-Service-Model-Id', t('The model that served; differs from the requested one after a fallback')],
-                    ['X-Service-Provider', t('The upstream channel that served')],
-                    ['X-Service-Latency-Ms', t('Time in the gateway and upstream, in milliseconds')],
-                    ['x-request-id', t('The id to look the request up on the dashboard’s Logs page')],
-                  ].map(([h, what]) => (
-                    <Tr key={h}>
-                      <Td className="whitespace-nowrap font-mono text-[13px] text-slate-900">{h}</Td>
-                      <Td>{what}</Td>
-                    </Tr>
-                  ))}
-                </TBody>
-              </Table>
-            </div>
+            <TermTable
+              nowrap
+              rows={[
+                ['X-Service-Cost-USD', t('Exact dollars charged (for streams: "pending"; the figure follows as a trailer and in the usage chunk)')],
+                ['X-Service-Cost-CNY', t('The same in yuan, at the rate of the request')],
+                ['X-Service-Model-Id', t('The model that served; differs from the requested one after a fallback')],
+                ['X-Service-Provider', t('The upstream channel that served')],
+                ['X-Service-Latency-Ms', t('Time in the gateway and upstream, in milliseconds')],
+                ['x-request-id', t('The id to look the request up on the dashboard’s Logs page')],
+              ]}
+            />
           </Section>
 
           <Section id="errors" title={t('Errors')}>
@@ -206,27 +216,18 @@ console.log(reply.choices[0].message.content);`}
                 on the mirror). Errors a retry cannot fix carry <C>x-should-retry: false</C>.
               </p>
             )}
-            <div className="overflow-hidden rounded-lg border border-slate-200">
-              <Table>
-                <TBody>
-                  {[
-                    ['400', t('Invalid request body, unknown model')],
-                    ['401', t('Missing, unknown or revoked key')],
-                    ['402', t('Insufficient balance: add credit')],
-                    ['403', t('Account suspended, or model not allowed on your tier')],
-                    ['413', t('Body larger than {n} MiB', { n: formatCount(Math.floor(l.max_body_bytes / 1024 / 1024)) })],
-                    ['429', t('A rate limit was exceeded: wait Retry-After seconds (retry-after-ms for milliseconds)')],
-                    ['502', t('Every upstream channel failed')],
-                    ['503', t('Maintenance, or the gateway is shedding load')],
-                  ].map(([code, what]) => (
-                    <Tr key={code}>
-                      <Td className="font-mono text-[13px] text-slate-900">{code}</Td>
-                      <Td>{what}</Td>
-                    </Tr>
-                  ))}
-                </TBody>
-              </Table>
-            </div>
+            <TermTable
+              rows={[
+                ['400', t('Invalid request body, unknown model')],
+                ['401', t('Missing, unknown or revoked key')],
+                ['402', t('Insufficient balance: add credit')],
+                ['403', t('Account suspended, or model not allowed on your tier')],
+                ['413', t('Body larger than {n} MiB', { n: formatCount(Math.floor(l.max_body_bytes / 1024 / 1024)) })],
+                ['429', t('A rate limit was exceeded: wait Retry-After seconds (retry-after-ms for milliseconds)')],
+                ['502', t('Every upstream channel failed')],
+                ['503', t('Maintenance, or the gateway is shedding load')],
+              ]}
+            />
           </Section>
 
           <Section id="limits" title={t('Limits')}>

@@ -1,12 +1,13 @@
-import { currentMessages, serverT } from '@/lib/i18n/server';
+import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { getConfig, tierNames } from '@/lib/config';
 import { usdToCny, usdToPico } from '@/lib/billing/money';
-import { formatCount, formatPrice, formatTokenSize, formatWhole } from '@/lib/format';
+import { formatPrice, formatTokenSize } from '@/lib/format';
 import { tierLabel } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { PublicShell } from '@/components/site/public-shell';
+import { TierTable } from '@/components/site/tier-table';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -15,7 +16,7 @@ export async function generateMetadata(): Promise<Metadata> {
 
 export default async function PricingPage() {
   const config = getConfig();
-  const [{ t: m }, tr] = await Promise.all([currentMessages(), serverT()]);
+  const tr = await serverT();
   const models = [...config.models.values()];
   const price = (usdPerMillion: string) => {
     const pico = usdToPico(usdPerMillion);
@@ -89,41 +90,7 @@ export default async function PricingPage() {
         </h2>
         <p className="mt-1 text-sm text-slate-600">{tr('Limits apply per account, across all its keys. Tiers move up automatically with monthly spend.')}</p>
         <div className="mt-4 overflow-hidden rounded-lg border border-slate-200">
-          <Table>
-            <THead>
-              <tr>
-                <Th>{tr('Tier')}</Th>
-                <Th className="text-right">{m.overview.rpm}</Th>
-                <Th className="hidden text-right sm:table-cell">{m.overview.rph}</Th>
-                <Th className="text-right">{m.overview.tokensPerDay}</Th>
-                <Th className="hidden text-right sm:table-cell">{m.overview.concurrent}</Th>
-                <Th className="hidden md:table-cell">{tr('How to get it')}</Th>
-              </tr>
-            </THead>
-            <TBody>
-              {tierNames.map((name) => {
-                const t = config.tiers[name];
-                return (
-                  <Tr key={name}>
-                    <Td className="font-medium text-slate-900">{tierLabel(name)}</Td>
-                    <Td className="text-right tabular-nums">{t.maxRpm > t.rpm ? `${formatCount(t.rpm)}–${formatCount(t.maxRpm)}` : formatCount(t.rpm)}</Td>
-                    <Td className="hidden text-right tabular-nums sm:table-cell">{formatCount(t.rph)}</Td>
-                    <Td className="text-right tabular-nums">{t.tokensPerDay === null ? m.overview.unlimited : formatTokenSize(t.tokensPerDay)}</Td>
-                    <Td className="hidden text-right tabular-nums sm:table-cell">
-                      {t.maxConcurrency > t.concurrency ? `${formatCount(t.concurrency)}–${formatCount(t.maxConcurrency)}` : formatCount(t.concurrency)}
-                    </Td>
-                    <Td className="hidden text-slate-600 md:table-cell">
-                      {name === 'free'
-                        ? tr('Sign up')
-                        : t.promoteAtMonthlySpend !== null
-                          ? tr('Spend {amount} in a month', { amount: formatWhole(t.promoteAtMonthlySpend) })
-                          : tr('Contact us')}
-                    </Td>
-                  </Tr>
-                );
-              })}
-            </TBody>
-          </Table>
+          <TierTable responsive />
         </div>
       </section>
     </PublicShell>

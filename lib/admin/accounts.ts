@@ -6,6 +6,7 @@ import { listKeys, revokeKey, setLimits, setStatus, setTier } from '@/lib/accoun
 import { creditBalance, decimalToPico } from '@/lib/billing/ledger';
 import { formatPico } from '@/lib/billing/money';
 import { publishGatewayEvent } from '@/lib/events';
+import { logSummarySelect } from '@/lib/dashboard/queries';
 import { writeAudit, type Actor } from './audit';
 
 // Operator actions on accounts. The console and the admin CLI both call these, so an action has the
@@ -69,18 +70,7 @@ export async function accountDetail(userId: string) {
       where: { userId },
       orderBy: { createdAt: 'desc' },
       take: 20,
-      select: {
-        id: true,
-        createdAt: true,
-        endpoint: true,
-        modelRequested: true,
-        modelServed: true,
-        channel: true,
-        status: true,
-        outcome: true,
-        costUsd: true,
-        latencyMs: true,
-      },
+      select: logSummarySelect,
     }),
     db.ledgerEntry.findMany({ where: { userId }, orderBy: { id: 'desc' }, take: 20 }),
   ]);

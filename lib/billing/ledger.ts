@@ -5,8 +5,10 @@ import { Prisma } from '@/lib/generated/prisma/client';
 import { formatPico, usdToPico } from '@/lib/billing/money';
 import { getLimiter } from '@/lib/limits/runtime';
 import { balanceKey } from '@/lib/limits/keys';
-import { log, errorFields } from '@/lib/log';
-import { singleton } from '@/lib/singleton';
+import { log } from '@/lib/log';
+import { periodicRunning, startPeriodic } from '@/lib/periodic';
+
+const RECONCILER = 'credit reconciler';
 
 export type CreditKind = 'recharge' | 'admin_credit' | 'refund';
 
@@ -64,7 +66,7 @@ export async function creditBalance(
  * the server.
  */
 function liveBalanceHere(): boolean {
-  return redisConfigured() || reconcilerState().running;
+  return redisConfigured() || periodicRunning(RECONCILER);
 }
 
 /**
@@ -95,15 +97,6 @@ export async function applyPendingCredits(opts: { userId?: string; limit?: numbe
   return { applied: applied.length, pending: rows.length - applied.length };
 }
 
-interface ReconcilerState {
-  running: boolean;
-  timer?: NodeJS.Timeout;
-  busy: boolean;
-  failing: boolean;
-}
-
-const reconcilerState = () => singleton<ReconcilerState>('credit-reconciler', () => ({ running: false, busy: false, failing: false }));
-
 /**
  * Every CREDIT_RECONCILE_MS, applies the credits still pending (made while Redis was unreachable
  * from their process, by a process that died before applying them, or by a CLI without Redis).
@@ -111,32 +104,13 @@ const reconcilerState = () => singleton<ReconcilerState>('credit-reconciler', ()
  * server process; the timer never keeps the process alive.
  */
 export function startCreditReconciler(): void {
-  const state = reconcilerState();
-  if (state.running) return;
-  state.running = true;
-  const tick = async () => {
-    if (state.busy) return;
-    state.busy = true;
-    try {
+  startPeriodic(
+    RECONCILER,
+    env.CREDIT_RECONCILE_MS,
+    async () => {
       const { applied } = await applyPendingCredits();
       if (applied) log('info', 'pending credits applied to the live balance', { applied });
-      if (state.failing) log('info', 'credit reconciler recovered');
-      state.failing = false;
-    } catch (err) {
-      if (!state.failing) log('warn', 'credit reconciler failed; retrying', errorFields(err));
-      state.failing = true;
-    } finally {
-      state.busy = false;
-    }
-  };
-  state.timer = setInterval(() => void tick(), env.CREDIT_RECONCILE_MS);
-  state.timer.unref();
-  void tick();
-}
-
-export function stopCreditReconciler(): void {
-  const state = reconcilerState();
-  if (state.timer) clearInterval(state.timer);
-  state.timer = undefined;
-  state.running = false;
+    },
+    { runNow: true },
+  );
 }

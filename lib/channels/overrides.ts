@@ -7,6 +7,7 @@ import { newRedisClient, redisConfigured, type RedisClient } from '@/lib/redis-c
 import { GatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
+import { periodicRunning, startPeriodic } from '@/lib/periodic';
 import { breakerSnapshot, recordChannelResult } from './breaker';
 import { writeAudit, SYSTEM_ACTOR, type Actor } from '@/lib/admin/audit';
 import { probeChannel } from './probe';
@@ -34,14 +35,12 @@ const SEEDED_FIELD = '__seeded';
 const BREAKER_KEY_PREFIX = 'gw:chan:brk:';
 const SYNC_MS = 500;
 const DB_SYNC_MS = 2000;
+const SYNC_LOOP = 'channel override sync';
 const BREAKER_TTL_MS = 10_000;
 
 interface State {
   map: Map<string, ChannelOverride>;
-  started: boolean;
-  timer?: NodeJS.Timeout;
   redis?: RedisClient;
-  busy: boolean;
   lastDbSync: number;
   lastBreakerPublish: number;
   lastProbe: Map<string, number>;
@@ -52,8 +51,6 @@ interface State {
 const state = () =>
   singleton<State>('channel-overrides', () => ({
     map: new Map(),
-    started: false,
-    busy: false,
     lastDbSync: 0,
     lastBreakerPublish: 0,
     lastProbe: new Map(),
@@ -277,34 +274,16 @@ async function claim(key: string, ttlMs: number): Promise<boolean> {
 
 /** Starts the per-process sync (idempotent); the timer never keeps the process alive. */
 export function startChannelOverrideSync(): void {
-  const s = state();
-  if (s.started) return;
-  s.started = true;
-  const tick = async () => {
-    if (s.busy) return;
-    s.busy = true;
-    try {
+  startPeriodic(
+    SYNC_LOOP,
+    SYNC_MS,
+    async () => {
       await refresh();
       await publishBreakers();
       await autoDisableAndProbe();
-    } catch (err) {
-      log('warn', 'channel override sync failed; retrying', errorFields(err));
-    } finally {
-      s.busy = false;
-    }
-  };
-  s.timer = setInterval(() => void tick(), SYNC_MS);
-  s.timer.unref();
-  void tick();
-}
-
-export function stopChannelOverrideSync(): void {
-  const s = state();
-  if (s.timer) clearInterval(s.timer);
-  s.timer = undefined;
-  s.started = false;
-  s.redis?.disconnect();
-  s.redis = undefined;
+    },
+    { runNow: true, logEveryFailure: true },
+  );
 }
 
 export interface OverrideChange {
@@ -383,7 +362,7 @@ export async function setChannelOverride(
 
 /** The current overrides (this instance's copy, refreshed first). */
 export async function listChannelOverrides(): Promise<Map<string, ChannelOverride>> {
-  if (!state().started) startChannelOverrideSync();
+  if (!periodicRunning(SYNC_LOOP)) startChannelOverrideSync();
   await refresh().catch(() => undefined);
   return new Map(state().map);
 }

@@ -37,16 +37,23 @@ export interface LogPageOptions {
   endingBefore?: LogCursor;
 }
 
-export const listSelect = {
+/** What a short list of requests shows (the operator console's recent requests of an account). */
+export const logSummarySelect = {
   id: true,
   createdAt: true,
-  apiKeyId: true,
   endpoint: true,
   modelRequested: true,
   modelServed: true,
   channel: true,
   status: true,
   outcome: true,
+  costUsd: true,
+  latencyMs: true,
+} satisfies Prisma.RequestLogSelect;
+
+export const listSelect = {
+  ...logSummarySelect,
+  apiKeyId: true,
   errorCode: true,
   stream: true,
   promptTokens: true,
@@ -54,10 +61,8 @@ export const listSelect = {
   cacheReadTokens: true,
   cacheWriteTokens: true,
   tokensEstimated: true,
-  costUsd: true,
   costCny: true,
   cnyRate: true,
-  latencyMs: true,
   firstTokenMs: true,
   routeReason: true,
 } satisfies Prisma.RequestLogSelect;
@@ -275,10 +280,24 @@ export const startOfUtcDay = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), 
 export const startOfUtcMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
 const DAY_MS = 86_400_000;
 
+/** The `days` whole UTC days ending with today's: [start, end). */
+function lastDays(days: number, now: Date): { start: Date; end: Date } {
+  const end = new Date(startOfUtcDay(now).getTime() + DAY_MS);
+  return { start: new Date(end.getTime() - days * DAY_MS), end };
+}
+
+/** One entry per day from `start`, oldest first, from rows keyed by day; days without a row are zero. */
+function byDays(start: Date, days: number, rows: (TotalsRow & { day: string })[]): DailyUsage[] {
+  const byDay = new Map(rows.map((r) => [r.day, r]));
+  return Array.from({ length: days }, (_, i) => {
+    const date = new Date(start.getTime() + i * DAY_MS).toISOString().slice(0, 10);
+    return { date, ...toTotals(byDay.get(date)) };
+  });
+}
+
 /** Per-UTC-day totals for the `days` days ending today, oldest first; days without requests are zero. */
 export async function dailyUsage(userId: string, days: number, now = new Date()): Promise<DailyUsage[]> {
-  const end = new Date(startOfUtcDay(now).getTime() + DAY_MS);
-  const start = new Date(end.getTime() - days * DAY_MS);
+  const { start, end } = lastDays(days, now);
   const db = await getDb();
   const rows = await db.$queryRaw<(TotalsRow & { day: string })[]>`
     SELECT to_char(date_trunc('day', "createdAt"), 'YYYY-MM-DD') AS day, ${totalsColumns}
@@ -286,11 +305,7 @@ export async function dailyUsage(userId: string, days: number, now = new Date())
     WHERE "userId" = CAST(${userId} AS uuid) AND "createdAt" >= ${ts(start)} AND "createdAt" < ${ts(end)}
     GROUP BY 1
     ORDER BY 1`;
-  const byDay = new Map(rows.map((r) => [r.day, r]));
-  return Array.from({ length: days }, (_, i) => {
-    const date = new Date(start.getTime() + i * DAY_MS).toISOString().slice(0, 10);
-    return { date, ...toTotals(byDay.get(date)) };
-  });
+  return byDays(start, days, rows);
 }
 
 // The same totals from the daily rollup (UsageDaily, kept by the batch writer with the log itself):
@@ -317,8 +332,7 @@ export async function usageTotalsByDay(userId: string, fromDay: Date, toDay: Dat
 
 /** dailyUsage from the daily rollup: the same answer, without reading raw rows. */
 export async function dailyUsageFromRollup(userId: string, days: number, now = new Date()): Promise<DailyUsage[]> {
-  const end = new Date(startOfUtcDay(now).getTime() + DAY_MS);
-  const start = new Date(end.getTime() - days * DAY_MS);
+  const { start, end } = lastDays(days, now);
   const db = await getDb();
   const rows = await db.$queryRaw<(TotalsRow & { day: string })[]>`
     SELECT to_char("day", 'YYYY-MM-DD') AS day, ${rollupColumns}
@@ -326,11 +340,7 @@ export async function dailyUsageFromRollup(userId: string, days: number, now = n
     WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${day(start)} AND "day" < ${day(end)}
     GROUP BY 1
     ORDER BY 1`;
-  const byDay = new Map(rows.map((r) => [r.day, r]));
-  return Array.from({ length: days }, (_, i) => {
-    const date = new Date(start.getTime() + i * DAY_MS).toISOString().slice(0, 10);
-    return { date, ...toTotals(byDay.get(date)) };
-  });
+  return byDays(start, days, rows);
 }
 
 export type LedgerKindName = 'recharge' | 'usage' | 'admin_credit' | 'refund';

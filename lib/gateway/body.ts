@@ -95,7 +95,8 @@ const SPLICE_AS_TEXT_BYTES = 16 * 1024;
  * The body for the upstream, with `members` set (undefined: removed): the client's own bytes when
  * nothing changes, the bytes with the new members spliced in before the closing brace when only
  * members the body lacks are added, else `json` re-serialised. Forwarding the bytes saves a
- * JSON.stringify per request (~90 µs for a 64 KB conversation here) and keeps the client's exact
+ * JSON.stringify per request (more CPU than the JSON.parse for a large body;
+ * docs/decisions/012-request-bodies-as-sent.md) and keeps the client's exact
  * number formatting; a body with duplicate top-level keys is always re-serialised (see JsonBody).
  */
 export function upstreamBody(body: JsonBody, members: Record<string, unknown>): string | Buffer {

@@ -5,6 +5,7 @@ import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
 import { pendingKeyCharges } from '@/lib/billing/writer';
 import { publishGatewayEvent } from '@/lib/events';
 import { generateApiKey } from '@/lib/auth/keys';
+import { publicKey } from '@/lib/accounts/queries';
 import { monthOf, parseKeyControls, publicControls, type KeyControls } from '@/lib/keys/controls';
 
 // Database access for per-key controls and spend.
@@ -83,15 +84,7 @@ export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: 
   const rate = getConfig().cnyRateNano;
   const s = spend ?? { total: 0n, month: 0n };
   return {
-    id: row.id,
-    name: row.name,
-    prefix: row.prefix,
-    last_four: row.lastFour,
-    display: `${row.prefix}…${row.lastFour}`,
-    created_at: row.createdAt.toISOString(),
-    last_used_at: row.lastUsedAt?.toISOString() ?? null,
-    revoked: row.revokedAt !== null,
-    revoked_at: row.revokedAt?.toISOString() ?? null,
+    ...publicKey(row),
     ...publicControls(controls),
     expired: controls.expiresAt !== null && controls.expiresAt.getTime() <= Date.now(),
     spend: {

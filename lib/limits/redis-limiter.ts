@@ -32,7 +32,7 @@ function lua(...parts: string[]): string {
 
 // Shared Lua prelude (lua/prelude.lua): server time in fractional milliseconds and small helpers.
 // An admission's time in Redis is mostly the Lua around its commands (`npm run bench:redis-script`
-// counts it under callgrind; bench/NOTES.md has the figures): every object a script makes, every
+// counts it under callgrind; docs/decisions/005-admission-script-cost.md): every object a script makes, every
 // table that grows, every number converted to or from text (Redis 7.0 formats Lua numbers with
 // printf, scores and tonumber go through strtod) and every SET (its reply becomes a Lua table) cost
 // more than most calls. So the scripts read every plain value with one MGET, write GCRA states once

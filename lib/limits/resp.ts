@@ -36,7 +36,8 @@ export function encodeCommand(name: string, segments: readonly (readonly Arg[])[
 /**
  * A command encoded once by encodeCommand and written as it is. ioredis's generic Command copies its
  * arguments (Array#flat) and frames each one again when written: for a batch of ten admissions
- * (~370 arguments) ~50 µs of JavaScript against ~15 µs here. (ioredis's own script commands
+ * (~370 arguments) about three times the JavaScript of encoding it once
+ * (docs/decisions/004-one-limiter-call-per-turn.md). (ioredis's own script commands
  * override toWritable the same way.)
  */
 class EncodedCommand extends Command {

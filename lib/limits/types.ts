@@ -90,9 +90,10 @@ export interface AdmitInput {
   /**
    * Send now instead of with the event-loop turn's batch. A speculative admission races the upstream
    * call and its reply gates the first byte to the client, so it leaves before the upstream request
-   * is written rather than after it (~0.2 ms less streaming time to first byte here;
-   * bench/NOTES.md). Batching is kept for everything else. The gateway asks for it only while its
-   * instance is quiet (lib/gateway/admission.ts). The in-process limiter ignores it.
+   * is written rather than after it (less streaming time to first byte;
+   * docs/decisions/007-speculative-admission.md). Batching is kept for everything else. The gateway
+   * asks for it only while its instance is quiet (lib/gateway/admission.ts). The in-process limiter
+   * ignores it.
    */
   urgent?: boolean;
 }

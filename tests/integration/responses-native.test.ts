@@ -5,10 +5,10 @@
 // same in the header, the body, the log and the ledger; a stored response is retrievable.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
+import { startBothModes, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
 import { DEFAULT_REPLY, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
-import { createAccount, waitFor, type TestAccount } from '../support/accounts';
-import { pico } from '../support/money';
+import { createAccount, type TestAccount } from '../support/accounts';
+import { expectBooked as expectBookedAs } from '../support/booking';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
@@ -22,7 +22,7 @@ const TRANSLATED = 'gpt-4o-mini';
 
 let db: Awaited<ReturnType<typeof getDb>>;
 let fake: FakeUpstream;
-const gateways = {} as Record<GatewayMode, RunningGateway>;
+let gateways = {} as Record<GatewayMode, RunningGateway>;
 let account: TestAccount;
 
 beforeAll(async () => {
@@ -53,9 +53,7 @@ beforeAll(async () => {
       cache_read_price_usd_per_million: '0.5',
     });
   }
-  const [lean, next] = await Promise.all([startGateway({ config, mode: 'lean' }), startGateway({ config, mode: 'next' })]);
-  gateways.lean = lean;
-  gateways.next = next;
+  gateways = await startBothModes(config);
   account = await createAccount({ tier: 'enterprise', balanceUsd: '50' });
 });
 
@@ -69,18 +67,9 @@ afterAll(async () => {
 
 type WithService = { service: { cost_usd: unknown; channel: string } };
 
-/** The log row and ledger entry of a request carry exactly `costText`; returns the row. */
-async function expectBooked(requestId: string | null | undefined, costText: string) {
-  expect(requestId).toMatch(/^req_/);
-  const cost = pico(costText);
-  expect(cost).toBeGreaterThan(0n);
-  const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
-  expect(row.endpoint).toBe('/v1/responses');
-  expect(pico(row.costUsd.toFixed(12))).toBe(cost);
-  const entry = await waitFor(() => db.ledgerEntry.findFirst({ where: { kind: 'usage', reference: requestId! } }), 10_000);
-  expect(pico(entry.amountUsd.toFixed(12))).toBe(-cost);
-  return row;
-}
+/** The log row (endpoint /v1/responses) and ledger entry of a request carry exactly `costText`; returns the row. */
+const expectBooked = (requestId: string | null | undefined, costText: string) =>
+  expectBookedAs(requestId, costText, { endpoint: '/v1/responses', tokens: false });
 
 describe.each(['lean', 'next'] as GatewayMode[])('native Responses channels (%s)', (mode) => {
   const gw = () => gateways[mode];

@@ -7,21 +7,15 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
+import { PROTOCOL_MODELS, UPSTREAM_PATH, startBothModes, testConfig, type GatewayMode, type Protocol, type RunningGateway } from '../support/gateway';
 import { DEFAULT_REPLY, GEMINI_THOUGHT, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
-import { pico } from '../support/money';
+import { expectBooked as expectBookedAs } from '../support/booking';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
 
-const MODELS = { openai: 'gpt-4o-mini', anthropic: 'claude-sonnet-4-5', gemini: 'gemini-2.5-flash' } as const;
-type Protocol = keyof typeof MODELS;
-const UPSTREAM_PATH: Record<Protocol, RegExp> = {
-  openai: /^\/v1\/chat\/completions$/,
-  anthropic: /^\/v1\/messages$/,
-  gemini: /^\/v1beta\/models\/gemini-2\.5-flash:(generateContent|streamGenerateContent\?alt=sse)$/,
-};
+const MODELS = PROTOCOL_MODELS;
 const WEATHER_TOOL = {
   type: 'function' as const,
   name: 'get_weather',
@@ -32,34 +26,15 @@ const WEATHER_TOOL = {
 
 let db: Awaited<ReturnType<typeof getDb>>;
 let fake: FakeUpstream;
-const gateways = {} as Record<GatewayMode, RunningGateway>;
+let gateways = {} as Record<GatewayMode, RunningGateway>;
 let account: TestAccount;
 let other: TestAccount;
 
 beforeAll(async () => {
   db = await getDb();
   fake = await startFakeUpstream();
-  const config = testConfig({ openaiUrls: [fake.url], anthropicUrls: [fake.url] });
-  (config.channels as unknown[]).push({
-    name: 'gemini-1',
-    protocol: 'gemini',
-    base_url: fake.url,
-    api_key: 'upstream-secret-gemini-1',
-    models: [MODELS.gemini],
-    timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
-  });
-  (config.models as unknown[]).push({
-    name: MODELS.gemini,
-    owned_by: 'google',
-    kind: 'chat',
-    context_window: 1048576,
-    max_output_tokens: 8192,
-    input_price_usd_per_million: '0.3',
-    output_price_usd_per_million: '2.5',
-  });
-  const [lean, next] = await Promise.all([startGateway({ config, mode: 'lean' }), startGateway({ config, mode: 'next' })]);
-  gateways.lean = lean;
-  gateways.next = next;
+  const config = testConfig({ openaiUrls: [fake.url], anthropicUrls: [fake.url], geminiUrls: [fake.url] });
+  gateways = await startBothModes(config);
   // Enterprise: some 260 requests a minute go out on this account, beyond a pro account's rate.
   [account, other] = await Promise.all([createAccount({ tier: 'enterprise', balanceUsd: '50' }), createAccount({ tier: 'pro', balanceUsd: '50' })]);
 });
@@ -73,18 +48,7 @@ afterAll(async () => {
 });
 
 /** The log row (endpoint /v1/responses) and the usage ledger entry of a request carry exactly `costText`. */
-async function expectBooked(requestId: string | null | undefined, costText: string): Promise<void> {
-  expect(requestId).toMatch(/^req_/);
-  const cost = pico(costText);
-  expect(cost).toBeGreaterThan(0n);
-  const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
-  expect(row.endpoint).toBe('/v1/responses');
-  expect(pico(row.costUsd.toFixed(12))).toBe(cost);
-  expect(row.promptTokens).toBeGreaterThan(0);
-  expect(row.completionTokens).toBeGreaterThan(0);
-  const entry = await waitFor(() => db.ledgerEntry.findFirst({ where: { kind: 'usage', reference: requestId! } }), 10_000);
-  expect(pico(entry.amountUsd.toFixed(12))).toBe(-cost);
-}
+const expectBooked = (requestId: string | null | undefined, costText: string) => expectBookedAs(requestId, costText, { endpoint: '/v1/responses' });
 
 function expectUpstream(protocol: Protocol): void {
   expect(fake.requests.at(-1)!.path).toMatch(UPSTREAM_PATH[protocol]);

@@ -8,22 +8,16 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
+import { PROTOCOL_MODELS, UPSTREAM_PATH, startBothModes, testConfig, type GatewayMode, type Protocol, type RunningGateway } from '../support/gateway';
 import { CACHE_TOKENS, DEFAULT_REPLY, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
+import { expectBooked } from '../support/booking';
 import { pico } from '../support/money';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
 
-const MODELS = { openai: 'gpt-4o-mini', anthropic: 'claude-sonnet-4-5', gemini: 'gemini-2.5-flash' } as const;
-type Protocol = keyof typeof MODELS;
-/** The path each protocol's upstream call lands on. */
-const UPSTREAM_PATH: Record<Protocol, RegExp> = {
-  openai: /^\/v1\/chat\/completions$/,
-  anthropic: /^\/v1\/messages$/,
-  gemini: /^\/v1beta\/models\/gemini-2\.5-flash:(generateContent|streamGenerateContent\?alt=sse)$/,
-};
+const MODELS = PROTOCOL_MODELS;
 const WEATHER_TOOL = {
   name: 'get_weather',
   description: 'The weather in a city',
@@ -32,21 +26,13 @@ const WEATHER_TOOL = {
 
 let db: Awaited<ReturnType<typeof getDb>>;
 let fake: FakeUpstream;
-const gateways = {} as Record<GatewayMode, RunningGateway>;
+let gateways = {} as Record<GatewayMode, RunningGateway>;
 let account: TestAccount;
 
 beforeAll(async () => {
   db = await getDb();
   fake = await startFakeUpstream();
-  const config = testConfig({ openaiUrls: [fake.url], anthropicUrls: [fake.url] });
-  (config.channels as unknown[]).push({
-    name: 'gemini-1',
-    protocol: 'gemini',
-    base_url: fake.url,
-    api_key: 'upstream-secret-gemini-1',
-    models: [MODELS.gemini],
-    timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
-  });
+  const config = testConfig({ openaiUrls: [fake.url], anthropicUrls: [fake.url], geminiUrls: [fake.url] });
   // A Claude model that falls back to a GPT model: fallback crosses protocols.
   for (const m of config.models as { name: string; fallback_models?: string[] }[]) if (m.name === 'claude-haiku-4-5') m.fallback_models = ['gpt-4o-mini'];
   (config.channels as unknown[]).push({
@@ -58,19 +44,7 @@ beforeAll(async () => {
     priority: 100,
     timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
   });
-  (config.models as unknown[]).push({
-    name: MODELS.gemini,
-    owned_by: 'google',
-    kind: 'chat',
-    context_window: 1048576,
-    max_output_tokens: 8192,
-    input_price_usd_per_million: '0.3',
-    output_price_usd_per_million: '2.5',
-    cache_read_price_usd_per_million: '0.075',
-  });
-  const [lean, next] = await Promise.all([startGateway({ config, mode: 'lean' }), startGateway({ config, mode: 'next' })]);
-  gateways.lean = lean;
-  gateways.next = next;
+  gateways = await startBothModes(config);
   account = await createAccount({ tier: 'pro', balanceUsd: '50' });
 });
 
@@ -81,19 +55,6 @@ afterAll(async () => {
   await closeEvents();
   await db?.$disconnect();
 });
-
-/** The log row and the usage ledger entry of a request carry exactly `costText` (a decimal USD text). */
-async function expectBooked(requestId: string | null | undefined, costText: string): Promise<void> {
-  expect(requestId).toMatch(/^req_/);
-  const cost = pico(costText);
-  expect(cost).toBeGreaterThan(0n);
-  const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
-  expect(pico(row.costUsd.toFixed(12))).toBe(cost);
-  expect(row.promptTokens).toBeGreaterThan(0);
-  expect(row.completionTokens).toBeGreaterThan(0);
-  const entry = await waitFor(() => db.ledgerEntry.findFirst({ where: { kind: 'usage', reference: requestId! } }), 10_000);
-  expect(pico(entry.amountUsd.toFixed(12))).toBe(-cost);
-}
 
 /** The last upstream call went to the model's own protocol (it was translated, not refused). */
 function expectUpstream(protocol: Protocol): void {

@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { GATEWAY_LOG_DIR } from './log-scan';
-import { fixtureChannel, fixtureConfig } from './operator-config.mjs';
+import { GEMINI_MODEL, fixtureChannel, fixtureConfig } from './operator-config.mjs';
 
 export type GatewayMode = 'lean' | 'next';
 
@@ -46,6 +46,8 @@ export function writeConfig(config: unknown): string {
 export function testConfig(opts: {
   openaiUrls: string[];
   anthropicUrls?: string[];
+  /** Gemini channels, and the Gemini model in the catalogue. */
+  geminiUrls?: string[];
   overrides?: Record<string, unknown>;
   channelPrefix?: string;
 }): Record<string, unknown> {
@@ -56,9 +58,29 @@ export function testConfig(opts: {
       ...(opts.anthropicUrls ?? []).map((url, i) =>
         fixtureChannel({ protocol: 'anthropic', suffix: i + 1, url, priority: 10 - i, timeouts, prefix: opts.channelPrefix }),
       ),
+      ...(opts.geminiUrls ?? []).map((url, i) =>
+        fixtureChannel({ protocol: 'gemini', suffix: i + 1, url, priority: 10 - i, timeouts, prefix: opts.channelPrefix }),
+      ),
     ],
+    models: opts.geminiUrls?.length ? [GEMINI_MODEL] : [],
     extra: opts.overrides,
   });
+}
+
+/** One chat model per upstream protocol in testConfig (with `geminiUrls`). */
+export const PROTOCOL_MODELS = { openai: 'gpt-4o-mini', anthropic: 'claude-sonnet-4-5', gemini: 'gemini-2.5-flash' } as const;
+export type Protocol = keyof typeof PROTOCOL_MODELS;
+/** The path each protocol's upstream call lands on (for PROTOCOL_MODELS' models). */
+export const UPSTREAM_PATH: Record<Protocol, RegExp> = {
+  openai: /^\/v1\/chat\/completions$/,
+  anthropic: /^\/v1\/messages$/,
+  gemini: /^\/v1beta\/models\/gemini-2\.5-flash:(generateContent|streamGenerateContent\?alt=sse)$/,
+};
+
+/** The same config on both server paths (`npm start`'s lean path and `next start`). */
+export async function startBothModes(config: unknown): Promise<Record<GatewayMode, RunningGateway>> {
+  const [lean, next] = await Promise.all([startGateway({ config, mode: 'lean' }), startGateway({ config, mode: 'next' })]);
+  return { lean, next };
 }
 
 export async function startGateway(opts: { config: unknown; mode?: GatewayMode; env?: Record<string, string>; nodeArgs?: string[] }): Promise<RunningGateway> {

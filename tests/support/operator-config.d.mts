@@ -6,9 +6,10 @@ export interface ChannelTimeouts {
 }
 export declare const FIXTURE_TIERS: Record<'free' | 'pro' | 'vip' | 'enterprise', FixtureObject>;
 export declare const FIXTURE_MODELS: FixtureObject[];
-export declare const CHANNEL_MODELS: { openai: string[]; anthropic: string[] };
+export declare const GEMINI_MODEL: FixtureObject & { name: string };
+export declare const CHANNEL_MODELS: { openai: string[]; anthropic: string[]; gemini: string[] };
 export declare function fixtureChannel(opts: {
-  protocol: 'openai' | 'anthropic';
+  protocol: 'openai' | 'anthropic' | 'gemini';
   suffix: string | number;
   url: string;
   priority: number;

@@ -72,10 +72,23 @@ export const FIXTURE_MODELS = [
   { name: 'bge-m3', owned_by: 'baai', kind: 'embedding', context_window: 8192, dimensions: 1024, input_price_usd_per_million: '0.02' },
 ];
 
-/** What each fake upstream serves of FIXTURE_MODELS. */
+/** A chat model on Gemini channels: added to the catalogue by the configs that have such channels. */
+export const GEMINI_MODEL = {
+  name: 'gemini-2.5-flash',
+  owned_by: 'google',
+  kind: 'chat',
+  context_window: 1048576,
+  max_output_tokens: 8192,
+  input_price_usd_per_million: '0.3',
+  output_price_usd_per_million: '2.5',
+  cache_read_price_usd_per_million: '0.075',
+};
+
+/** What each fake upstream serves of FIXTURE_MODELS (and GEMINI_MODEL). */
 export const CHANNEL_MODELS = {
   openai: ['gpt-4o-mini', 'gpt-4o', 'deepseek-chat', 'text-embedding-3-small', 'bge-m3'],
   anthropic: ['claude-sonnet-4-5', 'claude-haiku-4-5'],
+  gemini: [GEMINI_MODEL.name],
 };
 
 /**

@@ -1,35 +1,15 @@
-import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '@/lib/errors';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { anthropicToGemini as t, GEMINI_SIGNATURE_PREFIX } from '@/lib/gateway/translate/anthropic-gemini';
-import type { CallInfo, ClientRequest, Settlement, UpstreamUsage } from '@/lib/gateway/translate/types';
+import type { CallInfo, UpstreamUsage } from '@/lib/gateway/translate/types';
 import type { JsonObject } from '@/lib/gateway/body';
-import { modelInfo } from '../support/model-info';
+import { anthropicClientHarness, anthropicEvents, clientReq, sdkFinalMessage as sdkFinalMessageOf, testModel } from '../support/anthropic-client-harness';
 import { fixture, parseClientSse, sseEvents } from '../support/sse-fixtures';
 
-/** The model these cases were written against (a 16K output cap, below Claude Code's 32K ask). */
-const model = (overrides: Parameters<typeof modelInfo>[0] = {}) =>
-  modelInfo({
-    contextWindow: 128_000,
-    maxOutputTokens: 16_384,
-    inputPrice: 1_000_000n,
-    outputPrice: 4_000_000n,
-    cacheReadPrice: 100_000n,
-    cacheWritePrice: 1_250_000n,
-    inputUsdPerMillion: '1',
-    outputUsdPerMillion: '4',
-    ...overrides,
-  });
-
+const model = testModel;
 const flash = model({ name: 'gemini-2.5-flash', ownedBy: 'google' });
 const pro = model({ name: 'gemini-2.5-pro', ownedBy: 'google' });
 const SIG = 'CiQBcsjafGmZ0yYq4nW7q0cuKCZtG0sXFvGm2QwW4YtmxcOmBBkKZgFyyNp8';
-
-function clientReq(json: JsonObject): ClientRequest {
-  const text = JSON.stringify(json);
-  return { body: { raw: Buffer.from(text), text, json, verbatim: true }, headers: { 'anthropic-version': '2023-06-01' } };
-}
 
 function callOf(stream = false, model = flash): CallInfo {
   return { model, stream, requestId: 'req_02xyz', created: 1764120000 };
@@ -37,65 +17,8 @@ function callOf(stream = false, model = flash): CallInfo {
 
 const base = { model: 'gemini-2.5-flash', max_tokens: 1024 };
 
-function upstream(json: JsonObject, call = callOf()): JsonObject {
-  const out = t.request(clientReq({ ...base, ...json }), call);
-  expect(out.headers ?? {}).toEqual({});
-  return JSON.parse(String(out.body)) as JsonObject;
-}
-
-function refusal(json: JsonObject): GatewayError {
-  try {
-    t.request(clientReq({ ...base, ...json }), callOf());
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a refusal');
-}
-
-function settle(u: UpstreamUsage | null): Settlement {
-  const usage = u ?? { promptTokens: 0, completionTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-  return { usage, costUsd: '0.000123', costCny: '0.000886', channel: 'gemini-main', latencyMs: 321 };
-}
-
-function reply(name: string, call = callOf()) {
-  const r = t.response(fixture(`gemini/${name}`), call);
-  return { r, body: JSON.parse(r.render(settle(r.usage))) as JsonObject };
-}
-
-function stream(name: string, call = callOf(true)) {
-  const st = t.stream(call, clientReq(base));
-  let out = '';
-  for (const ev of sseEvents(fixture(`gemini/${name}`))) out += st.push(ev);
-  expect(st.finished).toBe(true);
-  out += st.end(settle(st.usage));
-  return { st, out, events: parseClientSse(out) };
-}
-
-const messageStart = (model = 'gemini-2.5-flash') => ({
-  event: 'message_start',
-  data: {
-    type: 'message_start',
-    message: {
-      id: 'msg_req_02xyz',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-    },
-  },
-});
-const ev = (event: string, data: JsonObject) => ({ event, data: { type: event, ...data } });
-const textDelta = (index: number, text: string) => ev('content_block_delta', { index, delta: { type: 'text_delta', text } });
-const usage = (input: number, output: number, cacheRead = 0) => ({
-  input_tokens: input,
-  output_tokens: output,
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: cacheRead,
-});
+const { upstream, refusal, settle, reply, stream } = anthropicClientHarness(t, { callOf, base, fixtureDir: 'gemini', channel: 'gemini-main' });
+const { messageStart, ev, textDelta, usage } = anthropicEvents('req_02xyz', 'gemini-2.5-flash');
 const usageOf = (promptTokens: number, completionTokens: number, reasoningTokens: number, cacheReadTokens = 0): UpstreamUsage => ({
   promptTokens,
   completionTokens,
@@ -105,15 +28,7 @@ const usageOf = (promptTokens: number, completionTokens: number, reasoningTokens
   completionFinal: true,
 });
 
-async function sdkFinalMessage(bytes: string) {
-  const client = new Anthropic({
-    apiKey: 'sk-test',
-    baseURL: 'http://gateway.test/v1/anthropic',
-    maxRetries: 0,
-    fetch: async () => new Response(bytes, { status: 200, headers: { 'content-type': 'text/event-stream' } }),
-  });
-  return client.messages.stream({ model: 'gemini-2.5-flash', max_tokens: 1024, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
-}
+const sdkFinalMessage = (bytes: string) => sdkFinalMessageOf(bytes, 'gemini-2.5-flash');
 
 describe('anthropic -> gemini: requests', () => {
   it('maps the system prompt, turns (roles user/model) and generation settings', () => {

@@ -1,34 +1,14 @@
-import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '@/lib/errors';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { anthropicToOpenai as t } from '@/lib/gateway/translate/anthropic-openai';
-import type { CallInfo, ClientRequest, Settlement, UpstreamUsage } from '@/lib/gateway/translate/types';
+import type { CallInfo } from '@/lib/gateway/translate/types';
 import type { JsonObject } from '@/lib/gateway/body';
-import { modelInfo } from '../support/model-info';
+import { anthropicClientHarness, anthropicEvents, clientReq, sdkFinalMessage as sdkFinalMessageOf, testModel } from '../support/anthropic-client-harness';
 import { fixture, parseClientSse, sseEvents } from '../support/sse-fixtures';
 
-/** The model these cases were written against (a 16K output cap, below Claude Code's 32K ask). */
-const model = (overrides: Parameters<typeof modelInfo>[0] = {}) =>
-  modelInfo({
-    contextWindow: 128_000,
-    maxOutputTokens: 16_384,
-    inputPrice: 1_000_000n,
-    outputPrice: 4_000_000n,
-    cacheReadPrice: 100_000n,
-    cacheWritePrice: 1_250_000n,
-    inputUsdPerMillion: '1',
-    outputUsdPerMillion: '4',
-    ...overrides,
-  });
-
+const model = testModel;
 const gpt = model({ name: 'gpt-4o', ownedBy: 'openai' });
 const deepseek = model({ name: 'deepseek-reasoner', ownedBy: 'deepseek' });
-
-function clientReq(json: JsonObject, headers: Record<string, string> = {}): ClientRequest {
-  const text = JSON.stringify(json);
-  return { body: { raw: Buffer.from(text), text, json, verbatim: true }, headers: { 'anthropic-version': '2023-06-01', ...headers } };
-}
 
 function callOf(stream = false, model = gpt): CallInfo {
   return { model, stream, requestId: 'req_01abc', created: 1764120000 };
@@ -36,79 +16,9 @@ function callOf(stream = false, model = gpt): CallInfo {
 
 const base = { model: 'gpt-4o', max_tokens: 1024 };
 
-/** The upstream body built for a client body. */
-function upstream(json: JsonObject, call = callOf()): JsonObject {
-  const out = t.request(clientReq({ ...base, ...json }), call);
-  expect(out.headers ?? {}).toEqual({});
-  return JSON.parse(String(out.body)) as JsonObject;
-}
-
-function refusal(json: JsonObject, call = callOf()): GatewayError {
-  try {
-    t.request(clientReq({ ...base, ...json }), call);
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a refusal');
-}
-
-/** What the pipeline settles from the upstream's usage. */
-function settle(u: UpstreamUsage | null): Settlement {
-  const usage = u ?? { promptTokens: 0, completionTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-  return { usage, costUsd: '0.000123', costCny: '0.000886', channel: 'openai-main', latencyMs: 321 };
-}
-
-function reply(name: string, call = callOf()) {
-  const r = t.response(fixture(`openai/${name}`), call);
-  return { r, body: JSON.parse(r.render(settle(r.usage))) as JsonObject };
-}
-
-function stream(name: string, call = callOf(true), req = clientReq(base)) {
-  const st = t.stream(call, req);
-  let out = '';
-  for (const ev of sseEvents(fixture(`openai/${name}`))) out += st.push(ev);
-  expect(st.finished).toBe(true);
-  out += st.end(settle(st.usage));
-  return { st, out, events: parseClientSse(out) };
-}
-
-const messageStart = (model = 'gpt-4o') => ({
-  event: 'message_start',
-  data: {
-    type: 'message_start',
-    message: {
-      id: 'msg_req_01abc',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-    },
-  },
-});
-const ev = (event: string, data: JsonObject) => ({ event, data: { type: event, ...data } });
-const textDelta = (index: number, text: string) => ev('content_block_delta', { index, delta: { type: 'text_delta', text } });
-const jsonDelta = (index: number, partial_json: string) => ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } });
-const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({
-  input_tokens: input,
-  output_tokens: output,
-  cache_creation_input_tokens: cacheWrite,
-  cache_read_input_tokens: cacheRead,
-});
-
-/** Feeds the client-side bytes through the official SDK's stream parser and accumulator. */
-async function sdkFinalMessage(bytes: string) {
-  const client = new Anthropic({
-    apiKey: 'sk-test',
-    baseURL: 'http://gateway.test/v1/anthropic',
-    maxRetries: 0,
-    fetch: async () => new Response(bytes, { status: 200, headers: { 'content-type': 'text/event-stream' } }),
-  });
-  return client.messages.stream({ model: 'gpt-4o', max_tokens: 1024, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
-}
+const { upstream, refusal, settle, reply, stream } = anthropicClientHarness(t, { callOf, base, fixtureDir: 'openai', channel: 'openai-main' });
+const { messageStart, ev, textDelta, jsonDelta, usage } = anthropicEvents('req_01abc', 'gpt-4o');
+const sdkFinalMessage = (bytes: string) => sdkFinalMessageOf(bytes, 'gpt-4o');
 
 describe('anthropic -> openai: requests', () => {
   it('puts the system prompt first, keeps turns in order, maps sampling and stop parameters', () => {

@@ -1,21 +1,17 @@
 // OpenAI chat client -> Anthropic Messages upstream: request mapping, whole replies and streams
 // from recorded Anthropic bodies (tests/fixtures/anthropic), the exact client-side output.
 import { describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
 import { GatewayError } from '@/lib/errors';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { openaiToAnthropic, JSON_OBJECT_INSTRUCTION, jsonSchemaInstruction } from '@/lib/gateway/translate/openai-anthropic';
-import type { CallInfo, ClientRequest, Settlement } from '@/lib/gateway/translate/types';
+import type { CallInfo, Settlement } from '@/lib/gateway/translate/types';
 import { modelInfo } from '../support/model-info';
+import { chunkOf, clientReq, refusalOf, sdkAnswering } from '../support/openai-client-harness';
 import { fixtureText, parseDataStream, sseEvents } from '../support/sse-fixture';
+import { describeOpenAiChatRobustness } from '../support/translator-robustness';
 
 const model = modelInfo({ name: 'claude-sonnet-4-5', ownedBy: 'anthropic', protocol: 'anthropic', maxOutputTokens: 64000 });
 const call = (over: Partial<CallInfo> = {}): CallInfo => ({ model, stream: false, requestId: 'req_7f3a', created: 1764120000, ...over });
-
-function clientReq(json: Record<string, unknown>): ClientRequest {
-  const text = JSON.stringify(json);
-  return { body: { raw: Buffer.from(text), text, json, verbatim: true }, headers: {} };
-}
 
 /** The upstream body the translator builds for `json`. */
 function upstream(json: Record<string, unknown>, over: Partial<CallInfo> = {}): Record<string, unknown> {
@@ -23,15 +19,7 @@ function upstream(json: Record<string, unknown>, over: Partial<CallInfo> = {}): 
   return JSON.parse(String(built.body)) as Record<string, unknown>;
 }
 
-function refusal(json: Record<string, unknown>): GatewayError {
-  try {
-    upstream(json);
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a 400');
-}
+const refusal = (json: Record<string, unknown>): GatewayError => refusalOf(() => upstream(json));
 
 const hi = [{ role: 'user', content: 'Hi' }];
 
@@ -54,20 +42,7 @@ function runStream(fixture: string, clientJson: Record<string, unknown> = { mess
 }
 
 const chunkBase = { id: 'chatcmpl-req_7f3a', object: 'chat.completion.chunk', created: 1764120000, model: 'claude-sonnet-4-5' };
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  ...chunkBase,
-  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-});
-
-/** An OpenAI SDK client whose fetch answers with `body` (to prove the SDK accepts our output). */
-function sdkAnswering(body: string, contentType: string): OpenAI {
-  return new OpenAI({
-    apiKey: 'sk-test',
-    baseURL: 'http://gateway.test/v1',
-    maxRetries: 0,
-    fetch: async () => new Response(body, { status: 200, headers: { 'content-type': contentType } }),
-  });
-}
+const chunk = chunkOf(chunkBase);
 
 describe('OpenAI chat -> Anthropic: request', () => {
   it('moves system and developer messages to the top-level system prompt, keeps turns in order, defaults max_tokens and sets anthropic-version', () => {
@@ -684,90 +659,4 @@ describe('OpenAI chat -> Anthropic: errors', () => {
   });
 });
 
-describe('OpenAI chat -> Anthropic: robustness', () => {
-  const badBodies: Record<string, unknown>[] = [
-    { messages: [{ role: 'user', content: 5 }] },
-    { messages: [{ role: 'user', content: [null] }] },
-    { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: null }] }] },
-    { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png,notbase64' } }] }] },
-    { messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 'hello' } }] }] },
-    { messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }, ...hi] },
-    { messages: [...hi, { role: 'assistant', tool_calls: 'x' }] },
-    { messages: [...hi, { role: 'assistant', tool_calls: [{ id: 'a', function: { name: 'f', arguments: '[1]' } }] }] },
-    { messages: [...hi, { role: 'assistant', tool_calls: [{ function: { name: 'f', arguments: '{}' } }] }] },
-    { messages: [...hi, { role: 'tool', content: 'x' }] },
-    { messages: [{ role: 'function', name: 'f', content: 'x' }] },
-    { messages: [] },
-    { messages: 'hi' },
-    { messages: hi, tools: 'x' },
-    { messages: hi, tools: [null] },
-    { messages: hi, tools: [{ type: 'function', function: { name: '' } }] },
-    { messages: hi, tools: [{ type: 'function', function: { name: 'f', parameters: [] } }] },
-    { messages: hi, tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: 5 },
-    { messages: hi, stop: 5 },
-    { messages: hi, stop: [1] },
-    { messages: hi, response_format: 'json' },
-    { messages: hi, response_format: { type: 'xml' } },
-    { messages: hi, max_tokens: -1 },
-    { messages: hi, max_completion_tokens: 1.5 },
-    { messages: hi, reasoning_effort: 3 },
-  ];
-
-  it.each(badBodies.map((b) => [JSON.stringify(b), b]))('answers %s with a 400, never a crash', (_label, body) => {
-    const err = refusal(body as Record<string, unknown>);
-    expect(err.status).toBe(400);
-    expect(err.param).toBeTruthy();
-  });
-
-  const oddEvents = [
-    'null',
-    '[]',
-    '7',
-    '"x"',
-    '{}',
-    '{"type":null}',
-    '{"candidates":null}',
-    '{"candidates":[null,{"content":null}]}',
-    '{"candidates":[{"content":{"parts":[null,{"text":5},{"functionCall":null},{"functionCall":{"name":5}}]}}]}',
-    '{"type":"message_start","message":null}',
-    '{"type":"content_block_start","content_block":null}',
-    '{"type":"content_block_delta","delta":null}',
-    '{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{"}}',
-    '{"type":"message_delta","delta":null,"usage":{"output_tokens":-5}}',
-    '{"usageMetadata":{"promptTokenCount":"9"}}',
-    '{"type":"error","error":null}',
-    '{"error":"boom"}',
-  ];
-
-  it.each(oddEvents)('takes the odd stream event %s without crashing (client bytes or an UpstreamFailure)', (data) => {
-    const st = openaiToAnthropic.stream(call({ stream: true }), clientReq({ messages: hi, stream: true }));
-    try {
-      expect(typeof st.push({ event: 'message', data, raw: '' })).toBe('string');
-    } catch (err) {
-      expect(err).toBeInstanceOf(UpstreamFailure);
-    }
-  });
-
-  it.each(['', 'null', '[]', '{"content":null}', '{"candidates":[]}', '{"content":[null,{"type":"text","text":5},{"type":"tool_use"}]}'])(
-    'takes the odd whole reply %s without crashing',
-    (text) => {
-      try {
-        const reply = openaiToAnthropic.response(text, call());
-        expect(typeof reply.render(settled())).toBe('string');
-      } catch (err) {
-        expect(err).toBeInstanceOf(UpstreamFailure);
-      }
-    },
-  );
-
-  it.each(['', 'null', '[]', '{"error":null}', '{"error":{"message":5}}', '<html>bad gateway</html>'])(
-    'puts the odd error body %s in an OpenAI envelope',
-    (text) => {
-      const e = openaiToAnthropic.error(422, text);
-      expect(e.status).toBe(422);
-      const parsed = JSON.parse(e.body) as { error: Record<string, unknown> };
-      expect(Object.keys(parsed.error).sort()).toEqual(['code', 'message', 'param', 'type']);
-      expect(typeof parsed.error.message).toBe('string');
-    },
-  );
-});
+describeOpenAiChatRobustness('OpenAI chat -> Anthropic: robustness', { translator: openaiToAnthropic, call, clientReq, refusal, settled });

@@ -2,7 +2,6 @@
 // reply, and the Responses stream events (exact order and sequence numbers) of a translated chat
 // stream, read back by the official SDK.
 import { describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
 import { GatewayError } from '@/lib/errors';
 import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 import { openaiToAnthropic } from '@/lib/gateway/translate/openai-anthropic';
@@ -16,6 +15,7 @@ import {
 } from '@/lib/gateway/translate/responses-chat';
 import type { CallInfo, Settlement, Translator } from '@/lib/gateway/translate/types';
 import { modelInfo } from '../support/model-info';
+import { refusalOf, sdkAnswering } from '../support/openai-client-harness';
 import { fixtureText, sseEvents } from '../support/sse-fixture';
 
 const model = modelInfo({ name: 'gpt-4o-mini' });
@@ -35,15 +35,7 @@ function turnFor(body: Record<string, unknown>, history: Record<string, unknown>
   return { plan, turn, finished };
 }
 
-function refusal(body: Record<string, unknown>): GatewayError {
-  try {
-    chatPlanOf(body);
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a 400');
-}
+const refusal = (body: Record<string, unknown>): GatewayError => refusalOf(() => chatPlanOf(body));
 
 const weather = {
   type: 'function',
@@ -178,15 +170,6 @@ const chatReply = (message: Record<string, unknown>, finish: string) =>
     choices: [{ index: 0, message: { role: 'assistant', refusal: null, ...message }, logprobs: null, finish_reason: finish }],
     usage: { prompt_tokens: 25, completion_tokens: 12, total_tokens: 37, prompt_tokens_details: { cached_tokens: 5 } },
   });
-
-function sdkAnswering(body: string, contentType: string): OpenAI {
-  return new OpenAI({
-    apiKey: 'sk-test',
-    baseURL: 'http://gateway.test/v1',
-    maxRetries: 0,
-    fetch: async () => new Response(body, { status: 200, headers: { 'content-type': contentType } }),
-  });
-}
 
 describe('Chat Completions -> Responses: a whole reply', () => {
   it('writes text and a tool call of one reply as a message item and a function_call item, with usage and cost', async () => {

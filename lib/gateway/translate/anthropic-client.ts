@@ -496,8 +496,3 @@ export function anthropicError(status: number, text: string, message: (body: unk
   const msg = message(parsed) ?? (text.trim().slice(0, 500) || `The upstream answered ${status}.`);
   return { status, body: JSON.stringify({ type: 'error', error: { type: anthropicErrorType(status), message: msg } }) };
 }
-
-/** An `event: error` for a stream that broke after its first byte (the status cannot change any more). */
-export function anthropicErrorEvent(type: string, message: string): string {
-  return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type, message } })}\n\n`;
-}

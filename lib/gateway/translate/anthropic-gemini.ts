@@ -1,7 +1,7 @@
 // Anthropic Messages client -> Gemini upstream (generateContent / streamGenerateContent?alt=sse).
 // The mapping choices are listed in docs/protocols.md ("Anthropic Messages clients on OpenAI and Gemini
 // models"); the protocol facts in translation.md.
-import { geminiUsage } from '@/lib/gateway/translate/gemini-reply';
+import { geminiUsage, mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
 import type { ModelInfo } from '@/lib/config';
 import type { JsonObject } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
@@ -33,6 +33,7 @@ import {
   type ImageRef,
   type StopReason,
 } from './anthropic-client';
+import { eventData } from './upstream-json';
 import type { CallInfo, ClientRequest, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamCall, UpstreamUsage } from './types';
 
 /**
@@ -57,21 +58,9 @@ const EFFORT_BUDGET: Record<Effort, number> = { low: 4096, medium: 12288, high: 
 // ---------------------------------------------------------------------------------------------
 // Request
 
-const IMAGE_TYPES: Record<string, string> = {
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-  heic: 'image/heic',
-  heif: 'image/heif',
-};
-
 function imagePart(img: ImageRef): JsonObject {
   if (img.kind === 'base64') return { inlineData: { mimeType: img.mediaType, data: img.data } };
-  // fileData needs a MIME type: the URL's extension tells it (image/jpeg when it does not).
-  const ext = /\.([a-z0-9]+)(?:$|[?#])/i.exec(img.url)?.[1]?.toLowerCase() ?? '';
-  return { fileData: { mimeType: IMAGE_TYPES[ext] ?? 'image/jpeg', fileUri: img.url } };
+  return { fileData: { mimeType: mimeOfUrl(img.url), fileUri: img.url } };
 }
 
 interface Content {
@@ -332,8 +321,7 @@ class GeminiStream implements StreamTranslator {
   }
 
   push(ev: SseEvent): string {
-    const data = ev.data.trim();
-    if (ev.event === 'error') throw new UpstreamFailure('status', `upstream stream error: ${data.slice(0, 300)}`);
+    const data = eventData(ev);
     if (data === '') return '';
     const reply = parseReply(data);
     let bytes = this.out.start();

@@ -36,6 +36,7 @@ import {
   type ImageRef,
   type StopReason,
 } from './anthropic-client';
+import { eventData } from './upstream-json';
 import type { CallInfo, ClientRequest, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamCall, UpstreamUsage } from './types';
 
 // ---------------------------------------------------------------------------------------------
@@ -309,8 +310,7 @@ class OpenaiStream implements StreamTranslator {
   }
 
   push(ev: SseEvent): string {
-    const data = ev.data.trim();
-    if (ev.event === 'error') throw new UpstreamFailure('status', `upstream stream error: ${data.slice(0, 300)}`);
+    const data = eventData(ev);
     if (data === '') return '';
     if (data === '[DONE]') {
       this.finished = true;

@@ -1,4 +1,4 @@
-// What every translator with a Gemini upstream reads the same way from its replies.
+// What every translator with a Gemini upstream reads from its replies, and writes into its requests, the same way.
 import { usageCount } from '@/lib/billing/cost';
 import type { JsonObject, UpstreamUsage } from '@/lib/gateway/translate/types';
 
@@ -22,4 +22,27 @@ export function geminiUsage(u: unknown, completionFinal: boolean): UpstreamUsage
     reasoningTokens: thoughts,
     completionFinal,
   };
+}
+
+const MIME_BY_EXTENSION: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  heic: 'image/heic',
+  heif: 'image/heif',
+  pdf: 'application/pdf',
+};
+
+/** fileData needs a MIME type; an http URL only hints at it by its extension (JPEG when it says nothing). */
+export function mimeOfUrl(url: string): string {
+  let pathname = url;
+  try {
+    pathname = new URL(url).pathname;
+  } catch {
+    // keep the raw text
+  }
+  const ext = /\.([a-z0-9]+)$/i.exec(pathname)?.[1]?.toLowerCase();
+  return (ext && MIME_BY_EXTENSION[ext]) || 'image/jpeg';
 }

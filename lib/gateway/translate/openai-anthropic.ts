@@ -37,6 +37,7 @@ import type {
   UpstreamCall,
   UpstreamUsage,
 } from '@/lib/gateway/translate/types';
+import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -263,16 +264,7 @@ function finishReason(stopReason: unknown, toolCalls: number): FinishReason {
   }
 }
 
-function parseJson(text: string, what: string): JsonObject {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UpstreamFailure('protocol', `upstream sent malformed JSON in ${what}`);
-  }
-  if (!isObject(parsed)) throw new UpstreamFailure('protocol', `upstream sent a non-object in ${what}`);
-  return parsed;
-}
+const parseJson = (text: string, what: string): JsonObject => upstreamObject(text, what);
 
 const STREAM_ERROR_STATUS: Record<string, number> = { overloaded_error: 529, api_error: 500, rate_limit_error: 429 };
 

@@ -1,7 +1,7 @@
 // OpenAI chat client -> Gemini upstream (POST {base}/v1beta/models/{model}:generateContent, or
 // :streamGenerateContent?alt=sse). The mapping choices are listed in docs/protocols.md (Unified
 // protocols); the comments here say why where it is not obvious.
-import { geminiUsage } from '@/lib/gateway/translate/gemini-reply';
+import { geminiUsage, mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
 import type { ModelInfo } from '@/lib/config';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { geminiSchema } from '@/lib/gateway/translate/gemini-schema';
@@ -37,6 +37,7 @@ import type {
   UpstreamCall,
   UpstreamUsage,
 } from '@/lib/gateway/translate/types';
+import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
 
 /** thinkingBudget for OpenAI's reasoning_effort (Gemini 2.5 Flash takes 0..24576, Pro 128..32768). */
 export const GEMINI_THINKING_BUDGETS = { low: 1024, medium: 8192, high: 24576 } as const;
@@ -53,29 +54,6 @@ type Part = JsonObject;
 interface Content {
   role: 'user' | 'model';
   parts: Part[];
-}
-
-const MIME_BY_EXTENSION: Record<string, string> = {
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-  heic: 'image/heic',
-  heif: 'image/heif',
-  pdf: 'application/pdf',
-};
-
-/** fileData needs a MIME type; an http URL only hints at it by its extension (JPEG when it says nothing). */
-function mimeOfUrl(url: string): string {
-  let pathname = url;
-  try {
-    pathname = new URL(url).pathname;
-  } catch {
-    // keep the raw text
-  }
-  const ext = /\.([a-z0-9]+)$/i.exec(pathname)?.[1]?.toLowerCase();
-  return (ext && MIME_BY_EXTENSION[ext]) || 'image/jpeg';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,18 +227,9 @@ function finishReason(reason: unknown, toolCalls: number): FinishReason {
   }
 }
 
-function parseJson(text: string, what: string): JsonObject {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UpstreamFailure('protocol', `upstream sent malformed JSON in ${what}`);
-  }
-  // Gemini answers some failures as a one-element array.
-  if (Array.isArray(parsed) && parsed.length === 1) parsed = parsed[0];
-  if (!isObject(parsed)) throw new UpstreamFailure('protocol', `upstream sent a non-object in ${what}`);
-  return parsed;
-}
+// Gemini answers some failures as a one-element array.
+const parseJson = (text: string, what: string): JsonObject =>
+  upstreamObject(text, what, (parsed) => (Array.isArray(parsed) && parsed.length === 1 ? parsed[0] : parsed));
 
 function upstreamError(data: JsonObject): UpstreamFailure {
   const err = isObject(data.error) ? data.error : {};

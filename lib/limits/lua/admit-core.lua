@@ -187,7 +187,7 @@ end
 -- In a batch (BATCH_LUA makes the tables), GCRA states are kept here and written back once when the
 -- call ends (flush_gcra): the items that share a key (the global layer always, an account's own
 -- layers when it sends in parallel) then cost one SET for all of them instead of one each, the SET
--- being the dearest call of an admission (bench/NOTES.md). Later items read the state from here,
+-- being the dearest call of an admission (docs/decisions/005-admission-script-cost.md). Later items read the state from here,
 -- so each item still sees every earlier one, as if run on its own. A single admission writes at
 -- once (the tables would cost it more than they save).
 local gcra_tat, gcra_dirty

@@ -25,6 +25,7 @@ import { buttonClass } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
+import { ListOrTable } from '@/components/ui/list-or-table';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RechargeForm } from '@/components/dashboard/recharge-form';
 import { RedeemForm } from '@/components/dashboard/redeem-form';
@@ -175,29 +176,32 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         {ledger.data.length === 0 ? (
           <EmptyState title={tr('No balance changes yet')} />
         ) : (
-          <>
-            <ul className="divide-y divide-slate-100 sm:hidden" aria-label={tr('Balance history')}>
-              {ledger.data.map((item) => (
-                <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
-                  <div className="flex items-center justify-between gap-3">
-                    <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
-                    <span
-                      className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
-                      title={formatExact(item.amountUsd)}
-                    >
-                      {item.amountUsd > 0n ? '+' : ''}
-                      {usd(item.amountUsd)}
-                    </span>
-                  </div>
-                  <div className="mt-1 flex items-baseline justify-between gap-3 text-sm text-slate-600">
-                    <span className="tabular-nums">{item.day ? tr('{day} (UTC day)', { day: item.day }) : <LocalTime iso={item.at.toISOString()} />}</span>
-                    <span className="tabular-nums">{tr('Balance {amount}', { amount: formatBalance(item.balanceAfterUsd) })}</span>
-                  </div>
-                  {details(item, tr) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item, tr)}</p>}
-                </li>
-              ))}
-            </ul>
-            <div className="hidden sm:block">
+          <ListOrTable
+            label={tr('Balance history')}
+            items={
+              <>
+                {ledger.data.map((item) => (
+                  <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
+                    <div className="flex items-center justify-between gap-3">
+                      <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
+                      <span
+                        className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
+                        title={formatExact(item.amountUsd)}
+                      >
+                        {item.amountUsd > 0n ? '+' : ''}
+                        {usd(item.amountUsd)}
+                      </span>
+                    </div>
+                    <div className="mt-1 flex items-baseline justify-between gap-3 text-sm text-slate-600">
+                      <span className="tabular-nums">{item.day ? tr('{day} (UTC day)', { day: item.day }) : <LocalTime iso={item.at.toISOString()} />}</span>
+                      <span className="tabular-nums">{tr('Balance {amount}', { amount: formatBalance(item.balanceAfterUsd) })}</span>
+                    </div>
+                    {details(item, tr) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item, tr)}</p>}
+                  </li>
+                ))}
+              </>
+            }
+            table={
               <Table>
                 <THead>
                   <tr>
@@ -232,8 +236,8 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                   ))}
                 </TBody>
               </Table>
-            </div>
-          </>
+            }
+          />
         )}
         {(ledger.nextCursor || before) && (
           <nav aria-label={tr('Pagination')} className="flex justify-between border-t border-slate-100 px-4 py-3 sm:px-5">

@@ -14,6 +14,7 @@ import { buttonClass } from '@/components/ui/button';
 import { Card } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
+import { ListOrTable } from '@/components/ui/list-or-table';
 import { Table, TBody, Td, Th, THead } from '@/components/ui/table';
 import { LogFilters } from '@/components/dashboard/log-filters';
 import { ModelCell, StatusBadge, TokensCell } from '@/components/dashboard/log-cells';
@@ -113,36 +114,39 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
             )}
           </EmptyState>
         ) : (
-          <>
-            <ul className="divide-y divide-slate-100 sm:hidden" aria-label={tr('Requests')}>
-              {page.data.map((e) => {
-                const href = `/dashboard/logs/${encodeURIComponent(e.id)}`;
-                return (
-                  <li key={e.id} data-testid="log-card">
-                    <Link href={href} className="block px-4 py-3 hover:bg-slate-50">
-                      <div className="flex items-start justify-between gap-3">
-                        <div className="min-w-0">
-                          <ModelCell entry={e} />
+          <ListOrTable
+            label={tr('Requests')}
+            items={
+              <>
+                {page.data.map((e) => {
+                  const href = `/dashboard/logs/${encodeURIComponent(e.id)}`;
+                  return (
+                    <li key={e.id} data-testid="log-card">
+                      <Link href={href} className="block px-4 py-3 hover:bg-slate-50">
+                        <div className="flex items-start justify-between gap-3">
+                          <div className="min-w-0">
+                            <ModelCell entry={e} />
+                          </div>
+                          <StatusBadge status={e.status} outcome={e.outcome} />
                         </div>
-                        <StatusBadge status={e.status} outcome={e.outcome} />
-                      </div>
-                      <div className="mt-1 flex items-baseline justify-between gap-3 text-sm">
-                        <LocalTime iso={e.createdAt.toISOString()} className="tabular-nums text-slate-600" />
-                        <span className="font-medium tabular-nums text-slate-900">{usdFine(e.costUsd)}</span>
-                      </div>
-                      <div className="mt-0.5 flex items-baseline justify-between gap-3 text-xs text-slate-600">
-                        <span className="tabular-nums">
-                          {tr('{in} in / {out} out', { in: int(e.promptTokens), out: int(e.completionTokens) })} · {latency(e.latencyMs)}
-                        </span>
-                        <span className="tabular-nums">{cnyFine(e.costCny)}</span>
-                      </div>
-                      {e.errorCode && <div className="mt-1 truncate font-mono text-xs text-slate-600">{e.errorCode}</div>}
-                    </Link>
-                  </li>
-                );
-              })}
-            </ul>
-            <div className="hidden sm:block">
+                        <div className="mt-1 flex items-baseline justify-between gap-3 text-sm">
+                          <LocalTime iso={e.createdAt.toISOString()} className="tabular-nums text-slate-600" />
+                          <span className="font-medium tabular-nums text-slate-900">{usdFine(e.costUsd)}</span>
+                        </div>
+                        <div className="mt-0.5 flex items-baseline justify-between gap-3 text-xs text-slate-600">
+                          <span className="tabular-nums">
+                            {tr('{in} in / {out} out', { in: int(e.promptTokens), out: int(e.completionTokens) })} · {latency(e.latencyMs)}
+                          </span>
+                          <span className="tabular-nums">{cnyFine(e.costCny)}</span>
+                        </div>
+                        {e.errorCode && <div className="mt-1 truncate font-mono text-xs text-slate-600">{e.errorCode}</div>}
+                      </Link>
+                    </li>
+                  );
+                })}
+              </>
+            }
+            table={
               <Table>
                 <THead>
                   <tr>
@@ -195,8 +199,8 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                   })}
                 </TBody>
               </Table>
-            </div>
-          </>
+            }
+          />
         )}
         {(page.prevCursor || page.nextCursor || paged) && (
           <nav aria-label={tr('Pagination')} className="flex items-center justify-between gap-2 border-t border-slate-100 px-4 py-3 sm:px-5">

@@ -53,6 +53,30 @@ function Limits({ model, tier, config, t }: { model: ModelInfo; tier: TierName; 
   );
 }
 
+/** The model's limits column (hidden on small screens). */
+function LimitsCell(props: { model: ModelInfo; tier: TierName; config: GatewayConfig; t: Translate }) {
+  return (
+    <Td className="hidden md:table-cell">
+      <Limits {...props} />
+    </Td>
+  );
+}
+
+/** The model's tags column (hidden below large screens); `toned` colours the speed and code tags. */
+function TagsCell({ tags, toned = false }: { tags: string[]; toned?: boolean }) {
+  return (
+    <Td className="hidden lg:table-cell">
+      <div className="flex flex-wrap gap-1">
+        {tags.map((tag) => (
+          <Badge key={tag} tone={toned ? (tag === 'fast' ? 'green' : tag === 'code' ? 'blue' : 'neutral') : undefined}>
+            {tag}
+          </Badge>
+        ))}
+      </div>
+    </Td>
+  );
+}
+
 function ModelName({ model, t }: { model: ModelInfo; t: Translate }) {
   return (
     <div className="flex items-start gap-1">
@@ -137,18 +161,8 @@ export default async function ModelsPage() {
                     )}
                   </Td>
                 )}
-                <Td className="hidden lg:table-cell">
-                  <div className="flex flex-wrap gap-1">
-                    {m.tags.map((tag) => (
-                      <Badge key={tag} tone={tag === 'fast' ? 'green' : tag === 'code' ? 'blue' : 'neutral'}>
-                        {tag}
-                      </Badge>
-                    ))}
-                  </div>
-                </Td>
-                <Td className="hidden md:table-cell">
-                  <Limits model={m} tier={tier} config={config} t={t} />
-                </Td>
+                <TagsCell tags={m.tags} toned />
+                <LimitsCell model={m} tier={tier} config={config} t={t} />
               </Tr>
             ))}
           </TBody>
@@ -180,18 +194,8 @@ export default async function ModelsPage() {
                   <Td className="text-right">
                     <Price usdPerMillion={m.inputUsdPerMillion} config={config} />
                   </Td>
-                  {embeddingTags && (
-                    <Td className="hidden lg:table-cell">
-                      <div className="flex flex-wrap gap-1">
-                        {m.tags.map((tag) => (
-                          <Badge key={tag}>{tag}</Badge>
-                        ))}
-                      </div>
-                    </Td>
-                  )}
-                  <Td className="hidden md:table-cell">
-                    <Limits model={m} tier={tier} config={config} t={t} />
-                  </Td>
+                  {embeddingTags && <TagsCell tags={m.tags} />}
+                  <LimitsCell model={m} tier={tier} config={config} t={t} />
                 </Tr>
               ))}
             </TBody>
