@@ -10,7 +10,7 @@ import { formatPico } from '@/lib/billing/money';
 import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
 import { maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
 import { providers, type Operation } from '@/lib/gateway/providers';
-import { callUpstream, classify, readUpstreamBody, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { callUpstream, classify, readUpstreamBody, type CallOptions, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
 import { SseEventReader } from '@/lib/gateway/sse';
 import type { Attempt, RequestContext } from '@/lib/gateway/context';
@@ -28,6 +28,8 @@ import { startAbortDrain, trackStream } from '@/lib/shutdown';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 const MAX_ERROR_BYTES = 1024 * 1024;
+// Detached once the headers are in: a reply is read on after its client left, to bill what was generated.
+const DETACHED: CallOptions = { detachOnHeaders: true };
 
 /** What a surface found in a valid request: all the pipeline needs to plan, admit and relay it. */
 export interface PreparedRequest {
@@ -209,8 +211,7 @@ async function attempt(
   const path = provider.path(call.operation ?? surface.operation, model.name, prepared.stream);
   if (path === undefined) return false;
   const headers = { ...call.headers, ...provider.auth(channel.apiKey) };
-  // Detached once the headers are in: a reply is read on after its client left, to bill what was generated.
-  const tried = await ctx.tryChannel(req, channel, model, (signal) => callUpstream(channel, path, call.body, headers, signal, true), {
+  const tried = await ctx.tryChannel(req, channel, model, (signal) => callUpstream(channel, path, call.body, headers, signal, DETACHED), {
     forbiddenIsCallers: call.forbiddenIsCallers,
   });
   if (!tried) return false;

@@ -165,11 +165,20 @@ export interface UpstreamResponse {
   body: UpstreamBody;
 }
 
+export interface CallOptions {
+  /**
+   * The signal no longer touches the reply once its headers arrived (a reply is read on, for
+   * billing, after its client has gone); without it the signal also stops the body.
+   */
+  detachOnHeaders?: boolean;
+}
+
+const NO_OPTIONS: CallOptions = {};
+
 /**
  * One upstream call: resolves with the status, headers and a body to read once the headers are
- * in; rejects (classified) when the call fails before that. The signal cancels the call; with
- * `detachOnHeaders` it no longer touches the reply once headers arrived (a stream is read on,
- * for billing, after its client has gone), otherwise it also stops the body.
+ * in; rejects (classified) when the call fails before that. The signal cancels the call (see
+ * CallOptions.detachOnHeaders for its reach over the body).
  */
 export function callUpstream(
   channel: ChannelInfo,
@@ -177,9 +186,10 @@ export function callUpstream(
   body: string | Buffer,
   headers: Record<string, string>,
   signal: ClientSignal,
-  detachOnHeaders = false,
+  options: CallOptions = NO_OPTIONS,
 ): Promise<UpstreamResponse> {
   const { agent, origin, prefix } = targetFor(channel);
+  const detachOnHeaders = options.detachOnHeaders === true;
   return new Promise((resolve, reject) => {
     let controller: Dispatcher.DispatchController | null = null;
     let reply: UpstreamBody | null = null;

@@ -92,7 +92,7 @@ export interface AdmitInput {
    * call and its reply gates the first byte to the client, so it leaves before the upstream request
    * is written rather than after it (~0.2 ms less streaming time to first byte here;
    * bench/NOTES.md). Batching is kept for everything else. The gateway asks for it only while its
-   * instance is quiet (lib/gateway/admission.ts). The in-process limiter ignores it.
+   * instance is quiet (lib/gateway/admission/lease.ts). The in-process limiter ignores it.
    */
   urgent?: boolean;
 }
