@@ -177,8 +177,9 @@ const NO_OPTIONS: CallOptions = {};
 
 /**
  * One upstream call: resolves with the status, headers and a body to read once the headers are
- * in; rejects (classified) when the call fails before that. The signal cancels the call (see
- * CallOptions.detachOnHeaders for its reach over the body).
+ * in; rejects (classified) when the call fails before that. `headers` get a JSON content type
+ * unless they name one. The signal cancels the call (see CallOptions.detachOnHeaders for its reach
+ * over the body).
  */
 export function callUpstream(
   channel: ChannelInfo,
@@ -231,7 +232,8 @@ export function callUpstream(
         origin,
         path: prefix + path,
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
+        // A channel's constant headers (the pipeline's, content type included) are used as they are.
+        headers: headers['content-type'] === undefined ? { 'content-type': 'application/json', ...headers } : headers,
         body,
         headersTimeout: channel.timeouts.firstByteMs,
         bodyTimeout: channel.timeouts.idleMs,

@@ -15,7 +15,11 @@ function goDuration(ms: number): string {
 
 export function rateLimitHeaders(states: RuleState[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  const req = states.filter((s) => (s.rule.kind === 'window' || s.rule.kind === 'gcra') && s.rule.requests).sort((a, b) => a.remaining - b.remaining)[0];
+  // The request-rate rule with the least room left (the first of equals).
+  let req: RuleState | undefined;
+  for (const s of states) {
+    if ((s.rule.kind === 'window' || s.rule.kind === 'gcra') && s.rule.requests && (!req || s.remaining < req.remaining)) req = s;
+  }
   if (req) {
     headers['x-ratelimit-limit-requests'] = String(req.limit);
     headers['x-ratelimit-remaining-requests'] = String(Math.max(0, req.remaining));
