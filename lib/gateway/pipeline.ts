@@ -285,6 +285,8 @@ async function attempt(
   return true;
 }
 
+const ONCE = { once: true };
+
 /**
  * Watches the client while a reply is read. If it leaves, its concurrency slot is freed at once and
  * the reply is read on for its usage (billing), but only for a drain period (startAbortDrain).
@@ -299,7 +301,7 @@ class ClientWatch {
     private readonly res: UpstreamResponse,
   ) {
     if (req.signal.aborted) this.onAbort();
-    else req.signal.addEventListener('abort', this.onAbort, { once: true });
+    else req.signal.addEventListener('abort', this.onAbort, ONCE);
   }
 
   private readonly onAbort = (): void => {
