@@ -1592,7 +1592,7 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
     targets.push({ label: `gateway, lean, ${opt['compare-env']}`, url: otherEnv.url, headers: auth, gateway: true });
   }
   const run = Math.max(1, Number(opt['breakdown-run']));
-  // Streams that went upstream without waiting for their admission (lib/gateway/admission.ts).
+  // Streams that went upstream without waiting for their admission (lib/gateway/admission/speculation.ts).
   const speculated = async () => Promise.all(targets.map(async (t) => (t.gateway ? (await gatewayGauges(t.url)).speculative || 0 : NaN)));
   try {
     const spec0 = await speculated();
@@ -1610,7 +1610,7 @@ async function ttfbBreakdown({ upstream, gw, gatewayEnv, auth }) {
           const t = targets[i];
           for (let j = 0; j < run; j++) {
             const r = await oneRequest(agents[i], t.url + '/v1/chat/completions', t.headers, CHAT_STREAM);
-            if (r.status !== 200 || !r.body.includes(done)) {
+            if (r.status !== 200 || !r.body.includes('data: [DONE]')) {
               fails[i]++;
               if (fails[i] === 1) failures.push(`TTFB breakdown, ${t.label}: HTTP ${r.status}: ${r.body.slice(0, 300)}`);
             } else if (round >= 0 && (run === 1 || j > 0)) samples[i].push(r.ttfbMs);

@@ -121,7 +121,7 @@ const schema = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /**
    * Call the upstream while the admission is still on its way when the account has ample room
-   * (see lib/gateway/admission.ts): `auto` (default) for streams, and for every request while the
+   * (see lib/gateway/admission/speculation.ts): `auto` (default) for streams, and for every request while the
    * instance is quiet; `streams` for streaming requests only; `all`; or `off`.
    */
   SPECULATIVE_ADMISSION: z

@@ -11,8 +11,9 @@ import { inc, observe } from '@/lib/metrics';
 import { log, errorFields } from '@/lib/log';
 import { countRefused, release, startAdmission, type Admission, type Endpoint } from '@/lib/gateway/admission';
 import { LinkedSignal } from '@/lib/gateway/signal';
-import { discard, type UpstreamResponse } from '@/lib/gateway/upstream';
-import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import { callUpstream, discard, type CallOptions, type UpstreamResponse } from '@/lib/gateway/upstream';
+import type { UpstreamCall } from '@/lib/gateway/translate/types';
+import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkKeyAccess, keyClientIp } from '@/lib/keys/access';
 import { recheckKeyRefusal } from '@/lib/keys/admission';
 import { getLimiter } from '@/lib/gateway/runtime';
@@ -37,6 +38,9 @@ export function isModelName(s: string): boolean {
 export function channelFault(status: number, forbiddenIsCallers = false): boolean {
   return status === 401 || (status === 403 && !forbiddenIsCallers) || status === 429 || status >= 500;
 }
+
+// Detached once the headers are in: a reply is read on after its client left, to bill what was generated.
+const DETACHED: CallOptions = { detachOnHeaders: true };
 
 function endpointOf(path: string): Endpoint {
   if (path.startsWith('/v1/anthropic')) return 'anthropic';
@@ -199,7 +203,10 @@ export class RequestContext {
   private async callUpstream(
     req: GatewayRequest,
     tracker: AttemptTracker,
-    call: (signal: ClientSignal) => Promise<UpstreamResponse>,
+    channel: ChannelInfo,
+    path: string,
+    body: string | Buffer,
+    headers: Record<string, string>,
   ): Promise<UpstreamResponse | null> {
     let signal = req.signal;
     if (this.admitting && !this.admission) {
@@ -209,7 +216,7 @@ export class RequestContext {
     }
     let res: UpstreamResponse;
     try {
-      res = await call(signal);
+      res = await callUpstream(channel, path, body, headers, signal, DETACHED);
     } catch (err) {
       if (req.signal.aborted) throw this.clientGone();
       await this.confirmAdmission(tracker);
@@ -250,26 +257,27 @@ export class RequestContext {
   }
 
   /**
-   * One upstream try on `channel`, up to its reply's status: the call (gated by a speculative
-   * admission, see `callUpstream`) and the channel's own failures (unreachable, 429 or 5xx: the
-   * body is let go and the failure recorded). Returns the reply with its tracker, or null when the
-   * next channel should be tried; throws when the client left or the admission was refused.
+   * One upstream try on `channel`, up to its reply's status: the call of `upstream` at `path` (gated
+   * by a speculative admission, see `callUpstream`) and the channel's own failures (unreachable, 429
+   * or 5xx: the body is let go and the failure recorded). Returns the reply with its tracker, or null
+   * when the next channel should be tried; throws when the client left or the admission was refused.
    */
   async tryChannel(
     req: GatewayRequest,
     channel: ChannelInfo,
     model: ModelInfo,
-    call: (signal: ClientSignal) => Promise<UpstreamResponse>,
-    opts: { forbiddenIsCallers?: boolean } = {},
+    path: string,
+    upstream: UpstreamCall,
+    headers: Record<string, string>,
   ): Promise<{ res: UpstreamResponse; tracker: AttemptTracker } | null> {
     const tracker = this.beginAttempt(channel, model);
     if (req.signal.aborted) throw this.clientGone();
-    const res = await this.callUpstream(req, tracker, call);
+    const res = await this.callUpstream(req, tracker, channel, path, upstream.body, headers);
     if (!res) return null;
     tracker.record.status = res.status;
     // 401/403: the channel's own key was refused (revoked, out of credit): the channel's failure,
     // never the caller's; the next channel is tried and the breaker counts it.
-    if (channelFault(res.status, opts.forbiddenIsCallers)) {
+    if (channelFault(res.status, upstream.forbiddenIsCallers)) {
       discard(res.body);
       tracker.fail(`upstream answered ${res.status}`, res.status);
       return null;
@@ -318,12 +326,12 @@ export class RequestContext {
    * settling the reservation and freeing the limits. That release leaves at once (urgent), before
    * the last bytes, instead of in the batch of the event-loop turn after the response ended: a
    * client that sends its next request as soon as a stream ends found this instance still busy
-   * writing that release to Redis (~0.2 ms here, bench/NOTES.md). Its concurrency slot is
+   * writing that release to Redis (docs/decisions/008-urgent-limiter-calls.md). Its concurrency slot is
    * also free before it sees the end.
    */
   endStream(sink: ResponseSink, tail?: string): void {
     if (this.admission) void this.releaseOnce(true);
-    sink.end(tail, { 'x-service-cost-usd': formatPico(this.cost), 'x-service-cost-cny': formatPico(this.costCny()) });
+    sink.end(tail, { 'x-service-cost-usd': this.costUsdText(), 'x-service-cost-cny': this.costCnyText() });
   }
 
   /** Sends the release of `admission` (once: later calls return the first one's promise). */
@@ -332,24 +340,55 @@ export class RequestContext {
     return (this.released ??= release(this.admission!, this.cost, u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens, urgent));
   }
 
+  // The cost in CNY and the decimal texts of both, computed once per cost (headers, the reply's
+  // own cost fields, trailers and the log row all ask for them).
+  private cnyFor = -1n;
+  private cny = 0n;
+  private usdTextFor = -1n;
+  private usdText = '';
+  private cnyTextFor = -1n;
+  private cnyText = '';
+
   costCny(): bigint {
-    return cnyOf(this.cost, this.cfg.cnyRateNano);
+    if (this.cnyFor !== this.cost) {
+      this.cny = cnyOf(this.cost, this.cfg.cnyRateNano);
+      this.cnyFor = this.cost;
+    }
+    return this.cny;
   }
 
-  /** x-request-id, rate-limit headers and the cost-transparency headers. */
-  headers(extra: Record<string, string> = {}): Record<string, string> {
-    return {
-      'x-request-id': this.requestId,
-      ...this.admission?.headers,
-      'x-service-cost-usd': formatPico(this.cost),
-      'x-service-cost-cny': formatPico(this.costCny()),
-      'x-service-model-id': this.model?.name ?? (this.modelRequested && isModelName(this.modelRequested) ? this.modelRequested : ''),
-      'x-service-latency-ms': String(this.elapsedMs()),
-      'x-service-provider': this.channel ?? 'none',
-      // The header Anthropic's SDK reads into `requestID`.
-      ...(this.surface === 'anthropic' ? { 'request-id': this.requestId } : {}),
-      ...extra,
-    };
+  /** The cost in USD as exact decimal text. */
+  costUsdText(): string {
+    if (this.usdTextFor !== this.cost) {
+      this.usdText = formatPico(this.cost);
+      this.usdTextFor = this.cost;
+    }
+    return this.usdText;
+  }
+
+  /** The cost in CNY as exact decimal text. */
+  costCnyText(): string {
+    if (this.cnyTextFor !== this.cost) {
+      this.cnyText = formatPico(this.costCny());
+      this.cnyTextFor = this.cost;
+    }
+    return this.cnyText;
+  }
+
+  /** x-request-id, rate-limit headers and the cost-transparency headers, then `extra`. */
+  headers(extra?: Record<string, string>): Record<string, string> {
+    const headers: Record<string, string> = { 'x-request-id': this.requestId };
+    const limits = this.admission?.headers;
+    if (limits) for (const name in limits) headers[name] = limits[name];
+    headers['x-service-cost-usd'] = this.costUsdText();
+    headers['x-service-cost-cny'] = this.costCnyText();
+    headers['x-service-model-id'] = this.model?.name ?? (this.modelRequested && isModelName(this.modelRequested) ? this.modelRequested : '');
+    headers['x-service-latency-ms'] = String(this.elapsedMs());
+    headers['x-service-provider'] = this.channel ?? 'none';
+    // The header Anthropic's SDK reads into `requestID`.
+    if (this.surface === 'anthropic') headers['request-id'] = this.requestId;
+    if (extra) for (const name in extra) headers[name] = extra[name];
+    return headers;
   }
 
   /** Answers an error in this surface's envelope (or, mid-stream, as a final error event). */

@@ -19,7 +19,7 @@ const pipeline =
   (ctx, req, sink) =>
     runPipeline(ctx, req, sink, surface);
 
-const routes: Record<string, Route> = {
+const routes: Partial<Record<string, Route>> = {
   'POST /v1/chat/completions': pipeline(openaiChatSurface),
   'POST /v1/embeddings': pipeline(embeddingsSurface),
   'GET /v1/models': listModels,
@@ -30,7 +30,7 @@ const routes: Record<string, Route> = {
 };
 
 /** Routes with a path segment that is a parameter, keyed by their path with `{id}`. */
-const paramRoutes: Record<string, Route> = {
+const paramRoutes: Partial<Record<string, Route>> = {
   'GET /v1/responses/{id}': getResponse,
   'DELETE /v1/responses/{id}': removeResponse,
   'GET /v1/responses/{id}/input_items': listInputItems,
@@ -63,9 +63,10 @@ const shuttingDown: Route = async () => {
 export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const path = req.path.length > 1 && req.path.endsWith('/') ? req.path.slice(0, -1) : req.path;
   const surface: Surface = path.startsWith('/v1/anthropic') ? 'anthropic' : 'openai';
+  const exact = routes[`${req.method} ${path}`];
   // A parameter route is logged (and counted in metrics) under its pattern, not each id.
-  const pattern = routes[`${req.method} ${path}`] ? undefined : paramPath(path);
-  const route = state.draining ? shuttingDown : (routes[`${req.method} ${path}`] ?? (pattern && paramRoutes[`${req.method} ${pattern}`]) ?? notFound);
+  const pattern = exact ? undefined : paramPath(path);
+  const route = state.draining ? shuttingDown : (exact ?? (pattern ? paramRoutes[`${req.method} ${pattern}`] : undefined) ?? notFound);
   let ctx: RequestContext;
   try {
     ctx = new RequestContext(surface, pattern ?? path, getConfig());

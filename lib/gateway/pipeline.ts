@@ -6,11 +6,10 @@ import type { ChannelInfo, GatewayConfig, ModelInfo } from '@/lib/config';
 import type { Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
-import { formatPico } from '@/lib/billing/money';
 import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
 import { maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
-import { providers, type Operation } from '@/lib/gateway/providers';
-import { callUpstream, classify, readUpstreamBody, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { providers, type Operation, type Provider } from '@/lib/gateway/providers';
+import { classify, readUpstreamBody, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
 import { SseEventReader } from '@/lib/gateway/sse';
 import type { Attempt, RequestContext } from '@/lib/gateway/context';
@@ -80,11 +79,14 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   const body = await ctx.open(req);
   const client: ClientRequest = { body, headers: req.headers };
   const principal = ctx.principal!;
-  const prepared = await surface.validate(client, ctx.cfg, principal, body.raw.length);
+  const validated = surface.validate(client, ctx.cfg, principal, body.raw.length);
+  const prepared = validated instanceof Promise ? await validated : validated;
   ctx.stream = prepared.stream;
   if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
   ctx.choices = prepared.choices;
-  const plan = await planModels(ctx, surface, prepared, body.json.model, principal);
+  const requested = body.json.model;
+  const needs = requested === AUTO_MODEL && prepared.autoNeeds ? await prepared.autoNeeds(maxContextWindow(ctx.cfg)) : undefined;
+  const plan = planModels(ctx.cfg, surface, requested, principal, needs);
   if (prepared.noFallback) plan.models.length = 1;
   ctx.routeReason = plan.reason;
   ctx.model = plan.models[0];
@@ -93,9 +95,9 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
   // The first attempt's translation happens before admission: a parameter the upstream cannot
   // carry is the client's 400, with nothing admitted or sent.
-  const firstTranslator = first.map((c) => prepared.translator(c.protocol, plan.models[0], c)).find((t) => t !== undefined);
+  const firstTranslator = translatorFor(prepared, plan.models[0], first);
   if (firstTranslator) calls.get(plan.models[0], firstTranslator);
-  else if (prepared.local && !plan.models.some((m) => channelsOf(ctx.cfg, m).some((c) => prepared.translator(c.protocol, m, c)))) {
+  else if (prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx.cfg, m)))) {
     await ctx.admit(null, surface.endpoint, 0n);
     const text = await prepared.local(plan.models[0]);
     sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
@@ -115,7 +117,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
     for (const channel of i === 0 ? first : orderChannels(channelsOf(ctx.cfg, model))) {
       const translator = prepared.translator(channel.protocol, model, channel);
       if (!translator) continue;
-      let call: UpstreamCall;
+      let call: TranslatedCall;
       try {
         call = calls.get(model, translator);
       } catch (err) {
@@ -125,7 +127,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
         refusal ??= err;
         continue;
       }
-      if (await attempt(ctx, req, sink, surface, prepared, translator, client, call, model, channel)) return;
+      if (await attempt(ctx, req, sink, surface, prepared, client, call, channel)) return;
     }
   }
   ctx.model = plan.models[0];
@@ -134,15 +136,23 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   throw new GatewayError('all_channels_failed', `All upstream channels failed for ${plan.models.map((m) => m.name).join(', ')}.`);
 }
 
+/** The translator of the first of `channels` that can serve `model` for this request. */
+function translatorFor(prepared: PreparedRequest, model: ModelInfo, channels: ChannelInfo[]): Translator | undefined {
+  for (const c of channels) {
+    const t = prepared.translator(c.protocol, model, c);
+    if (t) return t;
+  }
+  return undefined;
+}
+
 function channelsOf(cfg: GatewayConfig, model: ModelInfo): ChannelInfo[] {
   return cfg.channelsByModel.get(model.name) ?? [];
 }
 
-/** The model and its fallbacks; an unknown model is answered as the surface's clients expect. */
-async function planModels(ctx: RequestContext, surface: SurfaceSpec, prepared: PreparedRequest, requested: unknown, principal: Principal): Promise<ModelPlan> {
-  const needs = requested === AUTO_MODEL && prepared.autoNeeds ? await prepared.autoNeeds(maxContextWindow(ctx.cfg)) : undefined;
+/** The model and its fallbacks (`needs`: what service-auto weighs); an unknown model is answered as the surface's clients expect. */
+function planModels(cfg: GatewayConfig, surface: SurfaceSpec, requested: unknown, principal: Principal, needs: RequestNeeds | undefined): ModelPlan {
   try {
-    return resolveModel(ctx.cfg, requested, principal.tier, surface.kind, needs, principal.guard?.models);
+    return resolveModel(cfg, requested, principal.tier, surface.kind, needs, principal.guard?.models);
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'model_not_found') {
       throw new GatewayError('model_not_found', err.message.replace('GET /v1/models', `GET ${surface.modelsPath}`), {
@@ -166,9 +176,21 @@ function reservation(models: ModelInfo[], prepared: PreparedRequest, bodyBytes: 
   return reserve;
 }
 
-/** Upstream calls built by translators, one per (model, translator): channels served alike share it. */
+/** One translated upstream call: what a translator built for one model, and the facts it was built on. */
+interface TranslatedCall {
+  model: ModelInfo;
+  translator: Translator;
+  info: CallInfo;
+  upstream: UpstreamCall;
+}
+
+/**
+ * Upstream calls built by translators, one per (model, translator): channels served alike share it.
+ * Most requests build one, kept in a field; fallbacks across models or protocols add to a list.
+ */
 class CallCache {
-  private readonly calls = new Map<string, Map<Translator, UpstreamCall>>();
+  private first: TranslatedCall | null = null;
+  private more: TranslatedCall[] | null = null;
 
   constructor(
     private readonly client: ClientRequest,
@@ -176,20 +198,34 @@ class CallCache {
     private readonly prepared: PreparedRequest,
   ) {}
 
-  get(model: ModelInfo, translator: Translator): UpstreamCall {
-    let byTranslator = this.calls.get(model.name);
-    if (!byTranslator) this.calls.set(model.name, (byTranslator = new Map()));
-    let call = byTranslator.get(translator);
-    if (!call) {
-      call = translator.request(this.client, callInfo(this.ctx, model, this.prepared));
-      byTranslator.set(translator, call);
-    }
+  get(model: ModelInfo, translator: Translator): TranslatedCall {
+    const first = this.first;
+    if (first && first.model === model && first.translator === translator) return first;
+    if (this.more) for (const c of this.more) if (c.model === model && c.translator === translator) return c;
+    const info = first?.model === model ? first.info : this.infoFor(model);
+    const call: TranslatedCall = { model, translator, info, upstream: translator.request(this.client, info) };
+    if (!first) this.first = call;
+    else (this.more ??= []).push(call);
     return call;
+  }
+
+  private infoFor(model: ModelInfo): CallInfo {
+    if (this.more) for (const c of this.more) if (c.model === model) return c.info;
+    const ctx = this.ctx;
+    return { model, stream: this.prepared.stream, requestId: ctx.requestId, created: Math.floor(ctx.startedAt / 1000) };
   }
 }
 
-function callInfo(ctx: RequestContext, model: ModelInfo, prepared: PreparedRequest): CallInfo {
-  return { model, stream: prepared.stream, requestId: ctx.requestId, created: Math.floor(ctx.startedAt / 1000) };
+// The headers of an upstream call: the JSON content type, the protocol's own (from the translator)
+// and the channel's key. Without protocol headers they are the same for every call on a channel.
+const JSON_CONTENT = { 'content-type': 'application/json' } as const;
+const channelHeaders = new WeakMap<ChannelInfo, Record<string, string>>();
+
+function upstreamHeaders(channel: ChannelInfo, provider: Provider, own: Record<string, string> | undefined): Record<string, string> {
+  if (own) return { ...JSON_CONTENT, ...own, ...provider.auth(channel.apiKey) };
+  let headers = channelHeaders.get(channel);
+  if (!headers) channelHeaders.set(channel, (headers = { ...JSON_CONTENT, ...provider.auth(channel.apiKey) }));
+  return headers;
 }
 
 /** One upstream try. Returns true when the request was answered (success or a non-retryable error). */
@@ -199,26 +235,20 @@ async function attempt(
   sink: ResponseSink,
   surface: SurfaceSpec,
   prepared: PreparedRequest,
-  translator: Translator,
   client: ClientRequest,
-  call: UpstreamCall,
-  model: ModelInfo,
+  call: TranslatedCall,
   channel: ChannelInfo,
 ): Promise<boolean> {
+  const { model, translator, info, upstream } = call;
   const provider = providers[channel.protocol];
-  const path = provider.path(call.operation ?? surface.operation, model.name, prepared.stream);
+  const path = provider.path(upstream.operation ?? surface.operation, model.name, prepared.stream);
   if (path === undefined) return false;
-  const headers = { ...call.headers, ...provider.auth(channel.apiKey) };
-  // Detached once the headers are in: a reply is read on after its client left, to bill what was generated.
-  const tried = await ctx.tryChannel(req, channel, model, (signal) => callUpstream(channel, path, call.body, headers, signal, true), {
-    forbiddenIsCallers: call.forbiddenIsCallers,
-  });
+  const tried = await ctx.tryChannel(req, channel, model, path, upstream, upstreamHeaders(channel, provider, upstream.headers));
   if (!tried) return false;
   const { res, tracker } = tried;
   const record = tracker.record;
   ctx.model = model;
   ctx.channel = channel.name;
-  const info = callInfo(ctx, model, prepared);
   if (res.status >= 400) {
     // The caller's mistake as the upstream sees it: answered in the client's envelope, not retried, not billed.
     const text = await readUpstreamBody(res.body, MAX_ERROR_BYTES).catch(() => '');
@@ -255,36 +285,66 @@ async function attempt(
   return true;
 }
 
+const ONCE = { once: true };
+
 /**
  * Watches the client while a reply is read. If it leaves, its concurrency slot is freed at once and
  * the reply is read on for its usage (billing), but only for a drain period (startAbortDrain).
  */
-function watchClient(ctx: RequestContext, req: GatewayRequest, res: UpstreamResponse) {
-  let open = true;
-  let stopDrain: (() => void) | undefined;
-  const onAbort = () => {
-    open = false;
-    ctx.outcome = 'client_closed';
-    ctx.status = 499;
-    stopDrain = startAbortDrain(() => res.body.destroy());
-    if (ctx.admission) expireLeases(ctx.admission);
+class ClientWatch {
+  open = true;
+  private stopDrain: (() => void) | undefined = undefined;
+
+  constructor(
+    private readonly ctx: RequestContext,
+    private readonly req: GatewayRequest,
+    private readonly res: UpstreamResponse,
+  ) {
+    if (req.signal.aborted) this.onAbort();
+    else req.signal.addEventListener('abort', this.onAbort, ONCE);
+  }
+
+  private readonly onAbort = (): void => {
+    this.open = false;
+    this.ctx.outcome = 'client_closed';
+    this.ctx.status = 499;
+    const body = this.res.body;
+    this.stopDrain = startAbortDrain(() => body.destroy());
+    if (this.ctx.admission) expireLeases(this.ctx.admission);
   };
-  if (req.signal.aborted) onAbort();
-  else req.signal.addEventListener('abort', onAbort, { once: true });
-  return {
-    get open() {
-      return open;
-    },
-    dispose() {
-      stopDrain?.();
-      req.signal.removeEventListener('abort', onAbort);
-    },
-  };
+
+  dispose(): void {
+    this.stopDrain?.();
+    this.req.signal.removeEventListener('abort', this.onAbort);
+  }
 }
 
-/** Prices what the upstream reported (our tokenizer fills in what it did not) and records it on ctx. */
-async function settle(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, completion: string): Promise<number> {
+/** What was generated, read only when tokens must be counted (a reply or stream translator, lazily). */
+interface Generated {
+  readonly completion: string;
+}
+
+const NOTHING_GENERATED: Generated = { completion: '' };
+
+/**
+ * Prices what the upstream reported (our tokenizer fills in what it did not) and records it on ctx;
+ * answers the reasoning tokens reported. Synchronous when the upstream's count is final, as it
+ * mostly is (no promise, no completion text); a promise when tokens must be counted.
+ */
+function settle(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): number | Promise<number> {
   if (!prepared.billed) return 0;
+  if (!reported || !reported.completionFinal) return settleCounted(ctx, prepared, reported, generated.completion);
+  ctx.settleCost({
+    promptTokens: reported.promptTokens,
+    completionTokens: reported.completionTokens,
+    cacheReadTokens: reported.cacheReadTokens,
+    cacheWriteTokens: reported.cacheWriteTokens,
+    estimated: false,
+  });
+  return reported.reasoningTokens;
+}
+
+async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, completion: string): Promise<number> {
   let usage: Usage;
   if (!reported) {
     usage = { ...noUsage(), promptTokens: await prepared.estimatePrompt(), completionTokens: await countTokens(completion), estimated: true };
@@ -296,13 +356,11 @@ async function settle(ctx: RequestContext, prepared: PreparedRequest, reported: 
       cacheWriteTokens: reported.cacheWriteTokens,
       estimated: false,
     };
-    if (!reported.completionFinal) {
-      // A stream that broke before its final count: at least what we saw generated.
-      const counted = await countTokens(completion);
-      if (counted > usage.completionTokens) {
-        usage.completionTokens = counted;
-        usage.estimated = true;
-      }
+    // A stream that broke before its final count: at least what we saw generated.
+    const counted = await countTokens(completion);
+    if (counted > usage.completionTokens) {
+      usage.completionTokens = counted;
+      usage.estimated = true;
     }
   }
   ctx.settleCost(usage);
@@ -310,10 +368,17 @@ async function settle(ctx: RequestContext, prepared: PreparedRequest, reported: 
 }
 
 function settlement(ctx: RequestContext, reasoningTokens: number): Settlement {
+  const u = ctx.usage;
   return {
-    usage: { ...ctx.usage, reasoningTokens },
-    costUsd: formatPico(ctx.cost),
-    costCny: formatPico(ctx.costCny()),
+    usage: {
+      promptTokens: u.promptTokens,
+      completionTokens: u.completionTokens,
+      cacheReadTokens: u.cacheReadTokens,
+      cacheWriteTokens: u.cacheWriteTokens,
+      reasoningTokens,
+    },
+    costUsd: ctx.costUsdText(),
+    costCny: ctx.costCnyText(),
     channel: ctx.channel ?? 'none',
     latencyMs: ctx.elapsedMs(),
   };
@@ -330,7 +395,7 @@ async function relayJson(
   record: Attempt,
   maxReplyBytes: number,
 ): Promise<boolean> {
-  const client = watchClient(ctx, req, res);
+  const client = new ClientWatch(ctx, req, res);
   let reply: TranslatedReply;
   try {
     reply = translator.response(await readUpstreamBody(res.body, maxReplyBytes), info);
@@ -338,18 +403,19 @@ async function relayJson(
     client.dispose();
     if (!client.open) {
       // Gone, and the reply never fully arrived: bill the prompt, as far as we know it.
-      await settle(ctx, prepared, null, '');
+      await settle(ctx, prepared, null, NOTHING_GENERATED);
       return true;
     }
     record.error = (err as Error).message;
     return false;
   }
   client.dispose();
-  const reasoning = await settle(ctx, prepared, reply.usage, reply.completion);
+  const settled = settle(ctx, prepared, reply.usage, reply);
+  const reasoning = typeof settled === 'number' ? settled : await settled;
   ctx.markFirstToken();
   if (!client.open) return true;
   const text = reply.render(settlement(ctx, reasoning));
-  await prepared.beforeEnd?.(info.model);
+  if (prepared.beforeEnd) await prepared.beforeEnd(info.model);
   // A known length lets node send the reply in one write instead of chunked framing.
   sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
   sink.end(text);
@@ -373,7 +439,7 @@ async function relayStream(
 ): Promise<boolean> {
   const reader = new SseEventReader();
   const st = translator.stream(info, clientReq);
-  const client = watchClient(ctx, req, res);
+  const client = new ClientWatch(ctx, req, res);
   const startClient = () => {
     if (sink.started) return;
     ctx.markFirstToken();
@@ -404,13 +470,13 @@ async function relayStream(
   } catch (err) {
     client.dispose();
     if (!client.open) {
-      await settle(ctx, prepared, st.usage, st.completion);
+      await settle(ctx, prepared, st.usage, st);
       return true;
     }
     const failure = classify(err);
     record.error = failure.message;
     if (!sink.started) return false;
-    await settle(ctx, prepared, st.usage, st.completion);
+    await settle(ctx, prepared, st.usage, st);
     ctx.outcome = 'upstream_error';
     throw new GatewayError('upstream_error', `The upstream stream broke off: ${failure.message}`);
   } finally {
@@ -418,14 +484,15 @@ async function relayStream(
   }
   client.dispose();
   if (!client.open) {
-    await settle(ctx, prepared, st.usage, st.completion);
+    await settle(ctx, prepared, st.usage, st);
     return true;
   }
   if (!sink.started && !st.finished) {
     record.error = 'upstream stream ended without data';
     return false;
   }
-  const reasoning = await settle(ctx, prepared, st.usage, st.completion);
+  const settled = settle(ctx, prepared, st.usage, st);
+  const reasoning = typeof settled === 'number' ? settled : await settled;
   startClient();
   if (!st.finished) {
     record.error = 'upstream stream ended before the reply was complete';
@@ -433,7 +500,7 @@ async function relayStream(
     throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
   }
   const tail = st.end(settlement(ctx, reasoning));
-  await prepared.beforeEnd?.(info.model);
+  if (prepared.beforeEnd) await prepared.beforeEnd(info.model);
   ctx.endStream(sink, tail);
   return true;
 }

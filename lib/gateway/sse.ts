@@ -22,9 +22,22 @@ export class SseLineSplitter {
 
 /** One complete server-sent event: its `event` and joined `data` fields and its text as received. */
 export interface SseEventText {
-  event: string;
-  data: string;
-  raw: string;
+  readonly event: string;
+  readonly data: string;
+  readonly raw: string;
+}
+
+/** An event as read: its raw text is joined only when asked for (the identity mirror forwards it; others never read it). */
+class ReadEvent implements SseEventText {
+  constructor(
+    private readonly lines: string[],
+    readonly event: string,
+    readonly data: string,
+  ) {}
+
+  get raw(): string {
+    return `${this.lines.join('\n')}\n\n`;
+  }
 }
 
 /** Incremental SSE parser: the complete events of each chunk, with their raw text (LF or CRLF framing). */
@@ -50,7 +63,7 @@ export class SseEventReader {
         if (field === 'event') event = value;
         else if (field === 'data') data = data === undefined ? value : `${data}\n${value}`;
       }
-      events.push({ raw: `${this.lines.join('\n')}\n\n`, event, data: data ?? '' });
+      events.push(new ReadEvent(this.lines, event, data ?? ''));
       this.lines = [];
     }
     return events;

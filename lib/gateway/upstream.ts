@@ -6,9 +6,9 @@ import { singleton } from '@/lib/singleton';
 
 // Upstream calls: undici's dispatcher API over one keep-alive Agent per channel. Global fetch
 // costs about three times as much CPU per call; undici's `request` wraps the reply in a Readable
-// stream and an async resource, which in interleaved A/B runs here cost 0.2-0.4 ms of streaming
-// time to first byte and ~15 % of the lean path's CPU per call over the handler below
-// (bench/NOTES.md).
+// stream and an async resource, which in interleaved A/B runs cost streaming time to first byte and
+// a noticeable share of the lean path's CPU per call over the handler below
+// (docs/decisions/010-upstream-client.md).
 
 interface Target {
   agent: Agent;
@@ -165,11 +165,21 @@ export interface UpstreamResponse {
   body: UpstreamBody;
 }
 
+export interface CallOptions {
+  /**
+   * The signal no longer touches the reply once its headers arrived (a reply is read on, for
+   * billing, after its client has gone); without it the signal also stops the body.
+   */
+  detachOnHeaders?: boolean;
+}
+
+const NO_OPTIONS: CallOptions = {};
+
 /**
  * One upstream call: resolves with the status, headers and a body to read once the headers are
- * in; rejects (classified) when the call fails before that. The signal cancels the call; with
- * `detachOnHeaders` it no longer touches the reply once headers arrived (a stream is read on,
- * for billing, after its client has gone), otherwise it also stops the body.
+ * in; rejects (classified) when the call fails before that. `headers` get a JSON content type
+ * unless they name one. The signal cancels the call (see CallOptions.detachOnHeaders for its reach
+ * over the body).
  */
 export function callUpstream(
   channel: ChannelInfo,
@@ -177,9 +187,10 @@ export function callUpstream(
   body: string | Buffer,
   headers: Record<string, string>,
   signal: ClientSignal,
-  detachOnHeaders = false,
+  options: CallOptions = NO_OPTIONS,
 ): Promise<UpstreamResponse> {
   const { agent, origin, prefix } = targetFor(channel);
+  const detachOnHeaders = options.detachOnHeaders === true;
   return new Promise((resolve, reject) => {
     let controller: Dispatcher.DispatchController | null = null;
     let reply: UpstreamBody | null = null;
@@ -221,7 +232,8 @@ export function callUpstream(
         origin,
         path: prefix + path,
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
+        // A channel's constant headers (the pipeline's, content type included) are used as they are.
+        headers: headers['content-type'] === undefined ? { 'content-type': 'application/json', ...headers } : headers,
         body,
         headersTimeout: channel.timeouts.firstByteMs,
         bodyTimeout: channel.timeouts.idleMs,

@@ -7,7 +7,7 @@ import { checkKeyAccess, checkKeyModel } from '@/lib/keys/access';
 import { monthOf } from '@/lib/keys/controls';
 import { loadKeySpend } from '@/lib/keys/queries';
 
-// A key's rate limits and budgets, in the admission's one limiter call (lib/gateway/admission.ts
+// A key's rate limits and budgets, in the admission's one limiter call (lib/gateway/admission/
 // calls these from small hooks). The rules are exact across instances as every other rule; the
 // budgets are reservations next to the account balance's (AdmitInput.budgets).
 

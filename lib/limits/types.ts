@@ -92,8 +92,8 @@ export interface AdmitInput {
    * call and its reply gates the first byte to the client, so it leaves before the upstream request
    * is written rather than after it (less streaming time to first byte;
    * docs/decisions/007-speculative-admission.md). Batching is kept for everything else. The gateway
-   * asks for it only while its instance is quiet (lib/gateway/admission.ts). The in-process limiter
-   * ignores it.
+   * asks for it only while its instance is quiet (lib/gateway/admission/lease.ts). The in-process
+   * limiter ignores it.
    */
   urgent?: boolean;
 }

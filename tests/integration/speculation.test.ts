@@ -1,4 +1,4 @@
-// Speculative dispatch (lib/gateway/admission.ts): when an account's previous admission left ample
+// Speculative dispatch (lib/gateway/admission/speculation.ts): when an account's previous admission left ample
 // room, the upstream call goes out while the admission is still on its way to Redis. These tests
 // check what a client sees: the same limits and refusals as without it, nothing billed for a
 // refused request, the cancelled upstream call not waited for, no speculation near a limit, and

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelInfo } from '@/lib/config';
 import { OnceSignal } from '@/lib/gateway/signal';
-import { UpstreamFailure, callUpstream, discard, readUpstreamBody } from '@/lib/gateway/upstream';
+import { UpstreamFailure, callUpstream, discard, readUpstreamBody, type CallOptions } from '@/lib/gateway/upstream';
 
 const MB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -65,7 +65,7 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-const call = (path: string, signal = new OnceSignal(), detach = false) => callUpstream(channel, path, '{}', {}, signal, detach);
+const call = (path: string, signal = new OnceSignal(), options?: CallOptions) => callUpstream(channel, path, '{}', {}, signal, options);
 
 describe('upstream replies', () => {
   it('a reader that does not keep up holds the upstream back; every byte still arrives, in order', async () => {
@@ -161,7 +161,7 @@ describe('cancelling a call', () => {
     await expect(readUpstreamBody(a.body, MB)).rejects.toThrow();
 
     const detached = new OnceSignal();
-    const d = await call('/mid', detached, true);
+    const d = await call('/mid', detached, { detachOnHeaders: true });
     detached.abort();
     expect(await readUpstreamBody(d.body, MB)).toHaveLength(256 * 1024);
   });

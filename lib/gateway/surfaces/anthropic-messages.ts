@@ -1,9 +1,11 @@
 // POST /v1/anthropic/v1/messages and …/count_tokens: what an Anthropic Messages client (the SDK,
 // Claude Code) may send, and what the pipeline needs of it.
-import type { SurfaceSpec } from '@/lib/gateway/pipeline';
+import type { PreparedRequest, SurfaceSpec } from '@/lib/gateway/pipeline';
+import type { RequestNeeds } from '@/lib/gateway/router';
 import { optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
 import { countMessageTokens, countTokens, textOf } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
+import type { Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import { anthropicCountTokens } from '@/lib/gateway/translate/anthropic-anthropic';
 
 function requireModelField(body: JsonObject): void {
@@ -14,15 +16,45 @@ function requireModelField(body: JsonObject): void {
 function requireMessages(body: JsonObject): void {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) throw invalidField('messages', 'messages: must be a non-empty array of messages.');
-  messages.forEach((m, i) => {
+  for (let i = 0; i < messages.length; i++) {
+    const m: unknown = messages[i];
     if (typeof m !== 'object' || m === null || Array.isArray(m)) throw invalidField(`messages.${i}`, `messages.${i}: must be an object.`);
-  });
+  }
 }
 
 /** Our count of the prompt (system and messages); with a limit, counting stops once past it. */
 async function estimatePrompt(body: JsonObject, limit = Infinity): Promise<number> {
   const system = body.system ? await countTokens(textOf(body.system), limit) : 0;
   return system > limit ? system : system + (await countMessageTokens(body.messages, limit - system));
+}
+
+/** A valid Messages request, as the pipeline reads it; its hooks are methods, so that a request makes one object. */
+class MessagesRequest implements PreparedRequest {
+  readonly choices = 1;
+  readonly billed = true;
+
+  constructor(
+    private readonly body: JsonObject,
+    readonly stream: boolean,
+    readonly maxOutputTokens: number,
+  ) {}
+
+  async autoNeeds(limit: number): Promise<RequestNeeds> {
+    return {
+      tools: Array.isArray(this.body.tools) && this.body.tools.length > 0,
+      json: false,
+      promptTokens: await estimatePrompt(this.body, limit),
+      maxOutputTokens: this.maxOutputTokens,
+    };
+  }
+
+  estimatePrompt(): Promise<number> {
+    return estimatePrompt(this.body);
+  }
+
+  translator(protocol: UpstreamProtocol): Translator | undefined {
+    return chatTranslators.anthropic[protocol];
+  }
 }
 
 export const anthropicMessagesSurface: SurfaceSpec = {
@@ -41,21 +73,7 @@ export const anthropicMessagesSurface: SurfaceSpec = {
     if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)
       throw invalidField('max_tokens', 'max_tokens: must be a positive integer.');
     requireMessages(body);
-    const stream = optionalBoolean(body, 'stream') === true;
-    return {
-      stream,
-      maxOutputTokens: maxTokens,
-      choices: 1,
-      billed: true,
-      autoNeeds: async (limit) => ({
-        tools: Array.isArray(body.tools) && body.tools.length > 0,
-        json: false,
-        promptTokens: await estimatePrompt(body, limit),
-        maxOutputTokens: maxTokens,
-      }),
-      estimatePrompt: () => estimatePrompt(body),
-      translator: (protocol) => chatTranslators.anthropic[protocol],
-    };
+    return new MessagesRequest(body, optionalBoolean(body, 'stream') === true, maxTokens);
   },
 };
 

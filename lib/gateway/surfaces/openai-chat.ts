@@ -1,8 +1,10 @@
 // POST /v1/chat/completions: what an OpenAI chat client may send, and what the pipeline needs of it.
-import type { SurfaceSpec } from '@/lib/gateway/pipeline';
+import type { PreparedRequest, SurfaceSpec } from '@/lib/gateway/pipeline';
+import type { RequestNeeds } from '@/lib/gateway/router';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import { countMessageTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
+import type { Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 
 /** Most completions one request may ask for (`n`), as OpenAI allows. */
 const MAX_CHOICES = 128;
@@ -11,7 +13,8 @@ const ROLES = new Set(['system', 'user', 'assistant', 'tool', 'developer', 'func
 function validateMessages(body: JsonObject): void {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) throw invalidField('messages', '"messages" must be a non-empty array.');
-  messages.forEach((m, i) => {
+  for (let i = 0; i < messages.length; i++) {
+    const m: unknown = messages[i];
     if (typeof m !== 'object' || m === null || Array.isArray(m)) throw invalidField(`messages[${i}]`, `messages[${i}] must be an object.`);
     const role = (m as JsonObject).role;
     if (typeof role !== 'string' || !ROLES.has(role)) throw invalidField(`messages[${i}].role`, `messages[${i}].role must be one of ${[...ROLES].join(', ')}.`);
@@ -21,26 +24,63 @@ function validateMessages(body: JsonObject): void {
     }
     // Content parts are objects (or bare strings); null or an array would crash the token counter.
     if (Array.isArray(content)) {
-      content.forEach((p, j) => {
+      for (let j = 0; j < content.length; j++) {
+        const p: unknown = content[j];
         if (typeof p !== 'string' && (typeof p !== 'object' || p === null || Array.isArray(p))) {
           throw invalidField(`messages[${i}].content[${j}]`, `messages[${i}].content[${j}] must be a content part object.`);
         }
-      });
+      }
     }
-  });
+  }
 }
 
+const SERVICE_FIELDS = ['region', 'task'] as const;
+
 /** The service options ride in the body (`extra_body.service` in the SDKs); they never go upstream. */
-function serviceOptions(body: JsonObject): { region?: string; task?: string } {
-  const service = optionalObject(body, 'service') ?? {};
-  for (const k of ['region', 'task'] as const) {
+function serviceTask(body: JsonObject): string | undefined {
+  const service = optionalObject(body, 'service');
+  if (!service) return undefined;
+  for (const k of SERVICE_FIELDS) {
     if (service[k] !== undefined && typeof service[k] !== 'string') throw invalidField(`service.${k}`, `"service.${k}" must be a string.`);
   }
-  return service as { region?: string; task?: string };
+  return service.task as string | undefined;
 }
 
 function maxOf(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined ? b : b === undefined ? a : Math.max(a, b);
+}
+
+/** A valid chat request, as the pipeline reads it; its hooks are methods, so that a request makes one object. */
+class ChatRequest implements PreparedRequest {
+  readonly billed = true;
+
+  constructor(
+    private readonly body: JsonObject,
+    readonly stream: boolean,
+    readonly maxOutputTokens: number | undefined,
+    readonly choices: number,
+    private readonly jsonMode: boolean,
+    private readonly task: string | undefined,
+  ) {}
+
+  async autoNeeds(limit: number): Promise<RequestNeeds> {
+    return {
+      tools: Array.isArray(this.body.tools) && this.body.tools.length > 0,
+      json: this.jsonMode,
+      // Counted only as far as the largest context window: past it no model fits anyway.
+      promptTokens: await countMessageTokens(this.body.messages, limit),
+      maxOutputTokens: this.maxOutputTokens,
+      task: this.task,
+    };
+  }
+
+  estimatePrompt(): Promise<number> {
+    return countMessageTokens(this.body.messages);
+  }
+
+  translator(protocol: UpstreamProtocol): Translator | undefined {
+    return chatTranslators.openai[protocol];
+  }
 }
 
 export const openaiChatSurface: SurfaceSpec = {
@@ -66,22 +106,7 @@ export const openaiChatSurface: SurfaceSpec = {
     if (body.tools !== undefined && body.tools !== null && !Array.isArray(body.tools)) throw invalidField('tools', '"tools" must be an array.');
     const responseFormat = optionalObject(body, 'response_format');
     optionalObject(body, 'stream_options');
-    const service = serviceOptions(body);
-    return {
-      stream,
-      maxOutputTokens,
-      choices: n ?? 1,
-      billed: true,
-      autoNeeds: async (limit) => ({
-        tools: Array.isArray(body.tools) && body.tools.length > 0,
-        json: responseFormat?.type === 'json_object',
-        // Counted only as far as the largest context window: past it no model fits anyway.
-        promptTokens: await countMessageTokens(body.messages, limit),
-        maxOutputTokens,
-        task: service.task,
-      }),
-      estimatePrompt: () => countMessageTokens(body.messages),
-      translator: (protocol) => chatTranslators.openai[protocol],
-    };
+    const task = serviceTask(body);
+    return new ChatRequest(body, stream, maxOutputTokens, n ?? 1, responseFormat?.type === 'json_object', task);
   },
 };

@@ -7,7 +7,7 @@ import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { DEFAULT_ANTHROPIC_VERSION } from '@/lib/gateway/providers/anthropic';
 import { GEMINI_SIGNATURE_PREFIX } from '@/lib/gateway/translate/anthropic-gemini';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
-import type { ClientRequest, SseEvent, StreamTranslator, Translator, UpstreamCall, UpstreamUsage } from '@/lib/gateway/translate/types';
+import type { ClientRequest, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamCall, UpstreamUsage } from '@/lib/gateway/translate/types';
 
 /** Folds an Anthropic usage object into `acc` (message_delta counts are cumulative totals). */
 export function takeAnthropicUsage(acc: UpstreamUsage | null, u: unknown, final: boolean): UpstreamUsage | null {
@@ -84,6 +84,17 @@ class MirrorStream implements StreamTranslator {
   }
 }
 
+/** A thinking block Anthropic did not sign (see withoutForeignThinking). */
+function foreign(b: unknown): boolean {
+  const block = b as JsonObject | null;
+  return block?.type === 'thinking' && typeof block.signature === 'string' && (block.signature === '' || block.signature.startsWith(GEMINI_SIGNATURE_PREFIX));
+}
+
+function hasForeignThinking(m: unknown): boolean {
+  const content = (m as JsonObject | null)?.content;
+  return Array.isArray(content) && content.some(foreign);
+}
+
 /**
  * The conversation without thinking blocks Anthropic did not sign: those a translated reply gave
  * the client (signature "" from an OpenAI model, "gemini:…" from a Gemini one) would be refused
@@ -91,16 +102,28 @@ class MirrorStream implements StreamTranslator {
  * the body goes as it came).
  */
 function withoutForeignThinking(messages: unknown): unknown[] | undefined {
-  if (!Array.isArray(messages)) return undefined;
-  const foreign = (b: unknown) => {
-    const block = b as JsonObject | null;
-    return block?.type === 'thinking' && typeof block.signature === 'string' && (block.signature === '' || block.signature.startsWith(GEMINI_SIGNATURE_PREFIX));
-  };
-  if (!messages.some((m) => Array.isArray((m as JsonObject | null)?.content) && ((m as JsonObject).content as unknown[]).some(foreign))) return undefined;
+  if (!Array.isArray(messages) || !messages.some(hasForeignThinking)) return undefined;
   return messages.map((m) => {
     const content = (m as JsonObject | null)?.content;
     return Array.isArray(content) && content.some(foreign) ? { ...(m as JsonObject), content: content.filter((b) => !foreign(b)) } : m;
   });
+}
+
+/** A whole reply, passed on as it came; its generated text is gathered only if an estimate needs it. */
+class MirrorReply implements TranslatedReply {
+  constructor(
+    private readonly text: string,
+    private readonly content: unknown,
+    readonly usage: UpstreamUsage | null,
+  ) {}
+
+  get completion(): string {
+    return anthropicGeneratedText(this.content);
+  }
+
+  render(): string {
+    return this.text;
+  }
 }
 
 export const anthropicToAnthropic: Translator = {
@@ -119,8 +142,7 @@ export const anthropicToAnthropic: Translator = {
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Array.isArray(parsed.content)) {
       throw new UpstreamFailure('protocol', 'upstream reply is not a message');
     }
-    const usage = takeAnthropicUsage(null, parsed.usage, true);
-    return { usage, completion: anthropicGeneratedText(parsed.content), render: () => text };
+    return new MirrorReply(text, parsed.content, takeAnthropicUsage(null, parsed.usage, true));
   },
 
   stream: () => new MirrorStream(),

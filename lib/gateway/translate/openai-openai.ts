@@ -5,7 +5,7 @@ import { usageCount } from '@/lib/billing/cost';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { chunkHead, clientUsage, serviceMember, streamEnd, wantsStreamUsage } from '@/lib/gateway/translate/openai-client';
-import type { Settlement, StreamTranslator, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
+import type { CallInfo, Settlement, StreamTranslator, TranslatedReply, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
 
 /** OpenAI's usage object in billing terms; null when it gave no usable prompt count. */
 export function openaiUsage(u: unknown): UpstreamUsage | null {
@@ -84,6 +84,43 @@ class OpenaiStream implements StreamTranslator {
   }
 }
 
+/** A whole reply: the generated text is gathered only if an estimate needs it (no usage reported). */
+class OpenaiReply implements TranslatedReply {
+  constructor(
+    private readonly text: string,
+    private readonly parsed: JsonObject,
+    readonly usage: UpstreamUsage | null,
+    private readonly call: CallInfo,
+  ) {}
+
+  get completion(): string {
+    return (this.parsed.choices as JsonObject[]).map((c) => generatedText(c?.message as JsonObject | undefined)).join('');
+  }
+
+  render(s: Settlement): string {
+    const { text, parsed } = this;
+    const end = text.lastIndexOf('}');
+    if (
+      this.usage &&
+      parsed.object === 'chat.completion' &&
+      typeof parsed.id === 'string' &&
+      parsed.id.startsWith('chatcmpl-') &&
+      parsed.service === undefined &&
+      end > 0
+    ) {
+      // The common case: the upstream's reply is already in OpenAI's shape, so it goes out as
+      // it came, with our `service` member spliced in before the closing brace.
+      return `${text.slice(0, end)},"service":${serviceMember(s)}}`;
+    }
+    if (typeof parsed.id !== 'string' || !parsed.id.startsWith('chatcmpl-'))
+      parsed.id = `chatcmpl-${typeof parsed.id === 'string' ? parsed.id : this.call.requestId}`;
+    parsed.object = 'chat.completion';
+    if (!parsed.usage) parsed.usage = clientUsage(s);
+    parsed.service = '__SERVICE__';
+    return JSON.stringify(parsed).replace('"__SERVICE__"', serviceMember(s));
+  }
+}
+
 export const openaiToOpenai: Translator = {
   request(req, call) {
     const body = req.body.json;
@@ -101,33 +138,7 @@ export const openaiToOpenai: Translator = {
       throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
     }
     if (typeof parsed !== 'object' || parsed === null || !Array.isArray(parsed.choices)) throw new UpstreamFailure('protocol', 'upstream reply has no choices');
-    const usage = openaiUsage(parsed.usage);
-    const completion = (parsed.choices as JsonObject[]).map((c) => generatedText(c?.message as JsonObject | undefined)).join('');
-    return {
-      usage,
-      completion,
-      render(s) {
-        const end = text.lastIndexOf('}');
-        if (
-          usage &&
-          parsed.object === 'chat.completion' &&
-          typeof parsed.id === 'string' &&
-          parsed.id.startsWith('chatcmpl-') &&
-          parsed.service === undefined &&
-          end > 0
-        ) {
-          // The common case: the upstream's reply is already in OpenAI's shape, so it goes out as
-          // it came, with our `service` member spliced in before the closing brace.
-          return `${text.slice(0, end)},"service":${serviceMember(s)}}`;
-        }
-        if (typeof parsed.id !== 'string' || !parsed.id.startsWith('chatcmpl-'))
-          parsed.id = `chatcmpl-${typeof parsed.id === 'string' ? parsed.id : call.requestId}`;
-        parsed.object = 'chat.completion';
-        if (!parsed.usage) parsed.usage = clientUsage(s);
-        parsed.service = '__SERVICE__';
-        return JSON.stringify(parsed).replace('"__SERVICE__"', serviceMember(s));
-      },
-    };
+    return new OpenaiReply(text, parsed, openaiUsage(parsed.usage), call);
   },
 
   stream: (_call, req) => new OpenaiStream(wantsStreamUsage(req)),

@@ -74,8 +74,8 @@ export interface Settlement {
 export interface TranslatedReply {
   /** The upstream's usage; null when it reported none (the pipeline then estimates). */
   usage: UpstreamUsage | null;
-  /** The generated text (content, tool arguments, thinking): what an estimate counts. */
-  completion: string;
+  /** The generated text (content, tool arguments, thinking): what an estimate counts (read only then, so it may be computed when read). */
+  readonly completion: string;
   /** The client's reply body, once the cost is known. */
   render(settled: Settlement): string;
 }

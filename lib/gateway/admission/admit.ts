@@ -1,0 +1,180 @@
+// Admission: every limit layer (global, tier, model, endpoint) and the balance reservation in one
+// limiter call, i.e. one Redis round trip; speculative when the account's last admission left
+// ample room (speculation.ts).
+import type { GatewayConfig, ModelInfo } from '@/lib/config';
+import { GatewayError } from '@/lib/errors';
+import { env } from '@/lib/env';
+import { formatMoney } from '@/lib/billing/money';
+import { loadAccountBalance, type AccountBalanceSnapshot } from '@/lib/billing/queries';
+import { inc } from '@/lib/metrics';
+import type { AdmitResult } from '@/lib/limits/types';
+import { keyScope } from '@/lib/limits/keys';
+import type { Principal } from '@/lib/auth/principal';
+import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
+import { keyBudgetError, keyBudgets, loadKeyBudget, mayOutrunAdmission, refreshedPrincipal } from '@/lib/keys/admission';
+import { concurrencyKeysOf, MINUTE, quotaKeyOf, requestRateRulesOf, rulesFor, type Endpoint } from '@/lib/gateway/admission/rules';
+import { rateLimitHeaders } from '@/lib/gateway/admission/headers';
+import { refuseDenied } from '@/lib/gateway/admission/deny';
+import { admissionAnswered, admissionSent, LEASE_TTL_MS, quiet, sendNow, trackLeases, type Admission } from '@/lib/gateway/admission/lease';
+import { forgetHeadroom, headroomKey, headroomOf, maySpeculate, noteHeadroom } from '@/lib/gateway/admission/speculation';
+
+/** What one request asks the limiter for: its caller, rule set, reservation and lease. */
+export interface AdmissionRequest {
+  principal: Principal;
+  cfg: GatewayConfig;
+  model: ModelInfo | null;
+  endpoint: Endpoint;
+  /** Balance reservation, pico-USD. */
+  reserve: bigint;
+  leaseId: string;
+  /** The client address the key's ranges are checked against, should the key be reloaded after an edit. */
+  ip?: string;
+}
+
+/** An admission on its way, and whether the upstream may be called before it is answered. */
+export interface PendingAdmission {
+  admission: Promise<Admission>;
+  speculative: boolean;
+}
+
+/** The balance load (lib/billing/queries.ts), its failure answered as a retryable 503. */
+async function loadBalance(userId: string): Promise<AccountBalanceSnapshot> {
+  try {
+    return await loadAccountBalance(userId);
+  } catch {
+    throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 2000 });
+  }
+}
+
+/** The 429 for a limit that refused (counted in /metrics under `scope`). */
+function limitError(result: Extract<AdmitResult, { reason: 'limit' }>, scope: string): GatewayError {
+  inc('gateway_limiter_rejections_total', { limit: result.rule.kind, scope });
+  const headers = rateLimitHeaders(result.states);
+  // A long wait (the daily token quota, the hourly window) must not be slept on by SDKs that do
+  // not cap Retry-After (@anthropic-ai/sdk): tell them not to retry at all.
+  if (result.retryAfterMs > MINUTE) headers['x-should-retry'] = 'false';
+  return new GatewayError('rate_limit_exceeded', `Rate limit exceeded: ${result.rule.label}. Retry after ${Math.ceil(result.retryAfterMs / 1000)} s.`, {
+    retryAfterMs: result.retryAfterMs,
+    headers,
+  });
+}
+
+/** Admits in the limiter (one round trip); `roomKey`: where to keep the room reading, if anywhere. */
+async function admit(request: AdmissionRequest, roomKey: string | undefined, urgent = false, refreshed = false): Promise<Admission> {
+  const { principal, cfg, model, endpoint, reserve, leaseId } = request;
+  const limiter = getLimiter();
+  const rules = rulesFor(principal, cfg, model, endpoint);
+  const key = balanceKey(principal.userId);
+  const budgets = keyBudgets(principal);
+  const input = {
+    rules,
+    leaseId,
+    leaseTtlMs: LEASE_TTL_MS,
+    reserve: { key, amount: reserve },
+    budgets,
+    denyKeys: principal.denyKeys,
+    urgent: sendNow(urgent, 'admit'),
+  };
+  let result: AdmitResult;
+  admissionSent();
+  try {
+    result = await limiter.admit(input);
+    // First request of this account since start-up (or since Redis lost it): one database read.
+    // The limiter may switch backends in between, so try twice before calling it unavailable.
+    for (let tries = 0; tries < 2 + (budgets?.length ?? 0) && !result.ok && result.reason === 'balance_unknown'; tries++) {
+      if (result.index && budgets)
+        await loadKeyBudget(limiter, principal, budgets[result.index - 1]); // a key budget's counter
+      else {
+        const loaded = await loadBalance(principal.userId);
+        await limiter.initBalance(key, loaded.amount, loaded.credits, loaded.included);
+      }
+      result = await limiter.admit(input);
+    }
+  } finally {
+    admissionAnswered();
+  }
+  if (!result.ok) {
+    if (roomKey) forgetHeadroom(roomKey);
+    if (result.reason === 'limit') throw limitError(result, keyScope(result.rule.key));
+    // The key was edited since it was cached here (index 2, lib/events.ts): admitted under its new controls.
+    if (result.reason === 'denied' && result.index === 2 && !refreshed) {
+      return admit({ ...request, principal: await refreshedPrincipal(principal, model?.name ?? null, request.ip ?? '') }, roomKey, urgent, true);
+    }
+    if (result.reason === 'denied') throw refuseDenied(principal, result.index);
+    if (result.reason === 'balance_unknown') {
+      throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 1000 });
+    }
+    if (result.index && budgets) throw keyBudgetError(principal, budgets[result.index - 1], result.available, reserve);
+    const available = result.available;
+    throw new GatewayError(
+      'insufficient_balance',
+      `Insufficient balance: this request may cost up to $${formatMoney(reserve, 6)} and the balance available is $${formatMoney(available, 6)}. Recharge in the dashboard.`,
+    );
+  }
+  if (roomKey) noteHeadroom(roomKey, result.states, result.balance, reserve);
+  const admission: Admission = {
+    leaseId,
+    userId: principal.userId,
+    concurrencyKeys: concurrencyKeysOf(rules),
+    quotaKey: quotaKeyOf(rules),
+    reserved: reserve,
+    budgetKeys: budgets?.map((b) => b.key),
+    headers: rateLimitHeaders(result.states),
+    renewedAt: Date.now(),
+  };
+  trackLeases(admission);
+  return admission;
+}
+
+/**
+ * Starts the admission of a request. `speculative` says the caller may go upstream at once
+ * (speculation.ts); otherwise it must await `admission` first. Streams speculate: their time to
+ * first byte is what the saved round trip shortens. A non-streaming request speculates by default
+ * only while this instance is quiet (lease.ts): there the saved round trip is most of what the
+ * gateway adds to a call, while under load the overlap costs CPU per request (more event-loop
+ * turns, smaller limiter batches; docs/decisions/007-speculative-admission.md). SPECULATIVE_ADMISSION=all
+ * speculates under load too, `streams` for streams only, `off` never. Either way the request is
+ * answered only once `admission` has resolved, and a rejection of it is the request's answer.
+ */
+export function startAdmission(request: AdmissionRequest, stream: boolean): PendingAdmission {
+  const { principal, model, endpoint, reserve } = request;
+  const mode = env.SPECULATIVE_ADMISSION;
+  // With speculation off no reading is kept; otherwise every admission of the account refreshes
+  // the reading that its next request may use.
+  const key = mode === 'off' ? undefined : headroomKey(principal.userId, model, endpoint);
+  const eligible = stream || mode === 'all' || (mode === 'auto' && quiet());
+  const h = key && eligible ? headroomOf(key) : undefined;
+  const speculative = maySpeculate(h, reserve) && mayOutrunAdmission(principal); // lib/keys: not with a key budget
+  // A speculative admission asks to be sent at once (urgent, on a quiet instance): its reply gates the first byte.
+  const admission = admit(request, key, speculative);
+  if (!speculative) return { admission, speculative: false };
+  h.pending++;
+  h.pendingReserve += reserve;
+  const settled = () => {
+    h.pending--;
+    h.pendingReserve -= reserve;
+  };
+  admission.then(settled, (err: unknown) => {
+    settled();
+    if (err instanceof GatewayError && err.status !== 503) inc('gateway_speculation_refused_total', { code: err.code });
+  });
+  inc('gateway_speculative_admissions_total', {});
+  return { admission, speculative: true };
+}
+
+/**
+ * Counts a request refused before admission (malformed body, unknown model) against the account's
+ * request rate, with the request-rate rules alone: no reservation, no lease. Answers the 429 to
+ * send instead when the account is over it; null otherwise (or when the limiter is unreachable:
+ * the refusal stands either way).
+ */
+export async function countRefused(principal: Principal, cfg: GatewayConfig, endpoint: Endpoint, leaseId: string): Promise<GatewayError | null> {
+  const rules = requestRateRulesOf(rulesFor(principal, cfg, null, endpoint));
+  if (rules.length === 0) return null;
+  try {
+    const result = await getLimiter().admit({ rules, leaseId, leaseTtlMs: LEASE_TTL_MS });
+    return result.ok || result.reason !== 'limit' ? null : limitError(result, 'refused');
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,124 @@
+// An admission's leases: its concurrency slots and its balance (and key budget) reservations, held
+// while the request runs, renewed for long streams, and released with the request's real cost.
+import { env } from '@/lib/env';
+import { inc } from '@/lib/metrics';
+import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
+import { DAY } from '@/lib/gateway/admission/rules';
+
+export interface Admission {
+  leaseId: string;
+  userId: string;
+  concurrencyKeys: string[];
+  quotaKey?: string;
+  reserved: bigint;
+  /** The key's budget counters the reservation was also taken against (lib/keys/admission.ts). */
+  budgetKeys?: string[];
+  headers: Record<string, string>;
+  /** When the leases were last set to live LEASE_TTL_MS from then. */
+  renewedAt: number;
+}
+
+export const LEASE_TTL_MS = env.LEASE_TTL_MS;
+
+// Long streams keep their leases alive (concurrency slots and the balance reservation); a crashed
+// instance's leases expire after LEASE_TTL_MS, and its reservations then return to the balance.
+// One interval renews every admission whose leases are a third of their TTL old (so a lease is
+// renewed at most two thirds into its life), instead of a timer per request.
+const RENEW_EVERY_MS = LEASE_TTL_MS / 3;
+const live = new Set<Admission>();
+let renewer: NodeJS.Timeout | undefined;
+
+export function trackLeases(admission: Admission): void {
+  live.add(admission);
+  if (renewer) return;
+  renewer = setInterval(renewLeases, RENEW_EVERY_MS);
+  renewer.unref();
+}
+
+function untrackLeases(admission: Admission): void {
+  live.delete(admission);
+}
+
+function renewLeases(): void {
+  const now = Date.now();
+  const limiter = getLimiter();
+  for (const a of live) {
+    if (now - a.renewedAt < RENEW_EVERY_MS) continue;
+    a.renewedAt = now;
+    // The balance reservation is a lease too: renewed with the concurrency leases.
+    void limiter.renew(a.concurrencyKeys, a.leaseId, LEASE_TTL_MS, { key: balanceKey(a.userId), amount: a.reserved }).catch(() => undefined);
+    for (const k of a.budgetKeys ?? []) void limiter.renew([], a.leaseId, LEASE_TTL_MS, { key: k, amount: a.reserved }).catch(() => undefined);
+  }
+  if (live.size === 0) {
+    clearInterval(renewer);
+    renewer = undefined;
+  }
+}
+
+/**
+ * Fewer requests than this in progress on this instance (admitted and not yet released, or being
+ * admitted) make it quiet: there, by default, non-streaming requests speculate too (admit.ts).
+ */
+const QUIET_BELOW = 4;
+/** Admissions on their way to the limiter (`live` holds the admitted ones). */
+let admitting = 0;
+
+/** An admission left for the limiter (counted by quiet() until admissionAnswered()). */
+export function admissionSent(): void {
+  admitting++;
+}
+
+export function admissionAnswered(): void {
+  admitting--;
+}
+
+/**
+ * True while this instance is quiet (QUIET_BELOW). Only then does a limiter call that a client is
+ * waiting for go to Redis at once (`urgent`); on a busy instance it travels with the event-loop
+ * turn's batch, which leaves in the same turn anyway: an urgent write costs a socket write of its
+ * own, which with hundreds of concurrent streams was a large share of the gateway's CPU
+ * (docs/decisions/008-urgent-limiter-calls.md).
+ */
+export function quiet(): boolean {
+  return live.size + admitting < QUIET_BELOW;
+}
+
+/** Whether a limiter call that asks to be urgent is sent at once: only on a quiet instance (counted). */
+export function sendNow(urgent: boolean, call: 'admit' | 'release'): boolean {
+  if (!urgent || !quiet()) return false;
+  inc('gateway_limiter_urgent_total', { call });
+  return true;
+}
+
+/**
+ * Frees the concurrency slots at once while the request still has work left (a stream whose client
+ * went away is drained for its usage): the leases are cut to expire now. Shortening them (rather than
+ * releasing) keeps the final release() routed to the limiter that admitted the request.
+ */
+export function expireLeases(admission: Admission): void {
+  untrackLeases(admission);
+  void getLimiter()
+    .renew(admission.concurrencyKeys, admission.leaseId, 1)
+    .catch(() => undefined);
+}
+
+/**
+ * Frees the leases, settles the reservation to the real cost and counts tokens for the daily quota.
+ * `urgent` sends it at once rather than with the event-loop turn's batch (ReleaseInput.urgent),
+ * if this instance is quiet (see quiet()).
+ */
+export async function release(admission: Admission, cost: bigint, tokens: number, urgent = false): Promise<void> {
+  urgent = sendNow(urgent, 'release');
+  untrackLeases(admission);
+  await getLimiter()
+    .release({
+      leaseId: admission.leaseId,
+      concurrencyKeys: admission.concurrencyKeys,
+      // With `reserved`: the reservation lease is settled exactly once, whatever became of it.
+      settle: { key: balanceKey(admission.userId), delta: admission.reserved - cost, reserved: admission.reserved },
+      budgets: admission.budgetKeys?.map((key) => ({ key, delta: admission.reserved - cost, reserved: admission.reserved })),
+      usage: admission.quotaKey && tokens > 0 ? [{ key: admission.quotaKey, windowMs: DAY, amount: tokens }] : undefined,
+      urgent,
+    })
+    .catch(() => undefined);
+}
