@@ -63,7 +63,7 @@ async function keyBudgetEvents(nowMs: number): Promise<NewEvent[]> {
            k."budgetUsd"::text AS budget, k."monthlyBudgetUsd"::text AS monthly, s.thresholds,
            (s."webhookUrl" IS NOT NULL) AS webhook,
            CASE WHEN k."budgetUsd" IS NULL THEN NULL ELSE
-             (SELECT COALESCE(SUM(r."costUsd"), 0)::text FROM "RequestLog" r WHERE r."userId" = k."userId" AND r."apiKeyId" = k.id) END AS total,
+             (SELECT (k."archivedSpendUsd" + COALESCE(SUM(r."costUsd"), 0))::text FROM "RequestLog" r WHERE r."userId" = k."userId" AND r."apiKeyId" = k.id) END AS total,
            CASE WHEN k."monthlyBudgetUsd" IS NULL THEN NULL ELSE
              (SELECT COALESCE(SUM(r."costUsd"), 0)::text FROM "RequestLog" r
                WHERE r."userId" = k."userId" AND r."apiKeyId" = k.id AND r."createdAt" >= ${new Date(month.start)}) END AS month_spent

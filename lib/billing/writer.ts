@@ -167,12 +167,14 @@ export async function flushLogs(drain = true): Promise<void> {
 // retried after an ambiguous failure charges once. The daily rollup (UsageDaily) adds the inserted
 // rows in the same statement. Each ledger entry's balance-after walks back
 // from the committed balance in (createdAt, id) order.
+// The log is partitioned by day, so its key is ("id","createdAt"): a row's createdAt is its request's
+// own time, serialised once when queued, so a replayed row carries the same key and conflicts.
 const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason"`;
-const WRITE_BATCH = `WITH input AS (
+export const WRITE_BATCH = `WITH input AS (
   SELECT * FROM json_populate_recordset(NULL::"RequestLog", $1::json)
 ), ins AS (
   INSERT INTO "RequestLog" (${COLUMNS}) SELECT ${COLUMNS} FROM input
-  ON CONFLICT ("id") DO NOTHING
+  ON CONFLICT ("id","createdAt") DO NOTHING
   RETURNING "id", "userId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny"
 ), rollup AS (
   INSERT INTO "UsageDaily" AS r ("userId","day","model","requests","failed","promptTokens","completionTokens","costUsd","costCny")

@@ -1,4 +1,5 @@
 import { getDb } from '@/lib/db';
+import { Prisma } from '@/lib/generated/prisma/client';
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
@@ -59,8 +60,10 @@ export function parseControlsBody(body: Record<string, unknown>): Partial<KeyCon
 export async function loadKeySpend(keyId: string, sinceMs?: number): Promise<bigint> {
   const db = await getDb();
   const since = sinceMs === undefined ? new Date(0) : new Date(sinceMs);
+  // Lifetime spend adds the days the log's retention dropped (archivedSpendUsd, lib/db/partitions.ts).
+  const archived = sinceMs === undefined ? Prisma.sql`(SELECT "archivedSpendUsd" FROM "ApiKey" WHERE id = ${keyId}::uuid)` : Prisma.sql`0`;
   const rows = await db.$queryRaw<{ spent: string | null }[]>`
-    SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "RequestLog" WHERE "apiKeyId" = ${keyId}::uuid AND "createdAt" >= ${since}`;
+    SELECT (COALESCE(SUM("costUsd"), 0) + COALESCE(${archived}, 0))::text AS spent FROM "RequestLog" WHERE "apiKeyId" = ${keyId}::uuid AND "createdAt" >= ${since}`;
   return usdToPico(rows[0]?.spent ?? '0') + pendingKeyCharges(keyId, sinceMs ?? 0);
 }
 
@@ -68,10 +71,15 @@ export async function loadKeySpend(keyId: string, sinceMs?: number): Promise<big
 async function spendByKey(userId: string): Promise<Map<string, { total: bigint; month: bigint }>> {
   const db = await getDb();
   const month = new Date(monthOf(Date.now()).start);
+  // Lifetime totals add the days the log's retention dropped (archivedSpendUsd, lib/db/partitions.ts).
   const rows = await db.$queryRaw<{ key: string; total: string; month: string }[]>`
-    SELECT "apiKeyId"::text AS key, SUM("costUsd")::text AS total,
-           COALESCE(SUM("costUsd") FILTER (WHERE "createdAt" >= ${month}), 0)::text AS month
-    FROM "RequestLog" WHERE "userId" = ${userId}::uuid AND "apiKeyId" IS NOT NULL GROUP BY "apiKeyId"`;
+    SELECT k.id::text AS key, (k."archivedSpendUsd" + COALESCE(r.total, 0))::text AS total, COALESCE(r.month, 0)::text AS month
+    FROM "ApiKey" k
+    LEFT JOIN (
+      SELECT "apiKeyId", SUM("costUsd") AS total, SUM("costUsd") FILTER (WHERE "createdAt" >= ${month}) AS month
+      FROM "RequestLog" WHERE "userId" = ${userId}::uuid AND "apiKeyId" IS NOT NULL GROUP BY "apiKeyId"
+    ) r ON r."apiKeyId" = k.id
+    WHERE k."userId" = ${userId}::uuid AND (r."apiKeyId" IS NOT NULL OR k."archivedSpendUsd" <> 0)`;
   return new Map(rows.map((r) => [r.key, { total: usdToPico(r.total), month: usdToPico(r.month) }]));
 }
 

@@ -74,7 +74,7 @@ async function expectBooked(requestId: string | null | undefined, costText: stri
   expect(requestId).toMatch(/^req_/);
   const cost = pico(costText);
   expect(cost).toBeGreaterThan(0n);
-  const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+  const row = await waitFor(() => db.requestLog.findFirst({ where: { id: requestId! } }), 10_000);
   expect(row.endpoint).toBe('/v1/responses');
   expect(pico(row.costUsd.toFixed(12))).toBe(cost);
   const entry = await waitFor(() => db.ledgerEntry.findFirst({ where: { kind: 'usage', reference: requestId! } }), 10_000);

@@ -88,4 +88,28 @@ describe('UsageDaily rollup', () => {
     expect(await usageTotalsByDay(u, from, to)).toEqual(await usageTotals(u, from, to));
     expect((await usageTotalsByDay(u, from, to)).requests).toBe(5);
   });
+
+  it('a batch replayed through the writer into today’s day partition leaves one row and one rollup count', async () => {
+    const acct = await createAccount({ balanceUsd: '1' });
+    const u = acct.userId;
+    const now = new Date();
+    const rows = [record(u, { createdAt: now }), record(u, { createdAt: now, costPico: 2_000_000n })];
+    for (const r of rows) enqueueLog(r);
+    await flushLogs();
+    for (const r of rows) enqueueLog(r);
+    await flushLogs();
+    const db = await getDb();
+    const found = await db.$queryRaw<{ id: string; p: string }[]>`
+      SELECT id, tableoid::regclass::text AS p FROM "RequestLog" WHERE "userId" = ${u}::uuid ORDER BY id`;
+    const day = now.toISOString().slice(0, 10).replace(/-/g, '');
+    expect(found).toEqual(
+      rows
+        .map((r) => r.id)
+        .sort()
+        .map((id) => ({ id, p: `"RequestLog_p${day}"` })),
+    );
+    const rollup = await db.usageDaily.findMany({ where: { userId: u } });
+    expect(rollup.map((r) => Number(r.requests))).toEqual([2]);
+    expect(await db.ledgerEntry.count({ where: { userId: u, kind: 'usage' } })).toBe(2);
+  });
 });
