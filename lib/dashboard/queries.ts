@@ -295,7 +295,7 @@ export async function dailyUsage(userId: string, days: number, now = new Date())
 
 // The same totals from the daily rollup (UsageDaily, kept by the batch writer with the log itself):
 // the overview's month, today and 30-day chart read a few rows per day instead of every request.
-const rollupColumns = Prisma.sql`
+export const rollupColumns = Prisma.sql`
   coalesce(sum("requests"), 0)::int AS requests,
   coalesce(sum("failed"), 0)::int AS failed,
   coalesce(sum("costUsd"), 0)::text AS usd,
@@ -303,7 +303,8 @@ const rollupColumns = Prisma.sql`
   coalesce(sum("promptTokens"), 0)::text AS prompt,
   coalesce(sum("completionTokens"), 0)::text AS completion`;
 
-const day = (d: Date) => Prisma.sql`CAST(${d.toISOString().slice(0, 10)} AS date)`;
+/** A UTC day as a date parameter (the rollup's day column). */
+export const utcDay = (d: Date) => Prisma.sql`CAST(${d.toISOString().slice(0, 10)} AS date)`;
 
 /** usageTotals over whole UTC days [fromDay, toDay) (both at 00:00 UTC), from the daily rollup. */
 export async function usageTotalsByDay(userId: string, fromDay: Date, toDay: Date): Promise<UsageTotals> {
@@ -311,7 +312,7 @@ export async function usageTotalsByDay(userId: string, fromDay: Date, toDay: Dat
   const rows = await db.$queryRaw<TotalsRow[]>`
     SELECT ${rollupColumns}
     FROM "UsageDaily"
-    WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${day(fromDay)} AND "day" < ${day(toDay)}`;
+    WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${utcDay(fromDay)} AND "day" < ${utcDay(toDay)}`;
   return toTotals(rows[0]);
 }
 
@@ -323,7 +324,7 @@ export async function dailyUsageFromRollup(userId: string, days: number, now = n
   const rows = await db.$queryRaw<(TotalsRow & { day: string })[]>`
     SELECT to_char("day", 'YYYY-MM-DD') AS day, ${rollupColumns}
     FROM "UsageDaily"
-    WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${day(start)} AND "day" < ${day(end)}
+    WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${utcDay(start)} AND "day" < ${utcDay(end)}
     GROUP BY 1
     ORDER BY 1`;
   const byDay = new Map(rows.map((r) => [r.day, r]));

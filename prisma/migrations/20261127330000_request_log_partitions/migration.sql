@@ -70,3 +70,17 @@ DROP TABLE "RequestLog_unpartitioned";
 -- A key's lifetime spend (its lifetime budget, the keys page, budget alerts) is its log rows' sum;
 -- when retention drops a day, that day's spend per key is folded in here first (same transaction).
 ALTER TABLE "ApiKey" ADD COLUMN "archivedSpendUsd" DECIMAL(24,12) NOT NULL DEFAULT 0;
+
+-- The daily rollup gains the API key (the nil UUID for requests without one), so the usage report
+-- grouped by key reads rollups too, and keeps answering for days the retention dropped. Rebuilt
+-- from the log, which still holds every row here.
+ALTER TABLE "UsageDaily" DROP CONSTRAINT "UsageDaily_pkey";
+ALTER TABLE "UsageDaily" ADD COLUMN "apiKeyId" UUID NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+TRUNCATE "UsageDaily";
+INSERT INTO "UsageDaily" ("userId","day","model","apiKeyId","requests","failed","promptTokens","completionTokens","costUsd","costCny")
+SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), COALESCE("apiKeyId", '00000000-0000-0000-0000-000000000000'), count(*),
+       count(*) FILTER (WHERE "outcome" NOT IN ('ok', 'client_closed')),
+       sum("promptTokens"), sum("completionTokens"), sum("costUsd"), sum("costCny")
+FROM "RequestLog"
+GROUP BY 1, 2, 3, 4;
+ALTER TABLE "UsageDaily" ADD CONSTRAINT "UsageDaily_pkey" PRIMARY KEY ("userId","day","model","apiKeyId");
