@@ -6,6 +6,8 @@
 // GET /api/logs: parseLogFilters + listLogs). Prints the median and p95 of each and checks the
 // targets (overview and usage < 50 ms, a log page < 100 ms). The database is dropped at the end.
 // Usage: npm run bench:logs [-- --rows 200000] [--runs 15]   (DATABASE_URL: the server to use)
+// To time again after a query change without generating again: --keep leaves the database, and
+// --reuse <name> (with the same --rows) times on it and drops it after.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
@@ -22,8 +24,13 @@ const ACCOUNTS = 1000;
 const CHUNK = 250_000;
 const DAY_MS = 86_400_000;
 
+const KEEP = process.argv.includes('--keep');
+const reuseAt = process.argv.indexOf('--reuse');
+const REUSE = reuseAt >= 0 ? process.argv[reuseAt + 1] : undefined;
+if (REUSE !== undefined && !/^bench_logs_\w+$/.test(REUSE)) throw new Error('--reuse takes a database this benchmark made (bench_logs_...)');
+
 const base = new URL(process.env.DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres');
-const dbName = `bench_logs_${process.pid}_${randomBytes(2).toString('hex')}`;
+const dbName = REUSE ?? `bench_logs_${process.pid}_${randomBytes(2).toString('hex')}`;
 const url = new URL(base);
 url.pathname = `/${dbName}`;
 
@@ -87,17 +94,29 @@ async function time(fn: () => Promise<unknown>): Promise<{ median: number; p95: 
   return stats(ms);
 }
 
-await admin(`CREATE DATABASE "${dbName}"`);
+if (!REUSE) await admin(`CREATE DATABASE "${dbName}"`);
 process.env.DATABASE_URL = url.toString();
 let failed = false;
+const now = new Date();
+const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
 try {
+  if (!REUSE) await generate();
+  await timeQueries();
+} finally {
+  if (KEEP) console.log(`kept ${dbName} (time again with --reuse ${dbName})`);
+  else {
+    await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    console.log(`dropped ${dbName}`);
+  }
+}
+process.exit(failed ? 1 : 0);
+
+async function generate(): Promise<void> {
   // Loaded now: lib/env reads DATABASE_URL when first imported.
   const { postgresSql, runMigrations } = await import('@/lib/db/migrate');
   const { maintainRequestLogPartitions } = await import('@/lib/db/partitions');
   const sql = await postgresSql(url.toString());
   await runMigrations(undefined, sql);
-  const now = new Date();
-  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const startMs = today - (DAYS - 1) * DAY_MS;
   const spanMs = now.getTime() - startMs;
   await maintainRequestLogPartitions(sql, { now: new Date(startMs), daysAhead: DAYS + 7, retentionDays: 0 });
@@ -127,7 +146,9 @@ try {
     `\n  done in ${((performance.now() - t0) / 1000).toFixed(0)} s: heavy account ${Number(heavy).toLocaleString('en')} rows, ${rollups} rollup rows, database ${size}`,
   );
   await sql.close();
+}
 
+async function timeQueries(): Promise<void> {
   const { getOverview } = await import('@/lib/dashboard/overview');
   const { parseUsageQuery, usageReport } = await import('@/lib/dashboard/usage');
   const { decodeCursor, parseLogFilters } = await import('@/lib/dashboard/filters');
@@ -173,8 +194,4 @@ try {
     console.log(`${c.name.padEnd(34)} ${r.median.toFixed(1).padStart(6)} ms ${r.p95.toFixed(1).padStart(6)} ms  < ${c.target} ms ${ok ? 'met' : 'MISSED'}`);
   }
   await (await getDb()).$disconnect();
-} finally {
-  await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-  console.log(`dropped ${dbName}`);
 }
-process.exit(failed ? 1 : 0);
