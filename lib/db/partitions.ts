@@ -20,7 +20,7 @@ const DEFAULT_PARTITION = 'RequestLog_default';
 const ADVISORY_LOCK = 72731002;
 const DAY_MS = 86_400_000;
 // Writers of the log wait while a day is created or dropped; never for long: the run is retried.
-const LOCK_TIMEOUT = '5s';
+const LOCK_TIMEOUT = '2s';
 
 export interface PartitionOptions {
   now?: Date;
@@ -82,26 +82,21 @@ async function createAhead(sql: Sql, today: number, daysAhead: number): Promise<
       const name = partitionName(day);
       const bounds = `FOR VALUES FROM ('${start}') TO ('${end}')`;
       // Writers wait from here to the commit, so no row of this day reaches the default meanwhile.
+      // Readers do not: the day is made as a table of its own and attached, which locks the
+      // parent only against other schema changes (CREATE TABLE ... PARTITION OF would lock out
+      // every reader, and queue the readers behind it while it waits for a long one).
       await tx.exec(`LOCK TABLE ONLY ${quote(PARENT)} IN SHARE ROW EXCLUSIVE MODE`);
-      const [{ stray }] = await tx.query<{ stray: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM ${quote(DEFAULT_PARTITION)} WHERE "createdAt" >= $1::timestamp AND "createdAt" < $2::timestamp) AS stray`,
+      await tx.exec(`CREATE TABLE ${quote(name)} (LIKE ${quote(PARENT)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+      // Rows of this day in the default (written while it had no partition) move to it; attaching
+      // checks that the default keeps none of the day.
+      const rows = await tx.query<{ n: string }>(
+        `WITH m AS (DELETE FROM ${quote(DEFAULT_PARTITION)} WHERE "createdAt" >= $1::timestamp AND "createdAt" < $2::timestamp RETURNING *),
+              i AS (INSERT INTO ${quote(name)} SELECT * FROM m RETURNING 1)
+         SELECT count(*)::text AS n FROM i`,
         [start, end],
       );
-      if (!stray) {
-        await tx.exec(`CREATE TABLE ${quote(name)} PARTITION OF ${quote(PARENT)} ${bounds}`);
-      } else {
-        // The default holds rows of this day (it had no partition when they were written): move
-        // them into a new table and attach it, which checks that the default keeps none of the day.
-        await tx.exec(`CREATE TABLE ${quote(name)} (LIKE ${quote(PARENT)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
-        const rows = await tx.query<{ n: string }>(
-          `WITH m AS (DELETE FROM ${quote(DEFAULT_PARTITION)} WHERE "createdAt" >= $1::timestamp AND "createdAt" < $2::timestamp RETURNING *),
-                i AS (INSERT INTO ${quote(name)} SELECT * FROM m RETURNING 1)
-           SELECT count(*)::text AS n FROM i`,
-          [start, end],
-        );
-        await tx.exec(`ALTER TABLE ${quote(PARENT)} ATTACH PARTITION ${quote(name)} ${bounds}`);
-        moved += Number(rows[0].n);
-      }
+      await tx.exec(`ALTER TABLE ${quote(PARENT)} ATTACH PARTITION ${quote(name)} ${bounds}`);
+      moved += Number(rows[0].n);
       partitions.push({ name, from: start, to: end });
       created.push(name);
     }
