@@ -142,8 +142,8 @@ const schema = z.object({
   REQUEST_LOG_PARTITIONS_AHEAD: z.coerce.number().int().min(1).max(90).default(7),
   /**
    * Request-log days kept before today; older day partitions are dropped whole (0: keep forever).
-   * The daily rollups, balances, the ledger and each key's lifetime spend stay. At least 35, so
-   * every month-to-date reading of raw rows (monthly key budgets, tier promotion) stays whole.
+   * The daily rollups (usage, key spend), balances and the ledger stay. At least 35, so every
+   * month-to-date reading of raw rows (tier promotion, the billing page) stays whole.
    */
   REQUEST_LOG_RETENTION_DAYS: z.coerce
     .number()

@@ -10,8 +10,8 @@ import { openSql, type Sql, type SqlTx } from '@/lib/db/migrate';
 //   partition is created later, that day's rows are moved out of the default into it in the same
 //   transaction (writers of the log wait for it; readers do not), so each row stays exactly once.
 // - with REQUEST_LOG_RETENTION_DAYS, days older than that are dropped whole (and such rows in the
-//   default deleted). Each key's spend in them is first added to its archivedSpendUsd, so lifetime
-//   key budgets still count it; the daily rollups (UsageDaily), balances and ledger are untouched.
+//   default deleted). The daily rollups (UsageDaily: the usage report, charts and every key's
+//   spend read them), balances and the ledger are untouched.
 // Timestamps are UTC wall time (timestamp without time zone), so a partition is one UTC day.
 
 const PARENT = 'RequestLog';
@@ -104,11 +104,6 @@ async function createAhead(sql: Sql, today: number, daysAhead: number): Promise<
   });
 }
 
-// A key's spend in rows about to be dropped, added to its archived spend first.
-const archiveKeySpend = (from: string, where: string) => `UPDATE "ApiKey" k SET "archivedSpendUsd" = k."archivedSpendUsd" + s.total
-  FROM (SELECT "apiKeyId", sum("costUsd") AS total FROM ${from} WHERE "apiKeyId" IS NOT NULL ${where} GROUP BY 1) s
-  WHERE k.id = s."apiKeyId"`;
-
 async function dropExpired(sql: Sql, today: number, retentionDays: number): Promise<{ dropped: string[]; expired: number }> {
   const cutoff = `${isoDay(today - retentionDays * DAY_MS)} 00:00:00`;
   return sql.transaction(async (tx) => {
@@ -117,12 +112,9 @@ async function dropExpired(sql: Sql, today: number, retentionDays: number): Prom
     const dropped: string[] = [];
     for (const p of await listPartitions(tx)) {
       if (p.to === null || p.to > cutoff) continue;
-      await tx.exec(archiveKeySpend(quote(p.name), ''));
       await tx.exec(`DROP TABLE ${quote(p.name)}`);
       dropped.push(p.name);
     }
-    const where = `AND "createdAt" < '${cutoff}'::timestamp`;
-    await tx.exec(archiveKeySpend(quote(DEFAULT_PARTITION), where));
     const rows = await tx.query<{ n: string }>(
       `WITH d AS (DELETE FROM ${quote(DEFAULT_PARTITION)} WHERE "createdAt" < $1::timestamp RETURNING 1) SELECT count(*)::text AS n FROM d`,
       [cutoff],

@@ -3,7 +3,7 @@
 // existing rows are converted, partitions are created ahead, rows of a day without one wait in the
 // default partition and are moved out when it is created, the batch writer's statement stays
 // exactly-once (a replayed batch adds no row and no rollup count), and retention drops whole days
-// while the rollups and each key's lifetime spend stay.
+// while the rollups (usage report, charts, key spend) stay.
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -186,7 +186,7 @@ for (const backend of [postgresBackend(), pgliteBackend()]) {
       expect(await rollup('2026-12-30')).toBe('1');
     });
 
-    it('drops days older than the retention whole; rollups and the key’s lifetime spend stay', async () => {
+    it('drops days older than the retention whole; rollups (and so the key’s spend) stay', async () => {
       const strayOld = row(userId, '2026-09-15T08:00:00.000Z', { apiKeyId: keyId, costUsd: '0.5' });
       await write([strayOld]); // no partition for that day: in the default
       const result = await maintainRequestLogPartitions(sql, { now: new Date('2026-11-20T12:00:00Z'), daysAhead: 0, retentionDays: 35 });
@@ -197,8 +197,12 @@ for (const backend of [postgresBackend(), pgliteBackend()]) {
       expect(await partitionOf(strayOld.id)).toEqual([]);
       expect(await rollup('2026-10-01')).toBe('1');
       expect(await rollup('2026-09-15')).toBe('1');
-      const [{ archived }] = await sql.query<{ archived: string }>(`SELECT "archivedSpendUsd"::text AS archived FROM "ApiKey" WHERE id = $1::uuid`, [keyId]);
-      expect(archived).toBe('0.500001000000'); // old_1 and the stray row; the 2026-11-20 row is still logged
+      // The key's spend is read from the rollup (lib/keys/queries.ts): the dropped days still count.
+      const [{ keySpend }] = await sql.query<{ keySpend: string }>(
+        `SELECT sum("costUsd")::text AS "keySpend" FROM "UsageDaily" WHERE "userId" = $1::uuid AND "apiKeyId" = $2::uuid`,
+        [userId, keyId],
+      );
+      expect(keySpend).toBe('0.500002000000'); // old_1, the stray row, and the 2026-11-20 row still logged
       const [{ kept }] = await sql.query<{ kept: number }>(`SELECT count(*)::int AS kept FROM "RequestLog"`);
       expect(kept).toBe(3);
     });

@@ -9,6 +9,7 @@ import { getDb } from '@/lib/db';
 import { createAccount } from '../support/accounts';
 import { dailyUsage, dailyUsageFromRollup, listKeyNames, usageTotals, usageTotalsByDay } from '@/lib/dashboard/queries';
 import { usageReport } from '@/lib/dashboard/usage';
+import { loadKeySpend, usageByKey } from '@/lib/keys/queries';
 
 afterAll(async () => {
   await closeLogWriter();
@@ -147,5 +148,24 @@ describe('UsageDaily rollup', () => {
       ['2026-11-21', 1, 1, 0n],
     ]);
     expect(all.totals).toEqual(await usageTotals(u, new Date('2026-11-20T00:00:00Z'), new Date('2026-11-22T00:00:00Z')));
+  });
+
+  it('a key’s spend (its budgets, the keys page) is read from the rollup: lifetime and this month, exact', async () => {
+    const acct = await createAccount({ balanceUsd: '1' });
+    const u = acct.userId;
+    const now = new Date();
+    const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+    const rows = [
+      record(u, { apiKeyId: acct.keyId, createdAt: new Date(monthStart - 1), costPico: 7n }), // last month's last millisecond
+      record(u, { apiKeyId: acct.keyId, createdAt: new Date(monthStart), costPico: 11n }),
+      record(u, { apiKeyId: acct.keyId, createdAt: now, costPico: 13n }),
+      record(u, { apiKeyId: null, createdAt: now, costPico: 1000n }), // no key: nobody's key spend
+    ];
+    for (const r of rows) enqueueLog(r);
+    await flushLogs();
+    expect(await loadKeySpend(u, acct.keyId)).toBe(31n);
+    expect(await loadKeySpend(u, acct.keyId, monthStart)).toBe(24n);
+    const [key] = await usageByKey(u);
+    expect([key.key_id, key.total_usd, key.month_usd]).toEqual([acct.keyId, '0.000000000031', '0.000000000024']);
   });
 });

@@ -67,13 +67,9 @@ FROM "RequestLog_unpartitioned";
 
 DROP TABLE "RequestLog_unpartitioned";
 
--- A key's lifetime spend (its lifetime budget, the keys page, budget alerts) is its log rows' sum;
--- when retention drops a day, that day's spend per key is folded in here first (same transaction).
-ALTER TABLE "ApiKey" ADD COLUMN "archivedSpendUsd" DECIMAL(24,12) NOT NULL DEFAULT 0;
-
 -- The daily rollup gains the API key (the nil UUID for requests without one), so the usage report
--- grouped by key reads rollups too, and keeps answering for days the retention dropped. Rebuilt
--- from the log, which still holds every row here.
+-- grouped by key and each key's spend (budgets, the keys page, budget alerts) read rollups too, and
+-- keep counting days the retention dropped. Rebuilt from the log, which still holds every row here.
 ALTER TABLE "UsageDaily" DROP CONSTRAINT "UsageDaily_pkey";
 ALTER TABLE "UsageDaily" ADD COLUMN "apiKeyId" UUID NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
 TRUNCATE "UsageDaily";
