@@ -2,8 +2,8 @@
 // million) and their daily rollups in a private database on the configured PostgreSQL, spread over
 // 60 days and 1,000 accounts, one of which (the heavy account) makes a tenth of all requests, then
 // times the real query functions for the heavy account: the dashboard overview (getOverview), the
-// usage API (usageReport by day, model and key, as GET /api/usage) and log pages with filters (as
-// GET /api/logs: parseLogFilters + listLogs). Prints the median and p95 of each and checks the
+// usage API (usageReport by day, model and key, and usageByKey, as GET /api/usage) and log pages
+// with filters (as GET /api/logs: parseLogFilters + listLogs). Prints the median and p95 of each and checks the
 // targets (overview and usage < 50 ms, a log page < 100 ms). The database is dropped at the end.
 // Usage: npm run bench:logs [-- --rows 200000] [--runs 15]   (DATABASE_URL: the server to use)
 // To time again after a query change without generating again: --keep leaves the database, and
@@ -54,14 +54,16 @@ const MODELS = ['gpt-4o-mini', 'gpt-4o', 'claude-sonnet-4', 'deepseek-chat', 'ge
 
 /** Rows [from, to): time-ordered over the 60 days; account, key, model and outcome spread by hashes of the row number. */
 function chunkSql(from: number, to: number, startMs: number, spanMs: number): string {
-  const h = `abs(hashint8(g::bigint))`; // PostgreSQL's own hash of the row number: attributes independent of each other
+  // PostgreSQL's own hash of the row number, and of the number shifted, for key and model: each
+  // attribute independent of the others (one hash's residues would tie them together).
+  const h = `abs(hashint8(g::bigint))`;
   const account = `(CASE WHEN g % 10 = 0 THEN 1 ELSE 2 + abs(hashint8(-g::bigint)) % ${ACCOUNTS - 1} END)`;
   return `INSERT INTO "RequestLog" ("id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","status","outcome","stream",
             "promptTokens","completionTokens","costUsd","costCny","cnyRate","latencyMs","firstTokenMs")
     SELECT 'req_' || lpad(g::text, 12, '0'),
            to_timestamp((${startMs} + (g::float8 / ${ROWS}) * ${spanMs}) / 1000.0) AT TIME ZONE 'UTC',
            ${accountId('a')},
-           CASE WHEN h % 20 = 0 THEN NULL ELSE ${keyId('a', `1 + (h / 20) % (CASE WHEN a = 1 THEN 5 ELSE 3 END)`)} END,
+           CASE WHEN hk % 20 = 0 THEN NULL ELSE ${keyId('a', `1 + (hk / 20) % (CASE WHEN a = 1 THEN 5 ELSE 3 END)`)} END,
            'chat', m, CASE WHEN o = 2 THEN NULL ELSE m END, 'ch-' || (h % 4),
            CASE o WHEN 0 THEN 200 WHEN 1 THEN 429 ELSE 502 END,
            CASE o WHEN 0 THEN 'ok' WHEN 1 THEN 'rate_limited' ELSE 'upstream_error' END,
@@ -70,8 +72,8 @@ function chunkSql(from: number, to: number, startMs: number, spanMs: number): st
            CASE WHEN o = 0 THEN (150 + h % 1300) * 0.000001 ELSE 0 END, CASE WHEN o = 0 THEN (150 + h % 1300) * 0.0000072 ELSE 0 END,
            7.2, 200 + h % 3000, CASE WHEN h % 3 = 0 THEN 100 + h % 500 END
     FROM (
-      SELECT g, h, a,
-             (ARRAY[${MODELS.map((m) => `'${m}'`).join(',')}])[1 + (h / 7) % ${MODELS.length}] AS m,
+      SELECT g, h, a, abs(hashint8(g::bigint + 2000000000000)) AS hk,
+             (ARRAY[${MODELS.map((m) => `'${m}'`).join(',')}])[1 + abs(hashint8(g::bigint + 1000000000000)) % ${MODELS.length}] AS m,
              CASE WHEN h % 100 < 95 THEN 0 WHEN h % 100 < 98 THEN 1 ELSE 2 END AS o
       FROM (SELECT g, ${h} AS h, ${account} AS a FROM generate_series(${from}, ${to - 1}) AS g) s
     ) r`;
@@ -153,6 +155,7 @@ async function timeQueries(): Promise<void> {
   const { parseUsageQuery, usageReport } = await import('@/lib/dashboard/usage');
   const { decodeCursor, parseLogFilters } = await import('@/lib/dashboard/filters');
   const { getLog, listLogs } = await import('@/lib/dashboard/queries');
+  const { usageByKey } = await import('@/lib/keys/queries');
   const { getDb } = await import('@/lib/db');
 
   const day = (offset: number) => new Date(today - offset * DAY_MS).toISOString().slice(0, 10);
@@ -171,9 +174,22 @@ async function timeQueries(): Promise<void> {
     { name: 'overview (getOverview)', target: 50, fn: () => getOverview(HEAVY) },
     { name: 'usage, default 30 days by day', target: 50, fn: usage('') },
     { name: 'usage, 60 days by model', target: 50, fn: usage(`from=${day(59)}&group_by=model`) },
-    { name: 'usage, 60 days by key', target: 50, fn: usage(`from=${day(59)}&group_by=key`) },
+    {
+      // As the route answers group_by=key: the report, then each key's spend (by_key).
+      name: 'usage, 60 days by key + by_key',
+      target: 50,
+      fn: async () => {
+        await usage(`from=${day(59)}&group_by=key`)();
+        await usageByKey(HEAVY);
+      },
+    },
     { name: 'logs, no filter', target: 100, fn: await logPage('') },
     { name: 'logs, no filter, page 2', target: 100, fn: await logPage('', 2) },
+    {
+      name: 'logs, no filter, 45 days back',
+      target: 100,
+      fn: () => listLogs(HEAVY, {}, { limit: 50, startingAfter: { createdAt: new Date(today - 45 * DAY_MS), id: 'req_' } }),
+    },
     { name: 'logs, model', target: 100, fn: await logPage('model=claude-sonnet-4') },
     { name: 'logs, status failed', target: 100, fn: await logPage('status=failed') },
     { name: 'logs, key', target: 100, fn: await logPage(`key=${HEAVY_KEY_2}`) },
