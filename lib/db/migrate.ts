@@ -39,6 +39,9 @@ const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
 export async function postgresSql(connectionString: string): Promise<Sql> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString });
+  // A connection lost while idle (a database restart) must not crash the process: the next query
+  // on it fails, and that failure is what the caller sees.
+  client.on('error', () => undefined);
   await client.connect();
   const tx: SqlTx = {
     exec: async (sql) => void (await client.query(sql)),
