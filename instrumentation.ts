@@ -10,6 +10,8 @@ export async function register(): Promise<void> {
   // Runtime channel overrides from the operator console, shared through Redis (lib/channels/overrides.ts).
   const { startChannelOverrideSync } = await import('@/lib/channels/overrides');
   startChannelOverrideSync();
+  // Request-log day partitions created ahead and retention (lib/db/partitions.ts); once per process.
+  (await import('@/lib/db/partitions')).startPartitionMaintenance();
   // Budget alerts: evaluate thresholds and deliver webhooks (lib/alerts/loop.ts).
   (await import('@/lib/alerts/loop')).startAlerts();
 }

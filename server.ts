@@ -8,6 +8,7 @@ import v8 from 'node:v8';
 import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
+import { maintainPartitionsNow, startPartitionMaintenance } from '@/lib/db/partitions';
 import { handleNodeRequest, pendingGatewayRequests } from '@/lib/gateway/node-adapter';
 import { lifecycle, onShutdownSignals } from '@/lib/shutdown';
 import { healthz, metrics, readyz, type OpsResponse } from '@/lib/ops';
@@ -40,6 +41,10 @@ async function main(): Promise<void> {
   getConfig(); // a broken operator config stops start-up here, naming the field
   const applied = await runMigrations();
   if (applied.length) log('info', 'migrations applied', { applied });
+  // Today's request-log partition and the next days' before serving; rows of a day without one
+  // would go to the default partition (kept, moved out later), never lost.
+  await maintainPartitionsNow().catch((err) => log('warn', 'request-log partition maintenance failed; retrying', errorFields(err)));
+  startPartitionMaintenance();
   await syncCatalogue().catch((err) => log('warn', 'catalogue sync failed', errorFields(err)));
   // Connect the limiter to Redis now: created lazily, the first requests would find it still
   // connecting and run on the in-process fallback (per-instance limits, balances reloaded after).

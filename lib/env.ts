@@ -138,6 +138,22 @@ const schema = z.object({
    * unreachable from their process; lib/billing/ledger.ts): one query on a partial index.
    */
   CREDIT_RECONCILE_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  /** Days after today whose request-log partitions are created ahead (lib/db/partitions.ts). */
+  REQUEST_LOG_PARTITIONS_AHEAD: z.coerce.number().int().min(1).max(90).default(7),
+  /**
+   * Request-log days kept before today; older day partitions are dropped whole (0: keep forever).
+   * The daily rollups (usage, key spend), balances and the ledger stay. At least 35, so every
+   * month-to-date reading of raw rows (tier promotion, the billing page) stays whole.
+   */
+  REQUEST_LOG_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .refine((v) => v === 0 || v >= 35, 'REQUEST_LOG_RETENTION_DAYS must be 0 (keep forever) or at least 35')
+    .default(0),
+  /** How often each server checks the request-log partitions (creation ahead, retention). */
+  REQUEST_LOG_MAINTENANCE_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
   /** How often each server evaluates budget alerts and delivers due webhooks (lib/alerts). */
   ALERT_EVAL_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
   /** First retry delay of a failed alert webhook; each later one is 4 times longer (capped at 6 h). */

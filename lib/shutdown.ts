@@ -1,4 +1,5 @@
 import { closeLogWriter, flushLogs } from '@/lib/billing/writer';
+import { stopPartitionMaintenance } from '@/lib/db/partitions';
 import { flushKeyUsage } from '@/lib/auth/principal';
 import { env } from '@/lib/env';
 import { log } from '@/lib/log';
@@ -90,6 +91,7 @@ export function beginCutOff(): void {
 
 /** The final writes every shutdown ends with. */
 export async function flushForShutdown(): Promise<void> {
+  stopPartitionMaintenance();
   await flushLogs();
   await flushKeyUsage();
   await closeLogWriter();

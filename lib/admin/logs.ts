@@ -112,7 +112,8 @@ async function emailsOf(ids: string[]): Promise<Map<string, string>> {
 export async function getAdminLog(id: string) {
   if (!isPlausibleId(id)) throw new GatewayError('not_found', 'No such request.');
   const db = await getDb();
-  const row = await db.requestLog.findUnique({ where: { id }, select: { ...listSelect, userId: true, attempts: true } });
+  // Request ids are unique; the table's key also holds the day it is partitioned by (createdAt).
+  const row = await db.requestLog.findFirst({ where: { id }, select: { ...listSelect, userId: true, attempts: true } });
   if (!row) throw new GatewayError('not_found', 'No such request.');
   const { userId, attempts, ...rest } = row;
   const emails = await emailsOf([userId]);

@@ -42,8 +42,8 @@ async function keyBudgetEvents(nowMs: number): Promise<NewEvent[]> {
   const full = nowMs - sweep.lastFullMs >= FULL_SWEEP_MS;
   if (full) sweep.lastFullMs = nowMs;
   const usedSince = new Date(full ? 0 : nowMs - RECENT_MARGIN_MS);
-  // One query for every alerting account: its live keys with a budget and their spend (request-log
-  // rows through the (userId, apiKeyId, createdAt) index), the month's only when it has a monthly cap.
+  // One query for every alerting account: its live keys with a budget and their spend (the daily
+  // rollup the batch writer keeps, UsageDaily), the month's only when it has a monthly cap.
   const rows = await db.$queryRaw<
     {
       id: string;
@@ -63,10 +63,10 @@ async function keyBudgetEvents(nowMs: number): Promise<NewEvent[]> {
            k."budgetUsd"::text AS budget, k."monthlyBudgetUsd"::text AS monthly, s.thresholds,
            (s."webhookUrl" IS NOT NULL) AS webhook,
            CASE WHEN k."budgetUsd" IS NULL THEN NULL ELSE
-             (SELECT COALESCE(SUM(r."costUsd"), 0)::text FROM "RequestLog" r WHERE r."userId" = k."userId" AND r."apiKeyId" = k.id) END AS total,
+             (SELECT COALESCE(SUM(r."costUsd"), 0)::text FROM "UsageDaily" r WHERE r."userId" = k."userId" AND r."apiKeyId" = k.id) END AS total,
            CASE WHEN k."monthlyBudgetUsd" IS NULL THEN NULL ELSE
-             (SELECT COALESCE(SUM(r."costUsd"), 0)::text FROM "RequestLog" r
-               WHERE r."userId" = k."userId" AND r."apiKeyId" = k.id AND r."createdAt" >= ${new Date(month.start)}) END AS month_spent
+             (SELECT COALESCE(SUM(r."costUsd"), 0)::text FROM "UsageDaily" r
+               WHERE r."userId" = k."userId" AND r."apiKeyId" = k.id AND r."day" >= ${new Date(month.start).toISOString().slice(0, 10)}::date) END AS month_spent
     FROM "AlertSettings" s JOIN "ApiKey" k ON k."userId" = s."userId"
     WHERE k."revokedAt" IS NULL AND (k."budgetUsd" IS NOT NULL OR k."monthlyBudgetUsd" IS NOT NULL)
       AND cardinality(s.thresholds) > 0 AND (${full} OR k."lastUsedAt" >= ${usedSince})`;

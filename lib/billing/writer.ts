@@ -164,23 +164,27 @@ export async function flushLogs(drain = true): Promise<void> {
 // A batch is ONE statement: the rows travel as one JSON document (serialised natively, parsed by
 // PostgreSQL in C), and data-modifying CTEs insert the logs, debit each account once and append one
 // usage ledger entry per charged request, atomically. Only rows inserted now are charged, so a batch
-// retried after an ambiguous failure charges once. The daily rollup (UsageDaily) adds the inserted
-// rows in the same statement. Each ledger entry's balance-after walks back
+// retried after an ambiguous failure charges once. The daily rollup (UsageDaily: account x model x
+// key x day) adds the inserted rows in the same statement. Each ledger entry's balance-after walks back
 // from the committed balance in (createdAt, id) order.
+// The log is partitioned by day, so its key is ("id","createdAt"): a row's createdAt is its request's
+// own time, serialised once when queued, so a replayed row carries the same key and conflicts.
 const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason"`;
-const WRITE_BATCH = `WITH input AS (
+/** UsageDaily's key for requests made without an API key (its primary key holds the key). */
+export const NO_KEY = '00000000-0000-0000-0000-000000000000';
+export const WRITE_BATCH = `WITH input AS (
   SELECT * FROM json_populate_recordset(NULL::"RequestLog", $1::json)
 ), ins AS (
   INSERT INTO "RequestLog" (${COLUMNS}) SELECT ${COLUMNS} FROM input
-  ON CONFLICT ("id") DO NOTHING
-  RETURNING "id", "userId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny"
+  ON CONFLICT ("id","createdAt") DO NOTHING
+  RETURNING "id", "userId", "apiKeyId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny"
 ), rollup AS (
-  INSERT INTO "UsageDaily" AS r ("userId","day","model","requests","failed","promptTokens","completionTokens","costUsd","costCny")
-  SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), count(*),
+  INSERT INTO "UsageDaily" AS r ("userId","day","model","apiKeyId","requests","failed","promptTokens","completionTokens","costUsd","costCny")
+  SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), COALESCE("apiKeyId", '${NO_KEY}'), count(*),
          count(*) FILTER (WHERE "outcome" NOT IN ('ok', 'client_closed')),
          sum("promptTokens"), sum("completionTokens"), sum("costUsd"), sum("costCny")
-  FROM ins GROUP BY 1, 2, 3
-  ON CONFLICT ("userId","day","model") DO UPDATE SET
+  FROM ins GROUP BY 1, 2, 3, 4
+  ON CONFLICT ("userId","day","model","apiKeyId") DO UPDATE SET
     "requests" = r."requests" + EXCLUDED."requests",
     "failed" = r."failed" + EXCLUDED."failed",
     "costCny" = r."costCny" + EXCLUDED."costCny",

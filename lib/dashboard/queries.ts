@@ -2,7 +2,7 @@ import { getDb } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { usdToPico } from '@/lib/billing/money';
 import { GatewayError } from '@/lib/errors';
-import { encodeCursor, isPlausibleId, isQueryableDate, type LogCursor, type LogFilters, type StatusFilter } from './filters';
+import { decodeCursor, encodeCursor, isPlausibleId, isQueryableDate, type LogCursor, type LogFilters, type StatusFilter } from './filters';
 import { logCsvHeader, logCsvValues } from './log-csv';
 import { csvRow } from './csv';
 import type { LogEntry } from './log-entry';
@@ -121,13 +121,59 @@ export function logWhere(userId: string, filters: LogFilters): Prisma.RequestLog
   return { AND: and };
 }
 
+// Each cursor bound carries its plain range on createdAt too, which the (userId, createdAt) index and
+// the day partitions can use: a page deep in the log starts reading at its cursor, not at the newest row.
 const olderThan = (c: LogCursor): Prisma.RequestLogWhereInput => ({
-  OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }],
+  AND: [{ createdAt: { lte: c.createdAt } }, { OR: [{ createdAt: { lt: c.createdAt } }, { id: { lt: c.id } }] }],
 });
 const newerThan = (c: LogCursor): Prisma.RequestLogWhereInput => ({
-  OR: [{ createdAt: { gt: c.createdAt } }, { createdAt: c.createdAt, id: { gt: c.id } }],
+  AND: [{ createdAt: { gte: c.createdAt } }, { OR: [{ createdAt: { gt: c.createdAt } }, { id: { gt: c.id } }] }],
 });
-const cursorOf = (e: LogEntry) => encodeCursor({ createdAt: e.createdAt, id: e.id });
+/** The cursor's row and everything newer (or older): where a page's search stopped, kept. */
+const notOlderThan = (c: LogCursor): Prisma.RequestLogWhereInput => ({
+  AND: [{ createdAt: { gte: c.createdAt } }, { OR: [{ createdAt: { gt: c.createdAt } }, { id: { gte: c.id } }] }],
+});
+const notNewerThan = (c: LogCursor): Prisma.RequestLogWhereInput => ({
+  AND: [{ createdAt: { lte: c.createdAt } }, { OR: [{ createdAt: { lt: c.createdAt } }, { id: { lte: c.id } }] }],
+});
+const cursorOf = (e: { createdAt: Date; id: string }) => encodeCursor({ createdAt: e.createdAt, id: e.id });
+
+/**
+ * Most rows one filtered log page examines. The account, key and time range are in the log's
+ * indexes; model and status are not, so a page filtered by them reads rows until it has found a
+ * page, which for a filter matching few of an account's requests is most of its log. A page stops
+ * after this many: it may then hold fewer rows than asked (even none), and its cursor continues
+ * where the search stopped.
+ */
+export const LOG_SCAN_BUDGET = 2000;
+
+/** The part of the filters the indexes answer: account, key, time range. */
+function indexedWhere(userId: string, filters: LogFilters, cursor: Prisma.RequestLogWhereInput | null): Prisma.RequestLogWhereInput {
+  const and: Prisma.RequestLogWhereInput[] = [{ userId }];
+  if (filters.keyId) and.push({ apiKeyId: filters.keyId });
+  if (filters.from) and.push({ createdAt: { gte: filters.from } });
+  if (filters.to) and.push({ createdAt: { lt: filters.to } });
+  if (cursor) and.push(cursor);
+  return { AND: and };
+}
+
+/**
+ * Where a filtered page's search stops: the LOG_SCAN_BUDGET-th row in the page's direction that the
+ * indexes select (null when fewer remain, or when every filter is indexed and the page reads only
+ * what it returns).
+ */
+async function scanEdge(userId: string, filters: LogFilters, cursor: Prisma.RequestLogWhereInput | null, dir: 'asc' | 'desc'): Promise<LogCursor | null> {
+  if (!filters.model && !filters.status) return null;
+  const db = await getDb();
+  const edge = await db.requestLog.findMany({
+    where: indexedWhere(userId, filters, cursor),
+    orderBy: [{ createdAt: dir }, { id: dir }],
+    skip: LOG_SCAN_BUDGET - 1,
+    take: 1,
+    select: { createdAt: true, id: true },
+  });
+  return edge[0] ?? null;
+}
 
 /** One page of the caller's request log, newest first (ties broken by id, so pages never overlap). */
 export async function listLogs(userId: string, filters: LogFilters, opts: LogPageOptions): Promise<LogPage> {
@@ -135,8 +181,9 @@ export async function listLogs(userId: string, filters: LogFilters, opts: LogPag
   const db = await getDb();
   const where = logWhere(userId, filters);
   if (opts.endingBefore) {
+    const edge = await scanEdge(userId, filters, newerThan(opts.endingBefore), 'asc');
     const rows = await db.requestLog.findMany({
-      where: { AND: [where, newerThan(opts.endingBefore)] },
+      where: { AND: [where, newerThan(opts.endingBefore), ...(edge ? [notNewerThan(edge)] : [])] },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
       take: opts.limit + 1,
       select: listSelect,
@@ -145,12 +192,14 @@ export async function listLogs(userId: string, filters: LogFilters, opts: LogPag
     const data = rows.slice(0, opts.limit).reverse().map(toLogEntry);
     return {
       data,
-      prevCursor: hasNewer && data.length ? cursorOf(data[0]) : null,
-      nextCursor: data.length ? cursorOf(data[data.length - 1]) : null,
+      prevCursor: hasNewer && data.length ? cursorOf(data[0]) : edge ? cursorOf(edge) : null,
+      nextCursor: data.length ? cursorOf(data[data.length - 1]) : edge ? cursorOf(opts.endingBefore) : null,
     };
   }
+  const after = opts.startingAfter ? olderThan(opts.startingAfter) : null;
+  const edge = await scanEdge(userId, filters, after, 'desc');
   const rows = await db.requestLog.findMany({
-    where: opts.startingAfter ? { AND: [where, olderThan(opts.startingAfter)] } : where,
+    where: { AND: [where, ...(after ? [after] : []), ...(edge ? [notOlderThan(edge)] : [])] },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: opts.limit + 1,
     select: listSelect,
@@ -159,8 +208,8 @@ export async function listLogs(userId: string, filters: LogFilters, opts: LogPag
   const data = rows.slice(0, opts.limit).map(toLogEntry);
   return {
     data,
-    nextCursor: hasOlder && data.length ? cursorOf(data[data.length - 1]) : null,
-    prevCursor: opts.startingAfter && data.length ? cursorOf(data[0]) : null,
+    nextCursor: hasOlder && data.length ? cursorOf(data[data.length - 1]) : edge ? cursorOf(edge) : null,
+    prevCursor: opts.startingAfter ? (data.length ? cursorOf(data[0]) : edge ? cursorOf(opts.startingAfter) : null) : null,
   };
 }
 
@@ -210,12 +259,11 @@ export async function* logCsvLines(userId: string, filters: LogFilters, maxRows 
   let written = 0;
   while (written < maxRows) {
     const page = await listLogs(userId, filters, { limit: Math.min(EXPORT_BATCH, maxRows - written), startingAfter: cursor });
-    if (page.data.length === 0) break;
-    yield page.data.map((e) => csvRow(logCsvValues(e, e.apiKeyId ? keyNames.get(e.apiKeyId) : undefined))).join('');
+    if (page.data.length) yield page.data.map((e) => csvRow(logCsvValues(e, e.apiKeyId ? keyNames.get(e.apiKeyId) : undefined))).join('');
     written += page.data.length;
+    // A filtered page may stop its search before it is full (LOG_SCAN_BUDGET): its cursor goes on.
     if (!page.nextCursor) break;
-    const last = page.data[page.data.length - 1];
-    cursor = { createdAt: last.createdAt, id: last.id };
+    cursor = decodeCursor(page.nextCursor);
   }
 }
 
@@ -310,7 +358,7 @@ export async function dailyUsage(userId: string, days: number, now = new Date())
 
 // The same totals from the daily rollup (UsageDaily, kept by the batch writer with the log itself):
 // the overview's month, today and 30-day chart read a few rows per day instead of every request.
-const rollupColumns = Prisma.sql`
+export const rollupColumns = Prisma.sql`
   coalesce(sum("requests"), 0)::int AS requests,
   coalesce(sum("failed"), 0)::int AS failed,
   coalesce(sum("costUsd"), 0)::text AS usd,
@@ -318,7 +366,8 @@ const rollupColumns = Prisma.sql`
   coalesce(sum("promptTokens"), 0)::text AS prompt,
   coalesce(sum("completionTokens"), 0)::text AS completion`;
 
-const day = (d: Date) => Prisma.sql`CAST(${d.toISOString().slice(0, 10)} AS date)`;
+/** A UTC day as a date parameter (the rollup's day column). */
+export const utcDay = (d: Date) => Prisma.sql`CAST(${d.toISOString().slice(0, 10)} AS date)`;
 
 /** usageTotals over whole UTC days [fromDay, toDay) (both at 00:00 UTC), from the daily rollup. */
 export async function usageTotalsByDay(userId: string, fromDay: Date, toDay: Date): Promise<UsageTotals> {
@@ -326,7 +375,7 @@ export async function usageTotalsByDay(userId: string, fromDay: Date, toDay: Dat
   const rows = await db.$queryRaw<TotalsRow[]>`
     SELECT ${rollupColumns}
     FROM "UsageDaily"
-    WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${day(fromDay)} AND "day" < ${day(toDay)}`;
+    WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${utcDay(fromDay)} AND "day" < ${utcDay(toDay)}`;
   return toTotals(rows[0]);
 }
 
@@ -337,7 +386,7 @@ export async function dailyUsageFromRollup(userId: string, days: number, now = n
   const rows = await db.$queryRaw<(TotalsRow & { day: string })[]>`
     SELECT to_char("day", 'YYYY-MM-DD') AS day, ${rollupColumns}
     FROM "UsageDaily"
-    WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${day(start)} AND "day" < ${day(end)}
+    WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${utcDay(start)} AND "day" < ${utcDay(end)}
     GROUP BY 1
     ORDER BY 1`;
   return byDays(start, days, rows);

@@ -77,7 +77,7 @@ export function mayOutrunAdmission(principal: Principal): boolean {
 export async function loadKeyBudget(limiter: Limiter, principal: Principal, budget: KeyBudget): Promise<void> {
   let spent: bigint;
   try {
-    spent = await loadKeySpend(principal.keyId, budget.month?.start);
+    spent = await loadKeySpend(principal.userId, principal.keyId, budget.month?.start);
   } catch {
     throw new GatewayError('unavailable', "The gateway cannot read this key's spend right now. Please retry shortly.", { retryAfterMs: 2000 });
   }

@@ -2,7 +2,7 @@ import { getDb } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
-import { pendingKeyCharges } from '@/lib/billing/writer';
+import { NO_KEY, pendingKeyCharges } from '@/lib/billing/writer';
 import { publishGatewayEvent } from '@/lib/events';
 import { generateApiKey } from '@/lib/auth/keys';
 import { publicKey } from '@/lib/accounts/queries';
@@ -53,28 +53,34 @@ export function parseControlsBody(body: Record<string, unknown>): Partial<KeyCon
 }
 
 /**
- * What a key has spent in the database (its request-log rows), since `sinceMs` when given, plus
- * its charges still queued on this instance. Read once per key per instance when its live budget
- * counter is not loaded, like an account's balance.
+ * What a key has spent in the database, since `sinceMs` (a UTC day's start: the month's) when given,
+ * plus its charges still queued on this instance. Read from the daily rollup the batch writer keeps
+ * with the log (UsageDaily), so it is a few rows per day whatever the traffic, and it still counts
+ * days the log's retention dropped. Read once per key per instance when its live budget counter is
+ * not loaded, like an account's balance.
  */
-export async function loadKeySpend(keyId: string, sinceMs?: number): Promise<bigint> {
+export async function loadKeySpend(userId: string, keyId: string, sinceMs?: number): Promise<bigint> {
+  if (sinceMs !== undefined && sinceMs % DAY_MS !== 0) throw new Error('key spend is read by whole UTC days');
   const db = await getDb();
-  const since = sinceMs === undefined ? new Date(0) : new Date(sinceMs);
+  const since = new Date(sinceMs ?? 0).toISOString().slice(0, 10);
   const rows = await db.$queryRaw<{ spent: string | null }[]>`
-    SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "RequestLog" WHERE "apiKeyId" = ${keyId}::uuid AND "createdAt" >= ${since}`;
+    SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "UsageDaily"
+    WHERE "userId" = ${userId}::uuid AND "apiKeyId" = ${keyId}::uuid AND "day" >= ${since}::date`;
   return usdToPico(rows[0]?.spent ?? '0') + pendingKeyCharges(keyId, sinceMs ?? 0);
 }
 
-/** Spend per key of one account: in total and this calendar month (UTC), pico-USD. */
+/** Spend per key of one account: in total and this calendar month (UTC), pico-USD, from the daily rollup. */
 async function spendByKey(userId: string): Promise<Map<string, { total: bigint; month: bigint }>> {
   const db = await getDb();
-  const month = new Date(monthOf(Date.now()).start);
+  const month = new Date(monthOf(Date.now()).start).toISOString().slice(0, 10);
   const rows = await db.$queryRaw<{ key: string; total: string; month: string }[]>`
     SELECT "apiKeyId"::text AS key, SUM("costUsd")::text AS total,
-           COALESCE(SUM("costUsd") FILTER (WHERE "createdAt" >= ${month}), 0)::text AS month
-    FROM "RequestLog" WHERE "userId" = ${userId}::uuid AND "apiKeyId" IS NOT NULL GROUP BY "apiKeyId"`;
+           COALESCE(SUM("costUsd") FILTER (WHERE "day" >= ${month}::date), 0)::text AS month
+    FROM "UsageDaily" WHERE "userId" = ${userId}::uuid AND "apiKeyId" <> ${NO_KEY}::uuid GROUP BY "apiKeyId"`;
   return new Map(rows.map((r) => [r.key, { total: usdToPico(r.total), month: usdToPico(r.month) }]));
 }
+
+const DAY_MS = 86_400_000;
 
 type Row = KeyControlColumns & { id: string; name: string; prefix: string; lastFour: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
 

@@ -11,6 +11,8 @@ import { startGateway, testConfig, type RunningGateway } from '../support/gatewa
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
+import { closeLogWriter, enqueueLog, flushLogs } from '@/lib/billing/writer';
+import { usdToPico } from '@/lib/billing/money';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { verifyWebhook } from '@/lib/alerts/signing';
@@ -101,19 +103,34 @@ async function alertingAccount(opts: { balanceUsd?: string; settings?: Record<st
 async function spend(account: TestAccount, keyId: string, usd: string): Promise<void> {
   const db = await getDb();
   await db.apiKey.update({ where: { id: keyId }, data: { lastUsedAt: new Date() } });
-  await db.requestLog.create({
-    data: {
-      id: `req_${randomUUID().replace(/-/g, '')}`,
-      userId: account.userId,
-      apiKeyId: keyId,
-      endpoint: 'chat',
-      status: 200,
-      outcome: 'ok',
-      costUsd: usd,
-      cnyRate: '7.2',
-      latencyMs: 5,
-    },
+  // Through the batch writer, as the gateway logs a request: key spend is read from the rollup it keeps.
+  enqueueLog({
+    id: `req_${randomUUID().replace(/-/g, '')}`,
+    createdAt: new Date(),
+    userId: account.userId,
+    apiKeyId: keyId,
+    endpoint: 'chat',
+    modelRequested: null,
+    modelServed: null,
+    channel: null,
+    attempts: [],
+    status: 200,
+    outcome: 'ok',
+    stream: false,
+    promptTokens: 0,
+    completionTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    tokensEstimated: false,
+    costPico: usdToPico(usd),
+    costCnyPico: 0n,
+    cnyRate: '7.2',
+    latencyMs: 5,
+    firstTokenMs: null,
+    errorCode: null,
+    routeReason: null,
   });
+  await flushLogs();
 }
 
 async function events(cookie: string, query = ''): Promise<EventJson[]> {
@@ -148,6 +165,7 @@ afterAll(async () => {
   await new Promise((r) => receiver?.close(r));
   await getLimiter().close();
   await closeEvents();
+  await closeLogWriter();
   await (await getDb()).$disconnect();
 });
 

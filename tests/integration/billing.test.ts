@@ -74,7 +74,7 @@ afterAll(async () => {
 const client = (g: RunningGateway, apiKey: string) => new OpenAI({ baseURL: `${g.url}/v1`, apiKey, maxRetries: 0 });
 
 async function logRow(id: string, timeoutMs = 10_000) {
-  return waitFor(() => db.requestLog.findUnique({ where: { id } }), timeoutMs);
+  return waitFor(() => db.requestLog.findFirst({ where: { id } }), timeoutMs);
 }
 
 async function usageEntry(id: string, timeoutMs = 10_000) {

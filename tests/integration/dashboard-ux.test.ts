@@ -35,6 +35,7 @@ afterAll(async () => {
   await Promise.all([direct, proxied].filter(Boolean).map((g) => g.stop('SIGKILL')));
   await fake?.close();
   await (await import('@/lib/gateway/runtime')).getLimiter().close();
+  await (await import('@/lib/billing/writer')).closeLogWriter();
   await db?.$disconnect();
 });
 
@@ -190,6 +191,9 @@ describe('GET /api/usage with grouping', () => {
     keyA = a.keyId;
     keyB = (await (await import('@/lib/accounts/queries')).createKey(a.userId, 'second key')).id;
     cookie = await sessionFor(direct, a.email, a.password);
+    // Through the batch writer, as the gateway logs them: the report reads the daily rollup it keeps.
+    const { enqueueLog, flushLogs } = await import('@/lib/billing/writer');
+    const { usdToPico } = await import('@/lib/billing/money');
     const row = (i: number, createdAt: string, apiKeyId: string, model: string, costUsd: string, outcome = 'ok') => ({
       id: `req_ux_${randomBytes(8).toString('hex')}_${i}`,
       createdAt: new Date(createdAt),
@@ -198,24 +202,33 @@ describe('GET /api/usage with grouping', () => {
       endpoint: '/v1/chat/completions',
       modelRequested: model,
       modelServed: outcome === 'ok' ? model : null,
+      channel: null,
+      attempts: [],
       status: outcome === 'ok' ? 200 : 502,
       outcome,
+      stream: false,
       promptTokens: 100,
       completionTokens: 10,
-      costUsd,
-      costCny: (Number(costUsd) * 7.2).toFixed(12),
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      tokensEstimated: false,
+      costPico: usdToPico(costUsd),
+      costCnyPico: usdToPico((Number(costUsd) * 7.2).toFixed(12)),
       cnyRate: '7.2',
       latencyMs: 50,
+      firstTokenMs: null,
+      errorCode: null,
+      routeReason: null,
     });
-    await db.requestLog.createMany({
-      data: [
-        row(1, day(0), keyA, 'gpt-4o-mini', '0.0011'),
-        row(2, day(0), keyB, 'deepseek-chat', '0.002'),
-        row(3, day(1), keyA, 'gpt-4o-mini', '0.00001119'),
-        row(4, day(1), keyA, 'gpt-4o-mini', '0', 'upstream_error'),
-        row(5, day(5), keyB, 'deepseek-chat', '0.5'), // outside the range asked below
-      ],
-    });
+    for (const r of [
+      row(1, day(0), keyA, 'gpt-4o-mini', '0.0011'),
+      row(2, day(0), keyB, 'deepseek-chat', '0.002'),
+      row(3, day(1), keyA, 'gpt-4o-mini', '0.00001119'),
+      row(4, day(1), keyA, 'gpt-4o-mini', '0', 'upstream_error'),
+      row(5, day(5), keyB, 'deepseek-chat', '0.5'), // outside the range asked below
+    ])
+      enqueueLog(r);
+    await flushLogs();
   });
 
   const get = (query: string) => fetch(`${direct.url}/api/usage${query}`, { headers: { cookie } });

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { startGateway, testConfig, ROOT } from '../support/gateway';
 import { startFakeUpstream } from '../support/fake-upstream';
 
@@ -52,6 +53,19 @@ describe('embedded database', () => {
       expect(logs.data[0].cost_usd).toBe(cost);
       const me = await (await fetch(`${gw.url}/api/me`, { headers: { cookie } })).json();
       expect(Number(me.user.balance_usd)).toBeCloseTo(1 - Number(cost), 12);
+
+      // The request log is partitioned by day on PGlite too: the server created today's partition
+      // and the days ahead at start, and the row is in today's (read once the server let go).
+      expect(await gw.stop()).toBe(0);
+      const db = await PGlite.create(path.join(dataDir, 'pglite'));
+      try {
+        const { rows } = await db.query<{ p: string }>(`SELECT tableoid::regclass::text AS p FROM "RequestLog"`);
+        expect(rows).toEqual([{ p: `"RequestLog_p${new Date().toISOString().slice(0, 10).replace(/-/g, '')}"` }]);
+        const parts = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = '"RequestLog"'::regclass`);
+        expect(parts.rows[0].n).toBe(1 + 1 + 7); // the default, today, and REQUEST_LOG_PARTITIONS_AHEAD days
+      } finally {
+        await db.close();
+      }
     } finally {
       expect(await gw.stop()).toBe(0);
       await fake.close();

@@ -119,7 +119,7 @@ function post(g: RunningGateway, apiKey: string, path: string, body: unknown): P
 }
 const chat = (g: RunningGateway, apiKey: string, body: Record<string, unknown> = {}) =>
   post(g, apiKey, '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hardening' }], ...body });
-const logRow = (id: string, ms = 15_000) => waitFor(() => db.requestLog.findUnique({ where: { id } }), ms);
+const logRow = (id: string, ms = 15_000) => waitFor(() => db.requestLog.findFirst({ where: { id } }), ms);
 
 /** Sum of logged costs equals what left the balance (the account started at `start`). */
 async function expectLedgerConsistent(acct: TestAccount, start: string) {
@@ -208,7 +208,7 @@ describe('poisoned input never stops billing writes', () => {
     const rejected = await db.requestLogRejected.findUnique({ where: { id: `${tag}_bad` } });
     expect(rejected?.error).toBeTruthy();
     expect(pico(await balanceOf(acct.userId))).toBe(pico('1') - 20n * 1_000_000n);
-    const row3 = await db.requestLog.findUniqueOrThrow({ where: { id: `${tag}_3` } });
+    const row3 = await db.requestLog.findFirstOrThrow({ where: { id: `${tag}_3` } });
     expect(row3.promptTokens).toBe(2_147_483_647);
   });
 });
@@ -470,7 +470,7 @@ describe('SIGTERM with a stream longer than the grace period', () => {
     expect(code).toBe(0);
     await reader.read().catch(() => undefined);
     // Written before the process exited.
-    const row = await db.requestLog.findUnique({ where: { id } });
+    const row = await db.requestLog.findFirst({ where: { id } });
     expect(row).not.toBeNull();
     expect(row!.outcome).toBe('client_closed');
     expect(decPico(row!.costUsd)).toBeGreaterThan(0n);
@@ -498,7 +498,7 @@ describe('SIGTERM under next start with a stream longer than the grace period', 
     // Cut, not completed: the stream ends without [DONE] (with an error event when the process
     // got it out before exiting).
     expect(text).not.toContain('[DONE]');
-    const row = await db.requestLog.findUnique({ where: { id } });
+    const row = await db.requestLog.findFirst({ where: { id } });
     expect(row).not.toBeNull();
     expect(decPico(row!.costUsd)).toBeGreaterThan(0n);
     const entry = await db.ledgerEntry.findFirst({ where: { reference: id } });

@@ -300,7 +300,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       expect(data.usage!.completion_tokens).toBeGreaterThan(0);
       expect(Number(response.headers.get('x-service-cost-usd'))).toBeGreaterThan(0);
       const id = response.headers.get('x-request-id')!;
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id } }));
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id } }));
       expect(row.tokensEstimated).toBe(true);
       expect(row.promptTokens).toBe(data.usage!.prompt_tokens);
       expect(row.completionTokens).toBe(data.usage!.completion_tokens);
@@ -424,7 +424,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       expect(usage.completion_tokens).toBeGreaterThan(0);
       expect(usage.cost_usd).toBeGreaterThan(0);
       const id = res.headers.get('x-request-id')!;
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id } }));
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id } }));
       expect(row.tokensEstimated).toBe(true);
       expect(row.stream).toBe(true);
       expect(row.completionTokens).toBe(usage.completion_tokens);
@@ -545,7 +545,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       expect((data as unknown as { service: { channel: string } }).service.channel).toBe('openai-2');
       expect(up1.requests).toHaveLength(1);
       expect(up2.requests).toHaveLength(1);
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: response.headers.get('x-request-id')! } }));
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id: response.headers.get('x-request-id')! } }));
       expect(row.channel).toBe('openai-2');
       expect((row.attempts as { channel: string; ok: boolean }[]).map((a) => [a.channel, a.ok])).toEqual([
         ['openai-1', false],
@@ -663,7 +663,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       // Priced with the model that served: deepseek-chat at 0.27 / 1.1 USD per million.
       const u = data.usage!;
       expect(response.headers.get('x-service-cost-usd')).toBe(picoText(BigInt(u.prompt_tokens) * 270_000n + BigInt(u.completion_tokens) * 1_100_000n));
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: response.headers.get('x-request-id')! } }));
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id: response.headers.get('x-request-id')! } }));
       expect(row.modelRequested).toBe('gpt-4o-mini');
       expect(row.modelServed).toBe('deepseek-chat');
       await healBreakers();
@@ -729,7 +729,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
       const sent = up1.requests[0].json as Record<string, unknown>;
       expect(sent.model).toBe('deepseek-chat');
       expect(sent).not.toHaveProperty('service');
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: response.headers.get('x-request-id')! } }));
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id: response.headers.get('x-request-id')! } }));
       expect(row.modelRequested).toBe('service-auto');
       expect(row.modelServed).toBe('deepseek-chat');
       expect(row.routeReason).toMatch(/deepseek-chat/);

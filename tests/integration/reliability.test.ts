@@ -94,7 +94,7 @@ function chat(g: RunningGateway, apiKey: string, body: Record<string, unknown>, 
 }
 
 const streamBody = { stream: true, stream_options: { include_usage: true } };
-const logRow = (id: string, ms = 10_000) => waitFor(() => db.requestLog.findUnique({ where: { id } }), ms);
+const logRow = (id: string, ms = 10_000) => waitFor(() => db.requestLog.findFirst({ where: { id } }), ms);
 const usageEntries = (id: string) => db.ledgerEntry.findMany({ where: { kind: 'usage', reference: id } });
 
 /** The log row and ledger agree with the cost the client was told (or 0 and no entry). */

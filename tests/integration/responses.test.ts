@@ -117,7 +117,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
       expect(types.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
       expect(types.at(-1)).toBe('response.completed');
       const requestId = response.headers.get('x-request-id');
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id: requestId! } }), 10_000);
       expect(row.stream).toBe(true);
       expect((completed as unknown as WithService).service.cost_usd).toBe(Number(row.costUsd.toFixed(12)));
       await expectBooked(requestId, row.costUsd.toFixed(12));
@@ -202,7 +202,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
       expect(text).toBe(DEFAULT_REPLY);
       expect(await streamed.finishReason).toBe('stop');
       const requestId = (await streamed.response).headers?.['x-request-id'];
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id: requestId! } }), 10_000);
       await expectBooked(requestId, row.costUsd.toFixed(12));
 
       const executed: unknown[] = [];

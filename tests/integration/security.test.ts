@@ -231,7 +231,7 @@ describe('session routes', () => {
     const res = await chat(other.apiKey);
     expect(res.status).toBe(200);
     const requestId = res.headers.get('x-request-id')!;
-    await accounts.waitFor(() => db.requestLog.findUnique({ where: { id: requestId } }));
+    await accounts.waitFor(() => db.requestLog.findFirst({ where: { id: requestId } }));
     const log = await api(`/api/logs/${requestId}`, { method: 'GET', cookie: mine.cookie });
     expect(log.status).toBe(404);
     const logs = await (await api('/api/logs', { method: 'GET', cookie: mine.cookie })).text();

@@ -117,7 +117,7 @@ describe('speculative dispatch', () => {
     expect((await counter(gw, 'gateway_speculation_refused_total{code="insufficient_balance"}')) - refusedBefore).toBe(1);
 
     const requestId = res.headers.get('x-request-id')!;
-    const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId } }), 10_000);
+    const row = await waitFor(() => db.requestLog.findFirst({ where: { id: requestId } }), 10_000);
     expect(row.status).toBe(402);
     expect(row.errorCode).toBe('insufficient_balance');
     expect(row.costUsd.toFixed(12)).toBe('0.000000000000');

@@ -113,7 +113,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
       expect(text).toBe(DEFAULT_REPLY);
       expect(finish).toBe('stop');
       const requestId = response.headers.get('x-request-id');
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id: requestId! } }), 10_000);
       sameAmount(usage!.cost_usd, row.costUsd.toFixed(12));
       await expectBooked(requestId, row.costUsd.toFixed(12));
     });
@@ -167,7 +167,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
       expect(message.stop_reason).toBe('end_turn');
       expect(message.usage.output_tokens).toBeGreaterThan(0);
       const requestId = stream.request_id;
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id: requestId! } }), 10_000);
       await expectBooked(requestId, row.costUsd.toFixed(12));
     });
 
@@ -214,7 +214,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
       expect(text).toBe(DEFAULT_REPLY);
       expect(await streamed.finishReason).toBe('stop');
       const requestId = (await streamed.response).headers?.['x-request-id'];
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id: requestId! } }), 10_000);
       await expectBooked(requestId, row.costUsd.toFixed(12));
     });
   });
@@ -284,7 +284,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('translation edges (%s)', (mode
     expect(data.choices[0].message.content).toBe(DEFAULT_REPLY);
     expect(response.headers.get('x-service-model-id')).toBe('gpt-4o-mini');
     expectUpstream('openai');
-    const row = await waitFor(() => db.requestLog.findUnique({ where: { id: response.headers.get('x-request-id')! } }), 10_000);
+    const row = await waitFor(() => db.requestLog.findFirst({ where: { id: response.headers.get('x-request-id')! } }), 10_000);
     expect(row.modelServed).toBe('gpt-4o-mini');
     // gpt-4o-mini: 0.15 and 0.6 USD per million tokens.
     expect(pico(row.costUsd.toFixed(12))).toBe(BigInt(row.promptTokens) * 150_000n + BigInt(row.completionTokens) * 600_000n);
@@ -317,7 +317,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('translation edges (%s)', (mode
       [first, 'write'],
       [second, 'read'],
     ] as const) {
-      const row = await waitFor(() => db.requestLog.findUnique({ where: { id: response.headers.get('x-request-id')! } }), 10_000);
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id: response.headers.get('x-request-id')! } }), 10_000);
       expect(cached === 'write' ? row.cacheWriteTokens : row.cacheReadTokens).toBe(CACHE_TOKENS);
       // claude-sonnet-4-5: 3 in, 15 out, 0.3 cache read, 3.75 cache write (USD per million tokens).
       const expected =
@@ -341,7 +341,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('translation edges (%s)', (mode
     const text = await res.text();
     expect(text).toContain('event: message_start');
     expect(text).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"\w+"/);
-    const row = await waitFor(() => db.requestLog.findUnique({ where: { id: res.headers.get('x-request-id')! } }), 10_000);
+    const row = await waitFor(() => db.requestLog.findFirst({ where: { id: res.headers.get('x-request-id')! } }), 10_000);
     expect(row.outcome).toBe('upstream_error');
     expect(pico(row.costUsd.toFixed(12))).toBeGreaterThan(0n);
   });

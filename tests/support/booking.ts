@@ -15,7 +15,7 @@ export async function expectBooked(requestId: string | null | undefined, costTex
   expect(requestId).toMatch(/^req_/);
   const cost = pico(costText);
   expect(cost).toBeGreaterThan(0n);
-  const row = await waitFor(() => db.requestLog.findUnique({ where: { id: requestId! } }), 10_000);
+  const row = await waitFor(() => db.requestLog.findFirst({ where: { id: requestId! } }), 10_000);
   if (opts.endpoint !== undefined) expect(row.endpoint).toBe(opts.endpoint);
   expect(pico(row.costUsd.toFixed(12))).toBe(cost);
   if (opts.tokens !== false) {

@@ -6,7 +6,19 @@ import { formatPico, usdToPico } from '@/lib/billing/money';
 import { loadConfigFile } from '@/lib/config';
 import { csvCell, csvRow } from '@/lib/dashboard/csv';
 import { decodeCursor, parseLogFilters } from '@/lib/dashboard/filters';
-import { dailyUsage, decodeLedgerCursor, getLog, ledgerHistory, listLogs, logCsvLines, requireLog, usageTotals, type LogEntry } from '@/lib/dashboard/queries';
+import {
+  dailyUsage,
+  decodeLedgerCursor,
+  getLog,
+  ledgerHistory,
+  listLogs,
+  logCsvLines,
+  LOG_SCAN_BUDGET,
+  requireLog,
+  usageTotals,
+  type LogEntry,
+  type LogPage,
+} from '@/lib/dashboard/queries';
 import { effectiveLimits, nextTier } from '@/lib/dashboard/overview';
 
 // Runs against the real PostgreSQL of the test run. Each run makes its own two accounts and removes them.
@@ -276,6 +288,57 @@ describe('CSV export', () => {
     let rows = 0;
     for await (const chunk of logCsvLines(userA, {}, 3)) rows += chunk.split('\r\n').length - 1;
     expect(rows).toBe(1 + 3);
+  });
+});
+
+describe('a filtered log page reads a bounded number of rows', () => {
+  // More requests than one page examines (LOG_SCAN_BUDGET), of which only the three oldest match:
+  // each page stops its search after the budget, possibly empty, and its cursor goes on, so the
+  // pages together answer every match once, in order, and the export finds them all.
+  let userC = '';
+  beforeAll(async () => {
+    const db = await getDb();
+    userC = (await db.user.create({ data: { email: `dash-c-${runId}@example.test`, passwordHash: 'x' } })).id;
+    const total = LOG_SCAN_BUDGET * 2 + 500;
+    await db.requestLog.createMany({
+      data: Array.from({ length: total }, (_, i) =>
+        logRow({
+          id: rid(`c${String(i).padStart(5, '0')}`),
+          userId: userC,
+          createdAt: new Date(Date.UTC(2026, 2, 1) + i * 1000),
+          model: i < 3 ? 'rare-model' : 'gpt-4o-mini',
+        }),
+      ),
+    });
+  });
+  afterAll(async () => {
+    const db = await getDb();
+    await db.requestLog.deleteMany({ where: { userId: userC } });
+    await db.user.deleteMany({ where: { id: userC } });
+  });
+
+  it('pages forward through partial pages to every match, then back', async () => {
+    const f = filters('model=rare-model');
+    const pages: LogPage[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: LogPage = await listLogs(userC, f, { limit: 2, startingAfter: cursor ? decodeCursor(cursor) : undefined });
+      pages.push(page);
+      cursor = page.nextCursor;
+    } while (cursor && pages.length < 20);
+    expect(pages.map((p) => ids(p.data))).toEqual([[], [], [rid('c00002'), rid('c00001')], [rid('c00000')]]);
+    expect(pages[3].nextCursor).toBeNull();
+    // Back from the last page: the newer pages again, as far as the search reaches each time.
+    const back = await listLogs(userC, f, { limit: 2, endingBefore: decodeCursor(pages[3].prevCursor!) });
+    expect(ids(back.data)).toEqual([rid('c00002'), rid('c00001')]);
+    let exported = '';
+    for await (const chunk of logCsvLines(userC, f)) exported += chunk;
+    expect(exported.trim().split('\r\n')).toHaveLength(1 + 3);
+  });
+
+  it('an unfiltered page reads only what it returns, whatever the budget', async () => {
+    const page = await listLogs(userC, {}, { limit: 3 });
+    expect(ids(page.data)).toEqual([rid('c04499'), rid('c04498'), rid('c04497')]);
   });
 });
 

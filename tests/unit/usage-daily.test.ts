@@ -7,12 +7,20 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { closeLogWriter, enqueueLog, flushLogs, type LogRecord } from '@/lib/billing/writer';
 import { getDb } from '@/lib/db';
 import { createAccount } from '../support/accounts';
-import { dailyUsage, dailyUsageFromRollup, usageTotals, usageTotalsByDay } from '@/lib/dashboard/queries';
+import { dailyUsage, dailyUsageFromRollup, listKeyNames, usageTotals, usageTotalsByDay } from '@/lib/dashboard/queries';
+import { usageReport } from '@/lib/dashboard/usage';
+import { loadKeySpend, usageByKey } from '@/lib/keys/queries';
 
 afterAll(async () => {
   await closeLogWriter();
   await (await getDb()).$disconnect();
 });
+
+async function keyDisplay(keyId: string): Promise<string> {
+  const db = await getDb();
+  const key = await db.apiKey.findUniqueOrThrow({ where: { id: keyId } });
+  return (await listKeyNames(key.userId)).find((k) => k.id === keyId)!.display;
+}
 
 function record(userId: string, over: Partial<LogRecord>): LogRecord {
   return {
@@ -87,5 +95,77 @@ describe('UsageDaily rollup', () => {
     const to = new Date('2026-11-23T00:00:00Z');
     expect(await usageTotalsByDay(u, from, to)).toEqual(await usageTotals(u, from, to));
     expect((await usageTotalsByDay(u, from, to)).requests).toBe(5);
+  });
+
+  it('a batch replayed through the writer into today’s day partition leaves one row and one rollup count', async () => {
+    const acct = await createAccount({ balanceUsd: '1' });
+    const u = acct.userId;
+    const now = new Date();
+    const rows = [record(u, { createdAt: now }), record(u, { createdAt: now, costPico: 2_000_000n })];
+    for (const r of rows) enqueueLog(r);
+    await flushLogs();
+    for (const r of rows) enqueueLog(r);
+    await flushLogs();
+    const db = await getDb();
+    const found = await db.$queryRaw<{ id: string; p: string }[]>`
+      SELECT id, tableoid::regclass::text AS p FROM "RequestLog" WHERE "userId" = ${u}::uuid ORDER BY id`;
+    const day = now.toISOString().slice(0, 10).replace(/-/g, '');
+    expect(found).toEqual(
+      rows
+        .map((r) => r.id)
+        .sort()
+        .map((id) => ({ id, p: `"RequestLog_p${day}"` })),
+    );
+    const rollup = await db.usageDaily.findMany({ where: { userId: u } });
+    expect(rollup.map((r) => Number(r.requests))).toEqual([2]);
+    expect(await db.ledgerEntry.count({ where: { userId: u, kind: 'usage' } })).toBe(2);
+  });
+
+  it('the usage report (by day, model and key) reads the rollup and matches the log', async () => {
+    const acct = await createAccount({ balanceUsd: '1' });
+    const u = acct.userId;
+    const rows = [
+      record(u, { apiKeyId: acct.keyId }),
+      record(u, { apiKeyId: acct.keyId, modelServed: 'deepseek-chat', modelRequested: 'deepseek-chat', costPico: 5n }),
+      record(u, { createdAt: new Date('2026-11-21T01:00:00Z'), status: 502, outcome: 'upstream_error', modelServed: null, costPico: 0n }),
+    ];
+    for (const r of rows) enqueueLog(r);
+    await flushLogs();
+    const brief = (g: { key: string; label: string; requests: number; failed: number; spendUsd: bigint }) => [g.key, g.label, g.requests, g.failed, g.spendUsd];
+    const byKey = await usageReport(u, { from: '2026-11-20', to: '2026-11-21', groupBy: 'key' });
+    expect(byKey.groups.map(brief)).toEqual([
+      [acct.keyId, 'test (' + (await keyDisplay(acct.keyId)) + ')', 2, 0, 1_000_005n],
+      ['(none)', 'No key', 1, 1, 0n],
+    ]);
+    const byModel = await usageReport(u, { from: '2026-11-20', to: '2026-11-21', groupBy: 'model' });
+    expect(byModel.groups.map(brief)).toEqual([
+      ['gpt-4o-mini', 'gpt-4o-mini', 2, 1, 1_000_000n],
+      ['deepseek-chat', 'deepseek-chat', 1, 0, 5n],
+    ]);
+    const all = await usageReport(u, { from: '2026-11-20', to: '2026-11-21', groupBy: 'none' });
+    expect(all.days.map((d) => [d.date, d.requests, d.failed, d.spendUsd])).toEqual([
+      ['2026-11-20', 2, 0, 1_000_005n],
+      ['2026-11-21', 1, 1, 0n],
+    ]);
+    expect(all.totals).toEqual(await usageTotals(u, new Date('2026-11-20T00:00:00Z'), new Date('2026-11-22T00:00:00Z')));
+  });
+
+  it('a key’s spend (its budgets, the keys page) is read from the rollup: lifetime and this month, exact', async () => {
+    const acct = await createAccount({ balanceUsd: '1' });
+    const u = acct.userId;
+    const now = new Date();
+    const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+    const rows = [
+      record(u, { apiKeyId: acct.keyId, createdAt: new Date(monthStart - 1), costPico: 7n }), // last month's last millisecond
+      record(u, { apiKeyId: acct.keyId, createdAt: new Date(monthStart), costPico: 11n }),
+      record(u, { apiKeyId: acct.keyId, createdAt: now, costPico: 13n }),
+      record(u, { apiKeyId: null, createdAt: now, costPico: 1000n }), // no key: nobody's key spend
+    ];
+    for (const r of rows) enqueueLog(r);
+    await flushLogs();
+    expect(await loadKeySpend(u, acct.keyId)).toBe(31n);
+    expect(await loadKeySpend(u, acct.keyId, monthStart)).toBe(24n);
+    const [key] = await usageByKey(u);
+    expect([key.key_id, key.total_usd, key.month_usd]).toEqual([acct.keyId, '0.000000000031', '0.000000000024']);
   });
 });

@@ -103,7 +103,10 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
       )}
 
       <Card>
-        {page.data.length === 0 ? (
+        {page.data.length === 0 && page.nextCursor ? (
+          // A filtered page stops its search after a bounded number of requests (LOG_SCAN_BUDGET).
+          <EmptyState title={tr('None of the requests searched so far match')}>{tr('Older requests may: search on with Older →.')}</EmptyState>
+        ) : page.data.length === 0 ? (
           <EmptyState title={query.size || paged ? tr('No requests match these filters') : tr('No requests yet')}>
             {query.size || paged ? (
               <Link href="/dashboard/logs" className="text-indigo-600 hover:text-indigo-500">
