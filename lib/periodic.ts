@@ -53,3 +53,11 @@ export function startPeriodic(name: string, everyMs: number, work: () => Promise
 export function periodicRunning(name: string): boolean {
   return loop(name).running;
 }
+
+/** Stops the loop `name` of this process (shutdown); a later startPeriodic starts it again. */
+export function stopPeriodic(name: string): void {
+  const s = loop(name);
+  if (s.timer) clearInterval(s.timer);
+  s.timer = undefined;
+  s.running = false;
+}

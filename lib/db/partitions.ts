@@ -1,6 +1,6 @@
 import { env } from '@/lib/env';
-import { log, errorFields } from '@/lib/log';
-import { singleton } from '@/lib/singleton';
+import { log } from '@/lib/log';
+import { startPeriodic, stopPeriodic } from '@/lib/periodic';
 import { openSql, type Sql, type SqlTx } from '@/lib/db/migrate';
 
 // The request log's day partitions (migration 20261127330000_request_log_partitions). Run at server
@@ -145,45 +145,19 @@ export async function maintainPartitionsNow(sql?: Sql): Promise<MaintenanceResul
   }
 }
 
-interface LoopState {
-  running: boolean;
-  busy: boolean;
-  failing: boolean;
-  timer?: NodeJS.Timeout;
-}
-
-const loopState = () => singleton<LoopState>('partition-maintenance', () => ({ running: false, busy: false, failing: false }));
+const MAINTENANCE = 'request-log partition maintenance';
 
 /**
  * Every REQUEST_LOG_MAINTENANCE_MS, the maintenance run (server start runs it once before serving).
- * Started once per server process; the timer never keeps the process alive. A failed run (a lock
- * not granted in time) is retried at the next tick; meanwhile rows go to the default partition.
+ * A failed run (a lock not granted in time) is retried at the next tick; meanwhile rows go to the
+ * default partition.
  */
 export function startPartitionMaintenance(): void {
-  const s = loopState();
-  if (s.running) return;
-  s.running = true;
-  const tick = async () => {
-    if (s.busy) return;
-    s.busy = true;
-    try {
-      await maintainPartitionsNow();
-      if (s.failing) log('info', 'request-log partition maintenance recovered');
-      s.failing = false;
-    } catch (err) {
-      if (!s.failing) log('warn', 'request-log partition maintenance failed; retrying', errorFields(err));
-      s.failing = true;
-    } finally {
-      s.busy = false;
-    }
-  };
-  s.timer = setInterval(() => void tick(), env.REQUEST_LOG_MAINTENANCE_MS);
-  s.timer.unref();
+  startPeriodic(MAINTENANCE, env.REQUEST_LOG_MAINTENANCE_MS, async () => {
+    await maintainPartitionsNow();
+  });
 }
 
 export function stopPartitionMaintenance(): void {
-  const s = loopState();
-  if (s.timer) clearInterval(s.timer);
-  s.timer = undefined;
-  s.running = false;
+  stopPeriodic(MAINTENANCE);
 }
