@@ -52,6 +52,16 @@ const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export const partitionName = (day: string) => `${PARENT}_p${day.replace(/-/g, '')}`;
 
+/**
+ * Takes the maintenance lock and sets this transaction's lock timeout and date style: partition
+ * bounds are read back as text and compared with ISO text, which holds only in ISO date style (a
+ * database set to another DateStyle would print '11/27/2026' and every day would look expired).
+ */
+async function begin(tx: SqlTx): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK]);
+  await tx.query(`SELECT set_config('lock_timeout', $1, true), set_config('DateStyle', 'ISO, YMD', true)`, [LOCK_TIMEOUT]);
+}
+
 async function listPartitions(tx: SqlTx): Promise<Partition[]> {
   const rows = await tx.query<{ name: string; bound: string }>(
     `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
@@ -69,8 +79,7 @@ const covers = (p: Partition, start: string, end: string) => p.from !== null && 
 
 async function createAhead(sql: Sql, today: number, daysAhead: number): Promise<{ created: string[]; moved: number }> {
   return sql.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK]);
-    await tx.query(`SELECT set_config('lock_timeout', $1, true)`, [LOCK_TIMEOUT]);
+    await begin(tx);
     const partitions = await listPartitions(tx);
     const created: string[] = [];
     let moved = 0;
@@ -107,8 +116,7 @@ async function createAhead(sql: Sql, today: number, daysAhead: number): Promise<
 async function dropExpired(sql: Sql, today: number, retentionDays: number): Promise<{ dropped: string[]; expired: number }> {
   const cutoff = `${isoDay(today - retentionDays * DAY_MS)} 00:00:00`;
   return sql.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK]);
-    await tx.query(`SELECT set_config('lock_timeout', $1, true)`, [LOCK_TIMEOUT]);
+    await begin(tx);
     const dropped: string[] = [];
     for (const p of await listPartitions(tx)) {
       if (p.to === null || p.to > cutoff) continue;

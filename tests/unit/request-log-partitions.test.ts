@@ -206,5 +206,19 @@ for (const backend of [postgresBackend(), pgliteBackend()]) {
       const [{ kept }] = await sql.query<{ kept: number }>(`SELECT count(*)::int AS kept FROM "RequestLog"`);
       expect(kept).toBe(3);
     });
+
+    it('reads partition bounds alike whatever DateStyle the database prints dates in', async () => {
+      const before = await partitions();
+      await sql.query(`SET DateStyle = 'SQL, MDY'`);
+      try {
+        const result = await maintainRequestLogPartitions(sql, { now: new Date('2026-11-20T12:00:00Z'), daysAhead: 2, retentionDays: 35 });
+        expect(result).toEqual({ created: [], moved: 0, dropped: [], expired: 0 });
+      } finally {
+        await sql.query(`RESET DateStyle`);
+      }
+      expect(await partitions()).toEqual(before);
+      const [{ kept }] = await sql.query<{ kept: number }>(`SELECT count(*)::int AS kept FROM "RequestLog"`);
+      expect(kept).toBe(3);
+    });
   });
 }
