@@ -27,7 +27,7 @@ for (const tool of ['valgrind', 'callgrind_control', 'redis-server']) {
   }
 }
 
-/** An account's rules, as lib/gateway/admission.ts builds them. */
+/** An account's rules, as lib/gateway/admission/rules.ts builds them. */
 type RuleSet = (account: string) => { rules: Rule[]; concurrencyKeys: string[]; quotaKey?: string };
 
 // The benchmark's enterprise account (npm run bench): global QPS (GCRA), rpm and rph far above

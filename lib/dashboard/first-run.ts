@@ -17,5 +17,7 @@ export async function firstRunState(userId: string, balanceUsd: bigint): Promise
     // Newest first on the (userId, createdAt) index: an active account finds one in its latest rows.
     db.requestLog.findFirst({ where: { userId, outcome: 'ok' }, orderBy: { createdAt: 'desc' }, select: { id: true } }),
   ]);
-  return { hasKey: key !== null, hasCredit: credit !== null, hasCall: call !== null };
+  // The log keeps REQUEST_LOG_RETENTION_DAYS at most; the daily rollups remember older calls.
+  const earlier = call ?? (await db.usageDaily.findFirst({ where: { userId, requests: { gt: db.usageDaily.fields.failed } }, select: { userId: true } }));
+  return { hasKey: key !== null, hasCredit: credit !== null, hasCall: earlier !== null };
 }

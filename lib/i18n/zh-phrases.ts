@@ -301,6 +301,7 @@ export const zhPhrases = {
   'No requests match these filters': '没有符合筛选条件的请求',
   'None of the requests searched so far match': '目前已搜索的请求中没有符合条件的',
   'Older requests may: search on with Older →.': '更早的请求可能符合：点击"更早 →"继续搜索。',
+  'Newer requests may: search on with ← Newer.': '更新的请求可能符合：点击"← 更新"继续搜索。',
   'No requests yet': '还没有请求',
   'Show all requests': '显示全部请求',
   'Requests made with your API keys appear here within a second or two.': '用你的 API 密钥发出的请求会在一两秒内出现在这里。',

@@ -9,6 +9,7 @@ import { getDb } from '@/lib/db';
 import { createAccount } from '../support/accounts';
 import { dailyUsage, dailyUsageFromRollup, listKeyNames, usageTotals, usageTotalsByDay } from '@/lib/dashboard/queries';
 import { usageReport } from '@/lib/dashboard/usage';
+import { firstRunState } from '@/lib/dashboard/first-run';
 import { loadKeySpend, usageByKey } from '@/lib/keys/queries';
 
 afterAll(async () => {
@@ -167,5 +168,19 @@ describe('UsageDaily rollup', () => {
     expect(await loadKeySpend(u, acct.keyId, monthStart)).toBe(24n);
     const [key] = await usageByKey(u);
     expect([key.key_id, key.total_usd, key.month_usd]).toEqual([acct.keyId, '0.000000000031', '0.000000000024']);
+  });
+
+  it('the first-run checklist remembers a successful call after its log rows are gone (retention)', async () => {
+    const acct = await createAccount({ balanceUsd: '1' });
+    const u = acct.userId;
+    enqueueLog(record(u, { outcome: 'upstream_error', status: 502, costPico: 0n }));
+    await flushLogs();
+    expect((await firstRunState(u, 1n)).hasCall).toBe(false); // only a failure so far
+    enqueueLog(record(u, {}));
+    await flushLogs();
+    expect((await firstRunState(u, 1n)).hasCall).toBe(true);
+    const db = await getDb();
+    await db.requestLog.deleteMany({ where: { userId: u } }); // as a dropped day partition would
+    expect((await firstRunState(u, 1n)).hasCall).toBe(true);
   });
 });

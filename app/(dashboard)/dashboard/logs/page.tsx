@@ -103,8 +103,11 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
       )}
 
       <Card>
-        {page.data.length === 0 && page.nextCursor ? (
-          // A filtered page stops its search after a bounded number of requests (LOG_SCAN_BUDGET).
+        {page.data.length === 0 && endingBefore && page.prevCursor ? (
+          // A filtered page stops its search after a bounded number of requests (LOG_SCAN_BUDGET);
+          // paging back towards newer requests, the search goes on that way.
+          <EmptyState title={tr('None of the requests searched so far match')}>{tr('Newer requests may: search on with ← Newer.')}</EmptyState>
+        ) : page.data.length === 0 && page.nextCursor ? (
           <EmptyState title={tr('None of the requests searched so far match')}>{tr('Older requests may: search on with Older →.')}</EmptyState>
         ) : page.data.length === 0 ? (
           <EmptyState title={query.size || paged ? tr('No requests match these filters') : tr('No requests yet')}>
