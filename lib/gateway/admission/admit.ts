@@ -46,13 +46,17 @@ async function loadBalance(userId: string): Promise<AccountBalanceSnapshot> {
   }
 }
 
+const LONGEST_RETRIED_WAIT_MS = MINUTE + (2 * MINUTE) / 60;
+
 /** The 429 for a limit that refused (counted in /metrics under `scope`). */
 function limitError(result: Extract<AdmitResult, { reason: 'limit' }>, scope: string): GatewayError {
   inc('gateway_limiter_rejections_total', { limit: result.rule.kind, scope });
   const headers = rateLimitHeaders(result.states);
   // A long wait (the daily token quota, the hourly window) must not be slept on by SDKs that do
-  // not cap Retry-After (@anthropic-ai/sdk): tell them not to retry at all.
-  if (result.retryAfterMs > MINUTE) headers['x-should-retry'] = 'false';
+  // not cap Retry-After (@anthropic-ai/sdk): tell them not to retry at all. A per-minute window's
+  // wait is worth retrying, and it can exceed the minute by a sub-bucket (lib/limits: 1/60 of the
+  // window) and the rounding of the refusal's moment within it.
+  if (result.retryAfterMs > LONGEST_RETRIED_WAIT_MS) headers['x-should-retry'] = 'false';
   return new GatewayError('rate_limit_exceeded', `Rate limit exceeded: ${result.rule.label}. Retry after ${Math.ceil(result.retryAfterMs / 1000)} s.`, {
     retryAfterMs: result.retryAfterMs,
     headers,
