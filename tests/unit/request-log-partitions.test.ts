@@ -10,6 +10,7 @@ import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logRecord } from '../support/log-record';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { WRITE_BATCH } from '@/lib/billing/writer';
@@ -65,35 +66,10 @@ function pgliteBackend(): Backend {
   };
 }
 
-/** A row as the batch writer queues it (lib/billing/writer.ts toRow). */
+/** A row as the batch writer queues it (lib/billing/writer.ts toRow): money as decimal text. */
 function row(userId: string, createdAt: string, over: Record<string, unknown> = {}) {
-  return {
-    id: `req_${randomUUID().replace(/-/g, '')}`,
-    createdAt,
-    userId,
-    apiKeyId: null,
-    endpoint: 'chat',
-    modelRequested: 'gpt-4o-mini',
-    modelServed: 'gpt-4o-mini',
-    channel: 'openai-1',
-    attempts: [],
-    status: 200,
-    outcome: 'ok',
-    stream: false,
-    promptTokens: 10,
-    completionTokens: 20,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    tokensEstimated: false,
-    costUsd: '0.000001',
-    costCny: '0.0000072',
-    cnyRate: '7.2',
-    latencyMs: 5,
-    firstTokenMs: null,
-    errorCode: null,
-    routeReason: null,
-    ...over,
-  };
+  const { costPico: _usd, costCnyPico: _cny, ...rest } = logRecord(userId);
+  return { ...rest, createdAt, costUsd: '0.000001', costCny: '0.0000072', ...over };
 }
 
 for (const backend of [postgresBackend(), pgliteBackend()]) {

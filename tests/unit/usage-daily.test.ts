@@ -2,11 +2,11 @@
 // statement that inserts the request-log rows: it always equals the log's own totals, and a batch
 // replayed after an ambiguous failure (the same row ids) counts once.
 
-import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeLogWriter, enqueueLog, flushLogs, type LogRecord } from '@/lib/billing/writer';
+import { closeLogWriter, enqueueLog, flushLogs } from '@/lib/billing/writer';
 import { getDb } from '@/lib/db';
 import { createAccount } from '../support/accounts';
+import { logRecord } from '../support/log-record';
 import { dailyUsage, dailyUsageFromRollup, listKeyNames, usageTotals, usageTotalsByDay } from '@/lib/dashboard/queries';
 import { usageReport } from '@/lib/dashboard/usage';
 import { firstRunState } from '@/lib/dashboard/first-run';
@@ -23,35 +23,7 @@ async function keyDisplay(keyId: string): Promise<string> {
   return (await listKeyNames(key.userId)).find((k) => k.id === keyId)!.display;
 }
 
-function record(userId: string, over: Partial<LogRecord>): LogRecord {
-  return {
-    id: `req_${randomUUID().replace(/-/g, '')}`,
-    createdAt: new Date('2026-11-20T10:00:00Z'),
-    userId,
-    apiKeyId: null,
-    endpoint: 'chat',
-    modelRequested: 'gpt-4o-mini',
-    modelServed: 'gpt-4o-mini',
-    channel: 'openai-1',
-    attempts: [],
-    status: 200,
-    outcome: 'ok',
-    stream: false,
-    promptTokens: 10,
-    completionTokens: 20,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    tokensEstimated: false,
-    costPico: 1_000_000n,
-    costCnyPico: 7_200_000n,
-    cnyRate: '7.2',
-    latencyMs: 5,
-    firstTokenMs: null,
-    errorCode: null,
-    routeReason: null,
-    ...over,
-  };
-}
+const record = logRecord;
 
 describe('UsageDaily rollup', () => {
   it('equals the request log per account, model and day; a replayed row counts once', async () => {
