@@ -1,8 +1,10 @@
+import { cache } from 'react';
 import { getServerSession } from 'next-auth';
 import { forbidden, unauthorized } from 'next/navigation';
 import { authOptions } from '@/lib/auth/options';
 import { assertSameOrigin } from '@/lib/http/api';
 import { GatewayError } from '@/lib/errors';
+import { sessionUser } from '@/lib/dashboard/session';
 import { roleOf } from './roles';
 import type { Actor } from './audit';
 
@@ -32,14 +34,20 @@ export async function requireAdmin(req: Request): Promise<Actor> {
   return actor;
 }
 
-/** Admin page guard: renders app/unauthorized.tsx (401) or app/forbidden.tsx (403). */
-export async function requireAdminPage(): Promise<Actor> {
-  const id = await sessionUserId();
-  if (!id) unauthorized();
-  const actor = await adminActor(id);
+/**
+ * The operator page guard: 401 (app/unauthorized.tsx) without a current session, 403
+ * (app/forbidden.tsx) for anyone but an active admin. Next renders a page and its layouts in
+ * parallel, so the console's layout cannot protect its pages: every admin page calls this first,
+ * and so does every loader in lib/admin/console.ts, before any query. Once per render (React cache).
+ */
+export const requireOperator = cache(async (): Promise<Actor> => {
+  // sessionUser also refuses a session the account has ended (sign out everywhere).
+  const user = await sessionUser();
+  if (!user) unauthorized();
+  const actor = await adminActor(user.id);
   if (!actor) forbidden();
   return actor;
-}
+});
 
 /** Whether the signed-in user of a page is an active admin (for the dashboard's "Admin" link). */
 export async function isAdminSession(userId: string): Promise<boolean> {

@@ -1,15 +1,15 @@
 import type { ReactNode } from 'react';
 import Link from 'next/link';
-import { requireAdminPage } from '@/lib/admin/guard';
+import { requireOperator } from '@/lib/admin/guard';
 import { AdminNav } from '@/components/admin/admin-nav';
 import { SignOutButton } from '@/components/dashboard/sign-out-button';
 import { Badge } from '@/components/ui/badge';
 import { Logo } from '@/components/ui/logo';
 
-// Every admin page: 401 without a session, 403 for anyone but an active admin (app/unauthorized.tsx,
-// app/forbidden.tsx), checked here before anything renders.
+// The operator's email in the header. Each page (and each of its loaders, lib/admin/console.ts) makes
+// the same check itself: Next renders this layout and the page in parallel.
 export default async function AdminLayout({ children }: { children: ReactNode }) {
-  const actor = await requireAdminPage();
+  const actor = await requireOperator();
   return (
     <div className="min-h-screen">
       <header className="sticky top-0 z-20 border-b border-slate-200 bg-white/95 backdrop-blur">

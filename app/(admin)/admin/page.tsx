@@ -1,6 +1,8 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { overview, type Breakdown } from '@/lib/admin/stats';
+import type { Breakdown } from '@/lib/admin/stats';
+import { consoleOverview } from '@/lib/admin/console';
+import { requireOperator } from '@/lib/admin/guard';
 import { cny, int, usd, usdAuto } from '@/lib/dashboard/format';
 
 // lib/format shows sums below a cent with their significant digits, in either currency.
@@ -44,7 +46,8 @@ function Bars({ title, rows }: { title: string; rows: Breakdown[] }) {
 }
 
 export default async function AdminOverviewPage() {
-  const data = await overview();
+  await requireOperator();
+  const data = await consoleOverview();
   return (
     <>
       <PageHeader title="Overview" description="Every account, every channel. Times in UTC; revenue is recharges (Stripe and codes), spend is usage." />

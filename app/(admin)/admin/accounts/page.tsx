@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { searchAccounts } from '@/lib/admin/accounts';
+import { consoleSearchAccounts } from '@/lib/admin/console';
+import { requireOperator } from '@/lib/admin/guard';
 import { date, tierLabel, usd } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
@@ -14,9 +15,10 @@ export const metadata: Metadata = { title: 'Accounts · Operator console' };
 export const dynamic = 'force-dynamic';
 
 export default async function AdminAccountsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  await requireOperator();
   const sp = await searchParams;
   const q = typeof sp.q === 'string' ? sp.q : '';
-  const accounts = await searchAccounts(q);
+  const accounts = await consoleSearchAccounts(q);
   return (
     <>
       <PageHeader title="Accounts" description="Search by email (any part) or paste an account id." />

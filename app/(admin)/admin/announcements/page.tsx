@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
-import { activeAnnouncement } from '@/lib/admin/announcements';
+import { consoleAnnouncement } from '@/lib/admin/console';
+import { requireOperator } from '@/lib/admin/guard';
 import { dateTime } from '@/lib/dashboard/format';
 import { AnnouncementForm } from '@/components/admin/announcement-form';
 import { Alert } from '@/components/ui/alert';
@@ -10,7 +11,8 @@ export const metadata: Metadata = { title: 'Announcements · Operator console' }
 export const dynamic = 'force-dynamic';
 
 export default async function AdminAnnouncementsPage() {
-  const current = await activeAnnouncement();
+  await requireOperator();
+  const current = await consoleAnnouncement();
   return (
     <>
       <PageHeader title="Announcements" description="A notice shown at the top of every user's dashboard." />

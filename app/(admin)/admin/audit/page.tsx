@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
-import { listAudit } from '@/lib/admin/audit';
+import { consoleAudit } from '@/lib/admin/console';
+import { requireOperator } from '@/lib/admin/guard';
 import { dateTime } from '@/lib/dashboard/format';
 import { Card } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
@@ -10,7 +11,8 @@ export const metadata: Metadata = { title: 'Audit log · Operator console' };
 export const dynamic = 'force-dynamic';
 
 export default async function AdminAuditPage() {
-  const rows = await listAudit({ limit: 200 });
+  await requireOperator();
+  const rows = await consoleAudit({ limit: 200 });
   return (
     <>
       <PageHeader title="Audit log" description="Every operator action and every automatic channel change, newest first. Append-only." />

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
-import { channelStates } from '@/lib/admin/stats';
+import { consoleChannels } from '@/lib/admin/console';
+import { requireOperator } from '@/lib/admin/guard';
 import { ChannelControls } from '@/components/admin/channel-controls';
 import { Badge } from '@/components/ui/badge';
 import { Card } from '@/components/ui/card';
@@ -10,7 +11,8 @@ export const metadata: Metadata = { title: 'Channels · Operator console' };
 export const dynamic = 'force-dynamic';
 
 export default async function AdminChannelsPage() {
-  const channels = await channelStates();
+  await requireOperator();
+  const channels = await consoleChannels();
   return (
     <>
       <PageHeader

@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { listBatches } from '@/lib/admin/redemption';
+import { consoleBatches } from '@/lib/admin/console';
+import { requireOperator } from '@/lib/admin/guard';
 import { date, usd } from '@/lib/dashboard/format';
 import { CodeBatchForm } from '@/components/admin/code-batch-form';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
@@ -12,7 +13,8 @@ export const metadata: Metadata = { title: 'Redemption codes · Operator console
 export const dynamic = 'force-dynamic';
 
 export default async function AdminCodesPage() {
-  const batches = await listBatches();
+  await requireOperator();
+  const batches = await consoleBatches();
   return (
     <>
       <PageHeader

@@ -1,6 +1,8 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { adminFilterQuery, listAdminLogs, parseAdminLogFilters } from '@/lib/admin/logs';
+import { adminFilterQuery } from '@/lib/admin/logs';
+import { consoleLogFilters, consoleLogs } from '@/lib/admin/console';
+import { requireOperator } from '@/lib/admin/guard';
 import { decodeCursor } from '@/lib/dashboard/filters';
 import { GatewayError } from '@/lib/errors';
 import { dateTime, usdFine } from '@/lib/dashboard/format';
@@ -19,14 +21,15 @@ export const dynamic = 'force-dynamic';
 type SearchParams = Record<string, string | string[] | undefined>;
 
 export default async function AdminLogsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  await requireOperator();
   const sp = await searchParams;
   const params = new URLSearchParams(Object.entries(sp).flatMap(([k, v]) => (typeof v === 'string' ? [[k, v]] : [])));
   let problem: string | null = null;
-  let page: Awaited<ReturnType<typeof listAdminLogs>> = { data: [], nextCursor: null };
+  let page: Awaited<ReturnType<typeof consoleLogs>> = { data: [], nextCursor: null };
   try {
-    const filters = await parseAdminLogFilters(params);
+    const filters = await consoleLogFilters(params);
     const after = params.get('after');
-    page = await listAdminLogs(filters, { limit: 50, startingAfter: after ? decodeCursor(after, 'after') : undefined });
+    page = await consoleLogs(filters, { limit: 50, startingAfter: after ? decodeCursor(after, 'after') : undefined });
   } catch (err) {
     if (!(err instanceof GatewayError) || err.status >= 500) throw err;
     problem = err.message;

@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import { notFound } from 'next/navigation';
-import { accountDetail } from '@/lib/admin/accounts';
-import { listAudit } from '@/lib/admin/audit';
+import { consoleAccountDetail, consoleAudit } from '@/lib/admin/console';
+import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
 import { dateTime, tierLabel, usd, usdFine } from '@/lib/dashboard/format';
 import { AccountActions, RevokeKeyButton } from '@/components/admin/account-actions';
@@ -16,12 +16,13 @@ export const metadata: Metadata = { title: 'Account · Operator console' };
 export const dynamic = 'force-dynamic';
 
 export default async function AdminAccountPage({ params }: { params: Promise<{ id: string }> }) {
+  await requireOperator();
   const { id } = await params;
-  const detail = await accountDetail(id).catch((err: unknown) => {
+  const detail = await consoleAccountDetail(id).catch((err: unknown) => {
     if (err instanceof GatewayError && err.code === 'not_found') notFound();
     throw err;
   });
-  const audit = await listAudit({ targetType: 'account', targetId: id, limit: 10 });
+  const audit = await consoleAudit({ targetType: 'account', targetId: id, limit: 10 });
   const { account } = detail;
   return (
     <>

@@ -1,7 +1,8 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { batchCodes } from '@/lib/admin/redemption';
+import { consoleBatchCodes } from '@/lib/admin/console';
+import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
 import { dateTime, usd } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
@@ -13,8 +14,9 @@ export const metadata: Metadata = { title: 'Code batch · Operator console' };
 export const dynamic = 'force-dynamic';
 
 export default async function AdminBatchPage({ params }: { params: Promise<{ batchId: string }> }) {
+  await requireOperator();
   const { batchId } = await params;
-  const codes = await batchCodes(batchId).catch((err: unknown) => {
+  const codes = await consoleBatchCodes(batchId).catch((err: unknown) => {
     if (err instanceof GatewayError && err.code === 'not_found') notFound();
     throw err;
   });

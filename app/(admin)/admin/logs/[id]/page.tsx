@@ -1,7 +1,8 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { getAdminLog } from '@/lib/admin/logs';
+import { consoleLog } from '@/lib/admin/console';
+import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
 import { cnyFine, dateTime, usdFine } from '@/lib/dashboard/format';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
@@ -11,8 +12,9 @@ export const metadata: Metadata = { title: 'Request · Operator console' };
 export const dynamic = 'force-dynamic';
 
 export default async function AdminLogPage({ params }: { params: Promise<{ id: string }> }) {
+  await requireOperator();
   const { id } = await params;
-  const e = await getAdminLog(decodeURIComponent(id)).catch((err: unknown) => {
+  const e = await consoleLog(decodeURIComponent(id)).catch((err: unknown) => {
     if (err instanceof GatewayError && err.code === 'not_found') notFound();
     throw err;
   });
