@@ -123,3 +123,8 @@ async function createAdapter() {
 export function getDb(): Promise<Db> {
   return singleton('db', async () => new PrismaClient({ adapter: await createAdapter() }));
 }
+
+/** Whether `text` is a UUID: anything else, sent to a uuid column, is a database error (a 500), not a miss. */
+export function isUuid(text: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text);
+}

@@ -1,4 +1,4 @@
-import { getDb } from '@/lib/db';
+import { getDb, isUuid } from '@/lib/db';
 import { getConfig, tierNames, type TierName } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { hashPassword } from '@/lib/auth/password';
@@ -108,7 +108,7 @@ export async function listKeys(userId: string) {
 /** Revokes one of the caller's keys; another account's key id answers 404 like a missing one. */
 export async function revokeKey(userId: string, keyId: string) {
   const db = await getDb();
-  const uuid = /^[0-9a-f-]{36}$/i.test(keyId) ? keyId : null;
+  const uuid = isUuid(keyId) && isUuid(userId) ? keyId : null;
   const row = uuid ? await db.apiKey.findFirst({ where: { id: uuid, userId } }) : null;
   if (!row) throw new GatewayError('not_found', 'No such key.');
   const updated = row.revokedAt ? row : await db.apiKey.update({ where: { id: row.id }, data: { revokedAt: new Date() } });

@@ -1,4 +1,4 @@
-import { getDb } from '@/lib/db';
+import { getDb, isUuid } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
 import type { TierName } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
@@ -13,8 +13,6 @@ import { writeAudit, type Actor } from './audit';
 // same effect from either (the account library underneath publishes the cache invalidations and
 // deny markers every instance honours; credits go through the ledger's live-balance outbox), and
 // every one of them is written to the audit log.
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const summarySelect = {
   id: true,
@@ -43,17 +41,33 @@ export interface AccountSummary {
 
 const summary = (u: SummaryRow): AccountSummary => ({ ...u, balancePico: decimalToPico(u.balanceUsd) });
 
-/** Accounts whose email contains `query` (case-insensitive) or whose id is `query`; newest first. */
+/** `text` matched literally by Prisma's `contains` (a LIKE pattern; PostgreSQL's escape character is the backslash). */
+export function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * Accounts whose email contains `query` (case-insensitive, literally: `%` and `_` are characters, not
+ * wildcards) or whose id is `query`; newest first. Control characters are dropped (PostgreSQL
+ * refuses a NUL in text).
+ */
 export async function searchAccounts(query: string, limit = 50): Promise<AccountSummary[]> {
   const db = await getDb();
-  const q = query.trim().slice(0, 200);
-  const where: Prisma.UserWhereInput = !q ? {} : uuidPattern.test(q) ? { id: q.toLowerCase() } : { email: { contains: q.toLowerCase(), mode: 'insensitive' } };
+  const q = query
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 200);
+  const where: Prisma.UserWhereInput = !q
+    ? {}
+    : isUuid(q)
+      ? { id: q.toLowerCase() }
+      : { email: { contains: likeLiteral(q.toLowerCase()), mode: 'insensitive' } };
   const rows = await db.user.findMany({ where, select: summarySelect, orderBy: { createdAt: 'desc' }, take: Math.min(limit, 200) });
   return rows.map(summary);
 }
 
 export async function accountSummary(userId: string): Promise<AccountSummary> {
-  if (!uuidPattern.test(userId)) throw new GatewayError('not_found', 'No such account.');
+  if (!isUuid(userId)) throw new GatewayError('not_found', 'No such account.');
   const db = await getDb();
   const row = await db.user.findUnique({ where: { id: userId }, select: summarySelect });
   if (!row) throw new GatewayError('not_found', 'No such account.');
@@ -175,7 +189,7 @@ export async function adminAdjustBalance(actor: Actor, userId: string, amountPic
 
 export async function adminRevokeKey(actor: Actor, userId: string, keyId: string) {
   const db = await getDb();
-  const before = uuidPattern.test(keyId) ? await db.apiKey.findFirst({ where: { id: keyId, userId }, select: { revokedAt: true } }) : null;
+  const before = isUuid(keyId) && isUuid(userId) ? await db.apiKey.findFirst({ where: { id: keyId, userId }, select: { revokedAt: true } }) : null;
   const key = await revokeKey(userId, keyId);
   await writeAudit(actor, {
     action: 'key.revoke',

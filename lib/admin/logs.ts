@@ -1,4 +1,4 @@
-import { getDb } from '@/lib/db';
+import { getDb, isUuid } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { GatewayError } from '@/lib/errors';
 import { findUserByEmail } from '@/lib/accounts/queries';
@@ -20,13 +20,11 @@ export interface AdminLogFilters extends LogFilters {
   fallback?: boolean;
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export async function parseAdminLogFilters(params: SearchParamsLike): Promise<AdminLogFilters> {
   const filters: AdminLogFilters = parseLogFilters(params);
   const account = params.get('account')?.trim();
   if (account) {
-    if (uuidPattern.test(account)) filters.userId = account.toLowerCase();
+    if (isUuid(account)) filters.userId = account.toLowerCase();
     else if (account.includes('@') && account.length <= 254) {
       const user = await findUserByEmail(account);
       if (user) filters.userId = user.id;

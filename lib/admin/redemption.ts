@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { getDb } from '@/lib/db';
+import { getDb, isUuid } from '@/lib/db';
 import { GatewayError } from '@/lib/errors';
 import { applyPendingCredits, creditBalance, decimalToPico, picoToDecimal } from '@/lib/billing/ledger';
 import { formatPico } from '@/lib/billing/money';
@@ -143,7 +143,7 @@ export async function listBatches(limit = 50): Promise<BatchSummary[]> {
 
 /** A batch's codes (last four characters only) with who redeemed each and when. */
 export async function batchCodes(batchId: string) {
-  if (!/^[0-9a-f-]{36}$/i.test(batchId)) throw new GatewayError('not_found', 'No such batch.');
+  if (!isUuid(batchId)) throw new GatewayError('not_found', 'No such batch.');
   const db = await getDb();
   const rows = await db.redemptionCode.findMany({ where: { batchId }, orderBy: { createdAt: 'asc' } });
   if (rows.length === 0) throw new GatewayError('not_found', 'No such batch.');

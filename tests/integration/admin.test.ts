@@ -11,7 +11,12 @@ import { createAccount, waitFor } from '../support/accounts';
 import { getDb } from '@/lib/db';
 
 const run = promisify(execFile);
-const adminCli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], { cwd: ROOT, env: process.env });
+const adminEmail = `ops-${randomBytes(4).toString('hex')}@example.com`;
+// Listed too, but registered on the web by someone else first (#37 item 3).
+const squattedEmail = `ops-squat-${randomBytes(4).toString('hex')}@example.com`;
+const ADMIN_EMAILS = `${adminEmail},${squattedEmail}`;
+const adminCli = (...args: string[]) =>
+  run(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], { cwd: ROOT, env: { ...process.env, ADMIN_EMAILS } });
 
 let gw: RunningGateway;
 let gw2: RunningGateway;
@@ -19,7 +24,6 @@ let fake1: FakeUpstream;
 let fake2: FakeUpstream;
 let ipCounter = 0;
 const freshIp = () => `10.30.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`;
-const adminEmail = `ops-${randomBytes(4).toString('hex')}@example.com`;
 const password = 'sturdy-pass-42';
 
 function config() {
@@ -39,6 +43,16 @@ async function register(base: string, email = `u-${randomBytes(5).toString('hex'
   expect(res.status).toBe(201);
   const body = (await res.json()) as { user: { id: string } };
   return { email, userId: body.user.id, cookie: res.headers.get('set-cookie')!.split(';')[0] };
+}
+
+async function login(base: string, email: string) {
+  const res = await fetch(`${base}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': freshIp() },
+    body: JSON.stringify({ email, password }),
+  });
+  expect(res.status).toBe(200);
+  return res.headers.get('set-cookie')!.split(';')[0];
 }
 
 function call(base: string, cookie: string | null, method: string, path: string, body?: unknown) {
@@ -61,10 +75,12 @@ let admin: Awaited<ReturnType<typeof register>>;
 beforeAll(async () => {
   fake1 = await startFakeUpstream();
   fake2 = await startFakeUpstream();
-  const env = { TRUST_PROXY: '1', ADMIN_EMAILS: adminEmail };
+  const env = { TRUST_PROXY: '1', ADMIN_EMAILS };
   // The second instance serves /v1 through the route handlers (next start): overrides hold on both paths.
   [gw, gw2] = await Promise.all([startGateway({ config: config(), env }), startGateway({ config: config(), env, mode: 'next' })]);
-  admin = await register(gw.url, adminEmail);
+  const created = JSON.parse((await adminCli('create-user', '--email', adminEmail, '--password', password)).stdout) as { userId: string; role: string };
+  expect(created.role).toBe('admin');
+  admin = { email: adminEmail, userId: created.userId, cookie: await login(gw.url, adminEmail) };
 }, 120_000);
 
 afterAll(async () => {
@@ -83,7 +99,16 @@ describe('operator role', { timeout: 60_000 }, () => {
     expect((await fetch(`${gw.url}/admin/channels`, { headers: { cookie: user.cookie }, redirect: 'manual' })).status).toBe(403);
   });
 
-  it('makes an ADMIN_EMAILS account an admin, audited once', async () => {
+  it('ADMIN_EMAILS: a listed email registered on the web stays a normal user; the CLI creates the operator, audited', async () => {
+    const squatter = await register(gw.url, squattedEmail);
+    expect((await call(gw.url, squatter.cookie, 'GET', '/api/admin/accounts')).status).toBe(403);
+    expect((await fetch(`${gw.url}/admin/accounts`, { headers: { cookie: squatter.cookie }, redirect: 'manual' })).status).toBe(403);
+    expect((await (await getDb()).user.findUniqueOrThrow({ where: { id: squatter.userId } })).role).toBe('user');
+    // The operator cannot be handed the squatter's account by creating it: the address is taken.
+    await expect(adminCli('create-user', '--email', squattedEmail, '--password', password)).rejects.toMatchObject({
+      stderr: expect.stringMatching(/already exists/),
+    });
+
     const res = await call(gw.url, admin.cookie, 'GET', '/api/admin/accounts?q=' + encodeURIComponent(adminEmail));
     expect(res.status).toBe(200);
     const body = (await res.json()) as { data: { email: string; role: string }[] };
@@ -91,7 +116,7 @@ describe('operator role', { timeout: 60_000 }, () => {
     expect((await fetch(`${gw.url}/admin`, { headers: { cookie: admin.cookie } })).status).toBe(200);
     const rows = await (await getDb()).auditLog.findMany({ where: { targetId: admin.userId, action: 'account.set_role' } });
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ actor: 'system', note: 'ADMIN_EMAILS', before: { role: 'user' }, after: { role: 'admin' } });
+    expect(rows[0]).toMatchObject({ actor: 'cli', before: { role: 'user' }, after: { role: 'admin' } });
   });
 
   it('set-role on the CLI grants and removes the role, audited', async () => {
@@ -189,6 +214,33 @@ describe('accounts', { timeout: 60_000 }, () => {
     expect((await call(gw.url, admin.cookie, 'POST', `/api/admin/accounts/${acct.userId}`, { action: 'explode' })).status).toBe(400);
     expect((await call(gw.url, admin.cookie, 'POST', `/api/admin/accounts/${acct.userId}`, { action: 'set_tier', tier: 'gold' })).status).toBe(400);
   });
+
+  it('search takes its text literally: a NUL is no 500, % and _ are no wildcards; a malformed id is a 404 on every account route', async () => {
+    const search = async (q: string) => {
+      const res = await call(gw.url, admin.cookie, 'GET', `/api/admin/accounts?q=${q}`);
+      expect(res.status, q).toBe(200);
+      return ((await res.json()) as { data: { email: string }[] }).data.map((a) => a.email);
+    };
+    expect(await search('%00')).toEqual(expect.any(Array));
+    expect(await search(encodeURIComponent('%'))).toEqual([]);
+    expect(await search(encodeURIComponent('_'))).toEqual([]);
+    expect(await search(encodeURIComponent(`${adminEmail.slice(0, 6)}%00`))).toEqual([adminEmail]);
+    expect(await search(encodeURIComponent(adminEmail.replace('-', '_')))).toEqual([]);
+    expect(await search(encodeURIComponent(adminEmail.toUpperCase()))).toEqual([adminEmail]);
+    for (const id of ['not-an-id', '------------------------------------', '%00', '00000000-0000-0000-0000-00000000000g']) {
+      const base = `/api/admin/accounts/${id}`;
+      expect((await call(gw.url, admin.cookie, 'GET', base)).status, id).toBe(404);
+      expect((await call(gw.url, admin.cookie, 'POST', base, { action: 'set_role', role: 'admin' })).status, id).toBe(404);
+      expect((await call(gw.url, admin.cookie, 'POST', base, { action: 'adjust_balance', amount_usd: '1' })).status, id).toBe(404);
+      expect((await call(gw.url, admin.cookie, 'DELETE', `${base}/keys/${id}`)).status, id).toBe(404);
+      expect((await call(gw.url, admin.cookie, 'GET', `/api/admin/codes/${id}`)).status, id).toBe(404);
+      expect((await call(gw.url, admin.cookie, 'GET', `/api/admin/logs/${id}`)).status, id).toBeLessThan(500);
+      expect((await fetch(`${gw.url}/admin/accounts/${id}`, { headers: { cookie: admin.cookie } })).status, id).toBe(404);
+    }
+    const byEmail = await call(gw.url, admin.cookie, 'GET', `/api/admin/logs?account=a%00b@example.com`);
+    expect(byEmail.status).toBeLessThan(500);
+    expect((await fetch(`${gw.url}/admin/accounts?q=%00`, { headers: { cookie: admin.cookie } })).status).toBe(200);
+  });
 });
 
 describe('channels', { timeout: 90_000 }, () => {
@@ -223,7 +275,7 @@ describe('channels', { timeout: 90_000 }, () => {
 
     // A restarted instance reads it back.
     await gw2.stop();
-    gw2 = await startGateway({ config: config(), env: { TRUST_PROXY: '1', ADMIN_EMAILS: adminEmail }, mode: 'next' });
+    gw2 = await startGateway({ config: config(), env: { TRUST_PROXY: '1', ADMIN_EMAILS }, mode: 'next' });
     await waitFor(async () => (await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider') === 'adm-openai-2', 10_000);
     expect((await chat(gw2.url, acct.apiKey)).headers.get('x-service-provider')).toBe('adm-openai-2');
 
