@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { normaliseEmail } from '@/lib/auth/password-rules';
 
 // The only reader of process.env. Everything else imports `env`.
 const schema = z.object({
@@ -171,8 +172,9 @@ const schema = z.object({
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
   /**
-   * Comma-separated emails made operators (role admin) when they sign in or are first checked:
-   * how a fresh install gets its first admin. Later changes go through `npm run admin -- set-role`.
+   * Comma-separated emails that `npm run admin -- create-user` makes operators (role admin): how a
+   * fresh install gets its first admin. Never applied to a self-registered account (anyone could
+   * register a listed address first); an existing account is promoted with `set-role`.
    */
   ADMIN_EMAILS: z
     .string()
@@ -180,7 +182,7 @@ const schema = z.object({
     .transform((v) =>
       v
         .split(',')
-        .map((e) => e.trim().toLowerCase())
+        .map((e) => normaliseEmail(e))
         .filter(Boolean),
     )
     .pipe(z.array(z.string().email('ADMIN_EMAILS must be a comma-separated list of email addresses'))),

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { createKey, createUser, findUserByEmail, parseTier } from '@/lib/accounts/queries';
 import { adminAdjustBalance, adminRevokeKey, adminSetLimits, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
 import { CLI_ACTOR, writeAudit } from '@/lib/admin/audit';
-import { parseRole, setRole } from '@/lib/admin/roles';
+import { parseRole, roleForNewAccount, setRole } from '@/lib/admin/roles';
 import { createCodeBatch } from '@/lib/admin/redemption';
 import { usdToPico } from '@/lib/billing/money';
 import { EmbeddedDatabaseBusyError, getDb } from '@/lib/db';
@@ -13,7 +13,9 @@ import { redisConfigured } from '@/lib/redis-client';
 import { closeEvents } from '@/lib/events';
 
 const usage = `Usage: npm run admin -- <command> [options]
-  create-user --email E --password P [--tier T] [--balance-usd N]   -> {"userId","apiKey"}
+  create-user --email E --password P [--tier T] [--balance-usd N]   -> {"userId","apiKey","role"}
+              (role admin when ADMIN_EMAILS lists E: how the first operator is made;
+               registering a listed email on the web never makes an operator)
   set-tier    --user ID|--email E --tier free|pro|vip|enterprise
   set-limits  --user ID|--email E [--rpm N] [--rph N] [--tokens-per-day N] [--concurrency N]
   suspend     --user ID|--email E
@@ -21,7 +23,7 @@ const usage = `Usage: npm run admin -- <command> [options]
   credit      --user ID|--email E --usd N [--note TEXT]
   create-key  --user ID|--email E [--name NAME]                      -> {"keyId","apiKey"}
   revoke-key  --user ID|--email E --key KEY_ID
-  set-role    --user ID|--email E --role user|admin
+  set-role    --user ID|--email E --role user|admin   (promotes or demotes an existing account)
   create-codes --usd N --count K [--expires ISO-8601]                 -> ["code", ...]
 Every command that changes something is written to the audit log (actor "cli").`;
 
@@ -88,7 +90,9 @@ async function run(command: string | undefined): Promise<unknown> {
         targetId: user.id,
         after: { email: user.email, tier: user.tier, keyId: key.id },
       });
-      return { userId: user.id, apiKey: key.key };
+      const role = roleForNewAccount(user.email);
+      if (role === 'admin') await setRole(CLI_ACTOR, user.id, role);
+      return { userId: user.id, apiKey: key.key, role };
     }
     case 'set-tier': {
       const user = await adminSetTier(CLI_ACTOR, await userId(), parseTier(need('tier')));

@@ -1,7 +1,8 @@
-import { getDb } from '@/lib/db';
+import { getDb, isUuid } from '@/lib/db';
 import { env } from '@/lib/env';
 import { GatewayError } from '@/lib/errors';
-import { writeAudit, SYSTEM_ACTOR, type Actor } from './audit';
+import { normaliseEmail } from '@/lib/auth/password-rules';
+import { writeAudit, type Actor } from './audit';
 
 export type Role = 'user' | 'admin';
 
@@ -11,6 +12,7 @@ export function parseRole(value: string): Role {
 }
 
 export async function setRole(actor: Actor, userId: string, role: Role) {
+  if (!isUuid(userId)) throw new GatewayError('not_found', 'No such account.');
   const db = await getDb();
   return db.$transaction(async (tx) => {
     const before = await tx.user.findUnique({ where: { id: userId }, select: { role: true } });
@@ -22,26 +24,19 @@ export async function setRole(actor: Actor, userId: string, role: Role) {
 }
 
 /**
- * The account's role, promoting it first when its email is in ADMIN_EMAILS (the way a fresh install
- * gets its first operator; the promotion is audited once, and later demotions go through set-role
- * with the email taken out of ADMIN_EMAILS).
+ * The account's role as stored. ADMIN_EMAILS is not applied here: a sign-in or registration of a
+ * listed address proves nothing about who owns it (there is no email verification), so it never
+ * yields an operator. The CLI's create-user applies it (roleForNewAccount), and set-role promotes an
+ * existing account.
  */
 export async function roleOf(userId: string): Promise<{ role: Role; email: string; status: string } | null> {
+  if (!isUuid(userId)) return null;
   const db = await getDb();
   const user = await db.user.findUnique({ where: { id: userId }, select: { role: true, email: true, status: true } });
-  if (!user) return null;
-  if (user.role !== 'admin' && env.ADMIN_EMAILS.includes(user.email)) {
-    await db.$transaction(async (tx) => {
-      const updated = await tx.user.updateMany({ where: { id: userId, role: 'user' }, data: { role: 'admin' } });
-      if (updated.count) {
-        await writeAudit(
-          SYSTEM_ACTOR,
-          { action: 'account.set_role', targetType: 'account', targetId: userId, before: { role: 'user' }, after: { role: 'admin' }, note: 'ADMIN_EMAILS' },
-          tx,
-        );
-      }
-    });
-    return { role: 'admin', email: user.email, status: user.status };
-  }
-  return { role: user.role, email: user.email, status: user.status };
+  return user ? { role: user.role, email: user.email, status: user.status } : null;
+}
+
+/** The role an account the operator creates from the shell starts with: admin when ADMIN_EMAILS lists it. */
+export function roleForNewAccount(email: string): Role {
+  return env.ADMIN_EMAILS.includes(normaliseEmail(email)) ? 'admin' : 'user';
 }
