@@ -4,11 +4,20 @@ import { GatewayError } from '@/lib/errors';
 import { FAILOVER_REDIS_OPTIONS } from '@/lib/limits';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
+import { normaliseEmail } from '@/lib/auth/password-rules';
 
-// Failed sign-ins per account: at most LOGIN_FAILURES_PER_ACCOUNT in any LOGIN_FAILURE_WINDOW_MS,
-// counted in Redis (shared by every instance) when REDIS_URL is set, in-process otherwise or while
-// Redis does not answer. The per-IP limit alone lets a botnet guess one account's password at the
-// rate of all its addresses.
+// Failed sign-ins, counted in Redis (shared by every instance) when REDIS_URL is set, in-process
+// otherwise or while Redis does not answer, in two budgets over LOGIN_FAILURE_WINDOW_MS:
+//
+// - per account and client address, LOGIN_FAILURES_PER_ACCOUNT: a guesser is stopped on the account
+//   it tries, while the owner signing in from elsewhere is not. A budget per account alone let
+//   anyone lock its owner out for the whole window with ten wrong passwords (#37 item 22).
+// - per client address across accounts, LOGIN_FAILURES_PER_IP: one address cannot spread its
+//   guesses (or its lock-outs) over many accounts. The per-minute login limit per address stays.
+//
+// An attacker with many addresses gets LOGIN_FAILURES_PER_ACCOUNT guesses per address per window on
+// one account: the price of never locking the owner out, with passwords checked against the
+// common ones at sign-up.
 //
 // - Each attempt is counted before the password is checked and uncounted when it succeeds, so
 //   concurrent guesses cannot slip past the count and successful sign-ins never use it up.
@@ -19,6 +28,7 @@ import { singleton } from '@/lib/singleton';
 //   account is looked up: an unknown email is throttled exactly like a known one.
 
 export const LOGIN_FAILURES_PER_ACCOUNT = 10;
+export const LOGIN_FAILURES_PER_IP = 50;
 export const LOGIN_FAILURE_WINDOW_MS = 15 * 60_000;
 
 export interface ThrottleStore {
@@ -103,26 +113,38 @@ function defaultStore(): ThrottleStore {
   );
 }
 
-export const loginThrottleKey = (email: string) => `gw:login:acct:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32)}`;
+const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+/** The budget of one account from one client address (the email as normaliseEmail gives it). */
+export const loginThrottleKey = (email: string, ip: string) => `gw:login:acct-ip:${digest(`${normaliseEmail(email)}\n${ip}`)}`;
+/** The budget of one client address across accounts. */
+export const loginIpThrottleKey = (ip: string) => `gw:login:ip:${digest(ip)}`;
 
 export interface LoginAttempt {
   /** The password was right: this attempt does not count against the account. */
   succeeded(): Promise<void>;
 }
 
+function throttled(what: string, retryAfterMs: number): GatewayError {
+  return new GatewayError('rate_limit_exceeded', `Too many failed sign-in attempts ${what}. Try again in ${Math.ceil(retryAfterMs / 1000)} s.`, {
+    retryAfterMs,
+  });
+}
+
 /**
- * Counts a sign-in attempt for this email, or throws 429 (with Retry-After) when the account has
- * had LOGIN_FAILURES_PER_ACCOUNT failures in the window. Call before checking the password.
+ * Counts a sign-in attempt for this email from this client address, or throws 429 (with
+ * Retry-After) when either budget is spent. Call before checking the password.
  */
-export async function beginLoginAttempt(email: string, store: ThrottleStore = defaultStore(), now = Date.now()): Promise<LoginAttempt> {
-  const key = loginThrottleKey(email);
+export async function beginLoginAttempt(email: string, ip: string, store: ThrottleStore = defaultStore(), now = Date.now()): Promise<LoginAttempt> {
+  const accountKey = loginThrottleKey(email, ip);
+  const ipKey = loginIpThrottleKey(ip);
   const member = `${now}:${randomUUID()}`;
-  const result = await store.begin(key, member, now, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_FAILURE_WINDOW_MS);
-  if (!result.ok) {
-    const s = Math.ceil(result.retryAfterMs / 1000);
-    throw new GatewayError('rate_limit_exceeded', `Too many failed sign-in attempts for this email. Try again in ${s} s.`, {
-      retryAfterMs: result.retryAfterMs,
-    });
+  const byIp = await store.begin(ipKey, member, now, LOGIN_FAILURES_PER_IP, LOGIN_FAILURE_WINDOW_MS);
+  if (!byIp.ok) throw throttled('from this address', byIp.retryAfterMs);
+  const byAccount = await store.begin(accountKey, member, now, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_FAILURE_WINDOW_MS);
+  if (!byAccount.ok) {
+    // Refused before any password check: not a failure the address should pay for twice.
+    await store.forget(ipKey, member);
+    throw throttled('for this email from this address', byAccount.retryAfterMs);
   }
-  return { succeeded: () => store.forget(key, member) };
+  return { succeeded: () => Promise.all([store.forget(accountKey, member), store.forget(ipKey, member)]).then(() => undefined) };
 }

@@ -2,6 +2,7 @@ import { findUserByEmail } from '@/lib/accounts/queries';
 import { verifyPassword } from '@/lib/auth/password';
 import { beginLoginAttempt } from '@/lib/auth/login-throttle';
 import { GatewayError } from '@/lib/errors';
+import { emailProblem } from '@/lib/auth/password-rules';
 
 /**
  * Checks an email and password. Unknown emails still pay for a hash comparison, and every
@@ -17,12 +18,15 @@ export const INVALID_CREDENTIALS = 'Invalid email or password.';
 export const ACCOUNT_SUSPENDED = 'This account is suspended.';
 
 /**
- * One sign-in, for POST /api/auth/login and the browser's next-auth sign-in alike: the per-account
- * failure throttle (429), then the password (401, the same answer for an unknown email), and only
+ * One sign-in, for POST /api/auth/login and the browser's next-auth sign-in alike: the failure
+ * throttle per account and client address and per address (429), then the password (401, the same answer for an unknown email), and only
  * to the right password whether the account is suspended (403).
  */
-export async function signInWithPassword(email: string, password: string) {
-  const attempt = await beginLoginAttempt(email);
+export async function signInWithPassword(email: string, password: string, ip: string) {
+  // An address no account can have is refused as such (no throttle spent, nothing looked up).
+  const problem = emailProblem(email);
+  if (problem) throw new GatewayError('invalid_request', problem, { param: 'email' });
+  const attempt = await beginLoginAttempt(email, ip);
   const user = await verifyCredentials(email, password);
   if (!user) throw new GatewayError('unauthenticated', INVALID_CREDENTIALS);
   await attempt.succeeded();

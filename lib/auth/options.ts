@@ -28,11 +28,11 @@ export const authOptions: NextAuthOptions = {
         await enforceLimit(`gw:ip:login:${ip}`, limit, `login: ${limit} per IP per minute`);
         if (!credentials?.email || !credentials.password) return null;
         try {
-          const user = await signInWithPassword(credentials.email, credentials.password);
+          const user = await signInWithPassword(credentials.email, credentials.password, ip);
           return { id: user.id, email: user.email };
         } catch (err) {
           // A wrong password is next-auth's CredentialsSignin; throttling and suspension are said as such.
-          if (err instanceof GatewayError && err.code === 'unauthenticated') return null;
+          if (err instanceof GatewayError && (err.code === 'unauthenticated' || err.code === 'invalid_request')) return null;
           throw err;
         }
       },

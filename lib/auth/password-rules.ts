@@ -34,10 +34,18 @@ export function passwordProblem(password: string): string | null {
   return null;
 }
 
-const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{2,}$/;
+// One address, no control characters; a domain of labels, none empty (`a@x..test` is not an address).
+const EMAIL_PATTERN = /^[^\s@\u0000-\u001f\u007f]{1,64}@(?=.{4,190}$)(?:[^\s@.\u0000-\u001f\u007f]+\.)+[^\s@.\u0000-\u001f\u007f]{2,}$/;
 
+/**
+ * The one form of an email address that registration, sign-in, the sign-in throttle, the CLI and
+ * ADMIN_EMAILS all use: trimmed, lower case, Unicode NFC, and without the root dot a domain may be
+ * written with (`alice@x.test.` is `alice@x.test`), so one mailbox is one account.
+ */
 export function normaliseEmail(email: string): string {
-  return email.trim().toLowerCase();
+  const e = email.normalize('NFC').trim().toLowerCase();
+  const at = e.lastIndexOf('@');
+  return at === -1 ? e : e.slice(0, at + 1) + e.slice(at + 1).replace(/\.+$/, '');
 }
 
 /** Why an email address would be refused, or null. */

@@ -325,3 +325,45 @@ describe('18: per-account login throttle', () => {
     expect((await call('/api/auth/login', { body: { email: a.email, password: a.password } })).status).toBe(200);
   });
 });
+
+describe('#37 item 22: sign-in throttle per account and address; one form of an email', () => {
+  // TRUST_PROXY=1: the address is the one the proxy forwards (a single X-Forwarded-For entry here).
+  const from = (ip: string, body: unknown) => call('/api/auth/login', { on: proxied, body, headers: { 'x-forwarded-for': ip } });
+
+  it("ten wrong passwords from one address throttle that address on that account, not the owner's sign-in from elsewhere", async () => {
+    const a = await accounts.createAccount();
+    for (let i = 0; i < 10; i++) expect((await from('203.0.113.7', { email: a.email, password: `wrong-${i}-password` })).status).toBe(401);
+    await expectJsonError(await from('203.0.113.7', { email: a.email, password: a.password }), 429, 'rate_limit_exceeded');
+    // The same mailbox written another way is the same budget.
+    expect((await from('203.0.113.7', { email: `${a.email.toUpperCase()}.`, password: a.password })).status).toBe(429);
+    expect((await from('198.51.100.9', { email: a.email, password: a.password })).status).toBe(200);
+  });
+
+  it('one address spreading wrong passwords over many accounts is stopped across them', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 51; i++)
+      statuses.push((await from('203.0.113.99', { email: `spray-${i}-${Date.now()}@example.com`, password: 'wrong-password-1' })).status);
+    expect(statuses.slice(0, 50).every((s) => s === 401)).toBe(true);
+    expect(statuses[50]).toBe(429);
+    const a = await accounts.createAccount();
+    expect((await from('198.51.100.10', { email: a.email, password: a.password })).status).toBe(200);
+  });
+
+  it('`alice@x.test.` is `alice@x.test`: registering it again is a conflict, and it signs in to the same account; a malformed email is a 400', async () => {
+    const email = `alice-${Date.now()}@x.test`;
+    const reg = await call('/api/auth/register', { body: { email, password: 'register-pass-1' } });
+    expect(reg.status).toBe(201);
+    const id = ((await reg.json()) as { user: { id: string } }).user.id;
+    for (const variant of [`${email}.`, ` ${email.toUpperCase()} `, `${email}..`]) {
+      await expectJsonError(await call('/api/auth/register', { body: { email: variant, password: 'register-pass-1' } }), 409, 'conflict', variant);
+      const login = await call('/api/auth/login', { body: { email: variant, password: 'register-pass-1' } });
+      expect(login.status, variant).toBe(200);
+      expect(((await login.json()) as { user: { id: string } }).user.id).toBe(id);
+    }
+    for (const bad of ['a@x..test', 'a\u0000@x.test']) {
+      const err = await expectJsonError(await call('/api/auth/register', { body: { email: bad, password: 'register-pass-1' } }), 400, 'invalid_request', bad);
+      expect(err.message).toMatch(/email/i);
+      await expectJsonError(await call('/api/auth/login', { body: { email: bad, password: 'register-pass-1' } }), 400, 'invalid_request', bad);
+    }
+  });
+});

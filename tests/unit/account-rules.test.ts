@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { emailProblem, passwordProblem } from '@/lib/auth/password-rules';
+import { emailProblem, normaliseEmail, passwordProblem } from '@/lib/auth/password-rules';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 
 describe('sign-up rule (shared by the form and the server)', () => {
@@ -20,7 +20,17 @@ describe('sign-up rule (shared by the form and the server)', () => {
   it('checks an email address the way the server does', () => {
     expect(emailProblem('dev@example.com')).toBeNull();
     expect(emailProblem('  Dev@Example.COM ')).toBeNull();
-    for (const e of ['not-an-email', 'a@b', 'a b@example.com', '@example.com', 'a@.c']) expect(emailProblem(e), e).not.toBeNull();
+    for (const e of ['not-an-email', 'a@b', 'a b@example.com', '@example.com', 'a@.c', 'a@x..test', 'a\u0000@x.test', 'a@x.te\u0000st']) {
+      expect(emailProblem(e), e).not.toBeNull();
+    }
+  });
+
+  it('one mailbox has one form: case, spaces and the root dot of the domain do not make another account (#37 item 22)', () => {
+    for (const e of ['alice@x.test', ' Alice@X.Test ', 'alice@x.test.', 'ALICE@X.TEST..', 'alice@x.test.\n'])
+      expect(normaliseEmail(e), JSON.stringify(e)).toBe('alice@x.test');
+    expect(emailProblem('alice@x.test.')).toBeNull();
+    // Only the domain's trailing dots go: the local part is the mailbox's own business.
+    expect(normaliseEmail('a.@x.test')).toBe('a.@x.test');
   });
 });
 

@@ -5,7 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { csvStream } from '@/lib/dashboard/csv-stream';
-import { beginLoginAttempt, LOGIN_FAILURE_WINDOW_MS, MemoryThrottleStore, RedisThrottleStore, type ThrottleStore } from '@/lib/auth/login-throttle';
+import {
+  beginLoginAttempt,
+  LOGIN_FAILURE_WINDOW_MS,
+  LOGIN_FAILURES_PER_IP,
+  MemoryThrottleStore,
+  RedisThrottleStore,
+  type ThrottleStore,
+} from '@/lib/auth/login-throttle';
 import { GatewayError } from '@/lib/errors';
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
@@ -57,9 +64,10 @@ describe.each<[string, () => ThrottleStore]>([
   it('refuses the 11th attempt after 10 failures, and lets sign-ins through again once the window has passed', async () => {
     const store = makeStore();
     const email = `throttle-${randomUUID()}@example.com`;
+    const ip = `ip-${randomUUID()}`;
     const t0 = Date.now();
-    for (let i = 0; i < 10; i++) await beginLoginAttempt(email, store, t0 + i * 1000);
-    const refused = await beginLoginAttempt(email, store, t0 + 60_000).then(
+    for (let i = 0; i < 10; i++) await beginLoginAttempt(email, ip, store, t0 + i * 1000);
+    const refused = await beginLoginAttempt(email, ip, store, t0 + 60_000).then(
       () => null,
       (e: unknown) => e,
     );
@@ -67,17 +75,41 @@ describe.each<[string, () => ThrottleStore]>([
     expect(refused).toMatchObject({ code: 'rate_limit_exceeded', status: 429 });
     expect((refused as GatewayError).retryAfterS).toBe(Math.ceil((LOGIN_FAILURE_WINDOW_MS - 60_000) / 1000));
     // The oldest failure leaves the window: one more attempt, not a permanent lock.
-    await expect(beginLoginAttempt(email, store, t0 + LOGIN_FAILURE_WINDOW_MS + 1)).resolves.toBeDefined();
+    await expect(beginLoginAttempt(email, ip, store, t0 + LOGIN_FAILURE_WINDOW_MS + 1)).resolves.toBeDefined();
     // All of them gone 15 minutes after the last: a full budget again.
-    for (let i = 0; i < 10; i++) await beginLoginAttempt(email, store, t0 + 2 * LOGIN_FAILURE_WINDOW_MS + 10_000 + i);
+    for (let i = 0; i < 10; i++) await beginLoginAttempt(email, ip, store, t0 + 2 * LOGIN_FAILURE_WINDOW_MS + 10_000 + i);
   });
 
   it('a successful attempt is uncounted', async () => {
     const store = makeStore();
     const email = `throttle-${randomUUID()}@example.com`;
+    const ip = `ip-${randomUUID()}`;
     const t0 = Date.now();
-    for (let i = 0; i < 30; i++) await (await beginLoginAttempt(email, store, t0 + i)).succeeded();
-    for (let i = 0; i < 10; i++) await beginLoginAttempt(email, store, t0 + 100 + i);
-    await expect(beginLoginAttempt(email, store, t0 + 200)).rejects.toMatchObject({ status: 429 });
+    for (let i = 0; i < 30; i++) await (await beginLoginAttempt(email, ip, store, t0 + i)).succeeded();
+    for (let i = 0; i < 10; i++) await beginLoginAttempt(email, ip, store, t0 + 100 + i);
+    await expect(beginLoginAttempt(email, ip, store, t0 + 200)).rejects.toMatchObject({ status: 429 });
+  });
+
+  it("failures from one address do not lock the account's owner out from another, nor the same account written another way", async () => {
+    const store = makeStore();
+    const email = `owner-${randomUUID()}@example.com`;
+    const [attacker, owner] = [`ip-${randomUUID()}`, `ip-${randomUUID()}`];
+    const t0 = Date.now();
+    for (let i = 0; i < 10; i++) await beginLoginAttempt(email, attacker, store, t0 + i);
+    await expect(beginLoginAttempt(email, attacker, store, t0 + 20)).rejects.toMatchObject({ status: 429 });
+    // The same mailbox spelt differently is the same budget for the attacker...
+    await expect(beginLoginAttempt(` ${email.toUpperCase()}.`, attacker, store, t0 + 21)).rejects.toMatchObject({ status: 429 });
+    // ...and the owner elsewhere is not throttled.
+    await expect(beginLoginAttempt(email, owner, store, t0 + 22)).resolves.toBeDefined();
+  });
+
+  it('one address has a budget across accounts: spreading guesses over many emails is stopped too', async () => {
+    const store = makeStore();
+    const ip = `ip-${randomUUID()}`;
+    const t0 = Date.now();
+    for (let i = 0; i < LOGIN_FAILURES_PER_IP; i++) await beginLoginAttempt(`spray-${i}-${randomUUID()}@example.com`, ip, store, t0 + i);
+    const refused = beginLoginAttempt(`fresh-${randomUUID()}@example.com`, ip, store, t0 + 100);
+    await expect(refused).rejects.toMatchObject({ status: 429, message: expect.stringMatching(/from this address/) });
+    await expect(beginLoginAttempt(`fresh-${randomUUID()}@example.com`, `ip-${randomUUID()}`, store, t0 + 100)).resolves.toBeDefined();
   });
 });

@@ -1,5 +1,5 @@
 // POST /api/auth/login - check email and password, answer the account and a session cookie
-// (10 per IP per minute; 10 failures per account per 15 minutes)
+// (10 per IP per minute; 10 failures per account and address, 50 per address, per 15 minutes)
 import { apiRoute, assertSameOrigin, enforceLimit, json, readJson, requireString } from '@/lib/http/api';
 import { publicUser } from '@/lib/accounts/queries';
 import { signInWithPassword } from '@/lib/auth/login';
@@ -11,6 +11,6 @@ export const POST = apiRoute(async (req, ctx) => {
   const limit = getConfig().limits.login_per_ip_per_minute;
   await enforceLimit(`gw:ip:login:${ctx.ip}`, limit, `login: ${limit} per IP per minute`);
   const body = await readJson(req);
-  const user = await signInWithPassword(requireString(body, 'email'), requireString(body, 'password'));
+  const user = await signInWithPassword(requireString(body, 'email'), requireString(body, 'password'), ctx.ip);
   return json({ user: publicUser(user) }, 200, { 'set-cookie': await sessionCookie(user) });
 });
