@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { getDb } from '@/lib/db';
 import { decryptSecret, encryptSecret } from '@/lib/crypto';
 import { GatewayError } from '@/lib/errors';
-import { formatPico, parseDecimal, PICO, usdToPico } from '@/lib/billing/money';
+import { decimalToPico, formatPico, parseDecimal, PICO } from '@/lib/billing/money';
 import { generateSigningSecret } from '@/lib/alerts/signing';
 import { parseWebhookUrl } from '@/lib/alerts/webhook-url';
 
@@ -26,7 +26,7 @@ interface SettingsRow {
   webhookUrl: string | null;
   secret: string;
   thresholds: number[];
-  lowBalanceUsd: { toString(): string } | null;
+  lowBalanceUsd: { toFixed(dp: number): string } | null;
 }
 
 /** `whsec_…abcd`, so a user can tell which secret is current; null if it no longer decrypts (SECRETS_KEY changed). */
@@ -44,7 +44,7 @@ function view(row: SettingsRow | null): AlertSettingsView {
   return {
     webhook_url: row.webhookUrl,
     thresholds: row.thresholds,
-    low_balance_usd: row.lowBalanceUsd === null ? null : formatPico(usdToPico(row.lowBalanceUsd.toString())),
+    low_balance_usd: row.lowBalanceUsd === null ? null : formatPico(decimalToPico(row.lowBalanceUsd)),
     enabled: true,
     secret_hint: secretHint(row.secret),
   };

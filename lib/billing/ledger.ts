@@ -2,7 +2,7 @@ import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
 import { redisConfigured } from '@/lib/redis-client';
 import { Prisma } from '@/lib/generated/prisma/client';
-import { formatPico, usdToPico } from '@/lib/billing/money';
+import { decimalToPico, formatPico } from '@/lib/billing/money';
 import { getLimiter } from '@/lib/limits/runtime';
 import { balanceKey } from '@/lib/limits/keys';
 import { log } from '@/lib/log';
@@ -13,7 +13,7 @@ const RECONCILER = 'credit reconciler';
 export type CreditKind = 'recharge' | 'admin_credit' | 'refund';
 
 export const picoToDecimal = (pico: bigint) => new Prisma.Decimal(formatPico(pico));
-export const decimalToPico = (d: { toFixed(n: number): string }) => usdToPico(d.toFixed(12));
+export { decimalToPico };
 
 export interface CreditResult {
   /** The database balance after the credit, pico-USD. */

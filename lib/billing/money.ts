@@ -14,6 +14,9 @@ export function parseDecimal(value: string, scale: number): bigint {
 
 export const usdToPico = (usd: string): bigint => parseDecimal(usd, 12);
 
+/** A Decimal column's amount: through toFixed, since toString() writes 1e-8 and 1e+21, which no parser here takes. */
+export const decimalToPico = (d: { toFixed(n: number): string }): bigint => usdToPico(d.toFixed(12));
+
 /** Exact decimal text of a pico amount, trailing zeros trimmed ("0.00042", "12", "-0.5"). */
 export function formatPico(pico: bigint, minDecimals = 0): string {
   const negative = pico < 0n;

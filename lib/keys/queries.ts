@@ -1,19 +1,23 @@
-import { getDb } from '@/lib/db';
+import { getDb, isUuid } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
-import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
+import { decimalToPico, formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
 import { NO_KEY, pendingKeyCharges } from '@/lib/billing/writer';
 import { publishGatewayEvent } from '@/lib/events';
+import { enforceLimit } from '@/lib/limits/enforce';
 import { generateApiKey } from '@/lib/auth/keys';
 import { publicKey } from '@/lib/accounts/queries';
 import { monthOf, parseKeyControls, publicControls, type KeyControls } from '@/lib/keys/controls';
 
 // Database access for per-key controls and spend.
 
-/** Columns of an ApiKey row that hold its controls (Prisma Decimal read through its text). */
+/**
+ * Columns of an ApiKey row that hold its controls. Prisma's Decimal is read with toFixed(12), never
+ * toString(): that writes small and large amounts with an exponent (1e-8), which no money parser takes.
+ */
 export interface KeyControlColumns {
-  budgetUsd: { toString(): string } | null;
-  monthlyBudgetUsd: { toString(): string } | null;
+  budgetUsd: { toFixed(dp: number): string } | null;
+  monthlyBudgetUsd: { toFixed(dp: number): string } | null;
   models: string[] | null;
   rpm: number | null;
   concurrency: number | null;
@@ -23,8 +27,8 @@ export interface KeyControlColumns {
 
 export function keyControlsOf(row: KeyControlColumns): KeyControls {
   return {
-    budgetPico: row.budgetUsd === null ? null : usdToPico(row.budgetUsd.toString()),
-    monthlyBudgetPico: row.monthlyBudgetUsd === null ? null : usdToPico(row.monthlyBudgetUsd.toString()),
+    budgetPico: row.budgetUsd === null ? null : decimalToPico(row.budgetUsd),
+    monthlyBudgetPico: row.monthlyBudgetUsd === null ? null : decimalToPico(row.monthlyBudgetUsd),
     models: row.models ?? [],
     rpm: row.rpm,
     concurrency: row.concurrency,
@@ -130,8 +134,9 @@ export async function listKeysWithSpend(userId: string) {
  * the admission and reload: the edit holds on the next request on every instance.
  */
 export async function updateKey(userId: string, keyId: string, body: Record<string, unknown>) {
+  await throttleKeyChanges(userId);
   const db = await getDb();
-  const uuid = /^[0-9a-f-]{36}$/i.test(keyId) ? keyId : null;
+  const uuid = isUuid(keyId) && isUuid(userId) ? keyId : null;
   const row = uuid ? await db.apiKey.findFirst({ where: { id: uuid, userId } }) : null;
   if (!row) throw new GatewayError('not_found', 'No such key.');
   if (row.revokedAt) throw new GatewayError('conflict', 'This key is revoked: its controls can no longer change.');
@@ -148,15 +153,32 @@ export async function updateKey(userId: string, keyId: string, body: Record<stri
   return publicKeyWithControls(updated, spend.get(updated.id));
 }
 
+/**
+ * Key creations and edits of one account, per minute (429 with Retry-After): each write publishes to
+ * every instance, and each budget edit makes the alert evaluator look again (#37 item 11).
+ */
+async function throttleKeyChanges(userId: string): Promise<void> {
+  const limit = getConfig().limits.key_changes_per_account_per_minute;
+  await enforceLimit(`gw:acct:keychg:${userId}`, limit, `${limit} key creations and edits per account per minute`);
+}
+
 /** Creates a key with its controls (validated before anything is written); the full key is answered once. */
 export async function createKeyWithControls(userId: string, body: Record<string, unknown>) {
   const name = (typeof body.name === 'string' ? body.name : 'default').trim();
   if (!name || name.length > 64) throw new GatewayError('invalid_request', '"name": must be 1 to 64 characters.', { param: 'name' });
   const data = controlsData(parseControlsBody(body));
+  await throttleKeyChanges(userId);
+  const cap = getConfig().limits.keys_per_account;
   const db = await getDb();
   const generated = generateApiKey();
-  const row = await db.apiKey.create({
-    data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, ...data },
+  const row = await db.$transaction(async (tx) => {
+    // Serialises this account's creations, so concurrent ones cannot both see room for one more.
+    await tx.$queryRaw`SELECT 1 FROM "User" WHERE id = ${userId}::uuid FOR UPDATE`;
+    const live = await tx.apiKey.count({ where: { userId, revokedAt: null } });
+    if (live >= cap) {
+      throw new GatewayError('conflict', `This account already has ${live} API keys, the most it may hold (${cap}). Revoke keys it no longer uses first.`);
+    }
+    return tx.apiKey.create({ data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, ...data } });
   });
   return { ...publicKeyWithControls(row), key: generated.key };
 }

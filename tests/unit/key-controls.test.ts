@@ -119,6 +119,28 @@ describe('key controls validation', () => {
   });
 });
 
+describe('key budgets read back from the database (#37 item 17)', () => {
+  it('a Decimal of any stored size becomes pico-USD, not an exponent no parser takes', async () => {
+    const { Prisma } = await import('../../lib/generated/prisma/client');
+    const { keyControlsOf } = await import('../../lib/keys/queries');
+    const row = (budget: string, monthly: string) => ({
+      budgetUsd: new Prisma.Decimal(budget),
+      monthlyBudgetUsd: new Prisma.Decimal(monthly),
+      models: null,
+      rpm: null,
+      concurrency: null,
+      allowedIps: null,
+      expiresAt: null,
+    });
+    expect(new Prisma.Decimal('0.00000001').toString()).toBe('1e-8'); // what broke every key page
+    expect(keyControlsOf(row('0.00000001', '0.000000000001'))).toMatchObject({ budgetPico: 10_000n, monthlyBudgetPico: 1n });
+    expect(keyControlsOf(row('999999999999.999999999999', '1000000000'))).toMatchObject({
+      budgetPico: 999_999_999_999_999_999_999_999n,
+      monthlyBudgetPico: 1_000_000_000_000_000_000_000n,
+    });
+  });
+});
+
 describe('key guard checks', () => {
   const base = { budgetPico: null, monthlyBudgetPico: null, models: [], rpm: null, concurrency: null, allowedIps: [], expiresAt: null };
 
