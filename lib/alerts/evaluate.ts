@@ -36,6 +36,31 @@ const FULL_SWEEP_MS = 5 * 60_000;
 const RECENT_MARGIN_MS = 2 * 60_000;
 const sweep = { lastFullMs: 0 };
 
+const alertedKey = (keyId: string, kind: string, period: string, threshold: number) => `${keyId}\n${kind}\n${period}\n${threshold}`;
+
+/**
+ * Whether a threshold alerted before at spend `alertedSpent` may fire again under `budget`: only when
+ * the threshold's amount under it is above that spend, i.e. the spend has crossed it since. Spend only
+ * grows within a period, so re-setting a budget below what was spent (any number of times) fires
+ * nothing, while raising it re-arms what the new amount puts ahead (#37 item 11).
+ */
+export function rearmed(alertedSpent: bigint, budget: bigint, threshold: number): boolean {
+  return alertedSpent * 100n < budget * BigInt(threshold);
+}
+
+/** The highest spend each (key, budget, period, threshold) of these accounts has alerted at. */
+async function alertedSpend(userIds: string[]): Promise<Map<string, bigint>> {
+  const users = [...new Set(userIds)];
+  if (users.length === 0) return new Map();
+  const db = await getDb();
+  const rows = await db.$queryRaw<{ key_id: string; kind: string; period: string; threshold: number; spent: string }[]>`
+    SELECT payload->'data'->'key'->>'id' AS key_id, payload->'data'->>'budget' AS kind, payload->'data'->>'period' AS period,
+           (payload->'data'->>'threshold_percent')::int AS threshold, MAX((payload->'data'->>'spent_usd')::numeric)::text AS spent
+    FROM "AlertEvent" WHERE kind = 'key.budget.threshold' AND "userId" = ANY(${users}::uuid[])
+    GROUP BY 1, 2, 3, 4`;
+  return new Map(rows.map((r) => [alertedKey(r.key_id, r.kind, r.period, Number(r.threshold)), usdToPico(r.spent)]));
+}
+
 async function keyBudgetEvents(nowMs: number): Promise<NewEvent[]> {
   const db = await getDb();
   const month = monthOf(nowMs);
@@ -72,6 +97,12 @@ async function keyBudgetEvents(nowMs: number): Promise<NewEvent[]> {
       AND cardinality(s.thresholds) > 0 AND (${full} OR k."lastUsedAt" >= ${usedSince})`;
   const events: NewEvent[] = [];
   const timestamp = new Date(nowMs).toISOString();
+  // Read only for accounts with a threshold reached now: most evaluations find none.
+  const reached = (budget: string | null, spent: string | null, thresholds: number[]) =>
+    budget !== null && spent !== null && crossedThresholds(usdToPico(spent), usdToPico(budget), thresholds).length > 0;
+  const alerted = await alertedSpend(
+    rows.filter((r) => reached(r.budget, r.total, r.thresholds) || reached(r.monthly, r.month_spent, r.thresholds)).map((r) => r.user_id),
+  );
   for (const r of rows) {
     const budgets = [
       { kind: 'lifetime', period: 'lifetime', budget: r.budget, spent: r.total },
@@ -82,7 +113,11 @@ async function keyBudgetEvents(nowMs: number): Promise<NewEvent[]> {
       const budget = usdToPico(b.budget);
       const spent = usdToPico(b.spent);
       for (const t of crossedThresholds(spent, budget, r.thresholds)) {
-        // The budget's amount is part of the id: raising a budget re-arms its thresholds.
+        // A crossing is news only when the spend has grown past the threshold since its last alert:
+        // raising a budget re-arms its thresholds, setting it below what was spent does not.
+        const before = alerted.get(alertedKey(r.id, b.kind, b.period, t));
+        if (before !== undefined && !rearmed(before, budget, t)) continue;
+        // The budget's amount is part of the id (one event per crossing, whichever instance finds it).
         const id = alertEventId([r.user_id, 'key', r.id, b.kind, b.period, formatPico(budget), t]);
         if (known.has(id)) continue;
         events.push({

@@ -123,6 +123,10 @@ export const configSchema = z
         login_per_ip_per_minute: positiveInt.default(10),
         register_per_ip_per_minute: positiveInt.default(3),
         recharge_per_user_per_minute: positiveInt.default(5),
+        /** Key creations and edits per account per minute (each edit can re-evaluate budget alerts). */
+        key_changes_per_account_per_minute: positiveInt.default(30),
+        /** Live (unrevoked) API keys one account may hold. */
+        keys_per_account: positiveInt.default(200),
         /** Largest accepted request body. */
         max_body_bytes: positiveInt.default(4 * 1024 * 1024),
       })
@@ -134,6 +138,8 @@ export const configSchema = z
         login_per_ip_per_minute: 10,
         register_per_ip_per_minute: 3,
         recharge_per_user_per_minute: 5,
+        key_changes_per_account_per_minute: 30,
+        keys_per_account: 200,
         max_body_bytes: 4 * 1024 * 1024,
       }),
     /** Stored Responses (/v1/responses with store: true) are kept this many days. */

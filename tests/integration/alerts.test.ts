@@ -270,6 +270,31 @@ describe('key budget thresholds', () => {
     await waitFor(async () => hits(path).length >= 2, 15_000);
     expect(JSON.parse(hits(path)[1]!.body)).toMatchObject({ data: { budget_usd: '0.5', spent_usd: '0.55' } });
   });
+
+  it('setting a budget below its spend again and again does not fire its thresholds again (#37 item 11)', async () => {
+    const { account, cookie, path } = await alertingAccount();
+    const key = await apiJson<{ id: string }>(cookie, 'POST', '/api/keys', { name: 'churn', budget_usd: '1' }, 201);
+    await spend(account, key.id, '2');
+    await waitFor(async () => hits(path).length >= 3, 15_000); // 50, 80 and 100 %
+    // Each value is new (a new event id each, before): 20 edits once made 60 alerts.
+    for (let i = 0; i < 20; i++) {
+      await apiJson(cookie, 'PATCH', `/api/keys/${key.id}`, { budget_usd: (1.9 - i * 0.05).toFixed(2) });
+      if (i % 5 === 4) await settle();
+    }
+    await settle();
+    expect(hits(path)).toHaveLength(3);
+    expect(await (await getDb()).alertEvent.count({ where: { userId: account.userId } })).toBe(3);
+    // Raised above the spend, the thresholds it puts ahead are armed again: 50 % of 10 at 5.
+    await apiJson(cookie, 'PATCH', `/api/keys/${key.id}`, { budget_usd: '10' });
+    await settle();
+    expect(hits(path)).toHaveLength(3);
+    await spend(account, key.id, '3.5');
+    await waitFor(async () => hits(path).length >= 4, 15_000);
+    await settle();
+    const thresholds = hits(path).map((h) => (JSON.parse(h.body) as { data: { threshold_percent: number } }).data.threshold_percent);
+    expect([...thresholds.slice(0, 3)].sort((x, y) => x - y)).toEqual([50, 80, 100]);
+    expect(thresholds.slice(3)).toEqual([50]);
+  });
 });
 
 describe('key budget thresholds, through the gateway', () => {
