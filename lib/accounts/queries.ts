@@ -38,7 +38,9 @@ export async function createUser(input: { email: string; password: string; tier?
   }
 }
 
+/** The account of an email in any of its spellings; null for no account, and for no address (a NUL would be a database error). */
 export async function findUserByEmail(email: string) {
+  if (emailProblem(email)) return null;
   const db = await getDb();
   return db.user.findUnique({ where: { email: normaliseEmail(email) } });
 }

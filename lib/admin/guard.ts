@@ -1,17 +1,10 @@
 import { cache } from 'react';
-import { getServerSession } from 'next-auth';
 import { forbidden, unauthorized } from 'next/navigation';
-import { authOptions } from '@/lib/auth/options';
 import { assertSameOrigin } from '@/lib/http/api';
 import { GatewayError } from '@/lib/errors';
 import { sessionUser } from '@/lib/dashboard/session';
 import { roleOf } from './roles';
 import type { Actor } from './audit';
-
-async function sessionUserId(): Promise<string | null> {
-  const session = await getServerSession(authOptions);
-  return (session?.user as { id?: string } | undefined)?.id ?? null;
-}
 
 /** The operator behind a session, or null when the session is not an active admin's. */
 async function adminActor(userId: string): Promise<Actor | null> {
@@ -27,9 +20,10 @@ async function adminActor(userId: string): Promise<Actor | null> {
  */
 export async function requireAdmin(req: Request): Promise<Actor> {
   if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method)) assertSameOrigin(req);
-  const id = await sessionUserId();
-  if (!id) throw new GatewayError('unauthenticated', 'Sign in first.');
-  const actor = await adminActor(id);
+  // A session the account has ended (sign out everywhere) is no session, as on the account API.
+  const user = await sessionUser();
+  if (!user) throw new GatewayError('unauthenticated', 'Sign in first.');
+  const actor = await adminActor(user.id);
   if (!actor) throw new GatewayError('forbidden', 'This needs an operator (admin) account.');
   return actor;
 }

@@ -195,6 +195,23 @@ describe('operator console pages', { timeout: 180_000 }, () => {
   });
 });
 
+describe('an ended operator session', { timeout: 60_000 }, () => {
+  it('opens no console page and no admin API after "sign out everywhere"', async () => {
+    const { setRole } = await import('@/lib/admin/roles');
+    const { CLI_ACTOR } = await import('@/lib/admin/audit');
+    const a = await accounts.createAccount();
+    await setRole(CLI_ACTOR, a.userId, 'admin');
+    const { cookie } = await login(a);
+    expect((await get('/admin/accounts', cookie, {})).status).toBe(200);
+    const ended = await fetch(`${gw.url}/api/account/sign-out-everywhere`, { method: 'POST', headers: { cookie, origin: gw.url } });
+    expect(ended.status).toBe(200);
+    const page = await get(`/admin/accounts?q=${encodeURIComponent(victim.email)}`, cookie, {});
+    expect(page.status).toBe(401);
+    expect(page.body).not.toContain(victim.email);
+    expect((await get('/api/admin/accounts', cookie, {})).status).toBe(401);
+  });
+});
+
 describe('dashboard pages', { timeout: 180_000 }, () => {
   it("show one account's data to nobody else: not to another account, not without a session", async () => {
     const markers = victimMarkers();
