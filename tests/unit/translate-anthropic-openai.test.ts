@@ -294,6 +294,74 @@ describe('anthropic -> openai: requests', () => {
   });
 });
 
+describe('anthropic -> openai: what Claude Code sends', () => {
+  const schema = { type: 'object', properties: {} };
+  const callAndResult = [
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'Write', input: {} }] },
+    { role: 'system', content: 'Mind the environment.' },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'done' }] },
+  ];
+
+  it('a system message inside messages stays where it stood; one between tool calls and their results follows the results', () => {
+    const body = upstream({
+      system: 'Top.',
+      messages: [{ role: 'user', content: 'Hi' }, { role: 'system', content: [{ type: 'text', text: 'Env.' }] }, ...callAndResult],
+    });
+    expect((body.messages as JsonObject[]).map((m) => [m.role, m.content])).toEqual([
+      ['system', 'Top.'],
+      ['user', 'Hi'],
+      ['system', 'Env.'],
+      ['assistant', null],
+      ['tool', 'done'],
+      ['system', 'Mind the environment.'],
+    ]);
+  });
+
+  it('deferred tools go as ordinary tools; a tool-search server tool is dropped and recorded; forcing it is a 400', () => {
+    const json = {
+      ...base,
+      messages: [{ role: 'user', content: 'Hi' }],
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      tools: [
+        { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' },
+        { name: 'Write', input_schema: schema, defer_loading: true },
+      ],
+    };
+    const out = t.request(clientReq(json), callOf());
+    expect(out.dropped).toEqual(['context_management', 'tool_search_tool_regex']);
+    expect((JSON.parse(String(out.body)) as JsonObject).tools).toEqual([{ type: 'function', function: { name: 'Write', parameters: schema } }]);
+    expect(refusal({ ...json, tool_choice: { type: 'tool', name: 'tool_search_tool_regex' } }).param).toBe('tool_choice.name');
+    expect(t.request(clientReq({ ...base, messages: [{ role: 'user', content: 'Hi' }] }), callOf()).dropped).toBeUndefined();
+  });
+
+  it('tool-search blocks in the history are dropped and recorded', () => {
+    const out = t.request(
+      clientReq({
+        ...base,
+        messages: [
+          { role: 'user', content: 'Find a tool' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'server_tool_use', id: 'srvtoolu_1', name: 'tool_search_tool_regex', input: { query: 'write' } },
+              { type: 'tool_search_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'tool_search_tool_search_result', tool_references: [] } },
+              { type: 'text', text: 'Found it.' },
+            ],
+          },
+          { role: 'user', content: 'Go on' },
+        ],
+      }),
+      callOf(),
+    );
+    expect(out.dropped).toEqual(['server_tool_use', 'tool_search_tool_result']);
+    expect((JSON.parse(String(out.body)) as JsonObject).messages).toEqual([
+      { role: 'user', content: 'Find a tool' },
+      { role: 'assistant', content: 'Found it.' },
+      { role: 'user', content: 'Go on' },
+    ]);
+  });
+});
+
 describe('anthropic -> openai: whole replies', () => {
   it('plain text', () => {
     const { r, body } = reply('reply-text.json');
