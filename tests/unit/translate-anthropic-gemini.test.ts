@@ -276,6 +276,13 @@ describe('anthropic -> gemini: what Claude Code sends', () => {
     expect((upstream(json).generationConfig as JsonObject).thinkingConfig).toEqual({ thinkingBudget: 24576 });
     expect(t.request(clientReq({ ...base, ...json }), callOf()).dropped).toEqual(['context_management']);
     expect(refusal({ ...json, thinking: { type: 'adaptive', display: 'loud' } }).param).toBe('thinking.display');
+    const parallel = {
+      ...base,
+      messages: json.messages,
+      tools: [{ name: 'f', input_schema: { type: 'object' } }],
+      tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+    };
+    expect(t.request(clientReq(parallel), callOf()).dropped).toEqual(['tool_choice.disable_parallel_tool_use']);
   });
 });
 

@@ -332,6 +332,7 @@ describe('anthropic -> openai: what Claude Code sends', () => {
     expect((JSON.parse(String(out.body)) as JsonObject).tools).toEqual([{ type: 'function', function: { name: 'Write', parameters: schema } }]);
     expect(refusal({ ...json, tool_choice: { type: 'tool', name: 'tool_search_tool_regex' } }).param).toBe('tool_choice.name');
     expect(t.request(clientReq({ ...base, messages: [{ role: 'user', content: 'Hi' }] }), callOf()).dropped).toBeUndefined();
+    expect(t.request(clientReq({ ...base, messages: [{ role: 'user', content: 'Hi' }], top_k: 5 }), callOf()).dropped).toEqual(['top_k']);
   });
 
   it('tool-search blocks in the history are dropped and recorded', () => {

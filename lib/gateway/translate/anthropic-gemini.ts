@@ -171,8 +171,8 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
         }),
       },
     ];
-    // disable_parallel_tool_use has no Gemini equivalent: dropped.
     if (choice) {
+      if (choice.disableParallel) drops.add('tool_choice.disable_parallel_tool_use'); // no Gemini equivalent
       const mode = choice.mode === 'auto' ? 'AUTO' : choice.mode === 'none' ? 'NONE' : 'ANY';
       const cfg: JsonObject = { mode };
       if (choice.mode === 'tool') cfg.allowedFunctionNames = [choice.name];

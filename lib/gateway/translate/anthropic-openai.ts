@@ -141,7 +141,7 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
   if (temperature !== undefined) out.temperature = temperature;
   const topP = numberOf(body, 'top_p');
   if (topP !== undefined) out.top_p = topP;
-  numberOf(body, 'top_k'); // a sampling hint OpenAI has no parameter for: dropped
+  if (numberOf(body, 'top_k') !== undefined) drops.add('top_k'); // a sampling hint OpenAI has no parameter for
   const stop = stopSequencesOf(body);
   if (stop) out.stop = stop;
   // OpenAI caps `user` at 64 characters; Claude Code's metadata.user_id is longer.
