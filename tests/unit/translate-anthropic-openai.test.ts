@@ -223,9 +223,10 @@ describe('anthropic -> openai: requests', () => {
     ]);
   });
 
-  it('maps thinking budgets and effort onto reasoning_effort', () => {
+  it('maps thinking budgets and effort onto reasoning_effort for a model tagged reasoning', () => {
     const messages = [{ role: 'user', content: 'Think.' }];
-    const effort = (json: JsonObject) => upstream({ messages, ...json }).reasoning_effort;
+    const o3 = model({ name: 'o3-mini', ownedBy: 'openai', tags: ['chat', 'reasoning'] });
+    const effort = (json: JsonObject) => upstream({ messages, ...json }, callOf(false, o3)).reasoning_effort;
     expect(effort({ thinking: { type: 'enabled', budget_tokens: 1024 } })).toBe('low');
     expect(effort({ thinking: { type: 'enabled', budget_tokens: 4000 } })).toBe('low');
     expect(effort({ thinking: { type: 'enabled', budget_tokens: 10000 } })).toBe('medium');
@@ -234,6 +235,16 @@ describe('anthropic -> openai: requests', () => {
     expect(effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'medium' } })).toBe('medium');
     expect(effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).toBe('high');
     expect(effort({ thinking: { type: 'disabled' } })).toBeUndefined();
+  });
+
+  it('sends no reasoning_effort to a model not tagged reasoning (OpenAI refuses it there): thinking and effort are dropped and recorded', () => {
+    const json = { ...base, messages: [{ role: 'user', content: 'Think.' }], thinking: { type: 'adaptive' }, output_config: { effort: 'high' } };
+    const out = t.request(clientReq(json), callOf());
+    expect(JSON.parse(String(out.body))).not.toHaveProperty('reasoning_effort');
+    expect(out.dropped).toEqual(['thinking', 'output_config.effort']);
+    expect(t.request(clientReq({ ...json, thinking: { type: 'enabled', budget_tokens: 2048 }, output_config: undefined }), callOf()).dropped).toEqual([
+      'thinking',
+    ]);
   });
 
   it('maps structured output (output_config.format and the beta output_format) to a strict json_schema', () => {

@@ -46,6 +46,9 @@ import type { CallInfo, ClientRequest, SseEvent, StreamTranslator, TranslatedRep
 // ---------------------------------------------------------------------------------------------
 // Request
 
+/** The catalogue tag of a model that takes `reasoning_effort` (o-series, gpt-5, DeepSeek's reasoner...). */
+export const REASONING_TAG = 'reasoning';
+
 function imagePart(img: ImageRef): JsonObject {
   return { type: 'image_url', image_url: { url: img.kind === 'url' ? img.url : dataUrl(img) } };
 }
@@ -168,7 +171,15 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
 
   const thinking = thinkingOf(body);
   const effort = thinking.effort ?? (thinking.budgetTokens !== undefined ? effortOfBudget(thinking.budgetTokens) : undefined);
-  if (effort !== undefined) out.reasoning_effort = effort;
+  if (effort !== undefined) {
+    // OpenAI refuses reasoning_effort to a model that does not reason (gpt-4o-mini), and Claude
+    // Code asks for thinking whatever the model: only models the catalogue tags `reasoning` get it.
+    if (model.tags.includes(REASONING_TAG)) out.reasoning_effort = effort;
+    else {
+      if (thinking.enabled) drops.add('thinking');
+      if (thinking.effort !== undefined) drops.add('output_config.effort');
+    }
+  }
 
   const schema = jsonFormatOf(body);
   if (schema) out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } };
