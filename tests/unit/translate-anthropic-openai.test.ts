@@ -346,6 +346,17 @@ describe('anthropic -> openai: what Claude Code sends', () => {
     expect(t.request(clientReq({ ...base, messages: [{ role: 'user', content: 'Hi' }], top_k: 5 }), callOf()).dropped).toEqual(['top_k']);
   });
 
+  it("a tool_reference in a tool result (Claude Code's ToolSearch answer) becomes text", () => {
+    const body = upstream({
+      messages: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'ToolSearch', input: { query: 'select:Write' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: [{ type: 'tool_reference', tool_name: 'Write' }] }] },
+      ],
+    });
+    expect((body.messages as JsonObject[]).at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'Tool available: Write' });
+  });
+
   it('tool-search blocks in the history are dropped and recorded', () => {
     const out = t.request(
       clientReq({

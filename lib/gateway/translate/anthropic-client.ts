@@ -178,6 +178,10 @@ export function toolResultOf(b: JsonObject, param: string, model: ModelInfo): To
       const doc = documentOf(c, p, model);
       if (doc.kind !== 'text') throw notSupported(`${p}.type`, model, 'a PDF inside a tool result cannot be carried.');
       out.texts.push(doc.text);
+    } else if (c.type === 'tool_reference' && typeof c.tool_name === 'string') {
+      // A tool search's answer (Claude Code's ToolSearch): the tool it names is already declared
+      // to these upstreams (deferred tools go as ordinary ones), so the reference is said in words.
+      out.texts.push(`Tool available: ${c.tool_name}`);
     } else throw notSupported(`${p}.type`, model, `a "${String(c.type)}" block inside a tool result cannot be carried.`);
   });
   return out;
