@@ -136,8 +136,10 @@ export class CallIds {
 
   call(p: Part, param: string): FunctionCallPart {
     const fc = p.functionCall ?? p.function_call;
-    if (!isObject(fc) || typeof fc.name !== 'string' || fc.name === '') throw invalid(`${param}.functionCall.name`, `${param}.functionCall.name: must be a non-empty string.`);
-    if (fc.args !== undefined && fc.args !== null && !isObject(fc.args)) throw invalid(`${param}.functionCall.args`, `${param}.functionCall.args: must be an object.`);
+    if (!isObject(fc) || typeof fc.name !== 'string' || fc.name === '')
+      throw invalid(`${param}.functionCall.name`, `${param}.functionCall.name: must be a non-empty string.`);
+    if (fc.args !== undefined && fc.args !== null && !isObject(fc.args))
+      throw invalid(`${param}.functionCall.args`, `${param}.functionCall.args: must be an object.`);
     const id = typeof fc.id === 'string' && fc.id !== '' ? fc.id : `call_${param.replace(/[^0-9]+/g, '_')}`;
     this.open.push({ id, name: fc.name });
     const signature = typeof p.thoughtSignature === 'string' && p.thoughtSignature !== '' ? p.thoughtSignature : undefined;
@@ -256,7 +258,10 @@ export function functionCallingOf(body: JsonObject): FunctionCalling | undefined
   }
   const names = fcc.allowedFunctionNames ?? fcc.allowed_function_names;
   if (names !== undefined && names !== null && (!Array.isArray(names) || !names.every((n) => typeof n === 'string'))) {
-    throw invalid('toolConfig.functionCallingConfig.allowedFunctionNames', 'toolConfig.functionCallingConfig.allowedFunctionNames: must be an array of strings.');
+    throw invalid(
+      'toolConfig.functionCallingConfig.allowedFunctionNames',
+      'toolConfig.functionCallingConfig.allowedFunctionNames: must be an array of strings.',
+    );
   }
   const m = mode === 'ANY' || mode === 'NONE' ? mode : 'AUTO';
   return m === 'ANY' && Array.isArray(names) && names.length > 0 ? { mode: m, allowed: names as string[] } : { mode: m };
@@ -347,7 +352,8 @@ export function generationConfigOf(body: JsonObject, model: ModelInfo): Generati
   out.seed = int(cfg, 'seed', -Number.MAX_SAFE_INTEGER);
   const stop = cfg.stopSequences;
   if (stop !== undefined && stop !== null) {
-    if (!Array.isArray(stop) || !stop.every((s) => typeof s === 'string')) throw invalid('generationConfig.stopSequences', 'generationConfig.stopSequences: must be an array of strings.');
+    if (!Array.isArray(stop) || !stop.every((s) => typeof s === 'string'))
+      throw invalid('generationConfig.stopSequences', 'generationConfig.stopSequences: must be an array of strings.');
     if (stop.length > 0) out.stopSequences = stop as string[];
   }
   const candidates = cfg.candidateCount;
@@ -368,7 +374,10 @@ export function generationConfigOf(body: JsonObject, model: ModelInfo): Generati
     const budget = tc.thinkingBudget;
     if (budget !== undefined && budget !== null) {
       if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < -1) {
-        throw invalid('generationConfig.thinkingConfig.thinkingBudget', 'generationConfig.thinkingConfig.thinkingBudget: must be -1 (dynamic), 0 (off) or a token count.');
+        throw invalid(
+          'generationConfig.thinkingConfig.thinkingBudget',
+          'generationConfig.thinkingConfig.thinkingBudget: must be -1 (dynamic), 0 (off) or a token count.',
+        );
       }
       out.thinking.budget = budget;
     }
@@ -422,7 +431,8 @@ export function openThinking(signature: string | undefined): JsonObject[] | unde
     return blocks.filter(
       (b): b is JsonObject =>
         isObject(b) &&
-        ((b.type === 'thinking' && typeof b.thinking === 'string' && typeof b.signature === 'string') || (b.type === 'redacted_thinking' && typeof b.data === 'string')),
+        ((b.type === 'thinking' && typeof b.thinking === 'string' && typeof b.signature === 'string') ||
+          (b.type === 'redacted_thinking' && typeof b.data === 'string')),
     );
   } catch {
     return undefined;
@@ -482,10 +492,7 @@ export class GeminiChunkWriter {
   private readonly framer: ChunkFramer;
   private readonly tail: string;
 
-  constructor(
-    private readonly call: CallInfo,
-    framing: StreamFraming,
-  ) {
+  constructor(call: CallInfo, framing: StreamFraming) {
     this.framer = new ChunkFramer(framing);
     this.tail = `,"modelVersion":${JSON.stringify(call.model.name)},"responseId":${JSON.stringify(responseId(call))}}`;
   }

@@ -200,7 +200,9 @@ function response(text: string, call: CallInfo, includeThoughts: boolean): Trans
     const fn = isObject(tc.function) ? tc.function : {};
     const args = argumentsText(fn.arguments);
     completion += args;
-    parts.push(functionCallPart(typeof tc.id === 'string' && tc.id !== '' ? tc.id : callId(call, n), typeof fn.name === 'string' ? fn.name : '', parseArgs(args)));
+    parts.push(
+      functionCallPart(typeof tc.id === 'string' && tc.id !== '' ? tc.id : callId(call, n), typeof fn.name === 'string' ? fn.name : '', parseArgs(args)),
+    );
   });
   const finish = finishOf(choice.finish_reason);
   return { usage: openaiUsage(parsed.usage), completion, render: (settled) => geminiResponse(call, parts, finish, settled) };
