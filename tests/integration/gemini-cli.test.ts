@@ -67,7 +67,7 @@ function runGemini(model: string, task: string): Promise<{ code: number | null; 
         GEMINI_CLI_TRUST_WORKSPACE: 'true',
         NO_COLOR: '1',
         CI: '1',
-      } as NodeJS.ProcessEnv,
+      } as Record<string, string | undefined> as unknown as NodeJS.ProcessEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -2,7 +2,7 @@
 // it (httpOptions.baseUrl), against models whose channels speak Gemini (identity), OpenAI chat and
 // Anthropic Messages: text, streams, function calls with AUTO / ANY / NONE, countTokens and the
 // model list, Google's error envelope, cost headers and booking.
-import { ApiError, FunctionCallingConfigMode, GoogleGenAI, type Content } from '@google/genai';
+import { ApiError, FunctionCallingConfigMode, GoogleGenAI, Type, type Content } from '@google/genai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_MODELS, UPSTREAM_PATH, startGateway, testConfig, type Protocol, type RunningGateway } from '../support/gateway';
 import { DEFAULT_REPLY, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
@@ -18,7 +18,7 @@ const WEATHER = {
   description: 'The weather in a city',
   parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
 };
-const TIME = { name: 'get_time', description: 'The time in a city', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING' } } } };
+const TIME = { name: 'get_time', description: 'The time in a city', parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } } } };
 
 let db: Awaited<ReturnType<typeof getDb>>;
 let fake: FakeUpstream;
