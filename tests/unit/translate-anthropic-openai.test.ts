@@ -290,7 +290,7 @@ describe('anthropic -> openai: requests', () => {
       expect(err.message).toContain(param);
       expect(err.message).toContain('gpt-4o');
     }
-    expect(refusal({ messages: [{ role: 'system', content: 'x' }] }).param).toBe('messages.0.role');
+    expect(refusal({ messages: [{ role: 'tool', content: 'x' }] }).param).toBe('messages.0.role');
   });
 });
 

@@ -10,6 +10,7 @@ import {
   anthropicError,
   anthropicMessage,
   anthropicUsage,
+  checkForcedTool,
   dataUrl,
   documentOf,
   dropAnthropicOnly,
@@ -24,6 +25,7 @@ import {
   shortUserId,
   stopSequencesOf,
   systemTexts,
+  systemTurnText,
   textOfBlock,
   thinkingOf,
   toolChoiceOf,
@@ -121,8 +123,9 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
   const messages: JsonObject[] = [];
   const system = systemTexts(body);
   if (system.length > 0) messages.push({ role: 'system', content: system.join('\n\n') });
-  for (const turn of turnsOf(body)) {
+  for (const turn of turnsOf(body, drops)) {
     if (turn.role === 'user') messages.push(...userMessages(turn, model));
+    else if (turn.role === 'system') messages.push({ role: 'system', content: systemTurnText(turn) });
     else {
       const m = assistantMessage(turn, model);
       if (m) messages.push(m);
@@ -145,8 +148,9 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
   const user = userIdOf(body);
   if (user !== undefined) out.user = shortUserId(user, 64);
 
-  const tools = toolsOf(body, model);
+  const tools = toolsOf(body, model, drops);
   const choice = toolChoiceOf(body);
+  checkForcedTool(choice, tools, model);
   if (tools.length > 0) {
     out.tools = tools.map((t) => {
       const fn: JsonObject = { name: t.name };
