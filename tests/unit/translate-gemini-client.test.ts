@@ -3,7 +3,7 @@
 // streams) as a Gemini client reads them, thought signatures across turns, errors; and Gemini
 // CLI's recorded requests replayed through every translator.
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { geminiToOpenai } from '@/lib/gateway/translate/gemini-openai';
 import { geminiToAnthropic } from '@/lib/gateway/translate/gemini-anthropic';
@@ -474,31 +474,46 @@ describe('Gemini schemas as JSON Schema', () => {
   });
 });
 
-describe('Gemini CLI\u2019s recorded requests through every translator', () => {
-  const recorded = JSON.parse(readFileSync(path.resolve(__dirname, '../fixtures/clients/gemini-cli/requests.json'), 'utf8')) as {
-    version: string;
-    requests: { path: string; body: JsonObject }[];
-  };
+interface Recorded {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: JsonObject;
+}
 
-  it.each(recorded.requests.map((r, i) => [i, r] as const))('request %i', (_i, r) => {
-    expect(r.path).toMatch(/^\/v1\/gemini\/v1beta\/models\/[^:]+:streamGenerateContent\?alt=sse$/);
-    const toOpenai = upstreamOf(geminiToOpenai(SSE), r.body, gpt, true);
+/** What the real clients sent the gateway (npm run compat with COMPAT_RECORD), per client. */
+function recorded(client: string): [string, Recorded][] {
+  const dir = path.resolve(__dirname, '../fixtures/clients', client);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => [f, JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as Recorded]);
+}
+
+describe.each(['gemini-cli', 'google-genai'])('%s: its recorded requests through every translator', (client) => {
+  it.each(recorded(client).filter(([, r]) => !r.path.endsWith(':countTokens')))('%s', (_name, r) => {
+    expect(r.path).toMatch(/^\/v1\/gemini\/v1(beta)?\/models\/[^:]+:(generateContent|streamGenerateContent\?alt=sse)$/);
+    expect(r.headers['x-goog-api-key']).toBe('<redacted>');
+    const stream = r.path.includes(':streamGenerateContent');
+
+    const toOpenai = upstreamOf(geminiToOpenai(SSE), r.body, gpt, stream);
     const messages = toOpenai.body.messages as JsonObject[];
-    expect(messages[0].role).toBe('system');
     expect((toOpenai.body.tools as JsonObject[]).some((x) => (x.function as JsonObject).name === 'write_file')).toBe(true);
-    expect(toOpenai.body.reasoning_effort).toBe('medium');
-    expect(toOpenai.dropped).toEqual(['generationConfig.topK']);
-    // Every call the conversation holds is answered by a tool message with its id.
+    // Every call the conversation holds is answered by a tool message with its id, right after it.
     const callIds = messages.flatMap((m) => ((m.tool_calls as JsonObject[] | undefined) ?? []).map((c) => c.id));
     expect(messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(callIds);
+    if (client === 'gemini-cli') {
+      expect(messages[0].role).toBe('system');
+      expect(toOpenai.dropped).toEqual(['generationConfig.topK']);
+    }
 
-    const toClaude = upstreamOf(geminiToAnthropic(SSE), r.body, claude, true);
-    expect(typeof toClaude.body.system).toBe('string');
+    const toClaude = upstreamOf(geminiToAnthropic(SSE), r.body, claude, stream);
     expect((toClaude.body.tools as JsonObject[]).every((x) => (x.input_schema as JsonObject).type === 'object')).toBe(true);
-    const uses = (toClaude.body.messages as JsonObject[]).flatMap((m) => (Array.isArray(m.content) ? (m.content as JsonObject[]) : []));
-    expect(uses.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id)).toEqual(uses.filter((b) => b.type === 'tool_use').map((b) => b.id));
+    const blocks = (toClaude.body.messages as JsonObject[]).flatMap((m) => (Array.isArray(m.content) ? (m.content as JsonObject[]) : []));
+    expect(blocks.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id)).toEqual(blocks.filter((b) => b.type === 'tool_use').map((b) => b.id));
+    expect(toClaude.body.stream).toBe(stream ? true : undefined);
 
-    const identity = geminiToGemini(SSE).request(req(r.body), callOf(flash, true));
+    const identity = geminiToGemini(SSE).request(req(r.body), callOf(flash, stream));
     expect(JSON.parse(identity.body.toString())).toEqual(r.body);
   });
 });
