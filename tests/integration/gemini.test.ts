@@ -193,6 +193,26 @@ describe('the Gemini surface', () => {
     }
   });
 
+  it('a limit answers 429 RESOURCE_EXHAUSTED with Retry-After; an empty balance 402 FAILED_PRECONDITION, not a quota to retry', async () => {
+    const limited = await createAccount({ tier: 'pro', balanceUsd: '5', limits: { rpm: 1 } });
+    const call = (key: string) =>
+      fetch(`${gw.url}/v1/gemini/v1beta/models/${MODELS.openai}:generateContent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-goog-api-key': key },
+        body: JSON.stringify({ contents: [{ parts: [{ text: 'Hi' }] }] }),
+      });
+    expect((await call(limited.apiKey)).status).toBe(200);
+    const refused = await call(limited.apiKey);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused.json()).toMatchObject({ error: { code: 429, status: 'RESOURCE_EXHAUSTED' } });
+
+    const broke = await createAccount({ tier: 'pro', balanceUsd: '0' });
+    const res = await call(broke.apiKey);
+    expect(res.status).toBe(402);
+    expect(await res.json()).toMatchObject({ error: { code: 402, status: 'FAILED_PRECONDITION' } });
+  });
+
   it('takes the key as ?key= and as a Bearer token; streams a JSON array without alt=sse', async () => {
     for (const protocol of Object.keys(MODELS) as Protocol[]) {
       const res = await fetch(`${gw.url}/v1/gemini/v1beta/models/${MODELS[protocol]}:streamGenerateContent?key=${account.apiKey}`, {
