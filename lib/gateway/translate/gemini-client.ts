@@ -5,6 +5,7 @@
 import type { ModelInfo } from '@/lib/config';
 import { GatewayError, googleErrorBody } from '@/lib/errors';
 import type { JsonObject } from '@/lib/gateway/body';
+import { upstreamErrorText } from './anthropic-client';
 import type { CallInfo, Settlement, TranslatedError } from './types';
 
 export function isObject(v: unknown): v is JsonObject {
@@ -536,14 +537,7 @@ export function parseArgs(text: string): JsonObject {
 
 /** An upstream's 4xx in Google's envelope, its status kept; `message` pulls the text out of the upstream's body. */
 export function geminiError(status: number, text: string, message: (body: unknown) => string | undefined): TranslatedError {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  const msg = message(parsed) ?? (text.trim().slice(0, 500) || `The upstream answered ${status}.`);
-  return { status, body: googleErrorBody(status, msg) };
+  return { status, body: googleErrorBody(status, upstreamErrorText(status, text, message)) };
 }
 
 /** The message of an OpenAI- or Anthropic-style error body. */

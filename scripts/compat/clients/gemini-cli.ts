@@ -1,28 +1,14 @@
 // Gemini CLI, non-interactive (`gemini -p … --yolo`), against the gateway's Gemini surface
 // (GOOGLE_GEMINI_BASE_URL): the model is whatever the matrix asks. A scratch HOME holds only the
 // settings that pick API-key auth and turn off telemetry and update checks.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileTaskPrompt } from '../../../tests/support/file-task';
+import { runClient } from '../spawn';
 import type { CompatClient, CompatContext } from '../types';
 
 const VERSION = '0.61.0';
-
-function run(bin: string, args: string[], cwd: string, env: Record<string, string | undefined>): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(bin, args, { cwd, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 200_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-  });
-}
 
 const geminiCli: CompatClient = {
   name: 'gemini-cli',
@@ -54,7 +40,7 @@ const geminiCli: CompatClient = {
       GEMINI_CLI_TRUST_WORKSPACE: 'true',
     };
     try {
-      const { code, out } = await run(bin, ['-p', fileTaskPrompt(file), '--yolo', '-m', ctx.model, '--output-format', 'json'], ctx.workdir, env);
+      const { code, out } = await runClient(bin, ['-p', fileTaskPrompt(file), '--yolo', '-m', ctx.model, '--output-format', 'json'], ctx.workdir, env);
       if (existsSync(file) && readFileSync(file, 'utf8').trim() === 'hello') return { ok: true, detail: 'file written' };
       return { ok: false, detail: `exit ${code}, no file: ${out.trim().slice(-200)}` };
     } finally {
