@@ -171,6 +171,17 @@ describe('gemini -> openai', () => {
     const messages = loop.messages as JsonObject[];
     const ids = ((messages[1].tool_calls as JsonObject[]) ?? []).map((c) => c.id);
     expect(ids[1]).toBe('c2');
+    // Ids OpenAI would refuse (over 40 characters, other characters) go as a digest, the same on the call and its result.
+    const long = upstreamOf(t, {
+      contents: [
+        { role: 'user', parts: [{ text: 'x' }] },
+        { role: 'model', parts: [{ functionCall: { id: 'run_shell_command.1795825513311.0-with-a-very-long-suffix', name: 'ping', args: {} } }] },
+        { role: 'user', parts: [{ functionResponse: { id: 'run_shell_command.1795825513311.0-with-a-very-long-suffix', name: 'ping', response: {} } }] },
+      ],
+    }).body.messages as JsonObject[];
+    const longId = ((long[1].tool_calls as JsonObject[])[0].id as string) ?? '';
+    expect(longId).toMatch(/^call_[0-9a-f]{32}$/);
+    expect(long[2]).toEqual({ role: 'tool', tool_call_id: longId, content: '{}' });
     expect(messages.slice(2)).toEqual([
       { role: 'tool', tool_call_id: 'c2', content: 'rain' },
       { role: 'tool', tool_call_id: ids[0], content: '{"temp":20}' },

@@ -2,6 +2,7 @@
 // readers of a generateContent request (the same checks and refusals whatever the upstream) and
 // the writers of Google's reply (a GenerateContentResponse whole, or its chunks as SSE or as the
 // JSON array Google streams without alt=sse), its usageMetadata and error envelope.
+import { createHash } from 'node:crypto';
 import type { ModelInfo } from '@/lib/config';
 import { GatewayError, googleErrorBody } from '@/lib/errors';
 import type { JsonObject } from '@/lib/gateway/body';
@@ -127,6 +128,14 @@ export interface FunctionResponsePart {
 }
 
 /**
+ * A client's call id as OpenAI and Anthropic take it (at most 40 characters of [A-Za-z0-9_-]; Gemini
+ * CLI makes its own ids from the function's name and a timestamp): kept when it fits, else a digest.
+ */
+function upstreamCallId(id: string): string {
+  return /^[A-Za-z0-9_-]{1,40}$/.test(id) ? id : `call_${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;
+}
+
+/**
  * Pairs function calls and their results. Gemini matches a functionResponse to its call by name
  * (and by `id` when the client kept the one we gave the call); OpenAI and Anthropic want call ids.
  * A call without an id gets one from its position, which the next request derives the same way.
@@ -141,7 +150,7 @@ export class CallIds {
       throw invalid(`${param}.functionCall.name`, `${param}.functionCall.name: must be a non-empty string.`);
     if (fc.args !== undefined && fc.args !== null && !isObject(fc.args))
       throw invalid(`${param}.functionCall.args`, `${param}.functionCall.args: must be an object.`);
-    const id = typeof fc.id === 'string' && fc.id !== '' ? fc.id : `call_${param.replace(/[^0-9]+/g, '_')}`;
+    const id = typeof fc.id === 'string' && fc.id !== '' ? upstreamCallId(fc.id) : `call_${param.replace(/[^0-9]+/g, '_')}`;
     this.open.push({ id, name: fc.name });
     const signature = typeof p.thoughtSignature === 'string' && p.thoughtSignature !== '' ? p.thoughtSignature : undefined;
     return { id, name: fc.name, args: isObject(fc.args) ? fc.args : {}, ...(signature ? { signature } : {}) };
@@ -158,7 +167,8 @@ export class CallIds {
       throw invalid(`${param}.functionResponse.name`, `${param}.functionResponse.name: must be a non-empty string.`);
     }
     const name = fr.name;
-    let at = typeof fr.id === 'string' && fr.id !== '' ? this.open.findIndex((c) => c.id === fr.id) : -1;
+    const id = typeof fr.id === 'string' && fr.id !== '' ? upstreamCallId(fr.id) : undefined;
+    let at = id !== undefined ? this.open.findIndex((c) => c.id === id) : -1;
     if (at < 0) at = this.open.findIndex((c) => c.name === name);
     if (at < 0) {
       throw invalid(
