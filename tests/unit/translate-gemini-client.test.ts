@@ -95,6 +95,7 @@ describe('gemini -> openai', () => {
         mediaResolution: 'MEDIA_RESOLUTION_LOW',
       },
       safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }],
+      futureMember: { on: true },
     });
     expect(body).toEqual({
       model: 'gpt-4o',
@@ -120,7 +121,7 @@ describe('gemini -> openai', () => {
       },
       reasoning_effort: 'high',
     });
-    expect(dropped).toEqual(['safetySettings', 'generationConfig.mediaResolution', 'generationConfig.topK']);
+    expect(dropped).toEqual(['safetySettings', 'futureMember', 'generationConfig.mediaResolution', 'generationConfig.topK']);
   });
 
   it('function declarations as tools; ANY with allowedFunctionNames forces the one, NONE forbids; calls and results paired by id', () => {

@@ -409,13 +409,33 @@ export function effortOf(t: Thinking): 'none' | 'minimal' | 'low' | 'medium' | '
   return 'high';
 }
 
-/** Request members that steer only Google's platform: tolerated and dropped on other upstreams. */
+/** Request members that steer only Google's platform, or that no other upstream knows: tolerated and dropped. */
 export function droppedMembers(body: JsonObject, model: ModelInfo): string[] {
   if (body.cachedContent !== undefined && body.cachedContent !== null) {
     throw notSupported('cachedContent', model, 'a context cache lives on Google\u2019s platform; send the contents themselves.');
   }
-  return ['safetySettings', 'labels', 'serviceTier'].filter((k) => body[k] !== undefined && body[k] !== null);
+  const dropped = ['safetySettings', 'labels', 'serviceTier'].filter((k) => body[k] !== undefined && body[k] !== null);
+  // Members added to the API later: no upstream but Gemini knows them, so they are named too.
+  for (const k of Object.keys(body)) if (!REQUEST_KNOWN.has(k)) dropped.push(k);
+  return dropped;
 }
+
+const REQUEST_KNOWN = new Set([
+  'model',
+  'contents',
+  'systemInstruction',
+  'system_instruction',
+  'tools',
+  'toolConfig',
+  'tool_config',
+  'generationConfig',
+  'generation_config',
+  'safetySettings',
+  'safety_settings',
+  'labels',
+  'serviceTier',
+  'cachedContent',
+]);
 
 // ---------------------------------------------------------------------------------------------
 // Thought signatures
