@@ -40,7 +40,7 @@ const upstreamOf = (t: Translator, json: JsonObject, model = gpt, stream = false
   return { body: JSON.parse(call.body.toString()) as JsonObject, dropped: call.dropped, headers: call.headers };
 };
 
-/** A translated stream's client bytes, as the SDKs split them (`data: ` events, CRLF CRLF). */
+/** A translated stream's client bytes, as the SDKs split them (`data: ` events; ours end in CRLF CRLF, Google's relayed as they came). */
 function streamChunks(t: Translator, sse: string, model = gpt): JsonObject[] {
   const st = t.stream(callOf(model, true), req({ contents: [] }));
   let out = '';
@@ -48,7 +48,7 @@ function streamChunks(t: Translator, sse: string, model = gpt): JsonObject[] {
   expect(st.finished).toBe(true);
   out += st.end(settled);
   return out
-    .split('\r\n\r\n')
+    .split(/\r?\n\r?\n/)
     .filter((b) => b !== '')
     .map((b) => {
       expect(b.startsWith('data: ')).toBe(true);
@@ -527,5 +527,25 @@ describe.each(['gemini-cli', 'google-genai'])('%s: its recorded requests through
 
     const identity = geminiToGemini(SSE).request(req(r.body), callOf(flash, stream));
     expect(JSON.parse(identity.body.toString())).toEqual(r.body);
+
+    // What the client gets back on each channel protocol, streamed or whole: a reply the SDKs read.
+    for (const [t, model, upstream] of REPLIES) {
+      const chunks = stream
+        ? streamChunks(t, fixture(upstream.stream), model)
+        : [JSON.parse(t.response(fixture(upstream.whole), callOf(model)).render(settled)) as JsonObject];
+      const text = chunks
+        .flatMap(partsOf)
+        .map((p) => p.text ?? '')
+        .join('');
+      expect(text).toMatch(/^Hello/);
+      expect((chunks.at(-1)!.candidates as JsonObject[])[0].finishReason).toBe('STOP');
+      expect(chunks.at(-1)!.usageMetadata).toBeDefined();
+    }
   });
 });
+
+const REPLIES: [Translator, typeof gpt, { stream: string; whole: string }][] = [
+  [geminiToOpenai(SSE), gpt, { stream: 'openai/stream-text.sse', whole: 'openai/reply-text.json' }],
+  [geminiToAnthropic(SSE), claude, { stream: 'anthropic/text.sse', whole: 'anthropic/text.json' }],
+  [geminiToGemini(SSE), flash, { stream: 'gemini/stream-text.sse', whole: 'gemini/reply-text.json' }],
+];
