@@ -1,5 +1,6 @@
 // One error type for every surface. Each surface serialises it in its own envelope:
-// /v1 OpenAI-style, /v1/anthropic Anthropic-style, the dashboard API as {error: {code, message}}.
+// /v1 OpenAI-style, /v1/anthropic Anthropic-style, /v1/gemini Google-style, the dashboard API as
+// {error: {code, message}}.
 
 export type ErrorCode =
   | 'invalid_request'
@@ -120,4 +121,53 @@ export function anthropicErrorBody(err: GatewayError): string {
 export function apiErrorBody(err: GatewayError): { error: { code: ErrorCode; message: string; param?: string } } {
   // `param` names the offending field of a 400, where there is one.
   return err.param ? { error: { code: err.code, message: err.message, param: err.param } } : { error: { code: err.code, message: err.message } };
+}
+
+/**
+ * Google's canonical status name for an HTTP status (what google-genai and Gemini CLI read from
+ * `error.status`). The gateway's own statuses Google never sends keep their number with the
+ * nearest name: 402 (balance) is FAILED_PRECONDITION, not RESOURCE_EXHAUSTED, so that clients
+ * do not retry it as a quota.
+ */
+export function googleStatus(status: number): string {
+  switch (status) {
+    case 400:
+    case 413:
+    case 415:
+      return 'INVALID_ARGUMENT';
+    case 401:
+      return 'UNAUTHENTICATED';
+    case 402:
+      return 'FAILED_PRECONDITION';
+    case 403:
+      return 'PERMISSION_DENIED';
+    case 404:
+      return 'NOT_FOUND';
+    case 405:
+      return 'UNIMPLEMENTED';
+    case 409:
+      return 'ABORTED';
+    case 429:
+      return 'RESOURCE_EXHAUSTED';
+    case 499:
+      return 'CANCELLED';
+    case 501:
+      return 'UNIMPLEMENTED';
+    case 502:
+    case 503:
+    case 529:
+      return 'UNAVAILABLE';
+    case 504:
+      return 'DEADLINE_EXCEEDED';
+    default:
+      return status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT';
+  }
+}
+
+export function googleErrorBody(status: number, message: string): string {
+  return JSON.stringify({ error: { code: status, message, status: googleStatus(status) } });
+}
+
+export function geminiErrorBody(err: GatewayError): string {
+  return googleErrorBody(err.status, err.message);
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChannelInfo, GatewayConfig, ModelInfo } from '@/lib/config';
 import { authenticate, type Principal } from '@/lib/auth/principal';
-import { anthropicErrorBody, errorHeaders, GatewayError, openaiErrorBody, toGatewayError } from '@/lib/errors';
+import { anthropicErrorBody, errorHeaders, GatewayError, geminiErrorBody, openaiErrorBody, toGatewayError } from '@/lib/errors';
 import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
 import { chargeBoundOf, costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
@@ -19,7 +19,7 @@ import { checkKeyAccess, keyClientIp } from '@/lib/keys/access';
 import { recheckKeyRefusal } from '@/lib/keys/admission';
 import { getLimiter } from '@/lib/gateway/runtime';
 
-export type Surface = 'openai' | 'anthropic';
+export type Surface = 'openai' | 'anthropic' | 'gemini';
 
 /** Longest model name accepted (catalogue names are far shorter). */
 export const MAX_MODEL_NAME = 256;
@@ -419,14 +419,20 @@ export class RequestContext {
       // The client already has a 200; the log keeps that status and says how the stream ended.
       const body =
         this.streamError?.(gwErr) ??
-        (this.surface === 'anthropic' ? `event: error\ndata: ${anthropicErrorBody(gwErr)}\n\n` : `data: ${openaiErrorBody(gwErr)}\n\n`);
+        (this.surface === 'anthropic' ? `event: error\ndata: ${anthropicErrorBody(gwErr)}\n\n` : `data: ${this.errorBody(gwErr)}\n\n`);
       await sink.write(body).catch(() => undefined);
       sink.end();
       return;
     }
     this.status = gwErr.status;
     sink.start(gwErr.status, this.headers({ 'content-type': 'application/json', ...errorHeaders(gwErr) }));
-    sink.end(this.surface === 'anthropic' ? anthropicErrorBody(gwErr) : openaiErrorBody(gwErr));
+    sink.end(this.errorBody(gwErr));
+  }
+
+  /** An error in this surface's envelope. */
+  private errorBody(err: GatewayError): string {
+    if (this.surface === 'anthropic') return anthropicErrorBody(err);
+    return this.surface === 'gemini' ? geminiErrorBody(err) : openaiErrorBody(err);
   }
 
   /** Releases limits, settles the reservation and queues the log row. Idempotent. */

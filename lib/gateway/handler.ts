@@ -7,6 +7,7 @@ import { openaiChatSurface } from '@/lib/gateway/surfaces/openai-chat';
 import { anthropicCountTokensSurface, anthropicMessagesSurface } from '@/lib/gateway/surfaces/anthropic-messages';
 import { embeddingsSurface } from '@/lib/gateway/surfaces/embeddings';
 import { getResponse, listInputItems, removeResponse, responsesSurface } from '@/lib/gateway/surfaces/responses';
+import { GEMINI_PREFIX, geminiRoute } from '@/lib/gateway/surfaces/gemini';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
 
@@ -73,11 +74,14 @@ const shuttingDown: Route = async () => {
 export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const given = req.path.length > 1 && req.path.endsWith('/') ? req.path.slice(0, -1) : req.path;
   const path = aliases[given] ?? given;
-  const surface: Surface = path.startsWith('/v1/anthropic') ? 'anthropic' : 'openai';
+  const surface: Surface = path.startsWith('/v1/anthropic') ? 'anthropic' : path.startsWith(GEMINI_PREFIX) ? 'gemini' : 'openai';
   const exact = routes[`${req.method} ${path}`];
+  const gemini = surface === 'gemini' ? geminiRoute(req.method, path) : undefined;
   // A parameter route is logged (and counted in metrics) under its pattern, not each id.
-  const pattern = exact ? undefined : paramPath(path);
-  const route = state.draining ? shuttingDown : (exact ?? (pattern ? paramRoutes[`${req.method} ${pattern}`] : undefined) ?? notFound);
+  const pattern = exact ? undefined : (gemini?.pattern ?? paramPath(path));
+  const route = state.draining
+    ? shuttingDown
+    : (exact ?? (gemini ? gemini.run : undefined) ?? (pattern ? paramRoutes[`${req.method} ${pattern}`] : undefined) ?? notFound);
   let ctx: RequestContext;
   try {
     ctx = new RequestContext(surface, pattern ?? path, getConfig());

@@ -57,6 +57,10 @@ export interface PreparedRequest {
   streamError?(err: GatewayError): string;
   /** Awaited after the reply's last bytes are rendered, before they are sent (the Responses surface stores the response). */
   beforeEnd?(model: ModelInfo): Promise<void>;
+  /** The model, when the client names it outside the body (Gemini's path). */
+  model?: string;
+  /** The content type of a stream, when not SSE (Gemini's JSON-array stream). */
+  streamContentType?: string;
   /** What the surface itself dropped from the request, whatever the channel (merged with the translator's UpstreamCall.dropped). */
   dropped?: readonly string[];
 }
@@ -87,7 +91,8 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   ctx.stream = prepared.stream;
   if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
   ctx.choices = prepared.choices;
-  const requested = body.json.model;
+  if (prepared.model !== undefined) ctx.modelRequested = prepared.model;
+  const requested = prepared.model ?? body.json.model;
   const needs = requested === AUTO_MODEL && prepared.autoNeeds ? await prepared.autoNeeds(maxContextWindow(ctx.cfg)) : undefined;
   const plan = planModels(ctx.cfg, surface, requested, principal, needs);
   if (prepared.noFallback) plan.models.length = 1;
@@ -452,7 +457,7 @@ async function relayStream(
     sink.start(
       200,
       ctx.headers({
-        'content-type': 'text/event-stream; charset=utf-8',
+        'content-type': prepared.streamContentType ?? 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache',
         'x-accel-buffering': 'no',
         'x-service-cost-usd': 'pending',

@@ -5,8 +5,9 @@ import { nestedErrorMessage, type Provider } from '@/lib/gateway/providers/types
 export const geminiProvider: Provider = {
   protocol: 'gemini',
   path: (op, model, stream) => {
-    if (op !== 'chat') return undefined;
     const name = encodeURIComponent(model);
+    if (op === 'count_tokens') return `/v1beta/models/${name}:countTokens`;
+    if (op !== 'chat') return undefined;
     return stream ? `/v1beta/models/${name}:streamGenerateContent?alt=sse` : `/v1beta/models/${name}:generateContent`;
   },
   auth: (apiKey) => ({ 'x-goog-api-key': apiKey }),

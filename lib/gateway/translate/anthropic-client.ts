@@ -571,14 +571,19 @@ export function anthropicErrorType(status: number): string {
   }
 }
 
-/** An upstream's 4xx in Anthropic's envelope, its status kept; `message` pulls the text out of the upstream's body. */
-export function anthropicError(status: number, text: string, message: (body: unknown) => string | undefined): TranslatedError {
+/** The message of an upstream's error body (`message` reads it from the parsed JSON), else its text, else its status. */
+export function upstreamErrorText(status: number, text: string, message: (body: unknown) => string | undefined): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
     parsed = undefined;
   }
-  const msg = message(parsed) ?? (text.trim().slice(0, 500) || `The upstream answered ${status}.`);
+  return message(parsed) ?? (text.trim().slice(0, 500) || `The upstream answered ${status}.`);
+}
+
+/** An upstream's 4xx in Anthropic's envelope, its status kept; `message` pulls the text out of the upstream's body. */
+export function anthropicError(status: number, text: string, message: (body: unknown) => string | undefined): TranslatedError {
+  const msg = upstreamErrorText(status, text, message);
   return { status, body: JSON.stringify({ type: 'error', error: { type: anthropicErrorType(status), message: msg } }) };
 }

@@ -194,8 +194,8 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
 // ---------------------------------------------------------------------------------------------
 // Replies
 
-/** OpenAI usage in billing terms; DeepSeek's prompt_cache_hit_tokens where the details are missing. */
-function readUsage(u: unknown): UpstreamUsage | null {
+/** OpenAI usage in billing terms (shared by every translator with an OpenAI upstream); DeepSeek's prompt_cache_hit_tokens where the details are missing. */
+export function openaiUsage(u: unknown): UpstreamUsage | null {
   if (!isObject(u)) return null;
   const prompt = usageCount(u.prompt_tokens);
   if (prompt === undefined) return null;
@@ -296,7 +296,7 @@ function response(text: string, call: CallInfo): TranslatedReply {
   const stopSequence = calls.length === 0 ? matchedStop(choice) : null;
   const stopReason = stopSequence ? 'stop_sequence' : stopReasonOf(choice.finish_reason, calls.length > 0, refusal !== '');
   return {
-    usage: readUsage(parsed.usage),
+    usage: openaiUsage(parsed.usage),
     completion,
     render: (settled) => anthropicMessage(call, content, stopReason, stopSequence, settled),
   };
@@ -345,7 +345,7 @@ class OpenaiStream implements StreamTranslator {
       throw new UpstreamFailure('status', `upstream stream error: ${upstreamErrorText(chunk.error)}`);
     }
     let bytes = this.out.start();
-    this.usage = readUsage(chunk.usage) ?? this.usage;
+    this.usage = openaiUsage(chunk.usage) ?? this.usage;
     const choice = Array.isArray(chunk.choices) ? chunk.choices.find(isObject) : undefined;
     if (!choice) return bytes;
     const delta = isObject(choice.delta) ? choice.delta : {};
