@@ -35,6 +35,11 @@ export interface PreparedRequest {
   maxOutputTokens?: number;
   /** The size of the prompt as it goes upstream, when it is not the body's (a stored conversation prepended). */
   promptBytes?: number;
+  /**
+   * The field named when the upstream body outgrows the body cap, when it is not the body's largest
+   * (the Responses surface's `previous_response_id`, whose stored conversation is prepended).
+   */
+  grownBy?: string;
   /** Completions asked for (`n`): each may produce up to the output cap. */
   choices: number;
   /** Reserved and billed (false: count_tokens, which is admitted and logged but free). */
@@ -203,7 +208,9 @@ class CallCache {
     if (first && first.model === model && first.translator === translator) return first;
     if (this.more) for (const c of this.more) if (c.model === model && c.translator === translator) return c;
     const info = first?.model === model ? first.info : this.infoFor(model);
-    const call: TranslatedCall = { model, translator, info, upstream: translator.request(this.client, info) };
+    const upstream = translator.request(this.client, info);
+    checkUpstreamSize(upstream.body, this.ctx.cfg.limits.max_body_bytes, this.client, this.prepared);
+    const call: TranslatedCall = { model, translator, info, upstream };
     if (!first) this.first = call;
     else (this.more ??= []).push(call);
     return call;
@@ -214,6 +221,35 @@ class CallCache {
     const ctx = this.ctx;
     return { model, stream: this.prepared.stream, requestId: ctx.requestId, created: Math.floor(ctx.startedAt / 1000) };
   }
+}
+
+/**
+ * No translation sends more than a client may: an upstream body over the body cap (a schema
+ * inlined, a stored conversation prepended, content parts rewritten) is the client's 400, naming
+ * the field that grew it, before anything is admitted or sent. Bodies forwarded as they came
+ * are within the cap already; a string under a third of it is too, whatever its characters.
+ */
+function checkUpstreamSize(body: string | Buffer, maxBytes: number, client: ClientRequest, prepared: PreparedRequest): void {
+  if (body === client.body.raw) return;
+  const bytes = typeof body === 'string' ? (body.length * 3 <= maxBytes ? 0 : Buffer.byteLength(body)) : body.length;
+  if (bytes <= maxBytes) return;
+  const field = prepared.grownBy ?? largestField(client.body.json);
+  throw new GatewayError(
+    'invalid_request',
+    `The request is too large once translated for this model's upstream: ${bytes} bytes, over the ${maxBytes}-byte limit. \`${field}\` makes most of it.`,
+    { param: field },
+  );
+}
+
+/** The top-level field of the client's body with the longest JSON. */
+function largestField(json: Record<string, unknown>): string {
+  let best = 'messages';
+  let size = -1;
+  for (const [k, v] of Object.entries(json)) {
+    const n = JSON.stringify(v)?.length ?? 0;
+    if (n > size) [best, size] = [k, n];
+  }
+  return best;
 }
 
 // The headers of an upstream call: the JSON content type, the protocol's own (from the translator)

@@ -612,9 +612,29 @@ export class ResponsesEventWriter {
 // The translator
 
 /** The Responses translator for a channel protocol: `inner` is the OpenAI-chat translator for it. */
+/**
+ * A chat translator's refusal, naming the Responses request's field: the chat body was built from
+ * it (tools one for one, `text.format` as `response_format`), so its field names are the client's.
+ */
+function responsesRefusal(err: unknown): unknown {
+  if (!(err instanceof GatewayError) || !err.param) return err;
+  const param = err.param
+    .replace(/^tools\[(\d+)\]\.function\./, 'tools[$1].')
+    .replace(/^response_format\.json_schema\./, 'text.format.')
+    .replace(/^response_format\b/, 'text.format');
+  if (param === err.param) return err;
+  return new GatewayError(err.code, err.message.split(err.param).join(param), { param, status: err.status });
+}
+
 export function responsesTranslator(inner: Translator, rt: ResponsesTurn): Translator {
   return {
-    request: (_req, call) => inner.request(rt.chat, call),
+    request: (_req, call) => {
+      try {
+        return inner.request(rt.chat, call);
+      } catch (err) {
+        throw responsesRefusal(err);
+      }
+    },
 
     response(text, call): TranslatedReply {
       const reply = inner.response(text, call);
