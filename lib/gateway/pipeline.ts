@@ -7,6 +7,7 @@ import type { Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
+import { preAdmission } from '@/lib/gateway/account-gate';
 import { maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
 import { providers, type Operation, type Provider } from '@/lib/gateway/providers';
 import { classify, readUpstreamBody, type UpstreamResponse } from '@/lib/gateway/upstream';
@@ -24,7 +25,7 @@ import type {
   UpstreamUsage,
 } from '@/lib/gateway/translate/types';
 import { startAbortDrain, trackStream } from '@/lib/shutdown';
-import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 const MAX_ERROR_BYTES = 1024 * 1024;
 
@@ -47,7 +48,7 @@ export interface PreparedRequest {
   /** Only the requested model may answer (a token count of another model would be wrong). */
   noFallback?: boolean;
   /** What service-auto weighs; asked only when the client chose service-auto. */
-  autoNeeds?: (countLimit: number) => Promise<RequestNeeds>;
+  autoNeeds?: (countLimit: number, signal: ClientSignal) => Promise<RequestNeeds>;
   /** Our count of the prompt, for a reply whose upstream reported no usage. */
   estimatePrompt(): Promise<number>;
   /**
@@ -84,25 +85,9 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   const body = await ctx.open(req);
   const client: ClientRequest = { body, headers: req.headers };
   const principal = ctx.principal!;
-  const validated = surface.validate(client, ctx.cfg, principal, body.raw.length);
-  const prepared = validated instanceof Promise ? await validated : validated;
-  ctx.stream = prepared.stream;
-  if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
-  ctx.choices = prepared.choices;
-  const requested = body.json.model;
-  const needs = requested === AUTO_MODEL && prepared.autoNeeds ? await prepared.autoNeeds(maxContextWindow(ctx.cfg)) : undefined;
-  const plan = planModels(ctx.cfg, surface, requested, principal, needs);
-  if (prepared.noFallback) plan.models.length = 1;
-  ctx.routeReason = plan.reason;
-  ctx.model = plan.models[0];
-
-  const calls = new CallCache(client, ctx, prepared);
-  const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
-  // The first attempt's translation happens before admission: a parameter the upstream cannot
-  // carry is the client's 400, with nothing admitted or sent.
-  const firstTranslator = translatorFor(prepared, plan.models[0], first);
-  if (firstTranslator) calls.get(plan.models[0], firstTranslator);
-  else if (prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx.cfg, m)))) {
+  // Everything up to admission runs in one of the account's turns (account-gate.ts).
+  const { prepared, plan, first, calls, translated } = await preAdmission(principal.userId, req.signal, () => prepare(ctx, req, surface, client));
+  if (!translated && prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx.cfg, m)))) {
     await ctx.admit(null, surface.endpoint, 0n);
     const text = await prepared.local(plan.models[0]);
     sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
@@ -139,6 +124,30 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   ctx.channel = null;
   if (refusal && ctx.attempts.length === 0) throw refusal;
   throw new GatewayError('all_channels_failed', `All upstream channels failed for ${plan.models.map((m) => m.name).join(', ')}.`);
+}
+
+/** A request validated, its models planned and its first upstream call translated: the work before admission. */
+async function prepare(ctx: RequestContext, req: GatewayRequest, surface: SurfaceSpec, client: ClientRequest) {
+  const principal = ctx.principal!;
+  const validated = surface.validate(client, ctx.cfg, principal, client.body.raw.length);
+  const prepared = validated instanceof Promise ? await validated : validated;
+  ctx.stream = prepared.stream;
+  if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
+  ctx.choices = prepared.choices;
+  const requested = client.body.json.model;
+  const needs = requested === AUTO_MODEL && prepared.autoNeeds ? await prepared.autoNeeds(maxContextWindow(ctx.cfg), req.signal) : undefined;
+  const plan = planModels(ctx.cfg, surface, requested, principal, needs);
+  if (prepared.noFallback) plan.models.length = 1;
+  ctx.routeReason = plan.reason;
+  ctx.model = plan.models[0];
+
+  const calls = new CallCache(client, ctx, prepared);
+  const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
+  // The first attempt's translation happens before admission: a parameter the upstream cannot
+  // carry (or a body it would grow past the cap) is the client's 400, with nothing admitted or sent.
+  const firstTranslator = translatorFor(prepared, plan.models[0], first);
+  if (firstTranslator) calls.get(plan.models[0], firstTranslator);
+  return { prepared, plan, first, calls, translated: firstTranslator !== undefined };
 }
 
 /** The translator of the first of `channels` that can serve `model` for this request. */
