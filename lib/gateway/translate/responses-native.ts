@@ -160,7 +160,8 @@ export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
           const end = text.lastIndexOf('}');
           // The upstream's bytes as they came, our `service` member spliced in before the closing brace.
           const body = parsed.service === undefined && end > 0 ? `${text.slice(0, end)},"service":${serviceMember(settled)}}` : withService(parsed, settled);
-          if (typeof parsed.id === 'string') rt.onFinish({ id: parsed.id, text: body, conversation: nativeConversation(rt, parsed), itemIds: outputIds(parsed) });
+          if (typeof parsed.id === 'string')
+            rt.onFinish({ id: parsed.id, text: body, conversation: nativeConversation(rt, parsed), itemIds: outputIds(parsed) });
           return body;
         },
       };
