@@ -192,6 +192,13 @@ export async function countTokens(text: string, limit = Infinity, signal?: Count
   return c.total;
 }
 
+/** Tokens of several texts, counted as one (one exact budget for them all). */
+export async function countTextsTokens(texts: string[]): Promise<number> {
+  const c = await counter(Infinity, undefined);
+  for (const t of texts) await add(c, t);
+  return c.total;
+}
+
 /**
  * Text of OpenAI-style messages (string or content-part arrays) plus the per-message overhead;
  * with a limit, counting stops once past it.

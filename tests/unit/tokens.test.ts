@@ -3,7 +3,7 @@
 // seconds to minutes on these), never holds the loop long, errs high past its exact budget, and
 // stops when its client has gone.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CountAborted, countMessageTokens, countTokens, isSpace, MAX_EXACT_CHARS, promptTokenBound } from '@/lib/gateway/tokens';
+import { CountAborted, countMessageTokens, countTextsTokens, countTokens, isSpace, MAX_EXACT_CHARS, promptTokenBound } from '@/lib/gateway/tokens';
 
 const cpuMs = async (work: () => Promise<unknown>): Promise<number> => {
   const start = process.cpuUsage();
@@ -80,6 +80,7 @@ describe('token counting', () => {
     // The budget is per count, across the messages of a conversation.
     const messages = [0, 1, 2].map(() => ({ role: 'user', content: head }));
     expect(await countMessageTokens(messages)).toBeGreaterThan(3 * exactHead);
+    expect(await countTextsTokens([head, head, head])).toBeGreaterThan(3 * exactHead);
   });
 
   it('stops counting when its client has gone', async () => {
