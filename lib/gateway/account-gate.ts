@@ -1,11 +1,12 @@
-// Work a request does before admission (validating, loading a stored conversation, counting
-// tokens for service-auto, translating the first upstream call) runs before any of the account's
-// limits apply: its rate, concurrency and balance are checked only at admission. So that one
-// account cannot fill an instance with it (six 4 MiB prompts to service-auto at once, say), it is
-// gated here, in process, per account: at most MAX_ACTIVE of an account's requests do such work at
-// a time, the next wait their turn (in order), and past MAX_WAITING the request is refused at
-// once. Each piece of that work is bounded too (tokens.ts, gemini-schema.ts, responses-store.ts),
-// so a turn is short and a waiting request is not held long.
+// The costly work a request may do before admission (counting tokens for service-auto, reading
+// stored conversations and items; GET/DELETE of stored responses) runs before any of the
+// account's limits apply: its rate, concurrency and balance are checked only at admission. So that
+// one account cannot fill an instance with it (six 4 MiB prompts to service-auto at once, say), it
+// is gated here, in process, per account: at most MAX_ACTIVE of an account's requests do such work
+// at a time, the next wait their turn (in order), and past MAX_WAITING the request is refused at
+// once. Each piece of that work is bounded too (tokens.ts, responses-store.ts), so a turn is short.
+// The rest (validating a body, translating it: schema inlining has its own budget,
+// gemini-schema.ts) is cheap and not gated, so that an ordinary burst reaches admission as it came.
 import { GatewayError } from '@/lib/errors';
 import type { ClientSignal } from '@/lib/gateway/types';
 

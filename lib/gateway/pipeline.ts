@@ -76,17 +76,19 @@ export interface SurfaceSpec {
   modelNotFoundStatus?: number;
   /** The largest upstream reply read whole. */
   maxReplyBytes: number;
-  /** Checks the body (a 400 naming the field otherwise) and says what the request needs. */
-  validate(req: ClientRequest, cfg: GatewayConfig, principal: Principal, bodyBytes: number): Promise<PreparedRequest> | PreparedRequest;
+  /**
+   * Checks the body (a 400 naming the field otherwise) and says what the request needs. Work beyond
+   * the body itself (a read of the store) is done in one of the account's turns (account-gate.ts);
+   * `signal` is the client's.
+   */
+  validate(req: ClientRequest, cfg: GatewayConfig, principal: Principal, bodyBytes: number, signal: ClientSignal): Promise<PreparedRequest> | PreparedRequest;
 }
 
 /** Runs one /v1 request on `surface`. Errors are thrown to the handler, which answers them in the surface's envelope. */
 export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink, surface: SurfaceSpec): Promise<void> {
   const body = await ctx.open(req);
   const client: ClientRequest = { body, headers: req.headers };
-  const principal = ctx.principal!;
-  // Everything up to admission runs in one of the account's turns (account-gate.ts).
-  const { prepared, plan, first, calls, translated } = await preAdmission(principal.userId, req.signal, () => prepare(ctx, req, surface, client));
+  const { prepared, plan, first, calls, translated } = await prepare(ctx, req, surface, client);
   if (!translated && prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx.cfg, m)))) {
     await ctx.admit(null, surface.endpoint, 0n);
     const text = await prepared.local(plan.models[0]);
@@ -129,13 +131,15 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
 /** A request validated, its models planned and its first upstream call translated: the work before admission. */
 async function prepare(ctx: RequestContext, req: GatewayRequest, surface: SurfaceSpec, client: ClientRequest) {
   const principal = ctx.principal!;
-  const validated = surface.validate(client, ctx.cfg, principal, client.body.raw.length);
+  const validated = surface.validate(client, ctx.cfg, principal, client.body.raw.length, req.signal);
   const prepared = validated instanceof Promise ? await validated : validated;
   ctx.stream = prepared.stream;
   if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
   ctx.choices = prepared.choices;
   const requested = client.body.json.model;
-  const needs = requested === AUTO_MODEL && prepared.autoNeeds ? await prepared.autoNeeds(maxContextWindow(ctx.cfg), req.signal) : undefined;
+  // service-auto's count is the costly part of preparing a chat request: one of the account's turns.
+  const autoNeeds = requested === AUTO_MODEL ? prepared.autoNeeds?.bind(prepared) : undefined;
+  const needs = autoNeeds ? await preAdmission(principal.userId, req.signal, () => autoNeeds(maxContextWindow(ctx.cfg), req.signal)) : undefined;
   const plan = planModels(ctx.cfg, surface, requested, principal, needs);
   if (prepared.noFallback) plan.models.length = 1;
   ctx.routeReason = plan.reason;

@@ -84,8 +84,12 @@ const MAX_ITEM_REFERENCES = 256;
  * never goes to a native upstream, whose store all tenants share. Only a request that has such
  * items reads the store.
  */
+function hasItemReferences(input: unknown): input is unknown[] {
+  return Array.isArray(input) && input.some((item) => isObject(item) && item.type === 'item_reference');
+}
+
 async function resolveItemReferences(userId: string, input: unknown): Promise<unknown> {
-  if (!Array.isArray(input) || !input.some((item) => isObject(item) && item.type === 'item_reference')) return input;
+  if (!hasItemReferences(input)) return input;
   const references = input.filter((item) => isObject(item) && item.type === 'item_reference').length;
   if (references > MAX_ITEM_REFERENCES) throw invalidField('input', `"input" may hold at most ${MAX_ITEM_REFERENCES} item references.`);
   const resolved: unknown[] = [];
@@ -108,22 +112,24 @@ export const responsesSurface: SurfaceSpec = {
   kind: 'chat',
   modelsPath: '/v1/models',
   maxReplyBytes: 32 * 1024 * 1024,
-  async validate(req, cfg, principal) {
+  async validate(req, cfg, principal, _bodyBytes, signal) {
     const body = req.body.json;
     validateFields(body);
     const maxOutputTokens = optionalInt(body, 'max_output_tokens', 1);
     const stream = optionalBoolean(body, 'stream') === true;
     const store = body.store !== false;
-    // Only a request that continues a conversation reads the store; the pipeline reads it after
+    // Only a request that continues a conversation (or references items) reads the store: after
     // the key's checks, in one of the account's turns (account-gate.ts), bounded by the body cap.
-    let history: StoredHistory | null = null;
-    let usesStore = false;
-    if (typeof body.previous_response_id === 'string') {
-      history = await loadHistory(principal.userId, body.previous_response_id, cfg.limits.max_body_bytes);
-      if (!history) throw responseNotFound(body.previous_response_id, 'previous_response_id');
-      usesStore = true;
-    }
-    const input = await resolveItemReferences(principal.userId, body.input);
+    const previousId = body.previous_response_id;
+    const { history, input } =
+      typeof previousId === 'string' || hasItemReferences(body.input)
+        ? await preAdmission(principal.userId, signal, async () => {
+            const found = typeof previousId === 'string' ? await loadHistory(principal.userId, previousId, cfg.limits.max_body_bytes) : null;
+            if (typeof previousId === 'string' && !found) throw responseNotFound(previousId, 'previous_response_id');
+            return { history: found, input: await resolveItemReferences(principal.userId, body.input) };
+          })
+        : { history: null as StoredHistory | null, input: body.input as unknown };
+    let usesStore = history !== null;
     if (input !== body.input) usesStore = true;
     // What the chat translation cannot carry (a built-in tool, an item only OpenAI's service knows)
     // only a native Responses channel can serve.
