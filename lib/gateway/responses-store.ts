@@ -82,7 +82,10 @@ export async function saveResponse(
     },
   });
   if (history && history.ids.length > 0) {
-    await db.storedResponse.updateMany({ where: { id: { in: history.ids }, userId, expiresAt: { lt: expiresAt } }, data: { expiresAt } });
+    // Rows already within a day of the new expiry are left alone: a long conversation rewrites its
+    // earlier turns about once a day, not at every turn.
+    const stale = new Date(expiresAt.getTime() - DAY_MS);
+    await db.storedResponse.updateMany({ where: { id: { in: history.ids }, userId, expiresAt: { lt: stale } }, data: { expiresAt } });
   }
   await evictOverQuota(userId, limits.quota);
   if (++writes % SWEEP_EVERY === 0) void sweepExpired();

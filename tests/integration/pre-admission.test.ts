@@ -239,8 +239,12 @@ describe('stored conversations', () => {
     const before = fake.requests.length;
     await expectError(await turn(prose(0.4, 'three'), second.id), 400, 'previous_response_id');
     expect(fake.requests.length).toBe(before);
-    // A small turn still continues it, and input_items pages the chain turn by turn.
+    // A small turn still continues it (and keeps its earlier turns as long as itself), and
+    // input_items pages the chain turn by turn.
+    await db.storedResponse.update({ where: { id: first.id }, data: { expiresAt: new Date(Date.now() + 3_600_000) } });
     const third = (await (await turn('What came first?', second.id)).json()) as { id: string };
+    const firstRow = await db.storedResponse.findUniqueOrThrow({ where: { id: first.id } });
+    expect(firstRow.expiresAt.getTime()).toBeGreaterThan(Date.now() + 29 * 24 * 3_600_000);
     const list = async (query: string) =>
       (await (await fetch(`${gw.url}/v1/responses/${third.id}/input_items?${query}`, { headers: { authorization: `Bearer ${acct.apiKey}` } })).json()) as {
         data: { id: string; role: string; content: { text: string }[] }[];
@@ -263,6 +267,10 @@ describe('stored conversations', () => {
     await alive();
     expect(performance.now() - health).toBeLessThan(1000);
     expect(performance.now() - t).toBeLessThan(30_000);
+    // Deleting a turn ends the conversations built on it: a 404 naming the missing turn.
+    const del = await fetch(`${gw.url}/v1/responses/${second.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${acct.apiKey}` } });
+    expect(del.status).toBe(200);
+    await expectError(await turn('And now?', third.id), 404, 'previous_response_id', new RegExp(second.id));
   });
 
   it('an account keeps at most its quota of responses and bytes: the oldest are evicted', async () => {
