@@ -81,6 +81,8 @@ export interface GatewayConfig {
   circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; probeIntervalMs: number };
   /** How long a stored response is kept (days). */
   responsesRetentionDays: number;
+  /** Per-account quota of stored responses: bytes and rows (the oldest are evicted past either). */
+  responsesQuota: { bytes: number; rows: number };
   tiers: Record<TierName, TierInfo>;
   channels: ChannelInfo[];
   models: Map<string, ModelInfo>;
@@ -203,6 +205,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       probeIntervalMs: raw.circuit_breaker.probe_interval_ms,
     },
     responsesRetentionDays: raw.responses.retention_days,
+    responsesQuota: { bytes: raw.responses.max_bytes_per_account, rows: raw.responses.max_per_account },
     tiers,
     channels,
     models,

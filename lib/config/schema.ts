@@ -144,9 +144,15 @@ export const configSchema = z
       }),
     /** Stored Responses (/v1/responses with store: true) are kept this many days. */
     responses: z
-      .object({ retention_days: positiveInt.default(30) })
+      .object({
+        retention_days: positiveInt.default(30),
+        /** Stored bytes (responses and conversations) per account; past it the oldest are evicted. */
+        max_bytes_per_account: positiveInt.default(64 * 1024 * 1024),
+        /** Stored responses per account; past it the oldest are evicted. */
+        max_per_account: positiveInt.default(10_000),
+      })
       .strict()
-      .default({ retention_days: 30 }),
+      .default({ retention_days: 30, max_bytes_per_account: 64 * 1024 * 1024, max_per_account: 10_000 }),
     circuit_breaker: z
       .object({
         failures: positiveInt.default(3),

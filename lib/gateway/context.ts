@@ -145,10 +145,15 @@ export class RequestContext {
     readonly cfg: GatewayConfig,
   ) {}
 
+  /** The key's expiry and address ranges, as every /v1 route checks them (lib/keys/access.ts). */
+  checkKey(principal: Principal, req: GatewayRequest): void {
+    checkKeyAccess(principal.guard, (this.keyIp = keyClientIp(req)));
+  }
+
   /** Authenticates, honours the maintenance switch and reads the JSON body once. */
   async open(req: GatewayRequest): Promise<JsonBody> {
     this.principal = await authenticate(req.headers);
-    checkKeyAccess(this.principal.guard, (this.keyIp = keyClientIp(req))); // the key's expiry and address ranges
+    this.checkKey(this.principal, req);
     if (this.cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
     // Every request ends in a log row and maybe a charge: with the write-behind queue at its bound
     // (the database unwritable for long), a request is refused rather than served unbilled.

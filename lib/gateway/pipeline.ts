@@ -7,6 +7,7 @@ import type { Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
+import { preAdmission } from '@/lib/gateway/account-gate';
 import { maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
 import { providers, type Operation, type Provider } from '@/lib/gateway/providers';
 import { classify, readUpstreamBody, type UpstreamResponse } from '@/lib/gateway/upstream';
@@ -25,7 +26,7 @@ import type {
 } from '@/lib/gateway/translate/types';
 import { mergeDropped } from '@/lib/gateway/translate/dropped';
 import { startAbortDrain, trackStream } from '@/lib/shutdown';
-import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 const MAX_ERROR_BYTES = 1024 * 1024;
 
@@ -36,6 +37,11 @@ export interface PreparedRequest {
   maxOutputTokens?: number;
   /** The size of the prompt as it goes upstream, when it is not the body's (a stored conversation prepended). */
   promptBytes?: number;
+  /**
+   * The field named when the upstream body outgrows the body cap, when it is not the body's largest
+   * (the Responses surface's `previous_response_id`, whose stored conversation is prepended).
+   */
+  grownBy?: string;
   /** Completions asked for (`n`): each may produce up to the output cap. */
   choices: number;
   /** Reserved and billed (false: count_tokens, which is admitted and logged but free). */
@@ -43,7 +49,7 @@ export interface PreparedRequest {
   /** Only the requested model may answer (a token count of another model would be wrong). */
   noFallback?: boolean;
   /** What service-auto weighs; asked only when the client chose service-auto. */
-  autoNeeds?: (countLimit: number) => Promise<RequestNeeds>;
+  autoNeeds?: (countLimit: number, signal: ClientSignal) => Promise<RequestNeeds>;
   /** Our count of the prompt, for a reply whose upstream reported no usage. */
   estimatePrompt(): Promise<number>;
   /**
@@ -77,35 +83,20 @@ export interface SurfaceSpec {
   modelNotFoundStatus?: number;
   /** The largest upstream reply read whole. */
   maxReplyBytes: number;
-  /** Checks the body (a 400 naming the field otherwise) and says what the request needs. */
-  validate(req: ClientRequest, cfg: GatewayConfig, principal: Principal, bodyBytes: number): Promise<PreparedRequest> | PreparedRequest;
+  /**
+   * Checks the body (a 400 naming the field otherwise) and says what the request needs. Work beyond
+   * the body itself (a read of the store) is done in one of the account's turns (account-gate.ts);
+   * `signal` is the client's.
+   */
+  validate(req: ClientRequest, cfg: GatewayConfig, principal: Principal, bodyBytes: number, signal: ClientSignal): Promise<PreparedRequest> | PreparedRequest;
 }
 
 /** Runs one /v1 request on `surface`. Errors are thrown to the handler, which answers them in the surface's envelope. */
 export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink, surface: SurfaceSpec): Promise<void> {
   const body = await ctx.open(req);
   const client: ClientRequest = { body, headers: req.headers };
-  const principal = ctx.principal!;
-  const validated = surface.validate(client, ctx.cfg, principal, body.raw.length);
-  const prepared = validated instanceof Promise ? await validated : validated;
-  ctx.stream = prepared.stream;
-  if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
-  ctx.choices = prepared.choices;
-  if (prepared.model !== undefined) ctx.modelRequested = prepared.model;
-  const requested = prepared.model ?? body.json.model;
-  const needs = requested === AUTO_MODEL && prepared.autoNeeds ? await prepared.autoNeeds(maxContextWindow(ctx.cfg)) : undefined;
-  const plan = planModels(ctx.cfg, surface, requested, principal, needs);
-  if (prepared.noFallback) plan.models.length = 1;
-  ctx.routeReason = plan.reason;
-  ctx.model = plan.models[0];
-
-  const calls = new CallCache(client, ctx, prepared);
-  const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
-  // The first attempt's translation happens before admission: a parameter the upstream cannot
-  // carry is the client's 400, with nothing admitted or sent.
-  const firstTranslator = translatorFor(prepared, plan.models[0], first);
-  if (firstTranslator) calls.get(plan.models[0], firstTranslator);
-  else if (prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx.cfg, m)))) {
+  const { prepared, plan, first, calls, translated } = await prepare(ctx, req, surface, client);
+  if (!translated && prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx.cfg, m)))) {
     await ctx.admit(null, surface.endpoint, 0n);
     const text = await prepared.local(plan.models[0]);
     sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
@@ -142,6 +133,33 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   ctx.channel = null;
   if (refusal && ctx.attempts.length === 0) throw refusal;
   throw new GatewayError('all_channels_failed', `All upstream channels failed for ${plan.models.map((m) => m.name).join(', ')}.`);
+}
+
+/** A request validated, its models planned and its first upstream call translated: the work before admission. */
+async function prepare(ctx: RequestContext, req: GatewayRequest, surface: SurfaceSpec, client: ClientRequest) {
+  const principal = ctx.principal!;
+  const validated = surface.validate(client, ctx.cfg, principal, client.body.raw.length, req.signal);
+  const prepared = validated instanceof Promise ? await validated : validated;
+  ctx.stream = prepared.stream;
+  if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
+  ctx.choices = prepared.choices;
+  if (prepared.model !== undefined) ctx.modelRequested = prepared.model;
+  const requested = prepared.model ?? client.body.json.model;
+  // service-auto's count is the costly part of preparing a chat request: one of the account's turns.
+  const autoNeeds = requested === AUTO_MODEL ? prepared.autoNeeds?.bind(prepared) : undefined;
+  const needs = autoNeeds ? await preAdmission(principal.userId, req.signal, () => autoNeeds(maxContextWindow(ctx.cfg), req.signal)) : undefined;
+  const plan = planModels(ctx.cfg, surface, requested, principal, needs);
+  if (prepared.noFallback) plan.models.length = 1;
+  ctx.routeReason = plan.reason;
+  ctx.model = plan.models[0];
+
+  const calls = new CallCache(client, ctx, prepared);
+  const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
+  // The first attempt's translation happens before admission: a parameter the upstream cannot
+  // carry (or a body it would grow past the cap) is the client's 400, with nothing admitted or sent.
+  const firstTranslator = translatorFor(prepared, plan.models[0], first);
+  if (firstTranslator) calls.get(plan.models[0], firstTranslator);
+  return { prepared, plan, first, calls, translated: firstTranslator !== undefined };
 }
 
 /** The translator of the first of `channels` that can serve `model` for this request. */
@@ -211,7 +229,9 @@ class CallCache {
     if (first && first.model === model && first.translator === translator) return first;
     if (this.more) for (const c of this.more) if (c.model === model && c.translator === translator) return c;
     const info = first?.model === model ? first.info : this.infoFor(model);
-    const call: TranslatedCall = { model, translator, info, upstream: translator.request(this.client, info) };
+    const upstream = translator.request(this.client, info);
+    checkUpstreamSize(upstream.body, this.ctx.cfg.limits.max_body_bytes, this.client, this.prepared);
+    const call: TranslatedCall = { model, translator, info, upstream };
     if (!first) this.first = call;
     else (this.more ??= []).push(call);
     return call;
@@ -222,6 +242,35 @@ class CallCache {
     const ctx = this.ctx;
     return { model, stream: this.prepared.stream, requestId: ctx.requestId, created: Math.floor(ctx.startedAt / 1000) };
   }
+}
+
+/**
+ * No translation sends more than a client may: an upstream body over the body cap (a schema
+ * inlined, a stored conversation prepended, content parts rewritten) is the client's 400, naming
+ * the field that grew it, before anything is admitted or sent. Bodies forwarded as they came
+ * are within the cap already; a string under a third of it is too, whatever its characters.
+ */
+function checkUpstreamSize(body: string | Buffer, maxBytes: number, client: ClientRequest, prepared: PreparedRequest): void {
+  if (body === client.body.raw) return;
+  const bytes = typeof body === 'string' ? (body.length * 3 <= maxBytes ? 0 : Buffer.byteLength(body)) : body.length;
+  if (bytes <= maxBytes) return;
+  const field = prepared.grownBy ?? largestField(client.body.json);
+  throw new GatewayError(
+    'invalid_request',
+    `The request is too large once translated for this model's upstream: ${bytes} bytes, over the ${maxBytes}-byte limit. \`${field}\` makes most of it.`,
+    { param: field },
+  );
+}
+
+/** The top-level field of the client's body with the longest JSON. */
+function largestField(json: Record<string, unknown>): string {
+  let best = 'messages';
+  let size = -1;
+  for (const [k, v] of Object.entries(json)) {
+    const n = JSON.stringify(v)?.length ?? 0;
+    if (n > size) [best, size] = [k, n];
+  }
+  return best;
 }
 
 // The headers of an upstream call: the JSON content type, the protocol's own (from the translator)

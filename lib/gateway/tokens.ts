@@ -14,7 +14,11 @@ import { singleton } from '@/lib/singleton';
 //   estimate, as every count here);
 // - long texts are encoded slice by slice, yielding to the event loop every SLICE_BUDGET_MS, so
 //   other requests and /healthz are not held up while a 4 MiB prompt is counted;
-// - callers that only need to know whether a count exceeds a limit stop there.
+// - callers that only need to know whether a count exceeds a limit stop there;
+// - one count encodes at most MAX_EXACT_CHARS (a few tens of milliseconds of CPU); text past it
+//   is estimated at promptTokenBound of its bytes, the bound the balance reservation uses, which
+//   is above the real count for any ordinary text (an estimate errs high, never low);
+// - a count made for a client that has left (its signal) stops at the next slice.
 // A worker thread would also free the loop, but the quadratic cost would remain (CPU for minutes
 // per request) and the bundled server would need a separate worker entry point.
 
@@ -34,12 +38,33 @@ const SLICE_CHARS = 1024;
 /** Longest the event loop is held by counting before it yields. */
 const SLICE_BUDGET_MS = 4;
 
+/**
+ * Characters one count encodes exactly (~80 ms of CPU at worst on this encoder); the rest of a
+ * longer text is estimated from its bytes.
+ */
+export const MAX_EXACT_CHARS = 256 * 1024;
+
 /** Shared across the texts of one count: the running total, the limit and the time slice. */
 interface Counter {
   enc: Tiktoken;
   total: number;
   limit: number;
   sliceStart: number;
+  /** Characters still to be encoded exactly. */
+  exact: number;
+  signal?: CountSignal;
+}
+
+/** What a count reads of its client's signal. */
+export interface CountSignal {
+  readonly aborted: boolean;
+}
+
+/** Thrown into a count whose client has left: nothing will use its answer. */
+export class CountAborted extends Error {
+  constructor() {
+    super('token count abandoned: the client has gone');
+  }
 }
 
 /** A cut at or before `at` that does not split a surrogate pair. */
@@ -53,6 +78,7 @@ async function encodeSlice(counter: Counter, slice: string, yieldOnly = false): 
   if (slice) counter.total += counter.enc.encode(slice, [], []).length;
   if (performance.now() - counter.sliceStart > SLICE_BUDGET_MS) {
     await yieldToLoop();
+    if (counter.signal?.aborted) throw new CountAborted();
     counter.sliceStart = performance.now();
   }
 }
@@ -94,13 +120,36 @@ async function addRun(counter: Counter, run: string): Promise<void> {
   counter.total += Math.ceil((tokens / chars) * run.length);
 }
 
-/** Whitespace as the pre-tokenizer splits on it (ASCII, NBSP, the Unicode spaces, ideographic). */
-function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029;
+/**
+ * Whitespace exactly as the pre-tokenizer splits on it: its pattern's `\s` under the `u` flag
+ * (js-tiktoken compiles it with "ug"), read off the same class once for every UTF-16 unit. A
+ * character the pre-tokenizer takes as space but this split did not (U+202F, U+FEFF once) joined
+ * every slice into one piece, and the merge went quadratic. `\s` has no astral characters, and a
+ * surrogate half is never space.
+ */
+const SPACE = (() => {
+  const table = new Uint8Array(0x10000);
+  const space = /\s/u;
+  for (let c = 0; c < 0x10000; c++) if (space.test(String.fromCharCode(c))) table[c] = 1;
+  return table;
+})();
+
+export function isSpace(c: number): boolean {
+  return SPACE[c] === 1;
 }
 
 async function add(counter: Counter, text: string): Promise<void> {
   if (!text) return;
+  if (text.length > counter.exact) {
+    // Past the exact budget: the head is counted, the rest estimated high from its bytes.
+    const head = counter.exact > 0 ? cutAt(text, counter.exact) : 0;
+    const rest = text.slice(head);
+    if (head > 0) await add(counter, text.slice(0, head));
+    counter.exact = 0;
+    counter.total += promptTokenBound(Buffer.byteLength(rest));
+    return;
+  }
+  counter.exact -= text.length;
   if (text.length <= MAX_PIECE) {
     counter.total += counter.enc.encode(text, [], []).length;
     return;
@@ -128,15 +177,25 @@ async function add(counter: Counter, text: string): Promise<void> {
   if (counter.total <= counter.limit) await encodePlain(counter, text.slice(from));
 }
 
-async function counter(limit: number): Promise<Counter> {
-  return { enc: await encoder(), total: 0, limit, sliceStart: performance.now() };
+async function counter(limit: number, signal: CountSignal | undefined): Promise<Counter> {
+  return { enc: await encoder(), total: 0, limit, sliceStart: performance.now(), exact: MAX_EXACT_CHARS, signal };
 }
 
-/** Tokens of `text`; with a limit, counting stops once past it (the answer is then > limit). */
-export async function countTokens(text: string, limit = Infinity): Promise<number> {
+/**
+ * Tokens of `text`; with a limit, counting stops once past it (the answer is then > limit). With
+ * a signal, an abort stops the count (CountAborted) at its next yield.
+ */
+export async function countTokens(text: string, limit = Infinity, signal?: CountSignal): Promise<number> {
   if (!text) return 0;
-  const c = await counter(limit);
+  const c = await counter(limit, signal);
   await add(c, text);
+  return c.total;
+}
+
+/** Tokens of several texts, counted as one (one exact budget for them all). */
+export async function countTextsTokens(texts: string[]): Promise<number> {
+  const c = await counter(Infinity, undefined);
+  for (const t of texts) await add(c, t);
   return c.total;
 }
 
@@ -144,9 +203,9 @@ export async function countTokens(text: string, limit = Infinity): Promise<numbe
  * Text of OpenAI-style messages (string or content-part arrays) plus the per-message overhead;
  * with a limit, counting stops once past it.
  */
-export async function countMessageTokens(messages: unknown, limit = Infinity): Promise<number> {
+export async function countMessageTokens(messages: unknown, limit = Infinity, signal?: CountSignal): Promise<number> {
   if (!Array.isArray(messages)) return 0;
-  const c = await counter(limit);
+  const c = await counter(limit, signal);
   c.total = 3;
   for (const m of messages) {
     if (c.total > limit) break;

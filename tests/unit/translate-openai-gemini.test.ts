@@ -337,6 +337,37 @@ describe('JSON Schema -> Gemini Schema', () => {
     };
     expect(JSON.stringify(geminiSchema(tree)).length).toBeLessThan(2000);
   });
+
+  // Issue 37: a self-referencing definition fanned out ten ways inlined to 10^8 nodes (110 s of
+  // CPU, then out of memory). Translation now stops at its budget: a 400 naming the field, in
+  // milliseconds of CPU (the bound is generous so that it holds on a loaded machine).
+  const fanOut = (n: number) => ({
+    $defs: { a: { type: 'object', properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { $ref: '#/$defs/a' }])) } },
+    properties: { root: { $ref: '#/$defs/a' } },
+  });
+
+  it.each([10, 6])('refuses a $defs fan-out of %i as over the budget, within a CPU-time budget', (n) => {
+    for (const json of [
+      { messages: hi, tools: [weather, { type: 'function', function: { name: 'walk', parameters: fanOut(n) } }] },
+      { messages: hi, response_format: { type: 'json_schema', json_schema: { name: 'x', schema: fanOut(n) } } },
+    ]) {
+      const cpu = process.cpuUsage();
+      const err = refusal(json);
+      const used = process.cpuUsage(cpu);
+      expect(err.status).toBe(400);
+      expect(err.param).toBe(json.tools ? 'tools[1].function.parameters' : 'response_format.json_schema.schema');
+      expect(err.message).toContain('too large');
+      expect((used.user + used.system) / 1000).toBeLessThan(200);
+    }
+  });
+
+  it('shares the budget across the schemas of one request, and keeps a malformed reference from throwing', () => {
+    const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`f${i}`, { type: 'string' }])) };
+    const tool = (i: number) => ({ type: 'function', function: { name: `t${i}`, parameters: wide } });
+    expect(upstream({ messages: hi, tools: [tool(0), tool(1)] }).tools[0].functionDeclarations).toHaveLength(2);
+    expect(refusal({ messages: hi, tools: [0, 1, 2, 3, 4].map(tool) }).param).toBe('tools[3].function.parameters');
+    expect(geminiSchema({ properties: { x: { $ref: '#/$defs/%E0' } } })).toEqual({ properties: { x: { type: 'object' } } });
+  });
 });
 
 describe('OpenAI chat -> Gemini: whole replies', () => {

@@ -132,14 +132,15 @@ describe('Responses -> Chat Completions: request', () => {
     expect(plan.chat.response_format).toEqual({ type: 'json_object' });
   });
 
-  it('puts the stored conversation of previous_response_id before the new input, after the instructions', () => {
+  it('puts the stored conversation of previous_response_id before the new input, after the instructions; the turn stores its own input only', () => {
     const history = [
       { role: 'user', content: 'My name is Ada.' },
       { role: 'assistant', content: 'Hello Ada.' },
     ];
     const { plan } = turnFor({ model: 'm', input: 'What is my name?', instructions: 'Be kind.' }, history);
     expect(plan.chat.messages).toEqual([{ role: 'system', content: 'Be kind.' }, ...history, { role: 'user', content: 'What is my name?' }]);
-    expect(plan.conversation).toEqual([...history, { role: 'user', content: 'What is my name?' }]);
+    // Earlier turns are stored with their own responses (issue 37: a chain stored them again per link).
+    expect(plan.conversation).toEqual([{ role: 'user', content: 'What is my name?' }]);
   });
 
   it.each(['web_search', 'web_search_preview', 'file_search', 'computer_use_preview', 'mcp', 'code_interpreter', 'image_generation'])(

@@ -3,7 +3,7 @@
 import type { PreparedRequest, SurfaceSpec } from '@/lib/gateway/pipeline';
 import type { RequestNeeds } from '@/lib/gateway/router';
 import { optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
-import { countMessageTokens, countTokens, textOf } from '@/lib/gateway/tokens';
+import { countMessageTokens, countTokens, textOf, type CountSignal } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import type { Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import { anthropicCountTokens } from '@/lib/gateway/translate/anthropic-anthropic';
@@ -23,9 +23,9 @@ function requireMessages(body: JsonObject): void {
 }
 
 /** Our count of the prompt (system and messages); with a limit, counting stops once past it. */
-async function estimatePrompt(body: JsonObject, limit = Infinity): Promise<number> {
-  const system = body.system ? await countTokens(textOf(body.system), limit) : 0;
-  return system > limit ? system : system + (await countMessageTokens(body.messages, limit - system));
+async function estimatePrompt(body: JsonObject, limit = Infinity, signal?: CountSignal): Promise<number> {
+  const system = body.system ? await countTokens(textOf(body.system), limit, signal) : 0;
+  return system > limit ? system : system + (await countMessageTokens(body.messages, limit - system, signal));
 }
 
 /** A valid Messages request, as the pipeline reads it; its hooks are methods, so that a request makes one object. */
@@ -39,11 +39,11 @@ class MessagesRequest implements PreparedRequest {
     readonly maxOutputTokens: number,
   ) {}
 
-  async autoNeeds(limit: number): Promise<RequestNeeds> {
+  async autoNeeds(limit: number, signal: CountSignal): Promise<RequestNeeds> {
     return {
       tools: Array.isArray(this.body.tools) && this.body.tools.length > 0,
       json: false,
-      promptTokens: await estimatePrompt(this.body, limit),
+      promptTokens: await estimatePrompt(this.body, limit, signal),
       maxOutputTokens: this.maxOutputTokens,
     };
   }

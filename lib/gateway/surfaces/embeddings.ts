@@ -3,7 +3,7 @@ import type { ModelInfo } from '@/lib/config';
 import { usageCount } from '@/lib/billing/cost';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
 import { invalidField, optionalInt, upstreamBody, type JsonObject } from '@/lib/gateway/body';
-import { countTokens } from '@/lib/gateway/tokens';
+import { countTextsTokens } from '@/lib/gateway/tokens';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 import { serviceMember } from '@/lib/gateway/translate/openai-client';
@@ -102,7 +102,7 @@ export const embeddingsSurface: SurfaceSpec = {
       choices: 1,
       billed: true,
       noFallback: true,
-      estimatePrompt: async () => (await Promise.all(texts.map((t) => countTokens(t)))).reduce((a, b) => a + b, 0),
+      estimatePrompt: () => countTextsTokens(texts),
       translator: (protocol) => (protocol === 'openai' ? translator : undefined),
     };
   },

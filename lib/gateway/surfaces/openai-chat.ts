@@ -2,7 +2,7 @@
 import type { PreparedRequest, SurfaceSpec } from '@/lib/gateway/pipeline';
 import type { RequestNeeds } from '@/lib/gateway/router';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
-import { countMessageTokens } from '@/lib/gateway/tokens';
+import { countMessageTokens, type CountSignal } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import type { Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 
@@ -63,12 +63,12 @@ class ChatRequest implements PreparedRequest {
     private readonly task: string | undefined,
   ) {}
 
-  async autoNeeds(limit: number): Promise<RequestNeeds> {
+  async autoNeeds(limit: number, signal: CountSignal): Promise<RequestNeeds> {
     return {
       tools: Array.isArray(this.body.tools) && this.body.tools.length > 0,
       json: this.jsonMode,
       // Counted only as far as the largest context window: past it no model fits anyway.
-      promptTokens: await countMessageTokens(this.body.messages, limit),
+      promptTokens: await countMessageTokens(this.body.messages, limit, signal),
       maxOutputTokens: this.maxOutputTokens,
       task: this.task,
     };

@@ -8,7 +8,8 @@ import { checkDenied, countRefused } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
-import { deleteResponse, loadResponse, saveResponse } from '@/lib/gateway/responses-store';
+import { deleteResponse, findItem, loadHistory, loadResponse, saveResponse, walkConversation, type StoredHistory } from '@/lib/gateway/responses-store';
+import { preAdmission } from '@/lib/gateway/account-gate';
 import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { isObject } from '@/lib/gateway/translate/openai-client';
@@ -73,14 +74,24 @@ function responseOfItem(itemId: string): string | undefined {
   return base && `resp_${base}`;
 }
 
+/** Item references one request may make (each is a read of the store). */
+const MAX_ITEM_REFERENCES = 256;
+
 /**
  * Input items given by reference (`{type: "item_reference", id}`: the Vercel AI SDK sends earlier
- * assistant messages so when responses are stored) replaced by the stored items. Only a request
- * that has such items reads the store.
+ * assistant messages so when responses are stored) replaced by the stored items of the caller's
+ * own responses. An id the caller's store does not hold is a 404 naming it, as OpenAI answers: it
+ * never goes to a native upstream, whose store all tenants share. Only a request that has such
+ * items reads the store.
  */
+function hasItemReferences(input: unknown): input is unknown[] {
+  return Array.isArray(input) && input.some((item) => isObject(item) && item.type === 'item_reference');
+}
+
 async function resolveItemReferences(userId: string, input: unknown): Promise<unknown> {
-  if (!Array.isArray(input) || !input.some((item) => isObject(item) && item.type === 'item_reference')) return input;
-  const outputs = new Map<string, JsonObject[]>();
+  if (!hasItemReferences(input)) return input;
+  const references = input.filter((item) => isObject(item) && item.type === 'item_reference').length;
+  if (references > MAX_ITEM_REFERENCES) throw invalidField('input', `"input" may hold at most ${MAX_ITEM_REFERENCES} item references.`);
   const resolved: unknown[] = [];
   for (const [i, item] of input.entries()) {
     if (!isObject(item) || item.type !== 'item_reference') {
@@ -88,27 +99,11 @@ async function resolveItemReferences(userId: string, input: unknown): Promise<un
       continue;
     }
     const id = typeof item.id === 'string' ? item.id : '';
-    const responseId = responseOfItem(id);
-    let output = responseId ? outputs.get(responseId) : undefined;
-    if (responseId && !output) {
-      const row = await loadResponse(userId, responseId);
-      output = row ? outputOf(row.response) : [];
-      outputs.set(responseId, output);
-    }
-    const found = output?.find((o) => o.id === id);
+    const found = id ? await findItem(userId, id, responseOfItem) : null;
     if (!found) throw new GatewayError('not_found', `Item with id '${id}' not found.`, { param: `input[${i}].id` });
     resolved.push(found);
   }
   return resolved;
-}
-
-function outputOf(responseText: string): JsonObject[] {
-  try {
-    const output = (JSON.parse(responseText) as JsonObject).output;
-    return Array.isArray(output) ? output.filter(isObject) : [];
-  } catch {
-    return [];
-  }
 }
 
 export const responsesSurface: SurfaceSpec = {
@@ -117,29 +112,31 @@ export const responsesSurface: SurfaceSpec = {
   kind: 'chat',
   modelsPath: '/v1/models',
   maxReplyBytes: 32 * 1024 * 1024,
-  async validate(req, cfg, principal) {
+  async validate(req, cfg, principal, _bodyBytes, signal) {
     const body = req.body.json;
     validateFields(body);
     const maxOutputTokens = optionalInt(body, 'max_output_tokens', 1);
     const stream = optionalBoolean(body, 'stream') === true;
     const store = body.store !== false;
-    // Only a request that continues a conversation reads the store.
-    let history: JsonObject[] = [];
-    let usesStore = false;
-    if (typeof body.previous_response_id === 'string') {
-      const previous = await loadResponse(principal.userId, body.previous_response_id);
-      if (!previous) throw responseNotFound(body.previous_response_id, 'previous_response_id');
-      history = previous.conversation;
-      usesStore = true;
-    }
-    // What the chat translation cannot carry (a built-in tool, an item only OpenAI's service knows,
-    // a reference to an item the upstream stored) only a native Responses channel can serve.
+    // Only a request that continues a conversation (or references items) reads the store: after
+    // the key's checks, in one of the account's turns (account-gate.ts), bounded by the body cap.
+    const previousId = body.previous_response_id;
+    const { history, input } =
+      typeof previousId === 'string' || hasItemReferences(body.input)
+        ? await preAdmission(principal.userId, signal, async () => {
+            const found = typeof previousId === 'string' ? await loadHistory(principal.userId, previousId, cfg.limits.max_body_bytes) : null;
+            if (typeof previousId === 'string' && !found) throw responseNotFound(previousId, 'previous_response_id');
+            return { history: found, input: await resolveItemReferences(principal.userId, body.input) };
+          })
+        : { history: null as StoredHistory | null, input: body.input as unknown };
+    let usesStore = history !== null;
+    if (input !== body.input) usesStore = true;
+    // What the chat translation cannot carry (a built-in tool, an item only OpenAI's service knows)
+    // only a native Responses channel can serve.
     let untranslatable: GatewayError | undefined;
     let plan: ChatPlan | undefined;
     try {
-      const input = await resolveItemReferences(principal.userId, body.input);
-      if (input !== body.input) usesStore = true;
-      plan = chatPlanOf(input === body.input ? body : { ...body, input }, history);
+      plan = chatPlanOf(input === body.input ? body : { ...body, input }, history?.messages ?? []);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       untranslatable = err;
@@ -179,12 +176,13 @@ export const responsesSurface: SurfaceSpec = {
       maxOutputTokens,
       // Reserved for the whole conversation, the stored turns included.
       promptBytes: plan ? turn.chat.body.raw.length : undefined,
+      grownBy: history ? 'previous_response_id' : undefined,
       choices: 1,
       billed: true,
-      autoNeeds: async (limit) => ({
+      autoNeeds: async (limit, signal) => ({
         tools: Array.isArray(body.tools) && body.tools.length > 0,
         json: (plan?.chat.response_format as JsonObject | undefined)?.type === 'json_object',
-        promptTokens: messages ? await countMessageTokens(messages, limit) : await countTokens(req.body.text, limit),
+        promptTokens: messages ? await countMessageTokens(messages, limit, signal) : await countTokens(req.body.text, limit, signal),
         maxOutputTokens,
       }),
       estimatePrompt: () => (messages ? countMessageTokens(messages) : countTokens(req.body.text)),
@@ -203,7 +201,11 @@ export const responsesSurface: SurfaceSpec = {
       beforeEnd: async (model) => {
         if (!store || !finished) return;
         try {
-          await saveResponse(principal.userId, model.name, finished, cfg.responsesRetentionDays);
+          await saveResponse(principal.userId, model.name, finished, history, {
+            retentionDays: cfg.responsesRetentionDays,
+            maxBytes: cfg.limits.max_body_bytes,
+            quota: cfg.responsesQuota,
+          });
         } catch (err) {
           log('error', 'storing a response failed', { responseId: finished.id, ...errorFields(err) });
         }
@@ -213,11 +215,13 @@ export const responsesSurface: SurfaceSpec = {
 };
 
 /**
- * The caller of GET/DELETE: these requests admit nothing, so the deny markers are read here; each
- * reads the database, so each counts against the account's request rate (the chat endpoint's).
+ * The caller of GET/DELETE: its key checked as on every /v1 route (expiry, address ranges); these
+ * requests admit nothing, so the deny markers are read here; each reads the database, so each
+ * counts against the account's request rate (the chat endpoint's).
  */
 async function caller(ctx: RequestContext, req: GatewayRequest) {
   const principal = await authenticate(req.headers);
+  ctx.checkKey(principal, req);
   await checkDenied(principal);
   const limited = await countRefused(principal, ctx.cfg, 'chat', ctx.requestId);
   if (limited) throw limited;
@@ -234,23 +238,31 @@ function idOf(req: GatewayRequest): string {
   }
 }
 
-/** GET /v1/responses/{id}: a stored response of the caller's account. */
-export async function getResponse(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+/** A read of the store in one of the caller's turns (account-gate.ts): no account reads it without bound. */
+async function asCaller(ctx: RequestContext, req: GatewayRequest, work: (userId: string) => Promise<void>): Promise<void> {
   const principal = await caller(ctx, req);
-  const id = idOf(req);
-  const row = await loadResponse(principal.userId, id);
-  if (!row) throw responseNotFound(id);
-  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
-  sink.end(row.response);
+  await preAdmission(principal.userId, req.signal, () => work(principal.userId));
 }
 
-/** DELETE /v1/responses/{id}. */
+/** GET /v1/responses/{id}: a stored response of the caller's account. */
+export async function getResponse(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  await asCaller(ctx, req, async (userId) => {
+    const id = idOf(req);
+    const row = await loadResponse(userId, id);
+    if (!row) throw responseNotFound(id);
+    sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+    sink.end(row.response);
+  });
+}
+
+/** DELETE /v1/responses/{id}. Later turns that continued it can no longer be continued (404 naming it). */
 export async function removeResponse(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const principal = await caller(ctx, req);
-  const id = idOf(req);
-  if (!(await deleteResponse(principal.userId, id))) throw responseNotFound(id);
-  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
-  sink.end(JSON.stringify({ id, object: 'response', deleted: true }));
+  await asCaller(ctx, req, async (userId) => {
+    const id = idOf(req);
+    if (!(await deleteResponse(userId, id))) throw responseNotFound(id);
+    sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+    sink.end(JSON.stringify({ id, object: 'response', deleted: true }));
+  });
 }
 
 /** A stored chat message as the Responses input items it was given as (ids minted from its position). */
@@ -309,20 +321,27 @@ export async function listInputItems(ctx: RequestContext, req: GatewayRequest, s
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidField('limit', '"limit" must be an integer from 1 to 100.');
   const order = q.get('order') ?? 'desc';
   if (order !== 'asc' && order !== 'desc') throw invalidField('order', '"order" must be "asc" or "desc".');
-  const row = await loadResponse(principal.userId, id);
-  if (!row) throw responseNotFound(id);
-  // The stored conversation ends with this response's reply: everything before it was its input.
-  const conversation = row.conversation.at(-1)?.role === 'assistant' ? row.conversation.slice(0, -1) : row.conversation;
-  const base = id.replace(/^resp_/, '');
-  let items = conversation.flatMap((m, i) => inputItemsOf(m, `in${i}_${base}`));
-  if (order === 'desc') items = items.reverse();
   const after = q.get('after');
-  if (after !== null) {
-    const at = items.findIndex((item) => item.id === after);
-    if (at < 0) throw invalidField('after', `"after": no input item with id '${after}' in this response.`);
-    items = items.slice(at + 1);
-  }
-  const page = items.slice(0, limit);
+  // Turn by turn (one stored row at a time), until the page and one more item are found.
+  const page: JsonObject[] = [];
+  let past = after === null;
+  const known = await preAdmission(principal.userId, req.signal, () =>
+    walkConversation(principal.userId, id, order, (messages, turnId) => {
+      // This response's own turn ends with its reply: everything before it was its input.
+      const input = turnId === id && messages.at(-1)?.role === 'assistant' ? messages.slice(0, -1) : messages;
+      const base = turnId.replace(/^resp_/, '');
+      const items = input.flatMap((m, i) => inputItemsOf(m, `in${i}_${base}`));
+      if (order === 'desc') items.reverse();
+      for (const item of items) {
+        if (!past) past = item.id === after;
+        else if (page.push(item) > limit) return false;
+      }
+      return true;
+    }),
+  );
+  if (!known) throw responseNotFound(id);
+  if (!past) throw invalidField('after', `"after": no input item with id '${after}' in this response.`);
+  const data = page.slice(0, limit);
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
-  sink.end(JSON.stringify({ object: 'list', data: page, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: items.length > limit }));
+  sink.end(JSON.stringify({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.length > limit }));
 }

@@ -4,7 +4,7 @@
 import { geminiUsage, mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
 import type { ModelInfo } from '@/lib/config';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
-import { geminiSchema } from '@/lib/gateway/translate/gemini-schema';
+import { geminiSchema, schemaBudget } from '@/lib/gateway/translate/gemini-schema';
 import {
   ChunkWriter,
   contentParts,
@@ -166,11 +166,13 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
   if (system.length > 0) out.systemInstruction = { parts: system };
 
   const tools = functionTools(body, model);
+  // One budget for all the request's schemas (gemini-schema.ts): their inlined size is bounded together.
+  const budget = schemaBudget();
   if (tools.length > 0) {
     out.tools = [
       {
-        functionDeclarations: tools.map((t) => {
-          const parameters = t.parameters ? geminiSchema(t.parameters) : undefined;
+        functionDeclarations: tools.map((t, i) => {
+          const parameters = t.parameters ? geminiSchema(t.parameters, `tools[${i}].function.parameters`, budget) : undefined;
           return {
             name: t.name,
             ...(t.description !== undefined ? { description: t.description } : {}),
@@ -199,7 +201,7 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
   const format = responseFormat(body);
   if (format && format.type !== 'text') {
     config.responseMimeType = 'application/json';
-    if (format.type === 'json_schema' && format.schema) config.responseSchema = geminiSchema(format.schema);
+    if (format.type === 'json_schema' && format.schema) config.responseSchema = geminiSchema(format.schema, 'response_format.json_schema.schema', budget);
   }
   const thinking = thinkingConfig(body, maxTokens);
   if (thinking) config.thinkingConfig = thinking;

@@ -178,7 +178,7 @@ export function chatMessagesOf(input: unknown): ChatMessage[] {
 export interface ChatPlan {
   /** The Chat Completions request (`model` is set per attempt by the chat translator). */
   chat: JsonObject;
-  /** The conversation through this turn's input (history + input, without `instructions`): stored with the reply. */
+  /** This turn's input as chat messages (without `instructions` or the history): stored with the reply. */
   conversation: ChatMessage[];
 }
 
@@ -187,14 +187,13 @@ export interface ChatPlan {
  * `previous_response_id` (its instructions are not carried over, as on OpenAI).
  */
 export function chatPlanOf(body: JsonObject, history: ChatMessage[] = []): ChatPlan {
-  const input = chatMessagesOf(body.input);
-  const conversation = [...history, ...input];
+  const conversation = chatMessagesOf(body.input);
   const messages: ChatMessage[] = [];
   if (body.instructions !== undefined && body.instructions !== null) {
     if (typeof body.instructions !== 'string') throw invalidParam('instructions', '`instructions` must be a string.');
     if (body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
   }
-  messages.push(...conversation);
+  messages.push(...history, ...conversation);
   if (messages.length === 0) throw invalidParam('input', '`input` must not be empty.');
   const chat: JsonObject = { model: body.model, messages };
   const tools = chatTools(body.tools);
@@ -322,8 +321,10 @@ export interface FinishedResponse {
   id: string;
   /** The Response object's JSON text, as sent. */
   text: string;
-  /** The conversation through this turn's reply (chat messages). */
+  /** This turn's messages: its input and its reply (chat messages); earlier turns are stored with theirs. */
   conversation: ChatMessage[];
+  /** Output item ids the upstream named (a natively served response): found by item_reference. */
+  itemIds?: string[];
 }
 
 /** Per-request facts the Responses translators share. */
@@ -612,9 +613,29 @@ export class ResponsesEventWriter {
 // The translator
 
 /** The Responses translator for a channel protocol: `inner` is the OpenAI-chat translator for it. */
+/**
+ * A chat translator's refusal, naming the Responses request's field: the chat body was built from
+ * it (tools one for one, `text.format` as `response_format`), so its field names are the client's.
+ */
+function responsesRefusal(err: unknown): unknown {
+  if (!(err instanceof GatewayError) || !err.param) return err;
+  const param = err.param
+    .replace(/^tools\[(\d+)\]\.function\./, 'tools[$1].')
+    .replace(/^response_format\.json_schema\./, 'text.format.')
+    .replace(/^response_format\b/, 'text.format');
+  if (param === err.param) return err;
+  return new GatewayError(err.code, err.message.split(err.param).join(param), { param, status: err.status });
+}
+
 export function responsesTranslator(inner: Translator, rt: ResponsesTurn): Translator {
   return {
-    request: (_req, call) => inner.request(rt.chat, call),
+    request: (_req, call) => {
+      try {
+        return inner.request(rt.chat, call);
+      } catch (err) {
+        throw responsesRefusal(err);
+      }
+    },
 
     response(text, call): TranslatedReply {
       const reply = inner.response(text, call);

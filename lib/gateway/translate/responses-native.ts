@@ -73,6 +73,16 @@ function nativeConversation(rt: ResponsesTurn, response: JsonObject): ChatMessag
   return out;
 }
 
+/** The ids of a Response's output items (at most a few hundred are kept: they index item_reference lookups). */
+function outputIds(response: JsonObject): string[] {
+  const ids: string[] = [];
+  for (const item of Array.isArray(response.output) ? response.output : []) {
+    if (isObject(item) && typeof item.id === 'string' && item.id.length <= 128) ids.push(item.id);
+    if (ids.length >= 256) break;
+  }
+  return ids;
+}
+
 /** The Response object's JSON text with the gateway's `service` member (cost as a bare JSON number) last. */
 function withService(response: JsonObject, settled: Settlement): string {
   const { service: _theirs, ...rest } = response;
@@ -123,7 +133,8 @@ class NativeStream implements StreamTranslator {
     const t = this.terminal;
     if (!t) return '';
     const text = withService(t.response, settled);
-    if (typeof t.response.id === 'string') this.rt.onFinish({ id: t.response.id, text, conversation: nativeConversation(this.rt, t.response) });
+    if (typeof t.response.id === 'string')
+      this.rt.onFinish({ id: t.response.id, text, conversation: nativeConversation(this.rt, t.response), itemIds: outputIds(t.response) });
     return `event: ${t.type}\ndata: {"type":${JSON.stringify(t.type)},"sequence_number":${t.seq},"response":${text}}\n\n`;
   }
 }
@@ -149,7 +160,8 @@ export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
           const end = text.lastIndexOf('}');
           // The upstream's bytes as they came, our `service` member spliced in before the closing brace.
           const body = parsed.service === undefined && end > 0 ? `${text.slice(0, end)},"service":${serviceMember(settled)}}` : withService(parsed, settled);
-          if (typeof parsed.id === 'string') rt.onFinish({ id: parsed.id, text: body, conversation: nativeConversation(rt, parsed) });
+          if (typeof parsed.id === 'string')
+            rt.onFinish({ id: parsed.id, text: body, conversation: nativeConversation(rt, parsed), itemIds: outputIds(parsed) });
           return body;
         },
       };
