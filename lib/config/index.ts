@@ -78,7 +78,7 @@ export interface GatewayConfig {
   rechargeMin: bigint;
   rechargeMax: bigint;
   limits: RawConfig['limits'];
-  circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; probeIntervalMs: number };
+  circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; autoDisableMinAccounts: number; probeIntervalMs: number };
   /** How long a stored response is kept (days). */
   responsesRetentionDays: number;
   tiers: Record<TierName, TierInfo>;
@@ -200,6 +200,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       failures: raw.circuit_breaker.failures,
       cooldownMs: raw.circuit_breaker.cooldown_ms,
       autoDisableAfter: raw.circuit_breaker.auto_disable_after,
+      autoDisableMinAccounts: raw.circuit_breaker.auto_disable_min_accounts,
       probeIntervalMs: raw.circuit_breaker.probe_interval_ms,
     },
     responsesRetentionDays: raw.responses.retention_days,

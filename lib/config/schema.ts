@@ -147,11 +147,17 @@ export const configSchema = z
         cooldown_ms: positiveInt.default(30_000),
         /** Consecutive failures after which a channel is disabled for every instance (unset: never). */
         auto_disable_after: positiveInt.optional(),
+        /**
+         * Distinct accounts whose requests must be among those consecutive failures: a disable acts
+         * for every tenant, so one account's requests (an input the upstream chokes on) cannot cause it.
+         * 1 for a single-tenant gateway.
+         */
+        auto_disable_min_accounts: positiveInt.max(16).default(2),
         /** How often an automatically disabled channel is probed; a passing probe enables it again. */
         probe_interval_ms: positiveInt.default(30_000),
       })
       .strict()
-      .default({ failures: 3, cooldown_ms: 30_000, probe_interval_ms: 30_000 }),
+      .default({ failures: 3, cooldown_ms: 30_000, auto_disable_min_accounts: 2, probe_interval_ms: 30_000 }),
     tiers: z.object({ free: tierSchema, pro: tierSchema, vip: tierSchema, enterprise: tierSchema }).strict(),
     channels: z.array(channelSchema).min(1),
     models: z.array(modelSchema).min(1),

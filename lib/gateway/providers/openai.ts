@@ -8,4 +8,7 @@ export const openaiProvider: Provider = {
   path: (op) => paths[op],
   auth: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   errorMessage: nestedErrorMessage,
+  // The operator's OpenAI account out of quota (429 insufficient_quota) or at its billing limit.
+  keyRefused: (status, body) =>
+    (status === 429 || status === 400 || status === 402) && /"(?:insufficient_quota|billing_hard_limit_reached|billing_not_active)"/.test(body),
 };
