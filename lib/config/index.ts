@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import { env, envSecret } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
 import { parseDecimal, usdToPico } from '@/lib/billing/money';
+import { perCallPrice, type BuiltInTool, type ToolPrices } from '@/lib/billing/tools';
 import { configSchema, upstreamProtocols, type RawConfig, type TierName } from './schema';
 
 export type { TierName } from './schema';
@@ -55,6 +56,8 @@ export interface ModelInfo {
   fallbackModels: string[];
   latencyMs?: number;
   created: number;
+  /** Pico-USD per call of the built-in tools priced for it (lib/billing/tools.ts). */
+  toolPrices: ToolPrices;
 }
 
 export interface TierInfo {
@@ -93,6 +96,13 @@ export class ConfigError extends Error {}
 function perToken(pricePerMillion: string | undefined, fallback: bigint): bigint {
   // pico-USD per token = USD per million * 10^12 / 10^6
   return pricePerMillion === undefined ? fallback : parseDecimal(pricePerMillion, 6);
+}
+
+/** Pico-USD per call from USD per thousand calls (at most 9 decimals: exact). */
+function toolPricesOf(raw: Partial<Record<BuiltInTool, string>>): ToolPrices {
+  const prices: ToolPrices = {};
+  for (const [tool, usd] of Object.entries(raw) as [BuiltInTool, string][]) prices[tool] = perCallPrice(usdToPico(usd));
+  return prices;
 }
 
 function parseFile(file: string): unknown {
@@ -147,6 +157,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       fallbackModels: m.fallback_models,
       latencyMs: m.latency_ms,
       created,
+      toolPrices: toolPricesOf({ ...raw.tool_prices_usd_per_thousand_calls, ...m.tool_prices_usd_per_thousand_calls }),
     });
   }
   const channels: ChannelInfo[] = raw.channels.map((c, i) => {

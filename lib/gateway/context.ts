@@ -5,6 +5,7 @@ import { anthropicErrorBody, errorHeaders, GatewayError, openaiErrorBody, toGate
 import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
 import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
 import { enqueueLog, logQueueFull, storableText } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
@@ -74,9 +75,18 @@ export interface BillingNote {
   completionTokensBilled?: number;
   costUsdPriced?: string;
   costUsdBilled?: string;
-  /** Built-in tool calls billed at their per-call price (name -> calls). */
-  toolCalls?: Record<string, number>;
+  /** Built-in tool calls billed at their per-call price (tool -> calls). */
+  toolCalls?: ToolCalls;
   toolCostUsd?: string;
+  /** The calls the upstream reported, when more than were reserved (and billed). */
+  toolCallsReported?: ToolCalls;
+}
+
+/** The per-call fee of a reply's built-in tool calls (lib/billing/tools.ts). */
+export interface ToolFee {
+  cost: bigint;
+  billed: ToolCalls;
+  reported: ToolCalls;
 }
 
 /** One upstream try: its log record, the per-channel metrics and the circuit breaker, kept together. */
@@ -348,11 +358,16 @@ export class RequestContext {
    * request log (`billing`). The cost of prompt tokens the body's size does not bound (media fetched
    * by URL) is, by the same rule, at most the reservation.
    */
-  settleCost(usage: Usage, maxCompletion?: number): bigint {
+  settleCost(usage: Usage, maxCompletion?: number, tools?: ToolFee): bigint {
     const reported = usage.completionTokens;
     if (maxCompletion !== undefined && reported > maxCompletion) usage = { ...usage, completionTokens: maxCompletion };
     this.usage = usage;
-    const priced = this.model ? costOf(this.model, usage) : 0n;
+    let priced = this.model ? costOf(this.model, usage) : 0n;
+    if (tools && Object.keys(tools.reported).length > 0) {
+      priced += tools.cost;
+      this.noteBilling({ toolCalls: tools.billed, toolCostUsd: formatPico(tools.cost) });
+      if (BUILT_IN_TOOLS.some((t) => (tools.reported[t] ?? 0) > (tools.billed[t] ?? 0))) this.noteBilling({ toolCallsReported: tools.reported });
+    }
     const cost = this.reserved !== null && priced > this.reserved ? this.reserved : priced;
     if (this.model && (reported !== usage.completionTokens || cost !== priced)) {
       inc('gateway_usage_capped_total', { model: this.model.name });

@@ -12,7 +12,9 @@ import { providers, type Operation, type Provider } from '@/lib/gateway/provider
 import { classify, readUpstreamBody, redactUpstreamText, UpstreamFailure, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
 import { SseEventReader } from '@/lib/gateway/sse';
-import type { Attempt, RequestContext } from '@/lib/gateway/context';
+import type { Attempt, RequestContext, ToolFee } from '@/lib/gateway/context';
+import { allowedCalls, pricedFor, toolReservation, unpricedTool, type BuiltInToolUse } from '@/lib/gateway/builtin-tools';
+import { toolFee, type ToolCalls } from '@/lib/billing/tools';
 import type {
   CallInfo,
   ClientRequest,
@@ -57,6 +59,8 @@ export interface PreparedRequest {
   autoNeeds?: (countLimit: number) => Promise<RequestNeeds>;
   /** The largest upstream reply read whole for `model`, when this request bounds it below the surface's `maxReplyBytes`. */
   maxReplyBytes?(model: ModelInfo): number;
+  /** Built-in tools its upstream bills per call (web search, code execution, …): priced, reserved and billed. */
+  builtInTools?: BuiltInToolUse[];
   /** Our count of the prompt, for a reply whose upstream reported no usage. */
   estimatePrompt(): Promise<number>;
   /**
@@ -101,6 +105,14 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   const needs = requested === AUTO_MODEL && prepared.autoNeeds ? await prepared.autoNeeds(maxContextWindow(ctx.cfg)) : undefined;
   const plan = planModels(ctx.cfg, surface, requested, principal, needs);
   if (prepared.noFallback) plan.models.length = 1;
+  const tools = prepared.builtInTools;
+  if (tools?.length) {
+    // A tool the operator has no price for is never served (its fee would be the operator's):
+    // refused for the model asked for, skipped among its fallbacks.
+    const refusal = unpricedTool(plan.models[0], tools);
+    if (refusal) throw refusal;
+    plan.models = plan.models.filter((m) => pricedFor(m, tools));
+  }
   ctx.routeReason = plan.reason;
   ctx.model = plan.models[0];
 
@@ -188,7 +200,8 @@ function reservation(models: ModelInfo[], prepared: PreparedRequest, bodyBytes: 
   const promptBound = promptTokenBound(bodyBytes);
   let reserve = 0n;
   for (const m of models) {
-    const c = maxCostOf(m, promptBound, outputTokensOf(m, prepared));
+    let c = maxCostOf(m, promptBound, outputTokensOf(m, prepared));
+    if (prepared.builtInTools) c += toolReservation(m, prepared.builtInTools);
     if (c > reserve) reserve = c;
   }
   return reserve;
@@ -340,9 +353,18 @@ class ClientWatch {
   }
 }
 
-/** What was generated, read only when tokens must be counted (a reply or stream translator, lazily). */
+/** What was generated, read only when tokens must be counted (a reply or stream translator, lazily), and the built-in tool calls made. */
 interface Generated {
   readonly completion: string;
+  readonly toolCalls?: ToolCalls;
+}
+
+/** The fee of the built-in tool calls the reply reports, at most the calls reserved; none when the request asked for none. */
+function toolFeeOf(ctx: RequestContext, prepared: PreparedRequest, generated: Generated): ToolFee | undefined {
+  const tools = prepared.builtInTools;
+  if (!tools?.length || !generated.toolCalls || !ctx.model) return undefined;
+  const fee = toolFee(ctx.model.toolPrices, generated.toolCalls, allowedCalls(tools));
+  return { ...fee, reported: generated.toolCalls };
 }
 
 const NOTHING_GENERATED: Generated = { completion: '' };
@@ -354,7 +376,7 @@ const NOTHING_GENERATED: Generated = { completion: '' };
  */
 function settle(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): number | Promise<number> {
   if (!prepared.billed) return 0;
-  if (!reported || !reported.completionFinal) return settleCounted(ctx, prepared, reported, generated.completion);
+  if (!reported || !reported.completionFinal) return settleCounted(ctx, prepared, reported, generated);
   ctx.settleCost(
     {
       promptTokens: reported.promptTokens,
@@ -364,11 +386,13 @@ function settle(ctx: RequestContext, prepared: PreparedRequest, reported: Upstre
       estimated: false,
     },
     outputTokensOf(ctx.model!, prepared),
+    toolFeeOf(ctx, prepared, generated),
   );
   return reported.reasoningTokens;
 }
 
-async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, completion: string): Promise<number> {
+async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): Promise<number> {
+  const completion = generated.completion;
   // Counting stops past what can be billed: a hostile upstream's megabytes are not tokenized.
   const maxCompletion = outputTokensOf(ctx.model!, prepared);
   let usage: Usage;
@@ -389,7 +413,7 @@ async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, rep
       usage.estimated = true;
     }
   }
-  ctx.settleCost(usage, maxCompletion);
+  ctx.settleCost(usage, maxCompletion, toolFeeOf(ctx, prepared, generated));
   return reported?.reasoningTokens ?? 0;
 }
 
