@@ -5,14 +5,17 @@ import { singleton } from '@/lib/singleton';
 interface BreakerState {
   failures: number;
   openUntil: number;
+  /** Failures of the streak per account whose requests failed (the first MAX_STREAK_ACCOUNTS accounts). */
+  byAccount: Map<string, number>;
   /**
-   * Distinct accounts whose requests make up the failure streak (the first few): an automatic
-   * disable acts for every tenant, so it needs failures of more than one (lib/channels/overrides.ts).
+   * The streak's failures as an automatic disable counts them: each account's at most
+   * `auto_disable_after / auto_disable_min_accounts`, so that one account's requests (an input the
+   * upstream chokes on, a prompt that times out) can never disable a channel for every tenant.
    */
-  accounts: string[];
+  counted: number;
 }
 
-/** Accounts remembered per streak: enough for any `auto_disable_min_accounts` worth setting. */
+/** Accounts tracked per streak; failures of accounts beyond them count in full (many accounts failing is the channel). */
 const MAX_STREAK_ACCOUNTS = 16;
 
 const breakers = () => singleton('breakers', () => new Map<string, BreakerState>());
@@ -29,17 +32,23 @@ export function recordChannelResult(name: string, ok: boolean, cfg: GatewayConfi
     map.delete(name);
     return;
   }
-  const state = map.get(name) ?? { failures: 0, openUntil: 0, accounts: [] };
+  const state = map.get(name) ?? { failures: 0, openUntil: 0, byAccount: new Map<string, number>(), counted: 0 };
   state.failures++;
-  if (account !== undefined && state.accounts.length < MAX_STREAK_ACCOUNTS && !state.accounts.includes(account)) state.accounts.push(account);
+  const cb = cfg.circuitBreaker;
+  const perAccount = cb.autoDisableAfter ? Math.ceil(cb.autoDisableAfter / cb.autoDisableMinAccounts) : Infinity;
+  const seen = account === undefined ? undefined : state.byAccount.get(account);
+  if (account !== undefined && (seen !== undefined || state.byAccount.size < MAX_STREAK_ACCOUNTS)) {
+    state.byAccount.set(account, (seen ?? 0) + 1);
+    if ((seen ?? 0) < perAccount) state.counted++;
+  } else state.counted++;
   // Half-open after a cool-down: a single failure re-opens it at once.
-  if (state.failures >= cfg.circuitBreaker.failures) state.openUntil = Date.now() + cfg.circuitBreaker.cooldownMs;
+  if (state.failures >= cb.failures) state.openUntil = Date.now() + cb.cooldownMs;
   map.set(name, state);
 }
 
-/** Every channel with a failure on record (the accounts of its streak as a count), for the console and the fleet view (lib/channels/overrides.ts). */
-export function breakerSnapshot(): Record<string, { failures: number; openUntil: number; accounts: number }> {
-  const out: Record<string, { failures: number; openUntil: number; accounts: number }> = {};
-  for (const [name, b] of breakers()) out[name] = { failures: b.failures, openUntil: b.openUntil, accounts: b.accounts.length };
+/** Every channel with a failure on record, for the console and the fleet view (lib/channels/overrides.ts). */
+export function breakerSnapshot(): Record<string, { failures: number; openUntil: number; counted: number; accounts: number }> {
+  const out: Record<string, { failures: number; openUntil: number; counted: number; accounts: number }> = {};
+  for (const [name, b] of breakers()) out[name] = { failures: b.failures, openUntil: b.openUntil, counted: b.counted, accounts: b.byAccount.size };
   return out;
 }

@@ -226,8 +226,8 @@ async function autoDisableAndProbe(): Promise<void> {
   const s = state();
   if (limit) {
     for (const [name, b] of Object.entries(breakerSnapshot())) {
-      // Failures of one account's requests alone never disable a channel for every tenant.
-      if (b.failures < limit || b.accounts < cfg.circuitBreaker.autoDisableMinAccounts || s.map.get(name)?.disabled) continue;
+      // Failures of one account's requests alone never disable a channel for every tenant (breaker.ts counts each account's up to a share).
+      if (b.counted < limit || s.map.get(name)?.disabled) continue;
       if (!cfg.channels.some((c) => c.name === name)) continue;
       // One instance acts (several may see the same failures at once).
       if (!(await claim(`gw:chan:auto:${name}`, 5000))) continue;

@@ -157,9 +157,9 @@ export const configSchema = z
         /** Consecutive failures after which a channel is disabled for every instance (unset: never). */
         auto_disable_after: positiveInt.optional(),
         /**
-         * Distinct accounts whose requests must be among those consecutive failures: a disable acts
-         * for every tenant, so one account's requests (an input the upstream chokes on) cannot cause it.
-         * 1 for a single-tenant gateway.
+         * The accounts whose requests must make up those consecutive failures: each account's count
+         * at most auto_disable_after / this many. A disable acts for every tenant, so one account's
+         * requests (an input the upstream chokes on) cannot cause it. 1 for a single-tenant gateway.
          */
         auto_disable_min_accounts: positiveInt.max(16).default(2),
         /** How often an automatically disabled channel is probed; a passing probe enables it again. */

@@ -28,7 +28,8 @@ let account: TestAccount;
 beforeAll(async () => {
   db = await getDb();
   fake = await startFakeUpstream();
-  const config = testConfig({ openaiUrls: [fake.url] });
+  // web_search is billed per call: without a price the gateway refuses it.
+  const config = testConfig({ openaiUrls: [fake.url], overrides: { tool_prices_usd_per_thousand_calls: { web_search: '10' } } });
   const channels = config.channels as { name: string; models: string[] }[];
   channels[0].models.push(MIXED);
   channels.push({
