@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChannelInfo, GatewayConfig } from '@/lib/config';
 import { redactUpstreamText } from '@/lib/gateway/upstream';
+import { providers } from '@/lib/gateway/providers';
 import { builtInToolsOf, toolReservation, unpricedTool } from '@/lib/gateway/builtin-tools';
 import { perCallPrice, toolFee } from '@/lib/billing/tools';
 import { usdToPico } from '@/lib/billing/money';
@@ -110,5 +111,21 @@ describe('embeddings replies', () => {
     // The largest valid float reply (100 inputs of 3,072 dimensions, ~24 bytes a number) fits.
     expect(embeddingsReplyBound(100, modelInfo({ kind: 'embedding', dimensions: 3072 }))).toBeGreaterThan(100 * 3072 * 24);
     expect(embeddingsReplyBound(100, modelInfo({ kind: 'embedding', dimensions: 100_000 }))).toBe(64 * 1024 * 1024);
+  });
+});
+
+describe('account-level upstream refusals are the channel’s failure', () => {
+  it('out of credit, quota or billing: each provider says so in its own words; a plain rate limit or a caller’s 400 is not one', () => {
+    const credit = '{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}';
+    expect(providers.anthropic.keyRefused!(400, credit)).toBe(true);
+    expect(providers.anthropic.keyRefused!(400, '{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}')).toBe(false);
+    const quota = '{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}';
+    expect(providers.openai.keyRefused!(429, quota)).toBe(true);
+    expect(providers.openai.keyRefused!(429, '{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}')).toBe(false);
+    expect(providers.openai.keyRefused!(402, '{"error":{"message":"Insufficient Balance"}}')).toBe(true);
+    const billing =
+      '{"error":{"code":400,"message":"Gemini API free tier is not available in your country. Please enable billing on your project.","status":"FAILED_PRECONDITION"}}';
+    expect(providers.gemini.keyRefused!(400, billing)).toBe(true);
+    expect(providers.gemini.keyRefused!(429, '{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}')).toBe(false);
   });
 });

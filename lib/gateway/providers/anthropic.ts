@@ -13,5 +13,5 @@ export const anthropicProvider: Provider = {
   errorMessage: nestedErrorMessage,
   // "Your credit balance is too low to access the Anthropic API" comes as a 400
   // invalid_request_error; a billing_error names the account's billing too.
-  keyRefused: (status, body) => (status === 400 || status === 402) && (/credit balance/i.test(body) || body.includes('"billing_error"')),
+  keyRefused: (status, body) => status === 402 || (status === 400 && (/credit balance/i.test(body) || body.includes('"billing_error"'))),
 };
