@@ -288,6 +288,27 @@ describe('a hostile upstream stream is bounded', { timeout: 120_000 }, () => {
     expect(peakRss(pid) - rss0).toBeLessThan(800 * MiB);
   });
 
+  it('on /v1/responses too: the endless stream ends with an error event, what it kept bounded', async () => {
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
+    fake.setReply('x'.repeat(16 * 1024));
+    const pid = gw.process.pid!;
+    const rss0 = peakRss(pid);
+    try {
+      const res = await post(gw, acct.apiKey, '/v1/responses', { model: 'gpt-4o-mini', input: 'ENDLESS', stream: true, max_output_tokens: 50 });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      const last = text.trimEnd().split('\n\n').at(-1)!;
+      expect(last).toMatch(/^event: error\n/);
+      const row = await logRow(res.headers.get('x-request-id'));
+      expect(row).toMatchObject({ outcome: 'upstream_error', completionTokens: 50 });
+    } finally {
+      fake.reset();
+    }
+    expect(fake.faultBytes()).toBeLessThan(80 * MiB);
+    // Before: +650 MB in 40 s, and on without end.
+    expect(peakRss(pid) - rss0).toBeLessThan(800 * MiB);
+  });
+
   it('a stream that breaks mid-way still sends its trailers: the cost of what was generated and the error', async () => {
     const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
     fake.queue({ type: 'cut', afterChunks: 3 });
