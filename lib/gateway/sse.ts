@@ -30,12 +30,12 @@ export class SseLineSplitter {
   /** Throws UpstreamFailure('protocol') once a line grows past MAX_SSE_EVENT_CHARS. */
   push(chunk: Uint8Array): string[] {
     const text = this.decoder.write(chunk);
-    if (text.indexOf('\n') === -1) {
+    const lines = text.split('\n');
+    if (lines.length === 1) {
       this.rest += text;
       if (this.rest.length > MAX_SSE_EVENT_CHARS) throw tooLong();
       return NO_LINES;
     }
-    const lines = text.split('\n');
     if (this.rest) {
       lines[0] = this.rest + lines[0];
       if (lines[0].length > MAX_SSE_EVENT_CHARS) throw tooLong();
