@@ -44,15 +44,3 @@ export function maxCostOf(model: ModelInfo, promptTokens: number, maxOutputToken
 export function cnyOf(costUsd: bigint, rateNano: bigint): bigint {
   return usdToCny(costUsd, rateNano);
 }
-
-/**
- * The most one request can be charged, whatever its upstream reports: every token of the model's
- * context window at the model's highest per-token price, for each of `choices` completions. Prompt
- * tokens the body's size does not bound (an image or PDF fetched by URL) are charged up to it; a
- * usage report beyond it (garbage, 1e300) is not believed.
- */
-export function chargeBoundOf(model: ModelInfo, choices = 1): bigint {
-  let price = model.inputPrice;
-  for (const p of [model.outputPrice, model.cacheWritePrice, model.cacheReadPrice]) if (p > price) price = p;
-  return BigInt(model.contextWindow) * price * BigInt(Math.max(1, choices));
-}

@@ -226,7 +226,8 @@ async function autoDisableAndProbe(): Promise<void> {
   const s = state();
   if (limit) {
     for (const [name, b] of Object.entries(breakerSnapshot())) {
-      if (b.failures < limit || s.map.get(name)?.disabled) continue;
+      // Failures of one account's requests alone never disable a channel for every tenant (breaker.ts counts each account's up to a share).
+      if (b.counted < limit || s.map.get(name)?.disabled) continue;
       if (!cfg.channels.some((c) => c.name === name)) continue;
       // One instance acts (several may see the same failures at once).
       if (!(await claim(`gw:chan:auto:${name}`, 5000))) continue;
@@ -234,7 +235,7 @@ async function autoDisableAndProbe(): Promise<void> {
         SYSTEM_ACTOR,
         name,
         { disabled: true },
-        { reason: 'auto', note: `${b.failures} consecutive failures (auto_disable_after: ${limit})` },
+        { reason: 'auto', note: `${b.failures} consecutive failures of ${b.accounts} accounts' requests (auto_disable_after: ${limit})` },
       );
       log('warn', 'channel disabled after consecutive failures', { channel: name, failures: b.failures });
     }

@@ -8,6 +8,22 @@ import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 // A tiny real request through one channel (the console's "test" button and the re-enable probe):
 // one output token of the channel's first chat model, or a one-word embedding.
 
+/** A probe's reply is one token or one small vector: a larger one is not read on (a hostile upstream's flood). */
+const PROBE_REPLY_BYTES = 1024 * 1024;
+
+async function boundedText(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if ((size += chunk.length) > max) {
+      body.destroy();
+      throw Object.assign(new Error(`reply larger than ${max} bytes`), { code: 'REPLY_TOO_LARGE' });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export interface ProbeResult {
   ok: boolean;
   status: number | null;
@@ -56,7 +72,7 @@ export async function probeChannel(channel: ChannelInfo, cfg: GatewayConfig, tim
       bodyTimeout: timeoutMs,
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await res.body.text();
+    const text = await boundedText(res.body, PROBE_REPLY_BYTES);
     const latencyMs = Math.round(performance.now() - started);
     let parsed = false;
     try {

@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import { env, envSecret } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
 import { parseDecimal, usdToPico } from '@/lib/billing/money';
+import { perCallPrice, type BuiltInTool, type ToolPrices } from '@/lib/billing/tools';
 import { configSchema, upstreamProtocols, type RawConfig, type TierName } from './schema';
 
 export type { TierName } from './schema';
@@ -55,6 +56,8 @@ export interface ModelInfo {
   fallbackModels: string[];
   latencyMs?: number;
   created: number;
+  /** Pico-USD per call of the built-in tools priced for it (lib/billing/tools.ts). */
+  toolPrices: ToolPrices;
 }
 
 export interface TierInfo {
@@ -78,7 +81,7 @@ export interface GatewayConfig {
   rechargeMin: bigint;
   rechargeMax: bigint;
   limits: RawConfig['limits'];
-  circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; probeIntervalMs: number };
+  circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; autoDisableMinAccounts: number; probeIntervalMs: number };
   /** How long a stored response is kept (days). */
   responsesRetentionDays: number;
   /** Per-account quota of stored responses: bytes and rows (the oldest are evicted past either). */
@@ -95,6 +98,13 @@ export class ConfigError extends Error {}
 function perToken(pricePerMillion: string | undefined, fallback: bigint): bigint {
   // pico-USD per token = USD per million * 10^12 / 10^6
   return pricePerMillion === undefined ? fallback : parseDecimal(pricePerMillion, 6);
+}
+
+/** Pico-USD per call from USD per thousand calls (at most 9 decimals: exact). */
+function toolPricesOf(raw: Partial<Record<BuiltInTool, string>>): ToolPrices {
+  const prices: ToolPrices = {};
+  for (const [tool, usd] of Object.entries(raw) as [BuiltInTool, string][]) prices[tool] = perCallPrice(usdToPico(usd));
+  return prices;
 }
 
 function parseFile(file: string): unknown {
@@ -149,6 +159,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       fallbackModels: m.fallback_models,
       latencyMs: m.latency_ms,
       created,
+      toolPrices: toolPricesOf({ ...raw.tool_prices_usd_per_thousand_calls, ...m.tool_prices_usd_per_thousand_calls }),
     });
   }
   const channels: ChannelInfo[] = raw.channels.map((c, i) => {
@@ -202,6 +213,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       failures: raw.circuit_breaker.failures,
       cooldownMs: raw.circuit_breaker.cooldown_ms,
       autoDisableAfter: raw.circuit_breaker.auto_disable_after,
+      autoDisableMinAccounts: raw.circuit_breaker.auto_disable_min_accounts,
       probeIntervalMs: raw.circuit_breaker.probe_interval_ms,
     },
     responsesRetentionDays: raw.responses.retention_days,

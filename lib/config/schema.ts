@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BUILT_IN_TOOLS } from '@/lib/billing/tools';
 
 // The operator configuration file (YAML or JSON, path in GATEWAY_CONFIG).
 // Money is written as decimal numbers or strings and parsed exactly (never through a float).
@@ -9,6 +10,12 @@ const decimal = z
   .refine((v) => /^\d+(\.\d{1,9})?$/.test(v), { message: 'must be a non-negative decimal with at most 9 decimals' });
 
 const positiveInt = z.number().int().positive();
+
+/**
+ * USD per thousand calls of each built-in tool an upstream bills per call (lib/billing/tools.ts):
+ * a request using a tool without a price for its model is refused (400 naming the tool).
+ */
+const toolPricesSchema = z.partialRecord(z.enum(BUILT_IN_TOOLS), decimal);
 
 export const tierNames = ['free', 'pro', 'vip', 'enterprise'] as const;
 export type TierName = (typeof tierNames)[number];
@@ -99,6 +106,8 @@ const modelSchema = z
     fallback_models: z.array(z.string()).default([]),
     /** Typical latency, used by service-auto to prefer fast models. */
     latency_ms: positiveInt.optional(),
+    /** This model's built-in tool prices, over the top-level ones. */
+    tool_prices_usd_per_thousand_calls: toolPricesSchema.optional(),
   })
   .strict()
   .refine((m) => m.kind !== 'embedding' || m.dimensions !== undefined, {
@@ -159,11 +168,19 @@ export const configSchema = z
         cooldown_ms: positiveInt.default(30_000),
         /** Consecutive failures after which a channel is disabled for every instance (unset: never). */
         auto_disable_after: positiveInt.optional(),
+        /**
+         * The accounts whose requests must make up those consecutive failures: each account's count
+         * at most auto_disable_after / this many. A disable acts for every tenant, so one account's
+         * requests (an input the upstream chokes on) cannot cause it. 1 for a single-tenant gateway.
+         */
+        auto_disable_min_accounts: positiveInt.max(16).default(2),
         /** How often an automatically disabled channel is probed; a passing probe enables it again. */
         probe_interval_ms: positiveInt.default(30_000),
       })
       .strict()
-      .default({ failures: 3, cooldown_ms: 30_000, probe_interval_ms: 30_000 }),
+      .default({ failures: 3, cooldown_ms: 30_000, auto_disable_min_accounts: 2, probe_interval_ms: 30_000 }),
+    /** Built-in tool prices of every model (a model's own override them). */
+    tool_prices_usd_per_thousand_calls: toolPricesSchema.default({}),
     tiers: z.object({ free: tierSchema, pro: tierSchema, vip: tierSchema, enterprise: tierSchema }).strict(),
     channels: z.array(channelSchema).min(1),
     models: z.array(modelSchema).min(1),

@@ -4,14 +4,16 @@ import { authenticate, type Principal } from '@/lib/auth/principal';
 import { anthropicErrorBody, errorHeaders, GatewayError, geminiErrorBody, openaiErrorBody, toGatewayError } from '@/lib/errors';
 import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
-import { chargeBoundOf, costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
 import { enqueueLog, logQueueFull, storableText } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
 import { log, errorFields } from '@/lib/log';
 import { countRefused, release, startAdmission, type Admission, type Endpoint } from '@/lib/gateway/admission';
 import { LinkedSignal } from '@/lib/gateway/signal';
-import { callUpstream, discard, type CallOptions, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { callUpstream, discard, readUpstreamBody, type CallOptions, type UpstreamResponse } from '@/lib/gateway/upstream';
+import type { Provider } from '@/lib/gateway/providers';
 import type { UpstreamCall } from '@/lib/gateway/translate/types';
 import { DROPPED_HEADER, droppedHeaderValue } from '@/lib/gateway/translate/dropped';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
@@ -40,6 +42,14 @@ export function channelFault(status: number, forbiddenIsCallers = false): boolea
   return status === 401 || (status === 403 && !forbiddenIsCallers) || status === 429 || status >= 500;
 }
 
+/** A rate limit or overload answer (429; 529 is Anthropic's "overloaded"): fallback, but not the channel's failure. */
+function rateLimited(status: number): boolean {
+  return status === 429 || status === 529;
+}
+
+/** An answer read to tell a rate limit from an account out of quota: OpenAI's and Google's are small. */
+const RATE_LIMIT_BODY_BYTES = 64 * 1024;
+
 // Detached once the headers are in: a reply is read on after its client left, to bill what was generated.
 const DETACHED: CallOptions = { detachOnHeaders: true };
 
@@ -57,6 +67,29 @@ export interface Attempt {
   ms: number;
   /** What this attempt's upstream call left out of the request (x-service-dropped). */
   dropped?: readonly string[];
+  /** How the serving attempt was billed, when beyond plain token prices (capped usage, tool calls). */
+  billing?: BillingNote;
+}
+
+/** The request log's note of a charge: an upstream report capped at the reservation, built-in tool calls billed. */
+export interface BillingNote {
+  capped?: boolean;
+  completionTokensReported?: number;
+  completionTokensBilled?: number;
+  costUsdPriced?: string;
+  costUsdBilled?: string;
+  /** Built-in tool calls billed at their per-call price (tool -> calls). */
+  toolCalls?: ToolCalls;
+  toolCostUsd?: string;
+  /** The calls the upstream reported, when more than were reserved (and billed). */
+  toolCallsReported?: ToolCalls;
+}
+
+/** The per-call fee of a reply's built-in tool calls (lib/billing/tools.ts). */
+export interface ToolFee {
+  cost: bigint;
+  billed: ToolCalls;
+  reported: ToolCalls;
 }
 
 /** One upstream try: its log record, the per-channel metrics and the circuit breaker, kept together. */
@@ -68,6 +101,8 @@ export class AttemptTracker {
     private readonly channel: ChannelInfo,
     model: ModelInfo,
     private readonly cfg: GatewayConfig,
+    /** The account whose request this is: the breaker counts the distinct accounts of a failure streak. */
+    private readonly account?: string,
   ) {
     this.record = { channel: channel.name, model: model.name, ok: false, ms: 0 };
     inc('gateway_upstream_attempts_total', { channel: channel.name });
@@ -82,6 +117,18 @@ export class AttemptTracker {
     return false;
   }
 
+  /**
+   * The upstream refused for its rate limit or load (429, Anthropic's 529): the next channel is
+   * tried, but it is not the channel's ill health. One account's burst draws such answers, and
+   * counting them would let it open the breaker and disable the channel for every tenant.
+   */
+  limited(status: number): void {
+    this.record.error = `upstream rate-limited or overloaded (${status})`;
+    this.record.status = status;
+    this.record.ms = Math.round(performance.now() - this.started);
+    inc('gateway_upstream_rate_limited_total', { channel: this.channel.name });
+  }
+
   /** The call was cancelled by us (its admission was refused): not the channel's failure. */
   cancel(message: string): void {
     this.record.error = message;
@@ -92,7 +139,7 @@ export class AttemptTracker {
   finish(healthy: boolean, ok = healthy): void {
     this.record.ms = Math.round(performance.now() - this.started);
     this.record.ok = ok;
-    recordChannelResult(this.channel.name, healthy, this.cfg);
+    recordChannelResult(this.channel.name, healthy, this.cfg, this.account);
   }
 }
 
@@ -131,8 +178,6 @@ export class RequestContext {
   private finished = false;
   /** The balance reservation of the admission. */
   private reserved: bigint | null = null;
-  /** Completions asked for (`n`): the charge bound scales with it. */
-  choices = 1;
   private admissionTried = false;
   /** Shed at the log queue's bound: no log row. */
   private unlogged = false;
@@ -261,7 +306,7 @@ export class RequestContext {
   }
 
   beginAttempt(channel: ChannelInfo, model: ModelInfo): AttemptTracker {
-    const tracker = new AttemptTracker(channel, model, this.cfg);
+    const tracker = new AttemptTracker(channel, model, this.cfg, this.principal?.userId);
     this.attempts.push(tracker.record);
     return tracker;
   }
@@ -279,6 +324,7 @@ export class RequestContext {
     path: string,
     upstream: UpstreamCall,
     headers: Record<string, string>,
+    provider: Provider,
     dropped?: readonly string[],
   ): Promise<{ res: UpstreamResponse; tracker: AttemptTracker } | null> {
     const tracker = this.beginAttempt(channel, model);
@@ -288,8 +334,18 @@ export class RequestContext {
     if (!res) return null;
     tracker.record.status = res.status;
     // 401/403: the channel's own key was refused (revoked, out of credit): the channel's failure,
-    // never the caller's; the next channel is tried and the breaker counts it.
+    // never the caller's; the next channel is tried and the breaker counts it. A rate limit is
+    // tried elsewhere too, but counted only when it says the operator's account is out of quota.
     if (channelFault(res.status, upstream.forbiddenIsCallers)) {
+      if (rateLimited(res.status)) {
+        const text = await readUpstreamBody(res.body, RATE_LIMIT_BODY_BYTES).catch(() => '');
+        if (!provider.keyRefused?.(res.status, text)) {
+          tracker.limited(res.status);
+          return null;
+        }
+        tracker.fail(`upstream refused the channel's account (${res.status})`, res.status);
+        return null;
+      }
       discard(res.body);
       tracker.fail(`upstream answered ${res.status}`, res.status);
       return null;
@@ -306,31 +362,47 @@ export class RequestContext {
   }
 
   /**
-   * Prices the usage with the model that actually served. The charge may exceed the reservation
-   * (prompt media fetched by URL count more tokens than the body's size suggests), counted in
-   * /metrics, but never the request's charge bound (chargeBoundOf: the model's whole context window
-   * at its highest price, per choice): a usage report beyond that is not believed, and it bounds how
-   * far concurrent requests can take a balance below zero.
+   * Prices the usage with the model that actually served, never above what was reserved: the
+   * completion at most `maxCompletion` tokens (the output cap the reservation assumed), the whole
+   * charge at most the reservation. Admission checked the reservation against the balance and the
+   * key's budget, so no upstream report (4,096 tokens for `max_tokens: 1`, 1e300) can take either
+   * past its limit. A capped report is counted in /metrics and noted on the serving attempt of the
+   * request log (`billing`). The cost of prompt tokens the body's size does not bound (media fetched
+   * by URL) is, by the same rule, at most the reservation.
    */
-  settleCost(usage: Usage): bigint {
+  settleCost(usage: Usage, maxCompletion?: number, tools?: ToolFee): bigint {
+    const reported = usage.completionTokens;
+    if (maxCompletion !== undefined && reported > maxCompletion) usage = { ...usage, completionTokens: maxCompletion };
     this.usage = usage;
-    let cost = this.model ? costOf(this.model, usage) : 0n;
-    if (this.reserved !== null && cost > this.reserved && this.model) {
-      inc('gateway_cost_over_reservation_total', { model: this.model.name });
-      const bound = chargeBoundOf(this.model, this.choices);
-      const cap = bound > this.reserved ? bound : this.reserved;
-      if (cost > cap) {
-        log('warn', 'usage beyond the charge bound; charged the bound', {
-          requestId: this.requestId,
-          model: this.model.name,
-          costUsd: formatPico(cost),
-          boundUsd: formatPico(cap),
-        });
-        cost = cap;
+    let priced = this.model ? costOf(this.model, usage) : 0n;
+    if (tools && Object.keys(tools.reported).length > 0) {
+      priced += tools.cost;
+      this.noteBilling({ toolCalls: tools.billed, toolCostUsd: formatPico(tools.cost) });
+      if (BUILT_IN_TOOLS.some((t) => (tools.reported[t] ?? 0) > (tools.billed[t] ?? 0))) this.noteBilling({ toolCallsReported: tools.reported });
+    }
+    const cost = this.reserved !== null && priced > this.reserved ? this.reserved : priced;
+    if (this.model && (reported !== usage.completionTokens || cost !== priced)) {
+      inc('gateway_usage_capped_total', { model: this.model.name });
+      const note: BillingNote = { capped: true };
+      if (reported !== usage.completionTokens) {
+        note.completionTokensReported = reported;
+        note.completionTokensBilled = usage.completionTokens;
       }
+      if (cost !== priced) {
+        note.costUsdPriced = formatPico(priced);
+        note.costUsdBilled = formatPico(cost);
+      }
+      this.noteBilling(note);
+      log('warn', 'upstream usage beyond the reservation; charged the reservation', { requestId: this.requestId, model: this.model.name, ...note });
     }
     this.cost = cost;
     return this.cost;
+  }
+
+  /** Adds to the `billing` note of the serving attempt (the last one tried): what the log detail shows of how the charge was made. */
+  noteBilling(note: BillingNote): void {
+    const served = this.attempts.at(-1);
+    if (served) served.billing = { ...served.billing, ...note };
   }
 
   /**
@@ -343,7 +415,11 @@ export class RequestContext {
    */
   endStream(sink: ResponseSink, tail?: string): void {
     if (this.admission) void this.releaseOnce(true);
-    sink.end(tail, { 'x-service-cost-usd': this.costUsdText(), 'x-service-cost-cny': this.costCnyText() });
+    sink.end(tail, this.costTrailers());
+  }
+
+  private costTrailers(): Record<string, string> {
+    return { 'x-service-cost-usd': this.costUsdText(), 'x-service-cost-cny': this.costCnyText() };
   }
 
   /** Sends the release of `admission` (once: later calls return the first one's promise). */
@@ -426,7 +502,8 @@ export class RequestContext {
         this.streamError?.(gwErr) ??
         (this.surface === 'anthropic' ? `event: error\ndata: ${anthropicErrorBody(gwErr)}\n\n` : `data: ${this.errorBody(gwErr)}\n\n`);
       await sink.write(body).catch(() => undefined);
-      sink.end();
+      // The trailers the stream announced: the cost so far (what is billed) and what ended it.
+      sink.end(undefined, { ...this.costTrailers(), 'x-service-error': gwErr.code });
       return;
     }
     this.status = gwErr.status;

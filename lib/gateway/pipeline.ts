@@ -10,10 +10,12 @@ import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
 import { preAdmission } from '@/lib/gateway/account-gate';
 import { maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
 import { providers, type Operation, type Provider } from '@/lib/gateway/providers';
-import { classify, readUpstreamBody, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { classify, readUpstreamBody, redactUpstreamText, UpstreamFailure, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
 import { SseEventReader } from '@/lib/gateway/sse';
-import type { Attempt, RequestContext } from '@/lib/gateway/context';
+import type { Attempt, RequestContext, ToolFee } from '@/lib/gateway/context';
+import { allowedCalls, pricedFor, toolReservation, unpricedTool, type BuiltInToolUse } from '@/lib/gateway/builtin-tools';
+import { toolFee, type ToolCalls } from '@/lib/billing/tools';
 import type {
   CallInfo,
   ClientRequest,
@@ -29,6 +31,18 @@ import { startAbortDrain, trackStream } from '@/lib/shutdown';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
 const MAX_ERROR_BYTES = 1024 * 1024;
+
+/**
+ * The most an upstream stream may send: 64 MiB, and 1 KiB more per output token reserved. A real
+ * stream sends a few hundred bytes per token (an event per delta; with logprobs, a few KB for some),
+ * plus a terminal event that repeats the output; an upstream that streams on and on (an endless
+ * stream) would otherwise grow what the reply keeps (the completion counted for an estimate, a
+ * Responses output stored) without limit. Past it the stream ends with an error event, billed for
+ * what was generated (at most the output reserved).
+ */
+export function streamByteBound(outputTokens: number): number {
+  return 64 * 1024 * 1024 + outputTokens * 1024;
+}
 
 /** What a surface found in a valid request: all the pipeline needs to plan, admit and relay it. */
 export interface PreparedRequest {
@@ -50,6 +64,10 @@ export interface PreparedRequest {
   noFallback?: boolean;
   /** What service-auto weighs; asked only when the client chose service-auto. */
   autoNeeds?: (countLimit: number, signal: ClientSignal) => Promise<RequestNeeds>;
+  /** The largest upstream reply read whole for `model`, when this request bounds it below the surface's `maxReplyBytes`. */
+  maxReplyBytes?(model: ModelInfo): number;
+  /** Built-in tools its upstream bills per call (web search, code execution, …): priced, reserved and billed. */
+  builtInTools?: BuiltInToolUse[];
   /** Our count of the prompt, for a reply whose upstream reported no usage. */
   estimatePrompt(): Promise<number>;
   /**
@@ -142,7 +160,6 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
   const prepared = validated instanceof Promise ? await validated : validated;
   ctx.stream = prepared.stream;
   if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
-  ctx.choices = prepared.choices;
   if (prepared.model !== undefined) ctx.modelRequested = prepared.model;
   const requested = prepared.model ?? client.body.json.model;
   // service-auto's count is the costly part of preparing a chat request: one of the account's turns.
@@ -150,6 +167,14 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
   const needs = autoNeeds ? await preAdmission(principal.userId, req.signal, () => autoNeeds(maxContextWindow(ctx.cfg), req.signal)) : undefined;
   const plan = planModels(ctx.cfg, surface, requested, principal, needs);
   if (prepared.noFallback) plan.models.length = 1;
+  const tools = prepared.builtInTools;
+  if (tools?.length) {
+    // A tool the operator has no price for is never served (its fee would be the operator's):
+    // refused for the model asked for, skipped among its fallbacks.
+    const refusal = unpricedTool(plan.models[0], tools);
+    if (refusal) throw refusal;
+    plan.models = plan.models.filter((m) => pricedFor(m, tools));
+  }
   ctx.routeReason = plan.reason;
   ctx.model = plan.models[0];
 
@@ -190,13 +215,19 @@ function planModels(cfg: GatewayConfig, surface: SurfaceSpec, requested: unknown
   }
 }
 
+/** The output tokens reserved for `model`: the client's cap (else the model's maximum) for each completion. */
+function outputTokensOf(model: ModelInfo, prepared: PreparedRequest): number {
+  if (model.kind !== 'chat') return 0;
+  return Math.min(prepared.maxOutputTokens ?? model.maxOutputTokens, model.maxOutputTokens) * prepared.choices;
+}
+
 /** The balance reserved: the most any planned model can cost for this prompt and output cap. */
 function reservation(models: ModelInfo[], prepared: PreparedRequest, bodyBytes: number): bigint {
   const promptBound = promptTokenBound(bodyBytes);
   let reserve = 0n;
   for (const m of models) {
-    const out = Math.min(prepared.maxOutputTokens ?? m.maxOutputTokens, m.maxOutputTokens) * prepared.choices;
-    const c = maxCostOf(m, promptBound, m.kind === 'chat' ? out : 0);
+    let c = maxCostOf(m, promptBound, outputTokensOf(m, prepared));
+    if (prepared.builtInTools) c += toolReservation(m, prepared.builtInTools);
     if (c > reserve) reserve = c;
   }
   return reserve;
@@ -301,7 +332,7 @@ async function attempt(
   const path = provider.path(upstream.operation ?? surface.operation, model.name, prepared.stream);
   if (path === undefined) return false;
   const dropped = mergeDropped(prepared.dropped, upstream.dropped);
-  const tried = await ctx.tryChannel(req, channel, model, path, upstream, upstreamHeaders(channel, provider, upstream.headers), dropped);
+  const tried = await ctx.tryChannel(req, channel, model, path, upstream, upstreamHeaders(channel, provider, upstream.headers), provider, dropped);
   if (!tried) return false;
   const { res, tracker } = tried;
   const record = tracker.record;
@@ -311,11 +342,14 @@ async function attempt(
   if (res.status >= 400) {
     // The caller's mistake as the upstream sees it: answered in the client's envelope, not retried, not billed.
     const text = await readUpstreamBody(res.body, MAX_ERROR_BYTES).catch(() => '');
+    // The channel's key refused, or the operator's account out of credit: never the caller's to
+    // see (a generic 502 once no channel is left), the next channel is tried, the breaker counts it.
     if (provider.keyRefused?.(res.status, text)) {
       ctx.channel = null;
-      return tracker.fail(`upstream refused the channel's key (${res.status})`, res.status);
+      return tracker.fail(`upstream refused the channel's key or account (${res.status})`, res.status);
     }
-    const out = translator.error(res.status, text);
+    // An upstream may echo what it was sent (the channel's key among the headers).
+    const out = translator.error(res.status, redactUpstreamText(text, channel));
     tracker.finish(true, false);
     record.error = `upstream answered ${res.status}`;
     ctx.status = out.status;
@@ -328,8 +362,8 @@ async function attempt(
   let ok: boolean;
   try {
     ok = prepared.stream
-      ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, record)
-      : await relayJson(ctx, req, sink, res, translator, info, prepared, record, surface.maxReplyBytes);
+      ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, record, channel)
+      : await relayJson(ctx, req, sink, res, translator, info, prepared, record, channel, prepared.maxReplyBytes?.(model) ?? surface.maxReplyBytes);
   } catch (err) {
     // Broke off after the first byte: no fallback any more, but the channel is unhealthy.
     tracker.fail(record.error ?? (err as Error).message);
@@ -379,9 +413,18 @@ class ClientWatch {
   }
 }
 
-/** What was generated, read only when tokens must be counted (a reply or stream translator, lazily). */
+/** What was generated, read only when tokens must be counted (a reply or stream translator, lazily), and the built-in tool calls made. */
 interface Generated {
   readonly completion: string;
+  readonly toolCalls?: ToolCalls;
+}
+
+/** The fee of the built-in tool calls the reply reports, at most the calls reserved; none when the request asked for none. */
+function toolFeeOf(ctx: RequestContext, prepared: PreparedRequest, generated: Generated): ToolFee | undefined {
+  const tools = prepared.builtInTools;
+  if (!tools?.length || !generated.toolCalls || !ctx.model) return undefined;
+  const fee = toolFee(ctx.model.toolPrices, generated.toolCalls, allowedCalls(tools));
+  return { ...fee, reported: generated.toolCalls };
 }
 
 const NOTHING_GENERATED: Generated = { completion: '' };
@@ -393,21 +436,28 @@ const NOTHING_GENERATED: Generated = { completion: '' };
  */
 function settle(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): number | Promise<number> {
   if (!prepared.billed) return 0;
-  if (!reported || !reported.completionFinal) return settleCounted(ctx, prepared, reported, generated.completion);
-  ctx.settleCost({
-    promptTokens: reported.promptTokens,
-    completionTokens: reported.completionTokens,
-    cacheReadTokens: reported.cacheReadTokens,
-    cacheWriteTokens: reported.cacheWriteTokens,
-    estimated: false,
-  });
+  if (!reported || !reported.completionFinal) return settleCounted(ctx, prepared, reported, generated);
+  ctx.settleCost(
+    {
+      promptTokens: reported.promptTokens,
+      completionTokens: reported.completionTokens,
+      cacheReadTokens: reported.cacheReadTokens,
+      cacheWriteTokens: reported.cacheWriteTokens,
+      estimated: false,
+    },
+    outputTokensOf(ctx.model!, prepared),
+    toolFeeOf(ctx, prepared, generated),
+  );
   return reported.reasoningTokens;
 }
 
-async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, completion: string): Promise<number> {
+async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): Promise<number> {
+  const completion = generated.completion;
+  // Counting stops past what can be billed: a hostile upstream's megabytes are not tokenized.
+  const maxCompletion = outputTokensOf(ctx.model!, prepared);
   let usage: Usage;
   if (!reported) {
-    usage = { ...noUsage(), promptTokens: await prepared.estimatePrompt(), completionTokens: await countTokens(completion), estimated: true };
+    usage = { ...noUsage(), promptTokens: await prepared.estimatePrompt(), completionTokens: await countTokens(completion, maxCompletion), estimated: true };
   } else {
     usage = {
       promptTokens: reported.promptTokens,
@@ -417,13 +467,13 @@ async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, rep
       estimated: false,
     };
     // A stream that broke before its final count: at least what we saw generated.
-    const counted = await countTokens(completion);
+    const counted = await countTokens(completion, maxCompletion);
     if (counted > usage.completionTokens) {
       usage.completionTokens = counted;
       usage.estimated = true;
     }
   }
-  ctx.settleCost(usage);
+  ctx.settleCost(usage, maxCompletion, toolFeeOf(ctx, prepared, generated));
   return reported?.reasoningTokens ?? 0;
 }
 
@@ -453,6 +503,7 @@ async function relayJson(
   info: CallInfo,
   prepared: PreparedRequest,
   record: Attempt,
+  channel: ChannelInfo,
   maxReplyBytes: number,
 ): Promise<boolean> {
   const client = new ClientWatch(ctx, req, res);
@@ -466,7 +517,7 @@ async function relayJson(
       await settle(ctx, prepared, null, NOTHING_GENERATED);
       return true;
     }
-    record.error = (err as Error).message;
+    record.error = redactUpstreamText((err as Error).message, channel);
     return false;
   }
   client.dispose();
@@ -496,6 +547,7 @@ async function relayStream(
   info: CallInfo,
   prepared: PreparedRequest,
   record: Attempt,
+  channel: ChannelInfo,
 ): Promise<boolean> {
   const reader = new SseEventReader();
   const st = translator.stream(info, clientReq);
@@ -511,15 +563,20 @@ async function relayStream(
         'x-accel-buffering': 'no',
         'x-service-cost-usd': 'pending',
         'x-service-cost-cny': 'pending',
-        trailer: 'x-service-cost-usd, x-service-cost-cny',
+        // x-service-error is sent only by a stream that ends in an error (its code).
+        trailer: 'x-service-cost-usd, x-service-cost-cny, x-service-error',
       }),
     );
   };
 
   // Shutdown's cut-off (route-handler path) may end this stream: its upstream read stops here.
   const untrack = trackStream(() => res.body.destroy());
+  const maxBytes = streamByteBound(outputTokensOf(info.model, prepared));
+  let received = 0;
   try {
     for await (const chunk of res.body) {
+      // Leaving the loop by a throw stops the reply: the upstream connection is dropped.
+      if ((received += chunk.length) > maxBytes) throw new UpstreamFailure('protocol', `upstream stream longer than ${maxBytes} bytes`);
       let out = '';
       for (const ev of reader.push(chunk)) out += st.push(ev);
       if (out && client.open) {
@@ -533,12 +590,12 @@ async function relayStream(
       await settle(ctx, prepared, st.usage, st);
       return true;
     }
-    const failure = classify(err);
-    record.error = failure.message;
+    // An upstream error event's text goes to the log and to the client: never the channel's key.
+    record.error = redactUpstreamText(classify(err).message, channel);
     if (!sink.started) return false;
     await settle(ctx, prepared, st.usage, st);
     ctx.outcome = 'upstream_error';
-    throw new GatewayError('upstream_error', `The upstream stream broke off: ${failure.message}`);
+    throw new GatewayError('upstream_error', `The upstream stream broke off: ${record.error}`);
   } finally {
     untrack();
   }

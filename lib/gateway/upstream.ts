@@ -282,3 +282,29 @@ export function discard(body: UpstreamBody): void {
   if (body.destroyed) return;
   body.collect({ data: () => undefined, end: () => undefined, error: () => undefined });
 }
+
+// Credentials as they appear in echoed requests and error texts: a header or field named like one,
+// its value (a bearer or basic scheme included) up to a quote, space or separator; Google's `key=`
+// query parameter.
+const SECRET_FIELD = /((?:proxy-)?authorization|x-api-key|x-goog-api-key|api[-_]?key)(\\?["']?\s*[:=]\s*\\?["']?\s*)(?:(?:bearer|basic)\s+)?[^\s"'\\,;}&]+/gi;
+const KEY_PARAM = /([?&]key=)[^&\s"'\\]+/gi;
+const secretsOf = new WeakMap<ChannelInfo, string[]>();
+
+/**
+ * An upstream's text (an error body, an error event) without the channel's credentials: its key,
+ * the user and password of its base URL, and any value of an Authorization, x-api-key or
+ * x-goog-api-key field or `key=` parameter. Applied to whatever of an upstream reply reaches a
+ * client or the request log: an upstream that echoes the request's headers must not hand out the key.
+ */
+export function redactUpstreamText(text: string, channel: ChannelInfo): string {
+  let secrets = secretsOf.get(channel);
+  if (!secrets) {
+    const url = new URL(channel.baseUrl);
+    const found = [channel.apiKey, url.username, url.password, decodeURIComponent(url.username), decodeURIComponent(url.password)];
+    secrets = [...new Set(found.filter((v) => v.length >= 4))].sort((a, b) => b.length - a.length);
+    secretsOf.set(channel, secrets);
+  }
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+  return out.replace(SECRET_FIELD, '$1$2[redacted]').replace(KEY_PARAM, '$1[redacted]');
+}

@@ -322,11 +322,12 @@ describe('channels', { timeout: 90_000 }, () => {
   });
 
   it('disables a channel after N consecutive failures and enables it again once a probe passes, audited', async () => {
-    const acct = await createAccount({ balanceUsd: '5' });
+    // Two accounts: one account's failed requests alone never disable a channel (auto_disable_min_accounts: 2).
+    const accts = [await createAccount({ balanceUsd: '5' }), await createAccount({ balanceUsd: '5' })];
     fake1.reset();
     fake1.setDefault({ type: 'status', status: 500 });
     // Each request fails over to adm-openai-2; adm-openai-1's consecutive failures reach auto_disable_after (3).
-    for (let i = 0; i < 6; i++) expect((await chat(gw.url, acct.apiKey)).status).toBe(200);
+    for (let i = 0; i < 6; i++) expect((await chat(gw.url, accts[i % 2].apiKey)).status).toBe(200);
     const disabled = await waitFor(async () => {
       const row = await (await getDb()).channelOverride.findUnique({ where: { channelId: 'adm-openai-1' } });
       return row?.disabled && row.reason === 'auto' ? row : null;

@@ -322,7 +322,7 @@ describe('slow clients', () => {
 });
 
 describe('malicious upstream usage', () => {
-  it('negative counts are not credited; absurd counts are charged no more than the charge bound (the context window at the highest price)', async () => {
+  it('negative counts are not credited; absurd counts are charged no more than the reservation', async () => {
     const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
     next.push({ usage: { prompt_tokens: -1e12, completion_tokens: -5, total_tokens: -1e12 } });
     const neg = await chat(gw, acct.apiKey, { max_tokens: 100 });
@@ -335,9 +335,12 @@ describe('malicious upstream usage', () => {
     const huge = await chat(gw, acct.apiKey, { max_tokens: 100 });
     expect(huge.status).toBe(200);
     const hugeCost = pico(huge.headers.get('x-service-cost-usd')!);
-    // gpt-4o-mini: 128,000 tokens of context at its highest price, $0.6 per million (600,000 pico-USD a token).
-    expect(hugeCost).toBe(128_000n * 600_000n);
-    await logRow(huge.headers.get('x-request-id')!);
+    // gpt-4o-mini: the 100 output tokens reserved at $0.6 per million (600,000 pico-USD a token), and
+    // the prompt at most its bound (half the body's bytes) at $0.15 per million.
+    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hardening' }], max_tokens: 100 });
+    expect(hugeCost).toBe(BigInt(Math.ceil(body.length / 2)) * 150_000n + 100n * 600_000n);
+    const hugeRow = await logRow(huge.headers.get('x-request-id')!);
+    expect(hugeRow.completionTokens).toBe(100);
     await expectLedgerConsistent(acct, '1');
     expect(pico(await balanceOf(acct.userId))).toBeGreaterThan(0n);
   });

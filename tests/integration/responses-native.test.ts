@@ -10,6 +10,7 @@ import { DEFAULT_REPLY, startFakeUpstream, type FakeUpstream } from '../support/
 import { createAccount, type TestAccount } from '../support/accounts';
 import { expectBooked as expectBookedAs } from '../support/booking';
 import { getDb } from '@/lib/db';
+import { pico } from '../support/money';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
 
@@ -28,7 +29,8 @@ let account: TestAccount;
 beforeAll(async () => {
   db = await getDb();
   fake = await startFakeUpstream();
-  const config = testConfig({ openaiUrls: [fake.url] });
+  // web_search is billed per call: without a price the gateway refuses it.
+  const config = testConfig({ openaiUrls: [fake.url], overrides: { tool_prices_usd_per_thousand_calls: { web_search: '10' } } });
   const channels = config.channels as { name: string; models: string[] }[];
   channels[0].models.push(MIXED);
   channels.push({
@@ -150,6 +152,11 @@ describe.each(['lean', 'next'] as GatewayMode[])('native Responses channels (%s)
     expect(deltas).toBe(DEFAULT_REPLY);
     expect(final.output_text).toBe(DEFAULT_REPLY);
     expect(final.output[0]!.type).toBe('web_search_call');
+    // Its tokens ($2 / $0.5 cached / $8 per million) and the search ($10 per 1,000 calls).
+    const u = final.usage!;
+    const cached = u.input_tokens_details?.cached_tokens ?? 0;
+    const expected = BigInt(u.input_tokens - cached) * 2_000_000n + BigInt(cached) * 500_000n + BigInt(u.output_tokens) * 8_000_000n + 10_000_000_000n;
+    expect(pico(String((final as unknown as WithService).service.cost_usd))).toBe(expected);
     const stored = await openai().responses.retrieve(final.id);
     expect(final.output).toMatchObject(stored.output);
 

@@ -50,7 +50,11 @@ export type Fault =
   | { type: 'no-done' }
   | { type: 'stall'; afterChunks: number }
   | { type: 'huge'; bytes: number }
-  | { type: 'no-usage' };
+  | { type: 'no-usage' }
+  /** a stream (200, text/event-stream) of `bytes` bytes without a newline: one endless SSE line */
+  | { type: 'flood'; bytes: number }
+  /** a stream that never ends: its first frame, then its first content frame again and again, until the client leaves */
+  | { type: 'endless' };
 
 export interface FakeUpstreamOptions {
   port?: number;
@@ -83,6 +87,8 @@ export interface FakeUpstream {
   /** clear requests, queue, default=ok (also: reply back to the initial one, prompt-cache memory cleared) */
   reset(): void;
   openConnections(): number;
+  /** Bytes written by the last 'flood' or 'endless' stream (so far): how soon the client dropped it. */
+  faultBytes(): number;
   /** closes all sockets too */
   close(): Promise<void>;
 }
@@ -418,7 +424,7 @@ function float32Base64(v: number[]): string {
 
 function parseFault(v: unknown): Fault | undefined {
   if (!isObj(v) || typeof v.type !== 'string') return undefined;
-  const known = ['ok', 'status', 'refuse', 'hang', 'delay', 'malformed', 'cut', 'no-done', 'stall', 'huge', 'no-usage'];
+  const known = ['ok', 'status', 'refuse', 'hang', 'delay', 'malformed', 'cut', 'no-done', 'stall', 'huge', 'no-usage', 'flood', 'endless'];
   if (!known.includes(v.type)) return undefined;
   return v as unknown as Fault;
 }
@@ -568,6 +574,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       ...baseHeaders(ctx),
     });
     res.flushHeaders();
+    if (f.type === 'flood' || f.type === 'endless') return hostileStream(ctx, f, frames);
 
     for (let i = 0; i < limit; i++) {
       if (i > 0 && chunkDelayMs > 0) await sleep(chunkDelayMs);
@@ -587,6 +594,35 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     }
     if (f.type === 'stall') return; // keep the connection open until the client gives up or close()
     res.end();
+  }
+
+  let faultBytes = 0;
+
+  /** 'flood' and 'endless': written with backpressure (the fake's memory stays flat) until done or the client leaves. */
+  async function hostileStream(ctx: Ctx, f: Fault & { type: 'flood' | 'endless' }, frames: Frame[]): Promise<void> {
+    const res = ctx.res;
+    faultBytes = 0;
+    const piece = f.type === 'flood' ? Buffer.alloc(64 * 1024, 'x') : Buffer.from(frames[Math.min(1, frames.length - 1)]!.data);
+    let left = f.type === 'flood' ? Math.max(0, Math.floor(f.bytes)) : Infinity;
+    if (f.type === 'flood') res.write('data: ');
+    else res.write(frames[0]!.data);
+    while (left > 0 && !ctx.gone()) {
+      const chunk = left < piece.length ? piece.subarray(0, left) : piece;
+      left -= chunk.length;
+      faultBytes += chunk.length;
+      if (!res.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+      }
+    }
+    if (!ctx.gone()) res.end();
   }
 
   // ---- OpenAI ---------------------------------------------------------------
@@ -1822,6 +1858,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     openConnections() {
       return sockets.size;
     },
+    faultBytes: () => faultBytes,
     close() {
       closing = true;
       for (const [t, resolve] of timers) {

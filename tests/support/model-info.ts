@@ -19,6 +19,7 @@ export function modelInfo(overrides: Partial<ModelInfo> = {}): ModelInfo {
     tiers: new Set(['free', 'pro', 'vip', 'enterprise']),
     fallbackModels: [],
     created: 1_700_000_000,
+    toolPrices: {},
     ...overrides,
   };
 }

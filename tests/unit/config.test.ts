@@ -27,6 +27,21 @@ describe('operator config', () => {
     expect(cfg.cnyRateNano).toBe(7_200_000_000n);
   });
 
+  it('reads built-in tool prices per call (a model’s own over the top-level ones) and the breaker’s account share', () => {
+    const example = loadConfigFile('config/gateway.example.yaml');
+    expect(example.models.get('claude-sonnet-4-5')!.toolPrices).toMatchObject({ web_search: 10_000_000_000n, code_interpreter: 30_000_000_000n });
+    expect(example.circuitBreaker).toMatchObject({ autoDisableAfter: 20, autoDisableMinAccounts: 2 });
+    const cfg = valid() as Record<string, unknown>;
+    cfg.tool_prices_usd_per_thousand_calls = { web_search: '10', file_search: '2.5' };
+    (cfg.models as Record<string, unknown>[])[0].tool_prices_usd_per_thousand_calls = { web_search: '25' };
+    const built = buildConfig(cfg, 'test.yaml');
+    expect(built.models.get('gpt-4o-mini')!.toolPrices).toEqual({ web_search: 25_000_000_000n, file_search: 2_500_000_000n });
+    expect(built.models.get('gpt-4o')!.toolPrices).toEqual({ web_search: 10_000_000_000n, file_search: 2_500_000_000n });
+    expect(buildConfig(valid(), 'test.yaml').circuitBreaker.autoDisableMinAccounts).toBe(2);
+    cfg.tool_prices_usd_per_thousand_calls = { web_serch: '10' };
+    expect(errorOf(cfg)).toMatch(/tool_prices_usd_per_thousand_calls/);
+  });
+
   it('names the bad field of a channel', () => {
     const cfg = valid();
     (cfg.channels as { base_url: string }[])[0].base_url = 'not a url';

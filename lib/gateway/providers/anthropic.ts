@@ -11,4 +11,7 @@ export const anthropicProvider: Provider = {
   path: (op) => paths[op],
   auth: (apiKey) => ({ 'x-api-key': apiKey }),
   errorMessage: nestedErrorMessage,
+  // "Your credit balance is too low to access the Anthropic API" comes as a 400
+  // invalid_request_error; a billing_error names the account's billing too.
+  keyRefused: (status, body) => status === 402 || (status === 400 && (/credit balance/i.test(body) || body.includes('"billing_error"'))),
 };

@@ -13,5 +13,6 @@ export const geminiProvider: Provider = {
   auth: (apiKey) => ({ 'x-goog-api-key': apiKey }),
   errorMessage: nestedErrorMessage,
   // Google answers an invalid API key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
-  keyRefused: (status, body) => status === 400 && body.includes('API_KEY_INVALID'),
+  // Billing not enabled on the project ("... Please enable billing ...") comes as 400 FAILED_PRECONDITION.
+  keyRefused: (status, body) => status === 400 && (body.includes('API_KEY_INVALID') || (body.includes('FAILED_PRECONDITION') && /billing/i.test(body))),
 };

@@ -8,4 +8,8 @@ export const openaiProvider: Provider = {
   path: (op) => paths[op],
   auth: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   errorMessage: nestedErrorMessage,
+  // The operator's account out of quota (OpenAI: 429 insufficient_quota) or at its billing limit;
+  // a 402 (DeepSeek's "Insufficient Balance", other compatible upstreams) is always the account's.
+  keyRefused: (status, body) =>
+    status === 402 || ((status === 429 || status === 400) && /"(?:insufficient_quota|billing_hard_limit_reached|billing_not_active)"/.test(body)),
 };

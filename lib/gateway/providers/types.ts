@@ -18,8 +18,11 @@ export interface Provider {
   /** The message of an error body, for the attempt's log record (never shown to the client as is). */
   errorMessage(body: unknown): string | undefined;
   /**
-   * A 4xx (other than 401/403/429, always the channel's) that says the channel's own key was
-   * refused: the channel's failure, so the next channel is tried, never the caller's error.
+   * A 4xx (other than 401/403, always the channel's) that says the channel's own key was refused
+   * or the operator's account at the upstream cannot pay (out of credit or quota, billing not set
+   * up): the channel's failure, so the next channel is tried and the breaker counts it, never the
+   * caller's error (nor its message shown to the caller). Asked of 429s too: a plain rate limit is
+   * not the channel's failure, an exhausted quota is.
    */
   keyRefused?(status: number, body: string): boolean;
 }

@@ -3,6 +3,7 @@
 import type { PreparedRequest, SurfaceSpec } from '@/lib/gateway/pipeline';
 import type { RequestNeeds } from '@/lib/gateway/router';
 import { optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
+import { builtInToolsOf, type BuiltInToolUse } from '@/lib/gateway/builtin-tools';
 import { countMessageTokens, countTokens, textOf, type CountSignal } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import type { Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
@@ -32,12 +33,16 @@ async function estimatePrompt(body: JsonObject, limit = Infinity, signal?: Count
 class MessagesRequest implements PreparedRequest {
   readonly choices = 1;
   readonly billed = true;
+  /** Server tools billed per call (web search, code execution), each bounded by its `max_uses`. */
+  readonly builtInTools: BuiltInToolUse[];
 
   constructor(
     private readonly body: JsonObject,
     readonly stream: boolean,
     readonly maxOutputTokens: number,
-  ) {}
+  ) {
+    this.builtInTools = builtInToolsOf(body, (i) => `tools.${i}.type`, 'max_uses');
+  }
 
   async autoNeeds(limit: number, signal: CountSignal): Promise<RequestNeeds> {
     return {

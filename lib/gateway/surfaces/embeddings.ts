@@ -26,6 +26,16 @@ function inputs(body: JsonObject): string[] {
   return input as string[];
 }
 
+/**
+ * The largest embeddings reply read: a valid one holds exactly `count` vectors of the model's
+ * dimensions, and a JSON number of a float takes at most ~24 characters (48 allows for a
+ * pretty-printing upstream), plus an envelope per vector and for the list; never above 64 MiB. A
+ * reply beyond it cannot be valid, so it is refused (the channel's failure) without reading on.
+ */
+export function embeddingsReplyBound(count: number, model: ModelInfo): number {
+  return Math.min(64 * 1024 * 1024, 64 * 1024 + count * (1024 + (model.dimensions ?? 0) * 48));
+}
+
 function toBase64(vector: number[]): string {
   const floats = Float32Array.from(vector);
   return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
@@ -90,7 +100,7 @@ export const embeddingsSurface: SurfaceSpec = {
   operation: 'embeddings',
   kind: 'embedding',
   modelsPath: '/v1/models',
-  maxReplyBytes: 256 * 1024 * 1024,
+  maxReplyBytes: 64 * 1024 * 1024,
   validate(req) {
     const body = req.body.json;
     const texts = inputs(body);
@@ -102,6 +112,7 @@ export const embeddingsSurface: SurfaceSpec = {
       choices: 1,
       billed: true,
       noFallback: true,
+      maxReplyBytes: (model) => embeddingsReplyBound(texts.length, model),
       estimatePrompt: () => countTextsTokens(texts),
       translator: (protocol) => (protocol === 'openai' ? translator : undefined),
     };

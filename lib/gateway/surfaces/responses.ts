@@ -2,6 +2,7 @@
 // request is served over every channel protocol by the Responses<->Chat mapping composed with the
 // chat translators (translate/responses-chat.ts), or passed as it came to a native Responses channel
 // (translate/responses-native.ts); stored responses live in responses-store.ts.
+import { builtInToolsOf } from '@/lib/gateway/builtin-tools';
 import { authenticate } from '@/lib/auth/principal';
 import { GatewayError, openaiErrorBody } from '@/lib/errors';
 import { checkDenied, countRefused } from '@/lib/gateway/admission';
@@ -179,6 +180,8 @@ export const responsesSurface: SurfaceSpec = {
       grownBy: history ? 'previous_response_id' : undefined,
       choices: 1,
       billed: true,
+      // Served only by native channels, which run them and bill each call.
+      builtInTools: builtInToolsOf(body, (i) => `tools[${i}].type`, undefined, body.max_tool_calls),
       autoNeeds: async (limit, signal) => ({
         tools: Array.isArray(body.tools) && body.tools.length > 0,
         json: (plan?.chat.response_format as JsonObject | undefined)?.type === 'json_object',

@@ -3,6 +3,8 @@
 // serves another model), with the caller's anthropic-version / anthropic-beta; replies, stream
 // events and errors come back exactly as the upstream sent them. Cost travels in headers only.
 import { usageCount } from '@/lib/billing/cost';
+import type { BuiltInTool, ToolCalls } from '@/lib/billing/tools';
+import { maxCalls } from '@/lib/gateway/builtin-tools';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { DEFAULT_ANTHROPIC_VERSION } from '@/lib/gateway/providers/anthropic';
 import { GEMINI_SIGNATURE_PREFIX } from '@/lib/gateway/translate/anthropic-gemini';
@@ -27,6 +29,39 @@ export function takeAnthropicUsage(acc: UpstreamUsage | null, u: unknown, final:
     if (final) acc.completionFinal = true;
   }
   return acc;
+}
+
+/** Server tools by the name of their `server_tool_use` blocks; code execution counts once a reply (priced per container). */
+const SERVER_TOOL_NAMES: Record<string, BuiltInTool> = {
+  web_search: 'web_search',
+  web_fetch: 'web_fetch',
+  code_execution: 'code_execution',
+  bash_code_execution: 'code_execution',
+  text_editor_code_execution: 'code_execution',
+};
+
+/** Counts one content block into `calls`, if it is a server tool's call. */
+function countServerToolBlock(calls: ToolCalls, block: unknown): void {
+  const b = block as JsonObject | null;
+  if (b?.type !== 'server_tool_use' || typeof b.name !== 'string') return;
+  const tool = SERVER_TOOL_NAMES[b.name];
+  if (tool) calls[tool] = tool === 'code_execution' ? 1 : (calls[tool] ?? 0) + 1;
+}
+
+/**
+ * Server tool calls of a reply: Anthropic's `usage.server_tool_use` counts (web_search_requests,
+ * web_fetch_requests) where given, else the `server_tool_use` blocks counted (`blocks`).
+ */
+export function anthropicToolCalls(usage: unknown, blocks: ToolCalls): ToolCalls {
+  const counts = (usage as JsonObject | null)?.server_tool_use as JsonObject | undefined;
+  const reported: ToolCalls = {};
+  if (typeof counts === 'object' && counts !== null) {
+    const search = usageCount(counts.web_search_requests);
+    const fetch = usageCount(counts.web_fetch_requests);
+    if (search !== undefined) reported.web_search = search;
+    if (fetch !== undefined) reported.web_fetch = fetch;
+  }
+  return maxCalls(blocks, reported);
 }
 
 /** Generated text of content blocks (text, tool input, thinking): for estimates. */
@@ -55,6 +90,8 @@ class MirrorStream implements StreamTranslator {
   usage: UpstreamUsage | null = null;
   completion = '';
   finished = false;
+  toolCalls: ToolCalls | undefined = undefined;
+  private readonly blocks: ToolCalls = {};
 
   push(ev: SseEvent): string {
     if (ev.data) {
@@ -68,9 +105,14 @@ class MirrorStream implements StreamTranslator {
       if (type === 'error' || ev.event === 'error')
         throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(data.error ?? data).slice(0, 200)}`);
       if (type === 'message_start') this.usage = takeAnthropicUsage(this.usage, (data.message as JsonObject | undefined)?.usage, false);
-      else if (type === 'message_delta') this.usage = takeAnthropicUsage(this.usage, data.usage, true);
-      else if (type === 'message_stop') this.finished = true;
-      else if (type === 'content_block_delta') {
+      else if (type === 'message_delta') {
+        this.usage = takeAnthropicUsage(this.usage, data.usage, true);
+        this.toolCalls = anthropicToolCalls(data.usage, maxCalls(this.toolCalls, this.blocks));
+      } else if (type === 'message_stop') this.finished = true;
+      else if (type === 'content_block_start') {
+        countServerToolBlock(this.blocks, data.content_block);
+        this.toolCalls = maxCalls(this.toolCalls, this.blocks);
+      } else if (type === 'content_block_delta') {
         const d = data.delta as JsonObject | undefined;
         if (typeof d?.text === 'string') this.completion += d.text;
         else if (typeof d?.partial_json === 'string') this.completion += d.partial_json;
@@ -137,11 +179,18 @@ function withSystemMessagesFolded(json: JsonObject, messages: unknown[]): { syst
 
 /** A whole reply, passed on as it came; its generated text is gathered only if an estimate needs it. */
 class MirrorReply implements TranslatedReply {
+  readonly toolCalls: ToolCalls;
+
   constructor(
     private readonly text: string,
     private readonly content: unknown,
     readonly usage: UpstreamUsage | null,
-  ) {}
+    reportedUsage: unknown,
+  ) {
+    const blocks: ToolCalls = {};
+    if (Array.isArray(content)) for (const b of content) countServerToolBlock(blocks, b);
+    this.toolCalls = anthropicToolCalls(reportedUsage, blocks);
+  }
 
   get completion(): string {
     return anthropicGeneratedText(this.content);
@@ -173,7 +222,7 @@ export const anthropicToAnthropic: Translator = {
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Array.isArray(parsed.content)) {
       throw new UpstreamFailure('protocol', 'upstream reply is not a message');
     }
-    return new MirrorReply(text, parsed.content, takeAnthropicUsage(null, parsed.usage, true));
+    return new MirrorReply(text, parsed.content, takeAnthropicUsage(null, parsed.usage, true), parsed.usage);
   },
 
   stream: () => new MirrorStream(),

@@ -4,6 +4,8 @@
 // Response's `usage` (a stream's terminal event); the gateway's `service` member is spliced into
 // the Response object, and the stream's terminal event is held back until the cost is known.
 import { usageCount } from '@/lib/billing/cost';
+import { builtInToolOf, type ToolCalls } from '@/lib/billing/tools';
+import { maxCalls } from '@/lib/gateway/builtin-tools';
 import { upstreamBody } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
@@ -24,6 +26,29 @@ export function responsesUsage(u: unknown): UpstreamUsage | null {
     reasoningTokens: usageCount(isObject(u.output_tokens_details) ? u.output_tokens_details.reasoning_tokens : undefined) ?? 0,
     completionFinal: true,
   };
+}
+
+/**
+ * Built-in tool calls among a Response's output items: one per web search, file search or image
+ * generation call; code interpreter calls by container (its price is per container).
+ */
+export function responsesToolCalls(output: unknown): ToolCalls {
+  const calls: ToolCalls = {};
+  if (!Array.isArray(output)) return calls;
+  const containers = new Set<unknown>();
+  for (const item of output) countToolCall(calls, containers, item);
+  return calls;
+}
+
+function countToolCall(calls: ToolCalls, containers: Set<unknown>, item: unknown): void {
+  if (!isObject(item) || typeof item.type !== 'string' || !item.type.endsWith('_call')) return;
+  if (item.type === 'code_interpreter_call') {
+    containers.add(item.container_id ?? item.id);
+    calls.code_interpreter = containers.size;
+    return;
+  }
+  const tool = builtInToolOf(item.type.slice(0, -'_call'.length));
+  if (tool) calls[tool] = (calls[tool] ?? 0) + 1;
 }
 
 /** Generated text of output items (message text, call arguments, reasoning summaries): what an estimate counts. */
@@ -96,6 +121,10 @@ class NativeStream implements StreamTranslator {
   usage: UpstreamUsage | null = null;
   completion = '';
   finished = false;
+  /** Counted from output items as they are added (billed even if the stream breaks before its end), then from the terminal Response. */
+  toolCalls: ToolCalls | undefined = undefined;
+  private readonly added: ToolCalls = {};
+  private readonly containers = new Set<unknown>();
   /** The terminal event, held until the cost is known. */
   private terminal: { type: string; seq: number; response: JsonObject } | null = null;
 
@@ -120,8 +149,13 @@ class NativeStream implements StreamTranslator {
     ) {
       this.completion += parsed.delta;
     }
+    if (type === 'response.output_item.added') {
+      countToolCall(this.added, this.containers, parsed.item);
+      this.toolCalls = maxCalls(this.toolCalls, this.added);
+    }
     if (TERMINAL.has(type) && isObject(parsed.response)) {
       this.usage = responsesUsage(parsed.response.usage) ?? this.usage;
+      this.toolCalls = maxCalls(this.toolCalls, responsesToolCalls(parsed.response.output));
       this.finished = true;
       this.terminal = { type, seq: seq ?? this.rt.sequence ?? 0, response: parsed.response };
       return '';
@@ -156,6 +190,7 @@ export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
       return {
         usage: responsesUsage(parsed.usage),
         completion: outputText(parsed.output),
+        toolCalls: responsesToolCalls(parsed.output),
         render(settled) {
           const end = text.lastIndexOf('}');
           // The upstream's bytes as they came, our `service` member spliced in before the closing brace.

@@ -4,6 +4,7 @@
 import type { ModelInfo, UpstreamProtocolName } from '@/lib/config';
 import type { JsonBody, JsonObject } from '@/lib/gateway/body';
 import type { Operation } from '@/lib/gateway/providers/types';
+import type { ToolCalls } from '@/lib/billing/tools';
 
 /** What the client speaks (the surface it called). */
 export type ClientProtocol = 'openai' | 'anthropic';
@@ -83,6 +84,8 @@ export interface TranslatedReply {
   readonly completion: string;
   /** The client's reply body, once the cost is known. */
   render(settled: Settlement): string;
+  /** Built-in tool calls the upstream made (billed per call when the request asked for the tool). */
+  readonly toolCalls?: ToolCalls;
 }
 
 /** One server-sent event of the upstream's stream. */
@@ -108,6 +111,8 @@ export interface StreamTranslator {
   readonly completion: string;
   /** The upstream said the reply is complete (finish_reason / [DONE], message_stop, a finishReason). */
   readonly finished: boolean;
+  /** Built-in tool calls the upstream made so far (billed per call when the request asked for the tool). */
+  readonly toolCalls?: ToolCalls;
   /** The bytes that end a complete stream for the client (e.g. the usage chunk and [DONE]). */
   end(settled: Settlement): string;
 }
