@@ -149,6 +149,7 @@ export const responsesSurface: SurfaceSpec = {
       body,
       chat: plan ? chatClientRequest(plan.chat, req.headers) : req,
       conversation: plan?.conversation ?? [],
+      tools: plan?.tools,
       onFinish: (f) => {
         finished = f;
       },
@@ -160,8 +161,8 @@ export const responsesSurface: SurfaceSpec = {
       if (!translated.has(protocol)) {
         const inner = chatTranslators.openai[protocol];
         let t = inner && responsesTranslator(inner, turn);
-        if (t && untranslatable) {
-          const refusal = untranslatable;
+        if (t && (untranslatable || plan?.forcedHosted)) {
+          const refusal = (untranslatable ?? plan?.forcedHosted) as GatewayError;
           t = {
             ...t,
             request: () => {
@@ -174,6 +175,7 @@ export const responsesSurface: SurfaceSpec = {
       return translated.get(protocol);
     };
     const messages = plan?.chat.messages;
+    const hosted = (plan?.dropped.length ?? 0) > 0;
     return {
       stream,
       maxOutputTokens,
@@ -192,9 +194,12 @@ export const responsesSurface: SurfaceSpec = {
       // store that the chat translation carries (the upstream does not know our response ids).
       // Untranslatable requests skip the model's other channels; with no native channel they are
       // the translation's 400.
+      // Hosted tools (web_search) run only on a native channel: a model that has one is served there;
+      // elsewhere they are dropped (x-service-dropped), unless tool_choice forces one (the 400).
       translator: (protocol, model, channel) => {
-        if (channel.responses && (untranslatable || !usesStore)) return native;
-        if (untranslatable && (cfg.channelsByModel.get(model.name) ?? []).some((c) => c.responses)) return undefined;
+        const needsNative = untranslatable !== undefined || hosted;
+        if (channel.responses && (needsNative || !usesStore)) return native;
+        if (needsNative && (cfg.channelsByModel.get(model.name) ?? []).some((c) => c.responses)) return undefined;
         return translatedFor(protocol);
       },
       streamError: (err) => responsesStreamError(turn, openaiErrorBody(err)),

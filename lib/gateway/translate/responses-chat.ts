@@ -7,6 +7,14 @@ import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { invalidParam, isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
+import {
+  CALL_ID_PREFIX,
+  chatCallOfItem,
+  chatToolChoiceOf,
+  clientCallItem,
+  toolPlanOf,
+  type ClientTool,
+} from '@/lib/gateway/translate/responses-tools';
 import type { CallInfo, ClientRequest, JsonObject, Settlement, StreamTranslator, TranslatedReply, Translator } from '@/lib/gateway/translate/types';
 
 // ---------------------------------------------------------------------------------------------
@@ -14,40 +22,6 @@ import type { CallInfo, ClientRequest, JsonObject, Settlement, StreamTranslator,
 
 /** A chat message of a conversation, as stored between turns (chat shape: every translator reads it). */
 export type ChatMessage = JsonObject;
-
-/**
- * Response tools (`{type: "function", name, ...}`) -> chat tools. Built-in tools (web_search,
- * file_search, computer_use, mcp, ...) run only inside OpenAI's own service: refused, by type.
- */
-export function chatTools(tools: unknown): JsonObject[] | undefined {
-  if (tools === undefined || tools === null) return undefined;
-  if (!Array.isArray(tools)) throw invalidParam('tools', '`tools` must be an array.');
-  return tools.map((tool, i) => {
-    const at = `tools[${i}]`;
-    if (!isObject(tool)) throw invalidParam(at, `\`${at}\` must be an object.`);
-    if (tool.type !== 'function') {
-      throw invalidParam(
-        `${at}.type`,
-        `Tool type ${JSON.stringify(tool.type)} (\`${at}.type\`) is not supported by this gateway: only function tools can be used with /v1/responses.`,
-      );
-    }
-    if (typeof tool.name !== 'string' || tool.name === '') throw invalidParam(`${at}.name`, `\`${at}.name\` must be a non-empty string.`);
-    if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters))
-      throw invalidParam(`${at}.parameters`, `\`${at}.parameters\` must be a JSON Schema object.`);
-    const fn: JsonObject = { name: tool.name };
-    if (typeof tool.description === 'string' && tool.description !== '') fn.description = tool.description;
-    if (isObject(tool.parameters)) fn.parameters = tool.parameters;
-    if (typeof tool.strict === 'boolean') fn.strict = tool.strict;
-    return { type: 'function', function: fn };
-  });
-}
-
-function chatToolChoice(choice: unknown): unknown {
-  if (choice === undefined || choice === null) return undefined;
-  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
-  throw invalidParam('tool_choice', '`tool_choice` must be "auto", "none", "required" or {type: "function", name}.');
-}
 
 function chatResponseFormat(text: unknown): JsonObject | undefined {
   if (text === undefined || text === null) return undefined;
@@ -142,11 +116,10 @@ export function chatMessagesOf(input: unknown): ChatMessage[] {
         }
         return;
       }
-      case 'function_call': {
-        if (typeof item.call_id !== 'string' || item.call_id === '') throw invalidParam(`${at}.call_id`, `\`${at}.call_id\` must be a non-empty string.`);
-        if (typeof item.name !== 'string' || item.name === '') throw invalidParam(`${at}.name`, `\`${at}.name\` must be a non-empty string.`);
-        if (typeof item.arguments !== 'string') throw invalidParam(`${at}.arguments`, `\`${at}.arguments\` must be a JSON object encoded as a string.`);
-        const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+      case 'function_call':
+      case 'custom_tool_call':
+      case 'local_shell_call': {
+        const call = chatCallOfItem(item, at);
         // Consecutive calls (and a call right after the assistant's text) are one assistant turn.
         const last = out.at(-1);
         if (last?.role === 'assistant') {
@@ -156,11 +129,15 @@ export function chatMessagesOf(input: unknown): ChatMessage[] {
         }
         return;
       }
-      case 'function_call_output': {
-        if (typeof item.call_id !== 'string' || item.call_id === '') throw invalidParam(`${at}.call_id`, `\`${at}.call_id\` must be a non-empty string.`);
+      case 'function_call_output':
+      case 'custom_tool_call_output':
+      case 'local_shell_call_output': {
+        // local_shell_call_output names its call by `id` in OpenAI's schema; Codex sends `call_id`.
+        const callId = item.call_id ?? (type === 'local_shell_call_output' ? item.id : undefined);
+        if (typeof callId !== 'string' || callId === '') throw invalidParam(`${at}.call_id`, `\`${at}.call_id\` must be a non-empty string.`);
         const output = typeof item.output === 'string' ? item.output : Array.isArray(item.output) ? textOf(item.output, `${at}.output`) : undefined;
         if (output === undefined) throw invalidParam(`${at}.output`, `\`${at}.output\` must be a string.`);
-        out.push({ role: 'tool', tool_call_id: item.call_id, content: output });
+        out.push({ role: 'tool', tool_call_id: callId, content: output });
         return;
       }
       case 'reasoning':
@@ -180,6 +157,12 @@ export interface ChatPlan {
   chat: JsonObject;
   /** The conversation through this turn's input (history + input, without `instructions`): stored with the reply. */
   conversation: ChatMessage[];
+  /** Chat function name -> the client's tool (namespaced, free-form, local shell), for the reply. */
+  tools: Map<string, ClientTool>;
+  /** What the chat request leaves out (hosted tools such as `web_search`): only a native channel runs them. */
+  dropped: string[];
+  /** The 400 of a `tool_choice` that forces a hosted tool: the request cannot be served without it. */
+  forcedHosted?: GatewayError;
 }
 
 /**
@@ -197,11 +180,14 @@ export function chatPlanOf(body: JsonObject, history: ChatMessage[] = []): ChatP
   messages.push(...conversation);
   if (messages.length === 0) throw invalidParam('input', '`input` must not be empty.');
   const chat: JsonObject = { model: body.model, messages };
-  const tools = chatTools(body.tools);
-  if (tools && tools.length > 0) chat.tools = tools;
-  const toolChoice = chatToolChoice(body.tool_choice);
-  if (toolChoice !== undefined && tools && tools.length > 0) chat.tool_choice = toolChoice;
-  if (typeof body.parallel_tool_calls === 'boolean' && tools && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
+  const toolPlan = toolPlanOf(body.tools);
+  const tools = toolPlan.tools;
+  if (tools.length > 0) chat.tools = tools;
+  const { choice: toolChoice, forcedHosted } = chatToolChoiceOf(body.tool_choice, toolPlan);
+  if (toolChoice !== undefined && tools.length > 0) chat.tool_choice = toolChoice;
+  if (typeof body.parallel_tool_calls === 'boolean' && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
+  // OpenAI's chat API takes the same cache routing key; the other translators leave it out.
+  if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key !== '') chat.prompt_cache_key = body.prompt_cache_key;
   if (typeof body.max_output_tokens === 'number') chat.max_completion_tokens = body.max_output_tokens;
   if (typeof body.temperature === 'number') chat.temperature = body.temperature;
   if (typeof body.top_p === 'number') chat.top_p = body.top_p;
@@ -211,7 +197,14 @@ export function chatPlanOf(body: JsonObject, history: ChatMessage[] = []): ChatP
   const reasoning = body.reasoning;
   if (isObject(reasoning) && typeof reasoning.effort === 'string') chat.reasoning_effort = reasoning.effort;
   if (body.stream === true) chat.stream = true;
-  return { chat, conversation };
+  const plan: ChatPlan = { chat, conversation, tools: toolPlan.byChatName, dropped: toolPlan.hosted };
+  if (forcedHosted) {
+    plan.forcedHosted = invalidParam(
+      'tool_choice',
+      `\`tool_choice\` forces the ${forcedHosted} tool, which only OpenAI's own Responses service runs: no channel of this model can serve it.`,
+    );
+  }
+  return plan;
 }
 
 /** A chat body as the chat translators take a client's: its bytes and its parsed JSON. */
@@ -290,24 +283,24 @@ interface Turn {
   finish: unknown;
 }
 
-function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: Status): JsonObject[] {
+function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: Status, tools?: Map<string, ClientTool>): JsonObject[] {
   const items: JsonObject[] = [];
   if (turn.reasoning) items.push(reasoningItem(ids.reasoning, turn.reasoning));
   if (turn.text || turn.toolCalls.length === 0) items.push(messageItem(ids.message, turn.text, status));
-  turn.toolCalls.forEach((t, i) => items.push(functionCallItem(ids.functionCall(i), t, 'completed')));
+  turn.toolCalls.forEach((t, i) => items.push(callItem(ids, i, t, 'completed', tools)));
   return items;
 }
 
 const reasoningItem = (id: string, text: string): JsonObject => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }] });
 const messageItem = (id: string, text: string, status: string): JsonObject => ({ id, type: 'message', status, role: 'assistant', content: [outputText(text)] });
-const functionCallItem = (id: string, t: ToolCall, status: string): JsonObject => ({
-  id,
-  type: 'function_call',
-  status,
-  call_id: t.id,
-  name: t.name,
-  arguments: t.arguments,
-});
+
+/** The output item of the i-th tool call: the kind of tool the client declared (function, namespaced, custom, local shell). */
+function callItem(ids: ReturnType<typeof responseIds>, i: number, t: ToolCall, status: string, tools?: Map<string, ClientTool>): JsonObject {
+  const { type, ...fields } = clientCallItem(t, tools);
+  const prefix = CALL_ID_PREFIX[type as string] ?? 'fc';
+  const id = prefix === 'fc' ? ids.functionCall(i) : ids.functionCall(i).replace(/^fc_/, `${prefix}_`);
+  return { id, type, status, ...fields };
+}
 
 /** The assistant's turn as a chat message, for the stored conversation. */
 function assistantMessage(turn: Turn): ChatMessage {
@@ -337,6 +330,8 @@ export interface ResponsesTurn {
   onFinish(finished: FinishedResponse): void;
   /** The next sequence number of the stream sent to the client (for an error event after it). */
   sequence?: number;
+  /** Chat function name -> the client's tool: how the model's calls are written back. */
+  tools?: Map<string, ClientTool>;
 }
 
 /** A mid-stream error as the Responses API sends it: an `error` event (openai-node and the AI SDK read `error`). */
@@ -526,16 +521,19 @@ export class ResponsesEventWriter {
       const call: ToolCall = { id: typeof id === 'string' ? id : '', name: typeof fn.name === 'string' ? fn.name : '', arguments: '', extra };
       const outputIndex = this.items.length;
       this.items.push({});
-      open = { kind: 'call', index: outputIndex, id: this.ids.functionCall(this.turn.toolCalls.length), call };
+      const item = callItem(this.ids, this.turn.toolCalls.length, call, 'in_progress', this.rt.tools);
+      open = { kind: 'call', index: outputIndex, id: item.id as string, call };
       this.turn.toolCalls.push(call);
       this.calls.set(index, open);
       this.current = open;
-      out += this.event('response.output_item.added', { output_index: outputIndex, item: functionCallItem(open.id, call, 'in_progress') });
+      // A free-form or local shell call is written whole when it closes (its input is inside the arguments' JSON).
+      if (item.type === 'custom_tool_call') item.input = '';
+      out += this.event('response.output_item.added', { output_index: outputIndex, item });
     }
     const fragment = typeof fn.arguments === 'string' ? fn.arguments : '';
     if (fragment) {
       open.call.arguments += fragment;
-      out += this.event('response.function_call_arguments.delta', { item_id: open.id, output_index: open.index, delta: fragment });
+      if (open.id.startsWith('fc_')) out += this.event('response.function_call_arguments.delta', { item_id: open.id, output_index: open.index, delta: fragment });
     }
     return out;
   }
@@ -572,14 +570,20 @@ export class ResponsesEventWriter {
   private closeAll(): string {
     let out = this.closeCurrent();
     for (const open of [...this.calls.values()].sort((a, b) => a.index - b.index)) {
-      const item = functionCallItem(open.id, open.call, 'completed');
+      const item: JsonObject = { ...callItem(this.ids, this.turn.toolCalls.indexOf(open.call), open.call, 'completed', this.rt.tools), id: open.id };
       this.items[open.index] = item;
-      out += this.event('response.function_call_arguments.done', {
-        item_id: open.id,
-        output_index: open.index,
-        name: open.call.name,
-        arguments: open.call.arguments,
-      });
+      if (item.type === 'function_call') {
+        out += this.event('response.function_call_arguments.done', {
+          item_id: open.id,
+          output_index: open.index,
+          name: item.name,
+          arguments: open.call.arguments,
+        });
+      } else if (item.type === 'custom_tool_call') {
+        const input = item.input as string;
+        out += this.event('response.custom_tool_call_input.delta', { item_id: open.id, output_index: open.index, delta: input });
+        out += this.event('response.custom_tool_call_input.done', { item_id: open.id, output_index: open.index, input });
+      }
       out += this.event('response.output_item.done', { output_index: open.index, item });
     }
     this.calls.clear();
@@ -625,7 +629,7 @@ export function responsesTranslator(inner: Translator, rt: ResponsesTurn): Trans
           const turn = turnOfCompletion(parseChat(reply.render(settled)));
           const { status, incomplete } = statusOf(turn.finish);
           const ids = responseIds(call.requestId);
-          const body = renderResponse(call, rt, status, incomplete, outputItems(ids, turn, status), responseUsage(settled), settled);
+          const body = renderResponse(call, rt, status, incomplete, outputItems(ids, turn, status, rt.tools), responseUsage(settled), settled);
           rt.onFinish({ id: ids.response, text: body, conversation: [...rt.conversation, assistantMessage(turn)] });
           return body;
         },
