@@ -7,14 +7,7 @@ import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { invalidParam, isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
-import {
-  CALL_ID_PREFIX,
-  chatCallOfItem,
-  chatToolChoiceOf,
-  clientCallItem,
-  toolPlanOf,
-  type ClientTool,
-} from '@/lib/gateway/translate/responses-tools';
+import { CALL_ID_PREFIX, chatCallOfItem, chatToolChoiceOf, clientCallItem, toolPlanOf, type ClientTool } from '@/lib/gateway/translate/responses-tools';
 import type { CallInfo, ClientRequest, JsonObject, Settlement, StreamTranslator, TranslatedReply, Translator } from '@/lib/gateway/translate/types';
 
 // ---------------------------------------------------------------------------------------------
@@ -533,7 +526,8 @@ export class ResponsesEventWriter {
     const fragment = typeof fn.arguments === 'string' ? fn.arguments : '';
     if (fragment) {
       open.call.arguments += fragment;
-      if (open.id.startsWith('fc_')) out += this.event('response.function_call_arguments.delta', { item_id: open.id, output_index: open.index, delta: fragment });
+      if (open.id.startsWith('fc_'))
+        out += this.event('response.function_call_arguments.delta', { item_id: open.id, output_index: open.index, delta: fragment });
     }
     return out;
   }

@@ -24,10 +24,7 @@ export const HOSTED_TOOL_TYPES = new Set([
 ]);
 
 /** What a chat function the gateway declared stands for on the client's side. */
-export type ClientTool =
-  | { kind: 'function'; name: string; namespace?: string }
-  | { kind: 'custom'; name: string }
-  | { kind: 'local_shell'; name: string };
+export type ClientTool = { kind: 'function'; name: string; namespace?: string } | { kind: 'custom'; name: string } | { kind: 'local_shell'; name: string };
 
 /**
  * The function names every upstream protocol accepts: OpenAI and Anthropic take
@@ -121,10 +118,10 @@ export function toolPlanOf(tools: unknown): ToolPlan {
       const name = nonEmptyName(tool.name, at);
       add(chatFunction({ ...tool, parameters: customParameters(tool) }, at, name), { kind: 'custom', name });
     } else if (type === 'local_shell') {
-      add(
-        chatFunction({ description: 'Runs a command on the user’s machine.', parameters: LOCAL_SHELL_PARAMETERS }, at, LOCAL_SHELL_NAME),
-        { kind: 'local_shell', name: LOCAL_SHELL_NAME },
-      );
+      add(chatFunction({ description: 'Runs a command on the user’s machine.', parameters: LOCAL_SHELL_PARAMETERS }, at, LOCAL_SHELL_NAME), {
+        kind: 'local_shell',
+        name: LOCAL_SHELL_NAME,
+      });
     } else if (typeof type === 'string' && HOSTED_TOOL_TYPES.has(type)) {
       if (!plan.hosted.includes(type)) plan.hosted.push(type);
     } else {

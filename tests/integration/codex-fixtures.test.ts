@@ -1,0 +1,164 @@
+// What Codex CLI 0.169.0 really sends (tests/fixtures/clients/codex/, recorded against a fake
+// upstream), replayed through /v1/responses onto every upstream protocol: OpenAI chat, Anthropic,
+// Gemini and a native Responses channel, streamed and whole. Asserts what each upstream receives
+// (namespace tools flattened, hosted tools left out and named in x-service-dropped, developer
+// messages kept, prompt_cache_key for OpenAI) and what Codex gets back (function_call items under
+// the client's own names and namespace, the final message).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, startGateway, testConfig, PROTOCOL_MODELS, type RunningGateway } from '../support/gateway';
+import { startFakeUpstream, TOOL_CALL_ARGUMENTS, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';
+import { createAccount, type TestAccount } from '../support/accounts';
+import { getDb } from '@/lib/db';
+import { closeEvents } from '@/lib/events';
+import { getLimiter } from '@/lib/gateway/runtime';
+
+type Json = Record<string, unknown>;
+interface Fixture {
+  headers: Record<string, string>;
+  body: Json;
+}
+
+const fixture = (name: string): Fixture => JSON.parse(readFileSync(path.join(ROOT, 'tests/fixtures/clients/codex', name), 'utf8')) as Fixture;
+const TURN1 = fixture('turn1.json');
+const TURN2 = fixture('turn2.json');
+const NATIVE = 'gpt-native';
+const TARGETS = { ...PROTOCOL_MODELS, native: NATIVE } as const;
+type Target = keyof typeof TARGETS;
+
+let db: Awaited<ReturnType<typeof getDb>>;
+let fake: FakeUpstream;
+let gw: RunningGateway;
+let account: TestAccount;
+
+beforeAll(async () => {
+  db = await getDb();
+  fake = await startFakeUpstream();
+  const config = testConfig({ openaiUrls: [fake.url], anthropicUrls: [fake.url], geminiUrls: [fake.url], channelPrefix: 'codexfx' });
+  (config.channels as unknown[]).push({
+    name: 'codexfx-native',
+    protocol: 'openai',
+    responses: true,
+    base_url: `${fake.url}/v1`,
+    api_key: 'upstream-secret-native',
+    models: [NATIVE],
+    priority: 0,
+    timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
+  });
+  (config.models as unknown[]).push({
+    name: NATIVE,
+    owned_by: 'openai',
+    kind: 'chat',
+    context_window: 128000,
+    max_output_tokens: 4096,
+    input_price_usd_per_million: '2',
+    output_price_usd_per_million: '8',
+  });
+  gw = await startGateway({ config });
+  account = await createAccount({ tier: 'enterprise', balanceUsd: '50' });
+});
+
+afterAll(async () => {
+  await gw?.stop();
+  await fake?.close();
+  await getLimiter().close();
+  await closeEvents();
+  await db?.$disconnect();
+});
+
+/** Posts a fixture as Codex does (its headers, its body with `model` and `stream` set). */
+async function replay(f: Fixture, model: string, stream: boolean, over: Json = {}) {
+  fake.reset();
+  const res = await fetch(`${gw.url}/v1/responses`, {
+    method: 'POST',
+    headers: { ...f.headers, accept: stream ? 'text/event-stream' : 'application/json', authorization: `Bearer ${account.apiKey}` },
+    body: JSON.stringify({ ...f.body, model, stream, ...over }),
+  });
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  const upstream = fake.requests.at(-1) as RecordedRequest;
+  let response: Json;
+  const events: Json[] = [];
+  if (stream) {
+    for (const block of text.split('\n\n')) {
+      const data = block.split('\n').find((l) => l.startsWith('data:'));
+      if (data) events.push(JSON.parse(data.slice(5)) as Json);
+    }
+    const last = events.at(-1) as Json;
+    expect(last.type).toBe('response.completed');
+    response = last.response as Json;
+    // Every item that was added was also done, in order, and the final output holds them.
+    const done = events.filter((e) => e.type === 'response.output_item.done').map((e) => e.item);
+    expect(done).toEqual(response.output);
+  } else {
+    response = JSON.parse(text) as Json;
+  }
+  return { res, upstream, upstreamJson: upstream.json as Json, response, events };
+}
+
+const outputOf = (r: Json) => r.output as Json[];
+
+/** The function names the upstream was offered, whatever its protocol. */
+function offeredNames(target: Target, body: Json): string[] {
+  const tools = (body.tools ?? []) as Json[];
+  if (target === 'openai') return tools.map((t) => (t.function as Json).name as string);
+  if (target === 'anthropic') return tools.map((t) => t.name as string);
+  if (target === 'gemini') return tools.flatMap((t) => ((t.functionDeclarations ?? []) as Json[]).map((d) => d.name as string));
+  return tools.map((t) => String(t.name ?? t.type));
+}
+
+describe.each([false, true])('Codex fixtures through /v1/responses (stream: %s)', (stream) => {
+  it.each(['openai', 'anthropic', 'gemini'] as const)('turn 1 on %s: namespace tools flattened, web_search dropped, the call answered', async (target) => {
+    const { res, upstreamJson, response } = await replay(TURN1, TARGETS[target], stream);
+    const names = offeredNames(target, upstreamJson);
+    expect(names).toContain('exec_command');
+    expect(names).toContain('multi_agent_v1__spawn_agent');
+    expect(names).not.toContain('web_search');
+    expect(names.every((n) => /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/.test(n))).toBe(true);
+    expect(res.headers.get('x-service-dropped') ?? '').toContain('web_search');
+    // Codex's developer messages reach the model as its system text.
+    const system = JSON.stringify(target === 'openai' ? upstreamJson.messages : target === 'anthropic' ? upstreamJson.system : upstreamJson.systemInstruction);
+    expect(system).toContain('You are a coding agent running in the Codex CLI');
+    if (target === 'openai') expect(upstreamJson.prompt_cache_key).toBe(TURN1.body.prompt_cache_key);
+    const call = outputOf(response).find((o) => o.type === 'function_call') as Json;
+    expect(call).toMatchObject({ type: 'function_call', name: 'exec_command', arguments: TOOL_CALL_ARGUMENTS, status: 'completed' });
+    expect(call.namespace).toBeUndefined();
+  });
+
+  it.each(['openai', 'anthropic', 'gemini'] as const)('a namespaced call on %s comes back under its name and namespace', async (target) => {
+    const { upstreamJson, response, events } = await replay(TURN1, TARGETS[target], stream, {
+      tool_choice: { type: 'function', namespace: 'multi_agent_v1', name: 'spawn_agent' },
+    });
+    if (target === 'openai') expect(upstreamJson.tool_choice).toEqual({ type: 'function', function: { name: 'multi_agent_v1__spawn_agent' } });
+    const call = outputOf(response).find((o) => o.type === 'function_call') as Json;
+    expect(call).toMatchObject({ name: 'spawn_agent', namespace: 'multi_agent_v1', arguments: TOOL_CALL_ARGUMENTS });
+    if (stream) {
+      const argsDone = events.find((e) => e.type === 'response.function_call_arguments.done') as Json;
+      expect(argsDone.name).toBe('spawn_agent');
+      const added = events.find((e) => e.type === 'response.output_item.added' && (e.item as Json).type === 'function_call') as Json;
+      expect(added.item).toMatchObject({ name: 'spawn_agent', namespace: 'multi_agent_v1' });
+    }
+  });
+
+  it.each(['openai', 'anthropic', 'gemini'] as const)('turn 2 on %s: the replayed reasoning, call and output carry the conversation on', async (target) => {
+    const { upstreamJson, response } = await replay(TURN2, TARGETS[target], stream);
+    const sent = JSON.stringify(upstreamJson);
+    expect(sent).toContain('exec_command');
+    expect(sent).toContain('Process exited with code 0');
+    const message = outputOf(response).find((o) => o.type === 'message') as Json;
+    expect(JSON.stringify(message.content)).toContain('The tool said:');
+  });
+
+  it('passes both turns to a native Responses channel as Codex sent them (web_search kept)', async () => {
+    for (const f of [TURN1, TURN2]) {
+      const { res, upstream, upstreamJson } = await replay(f, NATIVE, stream);
+      expect(upstream.path).toBe('/v1/responses');
+      expect(upstreamJson.tools).toEqual(f.body.tools);
+      expect(upstreamJson.input).toEqual(f.body.input);
+      expect(upstreamJson.include).toEqual(['reasoning.encrypted_content']);
+      expect(upstreamJson.prompt_cache_key).toBe(f.body.prompt_cache_key);
+      expect(res.headers.get('x-service-dropped')).toBeNull();
+    }
+  });
+});
