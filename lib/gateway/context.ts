@@ -13,6 +13,7 @@ import { countRefused, release, startAdmission, type Admission, type Endpoint } 
 import { LinkedSignal } from '@/lib/gateway/signal';
 import { callUpstream, discard, type CallOptions, type UpstreamResponse } from '@/lib/gateway/upstream';
 import type { UpstreamCall } from '@/lib/gateway/translate/types';
+import { DROPPED_HEADER, droppedHeaderValue } from '@/lib/gateway/translate/dropped';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkKeyAccess, keyClientIp } from '@/lib/keys/access';
 import { recheckKeyRefusal } from '@/lib/keys/admission';
@@ -54,6 +55,8 @@ export interface Attempt {
   status?: number;
   error?: string;
   ms: number;
+  /** What this attempt's upstream call left out of the request (x-service-dropped). */
+  dropped?: readonly string[];
 }
 
 /** One upstream try: its log record, the per-channel metrics and the circuit breaker, kept together. */
@@ -116,6 +119,8 @@ export class RequestContext {
   channel: string | null = null;
   attempts: Attempt[] = [];
   routeReason: string | null = null;
+  /** What the answering attempt dropped from the request (the `x-service-dropped` header). */
+  dropped: readonly string[] | undefined = undefined;
   stream = false;
   firstTokenMs: number | null = null;
   usage: Usage = noUsage();
@@ -269,8 +274,10 @@ export class RequestContext {
     path: string,
     upstream: UpstreamCall,
     headers: Record<string, string>,
+    dropped?: readonly string[],
   ): Promise<{ res: UpstreamResponse; tracker: AttemptTracker } | null> {
     const tracker = this.beginAttempt(channel, model);
+    if (dropped) tracker.record.dropped = dropped;
     if (req.signal.aborted) throw this.clientGone();
     const res = await this.callUpstream(req, tracker, channel, path, upstream.body, headers);
     if (!res) return null;
@@ -385,6 +392,8 @@ export class RequestContext {
     headers['x-service-model-id'] = this.model?.name ?? (this.modelRequested && isModelName(this.modelRequested) ? this.modelRequested : '');
     headers['x-service-latency-ms'] = String(this.elapsedMs());
     headers['x-service-provider'] = this.channel ?? 'none';
+    const dropped = droppedHeaderValue(this.dropped);
+    if (dropped) headers[DROPPED_HEADER] = dropped;
     // The header Anthropic's SDK reads into `requestID`.
     if (this.surface === 'anthropic') headers['request-id'] = this.requestId;
     if (extra) for (const name in extra) headers[name] = extra[name];

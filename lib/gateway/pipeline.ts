@@ -23,6 +23,7 @@ import type {
   UpstreamProtocol,
   UpstreamUsage,
 } from '@/lib/gateway/translate/types';
+import { mergeDropped } from '@/lib/gateway/translate/dropped';
 import { startAbortDrain, trackStream } from '@/lib/shutdown';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 
@@ -56,6 +57,8 @@ export interface PreparedRequest {
   streamError?(err: GatewayError): string;
   /** Awaited after the reply's last bytes are rendered, before they are sent (the Responses surface stores the response). */
   beforeEnd?(model: ModelInfo): Promise<void>;
+  /** What the surface itself dropped from the request, whatever the channel (merged with the translator's UpstreamCall.dropped). */
+  dropped?: readonly string[];
 }
 
 /** A client surface: what it speaks, and how it reads a request. */
@@ -243,10 +246,12 @@ async function attempt(
   const provider = providers[channel.protocol];
   const path = provider.path(upstream.operation ?? surface.operation, model.name, prepared.stream);
   if (path === undefined) return false;
-  const tried = await ctx.tryChannel(req, channel, model, path, upstream, upstreamHeaders(channel, provider, upstream.headers));
+  const dropped = mergeDropped(prepared.dropped, upstream.dropped);
+  const tried = await ctx.tryChannel(req, channel, model, path, upstream, upstreamHeaders(channel, provider, upstream.headers), dropped);
   if (!tried) return false;
   const { res, tracker } = tried;
   const record = tracker.record;
+  ctx.dropped = dropped;
   ctx.model = model;
   ctx.channel = channel.name;
   if (res.status >= 400) {
@@ -279,6 +284,7 @@ async function attempt(
   if (!ok && !sink.started) {
     if (req.signal.aborted) throw ctx.clientGone();
     ctx.channel = null;
+    ctx.dropped = undefined;
     return tracker.fail(record.error ?? 'upstream reply unusable');
   }
   tracker.finish(true, ok);

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import type { JsonObject } from '@/lib/gateway/body';
+import { DropRecord } from './dropped';
 import type { CallInfo, Settlement, TranslatedError } from './types';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
@@ -316,6 +317,15 @@ export function refusePlatformMembers(body: JsonObject, model: ModelInfo): void 
       throw notSupported(field, model, `${field} runs on Anthropic's platform only.`);
     }
   }
+}
+
+/**
+ * Members that only steer Anthropic's own server and cannot change what the model is asked on
+ * another upstream: dropped, and recorded so (x-service-dropped). `context_management` clears old
+ * thinking or tool results server-side; these upstreams keep no server-side context to clear.
+ */
+export function dropAnthropicOnly(body: JsonObject, drops: DropRecord): void {
+  if (body.context_management !== undefined && body.context_management !== null) drops.add('context_management');
 }
 
 export function dataUrl(img: { mediaType: string; data: string }): string {

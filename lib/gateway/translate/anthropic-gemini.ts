@@ -11,6 +11,7 @@ import {
   anthropicMessage,
   anthropicUsage,
   documentOf,
+  dropAnthropicOnly,
   imageOf,
   isObject,
   jsonFormatOf,
@@ -33,6 +34,7 @@ import {
   type ImageRef,
   type StopReason,
 } from './anthropic-client';
+import { DropRecord } from './dropped';
 import { eventData } from './upstream-json';
 import type { CallInfo, ClientRequest, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamCall, UpstreamUsage } from './types';
 
@@ -132,10 +134,11 @@ function buildContents(body: JsonObject, model: ModelInfo): Content[] {
   return contents;
 }
 
-function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
+function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): JsonObject {
   const body = req.body.json;
   const model = call.model;
   refusePlatformMembers(body, model);
+  dropAnthropicOnly(body, drops);
   const out: JsonObject = { contents: buildContents(body, model) };
   const system = systemTexts(body);
   if (system.length > 0) out.systemInstruction = { parts: system.map((text) => ({ text })) };
@@ -368,7 +371,9 @@ function errorMessage(body: unknown): string | undefined {
 
 export const anthropicToGemini: Translator = {
   request(req: ClientRequest, call: CallInfo): UpstreamCall {
-    return { body: JSON.stringify(buildRequest(req, call)) };
+    const drops = new DropRecord();
+    const body = JSON.stringify(buildRequest(req, call, drops));
+    return { body, dropped: drops.list() };
   },
   response,
   stream(call: CallInfo): StreamTranslator {

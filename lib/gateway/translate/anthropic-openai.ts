@@ -12,6 +12,7 @@ import {
   anthropicUsage,
   dataUrl,
   documentOf,
+  dropAnthropicOnly,
   effortOfBudget,
   imageOf,
   isObject,
@@ -36,6 +37,7 @@ import {
   type ImageRef,
   type StopReason,
 } from './anthropic-client';
+import { DropRecord } from './dropped';
 import { eventData } from './upstream-json';
 import type { CallInfo, ClientRequest, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamCall, UpstreamUsage } from './types';
 
@@ -111,10 +113,11 @@ function assistantMessage(turn: AnthropicTurn, model: ModelInfo): JsonObject | n
   return msg;
 }
 
-function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
+function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): JsonObject {
   const body = req.body.json;
   const model = call.model;
   refusePlatformMembers(body, model);
+  dropAnthropicOnly(body, drops);
   const messages: JsonObject[] = [];
   const system = systemTexts(body);
   if (system.length > 0) messages.push({ role: 'system', content: system.join('\n\n') });
@@ -407,7 +410,9 @@ function errorMessage(body: unknown): string | undefined {
 
 export const anthropicToOpenai: Translator = {
   request(req: ClientRequest, call: CallInfo): UpstreamCall {
-    return { body: JSON.stringify(buildRequest(req, call)) };
+    const drops = new DropRecord();
+    const body = JSON.stringify(buildRequest(req, call, drops));
+    return { body, dropped: drops.list() };
   },
   response,
   stream(call: CallInfo): StreamTranslator {

@@ -39,6 +39,11 @@ export interface UpstreamCall {
   forbiddenIsCallers?: boolean;
   /** The upstream operation called, when not the surface's (a Responses request passed to a native Responses channel). */
   operation?: Operation;
+  /**
+   * Request fields or tools left out or degraded for this upstream (a DropRecord's list): answered
+   * as the `x-service-dropped` header and kept on the attempt in the request log.
+   */
+  dropped?: readonly string[];
 }
 
 /**
