@@ -128,13 +128,18 @@ describe.each(['lean', 'next'] as GatewayMode[])('native Responses channels (%s)
     expect((plain as unknown as WithService).service.channel).toBe('openai-1');
   });
 
-  it('refuses web_search with a 400 naming the type for a model without a native channel', async () => {
+  it('drops web_search for a model without a native channel (x-service-dropped); a forced web_search is a 400', async () => {
+    const { response } = await openai()
+      .responses.create({ model: TRANSLATED, input: 'Search', tools: [{ type: 'web_search' }] })
+      .withResponse();
+    expect(response.headers.get('x-service-dropped')).toBe('web_search');
+    expect(fake.requests.at(-1)!.path).toBe('/v1/chat/completions');
     const before = fake.requests.length;
     const err = await openai()
-      .responses.create({ model: TRANSLATED, input: 'Search', tools: [{ type: 'web_search' }] })
+      .responses.create({ model: TRANSLATED, input: 'Search', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } as never })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'tools[0].type' });
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'tool_choice' });
     expect((err as Error).message).toContain('web_search');
     expect(fake.requests.length).toBe(before);
   });

@@ -150,6 +150,7 @@ export const responsesSurface: SurfaceSpec = {
       chat: plan ? chatClientRequest(plan.chat, req.headers) : req,
       conversation: plan?.conversation ?? [],
       tools: plan?.tools,
+      dropped: plan?.dropped,
       onFinish: (f) => {
         finished = f;
       },

@@ -6,6 +6,7 @@
 import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { mergeDropped } from '@/lib/gateway/translate/dropped';
 import { invalidParam, isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
 import { CALL_ID_PREFIX, chatCallOfItem, chatToolChoiceOf, clientCallItem, toolPlanOf, type ClientTool } from '@/lib/gateway/translate/responses-tools';
 import type { CallInfo, ClientRequest, JsonObject, Settlement, StreamTranslator, TranslatedReply, Translator } from '@/lib/gateway/translate/types';
@@ -325,6 +326,8 @@ export interface ResponsesTurn {
   sequence?: number;
   /** Chat function name -> the client's tool: how the model's calls are written back. */
   tools?: Map<string, ClientTool>;
+  /** What the chat request leaves out (hosted tools), named on every translated upstream call. */
+  dropped?: readonly string[];
 }
 
 /** A mid-stream error as the Responses API sends it: an `error` event (openai-node and the AI SDK read `error`). */
@@ -612,7 +615,10 @@ export class ResponsesEventWriter {
 /** The Responses translator for a channel protocol: `inner` is the OpenAI-chat translator for it. */
 export function responsesTranslator(inner: Translator, rt: ResponsesTurn): Translator {
   return {
-    request: (_req, call) => inner.request(rt.chat, call),
+    request(_req, call) {
+      const upstream = inner.request(rt.chat, call);
+      return rt.dropped?.length ? { ...upstream, dropped: mergeDropped(rt.dropped, upstream.dropped) } : upstream;
+    },
 
     response(text, call): TranslatedReply {
       const reply = inner.response(text, call);
