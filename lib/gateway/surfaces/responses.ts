@@ -161,7 +161,7 @@ export const responsesSurface: SurfaceSpec = {
     const translatedFor = (protocol: UpstreamProtocol): Translator | undefined => {
       if (!translated.has(protocol)) {
         const inner = chatTranslators.openai[protocol];
-        let t = inner && responsesTranslator(inner, turn);
+        let t = inner && responsesTranslator(inner, turn, protocol);
         if (t && (untranslatable || plan?.forcedHosted)) {
           const refusal = (untranslatable ?? plan?.forcedHosted) as GatewayError;
           t = {

@@ -7,9 +7,19 @@ import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { mergeDropped } from '@/lib/gateway/translate/dropped';
+import { openReasoning, sealReasoning, type ReasoningState } from '@/lib/gateway/translate/reasoning-seal';
 import { invalidParam, isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
 import { CALL_ID_PREFIX, chatCallOfItem, chatToolChoiceOf, clientCallItem, toolPlanOf, type ClientTool } from '@/lib/gateway/translate/responses-tools';
-import type { CallInfo, ClientRequest, JsonObject, Settlement, StreamTranslator, TranslatedReply, Translator } from '@/lib/gateway/translate/types';
+import type {
+  CallInfo,
+  ClientRequest,
+  JsonObject,
+  Settlement,
+  StreamTranslator,
+  TranslatedReply,
+  Translator,
+  UpstreamProtocol,
+} from '@/lib/gateway/translate/types';
 
 // ---------------------------------------------------------------------------------------------
 // Request: Responses -> Chat Completions
@@ -134,15 +144,37 @@ export function chatMessagesOf(input: unknown): ChatMessage[] {
         out.push({ role: 'tool', tool_call_id: callId, content: output });
         return;
       }
-      case 'reasoning':
-        // A reasoning item replayed by a stateless client: the upstream cannot take it back (its
-        // signatures are upstream-specific); the conversation goes on without it.
+      case 'reasoning': {
+        // A reasoning item the gateway sealed gives the upstream back its own state (signed
+        // thinking, thought signatures); any other (OpenAI's, forged, altered) is left out, as
+        // the upstream could not read it.
+        const state = openReasoning(item.encrypted_content);
+        if (state) restoreReasoning(out, state);
         return;
+      }
       default:
         throw invalidParam(`${at}.type`, `Input item type ${JSON.stringify(type)} (\`${at}.type\`) is not supported by this gateway.`);
     }
   });
   return out;
+}
+
+/**
+ * Puts a sealed reasoning state back on the assistant turn it came from (the one holding its
+ * calls; the turn before the item for a turn without calls): the calls' upstream members and the
+ * signed thinking blocks, which the chat translators send on as their upstream wants them.
+ */
+function restoreReasoning(out: ChatMessage[], state: ReasoningState): void {
+  const callIds = new Set(Object.keys(state.calls ?? {}));
+  const assistants = out.filter((m) => m.role === 'assistant');
+  const owner =
+    assistants.find((m) => Array.isArray(m.tool_calls) && m.tool_calls.some((c) => isObject(c) && callIds.has(c.id as string))) ??
+    (callIds.size === 0 ? assistants.at(-1) : undefined);
+  if (!owner) return;
+  if (Array.isArray(owner.tool_calls) && state.calls) {
+    owner.tool_calls = owner.tool_calls.map((c) => (isObject(c) && state.calls?.[c.id as string] ? { ...c, ...state.calls[c.id as string] } : c));
+  }
+  if (state.thinking_blocks?.length) owner.thinking_blocks = state.thinking_blocks;
 }
 
 /** What a Responses request becomes: the chat body and the messages this turn adds to the conversation. */
@@ -226,7 +258,10 @@ export function echoedFields(body: JsonObject): JsonObject {
     max_output_tokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null,
     parallel_tool_calls: typeof body.parallel_tool_calls === 'boolean' ? body.parallel_tool_calls : true,
     previous_response_id: typeof body.previous_response_id === 'string' ? body.previous_response_id : null,
-    reasoning: { effort: typeof reasoning.effort === 'string' ? reasoning.effort : null, summary: null },
+    reasoning: {
+      effort: typeof reasoning.effort === 'string' ? reasoning.effort : null,
+      summary: typeof reasoning.summary === 'string' ? reasoning.summary : null,
+    },
     store: body.store !== false,
     temperature: typeof body.temperature === 'number' ? body.temperature : 1,
     text,
@@ -275,13 +310,37 @@ interface Turn {
   text: string;
   toolCalls: ToolCall[];
   finish: unknown;
+  /** Signed thinking (Anthropic's `thinking_blocks` as the chat translator passes them on). */
+  thinkingBlocks: JsonObject[];
 }
 
-function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: Status, tools?: Map<string, ClientTool>): JsonObject[] {
+/** The client asked for reasoning it can send back (`include: ["reasoning.encrypted_content"]`: Codex, stateless clients). */
+export function wantsEncryptedReasoning(body: JsonObject): boolean {
+  return Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
+}
+
+/**
+ * The reasoning item that carries, sealed, what the upstream needs back next turn (signed thinking,
+ * Gemini's thought signatures on the calls); undefined when the turn holds nothing of the kind.
+ */
+function sealedReasoningItem(id: string, turn: Turn): JsonObject | undefined {
+  const calls: Record<string, JsonObject> = {};
+  for (const t of turn.toolCalls) if (Object.keys(t.extra).length > 0) calls[t.id] = t.extra;
+  const state: ReasoningState = {};
+  if (turn.thinkingBlocks.length > 0) state.thinking_blocks = turn.thinkingBlocks;
+  if (Object.keys(calls).length > 0) state.calls = calls;
+  if (!state.thinking_blocks && !state.calls) return undefined;
+  return { id, type: 'reasoning', summary: [], encrypted_content: sealReasoning(state) };
+}
+
+function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: Status, rt: ResponsesTurn): JsonObject[] {
   const items: JsonObject[] = [];
   if (turn.reasoning) items.push(reasoningItem(ids.reasoning, turn.reasoning));
   if (turn.text || turn.toolCalls.length === 0) items.push(messageItem(ids.message, turn.text, status));
-  turn.toolCalls.forEach((t, i) => items.push(callItem(ids, i, t, 'completed', tools)));
+  turn.toolCalls.forEach((t, i) => items.push(callItem(ids, i, t, 'completed', rt.tools)));
+  // Last, as in a stream, where signatures are known only once the calls are complete.
+  const sealed = wantsEncryptedReasoning(rt.body) ? sealedReasoningItem(`${ids.reasoning}_state`, turn) : undefined;
+  if (sealed) items.push(sealed);
   return items;
 }
 
@@ -301,6 +360,7 @@ function assistantMessage(turn: Turn): ChatMessage {
   const msg: ChatMessage = { role: 'assistant', content: turn.text || (turn.toolCalls.length > 0 ? null : '') };
   if (turn.toolCalls.length > 0)
     msg.tool_calls = turn.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments }, ...t.extra }));
+  if (turn.thinkingBlocks.length > 0) msg.thinking_blocks = turn.thinkingBlocks;
   return msg;
 }
 
@@ -388,6 +448,7 @@ function turnOfCompletion(completion: JsonObject): Turn {
     text: typeof message.content === 'string' ? message.content : '',
     toolCalls,
     finish: choice.finish_reason,
+    thinkingBlocks: Array.isArray(message.thinking_blocks) ? message.thinking_blocks.filter(isObject) : [],
   };
 }
 
@@ -409,7 +470,7 @@ export class ResponsesEventWriter {
   private current: OpenItem | null = null;
   /** Open tool-call items by the chat chunk's tool-call index. */
   private readonly calls = new Map<number, Extract<OpenItem, { kind: 'call' }>>();
-  private readonly turn: Turn = { reasoning: '', text: '', toolCalls: [], finish: null };
+  private readonly turn: Turn = { reasoning: '', text: '', toolCalls: [], finish: null, thinkingBlocks: [] };
   private buffer = '';
   /** Message items opened so far. */
   private messages = 0;
@@ -460,6 +521,7 @@ export class ResponsesEventWriter {
     if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') out += this.text('reasoning', delta.reasoning_content);
     if (typeof delta.content === 'string' && delta.content !== '') out += this.text('message', delta.content);
     if (Array.isArray(delta.tool_calls)) for (const tc of delta.tool_calls) if (isObject(tc)) out += this.toolCall(tc);
+    if (Array.isArray(delta.thinking_blocks)) this.turn.thinkingBlocks.push(...delta.thinking_blocks.filter(isObject));
     if (choice.finish_reason) {
       this.turn.finish = choice.finish_reason;
       out += this.opening() + this.closeAll();
@@ -599,6 +661,13 @@ export class ResponsesEventWriter {
       out += this.event('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
       out += this.event('response.output_item.done', { output_index: index, item });
     }
+    const sealed = wantsEncryptedReasoning(this.rt.body) ? sealedReasoningItem(`${this.ids.reasoning}_state`, this.turn) : undefined;
+    if (sealed) {
+      const index = this.items.length;
+      this.items.push(sealed);
+      out += this.event('response.output_item.added', { output_index: index, item: sealed });
+      out += this.event('response.output_item.done', { output_index: index, item: sealed });
+    }
     const { status, incomplete } = statusOf(this.turn.finish);
     const text = renderResponse(this.call, this.rt, status, incomplete, this.items, responseUsage(settled), settled);
     this.rt.onFinish({ id: this.ids.response, text, conversation: [...this.rt.conversation, assistantMessage(this.turn)] });
@@ -612,11 +681,25 @@ export class ResponsesEventWriter {
 // ---------------------------------------------------------------------------------------------
 // The translator
 
+/** The chat request without Anthropic's signed thinking (no other upstream reads it, OpenAI's may refuse the member). */
+function withoutThinkingBlocks(req: ClientRequest): ClientRequest {
+  const messages = req.body.json.messages;
+  if (!Array.isArray(messages) || !messages.some((m) => isObject(m) && m.thinking_blocks !== undefined)) return req;
+  const stripped = messages.map((m) => {
+    if (!isObject(m) || m.thinking_blocks === undefined) return m;
+    const { thinking_blocks: _t, ...rest } = m;
+    return rest;
+  });
+  return chatClientRequest({ ...req.body.json, messages: stripped }, req.headers);
+}
+
 /** The Responses translator for a channel protocol: `inner` is the OpenAI-chat translator for it. */
-export function responsesTranslator(inner: Translator, rt: ResponsesTurn): Translator {
+export function responsesTranslator(inner: Translator, rt: ResponsesTurn, protocol?: UpstreamProtocol): Translator {
+  let chat: ClientRequest | undefined;
   return {
     request(_req, call) {
-      const upstream = inner.request(rt.chat, call);
+      chat ??= protocol === 'anthropic' ? rt.chat : withoutThinkingBlocks(rt.chat);
+      const upstream = inner.request(chat, call);
       return rt.dropped?.length ? { ...upstream, dropped: mergeDropped(rt.dropped, upstream.dropped) } : upstream;
     },
 
@@ -629,7 +712,7 @@ export function responsesTranslator(inner: Translator, rt: ResponsesTurn): Trans
           const turn = turnOfCompletion(parseChat(reply.render(settled)));
           const { status, incomplete } = statusOf(turn.finish);
           const ids = responseIds(call.requestId);
-          const body = renderResponse(call, rt, status, incomplete, outputItems(ids, turn, status, rt.tools), responseUsage(settled), settled);
+          const body = renderResponse(call, rt, status, incomplete, outputItems(ids, turn, status, rt), responseUsage(settled), settled);
           rt.onFinish({ id: ids.response, text: body, conversation: [...rt.conversation, assistantMessage(turn)] });
           return body;
         },
