@@ -24,6 +24,7 @@ import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { getEncoding, type Tiktoken } from 'js-tiktoken';
+import { fileTaskCall } from './file-task';
 
 // ---------------------------------------------------------------------------
 // Public API
@@ -61,6 +62,8 @@ export interface FakeUpstreamOptions {
   faultFor?: (req: RecordedRequest) => Fault | undefined;
   /** keep every request in `requests` (default true; long soak runs turn it off) */
   record?: boolean;
+  /** a request with tools and a file task in its text gets the call that creates the file (tests/support/file-task.ts) */
+  fileTask?: boolean;
 }
 
 export interface FakeUpstream {
@@ -141,6 +144,15 @@ function segmentTokens(seg: { text: string; memo: boolean }): number {
     pieceMemo.set(seg.text, n);
   }
   return n;
+}
+
+/** A tool call's arguments as streamed: the classic five fragments for the default, else about five pieces. */
+function argumentFragments(args: string): string[] {
+  if (args === TOOL_CALL_ARGUMENTS) return ['{"', 'city', '":"', 'Paris', '"}'];
+  const size = Math.max(1, Math.ceil(args.length / 5));
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i += size) out.push(args.slice(i, i + size));
+  return out;
 }
 
 /** How long after its last chunk a mid-stream 'cut' breaks the connection. */
@@ -446,6 +458,17 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   const timers = new Map<NodeJS.Timeout, () => void>();
   let closing = false;
 
+  /**
+   * In fileTask mode, the tool call a request that declares tools gets: the file-creating call of
+   * tests/support/file-task.ts (none when the request holds no file task: a text reply). `toolName`
+   * is the call the fake would make otherwise (undefined: none, e.g. after a tool result).
+   */
+  function fileTaskOverride(toolName: string | undefined, names: string[], body: Json): { toolName: string | undefined; toolArgs: string } {
+    if (!opts.fileTask || toolName === undefined) return { toolName, toolArgs: TOOL_CALL_ARGUMENTS };
+    const call = fileTaskCall(names, JSON.stringify(body));
+    return { toolName: call?.name, toolArgs: call?.arguments ?? TOOL_CALL_ARGUMENTS };
+  }
+
   function sleep(ms: number): Promise<void> {
     if (closing) return Promise.resolve();
     return new Promise<void>((resolve) => {
@@ -628,6 +651,9 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         toolName = isObj(t0) && isObj(t0.function) && typeof t0.function.name === 'string' ? t0.function.name : 'tool';
       }
     }
+    const names = tools.map((t) => (isObj(t) && isObj(t.function) ? String(t.function.name) : ''));
+    const { toolName: callName, toolArgs } = fileTaskOverride(toolName, names, body);
+    toolName = callName;
 
     let content: string;
     if (fault.type === 'huge') content = 'x'.repeat(Math.max(0, Math.floor(fault.bytes)));
@@ -645,7 +671,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     let completionTokens: number;
     if (toolName !== undefined) {
       finish = 'tool_calls';
-      completionTokens = countTokens(toolName + TOOL_CALL_ARGUMENTS);
+      completionTokens = countTokens(toolName + toolArgs);
     } else if (fault.type === 'huge' && maxTokens === undefined) {
       completionTokens = hugeTokens(content.length);
     } else if (maxTokens !== undefined && maxTokens >= 0) {
@@ -667,7 +693,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
           ? {
               role: 'assistant',
               content: null,
-              tool_calls: [{ id: callId, type: 'function', function: { name: toolName, arguments: TOOL_CALL_ARGUMENTS } }],
+              tool_calls: [{ id: callId, type: 'function', function: { name: toolName, arguments: toolArgs } }],
               refusal: null,
             }
           : { role: 'assistant', content, refusal: null };
@@ -706,7 +732,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
           },
         ]),
       );
-      for (const frag of ['{"', 'city', '":"', 'Paris', '"}']) {
+      for (const frag of argumentFragments(toolArgs)) {
         frames.push(chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: frag } }] }, logprobs: null, finish_reason: null }]));
       }
     } else {
@@ -872,6 +898,9 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         toolName = isObj(t0) && typeof t0.name === 'string' ? t0.name : 'tool';
       }
     }
+    const names = tools.map((t) => (isObj(t) ? String(t.name) : ''));
+    const { toolName: callName, toolArgs } = fileTaskOverride(toolName, names, body);
+    toolName = callName;
 
     let text: string;
     if (fault.type === 'huge') text = 'x'.repeat(Math.max(0, Math.floor(fault.bytes)));
@@ -886,7 +915,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     let outputTokens: number;
     if (toolName !== undefined) {
       stopReason = 'tool_use';
-      outputTokens = countTokens(toolName + TOOL_CALL_ARGUMENTS);
+      outputTokens = countTokens(toolName + toolArgs);
     } else {
       const t = truncateTokens(text, Math.max(0, body.max_tokens as number));
       text = t.text;
@@ -898,9 +927,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
     if (body.stream !== true) {
       const content =
-        toolName !== undefined
-          ? [{ type: 'tool_use', id: toolId, name: toolName, input: JSON.parse(TOOL_CALL_ARGUMENTS) as unknown }]
-          : [{ type: 'text', text }];
+        toolName !== undefined ? [{ type: 'tool_use', id: toolId, name: toolName, input: JSON.parse(toolArgs) as unknown }] : [{ type: 'text', text }];
       const out: Json = { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null };
       if (!noUsage) {
         out.usage = {
@@ -931,7 +958,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     if (toolName !== undefined) {
       frames.push(ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: toolId, name: toolName, input: {} } }));
       frames.push(ev('ping', {}));
-      for (const frag of ['{"', 'city', '":"', 'Paris', '"}']) {
+      for (const frag of argumentFragments(toolArgs)) {
         frames.push(ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: frag } }));
       }
     } else {
@@ -1235,6 +1262,12 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       const allowed = field(fcc, 'allowedFunctionNames');
       toolName = Array.isArray(allowed) && typeof allowed[0] === 'string' ? allowed[0] : String(decls[0]!.name);
     }
+    const { toolName: callName, toolArgs } = fileTaskOverride(
+      toolName,
+      decls.map((d) => String(d.name)),
+      body,
+    );
+    toolName = callName;
 
     let text: string;
     if (fault.type === 'huge') text = 'x'.repeat(Math.max(0, Math.floor(fault.bytes)));
@@ -1250,7 +1283,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     const maxTokens = field(gen, 'maxOutputTokens');
     let finishReason = 'STOP';
     let candidatesTokens: number;
-    if (toolName !== undefined) candidatesTokens = countTokens(toolName + TOOL_CALL_ARGUMENTS);
+    if (toolName !== undefined) candidatesTokens = countTokens(toolName + toolArgs);
     else if (typeof maxTokens === 'number' && maxTokens >= 0) {
       const t = truncateTokens(text, maxTokens);
       text = t.text;
@@ -1272,7 +1305,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     // Gemini 3, and thinking 2.5 models, sign the first function call of a reply.
     const signCall = thinking || /^gemini-3/.test(model);
     const callPart = (): Json => {
-      const part: Json = { functionCall: { name: toolName, args: JSON.parse(TOOL_CALL_ARGUMENTS) as unknown } };
+      const part: Json = { functionCall: { name: toolName, args: JSON.parse(toolArgs) as unknown } };
       if (signCall) part.thoughtSignature = geminiSignature();
       return part;
     };
@@ -1444,7 +1477,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     }
     const tools = Array.isArray(body.tools) ? (body.tools as unknown[]).filter(isObj) : [];
     const webSearch = tools.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search'));
-    const fnTool = tools.find((t) => t.type === 'function' && typeof t.name === 'string');
+    const fnTools = tools.filter((t) => (t.type === 'function' || t.type === 'custom') && typeof t.name === 'string');
+    const fnTool = fnTools.find((t) => t.type === 'function');
     const items = Array.isArray(body.input) ? (body.input as unknown[]).filter(isObj) : [];
     const lastIsOutput = items.length > 0 && items[items.length - 1]!.type === 'function_call_output';
     const inputText = (typeof body.instructions === 'string' ? body.instructions : '') + responsesInputText(body.input);
@@ -1455,14 +1489,19 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     const text = lastIsOutput ? `The tool said: ${String(items[items.length - 1]!.output ?? '')}` : (echoOf(lastText) ?? reply);
     const output: Json[] = [];
     if (webSearch) output.push({ id: `ws_${rid(48)}`, type: 'web_search_call', status: 'completed', action: { type: 'search', query: lastText } });
-    if (fnTool && !lastIsOutput && body.tool_choice !== 'none') {
+    const { toolName, toolArgs } = fileTaskOverride(
+      fnTool && !lastIsOutput && body.tool_choice !== 'none' ? String(fnTool.name) : undefined,
+      fnTools.map((t) => String(t.name)),
+      body,
+    );
+    if (toolName !== undefined) {
       output.push({
         id: `fc_${rid(48)}`,
         type: 'function_call',
         status: 'completed',
-        arguments: TOOL_CALL_ARGUMENTS,
+        arguments: toolArgs,
         call_id: `call_${rid(24)}`,
-        name: fnTool.name,
+        name: toolName,
       });
     } else {
       const annotations = webSearch ? [{ type: 'url_citation', start_index: 0, end_index: text.length, url: 'https://example.com/', title: 'Example' }] : [];
@@ -1474,9 +1513,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         content: [{ type: 'output_text', text, annotations, logprobs: [] }],
       });
     }
-    const outputTokens = countTokens(
-      output.map((o) => (o.type === 'function_call' ? String(o.name) + TOOL_CALL_ARGUMENTS : o.type === 'message' ? text : '')).join(''),
-    );
+    const outputTokens = countTokens(output.map((o) => (o.type === 'function_call' ? String(o.name) + toolArgs : o.type === 'message' ? text : '')).join(''));
     const usage = {
       input_tokens: inputTokens,
       input_tokens_details: { cached_tokens: 0 },
@@ -1530,9 +1567,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         ev('response.output_item.done', { output_index: i, item });
       } else if (item.type === 'function_call') {
         ev('response.output_item.added', { output_index: i, item: { ...item, status: 'in_progress', arguments: '' } });
-        for (const frag of ['{"', 'city', '":"', 'Paris', '"}'])
-          ev('response.function_call_arguments.delta', { item_id: item.id, output_index: i, delta: frag });
-        ev('response.function_call_arguments.done', { item_id: item.id, output_index: i, arguments: TOOL_CALL_ARGUMENTS });
+        for (const frag of argumentFragments(toolArgs)) ev('response.function_call_arguments.delta', { item_id: item.id, output_index: i, delta: frag });
+        ev('response.function_call_arguments.done', { item_id: item.id, output_index: i, arguments: toolArgs });
         ev('response.output_item.done', { output_index: i, item });
       } else {
         const part = (item.content as Json[])[0]!;

@@ -782,3 +782,72 @@ describe('fake upstream: CLI', () => {
     expect(await exited).toBe(0);
   });
 });
+
+describe('fileTask mode (npm run compat)', () => {
+  let task: FakeUpstream;
+  beforeAll(async () => {
+    task = await startFakeUpstream({ fileTask: true });
+  });
+  afterAll(async () => {
+    await task.close();
+  });
+  const prompt = 'Create the file /tmp/w/hello.txt containing hello';
+  const schema = { type: 'object', properties: {} };
+
+  it('asks for the file-creating call of the tools it sees, on every protocol; after the result, a text', async () => {
+    const claude = new Anthropic({ baseURL: task.url, apiKey: 'x', maxRetries: 0 });
+    const reply = await claude.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 100,
+      tools: ['Bash', 'Write', 'Read'].map((name) => ({ name, input_schema: schema as Anthropic.Tool.InputSchema })),
+      messages: [{ role: 'user', content: prompt }],
+    });
+    expect(reply.content).toEqual([expect.objectContaining({ type: 'tool_use', name: 'Write', input: { file_path: '/tmp/w/hello.txt', content: 'hello' } })]);
+
+    const gpt = new OpenAI({ baseURL: task.url + '/v1', apiKey: 'x', maxRetries: 0 });
+    const stream = await gpt.chat.completions.create({
+      model: 'gpt-4o-mini',
+      stream: true,
+      tools: [{ type: 'function', function: { name: 'shell', parameters: schema } }],
+      messages: [{ role: 'user', content: prompt }],
+    });
+    let args = '';
+    for await (const c of stream) args += c.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? '';
+    expect(JSON.parse(args)).toEqual({ command: ['bash', '-lc', "printf '%s' 'hello' > '/tmp/w/hello.txt'"] });
+
+    const gemini = (await (
+      await fetch(task.url + '/v1beta/models/gemini-2.5-flash:generateContent', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-goog-api-key': 'x' },
+        body: JSON.stringify({
+          contents: [{ role: 'user', parts: [{ text: prompt }] }],
+          tools: [{ functionDeclarations: [{ name: 'read_file' }, { name: 'write_file' }] }],
+        }),
+      })
+    ).json()) as { candidates: { content: { parts: { functionCall?: unknown }[] } }[] };
+    expect(gemini.candidates[0]!.content.parts[0]!.functionCall).toEqual({ name: 'write_file', args: { file_path: '/tmp/w/hello.txt', content: 'hello' } });
+
+    const done = await claude.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 100,
+      tools: [{ name: 'Write', input_schema: schema as Anthropic.Tool.InputSchema }],
+      messages: [
+        { role: 'user', content: prompt },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Write', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'File created' }] },
+      ],
+    });
+    expect(done.content).toEqual([{ type: 'text', text: 'The tool said: File created' }]);
+  });
+
+  it('a request without a file task gets the text reply, tools or not', async () => {
+    const claude = new Anthropic({ baseURL: task.url, apiKey: 'x', maxRetries: 0 });
+    const reply = await claude.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 100,
+      tools: [{ name: 'Write', input_schema: schema as Anthropic.Tool.InputSchema }],
+      messages: [{ role: 'user', content: 'What is up?' }],
+    });
+    expect(reply.content).toEqual([{ type: 'text', text: DEFAULT_REPLY }]);
+  });
+});
