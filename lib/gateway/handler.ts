@@ -7,6 +7,7 @@ import { openaiChatSurface } from '@/lib/gateway/surfaces/openai-chat';
 import { anthropicCountTokensSurface, anthropicMessagesSurface } from '@/lib/gateway/surfaces/anthropic-messages';
 import { embeddingsSurface } from '@/lib/gateway/surfaces/embeddings';
 import { getResponse, listInputItems, removeResponse, responsesSurface } from '@/lib/gateway/surfaces/responses';
+import { responsesCompactSurface } from '@/lib/gateway/surfaces/responses-compact';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
 
@@ -27,6 +28,7 @@ const routes: Partial<Record<string, Route>> = {
   'POST /v1/anthropic/v1/messages/count_tokens': pipeline(anthropicCountTokensSurface),
   'GET /v1/anthropic/v1/models': listAnthropicModels,
   'POST /v1/responses': pipeline(responsesSurface),
+  'POST /v1/responses/compact': pipeline(responsesCompactSurface),
 };
 
 /** Routes with a path segment that is a parameter, keyed by their path with `{id}`. */

@@ -162,3 +162,62 @@ describe.each([false, true])('Codex fixtures through /v1/responses (stream: %s)'
     }
   });
 });
+
+describe('POST /v1/responses/compact', () => {
+  // Codex's CompactionInput (codex-rs/codex-api): model, input, instructions, tools, parallel_tool_calls, reasoning.
+  const compactBody = (model: string) => ({
+    model,
+    input: TURN2.body.input,
+    tools: TURN2.body.tools,
+    parallel_tool_calls: true,
+    reasoning: { summary: 'auto' },
+    prompt_cache_key: TURN2.body.prompt_cache_key,
+  });
+  const compact = async (model: string) => {
+    fake.reset();
+    const res = await fetch(`${gw.url}/v1/responses/compact`, {
+      method: 'POST',
+      headers: { ...TURN2.headers, accept: 'application/json', authorization: `Bearer ${account.apiKey}` },
+      body: JSON.stringify(compactBody(model)),
+    });
+    return { res, body: (await res.json()) as Json, upstream: fake.requests.at(-1) as RecordedRequest };
+  };
+
+  it.each(['openai', 'anthropic', 'gemini'] as const)(
+    'on %s: one summarising call with the same model, billed; the user messages kept and the summary added',
+    async (target) => {
+      const { res, body, upstream } = await compact(TARGETS[target]);
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(Number(res.headers.get('x-service-cost-usd'))).toBeGreaterThan(0);
+      expect(fake.requests).toHaveLength(1);
+      expect(upstream.body).toContain('Your context is about to be replaced by a summary');
+      expect(body.object).toBe('response.compaction');
+      const output = body.output as Json[];
+      const users = (TURN2.body.input as Json[]).filter((i) => i.role === 'user');
+      expect(output.slice(0, -1)).toEqual(users.map((u) => ({ type: 'message', role: 'user', content: u.content })));
+      const summary = output.at(-1) as Json;
+      expect(summary).toMatchObject({ type: 'message', role: 'user' });
+      expect((summary.content as Json[])[0]!.text).toMatch(/^Summary of the conversation so far/);
+      expect((body.usage as Json).input_tokens).toBeGreaterThan(0);
+    },
+  );
+
+  it('is passed to a native Responses channel, which compacts it itself', async () => {
+    const { res, body, upstream } = await compact(NATIVE);
+    expect(res.status).toBe(200);
+    expect(upstream.path).toBe('/v1/responses/compact');
+    expect(upstream.json).toEqual(compactBody(NATIVE));
+    expect((body.output as Json[]).at(-1)!.type).toBe('compaction');
+    expect(Number(res.headers.get('x-service-cost-usd'))).toBeGreaterThan(0);
+  });
+
+  it('answers a body without input with a 400 naming it', async () => {
+    const res = await fetch(`${gw.url}/v1/responses/compact`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${account.apiKey}` },
+      body: JSON.stringify({ model: TARGETS.anthropic, input: [] }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: Json }).error).toMatchObject({ param: 'input', type: 'invalid_request_error' });
+  });
+});

@@ -24,9 +24,9 @@ function configToml(ctx: CompatContext): string {
   ].join('\n');
 }
 
-function run(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+function run(bin: string, args: string[], cwd: string, env: Record<string, string | undefined>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, args, { cwd, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d));
     child.stderr.on('data', (d: Buffer) => (out += d));
@@ -47,7 +47,7 @@ const codex: CompatClient = {
     const home = mkdtempSync(path.join(os.tmpdir(), 'compat-codex-home-'));
     writeFileSync(path.join(home, 'config.toml'), configToml(ctx));
     const file = path.join(ctx.workdir, 'hello.txt');
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, TERM: 'dumb', GW_KEY: ctx.apiKey };
+    const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, TERM: 'dumb', GW_KEY: ctx.apiKey };
     try {
       // Root in a throwaway folder: no sandbox to ask approvals of.
       const { code, out } = await run(
