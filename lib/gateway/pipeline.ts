@@ -7,7 +7,7 @@ import type { Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
-import { maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
+import { keyedRandom, maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
 import { providers, type Operation, type Provider } from '@/lib/gateway/providers';
 import { classify, readUpstreamBody, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
@@ -59,6 +59,12 @@ export interface PreparedRequest {
   beforeEnd?(model: ModelInfo): Promise<void>;
   /** What the surface itself dropped from the request, whatever the channel (merged with the translator's UpstreamCall.dropped). */
   dropped?: readonly string[];
+  /**
+   * A conversation's key (the account and a `prompt_cache_key`): the channels of a priority are
+   * then ordered by it rather than at random, so the conversation stays on one channel while it is
+   * healthy (the usual fallback order after it).
+   */
+  affinity?: string;
 }
 
 /** A client surface: what it speaks, and how it reads a request. */
@@ -95,7 +101,11 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   ctx.model = plan.models[0];
 
   const calls = new CallCache(client, ctx, prepared);
-  const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
+  const order = (model: ModelInfo) =>
+    prepared.affinity
+      ? orderChannels(channelsOf(ctx.cfg, model), Date.now(), keyedRandom(`${prepared.affinity}\0${model.name}`))
+      : orderChannels(channelsOf(ctx.cfg, model));
+  const first = order(plan.models[0]);
   // The first attempt's translation happens before admission: a parameter the upstream cannot
   // carry is the client's 400, with nothing admitted or sent.
   const firstTranslator = translatorFor(prepared, plan.models[0], first);
@@ -117,7 +127,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   let refusal: GatewayError | null = null;
   for (let i = 0; i < plan.models.length; i++) {
     const model = plan.models[i];
-    for (const channel of i === 0 ? first : orderChannels(channelsOf(ctx.cfg, model))) {
+    for (const channel of i === 0 ? first : order(model)) {
       const translator = prepared.translator(channel.protocol, model, channel);
       if (!translator) continue;
       let call: TranslatedCall;

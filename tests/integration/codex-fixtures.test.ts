@@ -24,6 +24,7 @@ const fixture = (name: string): Fixture => JSON.parse(readFileSync(path.join(ROO
 const TURN1 = fixture('turn1.json');
 const TURN2 = fixture('turn2.json');
 const NATIVE = 'gpt-native';
+const STICKY = 'gpt-sticky';
 const TARGETS = { ...PROTOCOL_MODELS, native: NATIVE } as const;
 type Target = keyof typeof TARGETS;
 
@@ -48,6 +49,27 @@ beforeAll(async () => {
   });
   (config.models as unknown[]).push({
     name: NATIVE,
+    owned_by: 'openai',
+    kind: 'chat',
+    context_window: 128000,
+    max_output_tokens: 4096,
+    input_price_usd_per_million: '2',
+    output_price_usd_per_million: '8',
+  });
+  // Three channels of one priority: a conversation's prompt_cache_key keeps it on one of them.
+  for (const n of [1, 2, 3]) {
+    (config.channels as unknown[]).push({
+      name: `codexfx-sticky-${n}`,
+      protocol: 'openai',
+      base_url: `${fake.url}/v1`,
+      api_key: `upstream-secret-sticky-${n}`,
+      models: [STICKY],
+      priority: 5,
+      timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
+    });
+  }
+  (config.models as unknown[]).push({
+    name: STICKY,
     owned_by: 'openai',
     kind: 'chat',
     context_window: 128000,
@@ -219,5 +241,33 @@ describe('POST /v1/responses/compact', () => {
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: Json }).error).toMatchObject({ param: 'input', type: 'invalid_request_error' });
+  });
+});
+
+describe('prompt_cache_key keeps a conversation on one channel', () => {
+  const served = async (key: string) => {
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${account.apiKey}` },
+      body: JSON.stringify({ model: STICKY, input: 'Hi', prompt_cache_key: key, store: false }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    return res.headers.get('x-service-provider');
+  };
+
+  it('serves every turn of one key on the same channel, spreads keys over the channels, and falls back when its channel fails', async () => {
+    fake.reset();
+    const first = await served('session-a');
+    for (let i = 0; i < 5; i++) expect(await served('session-a')).toBe(first);
+    expect(fake.requests.every((r) => (r.json as Json).prompt_cache_key === 'session-a')).toBe(true);
+    const spread = new Set<string | null>();
+    for (let i = 0; i < 12; i++) spread.add(await served(`session-${i}`));
+    expect(spread.size).toBeGreaterThan(1);
+    // Its channel fails: the next channel in the usual order answers.
+    fake.queue({ type: 'status', status: 503 });
+    const fallback = await served('session-a');
+    expect(fallback).not.toBe(first);
+    expect(fallback).toMatch(/^codexfx-sticky-/);
   });
 });

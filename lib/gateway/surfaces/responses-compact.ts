@@ -7,6 +7,7 @@
 import { GatewayError } from '@/lib/errors';
 import { invalidField, optionalObject, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
+import { conversationKey } from '@/lib/gateway/surfaces/responses';
 import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
@@ -127,7 +128,7 @@ export const responsesCompactSurface: SurfaceSpec = {
   kind: 'chat',
   modelsPath: '/v1/models',
   maxReplyBytes: 32 * 1024 * 1024,
-  validate(req, cfg) {
+  validate(req, cfg, principal) {
     const body = req.body.json;
     if (!Array.isArray(body.input) || body.input.length === 0) throw invalidField('input', '"input" must be a non-empty array of input items.');
     optionalObject(body, 'reasoning');
@@ -164,6 +165,7 @@ export const responsesCompactSurface: SurfaceSpec = {
       promptBytes: plan ? turn.chat.body.raw.length : undefined,
       choices: 1,
       billed: true,
+      affinity: conversationKey(principal.userId, body),
       estimatePrompt: () => (messages ? countMessageTokens(messages) : countTokens(req.body.text)),
       translator: (protocol, model, channel) => {
         if (channel.responses) return nativeCompaction;

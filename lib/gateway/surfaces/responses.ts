@@ -111,6 +111,11 @@ function outputOf(responseText: string): JsonObject[] {
   }
 }
 
+/** The key that keeps a conversation on one channel: its `prompt_cache_key` (Codex: the session id), within the account. */
+export function conversationKey(userId: string, body: JsonObject): string | undefined {
+  return typeof body.prompt_cache_key === 'string' && body.prompt_cache_key !== '' ? `${userId}\0${body.prompt_cache_key}` : undefined;
+}
+
 export const responsesSurface: SurfaceSpec = {
   endpoint: 'chat',
   operation: 'chat',
@@ -204,6 +209,7 @@ export const responsesSurface: SurfaceSpec = {
         return translatedFor(protocol);
       },
       streamError: (err) => responsesStreamError(turn, openaiErrorBody(err)),
+      affinity: conversationKey(principal.userId, body),
       // Written before the last bytes: a GET (on any instance) right after the reply finds it.
       // A failed write costs the client its stored copy, not the answer it paid for.
       beforeEnd: async (model) => {
