@@ -31,6 +31,16 @@ const routes: Partial<Record<string, Route>> = {
   'POST /v1/responses/compact': pipeline(responsesCompactSurface),
 };
 
+/**
+ * Other spellings of the mirror's paths: @ai-sdk/anthropic appends `/messages` to its base URL
+ * (default https://api.anthropic.com/v1), so with `{base}/v1/anthropic` it calls these.
+ */
+const aliases: Partial<Record<string, string>> = {
+  '/v1/anthropic/messages': '/v1/anthropic/v1/messages',
+  '/v1/anthropic/messages/count_tokens': '/v1/anthropic/v1/messages/count_tokens',
+  '/v1/anthropic/models': '/v1/anthropic/v1/models',
+};
+
 /** Routes with a path segment that is a parameter, keyed by their path with `{id}`. */
 const paramRoutes: Partial<Record<string, Route>> = {
   'GET /v1/responses/{id}': getResponse,
@@ -63,7 +73,8 @@ const shuttingDown: Route = async () => {
 
 /** The whole /v1 pipeline for one request, independent of the HTTP framework that carried it. */
 export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const path = req.path.length > 1 && req.path.endsWith('/') ? req.path.slice(0, -1) : req.path;
+  const given = req.path.length > 1 && req.path.endsWith('/') ? req.path.slice(0, -1) : req.path;
+  const path = aliases[given] ?? given;
   const surface: Surface = path.startsWith('/v1/anthropic') ? 'anthropic' : 'openai';
   const exact = routes[`${req.method} ${path}`];
   // A parameter route is logged (and counted in metrics) under its pattern, not each id.

@@ -638,7 +638,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     const noUsage = fault.type === 'no-usage';
     const promptTokens = msgs.reduce((n, m) => n + countTokens(openaiMessageText(m)) + 3, 0);
 
-    const last = msgs[msgs.length - 1]!;
+    // The turn to answer: system messages after it (Claude Code appends one) do not change whose turn it is.
+    const last = [...msgs].reverse().find((m) => m.role !== 'system' && m.role !== 'developer') ?? msgs[msgs.length - 1]!;
     const lastUser = [...msgs].reverse().find((m) => m.role === 'user');
     const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
     const toolChoice = body.tool_choice;

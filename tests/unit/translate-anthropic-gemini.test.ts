@@ -248,6 +248,44 @@ describe('anthropic -> gemini: requests', () => {
   });
 });
 
+describe('anthropic -> gemini: what Claude Code sends', () => {
+  it('system messages that open the conversation join systemInstruction; later ones are user text in place', () => {
+    const body = upstream({
+      system: 'Top.',
+      messages: [
+        { role: 'system', content: 'Lead.' },
+        { role: 'user', content: 'Hi' },
+        { role: 'system', content: 'Env.' },
+        { role: 'assistant', content: 'Hello.' },
+      ],
+    });
+    expect(body.systemInstruction).toEqual({ parts: [{ text: 'Top.' }, { text: 'Lead.' }] });
+    expect(body.contents).toEqual([
+      { role: 'user', parts: [{ text: 'Hi' }, { text: 'Env.' }] },
+      { role: 'model', parts: [{ text: 'Hello.' }] },
+    ]);
+  });
+
+  it('thinking display "omitted" asks for a budget but no thought text; context_management is dropped and recorded', () => {
+    const json = {
+      messages: [{ role: 'user', content: 'Hi' }],
+      thinking: { type: 'adaptive', display: 'omitted' },
+      output_config: { effort: 'high' },
+      context_management: { edits: [] },
+    };
+    expect((upstream(json).generationConfig as JsonObject).thinkingConfig).toEqual({ thinkingBudget: 24576 });
+    expect(t.request(clientReq({ ...base, ...json }), callOf()).dropped).toEqual(['context_management']);
+    expect(refusal({ ...json, thinking: { type: 'adaptive', display: 'loud' } }).param).toBe('thinking.display');
+    const parallel = {
+      ...base,
+      messages: json.messages,
+      tools: [{ name: 'f', input_schema: { type: 'object' } }],
+      tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+    };
+    expect(t.request(clientReq(parallel), callOf()).dropped).toEqual(['tool_choice.disable_parallel_tool_use']);
+  });
+});
+
 describe('anthropic -> gemini: whole replies', () => {
   it('plain text; thoughts the model spent count as output tokens', () => {
     const { r, body } = reply('reply-text.json');

@@ -223,9 +223,10 @@ describe('anthropic -> openai: requests', () => {
     ]);
   });
 
-  it('maps thinking budgets and effort onto reasoning_effort', () => {
+  it('maps thinking budgets and effort onto reasoning_effort for a model tagged reasoning', () => {
     const messages = [{ role: 'user', content: 'Think.' }];
-    const effort = (json: JsonObject) => upstream({ messages, ...json }).reasoning_effort;
+    const o3 = model({ name: 'o3-mini', ownedBy: 'openai', tags: ['chat', 'reasoning'] });
+    const effort = (json: JsonObject) => upstream({ messages, ...json }, callOf(false, o3)).reasoning_effort;
     expect(effort({ thinking: { type: 'enabled', budget_tokens: 1024 } })).toBe('low');
     expect(effort({ thinking: { type: 'enabled', budget_tokens: 4000 } })).toBe('low');
     expect(effort({ thinking: { type: 'enabled', budget_tokens: 10000 } })).toBe('medium');
@@ -234,6 +235,16 @@ describe('anthropic -> openai: requests', () => {
     expect(effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'medium' } })).toBe('medium');
     expect(effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).toBe('high');
     expect(effort({ thinking: { type: 'disabled' } })).toBeUndefined();
+  });
+
+  it('sends no reasoning_effort to a model not tagged reasoning (OpenAI refuses it there): thinking and effort are dropped and recorded', () => {
+    const json = { ...base, messages: [{ role: 'user', content: 'Think.' }], thinking: { type: 'adaptive' }, output_config: { effort: 'high' } };
+    const out = t.request(clientReq(json), callOf());
+    expect(JSON.parse(String(out.body))).not.toHaveProperty('reasoning_effort');
+    expect(out.dropped).toEqual(['thinking', 'output_config.effort']);
+    expect(t.request(clientReq({ ...json, thinking: { type: 'enabled', budget_tokens: 2048 }, output_config: undefined }), callOf()).dropped).toEqual([
+      'thinking',
+    ]);
   });
 
   it('maps structured output (output_config.format and the beta output_format) to a strict json_schema', () => {
@@ -290,7 +301,87 @@ describe('anthropic -> openai: requests', () => {
       expect(err.message).toContain(param);
       expect(err.message).toContain('gpt-4o');
     }
-    expect(refusal({ messages: [{ role: 'system', content: 'x' }] }).param).toBe('messages.0.role');
+    expect(refusal({ messages: [{ role: 'tool', content: 'x' }] }).param).toBe('messages.0.role');
+  });
+});
+
+describe('anthropic -> openai: what Claude Code sends', () => {
+  const schema = { type: 'object', properties: {} };
+  const callAndResult = [
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'Write', input: {} }] },
+    { role: 'system', content: 'Mind the environment.' },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'done' }] },
+  ];
+
+  it('a system message inside messages stays where it stood; one between tool calls and their results follows the results', () => {
+    const body = upstream({
+      system: 'Top.',
+      messages: [{ role: 'user', content: 'Hi' }, { role: 'system', content: [{ type: 'text', text: 'Env.' }] }, ...callAndResult],
+    });
+    expect((body.messages as JsonObject[]).map((m) => [m.role, m.content])).toEqual([
+      ['system', 'Top.'],
+      ['user', 'Hi'],
+      ['system', 'Env.'],
+      ['assistant', null],
+      ['tool', 'done'],
+      ['system', 'Mind the environment.'],
+    ]);
+  });
+
+  it('deferred tools go as ordinary tools; a tool-search server tool is dropped and recorded; forcing it is a 400', () => {
+    const json = {
+      ...base,
+      messages: [{ role: 'user', content: 'Hi' }],
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      tools: [
+        { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' },
+        { name: 'Write', input_schema: schema, defer_loading: true },
+      ],
+    };
+    const out = t.request(clientReq(json), callOf());
+    expect(out.dropped).toEqual(['context_management', 'tool_search_tool_regex']);
+    expect((JSON.parse(String(out.body)) as JsonObject).tools).toEqual([{ type: 'function', function: { name: 'Write', parameters: schema } }]);
+    expect(refusal({ ...json, tool_choice: { type: 'tool', name: 'tool_search_tool_regex' } }).param).toBe('tool_choice.name');
+    expect(t.request(clientReq({ ...base, messages: [{ role: 'user', content: 'Hi' }] }), callOf()).dropped).toBeUndefined();
+    expect(t.request(clientReq({ ...base, messages: [{ role: 'user', content: 'Hi' }], top_k: 5 }), callOf()).dropped).toEqual(['top_k']);
+  });
+
+  it("a tool_reference in a tool result (Claude Code's ToolSearch answer) becomes text", () => {
+    const body = upstream({
+      messages: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'ToolSearch', input: { query: 'select:Write' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: [{ type: 'tool_reference', tool_name: 'Write' }] }] },
+      ],
+    });
+    expect((body.messages as JsonObject[]).at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'Tool available: Write' });
+  });
+
+  it('tool-search blocks in the history are dropped and recorded', () => {
+    const out = t.request(
+      clientReq({
+        ...base,
+        messages: [
+          { role: 'user', content: 'Find a tool' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'server_tool_use', id: 'srvtoolu_1', name: 'tool_search_tool_regex', input: { query: 'write' } },
+              { type: 'tool_search_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'tool_search_tool_search_result', tool_references: [] } },
+              { type: 'text', text: 'Found it.' },
+            ],
+          },
+          { role: 'user', content: 'Go on' },
+        ],
+      }),
+      callOf(),
+    );
+    expect(out.dropped).toEqual(['server_tool_use', 'tool_search_tool_result']);
+    expect((JSON.parse(String(out.body)) as JsonObject).messages).toEqual([
+      { role: 'user', content: 'Find a tool' },
+      { role: 'assistant', content: 'Found it.' },
+      { role: 'user', content: 'Go on' },
+    ]);
   });
 });
 

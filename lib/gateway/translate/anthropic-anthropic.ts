@@ -6,6 +6,7 @@ import { usageCount } from '@/lib/billing/cost';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { DEFAULT_ANTHROPIC_VERSION } from '@/lib/gateway/providers/anthropic';
 import { GEMINI_SIGNATURE_PREFIX } from '@/lib/gateway/translate/anthropic-gemini';
+import { leadingSystemTurns, turnsOf, type AnthropicTurn } from '@/lib/gateway/translate/anthropic-client';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import type { ClientRequest, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamCall, UpstreamUsage } from '@/lib/gateway/translate/types';
 
@@ -109,6 +110,31 @@ function withoutForeignThinking(messages: unknown): unknown[] | undefined {
   });
 }
 
+/**
+ * System-role messages inside `messages` (Anthropic refuses them; Claude Code sends one for a model
+ * name it does not know, which an operator may serve on an Anthropic channel): those that open the
+ * conversation join the top-level system prompt, later ones become user text in their place (after
+ * the tool results they would otherwise split from their calls). Undefined when there are none.
+ */
+function withSystemMessagesFolded(json: JsonObject, messages: unknown[]): { system?: unknown; messages: unknown[] } | undefined {
+  if (!messages.some((m) => (m as JsonObject | null)?.role === 'system')) return undefined;
+  let turns: AnthropicTurn[];
+  try {
+    turns = turnsOf({ messages });
+  } catch {
+    return undefined; // malformed: Anthropic answers it
+  }
+  const lead = leadingSystemTurns(turns);
+  const out: { system?: unknown; messages: unknown[] } = {
+    messages: turns.slice(lead).map((t) => (t.role === 'system' ? { role: 'user', content: t.blocks } : { role: t.role, content: t.blocks })),
+  };
+  if (lead > 0) {
+    const system = typeof json.system === 'string' ? [{ type: 'text', text: json.system }] : Array.isArray(json.system) ? json.system : [];
+    out.system = [...system, ...turns.slice(0, lead).flatMap((t) => t.blocks)];
+  }
+  return out;
+}
+
 /** A whole reply, passed on as it came; its generated text is gathered only if an estimate needs it. */
 class MirrorReply implements TranslatedReply {
   constructor(
@@ -128,8 +154,13 @@ class MirrorReply implements TranslatedReply {
 
 export const anthropicToAnthropic: Translator = {
   request(req, call) {
-    const messages = withoutForeignThinking(req.body.json.messages);
-    return { ...mirrorHeaders(req), body: upstreamBody(req.body, messages ? { model: call.model.name, messages } : { model: call.model.name }) };
+    const json = req.body.json;
+    const messages = withoutForeignThinking(json.messages) ?? json.messages;
+    const folded = Array.isArray(messages) ? withSystemMessagesFolded(json, messages) : undefined;
+    const members: Record<string, unknown> = { model: call.model.name };
+    if (folded) Object.assign(members, folded);
+    else if (messages !== json.messages) members.messages = messages;
+    return { ...mirrorHeaders(req), body: upstreamBody(req.body, members) };
   },
 
   response(text) {

@@ -51,21 +51,62 @@ export function systemTexts(body: JsonObject): string[] {
 }
 
 export interface AnthropicTurn {
-  role: 'user' | 'assistant';
+  /** `system`: a system-role message inside `messages` (Claude Code puts its environment block so for models it does not know). */
+  role: 'user' | 'assistant' | 'system';
   blocks: JsonObject[];
   /** messages.N, for the names in errors */
   param: string;
 }
 
-export function turnsOf(body: JsonObject): AnthropicTurn[] {
+/** The text of a system-role message (a string or text blocks). */
+export function systemTurnText(turn: AnthropicTurn): string {
+  return turn.blocks
+    .map((b, j) => {
+      if (b.type !== 'text') throw invalid(`${turn.param}.content.${j}.type`, `${turn.param}.content.${j}.type: a system message takes text blocks only.`);
+      return textOfBlock(b, `${turn.param}.content.${j}`);
+    })
+    .join('\n\n');
+}
+
+const hasToolUse = (t: AnthropicTurn) => t.role === 'assistant' && t.blocks.some((b) => b.type === 'tool_use');
+const hasToolResult = (t: AnthropicTurn) => t.role === 'user' && t.blocks.some((b) => b.type === 'tool_result');
+
+/**
+ * The turns in order. A system message between an assistant's tool calls and the user turn with
+ * their results moves to after that turn: every upstream wants the results right after the calls.
+ */
+export function turnsOf(body: JsonObject, drops?: DropRecord): AnthropicTurn[] {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) throw invalid('messages', 'messages: must be a non-empty array of messages.');
-  return messages.map((m, i) => {
+  const turns: AnthropicTurn[] = messages.map((m, i) => {
     const param = `messages.${i}`;
     if (!isObject(m)) throw invalid(param, `${param}: must be an object.`);
-    if (m.role !== 'user' && m.role !== 'assistant') throw invalid(`${param}.role`, `${param}.role: must be "user" or "assistant".`);
-    return { role: m.role, blocks: blocksOf(m.content, `${param}.content`), param };
+    if (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system')
+      throw invalid(`${param}.role`, `${param}.role: must be "user", "assistant" or "system".`);
+    let blocks = blocksOf(m.content, `${param}.content`);
+    if (drops && blocks.some(isToolSearchBlock)) {
+      blocks = blocks.filter((b) => !isToolSearchBlock(b) || (drops.add(String(b.type)), false));
+    }
+    return { role: m.role, blocks, param };
   });
+  for (let i = 1; i < turns.length; i++) {
+    if (turns[i].role !== 'system' || !hasToolUse(turns[i - 1])) continue;
+    let j = i;
+    while (j < turns.length && turns[j].role === 'system') j++;
+    if (j < turns.length && hasToolResult(turns[j])) {
+      const moved = turns.splice(i, j - i);
+      turns.splice(i + 1, 0, ...moved);
+      i += moved.length;
+    }
+  }
+  return turns;
+}
+
+/** How many turns open the conversation as system messages (those join the system prompt; later ones stay in place). */
+export function leadingSystemTurns(turns: AnthropicTurn[]): number {
+  let n = 0;
+  while (n < turns.length && turns[n].role === 'system') n++;
+  return n;
 }
 
 export type ImageRef = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
@@ -137,6 +178,10 @@ export function toolResultOf(b: JsonObject, param: string, model: ModelInfo): To
       const doc = documentOf(c, p, model);
       if (doc.kind !== 'text') throw notSupported(`${p}.type`, model, 'a PDF inside a tool result cannot be carried.');
       out.texts.push(doc.text);
+    } else if (c.type === 'tool_reference' && typeof c.tool_name === 'string') {
+      // A tool search's answer (Claude Code's ToolSearch): the tool it names is already declared
+      // to these upstreams (deferred tools go as ordinary ones), so the reference is said in words.
+      out.texts.push(`Tool available: ${c.tool_name}`);
     } else throw notSupported(`${p}.type`, model, `a "${String(c.type)}" block inside a tool result cannot be carried.`);
   });
   return out;
@@ -168,15 +213,27 @@ export interface ToolDef {
   strict?: boolean;
 }
 
-/** Custom tools; Anthropic-defined tools (web search, code execution, bash, computer use...) are refused. */
-export function toolsOf(body: JsonObject, model: ModelInfo): ToolDef[] {
+/** Anthropic's tool-search server tools (`tool_search_tool_regex_20251119`, `…_bm25_…`). */
+const TOOL_SEARCH = /^tool_search_tool_/;
+
+/**
+ * Custom tools; Anthropic-defined tools (web search, code execution, bash, computer use...) are
+ * refused, except tool search, which is dropped (recorded in `drops`): it only finds tools marked
+ * `defer_loading`, and those go to these upstreams as ordinary tools, callable without a search.
+ */
+export function toolsOf(body: JsonObject, model: ModelInfo, drops?: DropRecord): ToolDef[] {
   const tools = body.tools;
   if (tools === undefined || tools === null) return [];
   if (!Array.isArray(tools)) throw invalid('tools', 'tools: must be an array.');
-  return tools.map((t, i) => {
+  const defs: ToolDef[] = [];
+  tools.forEach((t, i) => {
     const param = `tools.${i}`;
     if (!isObject(t)) throw invalid(param, `${param}: must be an object.`);
     if (t.type !== undefined && t.type !== null && t.type !== 'custom') {
+      if (typeof t.type === 'string' && TOOL_SEARCH.test(t.type) && drops) {
+        drops.add(typeof t.name === 'string' && t.name !== '' ? t.name : t.type);
+        return;
+      }
       throw notSupported(
         `${param}.type`,
         model,
@@ -188,8 +245,21 @@ export function toolsOf(body: JsonObject, model: ModelInfo): ToolDef[] {
     const def: ToolDef = { name: t.name, schema: t.input_schema };
     if (typeof t.description === 'string') def.description = t.description;
     if (typeof t.strict === 'boolean') def.strict = t.strict;
-    return def;
+    defs.push(def);
   });
+  return defs;
+}
+
+/** A tool_choice that forces a tool the request does not carry to this upstream (a dropped tool search): a 400. */
+export function checkForcedTool(choice: ToolChoice | undefined, tools: ToolDef[], model: ModelInfo): void {
+  if (choice?.mode === 'tool' && !tools.some((t) => t.name === choice.name)) {
+    throw notSupported('tool_choice.name', model, `the tool "${String(choice.name)}" is not among the tools this model can run.`);
+  }
+}
+
+/** History blocks of a tool search that ran on Anthropic's platform: dropped off it (the tools found are sent anyway). */
+function isToolSearchBlock(b: JsonObject): boolean {
+  return b.type === 'tool_search_tool_result' || (b.type === 'server_tool_use' && typeof b.name === 'string' && TOOL_SEARCH.test(b.name));
 }
 
 export interface ToolChoice {
@@ -224,6 +294,8 @@ export interface ThinkingRequest {
   budgetTokens?: number;
   /** output_config.effort, folded onto the three levels other providers know (xhigh and max -> high). */
   effort?: Effort;
+  /** `thinking.display: "omitted"`: the client wants no thinking text (Anthropic then sends only signatures). */
+  omitText: boolean;
 }
 
 /**
@@ -238,10 +310,13 @@ export function effortOfBudget(budget: number): Effort {
 }
 
 export function thinkingOf(body: JsonObject): ThinkingRequest {
-  const out: ThinkingRequest = { enabled: false };
+  const out: ThinkingRequest = { enabled: false, omitText: false };
   const t = body.thinking;
   if (t !== undefined && t !== null) {
     if (!isObject(t)) throw invalid('thinking', 'thinking: must be an object.');
+    if (t.display !== undefined && t.display !== null && t.display !== 'summarized' && t.display !== 'omitted')
+      throw invalid('thinking.display', 'thinking.display: must be "summarized" or "omitted".');
+    out.omitText = t.display === 'omitted';
     if (t.type === 'enabled') {
       const budget = t.budget_tokens;
       if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1) {

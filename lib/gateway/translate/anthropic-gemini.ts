@@ -10,6 +10,7 @@ import {
   anthropicError,
   anthropicMessage,
   anthropicUsage,
+  checkForcedTool,
   documentOf,
   dropAnthropicOnly,
   imageOf,
@@ -22,6 +23,8 @@ import {
   refusePlatformMembers,
   stopSequencesOf,
   systemTexts,
+  systemTurnText,
+  leadingSystemTurns,
   textOfBlock,
   thinkingOf,
   toolChoiceOf,
@@ -70,13 +73,21 @@ interface Content {
   parts: JsonObject[];
 }
 
-function buildContents(body: JsonObject, model: ModelInfo): Content[] {
+/**
+ * The contents, and the texts of the system messages that open the conversation (for
+ * systemInstruction). A later system message becomes user text in its place: Gemini has no system
+ * turn, and moving it into systemInstruction would lose where it stood.
+ */
+function buildContents(body: JsonObject, model: ModelInfo, drops: DropRecord): { contents: Content[]; leadingSystem: string[] } {
   const contents: Content[] = [];
+  const turns = turnsOf(body, drops);
+  const leading = leadingSystemTurns(turns);
   // Gemini answers a function call with the function's name, not an id: the names of the calls so far.
   const callNames = new Map<string, string>();
-  for (const turn of turnsOf(body)) {
+  for (const turn of turns.slice(leading)) {
     const parts: JsonObject[] = [];
-    if (turn.role === 'user') {
+    if (turn.role === 'system') parts.push({ text: systemTurnText(turn) });
+    else if (turn.role === 'user') {
       const responses: JsonObject[] = [];
       const toolImages: JsonObject[] = [];
       turn.blocks.forEach((b, j) => {
@@ -125,13 +136,13 @@ function buildContents(body: JsonObject, model: ModelInfo): Content[] {
       });
     }
     if (parts.length === 0) continue;
-    const role = turn.role === 'user' ? 'user' : 'model';
+    const role = turn.role === 'assistant' ? 'model' : 'user';
     // Consecutive turns of one role (Anthropic allows them) become one content.
     const last = contents.at(-1);
     if (last?.role === role) last.parts.push(...parts);
     else contents.push({ role, parts });
   }
-  return contents;
+  return { contents, leadingSystem: turns.slice(0, leading).map(systemTurnText) };
 }
 
 function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): JsonObject {
@@ -139,12 +150,14 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
   const model = call.model;
   refusePlatformMembers(body, model);
   dropAnthropicOnly(body, drops);
-  const out: JsonObject = { contents: buildContents(body, model) };
-  const system = systemTexts(body);
+  const { contents, leadingSystem } = buildContents(body, model, drops);
+  const out: JsonObject = { contents };
+  const system = [...systemTexts(body), ...leadingSystem];
   if (system.length > 0) out.systemInstruction = { parts: system.map((text) => ({ text })) };
 
-  const tools = toolsOf(body, model);
+  const tools = toolsOf(body, model, drops);
   const choice = toolChoiceOf(body);
+  checkForcedTool(choice, tools, model);
   if (tools.length > 0) {
     // parametersJsonSchema takes the JSON Schema as clients write it ($schema,
     // additionalProperties...), which the OpenAPI-subset `parameters` refuses.
@@ -158,8 +171,8 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
         }),
       },
     ];
-    // disable_parallel_tool_use has no Gemini equivalent: dropped.
     if (choice) {
+      if (choice.disableParallel) drops.add('tool_choice.disable_parallel_tool_use'); // no Gemini equivalent
       const mode = choice.mode === 'auto' ? 'AUTO' : choice.mode === 'none' ? 'NONE' : 'ANY';
       const cfg: JsonObject = { mode };
       if (choice.mode === 'tool') cfg.allowedFunctionNames = [choice.name];
@@ -188,7 +201,8 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
     // -1: Gemini's dynamic thinking, the nearest to Anthropic's adaptive mode.
     const budget =
       thinking.budgetTokens !== undefined ? Math.min(thinking.budgetTokens, MAX_THINKING_BUDGET) : thinking.effort ? EFFORT_BUDGET[thinking.effort] : -1;
-    gen.thinkingConfig = { thinkingBudget: budget, includeThoughts: true };
+    // display "omitted": no thought text asked for (signatures still come, on function calls).
+    gen.thinkingConfig = thinking.omitText ? { thinkingBudget: budget } : { thinkingBudget: budget, includeThoughts: true };
   } else if (thinking.effort) gen.thinkingConfig = { thinkingBudget: EFFORT_BUDGET[thinking.effort] };
   if (Object.keys(gen).length > 0) out.generationConfig = gen;
   return out;

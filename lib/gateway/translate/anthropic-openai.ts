@@ -10,6 +10,7 @@ import {
   anthropicError,
   anthropicMessage,
   anthropicUsage,
+  checkForcedTool,
   dataUrl,
   documentOf,
   dropAnthropicOnly,
@@ -24,6 +25,7 @@ import {
   shortUserId,
   stopSequencesOf,
   systemTexts,
+  systemTurnText,
   textOfBlock,
   thinkingOf,
   toolChoiceOf,
@@ -43,6 +45,9 @@ import type { CallInfo, ClientRequest, SseEvent, StreamTranslator, TranslatedRep
 
 // ---------------------------------------------------------------------------------------------
 // Request
+
+/** The catalogue tag of a model that takes `reasoning_effort` (o-series, gpt-5, DeepSeek's reasoner...). */
+export const REASONING_TAG = 'reasoning';
 
 function imagePart(img: ImageRef): JsonObject {
   return { type: 'image_url', image_url: { url: img.kind === 'url' ? img.url : dataUrl(img) } };
@@ -121,8 +126,9 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
   const messages: JsonObject[] = [];
   const system = systemTexts(body);
   if (system.length > 0) messages.push({ role: 'system', content: system.join('\n\n') });
-  for (const turn of turnsOf(body)) {
+  for (const turn of turnsOf(body, drops)) {
     if (turn.role === 'user') messages.push(...userMessages(turn, model));
+    else if (turn.role === 'system') messages.push({ role: 'system', content: systemTurnText(turn) });
     else {
       const m = assistantMessage(turn, model);
       if (m) messages.push(m);
@@ -138,15 +144,16 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
   if (temperature !== undefined) out.temperature = temperature;
   const topP = numberOf(body, 'top_p');
   if (topP !== undefined) out.top_p = topP;
-  numberOf(body, 'top_k'); // a sampling hint OpenAI has no parameter for: dropped
+  if (numberOf(body, 'top_k') !== undefined) drops.add('top_k'); // a sampling hint OpenAI has no parameter for
   const stop = stopSequencesOf(body);
   if (stop) out.stop = stop;
   // OpenAI caps `user` at 64 characters; Claude Code's metadata.user_id is longer.
   const user = userIdOf(body);
   if (user !== undefined) out.user = shortUserId(user, 64);
 
-  const tools = toolsOf(body, model);
+  const tools = toolsOf(body, model, drops);
   const choice = toolChoiceOf(body);
+  checkForcedTool(choice, tools, model);
   if (tools.length > 0) {
     out.tools = tools.map((t) => {
       const fn: JsonObject = { name: t.name };
@@ -164,7 +171,15 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
 
   const thinking = thinkingOf(body);
   const effort = thinking.effort ?? (thinking.budgetTokens !== undefined ? effortOfBudget(thinking.budgetTokens) : undefined);
-  if (effort !== undefined) out.reasoning_effort = effort;
+  if (effort !== undefined) {
+    // OpenAI refuses reasoning_effort to a model that does not reason (gpt-4o-mini), and Claude
+    // Code asks for thinking whatever the model: only models the catalogue tags `reasoning` get it.
+    if (model.tags.includes(REASONING_TAG)) out.reasoning_effort = effort;
+    else {
+      if (thinking.enabled) drops.add('thinking');
+      if (thinking.effort !== undefined) drops.add('output_config.effort');
+    }
+  }
 
   const schema = jsonFormatOf(body);
   if (schema) out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } };
