@@ -9,6 +9,7 @@ import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 import { openReasoning, sealReasoning } from '@/lib/gateway/translate/reasoning-seal';
 import { chatClientRequest, chatPlanOf, responsesTranslator, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
 import { flatName } from '@/lib/gateway/translate/responses-tools';
+import { nativeBody } from '@/lib/gateway/translate/responses-native';
 import type { CallInfo, Settlement, Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import { modelInfo } from '../support/model-info';
 import { sseEvents } from '../support/sse-fixture';
@@ -369,5 +370,16 @@ describe('encrypted reasoning across a stateless conversation', () => {
       { role: 'user', content: 'Hi' },
       { role: 'assistant', content: 'Hello' },
     ]);
+  });
+
+  it('leaves its sealed reasoning out of a request passed to a native channel, and the bytes untouched otherwise', () => {
+    const sealed = { type: 'reasoning', summary: [], encrypted_content: sealReasoning({ calls: { c1: { x: 1 } } }) };
+    const openai = { type: 'reasoning', summary: [], encrypted_content: 'gAAAAopenai' };
+    const json = { model: 'a', input: [{ role: 'user', content: 'Hi' }, sealed, openai] };
+    const text = JSON.stringify(json);
+    const out = JSON.parse(String(nativeBody({ raw: Buffer.from(text), text, json, verbatim: true }, 'b'))) as Json;
+    expect(out).toEqual({ model: 'b', input: [{ role: 'user', content: 'Hi' }, openai] });
+    const plain = '{"model": "b", "input": "Hi"}';
+    expect(nativeBody({ raw: Buffer.from(plain), text: plain, json: JSON.parse(plain) as Json, verbatim: true }, 'b').toString()).toBe(plain);
   });
 });

@@ -5,14 +5,14 @@
 // Responses request and billed and logged as one; the answer keeps the user's messages and adds
 // the summary as a user message, items every channel can read on the next turn.
 import { GatewayError } from '@/lib/errors';
-import { invalidField, optionalObject, upstreamBody, type JsonObject } from '@/lib/gateway/body';
+import { invalidField, optionalObject, type JsonObject } from '@/lib/gateway/body';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
 import { conversationKey } from '@/lib/gateway/surfaces/responses';
 import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
 import { chatClientRequest, chatPlanOf, responsesTranslator, type ChatPlan, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
-import { responsesUsage } from '@/lib/gateway/translate/responses-native';
+import { nativeBody, responsesUsage } from '@/lib/gateway/translate/responses-native';
 import type { Translator, TranslatedReply, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 
@@ -94,7 +94,7 @@ function compactingTranslator(inner: Translator, rt: ResponsesTurn, protocol: Up
 
 /** A native channel's own compaction, passed through; usage read from its `usage`. */
 const nativeCompaction: Translator = {
-  request: (req, call) => ({ body: upstreamBody(req.body, { model: call.model.name }), operation: 'responses_compact' }),
+  request: (req, call) => ({ body: nativeBody(req.body, call.model.name), operation: 'responses_compact' }),
   response(text): TranslatedReply {
     let parsed: JsonObject;
     try {

@@ -10,7 +10,9 @@ import { secretsKey } from '@/lib/secrets';
 import { isObject } from '@/lib/gateway/translate/openai-client';
 import type { JsonObject } from '@/lib/gateway/translate/types';
 
-const PREFIX = 'gwr1.';
+/** How a sealed blob starts (a native channel's request is cleared of them). */
+export const SEALED_PREFIX = 'gwr1.';
+const PREFIX = SEALED_PREFIX;
 const AAD = Buffer.from('model-gateway reasoning v1');
 
 let key: Buffer | undefined;

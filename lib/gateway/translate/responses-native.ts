@@ -4,7 +4,8 @@
 // Response's `usage` (a stream's terminal event); the gateway's `service` member is spliced into
 // the Response object, and the stream's terminal event is held back until the cost is known.
 import { usageCount } from '@/lib/billing/cost';
-import { upstreamBody } from '@/lib/gateway/body';
+import { upstreamBody, type JsonBody } from '@/lib/gateway/body';
+import { SEALED_PREFIX } from '@/lib/gateway/translate/reasoning-seal';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
 import { chatMessagesOf, type ChatMessage, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
@@ -128,10 +129,26 @@ class NativeStream implements StreamTranslator {
   }
 }
 
+/**
+ * The client's bytes for a native channel (`model` set), less the reasoning items the gateway
+ * sealed on a translated turn: OpenAI cannot open them (it refuses reasoning it did not encrypt).
+ */
+export function nativeBody(body: JsonBody, model: string): string | Buffer {
+  const members: Record<string, unknown> = { model };
+  const input = body.json.input;
+  if (Array.isArray(input) && body.text.includes(`"${SEALED_PREFIX}`)) {
+    const kept = input.filter(
+      (i) => !(isObject(i) && i.type === 'reasoning' && typeof i.encrypted_content === 'string' && i.encrypted_content.startsWith(SEALED_PREFIX)),
+    );
+    if (kept.length !== input.length) members.input = kept;
+  }
+  return upstreamBody(body, members);
+}
+
 /** The pass-through translator of one Responses request to native Responses channels. */
 export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
   return {
-    request: (req, call) => ({ body: upstreamBody(req.body, { model: call.model.name }), operation: 'responses' }),
+    request: (req, call) => ({ body: nativeBody(req.body, call.model.name), operation: 'responses' }),
 
     response(text): TranslatedReply {
       let parsed: JsonObject;
