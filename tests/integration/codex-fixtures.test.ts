@@ -37,46 +37,32 @@ beforeAll(async () => {
   db = await getDb();
   fake = await startFakeUpstream();
   const config = testConfig({ openaiUrls: [fake.url], anthropicUrls: [fake.url], geminiUrls: [fake.url], channelPrefix: 'codexfx' });
-  (config.channels as unknown[]).push({
-    name: 'codexfx-native',
-    protocol: 'openai',
-    responses: true,
-    base_url: `${fake.url}/v1`,
-    api_key: 'upstream-secret-native',
-    models: [NATIVE],
-    priority: 0,
-    timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
-  });
-  (config.models as unknown[]).push({
-    name: NATIVE,
-    owned_by: 'openai',
-    kind: 'chat',
-    context_window: 128000,
-    max_output_tokens: 4096,
-    input_price_usd_per_million: '2',
-    output_price_usd_per_million: '8',
-  });
-  // Three channels of one priority: a conversation's prompt_cache_key keeps it on one of them.
-  for (const n of [1, 2, 3]) {
+  const channel = (name: string, model: string, priority: number, extra: Json = {}) =>
     (config.channels as unknown[]).push({
-      name: `codexfx-sticky-${n}`,
+      name,
       protocol: 'openai',
       base_url: `${fake.url}/v1`,
-      api_key: `upstream-secret-sticky-${n}`,
-      models: [STICKY],
-      priority: 5,
+      api_key: `upstream-secret-${name}`,
+      models: [model],
+      priority,
       timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 },
+      ...extra,
     });
-  }
-  (config.models as unknown[]).push({
-    name: STICKY,
-    owned_by: 'openai',
-    kind: 'chat',
-    context_window: 128000,
-    max_output_tokens: 4096,
-    input_price_usd_per_million: '2',
-    output_price_usd_per_million: '8',
-  });
+  const model = (name: string) =>
+    (config.models as unknown[]).push({
+      name,
+      owned_by: 'openai',
+      kind: 'chat',
+      context_window: 128000,
+      max_output_tokens: 4096,
+      input_price_usd_per_million: '2',
+      output_price_usd_per_million: '8',
+    });
+  channel('codexfx-native', NATIVE, 0, { responses: true });
+  model(NATIVE);
+  // Three channels of one priority: a conversation's prompt_cache_key keeps it on one of them.
+  for (const n of [1, 2, 3]) channel(`codexfx-sticky-${n}`, STICKY, 5);
+  model(STICKY);
   gw = await startGateway({ config });
   account = await createAccount({ tier: 'enterprise', balanceUsd: '50' });
 });

@@ -12,7 +12,7 @@ import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
 import { chatClientRequest, chatPlanOf, responsesTranslator, type ChatPlan, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
-import { nativeBody, responsesUsage } from '@/lib/gateway/translate/responses-native';
+import { nativeBody, nativeError, nativeReply, responsesUsage, withService } from '@/lib/gateway/translate/responses-native';
 import type { Translator, TranslatedReply, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 
@@ -96,30 +96,13 @@ function compactingTranslator(inner: Translator, rt: ResponsesTurn, protocol: Up
 const nativeCompaction: Translator = {
   request: (req, call) => ({ body: nativeBody(req.body, call.model.name), operation: 'responses_compact' }),
   response(text): TranslatedReply {
-    let parsed: JsonObject;
-    try {
-      parsed = JSON.parse(text) as JsonObject;
-    } catch {
-      throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
-    }
-    if (!isObject(parsed) || !Array.isArray(parsed.output)) throw new UpstreamFailure('protocol', 'upstream reply is not a compaction');
-    return {
-      usage: responsesUsage(parsed.usage),
-      completion: '',
-      render(settled) {
-        const { service: _theirs, ...rest } = parsed;
-        const json = JSON.stringify(rest);
-        return `${json.slice(0, -1)},"service":${serviceMember(settled)}}`;
-      },
-    };
+    const parsed = nativeReply(text, 'a compaction');
+    return { usage: responsesUsage(parsed.usage), completion: '', render: (settled) => withService(parsed, settled) };
   },
   stream() {
     throw new GatewayError('invalid_request', 'The compaction endpoint does not stream.', { param: 'stream' });
   },
-  error: (status, text) => ({
-    status,
-    body: text || JSON.stringify({ error: { message: `upstream answered ${status}`, type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }),
-  }),
+  error: nativeError,
 };
 
 export const responsesCompactSurface: SurfaceSpec = {
