@@ -85,7 +85,8 @@ export function turnsOf(body: JsonObject, drops?: DropRecord): AnthropicTurn[] {
       throw invalid(`${param}.role`, `${param}.role: must be "user", "assistant" or "system".`);
     let blocks = blocksOf(m.content, `${param}.content`);
     if (drops && blocks.some(isToolSearchBlock)) {
-      blocks = blocks.filter((b) => !isToolSearchBlock(b) || (drops.add(String(b.type)), false));
+      for (const b of blocks) if (isToolSearchBlock(b)) drops.add(String(b.type));
+      blocks = blocks.filter((b) => !isToolSearchBlock(b));
     }
     return { role: m.role, blocks, param };
   });
