@@ -209,7 +209,7 @@ export function chatPlanOf(body: JsonObject, history: ChatMessage[] = []): ChatP
   const toolPlan = toolPlanOf(body.tools);
   const tools = toolPlan.tools;
   if (tools.length > 0) chat.tools = tools;
-  const { choice: toolChoice, forcedHosted } = chatToolChoiceOf(body.tool_choice, toolPlan);
+  const { choice: toolChoice, forcedHosted } = chatToolChoiceOf(body.tool_choice);
   if (toolChoice !== undefined && tools.length > 0) chat.tool_choice = toolChoice;
   if (typeof body.parallel_tool_calls === 'boolean' && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
   // OpenAI's chat API takes the same cache routing key; the other translators leave it out.

@@ -135,7 +135,7 @@ export function toolPlanOf(tools: unknown): ToolPlan {
  * The chat tool_choice. A choice that forces a hosted tool cannot be served without it: the 400
  * naming it is `forcedHosted` (the surface raises it where no native channel serves the request).
  */
-export function chatToolChoiceOf(choice: unknown, plan: ToolPlan): { choice?: unknown; forcedHosted?: string } {
+export function chatToolChoiceOf(choice: unknown): { choice?: unknown; forcedHosted?: string } {
   if (choice === undefined || choice === null) return {};
   if (choice === 'auto' || choice === 'none' || choice === 'required') return { choice };
   if (isObject(choice)) {
@@ -147,7 +147,6 @@ export function chatToolChoiceOf(choice: unknown, plan: ToolPlan): { choice?: un
     if (typeof choice.type === 'string' && HOSTED_TOOL_TYPES.has(choice.type)) return { forcedHosted: choice.type };
     if (choice.type === 'allowed_tools' && (choice.mode === 'auto' || choice.mode === 'required')) return { choice: choice.mode };
   }
-  void plan;
   throw invalidParam('tool_choice', '`tool_choice` must be "auto", "none", "required" or {type: "function", name}.');
 }
 
@@ -200,8 +199,10 @@ export const CALL_ID_PREFIX: Record<string, string> = { function_call: 'fc', cus
 
 /** A chat assistant tool call for a replayed call item of the client's (function, namespaced, custom, local shell). */
 export function chatCallOfItem(item: JsonObject, at: string): JsonObject {
-  if (typeof item.call_id !== 'string' || item.call_id === '') throw invalidParam(`${at}.call_id`, `\`${at}.call_id\` must be a non-empty string.`);
-  const call = (name: string, args: string) => ({ id: item.call_id, type: 'function', function: { name, arguments: args } });
+  // A local shell call may carry only its item `id` (Codex's LocalShellCall has `call_id` optional).
+  const callId = item.call_id ?? (item.type === 'local_shell_call' ? item.id : undefined);
+  if (typeof callId !== 'string' || callId === '') throw invalidParam(`${at}.call_id`, `\`${at}.call_id\` must be a non-empty string.`);
+  const call = (name: string, args: string) => ({ id: callId, type: 'function', function: { name, arguments: args } });
   switch (item.type) {
     case 'custom_tool_call': {
       const name = nonEmptyName(item.name, at);
