@@ -158,6 +158,21 @@ describe.each([false, true])('Codex fixtures through /v1/responses (stream: %s)'
     expect(JSON.stringify(message.content)).toContain('The tool said:');
   });
 
+  it("carries Gemini's thought signature through Codex's stateless turns in the sealed reasoning item", async () => {
+    const reasoning = { effort: 'low', summary: 'auto' };
+    const first = await replay(TURN1, TARGETS.gemini, stream, { reasoning });
+    const output = outputOf(first.response);
+    const sealed = output.at(-1) as Json;
+    expect(sealed).toMatchObject({ type: 'reasoning', summary: [] });
+    expect(sealed.encrypted_content).toMatch(/^gwr1\./);
+    const call = output.find((o) => o.type === 'function_call') as Json;
+    const input = [...(TURN1.body.input as Json[]), ...output, { type: 'function_call_output', call_id: call.call_id, output: 'done' }];
+    const second = await replay(TURN1, TARGETS.gemini, stream, { reasoning, input });
+    const parts = (second.upstreamJson.contents as Json[]).flatMap((c) => c.parts as Json[]);
+    const replayed = parts.find((p) => p.functionCall !== undefined) as Json;
+    expect(replayed.thoughtSignature).toMatch(/^[A-Za-z0-9+/]+=*$/);
+  });
+
   it('passes both turns to a native Responses channel as Codex sent them (web_search kept)', async () => {
     for (const f of [TURN1, TURN2]) {
       const { res, upstream, upstreamJson } = await replay(f, NATIVE, stream);

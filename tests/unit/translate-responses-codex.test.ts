@@ -354,6 +354,10 @@ describe('encrypted reasoning across a stateless conversation', () => {
     expect(openReasoning(good)?.thinking_blocks).toHaveLength(1);
     const altered = good.slice(0, -4) + (good.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     for (const blob of [altered, 'gwr1.', 'gwr1.!!!', 'gAAAAABopenai-encrypted', 42]) expect(openReasoning(blob)).toBeUndefined();
+    // Bound to the account it was written for.
+    const mine = sealReasoning({ calls: { c: { x: 1 } } }, 'user-a');
+    expect(openReasoning(mine, 'user-a')?.calls).toEqual({ c: { x: 1 } });
+    expect(openReasoning(mine, 'user-b')).toBeUndefined();
     const { plan } = turnFor(
       {
         model: 'm',

@@ -128,7 +128,7 @@ export const responsesCompactSurface: SurfaceSpec = {
     let plan: ChatPlan | undefined;
     let untranslatable: GatewayError | undefined;
     try {
-      plan = chatPlanOf(summarise);
+      plan = chatPlanOf(summarise, [], principal.userId);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       untranslatable = err;
@@ -139,6 +139,7 @@ export const responsesCompactSurface: SurfaceSpec = {
       conversation: plan?.conversation ?? [],
       tools: plan?.tools,
       dropped: plan?.dropped,
+      account: principal.userId,
       onFinish: () => {},
     };
     const translated = new Map<UpstreamProtocol, Translator | undefined>();

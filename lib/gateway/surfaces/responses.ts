@@ -144,7 +144,7 @@ export const responsesSurface: SurfaceSpec = {
     try {
       const input = await resolveItemReferences(principal.userId, body.input);
       if (input !== body.input) usesStore = true;
-      plan = chatPlanOf(input === body.input ? body : { ...body, input }, history);
+      plan = chatPlanOf(input === body.input ? body : { ...body, input }, history, principal.userId);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       untranslatable = err;
@@ -156,6 +156,7 @@ export const responsesSurface: SurfaceSpec = {
       conversation: plan?.conversation ?? [],
       tools: plan?.tools,
       dropped: plan?.dropped,
+      account: principal.userId,
       onFinish: (f) => {
         finished = f;
       },

@@ -13,7 +13,8 @@ import type { JsonObject } from '@/lib/gateway/translate/types';
 /** How a sealed blob starts (a native channel's request is cleared of them). */
 export const SEALED_PREFIX = 'gwr1.';
 const PREFIX = SEALED_PREFIX;
-const AAD = Buffer.from('model-gateway reasoning v1');
+/** Bound to the account: a blob of one account's conversation does not open in another's. */
+const aad = (account: string) => Buffer.from(`model-gateway reasoning v1\0${account}`);
 
 let key: Buffer | undefined;
 function sealKey(): Buffer {
@@ -29,22 +30,22 @@ export interface ReasoningState {
   calls?: Record<string, JsonObject>;
 }
 
-export function sealReasoning(state: ReasoningState): string {
+export function sealReasoning(state: ReasoningState, account = ''): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', sealKey(), iv);
-  cipher.setAAD(AAD);
+  cipher.setAAD(aad(account));
   const data = Buffer.concat([cipher.update(JSON.stringify(state), 'utf8'), cipher.final()]);
   return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64url');
 }
 
-/** The state of a blob this gateway sealed; undefined for anything else (another service's, altered, garbage). */
-export function openReasoning(blob: unknown): ReasoningState | undefined {
+/** The state of a blob this gateway sealed for `account`; undefined for anything else (another account's or service's, altered, garbage). */
+export function openReasoning(blob: unknown, account = ''): ReasoningState | undefined {
   if (typeof blob !== 'string' || !blob.startsWith(PREFIX)) return undefined;
   try {
     const raw = Buffer.from(blob.slice(PREFIX.length), 'base64url');
     if (raw.length < 29) return undefined;
     const decipher = createDecipheriv('aes-256-gcm', sealKey(), raw.subarray(0, 12));
-    decipher.setAAD(AAD);
+    decipher.setAAD(aad(account));
     decipher.setAuthTag(raw.subarray(12, 28));
     const parsed: unknown = JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'));
     if (!isObject(parsed)) return undefined;

@@ -92,7 +92,7 @@ function textOf(content: unknown, at: string): string {
 const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
 
 /** The Responses `input` (a string or items) as chat messages, in order. */
-export function chatMessagesOf(input: unknown): ChatMessage[] {
+export function chatMessagesOf(input: unknown, account = ''): ChatMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   if (!Array.isArray(input)) throw invalidParam('input', '`input` must be a string or an array of input items.');
   const out: ChatMessage[] = [];
@@ -148,7 +148,7 @@ export function chatMessagesOf(input: unknown): ChatMessage[] {
         // A reasoning item the gateway sealed gives the upstream back its own state (signed
         // thinking, thought signatures); any other (OpenAI's, forged, altered) is left out, as
         // the upstream could not read it.
-        const state = openReasoning(item.encrypted_content);
+        const state = openReasoning(item.encrypted_content, account);
         if (state) restoreReasoning(out, state);
         return;
       }
@@ -195,8 +195,8 @@ export interface ChatPlan {
  * The Chat Completions body for a Responses request. `history` is the stored conversation of
  * `previous_response_id` (its instructions are not carried over, as on OpenAI).
  */
-export function chatPlanOf(body: JsonObject, history: ChatMessage[] = []): ChatPlan {
-  const input = chatMessagesOf(body.input);
+export function chatPlanOf(body: JsonObject, history: ChatMessage[] = [], account = ''): ChatPlan {
+  const input = chatMessagesOf(body.input, account);
   const conversation = [...history, ...input];
   const messages: ChatMessage[] = [];
   if (body.instructions !== undefined && body.instructions !== null) {
@@ -323,14 +323,14 @@ export function wantsEncryptedReasoning(body: JsonObject): boolean {
  * The reasoning item that carries, sealed, what the upstream needs back next turn (signed thinking,
  * Gemini's thought signatures on the calls); undefined when the turn holds nothing of the kind.
  */
-function sealedReasoningItem(id: string, turn: Turn): JsonObject | undefined {
+function sealedReasoningItem(id: string, turn: Turn, account = ''): JsonObject | undefined {
   const calls: Record<string, JsonObject> = {};
   for (const t of turn.toolCalls) if (Object.keys(t.extra).length > 0) calls[t.id] = t.extra;
   const state: ReasoningState = {};
   if (turn.thinkingBlocks.length > 0) state.thinking_blocks = turn.thinkingBlocks;
   if (Object.keys(calls).length > 0) state.calls = calls;
   if (!state.thinking_blocks && !state.calls) return undefined;
-  return { id, type: 'reasoning', summary: [], encrypted_content: sealReasoning(state) };
+  return { id, type: 'reasoning', summary: [], encrypted_content: sealReasoning(state, account) };
 }
 
 function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: Status, rt: ResponsesTurn): JsonObject[] {
@@ -339,7 +339,7 @@ function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: St
   if (turn.text || turn.toolCalls.length === 0) items.push(messageItem(ids.message, turn.text, status));
   turn.toolCalls.forEach((t, i) => items.push(callItem(ids, i, t, 'completed', rt.tools)));
   // Last, as in a stream, where signatures are known only once the calls are complete.
-  const sealed = wantsEncryptedReasoning(rt.body) ? sealedReasoningItem(`${ids.reasoning}_state`, turn) : undefined;
+  const sealed = wantsEncryptedReasoning(rt.body) ? sealedReasoningItem(`${ids.reasoning}_state`, turn, rt.account) : undefined;
   if (sealed) items.push(sealed);
   return items;
 }
@@ -388,6 +388,8 @@ export interface ResponsesTurn {
   tools?: Map<string, ClientTool>;
   /** What the chat request leaves out (hosted tools), named on every translated upstream call. */
   dropped?: readonly string[];
+  /** The account whose sealed reasoning items this turn reads and writes. */
+  account?: string;
 }
 
 /** A mid-stream error as the Responses API sends it: an `error` event (openai-node and the AI SDK read `error`). */
@@ -661,7 +663,7 @@ export class ResponsesEventWriter {
       out += this.event('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
       out += this.event('response.output_item.done', { output_index: index, item });
     }
-    const sealed = wantsEncryptedReasoning(this.rt.body) ? sealedReasoningItem(`${this.ids.reasoning}_state`, this.turn) : undefined;
+    const sealed = wantsEncryptedReasoning(this.rt.body) ? sealedReasoningItem(`${this.ids.reasoning}_state`, this.turn, this.rt.account) : undefined;
     if (sealed) {
       const index = this.items.length;
       this.items.push(sealed);
