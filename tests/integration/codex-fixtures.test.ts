@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startGateway, testConfig, PROTOCOL_MODELS, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, TOOL_CALL_ARGUMENTS, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';
-import { createAccount, type TestAccount } from '../support/accounts';
+import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
@@ -124,7 +124,10 @@ describe.each([false, true])('Codex fixtures through /v1/responses (stream: %s)'
     expect(names).toContain('multi_agent_v1__spawn_agent');
     expect(names).not.toContain('web_search');
     expect(names.every((n) => /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/.test(n))).toBe(true);
-    expect(res.headers.get('x-service-dropped') ?? '').toContain('web_search');
+    expect(res.headers.get('x-service-dropped')).toBe('web_search');
+    // The request log keeps it on the attempt.
+    const row = await waitFor(() => db.requestLog.findFirst({ where: { id: res.headers.get('x-request-id')! } }), 10_000);
+    expect((row.attempts as { dropped?: string[] }[])[0]!.dropped).toEqual(['web_search']);
     // Codex's developer messages reach the model as its system text.
     const system = JSON.stringify(target === 'openai' ? upstreamJson.messages : target === 'anthropic' ? upstreamJson.system : upstreamJson.systemInstruction);
     expect(system).toContain('You are a coding agent running in the Codex CLI');
