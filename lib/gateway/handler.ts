@@ -8,6 +8,7 @@ import { anthropicCountTokensSurface, anthropicMessagesSurface } from '@/lib/gat
 import { embeddingsSurface } from '@/lib/gateway/surfaces/embeddings';
 import { getResponse, listInputItems, removeResponse, responsesSurface } from '@/lib/gateway/surfaces/responses';
 import { GEMINI_PREFIX, geminiRoute } from '@/lib/gateway/surfaces/gemini';
+import { responsesCompactSurface } from '@/lib/gateway/surfaces/responses-compact';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
 
@@ -28,6 +29,7 @@ const routes: Partial<Record<string, Route>> = {
   'POST /v1/anthropic/v1/messages/count_tokens': pipeline(anthropicCountTokensSurface),
   'GET /v1/anthropic/v1/models': listAnthropicModels,
   'POST /v1/responses': pipeline(responsesSurface),
+  'POST /v1/responses/compact': pipeline(responsesCompactSurface),
 };
 
 /**

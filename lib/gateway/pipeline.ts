@@ -8,7 +8,7 @@ import { GatewayError } from '@/lib/errors';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
 import { preAdmission } from '@/lib/gateway/account-gate';
-import { maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
+import { keyedRandom, maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
 import { providers, type Operation, type Provider } from '@/lib/gateway/providers';
 import { classify, readUpstreamBody, redactUpstreamText, UpstreamFailure, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
@@ -87,6 +87,12 @@ export interface PreparedRequest {
   streamContentType?: string;
   /** What the surface itself dropped from the request, whatever the channel (merged with the translator's UpstreamCall.dropped). */
   dropped?: readonly string[];
+  /**
+   * A conversation's key (the account and a `prompt_cache_key`): the channels of a priority are
+   * then ordered by it rather than at random, so the conversation stays on one channel while it is
+   * healthy (the usual fallback order after it).
+   */
+  affinity?: string;
 }
 
 /** A client surface: what it speaks, and how it reads a request. */
@@ -131,7 +137,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   let refusal: GatewayError | null = null;
   for (let i = 0; i < plan.models.length; i++) {
     const model = plan.models[i];
-    for (const channel of i === 0 ? first : orderChannels(channelsOf(ctx.cfg, model))) {
+    for (const channel of i === 0 ? first : channelOrder(ctx, prepared, model)) {
       const translator = prepared.translator(channel.protocol, model, channel);
       if (!translator) continue;
       let call: TranslatedCall;
@@ -151,6 +157,16 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   ctx.channel = null;
   if (refusal && ctx.attempts.length === 0) throw refusal;
   throw new GatewayError('all_channels_failed', `All upstream channels failed for ${plan.models.map((m) => m.name).join(', ')}.`);
+}
+
+/**
+ * The channels of `model` in the order they are tried. A conversation's key (`affinity`) orders the
+ * channels of a priority by its hash rather than at random, so the conversation stays on one channel.
+ */
+function channelOrder(ctx: RequestContext, prepared: PreparedRequest, model: ModelInfo) {
+  return prepared.affinity
+    ? orderChannels(channelsOf(ctx.cfg, model), Date.now(), keyedRandom(`${prepared.affinity}\0${model.name}`))
+    : orderChannels(channelsOf(ctx.cfg, model));
 }
 
 /** A request validated, its models planned and its first upstream call translated: the work before admission. */
@@ -179,7 +195,7 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
   ctx.model = plan.models[0];
 
   const calls = new CallCache(client, ctx, prepared);
-  const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
+  const first = channelOrder(ctx, prepared, plan.models[0]);
   // The first attempt's translation happens before admission: a parameter the upstream cannot
   // carry (or a body it would grow past the cap) is the client's 400, with nothing admitted or sent.
   const firstTranslator = translatorFor(prepared, plan.models[0], first);

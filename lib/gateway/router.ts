@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ChannelInfo, GatewayConfig, ModelInfo, TierName } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { applyChannelOverrides } from '@/lib/channels/overrides';
@@ -8,6 +9,16 @@ export const AUTO_MODEL = 'service-auto';
 
 // The circuit breaker lives beside the channels' runtime state (lib/channels/breaker.ts).
 export { recordChannelResult };
+
+/**
+ * A repeatable stand-in for Math.random drawn from a key (SHA-256 in counter mode): the same key
+ * makes the same weighted picks, so one conversation (a `prompt_cache_key`) keeps to one channel
+ * and its upstream prompt cache, while different keys spread by the channels' weights.
+ */
+export function keyedRandom(key: string): () => number {
+  let counter = 0;
+  return () => createHash('sha256').update(`${key}\0${counter++}`).digest().readUInt32BE(0) / 2 ** 32;
+}
 
 /** Channels in the order to try: priority first, then weighted random within a priority; open breakers last. */
 export function orderChannels(channels: ChannelInfo[], now = Date.now(), random = Math.random): ChannelInfo[] {

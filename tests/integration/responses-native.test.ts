@@ -130,13 +130,34 @@ describe.each(['lean', 'next'] as GatewayMode[])('native Responses channels (%s)
     expect((plain as unknown as WithService).service.channel).toBe('openai-1');
   });
 
-  it('refuses web_search with a 400 naming the type for a model without a native channel', async () => {
+  it('serves POST /v1/responses/compact natively, and with a summarising call on a translated channel', async () => {
+    const input = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Write hello.txt' }] }];
+    for (const model of [NATIVE, TRANSLATED]) {
+      const res = await fetch(`${gw().url}/v1/responses/compact`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${account.apiKey}` },
+        body: JSON.stringify({ model, input }),
+      });
+      const body = (await res.json()) as { output: { type: string; role?: string }[] };
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(fake.requests.at(-1)!.path).toBe(model === NATIVE ? '/v1/responses/compact' : '/v1/chat/completions');
+      expect(body.output.at(-1)!.type).toBe(model === NATIVE ? 'compaction' : 'message');
+      await expectBookedAs(res.headers.get('x-request-id'), res.headers.get('x-service-cost-usd')!, { endpoint: '/v1/responses/compact', tokens: false });
+    }
+  });
+
+  it('drops web_search for a model without a native channel (x-service-dropped); a forced web_search is a 400', async () => {
+    const { response } = await openai()
+      .responses.create({ model: TRANSLATED, input: 'Search', tools: [{ type: 'web_search' }] })
+      .withResponse();
+    expect(response.headers.get('x-service-dropped')).toBe('web_search');
+    expect(fake.requests.at(-1)!.path).toBe('/v1/chat/completions');
     const before = fake.requests.length;
     const err = await openai()
-      .responses.create({ model: TRANSLATED, input: 'Search', tools: [{ type: 'web_search' }] })
+      .responses.create({ model: TRANSLATED, input: 'Search', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } as never })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'tools[0].type' });
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'tool_choice' });
     expect((err as Error).message).toContain('web_search');
     expect(fake.requests.length).toBe(before);
   });

@@ -333,7 +333,9 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
       [{ input: 'Hi', tools: 'x' }, 'tools'],
       [{ input: 'Hi', tools: [null] }, 'tools[0]'],
       [{ input: 'Hi', tools: [{ type: 'function' }] }, 'tools[0].name'],
-      [{ input: 'Hi', tools: [{ type: 'mcp', server_label: 'x' }] }, 'tools[0].type'],
+      [{ input: 'Hi', tools: [{ type: 'teleport' }] }, 'tools[0].type'],
+      [{ input: 'Hi', tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'web_search' }] }] }, 'tools[0].tools[0].type'],
+      [{ input: 'Hi', tools: [{ type: 'mcp', server_label: 'x' }], tool_choice: { type: 'mcp' } }, 'tool_choice'],
       [{ input: 'Hi', tools: [WEATHER_TOOL], tool_choice: 5 }, 'tool_choice'],
       [{ input: 'Hi', text: 5 }, 'text'],
       [{ input: 'Hi', text: { format: { type: 'json_schema' } } }, 'text.format.name'],
@@ -361,13 +363,19 @@ describe.each(['lean', 'next'] as GatewayMode[])('/v1/responses (%s)', (mode) =>
     }
   });
 
-  it('refuses built-in tools with a 400 naming the tool type, in the OpenAI envelope', async () => {
+  it('drops a built-in tool a translated channel cannot run (x-service-dropped), and refuses it only when tool_choice forces it', async () => {
+    const { data, response } = await openai()
+      .responses.create({ model: MODELS.anthropic, input: 'Search', tools: [{ type: 'web_search_preview' }] })
+      .withResponse();
+    expect(response.headers.get('x-service-dropped')).toBe('web_search_preview');
+    expect(data.output_text).toBeTruthy();
+    expect((fake.requests.at(-1)!.json as { tools?: unknown }).tools).toBeUndefined();
     const before = fake.requests.length;
     const err = await openai()
-      .responses.create({ model: MODELS.anthropic, input: 'Search', tools: [{ type: 'web_search_preview' }] })
+      .responses.create({ model: MODELS.anthropic, input: 'Search', tools: [{ type: 'web_search_preview' }], tool_choice: { type: 'web_search_preview' } })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'tools[0].type' });
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'tool_choice' });
     expect((err as Error).message).toContain('web_search_preview');
     expect(fake.requests.length).toBe(before);
   });

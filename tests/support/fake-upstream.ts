@@ -1481,6 +1481,27 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
   // ---- dispatch ---------------------------------------------------------------
 
+  // ---- OpenAI Responses compaction (POST /v1/responses/compact) -----------------
+
+  /** OpenAI's compaction: the user messages kept, the rest as one opaque `compaction` item. */
+  function openaiResponsesCompact(ctx: Ctx, body: Json): void {
+    const items = Array.isArray(body.input) ? (body.input as unknown[]).filter(isObj) : [];
+    const inputTokens = countTokens(responsesInputText(items)) + 3;
+    sendJson(ctx, 200, {
+      id: `resp_${rid(48)}`,
+      object: 'response.compaction',
+      created_at: nowSec(),
+      output: [...items.filter((i) => i.role === 'user'), { type: 'compaction', id: `cmp_${rid(24)}`, encrypted_content: `gAAAA${rid(40)}` }],
+      usage: {
+        input_tokens: inputTokens,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 40,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: inputTokens + 40,
+      },
+    });
+  }
+
   // ---- OpenAI Responses (POST /v1/responses) ---------------------------------
 
   /** The text of a Responses `input` (a string or items): what its prompt tokens count. */
@@ -1772,6 +1793,12 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       if (method !== 'POST') return notFound();
       if (!openaiAuthOk(ctx) || badJson()) return;
       await openaiResponses(ctx, json as Json);
+      return;
+    }
+    if (pathname === '/v1/responses/compact') {
+      if (method !== 'POST') return notFound();
+      if (!openaiAuthOk(ctx) || badJson()) return;
+      openaiResponsesCompact(ctx, json as Json);
       return;
     }
     if (pathname === '/v1/embeddings') {

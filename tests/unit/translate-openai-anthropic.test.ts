@@ -410,7 +410,7 @@ describe('OpenAI chat -> Anthropic: whole replies', () => {
     expect(completion.choices[0].message.tool_calls?.map((t) => (t.type === 'function' ? t.function.name : ''))).toEqual(['get_weather', 'get_weather']);
   });
 
-  it('returns thinking as reasoning_content and reports reasoning tokens from the settlement', () => {
+  it('returns thinking as reasoning_content, the signed block as thinking_blocks, and reports reasoning tokens from the settlement', () => {
     const reply = openaiToAnthropic.response(fixtureText('anthropic/thinking.json'), call());
     expect(reply.completion).toBe('The user asks for 27 * 453. 27 * 453 = 27 * 400 + 27 * 53 = 10800 + 1431 = 12231.27 × 453 = 12,231.');
     const body = JSON.parse(reply.render(settled({ promptTokens: 46, completionTokens: 91, reasoningTokens: 60 }))) as Record<string, any>;
@@ -419,6 +419,13 @@ describe('OpenAI chat -> Anthropic: whole replies', () => {
       content: '27 × 453 = 12,231.',
       refusal: null,
       reasoning_content: 'The user asks for 27 * 453. 27 * 453 = 27 * 400 + 27 * 53 = 10800 + 1431 = 12231.',
+      thinking_blocks: [
+        {
+          type: 'thinking',
+          thinking: 'The user asks for 27 * 453. 27 * 453 = 27 * 400 + 27 * 53 = 10800 + 1431 = 12231.',
+          signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds1ZqqCWmZlrtxqCVGcF6pCZjMOgYVCKSvVUXoVYrwIZRjGYPVh8UmN5uWfcVJTe0IjyA',
+        },
+      ],
     });
     expect(body.usage.completion_tokens_details).toEqual({ reasoning_tokens: 60 });
   });
@@ -536,12 +543,21 @@ describe('OpenAI chat -> Anthropic: streams', () => {
     expect(final.choices[0].finish_reason).toBe('tool_calls');
   });
 
-  it('streams thinking as reasoning_content deltas and drops the signature', () => {
+  it('streams thinking as reasoning_content deltas, then the signed block whole as thinking_blocks', () => {
     const { st, out } = runStream('anthropic/thinking.sse');
     expect(parseDataStream(out).chunks).toEqual([
       chunk({ role: 'assistant', content: '' }),
       chunk({ reasoning_content: '27 * 453 = 27 * 400 + 27 * 53' }),
       chunk({ reasoning_content: ' = 10800 + 1431 = 12231.' }),
+      chunk({
+        thinking_blocks: [
+          {
+            type: 'thinking',
+            thinking: '27 * 453 = 27 * 400 + 27 * 53 = 10800 + 1431 = 12231.',
+            signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds1ZqqCWmZlrtxqCVGcF6pCZjMOgYVCKSvVUXoVYrwIZRjGYPVh8UmN5uWfcVJTe0IjyA',
+          },
+        ],
+      }),
       chunk({ content: '27 × 453 = 12,231.' }),
       chunk({}, 'stop'),
     ]);

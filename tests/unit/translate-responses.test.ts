@@ -144,14 +144,24 @@ describe('Responses -> Chat Completions: request', () => {
   });
 
   it.each(['web_search', 'web_search_preview', 'file_search', 'computer_use_preview', 'mcp', 'code_interpreter', 'image_generation'])(
-    'refuses a %s tool with a 400 naming its type',
+    'leaves a %s tool out of the chat request and names it as dropped (400 only when tool_choice forces it)',
     (type) => {
-      const err = refusal({ model: 'm', input: 'Hi', tools: [weather, { type }] });
-      expect(err.status).toBe(400);
-      expect(err.param).toBe('tools[1].type');
-      expect(err.message).toContain(JSON.stringify(type));
+      const { plan } = turnFor({ model: 'm', input: 'Hi', tools: [weather, { type }] });
+      expect((plan.chat.tools as unknown[]).length).toBe(1);
+      expect(plan.dropped).toEqual([type]);
+      expect(plan.forcedHosted).toBeUndefined();
+      const forced = turnFor({ model: 'm', input: 'Hi', tools: [weather, { type }], tool_choice: { type } }).plan.forcedHosted;
+      expect(forced?.status).toBe(400);
+      expect(forced?.param).toBe('tool_choice');
+      expect(forced?.message).toContain(type);
     },
   );
+
+  it('refuses an unknown tool type with a 400 naming it', () => {
+    const err = refusal({ model: 'm', input: 'Hi', tools: [weather, { type: 'teleport' }] });
+    expect(err.param).toBe('tools[1].type');
+    expect(err.message).toContain('"teleport"');
+  });
 
   it('refuses unknown input items and uploaded file ids with a 400 naming the item', () => {
     expect(refusal({ model: 'm', input: [{ type: 'web_search_call', id: 'ws_1' }] }).param).toBe('input[0].type');

@@ -4,7 +4,13 @@ import { nestedErrorMessage, type Provider } from '@/lib/gateway/providers/types
 export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
 
 // The channel's base URL is the host (https://api.anthropic.com), as Anthropic's SDKs expect.
-const paths = { chat: '/v1/messages', embeddings: undefined, count_tokens: '/v1/messages/count_tokens', responses: undefined } as const;
+const paths = {
+  chat: '/v1/messages',
+  embeddings: undefined,
+  count_tokens: '/v1/messages/count_tokens',
+  responses: undefined,
+  responses_compact: undefined,
+} as const;
 
 export const anthropicProvider: Provider = {
   protocol: 'anthropic',

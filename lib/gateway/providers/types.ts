@@ -2,7 +2,7 @@
 import type { UpstreamProtocolName as UpstreamProtocol } from '@/lib/config';
 
 /** What the pipeline asks an upstream to do. */
-export type Operation = 'chat' | 'embeddings' | 'count_tokens' | 'responses';
+export type Operation = 'chat' | 'embeddings' | 'count_tokens' | 'responses' | 'responses_compact';
 
 /**
  * An upstream protocol as data: where each operation lives under a channel's base URL, how the

@@ -107,6 +107,11 @@ async function resolveItemReferences(userId: string, input: unknown): Promise<un
   return resolved;
 }
 
+/** The key that keeps a conversation on one channel: its `prompt_cache_key` (Codex: the session id), within the account. */
+export function conversationKey(userId: string, body: JsonObject): string | undefined {
+  return typeof body.prompt_cache_key === 'string' && body.prompt_cache_key !== '' ? `${userId}\0${body.prompt_cache_key}` : undefined;
+}
+
 export const responsesSurface: SurfaceSpec = {
   endpoint: 'chat',
   operation: 'chat',
@@ -137,7 +142,7 @@ export const responsesSurface: SurfaceSpec = {
     let untranslatable: GatewayError | undefined;
     let plan: ChatPlan | undefined;
     try {
-      plan = chatPlanOf(input === body.input ? body : { ...body, input }, history?.messages ?? []);
+      plan = chatPlanOf(input === body.input ? body : { ...body, input }, history?.messages ?? [], principal.userId);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       untranslatable = err;
@@ -147,6 +152,9 @@ export const responsesSurface: SurfaceSpec = {
       body,
       chat: plan ? chatClientRequest(plan.chat, req.headers) : req,
       conversation: plan?.conversation ?? [],
+      tools: plan?.tools,
+      dropped: plan?.dropped,
+      account: principal.userId,
       onFinish: (f) => {
         finished = f;
       },
@@ -157,9 +165,9 @@ export const responsesSurface: SurfaceSpec = {
     const translatedFor = (protocol: UpstreamProtocol): Translator | undefined => {
       if (!translated.has(protocol)) {
         const inner = chatTranslators.openai[protocol];
-        let t = inner && responsesTranslator(inner, turn);
-        if (t && untranslatable) {
-          const refusal = untranslatable;
+        let t = inner && responsesTranslator(inner, turn, protocol);
+        if (t && (untranslatable || plan?.forcedHosted)) {
+          const refusal = (untranslatable ?? plan?.forcedHosted) as GatewayError;
           t = {
             ...t,
             request: () => {
@@ -172,6 +180,7 @@ export const responsesSurface: SurfaceSpec = {
       return translated.get(protocol);
     };
     const messages = plan?.chat.messages;
+    const hosted = (plan?.dropped.length ?? 0) > 0;
     return {
       stream,
       maxOutputTokens,
@@ -193,12 +202,16 @@ export const responsesSurface: SurfaceSpec = {
       // store that the chat translation carries (the upstream does not know our response ids).
       // Untranslatable requests skip the model's other channels; with no native channel they are
       // the translation's 400.
+      // Hosted tools (web_search) run only on a native channel: a model that has one is served there;
+      // elsewhere they are dropped (x-service-dropped), unless tool_choice forces one (the 400).
       translator: (protocol, model, channel) => {
-        if (channel.responses && (untranslatable || !usesStore)) return native;
-        if (untranslatable && (cfg.channelsByModel.get(model.name) ?? []).some((c) => c.responses)) return undefined;
+        const needsNative = untranslatable !== undefined || hosted;
+        if (channel.responses && (needsNative || !usesStore)) return native;
+        if (needsNative && (cfg.channelsByModel.get(model.name) ?? []).some((c) => c.responses)) return undefined;
         return translatedFor(protocol);
       },
       streamError: (err) => responsesStreamError(turn, openaiErrorBody(err)),
+      affinity: conversationKey(principal.userId, body),
       // Written before the last bytes: a GET (on any instance) right after the reply finds it.
       // A failed write costs the client its stored copy, not the answer it paid for.
       beforeEnd: async (model) => {

@@ -122,7 +122,9 @@ function conversation(body: JsonObject, model: ModelInfo): Conversation {
         messages.push({ role: 'user', content: userBlocks(m.content, `${at}.content`, model) });
         break;
       case 'assistant': {
-        const blocks: Block[] = [];
+        // Signed thinking the client kept (`thinking_blocks`, the LiteLLM convention; the Responses
+        // surface restores it from its encrypted reasoning items) goes back first, as Anthropic wants.
+        const blocks: Block[] = signedThinking(m.thinking_blocks);
         const text = textContent(m.content, `${at}.content`);
         if (text !== '') blocks.push({ type: 'text', text });
         for (const call of historyToolCalls(m, at)) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: call.args });
@@ -151,7 +153,25 @@ function conversation(body: JsonObject, model: ModelInfo): Conversation {
   const last = list[list.length - 1];
   // A conversation of system messages only (which OpenAI answers) has no turn for Anthropic: it becomes the user's.
   if (messages.length === 0 && system.length > 0) return { system: [], messages: [{ role: 'user', content: system }], inToolLoop: false };
-  return { system, messages, inToolLoop: isObject(last) && last.role === 'tool' };
+  const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
+  // With the signed thinking of the turn back, Anthropic lets the tool loop go on thinking.
+  const signed = Array.isArray(lastAssistant?.content) && (lastAssistant.content as unknown[]).some((b) => isObject(b) && b.type === 'thinking');
+  return { system, messages, inToolLoop: isObject(last) && last.role === 'tool' && !signed };
+}
+
+/** Thinking blocks a Claude model signed, as they came back; anything else is not Anthropic's to read. */
+function signedThinking(blocks: unknown): Block[] {
+  if (!Array.isArray(blocks)) return [];
+  return blocks.filter(
+    (b): b is Block =>
+      isObject(b) &&
+      ((b.type === 'thinking' &&
+        typeof b.thinking === 'string' &&
+        typeof b.signature === 'string' &&
+        b.signature !== '' &&
+        !b.signature.startsWith('gemini:')) ||
+        (b.type === 'redacted_thinking' && typeof b.data === 'string')),
+  );
 }
 
 function thinkingBudget(body: JsonObject, maxTokens: number, conv: Conversation, forcedTool: boolean): number | undefined {
@@ -283,12 +303,16 @@ function response(text: string, call: CallInfo) {
   let reasoning = '';
   let sawText = false;
   const toolCalls: ReplyToolCall[] = [];
+  const thinkingBlocks: JsonObject[] = [];
   for (const block of msg.content) {
     if (!isObject(block)) continue;
     if (block.type === 'text' && typeof block.text === 'string') {
       content += block.text;
       sawText = true;
-    } else if (block.type === 'thinking' && typeof block.thinking === 'string') reasoning += block.thinking;
+    } else if (block.type === 'thinking' && typeof block.thinking === 'string') {
+      reasoning += block.thinking;
+      thinkingBlocks.push({ type: 'thinking', thinking: block.thinking, signature: typeof block.signature === 'string' ? block.signature : '' });
+    } else if (block.type === 'redacted_thinking' && typeof block.data === 'string') thinkingBlocks.push({ type: 'redacted_thinking', data: block.data });
     else if (block.type === 'tool_use' && typeof block.name === 'string') {
       toolCalls.push({
         id: typeof block.id === 'string' ? block.id : `call_${call.requestId}_${toolCalls.length}`,
@@ -298,7 +322,7 @@ function response(text: string, call: CallInfo) {
     }
   }
   const finish = finishReason(msg.stop_reason, toolCalls.length);
-  const message = { content: sawText || toolCalls.length === 0 ? content : null, reasoning, toolCalls };
+  const message = { content: sawText || toolCalls.length === 0 ? content : null, reasoning, toolCalls, thinkingBlocks };
   return {
     usage: readUsage(msg.usage, true),
     completion: reasoning + content + toolCalls.map((t) => t.arguments).join(''),
@@ -315,6 +339,8 @@ class AnthropicStream implements StreamTranslator {
   private finishSent = false;
   /** Anthropic block index -> OpenAI tool call index, and whether any argument text was sent for it. */
   private readonly toolIndex = new Map<number, { index: number; args: boolean }>();
+  /** Anthropic block index -> the thinking block being streamed (its text and signature). */
+  private readonly thinking = new Map<number, { type: string; thinking?: string; signature?: string; data?: unknown }>();
 
   constructor(call: CallInfo, req: ClientRequest) {
     this.out = new ChunkWriter(call);
@@ -341,6 +367,11 @@ class AnthropicStream implements StreamTranslator {
         } else if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
           this.completion += block.text;
           out += this.out.content(block.text);
+        } else if ((block.type === 'thinking' || block.type === 'redacted_thinking') && typeof data.index === 'number') {
+          this.thinking.set(
+            data.index,
+            block.type === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'redacted_thinking', data: block.data },
+          );
         }
         return out;
       }
@@ -352,7 +383,12 @@ class AnthropicStream implements StreamTranslator {
           out += this.out.content(delta.text);
         } else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') {
           this.completion += delta.thinking;
+          const block = typeof data.index === 'number' ? this.thinking.get(data.index) : undefined;
+          if (block) block.thinking += delta.thinking;
           out += this.out.reasoning(delta.thinking);
+        } else if (delta.type === 'signature_delta' && typeof delta.signature === 'string') {
+          const block = typeof data.index === 'number' ? this.thinking.get(data.index) : undefined;
+          if (block) block.signature += delta.signature;
         } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
           // Input of a block that is no client tool call (a server tool's) has no place in the reply.
           const tool = typeof data.index === 'number' ? this.toolIndex.get(data.index) : undefined;
@@ -361,10 +397,13 @@ class AnthropicStream implements StreamTranslator {
           this.completion += delta.partial_json;
           out += this.out.toolCallArguments(tool.index, delta.partial_json);
         }
-        // signature_delta and citations_delta have no place in OpenAI's chunks.
+        // citations_delta has no place in OpenAI's chunks.
         return out;
       }
       case 'content_block_stop': {
+        const thinking = typeof data.index === 'number' ? this.thinking.get(data.index) : undefined;
+        // The whole signed block once it is complete (`thinking_blocks`, as LiteLLM streams it).
+        if (thinking) return this.out.thinkingBlock(thinking);
         // A call without arguments streams none: clients parse "{}", never "".
         const tool = typeof data.index === 'number' ? this.toolIndex.get(data.index) : undefined;
         if (!tool || tool.args) return '';

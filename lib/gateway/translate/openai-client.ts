@@ -308,12 +308,15 @@ export interface ReplyMessage {
   content: string | null;
   reasoning: string;
   toolCalls: ReplyToolCall[];
+  /** Anthropic's thinking blocks with their signatures (`thinking_blocks`, the LiteLLM convention). */
+  thinkingBlocks?: JsonObject[];
 }
 
 /** The chat.completion body, with our `service` member (cost as a bare JSON number). */
 export function renderCompletion(call: CallInfo, message: ReplyMessage, finish: FinishReason, settled: Settlement): string {
   const msg: JsonObject = { role: 'assistant', content: message.content, refusal: null };
   if (message.reasoning) msg.reasoning_content = message.reasoning;
+  if (message.thinkingBlocks?.length) msg.thinking_blocks = message.thinkingBlocks;
   if (message.toolCalls.length > 0) {
     msg.tool_calls = message.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments }, ...t.extra }));
   }
@@ -381,6 +384,11 @@ export class ChunkWriter {
   /** Thinking, as `reasoning_content` (the DeepSeek convention most OpenAI clients read). */
   reasoning(text: string): string {
     return text ? this.opening() + this.chunk({ reasoning_content: text }) : '';
+  }
+
+  /** A complete signed thinking block (its text went as reasoning_content already). */
+  thinkingBlock(block: JsonObject): string {
+    return this.opening() + this.chunk({ thinking_blocks: [block] });
   }
 
   /** A tool call's first delta; returns its OpenAI index for the argument fragments that follow. */

@@ -6,48 +6,26 @@
 import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { mergeDropped } from '@/lib/gateway/translate/dropped';
+import { openReasoning, sealReasoning, type ReasoningState } from '@/lib/gateway/translate/reasoning-seal';
 import { invalidParam, isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
-import type { CallInfo, ClientRequest, JsonObject, Settlement, StreamTranslator, TranslatedReply, Translator } from '@/lib/gateway/translate/types';
+import { CALL_ID_PREFIX, chatCallOfItem, chatToolChoiceOf, clientCallItem, toolPlanOf, type ClientTool } from '@/lib/gateway/translate/responses-tools';
+import type {
+  CallInfo,
+  ClientRequest,
+  JsonObject,
+  Settlement,
+  StreamTranslator,
+  TranslatedReply,
+  Translator,
+  UpstreamProtocol,
+} from '@/lib/gateway/translate/types';
 
 // ---------------------------------------------------------------------------------------------
 // Request: Responses -> Chat Completions
 
 /** A chat message of a conversation, as stored between turns (chat shape: every translator reads it). */
 export type ChatMessage = JsonObject;
-
-/**
- * Response tools (`{type: "function", name, ...}`) -> chat tools. Built-in tools (web_search,
- * file_search, computer_use, mcp, ...) run only inside OpenAI's own service: refused, by type.
- */
-export function chatTools(tools: unknown): JsonObject[] | undefined {
-  if (tools === undefined || tools === null) return undefined;
-  if (!Array.isArray(tools)) throw invalidParam('tools', '`tools` must be an array.');
-  return tools.map((tool, i) => {
-    const at = `tools[${i}]`;
-    if (!isObject(tool)) throw invalidParam(at, `\`${at}\` must be an object.`);
-    if (tool.type !== 'function') {
-      throw invalidParam(
-        `${at}.type`,
-        `Tool type ${JSON.stringify(tool.type)} (\`${at}.type\`) is not supported by this gateway: only function tools can be used with /v1/responses.`,
-      );
-    }
-    if (typeof tool.name !== 'string' || tool.name === '') throw invalidParam(`${at}.name`, `\`${at}.name\` must be a non-empty string.`);
-    if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters))
-      throw invalidParam(`${at}.parameters`, `\`${at}.parameters\` must be a JSON Schema object.`);
-    const fn: JsonObject = { name: tool.name };
-    if (typeof tool.description === 'string' && tool.description !== '') fn.description = tool.description;
-    if (isObject(tool.parameters)) fn.parameters = tool.parameters;
-    if (typeof tool.strict === 'boolean') fn.strict = tool.strict;
-    return { type: 'function', function: fn };
-  });
-}
-
-function chatToolChoice(choice: unknown): unknown {
-  if (choice === undefined || choice === null) return undefined;
-  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
-  throw invalidParam('tool_choice', '`tool_choice` must be "auto", "none", "required" or {type: "function", name}.');
-}
 
 function chatResponseFormat(text: unknown): JsonObject | undefined {
   if (text === undefined || text === null) return undefined;
@@ -114,7 +92,7 @@ function textOf(content: unknown, at: string): string {
 const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
 
 /** The Responses `input` (a string or items) as chat messages, in order. */
-export function chatMessagesOf(input: unknown): ChatMessage[] {
+export function chatMessagesOf(input: unknown, account = ''): ChatMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   if (!Array.isArray(input)) throw invalidParam('input', '`input` must be a string or an array of input items.');
   const out: ChatMessage[] = [];
@@ -142,11 +120,10 @@ export function chatMessagesOf(input: unknown): ChatMessage[] {
         }
         return;
       }
-      case 'function_call': {
-        if (typeof item.call_id !== 'string' || item.call_id === '') throw invalidParam(`${at}.call_id`, `\`${at}.call_id\` must be a non-empty string.`);
-        if (typeof item.name !== 'string' || item.name === '') throw invalidParam(`${at}.name`, `\`${at}.name\` must be a non-empty string.`);
-        if (typeof item.arguments !== 'string') throw invalidParam(`${at}.arguments`, `\`${at}.arguments\` must be a JSON object encoded as a string.`);
-        const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+      case 'function_call':
+      case 'custom_tool_call':
+      case 'local_shell_call': {
+        const call = chatCallOfItem(item, at);
         // Consecutive calls (and a call right after the assistant's text) are one assistant turn.
         const last = out.at(-1);
         if (last?.role === 'assistant') {
@@ -156,22 +133,48 @@ export function chatMessagesOf(input: unknown): ChatMessage[] {
         }
         return;
       }
-      case 'function_call_output': {
-        if (typeof item.call_id !== 'string' || item.call_id === '') throw invalidParam(`${at}.call_id`, `\`${at}.call_id\` must be a non-empty string.`);
+      case 'function_call_output':
+      case 'custom_tool_call_output':
+      case 'local_shell_call_output': {
+        // local_shell_call_output names its call by `id` in OpenAI's schema; Codex sends `call_id`.
+        const callId = item.call_id ?? (type === 'local_shell_call_output' ? item.id : undefined);
+        if (typeof callId !== 'string' || callId === '') throw invalidParam(`${at}.call_id`, `\`${at}.call_id\` must be a non-empty string.`);
         const output = typeof item.output === 'string' ? item.output : Array.isArray(item.output) ? textOf(item.output, `${at}.output`) : undefined;
         if (output === undefined) throw invalidParam(`${at}.output`, `\`${at}.output\` must be a string.`);
-        out.push({ role: 'tool', tool_call_id: item.call_id, content: output });
+        out.push({ role: 'tool', tool_call_id: callId, content: output });
         return;
       }
-      case 'reasoning':
-        // A reasoning item replayed by a stateless client: the upstream cannot take it back (its
-        // signatures are upstream-specific); the conversation goes on without it.
+      case 'reasoning': {
+        // A reasoning item the gateway sealed gives the upstream back its own state (signed
+        // thinking, thought signatures); any other (OpenAI's, forged, altered) is left out, as
+        // the upstream could not read it.
+        const state = openReasoning(item.encrypted_content, account);
+        if (state) restoreReasoning(out, state);
         return;
+      }
       default:
         throw invalidParam(`${at}.type`, `Input item type ${JSON.stringify(type)} (\`${at}.type\`) is not supported by this gateway.`);
     }
   });
   return out;
+}
+
+/**
+ * Puts a sealed reasoning state back on the assistant turn it came from (the one holding its
+ * calls; the turn before the item for a turn without calls): the calls' upstream members and the
+ * signed thinking blocks, which the chat translators send on as their upstream wants them.
+ */
+function restoreReasoning(out: ChatMessage[], state: ReasoningState): void {
+  const callIds = new Set(Object.keys(state.calls ?? {}));
+  const assistants = out.filter((m) => m.role === 'assistant');
+  const owner =
+    assistants.find((m) => Array.isArray(m.tool_calls) && m.tool_calls.some((c) => isObject(c) && callIds.has(c.id as string))) ??
+    (callIds.size === 0 ? assistants.at(-1) : undefined);
+  if (!owner) return;
+  if (Array.isArray(owner.tool_calls) && state.calls) {
+    owner.tool_calls = owner.tool_calls.map((c) => (isObject(c) && state.calls?.[c.id as string] ? { ...c, ...state.calls[c.id as string] } : c));
+  }
+  if (state.thinking_blocks?.length) owner.thinking_blocks = state.thinking_blocks;
 }
 
 /** What a Responses request becomes: the chat body and the messages this turn adds to the conversation. */
@@ -180,14 +183,20 @@ export interface ChatPlan {
   chat: JsonObject;
   /** This turn's input as chat messages (without `instructions` or the history): stored with the reply. */
   conversation: ChatMessage[];
+  /** Chat function name -> the client's tool (namespaced, free-form, local shell), for the reply. */
+  tools: Map<string, ClientTool>;
+  /** What the chat request leaves out (hosted tools such as `web_search`): only a native channel runs them. */
+  dropped: string[];
+  /** The 400 of a `tool_choice` that forces a hosted tool: the request cannot be served without it. */
+  forcedHosted?: GatewayError;
 }
 
 /**
  * The Chat Completions body for a Responses request. `history` is the stored conversation of
  * `previous_response_id` (its instructions are not carried over, as on OpenAI).
  */
-export function chatPlanOf(body: JsonObject, history: ChatMessage[] = []): ChatPlan {
-  const conversation = chatMessagesOf(body.input);
+export function chatPlanOf(body: JsonObject, history: ChatMessage[] = [], account = ''): ChatPlan {
+  const conversation = chatMessagesOf(body.input, account);
   const messages: ChatMessage[] = [];
   if (body.instructions !== undefined && body.instructions !== null) {
     if (typeof body.instructions !== 'string') throw invalidParam('instructions', '`instructions` must be a string.');
@@ -196,11 +205,14 @@ export function chatPlanOf(body: JsonObject, history: ChatMessage[] = []): ChatP
   messages.push(...history, ...conversation);
   if (messages.length === 0) throw invalidParam('input', '`input` must not be empty.');
   const chat: JsonObject = { model: body.model, messages };
-  const tools = chatTools(body.tools);
-  if (tools && tools.length > 0) chat.tools = tools;
-  const toolChoice = chatToolChoice(body.tool_choice);
-  if (toolChoice !== undefined && tools && tools.length > 0) chat.tool_choice = toolChoice;
-  if (typeof body.parallel_tool_calls === 'boolean' && tools && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
+  const toolPlan = toolPlanOf(body.tools);
+  const tools = toolPlan.tools;
+  if (tools.length > 0) chat.tools = tools;
+  const { choice: toolChoice, forcedHosted } = chatToolChoiceOf(body.tool_choice);
+  if (toolChoice !== undefined && tools.length > 0) chat.tool_choice = toolChoice;
+  if (typeof body.parallel_tool_calls === 'boolean' && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
+  // OpenAI's chat API takes the same cache routing key; the other translators leave it out.
+  if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key !== '') chat.prompt_cache_key = body.prompt_cache_key;
   if (typeof body.max_output_tokens === 'number') chat.max_completion_tokens = body.max_output_tokens;
   if (typeof body.temperature === 'number') chat.temperature = body.temperature;
   if (typeof body.top_p === 'number') chat.top_p = body.top_p;
@@ -210,7 +222,14 @@ export function chatPlanOf(body: JsonObject, history: ChatMessage[] = []): ChatP
   const reasoning = body.reasoning;
   if (isObject(reasoning) && typeof reasoning.effort === 'string') chat.reasoning_effort = reasoning.effort;
   if (body.stream === true) chat.stream = true;
-  return { chat, conversation };
+  const plan: ChatPlan = { chat, conversation, tools: toolPlan.byChatName, dropped: toolPlan.hosted };
+  if (forcedHosted) {
+    plan.forcedHosted = invalidParam(
+      'tool_choice',
+      `\`tool_choice\` forces the ${forcedHosted} tool, which only OpenAI's own Responses service runs: no channel of this model can serve it.`,
+    );
+  }
+  return plan;
 }
 
 /** A chat body as the chat translators take a client's: its bytes and its parsed JSON. */
@@ -238,7 +257,10 @@ export function echoedFields(body: JsonObject): JsonObject {
     max_output_tokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null,
     parallel_tool_calls: typeof body.parallel_tool_calls === 'boolean' ? body.parallel_tool_calls : true,
     previous_response_id: typeof body.previous_response_id === 'string' ? body.previous_response_id : null,
-    reasoning: { effort: typeof reasoning.effort === 'string' ? reasoning.effort : null, summary: null },
+    reasoning: {
+      effort: typeof reasoning.effort === 'string' ? reasoning.effort : null,
+      summary: typeof reasoning.summary === 'string' ? reasoning.summary : null,
+    },
     store: body.store !== false,
     temperature: typeof body.temperature === 'number' ? body.temperature : 1,
     text,
@@ -287,32 +309,57 @@ interface Turn {
   text: string;
   toolCalls: ToolCall[];
   finish: unknown;
+  /** Signed thinking (Anthropic's `thinking_blocks` as the chat translator passes them on). */
+  thinkingBlocks: JsonObject[];
 }
 
-function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: Status): JsonObject[] {
+/** The client asked for reasoning it can send back (`include: ["reasoning.encrypted_content"]`: Codex, stateless clients). */
+export function wantsEncryptedReasoning(body: JsonObject): boolean {
+  return Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
+}
+
+/**
+ * The reasoning item that carries, sealed, what the upstream needs back next turn (signed thinking,
+ * Gemini's thought signatures on the calls); undefined when the turn holds nothing of the kind.
+ */
+function sealedReasoningItem(id: string, turn: Turn, account = ''): JsonObject | undefined {
+  const calls: Record<string, JsonObject> = {};
+  for (const t of turn.toolCalls) if (Object.keys(t.extra).length > 0) calls[t.id] = t.extra;
+  const state: ReasoningState = {};
+  if (turn.thinkingBlocks.length > 0) state.thinking_blocks = turn.thinkingBlocks;
+  if (Object.keys(calls).length > 0) state.calls = calls;
+  if (!state.thinking_blocks && !state.calls) return undefined;
+  return { id, type: 'reasoning', summary: [], encrypted_content: sealReasoning(state, account) };
+}
+
+function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: Status, rt: ResponsesTurn): JsonObject[] {
   const items: JsonObject[] = [];
   if (turn.reasoning) items.push(reasoningItem(ids.reasoning, turn.reasoning));
   if (turn.text || turn.toolCalls.length === 0) items.push(messageItem(ids.message, turn.text, status));
-  turn.toolCalls.forEach((t, i) => items.push(functionCallItem(ids.functionCall(i), t, 'completed')));
+  turn.toolCalls.forEach((t, i) => items.push(callItem(ids, i, t, 'completed', rt.tools)));
+  // Last, as in a stream, where signatures are known only once the calls are complete.
+  const sealed = wantsEncryptedReasoning(rt.body) ? sealedReasoningItem(`${ids.reasoning}_state`, turn, rt.account) : undefined;
+  if (sealed) items.push(sealed);
   return items;
 }
 
 const reasoningItem = (id: string, text: string): JsonObject => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }] });
 const messageItem = (id: string, text: string, status: string): JsonObject => ({ id, type: 'message', status, role: 'assistant', content: [outputText(text)] });
-const functionCallItem = (id: string, t: ToolCall, status: string): JsonObject => ({
-  id,
-  type: 'function_call',
-  status,
-  call_id: t.id,
-  name: t.name,
-  arguments: t.arguments,
-});
+
+/** The output item of the i-th tool call: the kind of tool the client declared (function, namespaced, custom, local shell). */
+function callItem(ids: ReturnType<typeof responseIds>, i: number, t: ToolCall, status: string, tools?: Map<string, ClientTool>): JsonObject {
+  const { type, ...fields } = clientCallItem(t, tools);
+  const prefix = CALL_ID_PREFIX[type as string] ?? 'fc';
+  const id = prefix === 'fc' ? ids.functionCall(i) : ids.functionCall(i).replace(/^fc_/, `${prefix}_`);
+  return { id, type, status, ...fields };
+}
 
 /** The assistant's turn as a chat message, for the stored conversation. */
 function assistantMessage(turn: Turn): ChatMessage {
   const msg: ChatMessage = { role: 'assistant', content: turn.text || (turn.toolCalls.length > 0 ? null : '') };
   if (turn.toolCalls.length > 0)
     msg.tool_calls = turn.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments }, ...t.extra }));
+  if (turn.thinkingBlocks.length > 0) msg.thinking_blocks = turn.thinkingBlocks;
   return msg;
 }
 
@@ -338,6 +385,12 @@ export interface ResponsesTurn {
   onFinish(finished: FinishedResponse): void;
   /** The next sequence number of the stream sent to the client (for an error event after it). */
   sequence?: number;
+  /** Chat function name -> the client's tool: how the model's calls are written back. */
+  tools?: Map<string, ClientTool>;
+  /** What the chat request leaves out (hosted tools), named on every translated upstream call. */
+  dropped?: readonly string[];
+  /** The account whose sealed reasoning items this turn reads and writes. */
+  account?: string;
 }
 
 /** A mid-stream error as the Responses API sends it: an `error` event (openai-node and the AI SDK read `error`). */
@@ -398,6 +451,7 @@ function turnOfCompletion(completion: JsonObject): Turn {
     text: typeof message.content === 'string' ? message.content : '',
     toolCalls,
     finish: choice.finish_reason,
+    thinkingBlocks: Array.isArray(message.thinking_blocks) ? message.thinking_blocks.filter(isObject) : [],
   };
 }
 
@@ -419,7 +473,7 @@ export class ResponsesEventWriter {
   private current: OpenItem | null = null;
   /** Open tool-call items by the chat chunk's tool-call index. */
   private readonly calls = new Map<number, Extract<OpenItem, { kind: 'call' }>>();
-  private readonly turn: Turn = { reasoning: '', text: '', toolCalls: [], finish: null };
+  private readonly turn: Turn = { reasoning: '', text: '', toolCalls: [], finish: null, thinkingBlocks: [] };
   private buffer = '';
   /** Message items opened so far. */
   private messages = 0;
@@ -470,6 +524,7 @@ export class ResponsesEventWriter {
     if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') out += this.text('reasoning', delta.reasoning_content);
     if (typeof delta.content === 'string' && delta.content !== '') out += this.text('message', delta.content);
     if (Array.isArray(delta.tool_calls)) for (const tc of delta.tool_calls) if (isObject(tc)) out += this.toolCall(tc);
+    if (Array.isArray(delta.thinking_blocks)) this.turn.thinkingBlocks.push(...delta.thinking_blocks.filter(isObject));
     if (choice.finish_reason) {
       this.turn.finish = choice.finish_reason;
       out += this.opening() + this.closeAll();
@@ -527,16 +582,20 @@ export class ResponsesEventWriter {
       const call: ToolCall = { id: typeof id === 'string' ? id : '', name: typeof fn.name === 'string' ? fn.name : '', arguments: '', extra };
       const outputIndex = this.items.length;
       this.items.push({});
-      open = { kind: 'call', index: outputIndex, id: this.ids.functionCall(this.turn.toolCalls.length), call };
+      const item = callItem(this.ids, this.turn.toolCalls.length, call, 'in_progress', this.rt.tools);
+      open = { kind: 'call', index: outputIndex, id: item.id as string, call };
       this.turn.toolCalls.push(call);
       this.calls.set(index, open);
       this.current = open;
-      out += this.event('response.output_item.added', { output_index: outputIndex, item: functionCallItem(open.id, call, 'in_progress') });
+      // A free-form or local shell call is written whole when it closes (its input is inside the arguments' JSON).
+      if (item.type === 'custom_tool_call') item.input = '';
+      out += this.event('response.output_item.added', { output_index: outputIndex, item });
     }
     const fragment = typeof fn.arguments === 'string' ? fn.arguments : '';
     if (fragment) {
       open.call.arguments += fragment;
-      out += this.event('response.function_call_arguments.delta', { item_id: open.id, output_index: open.index, delta: fragment });
+      if (open.id.startsWith('fc_'))
+        out += this.event('response.function_call_arguments.delta', { item_id: open.id, output_index: open.index, delta: fragment });
     }
     return out;
   }
@@ -573,14 +632,20 @@ export class ResponsesEventWriter {
   private closeAll(): string {
     let out = this.closeCurrent();
     for (const open of [...this.calls.values()].sort((a, b) => a.index - b.index)) {
-      const item = functionCallItem(open.id, open.call, 'completed');
+      const item: JsonObject = { ...callItem(this.ids, this.turn.toolCalls.indexOf(open.call), open.call, 'completed', this.rt.tools), id: open.id };
       this.items[open.index] = item;
-      out += this.event('response.function_call_arguments.done', {
-        item_id: open.id,
-        output_index: open.index,
-        name: open.call.name,
-        arguments: open.call.arguments,
-      });
+      if (item.type === 'function_call') {
+        out += this.event('response.function_call_arguments.done', {
+          item_id: open.id,
+          output_index: open.index,
+          name: item.name,
+          arguments: open.call.arguments,
+        });
+      } else if (item.type === 'custom_tool_call') {
+        const input = item.input as string;
+        out += this.event('response.custom_tool_call_input.delta', { item_id: open.id, output_index: open.index, delta: input });
+        out += this.event('response.custom_tool_call_input.done', { item_id: open.id, output_index: open.index, input });
+      }
       out += this.event('response.output_item.done', { output_index: open.index, item });
     }
     this.calls.clear();
@@ -599,6 +664,13 @@ export class ResponsesEventWriter {
       out += this.event('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
       out += this.event('response.output_item.done', { output_index: index, item });
     }
+    const sealed = wantsEncryptedReasoning(this.rt.body) ? sealedReasoningItem(`${this.ids.reasoning}_state`, this.turn, this.rt.account) : undefined;
+    if (sealed) {
+      const index = this.items.length;
+      this.items.push(sealed);
+      out += this.event('response.output_item.added', { output_index: index, item: sealed });
+      out += this.event('response.output_item.done', { output_index: index, item: sealed });
+    }
     const { status, incomplete } = statusOf(this.turn.finish);
     const text = renderResponse(this.call, this.rt, status, incomplete, this.items, responseUsage(settled), settled);
     this.rt.onFinish({ id: this.ids.response, text, conversation: [...this.rt.conversation, assistantMessage(this.turn)] });
@@ -612,7 +684,18 @@ export class ResponsesEventWriter {
 // ---------------------------------------------------------------------------------------------
 // The translator
 
-/** The Responses translator for a channel protocol: `inner` is the OpenAI-chat translator for it. */
+/** The chat request without Anthropic's signed thinking (no other upstream reads it, OpenAI's may refuse the member). */
+function withoutThinkingBlocks(req: ClientRequest): ClientRequest {
+  const messages = req.body.json.messages;
+  if (!Array.isArray(messages) || !messages.some((m) => isObject(m) && m.thinking_blocks !== undefined)) return req;
+  const stripped = messages.map((m) => {
+    if (!isObject(m) || m.thinking_blocks === undefined) return m;
+    const { thinking_blocks: _t, ...rest } = m;
+    return rest;
+  });
+  return chatClientRequest({ ...req.body.json, messages: stripped }, req.headers);
+}
+
 /**
  * A chat translator's refusal, naming the Responses request's field: the chat body was built from
  * it (tools one for one, `text.format` as `response_format`), so its field names are the client's.
@@ -627,11 +710,15 @@ function responsesRefusal(err: unknown): unknown {
   return new GatewayError(err.code, err.message.split(err.param).join(param), { param, status: err.status });
 }
 
-export function responsesTranslator(inner: Translator, rt: ResponsesTurn): Translator {
+/** The Responses translator for a channel protocol: `inner` is the OpenAI-chat translator for it. */
+export function responsesTranslator(inner: Translator, rt: ResponsesTurn, protocol?: UpstreamProtocol): Translator {
+  let chat: ClientRequest | undefined;
   return {
-    request: (_req, call) => {
+    request(_req, call) {
+      chat ??= protocol === 'anthropic' ? rt.chat : withoutThinkingBlocks(rt.chat);
       try {
-        return inner.request(rt.chat, call);
+        const upstream = inner.request(chat, call);
+        return rt.dropped?.length ? { ...upstream, dropped: mergeDropped(rt.dropped, upstream.dropped) } : upstream;
       } catch (err) {
         throw responsesRefusal(err);
       }
@@ -646,7 +733,7 @@ export function responsesTranslator(inner: Translator, rt: ResponsesTurn): Trans
           const turn = turnOfCompletion(parseChat(reply.render(settled)));
           const { status, incomplete } = statusOf(turn.finish);
           const ids = responseIds(call.requestId);
-          const body = renderResponse(call, rt, status, incomplete, outputItems(ids, turn, status), responseUsage(settled), settled);
+          const body = renderResponse(call, rt, status, incomplete, outputItems(ids, turn, status, rt), responseUsage(settled), settled);
           rt.onFinish({ id: ids.response, text: body, conversation: [...rt.conversation, assistantMessage(turn)] });
           return body;
         },

@@ -6,11 +6,12 @@
 import { usageCount } from '@/lib/billing/cost';
 import { builtInToolOf, type ToolCalls } from '@/lib/billing/tools';
 import { maxCalls } from '@/lib/gateway/builtin-tools';
-import { upstreamBody } from '@/lib/gateway/body';
+import { upstreamBody, type JsonBody } from '@/lib/gateway/body';
+import { SEALED_PREFIX } from '@/lib/gateway/translate/reasoning-seal';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
 import { chatMessagesOf, type ChatMessage, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
-import type { JsonObject, Settlement, StreamTranslator, TranslatedReply, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
+import type { JsonObject, Settlement, StreamTranslator, TranslatedError, TranslatedReply, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
 
 /** The Responses API's usage object in billing terms; null when it gave no usable input count. */
 export function responsesUsage(u: unknown): UpstreamUsage | null {
@@ -109,7 +110,7 @@ function outputIds(response: JsonObject): string[] {
 }
 
 /** The Response object's JSON text with the gateway's `service` member (cost as a bare JSON number) last. */
-function withService(response: JsonObject, settled: Settlement): string {
+export function withService(response: JsonObject, settled: Settlement): string {
   const { service: _theirs, ...rest } = response;
   const json = JSON.stringify(rest);
   return `${json.slice(0, -1)},"service":${serviceMember(settled)}}`;
@@ -173,20 +174,30 @@ class NativeStream implements StreamTranslator {
   }
 }
 
+/**
+ * The client's bytes for a native channel (`model` set), less the reasoning items the gateway
+ * sealed on a translated turn: OpenAI cannot open them (it refuses reasoning it did not encrypt).
+ */
+export function nativeBody(body: JsonBody, model: string): string | Buffer {
+  const members: Record<string, unknown> = { model };
+  const input = body.json.input;
+  if (Array.isArray(input) && body.text.includes(`"${SEALED_PREFIX}`)) {
+    const kept = input.filter(
+      (i) => !(isObject(i) && i.type === 'reasoning' && typeof i.encrypted_content === 'string' && i.encrypted_content.startsWith(SEALED_PREFIX)),
+    );
+    if (kept.length !== input.length) members.input = kept;
+  }
+  return upstreamBody(body, members);
+}
+
 /** The pass-through translator of one Responses request to native Responses channels. */
 export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
   return {
-    request: (req, call) => ({ body: upstreamBody(req.body, { model: call.model.name }), operation: 'responses' }),
+    request: (req, call) => ({ body: nativeBody(req.body, call.model.name), operation: 'responses' }),
 
     response(text): TranslatedReply {
-      let parsed: JsonObject;
-      try {
-        parsed = JSON.parse(text) as JsonObject;
-      } catch {
-        throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
-      }
-      if (!isObject(parsed) || parsed.object !== 'response' || !Array.isArray(parsed.output))
-        throw new UpstreamFailure('protocol', 'upstream reply is not a Response object');
+      const parsed = nativeReply(text, 'a Response object');
+      if (parsed.object !== 'response') throw new UpstreamFailure('protocol', 'upstream reply is not a Response object');
       return {
         usage: responsesUsage(parsed.usage),
         completion: outputText(parsed.output),
@@ -204,11 +215,26 @@ export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
 
     stream: () => new NativeStream(rt),
 
-    // The caller's mistake as the upstream saw it: its status and body (already OpenAI's envelope).
-    error: (status, text) => ({
-      status,
-      body:
-        text || JSON.stringify({ error: { message: `upstream answered ${status}`, type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }),
-    }),
+    error: nativeError,
+  };
+}
+
+/** A native upstream's JSON reply with its `output` list; anything else is the channel's failure. */
+export function nativeReply(text: string, what: string): JsonObject {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
+  }
+  if (!isObject(parsed) || !Array.isArray(parsed.output)) throw new UpstreamFailure('protocol', `upstream reply is not ${what}`);
+  return parsed;
+}
+
+/** The caller's mistake as a native upstream saw it: its status and body (already OpenAI's envelope). */
+export function nativeError(status: number, text: string): TranslatedError {
+  return {
+    status,
+    body: text || JSON.stringify({ error: { message: `upstream answered ${status}`, type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }),
   };
 }
