@@ -62,9 +62,8 @@ export function onGatewayEvent(listener: Listener): void {
   bus.listeners.add(listener);
   if (!redisConfigured() || bus.subscriber) return;
   // On a cluster, PUBLISH reaches the subscribers of every node: one subscription is enough.
-  const subscriber = newRedisClient(redisOptions)!;
+  const subscriber = newRedisClient('events-subscriber', redisOptions)!;
   bus.subscriber = subscriber;
-  subscriber.on('error', () => undefined);
   // Re-subscribes by itself after a reconnect (ioredis autoResubscribe).
   subscriber.subscribe(CHANNEL).catch((err) => log('warn', 'event subscription failed', errorFields(err)));
   subscriber.on('message', (_channel: string, text: string) => {
@@ -81,8 +80,7 @@ export async function publishGatewayEvent(event: GatewayEvent): Promise<void> {
   dispatch(bus, event);
   if (!redisConfigured()) return;
   if (!bus.publisher) {
-    bus.publisher = newRedisClient(redisOptions)!;
-    bus.publisher.on('error', () => undefined);
+    bus.publisher = newRedisClient('events-publisher', redisOptions)!;
   }
   const redis = bus.publisher;
   try {
