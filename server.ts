@@ -6,6 +6,7 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { env } from '@/lib/env';
+import { clientIpFrom } from '@/lib/client-ip';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
 import { maintainPartitionsNow, startPartitionMaintenance } from '@/lib/db/partitions';
@@ -103,8 +104,9 @@ async function main(): Promise<void> {
         ),
       );
     }
-    // Rate limits per IP must not trust a client-supplied X-Forwarded-For.
-    if (!env.TRUST_PROXY) req.headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
+    // Route handlers see only headers: they get the one address resolved from the socket and the
+    // trusted proxies (TRUST_PROXY), never entries a client wrote.
+    req.headers['x-forwarded-for'] = clientIpFrom(req.socket.remoteAddress, req.headers['x-forwarded-for']);
     void nextHandler(req, res);
   });
   server.keepAliveTimeout = 65_000;

@@ -18,6 +18,8 @@ export type GatewayEvent =
   | { type: 'key-revoked'; hash: string }
   /** A key's controls were edited: copies cached at `staleVersion` are refused and reloaded. */
   | { type: 'key-changed'; hash: string; staleVersion: number }
+  /** A key was made: no instance may still remember its hash as invalid. */
+  | { type: 'key-created'; hash: string }
   /** `suspended` is set when the account's status changed. */
   | { type: 'account-changed'; userId: string; suspended?: boolean };
 type Listener = (event: GatewayEvent) => void;
@@ -86,8 +88,8 @@ export async function publishGatewayEvent(event: GatewayEvent): Promise<void> {
   try {
     if (event.type === 'key-revoked') await redis.set(keyDenyKey(event.hash), '1', 'PX', DENY_MARKER_MS);
     else if (event.type === 'key-changed') await redis.set(keyStaleKey(event.hash, event.staleVersion), '1', 'PX', DENY_MARKER_MS);
-    else if (event.suspended === true) await redis.set(accountDenyKey(event.userId), '1', 'PX', DENY_MARKER_MS);
-    else if (event.suspended === false) await redis.del(accountDenyKey(event.userId));
+    else if (event.type === 'account-changed' && event.suspended === true) await redis.set(accountDenyKey(event.userId), '1', 'PX', DENY_MARKER_MS);
+    else if (event.type === 'account-changed' && event.suspended === false) await redis.del(accountDenyKey(event.userId));
     await redis.publish(CHANNEL, JSON.stringify(event));
   } catch (err) {
     log('warn', 'event publish failed', errorFields(err));

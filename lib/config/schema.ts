@@ -122,6 +122,8 @@ export const configSchema = z
         embeddings_concurrency: positiveInt.default(100),
         login_per_ip_per_minute: positiveInt.default(10),
         register_per_ip_per_minute: positiveInt.default(3),
+        /** /v1 requests with an unknown or revoked key per client address per minute (per instance) before 429. */
+        invalid_keys_per_ip_per_minute: positiveInt.default(60),
         recharge_per_user_per_minute: positiveInt.default(5),
         /** Largest accepted request body. */
         max_body_bytes: positiveInt.default(4 * 1024 * 1024),
@@ -133,6 +135,7 @@ export const configSchema = z
         embeddings_concurrency: 100,
         login_per_ip_per_minute: 10,
         register_per_ip_per_minute: 3,
+        invalid_keys_per_ip_per_minute: 60,
         recharge_per_user_per_minute: 5,
         max_body_bytes: 4 * 1024 * 1024,
       }),

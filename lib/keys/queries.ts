@@ -158,5 +158,6 @@ export async function createKeyWithControls(userId: string, body: Record<string,
   const row = await db.apiKey.create({
     data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, ...data },
   });
+  await publishGatewayEvent({ type: 'key-created', hash: row.hash });
   return { ...publicKeyWithControls(row), key: generated.key };
 }

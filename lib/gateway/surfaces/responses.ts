@@ -217,7 +217,7 @@ export const responsesSurface: SurfaceSpec = {
  * reads the database, so each counts against the account's request rate (the chat endpoint's).
  */
 async function caller(ctx: RequestContext, req: GatewayRequest) {
-  const principal = await authenticate(req.headers);
+  const principal = await authenticate(req);
   await checkDenied(principal);
   const limited = await countRefused(principal, ctx.cfg, 'chat', ctx.requestId);
   if (limited) throw limited;
