@@ -18,6 +18,7 @@ import { syncCatalogue } from '@/lib/config/sync';
 import { countTokens } from '@/lib/gateway/tokens';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { startCreditReconciler } from '@/lib/billing/ledger';
+import { replayLogSpool } from '@/lib/billing/writer';
 import { startChannelOverrideSync } from '@/lib/channels/overrides';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
@@ -46,6 +47,8 @@ async function main(): Promise<void> {
   // would go to the default partition (kept, moved out later), never lost.
   await maintainPartitionsNow().catch((err) => log('warn', 'request-log partition maintenance failed; retrying', errorFields(err)));
   startPartitionMaintenance();
+  // Rows a shutdown could not write (the database was down) and spooled: logged and charged now, once.
+  await replayLogSpool().catch((err) => log('error', 'request log spool replay failed; the files stay for the next start', errorFields(err)));
   await syncCatalogue().catch((err) => log('warn', 'catalogue sync failed', errorFields(err)));
   // Connect the limiter to Redis now: created lazily, the first requests would find it still
   // connecting and run on the in-process fallback (per-instance limits, balances reloaded after).
