@@ -113,7 +113,7 @@ describe.skipIf(skip)('SIGTERM while PostgreSQL is unreachable', () => {
     await waitFor(async () => (await sql('SELECT 1 FROM "RequestLog" WHERE id = $1', [first.id])).rowCount === 1, 10_000);
 
     await cluster.kill();
-    const served = [];
+    const served: { status: number; id: string; cost: bigint }[] = [];
     for (let i = 0; i < N; i += 5) served.push(...(await Promise.all([0, 1, 2, 3, 4].map((k) => send(i + k)))));
     expect(served.map((s) => s.status)).toEqual(Array(N).fill(200));
     const told = served.reduce((sum, s) => sum + s.cost, first.cost);
