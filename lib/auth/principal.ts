@@ -6,7 +6,7 @@ import { singleton } from '@/lib/singleton';
 import { denyKeysFor, onGatewayEvent } from '@/lib/events';
 import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/auth/keys';
 import { getConfig, type TierName } from '@/lib/config';
-import { keyClientIp, keyGuard, type KeyGuard } from '@/lib/keys/access';
+import { countedClientIp, keyGuard, type KeyGuard } from '@/lib/keys/access';
 import { inc } from '@/lib/metrics';
 import { keyControlsOf } from '@/lib/keys/queries';
 
@@ -149,7 +149,7 @@ export async function authenticate(req: { headers: Record<string, string | undef
   const now = Date.now();
   let entry = c.byHash.get(hash);
   if (!entry || entry.expiresAt <= now) {
-    const ip = keyClientIp(req);
+    const ip = countedClientIp(req);
     const knownInvalid = (c.negative.get(hash) ?? 0) > now;
     if (knownInvalid) throw invalidKey(c, ip, now);
     // A key this instance has not seen valid: past the address's budget, not even looked up.

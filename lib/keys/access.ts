@@ -69,9 +69,18 @@ export function ipFromHeaders(req: IpRequest): void {
  * refused there rather than trust a header anyone can send.
  */
 export function keyClientIp(req: IpRequest): string {
-  const hearsay = hearsayIp.has(req);
-  if (hearsay && !env.TRUST_PROXY) return 'unknown';
-  return clientIpFrom(hearsay ? undefined : req.ip, req.headers['x-forwarded-for']);
+  if (hearsayIp.has(req) && !env.TRUST_PROXY) return 'unknown';
+  return countedClientIp(req);
+}
+
+/**
+ * The client address per-address counters use (the invalid-key throttle): keyClientIp's, except on
+ * the route-handler path without TRUST_PROXY, where it is X-Forwarded-For's last entry (Next.js's
+ * socket address when the client sent none) rather than one "unknown" that every client would
+ * share, and one client could exhaust for all.
+ */
+export function countedClientIp(req: IpRequest): string {
+  return clientIpFrom(hearsayIp.has(req) ? undefined : req.ip, req.headers['x-forwarded-for']);
 }
 
 /** 401 key_expired, 403 ip_not_allowed: the key's expiry and address ranges. */
