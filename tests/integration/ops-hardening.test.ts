@@ -1,9 +1,9 @@
 // Issue 37, operations: /metrics label sets bounded whatever anonymous clients send (item 12), the
-// client address behind trusted proxies (item 16), and invalid API keys cheap and throttled per
-// address (item 21), against the production build.
+// client address behind trusted proxies (item 16), invalid API keys cheap and throttled per
+// address (item 21), and a JSON log while Redis is unreachable (item 23), against the production build.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, testConfig, type RunningGateway } from '../support/gateway';
+import { freePort, startGateway, testConfig, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, type TestAccount } from '../support/accounts';
 import { generateApiKey } from '@/lib/auth/keys';
@@ -195,5 +195,40 @@ describe('invalid API keys', () => {
     const created = await createKeyWithControls(account.userId, { name: 'fresh' });
     const fresh = await chat(gwHop, created.key, { 'x-forwarded-for': freshIp() });
     expect(fresh.status, await fresh.text()).toBe(200);
+  });
+});
+
+describe('Redis unreachable', () => {
+  it('the log stays JSON: client errors are JSON lines, rate-limited, never ioredis stack traces', { timeout: 120_000 }, async () => {
+    const closed = await freePort(); // nothing listens there
+    const started = Date.now();
+    const gw = await startGateway({ config: testConfig({ openaiUrls: [up.url], channelPrefix: 'opsh-' }), env: { REDIS_URL: `redis://127.0.0.1:${closed}` } });
+    let ran = 0;
+    try {
+      // Every Redis user: the limiter and events (/v1), the login throttle and the console (route handlers).
+      for (let i = 0; i < 3; i++) {
+        await (await chat(gw, account.apiKey)).arrayBuffer();
+        await (
+          await fetch(`${gw.url}/api/auth/login`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', origin: gw.url },
+            body: JSON.stringify({ email: account.email, password: 'not-the-password-1' }),
+          })
+        ).arrayBuffer();
+      }
+      await new Promise((r) => setTimeout(r, 2_000)); // reconnect attempts, each an error
+    } finally {
+      await gw.stop();
+      ran = Date.now() - started;
+    }
+    const lines = gw.output().split('\n');
+    expect(lines.filter((l) => /\[ioredis\]|Unhandled error event|^\s+at /.test(l))).toEqual([]);
+    const errors = lines.filter((l) => l.includes('"redis client error"')).map((l) => JSON.parse(l) as { role: string; error: string });
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.every((e) => /ECONNREFUSED/.test(e.error))).toBe(true);
+    // At most one line per client per 10 s, however many reconnect attempts failed meanwhile.
+    const perRole = new Map<string, number>();
+    for (const e of errors) perRole.set(e.role, (perRole.get(e.role) ?? 0) + 1);
+    for (const [role, n] of perRole) expect(n, role).toBeLessThanOrEqual(1 + Math.floor(ran / 10_000));
   });
 });
