@@ -66,15 +66,7 @@ beforeAll(async () => {
   cfg.tiers.enterprise = { rpm: 1_000_000, rph: 10_000_000, concurrency: 256 };
   gw = await startGateway({ config: cfg, env: { DATABASE_URL: cluster.url, AUTH_CACHE_TTL_S: String(AUTH_TTL_S), METRICS_TOKEN } });
   redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  sql = async (text, values) => {
-    const c = new pg.Client({ connectionString: cluster.url });
-    await c.connect();
-    try {
-      return await c.query(text, values);
-    } finally {
-      await c.end();
-    }
-  };
+  sql = (text, values) => cluster.query(text, values);
 }, 120_000);
 
 afterAll(async () => {

@@ -13,7 +13,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, ROOT, startGateway, testConfig, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
@@ -35,15 +34,7 @@ let dataDir: string;
 let config: Record<string, unknown>;
 const gateways: RunningGateway[] = [];
 
-async function sql(text: string, values?: unknown[]): Promise<pg.QueryResult> {
-  const c = new pg.Client({ connectionString: cluster.url });
-  await c.connect();
-  try {
-    return await c.query(text, values);
-  } finally {
-    await c.end();
-  }
-}
+const sql = (text: string, values?: unknown[]) => cluster.query(text, values);
 
 async function start(): Promise<RunningGateway> {
   const gw = await startGateway({ config, env: { DATABASE_URL: cluster.url, DATA_DIR: dataDir, METRICS_TOKEN, SHUTDOWN_GRACE_MS: '1000' } });

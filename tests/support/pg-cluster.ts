@@ -51,6 +51,16 @@ export class Cluster {
   get url() {
     return `postgresql://postgres@127.0.0.1:${this.port}/gw`;
   }
+  /** One query on a connection of its own (the cluster may have been restarted since the last). */
+  async query(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+    const c = new pg.Client({ connectionString: this.url });
+    await c.connect();
+    try {
+      return await c.query(text, values);
+    } finally {
+      await c.end();
+    }
+  }
   private tool(name: string, args: string[]) {
     const [cmd, ...rest] = [...this.prefix, path.join(PG_BIN, name), ...args];
     return run(cmd, rest, { cwd: this.dir, timeout: 60_000 });
