@@ -114,13 +114,17 @@ async function within(ms: number, work: Promise<unknown>): Promise<void> {
  */
 export async function flushForShutdown(): Promise<number> {
   stopPartitionMaintenance();
+  const deadline = Date.now() + FINAL_FLUSH_MS;
   await within(FINAL_FLUSH_MS, flushLogs());
+  await within(FINAL_STEP_MS, flushKeyUsage());
+  // A pipeline that settled only now (after the settling wait gave up on it) queued its row since.
+  if (queuedLogCount() > 0 && Date.now() < deadline) await within(deadline - Date.now(), flushLogs());
   let code = EXIT_FLUSHED;
   if (queuedLogCount() > 0) {
     try {
       const spooled = spoolQueuedLogs()!;
       code = EXIT_SPOOLED;
-      log('error', 'request log rows not written at shutdown (database unreachable): spooled, written at the next start with this DATA_DIR', {
+      log('error', 'request log rows not written at shutdown (database unreachable or too slow): spooled, written at the next start with this DATA_DIR', {
         rows: spooled.rows,
         costUsd: formatPico(spooled.costPico),
         file: spooled.file,
@@ -133,7 +137,6 @@ export async function flushForShutdown(): Promise<number> {
       });
     }
   }
-  await within(FINAL_STEP_MS, flushKeyUsage());
   await within(FINAL_STEP_MS, closeLogWriter());
   return code;
 }

@@ -76,7 +76,9 @@ export class Cluster {
   start() {
     // fsync off: the test kills processes, not the machine; what a backend wrote is in the page cache.
     const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
-    return this.tool('pg_ctl', ['-D', this.data, '-l', path.join(this.dir, 'postgres.log'), '-o', opts, '-w', '-t', '60', 'start']);
+    return this.tool('pg_ctl', ['-D', this.data, '-l', path.join(this.dir, 'postgres.log'), '-o', opts, '-w', '-t', '60', 'start']).catch((err: Error) => {
+      throw new Error(`${err.message}\n${this.log().slice(-2000)}`);
+    });
   }
   /** SIGKILL to the postmaster and all its children at once: no shutdown, no checkpoint. */
   async kill(): Promise<number[]> {
@@ -91,8 +93,9 @@ export class Cluster {
     }
     await waitFor(async () => pids.every((pid) => !alive(pid)), 10_000);
     // A killed postmaster may stay a zombie until init reaps it, and a restart refuses to start
-    // while the lock file names a process that exists: it is dead, so its lock goes.
+    // while a lock file names a process that exists: it is dead, so its locks go.
     rmSync(path.join(this.data, 'postmaster.pid'), { force: true });
+    rmSync(path.join(this.dir, `.s.PGSQL.${this.port}.lock`), { force: true });
     return pids;
   }
   log() {
