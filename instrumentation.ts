@@ -10,6 +10,11 @@ export async function register(): Promise<void> {
   // Runtime channel overrides from the operator console, shared through Redis (lib/channels/overrides.ts).
   const { startChannelOverrideSync } = await import('@/lib/channels/overrides');
   startChannelOverrideSync();
+  // Request-log rows a shutdown spooled (the database was down), written once (lib/billing/writer.ts).
+  const { replayLogSpool } = await import('@/lib/billing/writer');
+  void replayLogSpool().catch(async (err) =>
+    (await import('@/lib/log')).log('error', 'request log spool replay failed; the files stay for the next start', { error: String(err) }),
+  );
   // Request-log day partitions created ahead and retention (lib/db/partitions.ts); once per process.
   (await import('@/lib/db/partitions')).startPartitionMaintenance();
   // Budget alerts: evaluate thresholds and deliver webhooks (lib/alerts/loop.ts).

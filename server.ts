@@ -6,6 +6,7 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { env } from '@/lib/env';
+import { clientIpFrom } from '@/lib/client-ip';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
 import { maintainPartitionsNow, startPartitionMaintenance } from '@/lib/db/partitions';
@@ -17,6 +18,7 @@ import { syncCatalogue } from '@/lib/config/sync';
 import { countTokens } from '@/lib/gateway/tokens';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { startCreditReconciler } from '@/lib/billing/ledger';
+import { replayLogSpool } from '@/lib/billing/writer';
 import { startChannelOverrideSync } from '@/lib/channels/overrides';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
@@ -45,6 +47,8 @@ async function main(): Promise<void> {
   // would go to the default partition (kept, moved out later), never lost.
   await maintainPartitionsNow().catch((err) => log('warn', 'request-log partition maintenance failed; retrying', errorFields(err)));
   startPartitionMaintenance();
+  // Rows a shutdown could not write (the database was down) and spooled: logged and charged now, once.
+  await replayLogSpool().catch((err) => log('error', 'request log spool replay failed; the files stay for the next start', errorFields(err)));
   await syncCatalogue().catch((err) => log('warn', 'catalogue sync failed', errorFields(err)));
   // Connect the limiter to Redis now: created lazily, the first requests would find it still
   // connecting and run on the in-process fallback (per-instance limits, balances reloaded after).
@@ -103,8 +107,9 @@ async function main(): Promise<void> {
         ),
       );
     }
-    // Rate limits per IP must not trust a client-supplied X-Forwarded-For.
-    if (!env.TRUST_PROXY) req.headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
+    // Route handlers see only headers: they get the one address resolved from the socket and the
+    // trusted proxies (TRUST_PROXY), never entries a client wrote.
+    req.headers['x-forwarded-for'] = clientIpFrom(req.socket.remoteAddress, req.headers['x-forwarded-for']);
     void nextHandler(req, res);
   });
   server.keepAliveTimeout = 65_000;

@@ -1,5 +1,43 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { normaliseEmail } from '@/lib/auth/password-rules';
+
+/** Whose X-Forwarded-For entries to believe: null, none. */
+export type TrustProxy = { hops: number } | { ranges: string[] } | null;
+
+/** "192.0.2.7", "10.0.0.0/8", "2001:db8::/32" (the prefix within the family's bits). */
+function isCidr(text: string): boolean {
+  const [address, prefix, extra] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+/** TRUST_PROXY's value (exported for its tests). */
+export const trustProxySchema = z
+  .string()
+  .default('0')
+  .transform((v, ctx): TrustProxy => {
+    const text = v.trim().toLowerCase();
+    if (text === '0' || text === 'false') return null;
+    if (text === 'true') return { hops: 1 };
+    if (/^\d+$/.test(text)) {
+      const hops = Number(text);
+      if (hops === 0) return null;
+      if (hops <= 16) return { hops };
+    } else {
+      const ranges = text
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean);
+      if (ranges.length > 0 && ranges.every(isCidr)) return { ranges };
+    }
+    ctx.addIssue({
+      code: 'custom',
+      message: 'TRUST_PROXY must be 0, a number of trusted proxies (1-16), or a comma-separated list of trusted proxy addresses or CIDR ranges',
+    });
+    return z.NEVER;
+  });
 
 // The only reader of process.env. Everything else imports `env`.
 const schema = z.object({
@@ -77,11 +115,13 @@ const schema = z.object({
    * Responses (long streams) are not bounded by it.
    */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
-  /** Trust X-Forwarded-For from a reverse proxy in front of the server. */
-  TRUST_PROXY: z
-    .enum(['0', '1', 'true', 'false'])
-    .default('0')
-    .transform((v) => v === '1' || v === 'true'),
+  /**
+   * Which X-Forwarded-For entries to believe (lib/client-ip.ts): `0` none (the connection's
+   * address); a number n of trusted proxies in front, each appending the address it saw (`1`, or
+   * `true`: one proxy, the entry it appended, the last); or a comma-separated list of trusted proxy
+   * addresses and CIDR ranges (the first address from the right that is not one of them).
+   */
+  TRUST_PROXY: trustProxySchema,
   /**
    * Where the embedded database (PGlite, no DATABASE_URL) runs: `thread` (default), a worker thread
    * of its own so its synchronous WebAssembly work never holds the request loop; `inline`, in the

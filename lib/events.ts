@@ -18,6 +18,8 @@ export type GatewayEvent =
   | { type: 'key-revoked'; hash: string }
   /** A key's controls were edited: copies cached at `staleVersion` are refused and reloaded. */
   | { type: 'key-changed'; hash: string; staleVersion: number }
+  /** A key was made: no instance may still remember its hash as invalid. */
+  | { type: 'key-created'; hash: string }
   /** `suspended` is set when the account's status changed. */
   | { type: 'account-changed'; userId: string; suspended?: boolean };
 type Listener = (event: GatewayEvent) => void;
@@ -62,9 +64,8 @@ export function onGatewayEvent(listener: Listener): void {
   bus.listeners.add(listener);
   if (!redisConfigured() || bus.subscriber) return;
   // On a cluster, PUBLISH reaches the subscribers of every node: one subscription is enough.
-  const subscriber = newRedisClient(redisOptions)!;
+  const subscriber = newRedisClient('events-subscriber', redisOptions)!;
   bus.subscriber = subscriber;
-  subscriber.on('error', () => undefined);
   // Re-subscribes by itself after a reconnect (ioredis autoResubscribe).
   subscriber.subscribe(CHANNEL).catch((err) => log('warn', 'event subscription failed', errorFields(err)));
   subscriber.on('message', (_channel: string, text: string) => {
@@ -81,15 +82,14 @@ export async function publishGatewayEvent(event: GatewayEvent): Promise<void> {
   dispatch(bus, event);
   if (!redisConfigured()) return;
   if (!bus.publisher) {
-    bus.publisher = newRedisClient(redisOptions)!;
-    bus.publisher.on('error', () => undefined);
+    bus.publisher = newRedisClient('events-publisher', redisOptions)!;
   }
   const redis = bus.publisher;
   try {
     if (event.type === 'key-revoked') await redis.set(keyDenyKey(event.hash), '1', 'PX', DENY_MARKER_MS);
     else if (event.type === 'key-changed') await redis.set(keyStaleKey(event.hash, event.staleVersion), '1', 'PX', DENY_MARKER_MS);
-    else if (event.suspended === true) await redis.set(accountDenyKey(event.userId), '1', 'PX', DENY_MARKER_MS);
-    else if (event.suspended === false) await redis.del(accountDenyKey(event.userId));
+    else if (event.type === 'account-changed' && event.suspended === true) await redis.set(accountDenyKey(event.userId), '1', 'PX', DENY_MARKER_MS);
+    else if (event.type === 'account-changed' && event.suspended === false) await redis.del(accountDenyKey(event.userId));
     await redis.publish(CHANNEL, JSON.stringify(event));
   } catch (err) {
     log('warn', 'event publish failed', errorFields(err));

@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { env } from '@/lib/env';
+import { errorFields, log } from '@/lib/log';
 
 // The one place a Redis client is made from the configuration: a single Redis (REDIS_URL) or a
 // Redis Cluster (REDIS_CLUSTER_NODES). Callers use commands both answer alike; multi-key commands
@@ -12,12 +13,46 @@ export function redisConfigured(): boolean {
   return env.REDIS_CLUSTER_NODES.length > 0 || env.REDIS_URL !== undefined;
 }
 
+/** Time between two logged errors of one client: a Redis outage makes one per reconnect attempt. */
+const ERROR_LOG_INTERVAL_MS = 10_000;
+
 /**
- * A new client with these connection options (per node on a cluster), or undefined without Redis.
+ * Logs a client's errors as JSON lines (lib/log.ts), at most one per ERROR_LOG_INTERVAL_MS with the
+ * count of those left out. Without an 'error' listener ioredis prints each one with its stack to
+ * stderr, which breaks a JSON log while Redis is down.
+ */
+export function logRedisErrors(client: RedisClient, role: string): void {
+  let last = -Infinity;
+  let suppressed = 0;
+  const onError = (err: unknown) => {
+    const now = Date.now();
+    if (now - last < ERROR_LOG_INTERVAL_MS) {
+      suppressed++;
+      return;
+    }
+    last = now;
+    const { error } = errorFields(err);
+    log('warn', 'redis client error', { role, error, ...(suppressed > 0 ? { suppressed } : {}) });
+    suppressed = 0;
+  };
+  client.on('error', onError);
+  // A cluster's node connections report here; the cluster's own 'error' covers the rest.
+  if (client instanceof Cluster) client.on('node error', onError);
+}
+
+/**
+ * A new client with these connection options (per node on a cluster), or undefined without Redis,
+ * its errors logged under `role` (logRedisErrors).
  * On a cluster, `enableOfflineQueue` applies to the cluster client too (a failing-fast client stays
  * failing fast while the cluster is reconnecting or refreshing its slots after a failover).
  */
-export function newRedisClient(options: RedisOptions = {}): RedisClient | undefined {
+export function newRedisClient(role: string, options: RedisOptions = {}): RedisClient | undefined {
+  const client = makeClient(options);
+  if (client) logRedisErrors(client, role);
+  return client;
+}
+
+function makeClient(options: RedisOptions): RedisClient | undefined {
   if (env.REDIS_CLUSTER_NODES.length > 0) {
     return new Cluster(env.REDIS_CLUSTER_NODES, {
       redisOptions: options,

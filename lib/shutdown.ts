@@ -1,15 +1,16 @@
-import { closeLogWriter, flushLogs } from '@/lib/billing/writer';
+import { closeLogWriter, flushLogs, queuedLogCount, spoolQueuedLogs } from '@/lib/billing/writer';
+import { formatPico } from '@/lib/billing/money';
 import { stopPartitionMaintenance } from '@/lib/db/partitions';
 import { flushKeyUsage } from '@/lib/auth/principal';
 import { env } from '@/lib/env';
-import { log } from '@/lib/log';
+import { errorFields, log } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 
 // Process lifecycle shared by both server paths. `npm start` (server.ts) owns its shutdown: it closes
 // its listener, drains and flushes. Under `next start` the route handlers have no listener of their
 // own to close, so SIGTERM (with NEXT_MANUAL_SIG_HANDLE=1, as `npm run start:next` sets it) makes
 // the gateway refuse new /v1 requests with 503, lets in-flight ones finish within the grace period,
-// flushes the request logs and exits 0.
+// flushes the request logs (spooling what the database does not take) and exits.
 
 export interface Lifecycle {
   /** True once shutdown began: new gateway requests are refused. */
@@ -89,12 +90,55 @@ export function beginCutOff(): void {
   }
 }
 
-/** The final writes every shutdown ends with. */
-export async function flushForShutdown(): Promise<void> {
+/** How long the final flush may take: the database may be down or unreachable (a connect that never answers). */
+const FINAL_FLUSH_MS = 5_000;
+/** The same for the last small writes (key usage times) and closing connections. */
+const FINAL_STEP_MS = 1_000;
+
+/** Exit codes of a shutdown: every row written; rows spooled (written at the next start); rows lost. */
+export const EXIT_FLUSHED = 0;
+export const EXIT_SPOOLED = 75; // EX_TEMPFAIL: the work is kept and done later
+export const EXIT_LOST = 1;
+
+/** Waits for `work` at most `ms` (it may go on; the process exits soon after). */
+async function within(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
+/**
+ * The final writes every shutdown ends with, bounded in time. Request-log rows (and their charges)
+ * the database does not take within FINAL_FLUSH_MS are spooled to DATA_DIR and written at the next
+ * start (lib/billing/writer.ts); answers the process's exit code, said loudly in the log unless 0.
+ */
+export async function flushForShutdown(): Promise<number> {
   stopPartitionMaintenance();
-  await flushLogs();
-  await flushKeyUsage();
-  await closeLogWriter();
+  const deadline = Date.now() + FINAL_FLUSH_MS;
+  await within(FINAL_FLUSH_MS, flushLogs());
+  await within(FINAL_STEP_MS, flushKeyUsage());
+  // A pipeline that settled only now (after the settling wait gave up on it) queued its row since.
+  if (queuedLogCount() > 0 && Date.now() < deadline) await within(deadline - Date.now(), flushLogs());
+  let code = EXIT_FLUSHED;
+  if (queuedLogCount() > 0) {
+    try {
+      const spooled = spoolQueuedLogs()!;
+      code = EXIT_SPOOLED;
+      log('error', 'request log rows not written at shutdown (database unreachable or too slow): spooled, written at the next start with this DATA_DIR', {
+        rows: spooled.rows,
+        costUsd: formatPico(spooled.costPico),
+        file: spooled.file,
+      });
+    } catch (err) {
+      code = EXIT_LOST;
+      log('error', 'request log rows not written at shutdown and not spooled: LOST (their charges are in the live balances only)', {
+        rows: queuedLogCount(),
+        ...errorFields(err),
+      });
+    }
+  }
+  await within(FINAL_STEP_MS, closeLogWriter());
+  return code;
 }
 
 export interface ShutdownSteps {
@@ -115,7 +159,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * The one shutdown routine of both server paths, run on SIGTERM or SIGINT: stop taking work, let
  * what is in flight finish within SHUTDOWN_GRACE_MS, cut what is left (streams longer than the
- * grace are ended, billed for what was generated and logged), flush the request logs, exit 0.
+ * grace are ended, billed for what was generated and logged), flush the request logs (or spool
+ * them), exit 0 (75 when rows were spooled, 1 when rows were lost).
  */
 export function onShutdownSignals(steps: ShutdownSteps): void {
   let stopping = false;
@@ -130,9 +175,9 @@ export function onShutdownSignals(steps: ShutdownSteps): void {
     steps.cut();
     const cutOff = Date.now() + 3000;
     while (steps.settling() && Date.now() < cutOff) await sleep(20);
-    await flushForShutdown();
-    log('info', 'stopped', { unfinished: steps.inFlight() });
-    process.exit(0);
+    const code = await flushForShutdown();
+    log('info', 'stopped', { unfinished: steps.inFlight(), exitCode: code });
+    process.exit(code);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));

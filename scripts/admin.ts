@@ -25,31 +25,53 @@ const usage = `Usage: npm run admin -- <command> [options]
   revoke-key  --user ID|--email E --key KEY_ID
   set-role    --user ID|--email E --role user|admin   (promotes or demotes an existing account)
   create-codes --usd N --count K [--expires ISO-8601]                 -> ["code", ...]
+  --help, -h  this text
 Every command that changes something is written to the audit log (actor "cli").`;
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: {
-    email: { type: 'string' },
-    password: { type: 'string' },
-    tier: { type: 'string' },
-    'balance-usd': { type: 'string' },
-    user: { type: 'string' },
-    usd: { type: 'string' },
-    note: { type: 'string' },
-    name: { type: 'string' },
-    key: { type: 'string' },
-    rpm: { type: 'string' },
-    rph: { type: 'string' },
-    'tokens-per-day': { type: 'string' },
-    concurrency: { type: 'string' },
-    role: { type: 'string' },
-    count: { type: 'string' },
-    expires: { type: 'string' },
-  },
-});
+const COMMANDS = ['create-user', 'set-tier', 'set-limits', 'suspend', 'unsuspend', 'credit', 'create-key', 'revoke-key', 'set-role', 'create-codes'];
 
-function need(name: keyof typeof values): string {
+/** Usage on stderr and the exit code for a command line this script cannot run (before any database work). */
+function refuse(message: string | undefined): never {
+  console.error(message ? `error: ${message}\n${usage}` : usage);
+  process.exit(2);
+}
+
+const options = {
+  help: { type: 'boolean', short: 'h' },
+  email: { type: 'string' },
+  password: { type: 'string' },
+  tier: { type: 'string' },
+  'balance-usd': { type: 'string' },
+  user: { type: 'string' },
+  usd: { type: 'string' },
+  note: { type: 'string' },
+  name: { type: 'string' },
+  key: { type: 'string' },
+  rpm: { type: 'string' },
+  rph: { type: 'string' },
+  'tokens-per-day': { type: 'string' },
+  concurrency: { type: 'string' },
+  role: { type: 'string' },
+  count: { type: 'string' },
+  expires: { type: 'string' },
+} as const;
+
+let parsed: ReturnType<typeof parseArgs<{ allowPositionals: true; options: typeof options }>>;
+try {
+  parsed = parseArgs({ allowPositionals: true, options });
+} catch (err) {
+  // An unknown or malformed option: say which, with the usage, not a stack trace.
+  refuse((err as Error).message);
+}
+const { positionals, values } = parsed;
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+if (positionals[0] === undefined) refuse(undefined);
+if (!COMMANDS.includes(positionals[0])) refuse(`unknown command ${positionals[0]}`);
+
+function need(name: Exclude<keyof typeof values, 'help'>): string {
   const v = values[name];
   if (typeof v !== 'string' || v === '') throw new GatewayError('invalid_request', `--${name} is required`);
   return v;
@@ -147,7 +169,7 @@ async function run(command: string | undefined): Promise<unknown> {
       return batch.codes.map((c) => c.code);
     }
     default:
-      throw new GatewayError('invalid_request', command ? `unknown command ${command}\n${usage}` : usage);
+      throw new Error(`unhandled command ${command}`); // COMMANDS lists every case above
   }
 }
 

@@ -82,6 +82,7 @@ export async function createKey(userId: string, name: string) {
   const row = await db.apiKey.create({
     data: { userId, name: trimmed, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour },
   });
+  await publishGatewayEvent({ type: 'key-created', hash: row.hash });
   return { ...publicKey(row), key: generated.key };
 }
 

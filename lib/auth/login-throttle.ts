@@ -109,7 +109,9 @@ class FailoverThrottleStore implements ThrottleStore {
 
 function defaultStore(): ThrottleStore {
   return singleton('login-throttle', () =>
-    redisConfigured() ? new FailoverThrottleStore(new RedisThrottleStore(newRedisClient(FAILOVER_REDIS_OPTIONS)!)) : new MemoryThrottleStore(),
+    redisConfigured()
+      ? new FailoverThrottleStore(new RedisThrottleStore(newRedisClient('login-throttle', FAILOVER_REDIS_OPTIONS)!))
+      : new MemoryThrottleStore(),
   );
 }
 

@@ -4,6 +4,7 @@ import { authSecret } from '@/lib/secrets';
 import { signInWithPassword } from '@/lib/auth/login';
 import { SESSION_MAX_AGE_S, sessionCookieSettings } from '@/lib/auth/session-cookie';
 import { GatewayError } from '@/lib/errors';
+import { clientIpFrom } from '@/lib/client-ip';
 import { enforceLimit } from '@/lib/limits/enforce';
 import { getConfig } from '@/lib/config';
 import { AUTH_TIME_CLAIM } from '@/lib/auth/session-epoch';
@@ -22,8 +23,7 @@ export const authOptions: NextAuthOptions = {
       credentials: { email: { label: 'Email', type: 'email' }, password: { label: 'Password', type: 'password' } },
       async authorize(credentials, req) {
         // The browser sign-in shares the per-IP login budget of POST /api/auth/login.
-        const forwarded = req?.headers?.['x-forwarded-for'];
-        const ip = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim() || 'unknown';
+        const ip = clientIpFrom(undefined, req?.headers?.['x-forwarded-for']);
         const limit = getConfig().limits.login_per_ip_per_minute;
         await enforceLimit(`gw:ip:login:${ip}`, limit, `login: ${limit} per IP per minute`);
         if (!credentials?.email || !credentials.password) return null;

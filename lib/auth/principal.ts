@@ -5,8 +5,9 @@ import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { denyKeysFor, onGatewayEvent } from '@/lib/events';
 import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/auth/keys';
-import type { TierName } from '@/lib/config';
-import { keyGuard, type KeyGuard } from '@/lib/keys/access';
+import { getConfig, type TierName } from '@/lib/config';
+import { countedClientIp, keyGuard, type KeyGuard } from '@/lib/keys/access';
+import { inc } from '@/lib/metrics';
 import { keyControlsOf } from '@/lib/keys/queries';
 
 /** Who is calling: resolved from an API key, cached so an admitted request needs no database trip. */
@@ -24,25 +25,47 @@ export interface Principal {
 }
 
 interface Entry {
-  principal: Principal | null; // null caches "unknown or revoked" briefly, so floods of bad keys stay cheap
+  principal: Principal;
   expiresAt: number;
+}
+
+/** Invalid-key attempts of one client address in the current minute. */
+interface Failures {
+  count: number;
+  resetAt: number;
 }
 
 interface KeyCache {
   byHash: Map<string, Entry>;
+  /**
+   * Hashes looked up and not found (or revoked), until when: floods of one bad key cost one lookup
+   * per NEGATIVE_TTL_MS. Apart from the valid keys, so that a flood of distinct bad keys cannot push
+   * them out. Insertion-ordered: the oldest goes first at the bound.
+   */
+  negative: Map<string, number>;
+  /** Lookups in flight: concurrent requests with one key share one database read. */
+  loading: Map<string, Promise<Principal | null>>;
+  /** By client address (lib/client-ip.ts), oldest first at the bound. */
+  failures: Map<string, Failures>;
   touched: Set<string>;
   timer?: NodeJS.Timeout;
 }
 
-const NEGATIVE_TTL_MS = 2_000;
+const NEGATIVE_TTL_MS = 30_000;
 const MAX_ENTRIES = 100_000;
+const MAX_NEGATIVE = 50_000;
+const MAX_FAILING_ADDRESSES = 50_000;
+const FAILURE_WINDOW_MS = 60_000;
 
 function cache(): KeyCache {
   return singleton('key-cache', () => {
-    const c: KeyCache = { byHash: new Map(), touched: new Set() };
+    const c: KeyCache = { byHash: new Map(), negative: new Map(), loading: new Map(), failures: new Map(), touched: new Set() };
     onGatewayEvent((event) => {
       if (event.type === 'key-revoked' || event.type === 'key-changed') c.byHash.delete(event.hash);
-      else for (const [hash, entry] of c.byHash) if (entry.principal?.userId === event.userId) c.byHash.delete(hash);
+      // A new key is random, so its hash was never looked up; dropping it costs nothing and keeps
+      // "a key works the moment it is shown" true whatever made the hash known before.
+      else if (event.type === 'key-created') c.negative.delete(event.hash);
+      else for (const [hash, entry] of c.byHash) if (entry.principal.userId === event.userId) c.byHash.delete(hash);
     });
     return c;
   });
@@ -51,7 +74,9 @@ function cache(): KeyCache {
 async function load(hash: string): Promise<Principal | null> {
   const db = await getDb();
   const row = await db.apiKey.findUnique({ where: { hash }, include: { user: true } });
-  if (!row || row.revokedAt || !sameHash(row.hash, hash)) return null;
+  const found = row !== null && !row.revokedAt && sameHash(row.hash, hash);
+  inc('gateway_key_lookups_total', { result: found ? 'found' : 'invalid' });
+  if (!found) return null;
   return {
     keyId: row.id,
     keyHash: row.hash,
@@ -64,13 +89,59 @@ async function load(hash: string): Promise<Principal | null> {
   };
 }
 
+/** One database read per key at a time, however many requests wait for it. */
+function lookup(c: KeyCache, hash: string): Promise<Principal | null> {
+  let pending = c.loading.get(hash);
+  if (!pending) {
+    pending = load(hash).finally(() => c.loading.delete(hash));
+    c.loading.set(hash, pending);
+  }
+  return pending;
+}
+
+function rememberInvalid(c: KeyCache, hash: string, now: number): void {
+  c.negative.delete(hash);
+  if (c.negative.size >= MAX_NEGATIVE) c.negative.delete(c.negative.keys().next().value!);
+  c.negative.set(hash, now + NEGATIVE_TTL_MS);
+}
+
+/** The 429 of an address past its invalid-key budget, if it is. */
+function throttled(c: KeyCache, ip: string, now: number): GatewayError | null {
+  const f = c.failures.get(ip);
+  if (!f || f.resetAt <= now || f.count < getConfig().limits.invalid_keys_per_ip_per_minute) return null;
+  inc('gateway_invalid_key_throttled_total');
+  return new GatewayError('rate_limit_exceeded', 'Too many requests with invalid API keys from this address. Check the key, and retry later.', {
+    retryAfterMs: f.resetAt - now,
+  });
+}
+
+/** Counts an invalid key against its address; the 401, or the 429 once past the budget. */
+function invalidKey(c: KeyCache, ip: string, now: number): GatewayError {
+  let f = c.failures.get(ip);
+  if (!f || f.resetAt <= now) {
+    c.failures.delete(ip);
+    if (c.failures.size >= MAX_FAILING_ADDRESSES) c.failures.delete(c.failures.keys().next().value!);
+    f = { count: 0, resetAt: now + FAILURE_WINDOW_MS };
+    c.failures.set(ip, f);
+  }
+  f.count++;
+  return (
+    (f.count > getConfig().limits.invalid_keys_per_ip_per_minute && throttled(c, ip, now)) || new GatewayError('invalid_api_key', 'Invalid or revoked API key.')
+  );
+}
+
 /**
  * Resolves the caller. Cached for AUTH_CACHE_TTL_S; revocation and account changes are pushed to
  * every instance through Redis pub/sub, so the TTL only bounds staleness if that message is lost.
  * When the database is down, an expired entry keeps serving (stale-while-error).
+ *
+ * Invalid keys are remembered for NEGATIVE_TTL_MS, and an address (`req`'s, lib/keys/access.ts)
+ * that sent more than `limits.invalid_keys_per_ip_per_minute` of them gets 429 until its minute is
+ * over for every key this instance would have to look up; keys it holds in its cache (in use here)
+ * keep working from there (docs/decisions/015-h-ops-invalid-key-throttle.md).
  */
-export async function authenticate(headers: Record<string, string | undefined>): Promise<Principal> {
-  const key = extractApiKey(headers as { authorization?: string; 'x-api-key'?: string });
+export async function authenticate(req: { headers: Record<string, string | undefined>; ip: string }): Promise<Principal> {
+  const key = extractApiKey(req.headers as { authorization?: string; 'x-api-key'?: string });
   if (!key) throw new GatewayError('invalid_api_key', 'Missing API key. Send it as "Authorization: Bearer <key>".');
   if (!isWellFormedKey(key)) throw new GatewayError('invalid_api_key', 'Malformed API key.');
   const hash = hashApiKey(key);
@@ -78,21 +149,37 @@ export async function authenticate(headers: Record<string, string | undefined>):
   const now = Date.now();
   let entry = c.byHash.get(hash);
   if (!entry || entry.expiresAt <= now) {
+    const ip = countedClientIp(req);
+    const knownInvalid = (c.negative.get(hash) ?? 0) > now;
+    if (knownInvalid) throw invalidKey(c, ip, now);
+    // A key this instance has not seen valid: past the address's budget, not even looked up.
+    if (!entry) {
+      const refused = throttled(c, ip, now);
+      if (refused) throw refused;
+    }
+    let principal: Principal | null;
     try {
-      const principal = await load(hash);
-      entry = { principal, expiresAt: now + (principal ? env.AUTH_CACHE_TTL_S * 1000 : NEGATIVE_TTL_MS) };
-      if (c.byHash.size >= MAX_ENTRIES) c.byHash.clear();
-      c.byHash.set(hash, entry);
+      principal = await lookup(c, hash);
     } catch (err) {
       // Database unreachable: a cached principal keeps serving; an unknown key cannot be checked.
-      if (!entry?.principal) {
+      if (!entry) {
         log('warn', 'api key lookup failed', errorFields(err));
         throw new GatewayError('unavailable', 'The gateway cannot verify this key right now. Please retry shortly.', { retryAfterMs: 2000 });
       }
+      principal = entry.principal;
+    }
+    if (!principal) {
+      c.byHash.delete(hash);
+      rememberInvalid(c, hash, now);
+      throw invalidKey(c, ip, now);
+    }
+    if (principal !== entry?.principal) {
+      entry = { principal, expiresAt: now + env.AUTH_CACHE_TTL_S * 1000 };
+      if (c.byHash.size >= MAX_ENTRIES) c.byHash.clear();
+      c.byHash.set(hash, entry);
     }
   }
   const principal = entry.principal;
-  if (!principal) throw new GatewayError('invalid_api_key', 'Invalid or revoked API key.');
   if (principal.suspended) throw new GatewayError('account_suspended', 'This account is suspended.');
   markUsed(principal.keyId);
   return principal;
@@ -116,7 +203,8 @@ export async function reloadPrincipal(hash: string): Promise<Principal | null> {
   } catch {
     throw new GatewayError('unavailable', 'The gateway cannot verify this key right now. Please retry shortly.', { retryAfterMs: 2000 });
   }
-  c.byHash.set(hash, { principal, expiresAt: Date.now() + (principal ? env.AUTH_CACHE_TTL_S * 1000 : NEGATIVE_TTL_MS) });
+  if (principal) c.byHash.set(hash, { principal, expiresAt: Date.now() + env.AUTH_CACHE_TTL_S * 1000 });
+  else rememberInvalid(c, hash, Date.now());
   return principal;
 }
 

@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import path from 'node:path';
 import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico, usdToPico } from '@/lib/billing/money';
 import { log, errorFields } from '@/lib/log';
 import { inc } from '@/lib/metrics';
 import { resetSingleton, singleton } from '@/lib/singleton';
@@ -11,8 +14,9 @@ import { promoteByMonthlySpend } from '@/lib/billing/promotion';
 // the log rows, one usage ledger entry per charged request and each account's balance.
 // Crash-loss bound: rows still queued (at most LOG_FLUSH_MS worth and about MAX_BATCH rows plus those
 // of one batch write, or everything queued until the database is back)
-// are lost on a hard kill; SIGTERM flushes them. While the database is down, batches are retried
-// with back-off and nothing is dropped.
+// are lost on a hard kill; SIGTERM flushes them, and what the database does not take then is spooled
+// to a file under DATA_DIR and written at the next start (spoolQueuedLogs, replayLogSpool). While
+// the database is down, batches are retried with back-off and nothing is dropped.
 // A row PostgreSQL refuses must never hold up the rows behind it (a batch retried forever would
 // stop all billing writes): rows are made storable when queued (sanitiseRow), and a batch that the
 // database refuses while it is reachable is split until the refused row is found; that row is
@@ -401,6 +405,127 @@ async function writeBatch(batch: QueuedRow[]): Promise<string[]> {
   const db = await getDb();
   const charged = await db.$queryRawUnsafe<{ id: string }[]>(WRITE_BATCH, json);
   return charged.map((r) => r.id);
+}
+
+// ---- the shutdown spool ------------------------------------------------------------------------
+// Rows the database did not take by the end of a shutdown (it is down, or slower than the shutdown
+// allows) go to DATA_DIR/log-spool as JSON lines, one queued row each, exactly as it would have
+// been written. The next start writes them with the same statement as any batch: a row whose
+// request id is in the log already (a batch committed without the gateway hearing so, or a spool
+// written twice) is skipped, and only inserted rows are charged, so each request is logged and
+// charged once however often a file is replayed.
+
+const SPOOL_PREFIX = 'spool-';
+const spoolDir = () => path.resolve(env.DATA_DIR, 'log-spool');
+
+function writeAll(fd: number, text: string): void {
+  const buf = Buffer.from(text);
+  for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off);
+}
+
+/**
+ * Writes every queued row to a new spool file, durably (fsync'd, then renamed into place, then the
+ * folder fsync'd): after this returns the rows survive the process and the machine. The queue is
+ * left as it is (a batch still in flight may yet commit; its rows are then skipped at replay).
+ * Null when nothing is queued; throws when the file cannot be written.
+ */
+export function spoolQueuedLogs(): { file: string; rows: number; costPico: bigint } | null {
+  const items = queue().items;
+  if (items.length === 0) return null;
+  const dir = spoolDir();
+  mkdirSync(dir, { recursive: true });
+  const name = `${SPOOL_PREFIX}${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${randomUUID().slice(0, 8)}.jsonl`;
+  const tmp = path.join(dir, `.${name}.tmp`);
+  const fd = openSync(tmp, 'w', 0o600);
+  let costPico = 0n;
+  try {
+    let chunk = '';
+    for (const item of items) {
+      chunk += `${item.json}\n`;
+      costPico += item.costPico;
+      if (chunk.length >= 1 << 20) {
+        writeAll(fd, chunk);
+        chunk = '';
+      }
+    }
+    if (chunk) writeAll(fd, chunk);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const file = path.join(dir, name);
+  renameSync(tmp, file);
+  const dirFd = openSync(dir, 'r');
+  try {
+    fsyncSync(dirFd);
+  } finally {
+    closeSync(dirFd);
+  }
+  return { file, rows: items.length, costPico };
+}
+
+/** A spooled line as the queue holds it; null when it is not a row (a line cut short). */
+function spooledRow(line: string): QueuedRow | null {
+  const r = safeParse(line);
+  if (!r || typeof r.userId !== 'string' || typeof r.createdAt !== 'string' || typeof r.costUsd !== 'string') return null;
+  try {
+    return {
+      userId: r.userId,
+      apiKeyId: typeof r.apiKeyId === 'string' ? r.apiKeyId : null,
+      at: Date.parse(r.createdAt),
+      costPico: usdToPico(r.costUsd),
+      json: line,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * At start: writes the rows of every spool file (a shutdown that could not reach the database) and
+ * deletes each file once its rows are in. Rows the database does not take now stay queued (the
+ * writer retries them) and their file stays for the next start. Once per process.
+ */
+export async function replayLogSpool(): Promise<void> {
+  const done = singleton('log-spool-replay', () => ({ started: false }));
+  if (done.started) return;
+  done.started = true;
+  const dir = spoolDir();
+  let files: string[];
+  try {
+    files = readdirSync(dir)
+      .filter((f) => f.startsWith(SPOOL_PREFIX) && f.endsWith('.jsonl'))
+      .sort();
+  } catch {
+    return; // no spool folder: nothing was ever spooled here
+  }
+  if (files.length === 0) return;
+  const spooled = files.map((name) => {
+    const file = path.join(dir, name);
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    const rows = lines.map(spooledRow).filter((r): r is QueuedRow => r !== null);
+    if (rows.length < lines.length) log('error', 'spooled request log lines unreadable; skipped', { file, skipped: lines.length - rows.length });
+    return { file, rows };
+  });
+  // Through the queue: until they are written, the rows' charges count as pending (live balances
+  // loaded meanwhile subtract them), and a row the database refuses is isolated as any other.
+  const q = queue();
+  for (const { rows } of spooled) q.items.push(...rows);
+  await flushLogs(true);
+  const left = new Set(q.items);
+  for (const { file, rows } of spooled) {
+    const unwritten = rows.filter((r) => left.has(r)).length;
+    if (unwritten > 0) {
+      log('error', 'spooled request log rows not written yet: the writer retries them, and the file stays for the next start', {
+        file,
+        rows: rows.length,
+        unwritten,
+      });
+      continue;
+    }
+    unlinkSync(file);
+    log('warn', 'spooled request log rows written', { file, rows: rows.length });
+  }
 }
 
 /** Closes the writer's own connections (after the final flush at shutdown). */

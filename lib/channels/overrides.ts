@@ -62,8 +62,7 @@ function redis(): RedisClient | undefined {
   const s = state();
   if (!redisConfigured()) return undefined;
   if (!s.redis) {
-    s.redis = newRedisClient({ maxRetriesPerRequest: 1, retryStrategy: () => 500, lazyConnect: false })!;
-    s.redis.on('error', () => undefined);
+    s.redis = newRedisClient('channel-overrides', { maxRetriesPerRequest: 1, retryStrategy: () => 500, lazyConnect: false })!;
   }
   return s.redis;
 }

@@ -131,6 +131,8 @@ export const configSchema = z
         embeddings_concurrency: positiveInt.default(100),
         login_per_ip_per_minute: positiveInt.default(10),
         register_per_ip_per_minute: positiveInt.default(3),
+        /** /v1 requests with an unknown or revoked key per client address per minute (per instance) before 429. */
+        invalid_keys_per_ip_per_minute: positiveInt.default(60),
         recharge_per_user_per_minute: positiveInt.default(5),
         /** Key creations and edits per account per minute (each edit can re-evaluate budget alerts). */
         key_changes_per_account_per_minute: positiveInt.default(30),
@@ -146,6 +148,7 @@ export const configSchema = z
         embeddings_concurrency: 100,
         login_per_ip_per_minute: 10,
         register_per_ip_per_minute: 3,
+        invalid_keys_per_ip_per_minute: 60,
         recharge_per_user_per_minute: 5,
         key_changes_per_account_per_minute: 30,
         keys_per_account: 200,

@@ -197,7 +197,7 @@ export class RequestContext {
 
   /** Authenticates, honours the maintenance switch and reads the JSON body once. */
   async open(req: GatewayRequest): Promise<JsonBody> {
-    this.principal = await authenticate(req.headers);
+    this.principal = await authenticate(req);
     this.checkKey(this.principal, req);
     if (this.cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
     // Every request ends in a log row and maybe a charge: with the write-behind queue at its bound

@@ -60,9 +60,11 @@ function paramPath(path: string): string | undefined {
   return undefined;
 }
 
+/** Whether some route (of any method) has this exact path. */
+const knownPath = (path: string) => Object.keys(routes).some((r) => r.endsWith(` ${path}`));
+
 const notFound: Route = async (_ctx, req) => {
-  const pattern = paramPath(req.path);
-  const known = Object.keys(routes).some((r) => r.endsWith(` ${req.path}`)) || pattern !== undefined;
+  const known = knownPath(req.path) || paramPath(req.path) !== undefined;
   throw new GatewayError('not_found', known ? `Method ${req.method} is not allowed on ${req.path}.` : `Unknown path ${req.path}.`, {
     status: known ? 405 : 404,
   });
@@ -84,9 +86,12 @@ export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Pr
   const route = state.draining
     ? shuttingDown
     : (exact ?? (gemini ? gemini.run : undefined) ?? (pattern ? paramRoutes[`${req.method} ${pattern}`] : undefined) ?? notFound);
+  // Metrics label and log field: a route's path or pattern; any other path is 'other', since
+  // anyone can send any path and each distinct label is a series /metrics keeps for good.
+  const endpoint = pattern ?? (exact || knownPath(path) ? path : 'other');
   let ctx: RequestContext;
   try {
-    ctx = new RequestContext(surface, pattern ?? path, getConfig());
+    ctx = new RequestContext(surface, endpoint, getConfig());
   } catch (err) {
     sink.start(500, { 'content-type': 'application/json' });
     sink.end(JSON.stringify({ error: { message: 'Gateway misconfigured.', type: 'server_error', param: null, code: 'internal_error' } }));

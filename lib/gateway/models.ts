@@ -22,7 +22,7 @@ const servable = (ctx: RequestContext, m: ModelInfo) => (ctx.cfg.channelsByModel
 
 /** The caller of a model list: these requests admit nothing, so the deny markers are read here. */
 async function caller(req: GatewayRequest) {
-  const principal = await authenticate(req.headers);
+  const principal = await authenticate(req);
   checkKeyAccess(principal.guard, keyClientIp(req)); // the key's expiry and address ranges
   return checkDenied(principal, keyClientIp(req));
 }

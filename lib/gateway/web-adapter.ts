@@ -4,6 +4,7 @@ import { log, errorFields } from '@/lib/log';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
 import { ipFromHeaders } from '@/lib/keys/access';
+import { clientIpFrom } from '@/lib/client-ip';
 
 const state = lifecycle();
 
@@ -70,7 +71,7 @@ export function handleWebRequest(request: Request): Promise<Response> {
     path: url.pathname,
     query: url.search.slice(1),
     headers,
-    ip: headers['x-forwarded-for']?.split(',')[0]?.trim() ?? 'unknown',
+    ip: clientIpFrom(undefined, headers['x-forwarded-for']),
     readBody: (max) => readBody(request, max),
     signal: request.signal,
   };

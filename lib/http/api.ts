@@ -5,6 +5,7 @@ import { apiErrorBody, errorHeaders, GatewayError, toGatewayError } from '@/lib/
 import { log, errorFields } from '@/lib/log';
 import { getAccount } from '@/lib/dashboard/queries';
 import { env } from '@/lib/env';
+import { clientIpFrom } from '@/lib/client-ip';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 import { originOf, requestOrigin } from '@/lib/auth/request-origin';
 
@@ -41,10 +42,12 @@ export function apiRoute<P = Record<string, string>>(handler: Handler<P>) {
   };
 }
 
-/** The custom server overwrites x-forwarded-for with the socket address, so this is not spoofable there. */
+/**
+ * The client address of a route handler's request (lib/client-ip.ts). The custom server
+ * replaces X-Forwarded-For with the address it resolved from the socket, so there this is exact.
+ */
 export function clientIp(req: Request): string {
-  const forwarded = req.headers.get('x-forwarded-for');
-  return forwarded?.split(',')[0]?.trim() || 'unknown';
+  return clientIpFrom(undefined, req.headers.get('x-forwarded-for') ?? undefined);
 }
 
 export async function readJson<T = Record<string, unknown>>(req: Request): Promise<T> {

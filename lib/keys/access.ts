@@ -1,5 +1,6 @@
 import { env } from '@/lib/env';
 import { GatewayError } from '@/lib/errors';
+import { clientIpFrom } from '@/lib/client-ip';
 import { ipMatcher, type KeyControls } from '@/lib/keys/controls';
 
 // The checks a request makes with its key's cached controls before it is admitted: expiry, client
@@ -62,17 +63,24 @@ export function ipFromHeaders(req: IpRequest): void {
 }
 
 /**
- * The client address a key's ranges are matched against: the first X-Forwarded-For entry behind a
- * trusted proxy (TRUST_PROXY, as the per-IP limits), else the connection's own address. Where the
- * connection's address is unknown (route handlers without TRUST_PROXY) it is "unknown", which no
- * range matches: a key with ranges is refused there rather than trust a header anyone can send.
+ * The client address a key's ranges are matched against, and the per-IP limits count: the one
+ * reading of lib/client-ip.ts (TRUST_PROXY). Where the connection's address is unknown (route
+ * handlers without TRUST_PROXY) it is "unknown", which no range matches: a key with ranges is
+ * refused there rather than trust a header anyone can send.
  */
 export function keyClientIp(req: IpRequest): string {
-  if (env.TRUST_PROXY) {
-    const forwarded = req.headers['x-forwarded-for']?.split(',')[0]?.trim();
-    if (forwarded) return forwarded;
-  }
-  return hearsayIp.has(req) && !env.TRUST_PROXY ? 'unknown' : req.ip;
+  if (hearsayIp.has(req) && !env.TRUST_PROXY) return 'unknown';
+  return countedClientIp(req);
+}
+
+/**
+ * The client address per-address counters use (the invalid-key throttle): keyClientIp's, except on
+ * the route-handler path without TRUST_PROXY, where it is X-Forwarded-For's last entry (Next.js's
+ * socket address when the client sent none) rather than one "unknown" that every client would
+ * share, and one client could exhaust for all.
+ */
+export function countedClientIp(req: IpRequest): string {
+  return clientIpFrom(hearsayIp.has(req) ? undefined : req.ip, req.headers['x-forwarded-for']);
 }
 
 /** 401 key_expired, 403 ip_not_allowed: the key's expiry and address ranges. */

@@ -180,5 +180,6 @@ export async function createKeyWithControls(userId: string, body: Record<string,
     }
     return tx.apiKey.create({ data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, ...data } });
   });
+  await publishGatewayEvent({ type: 'key-created', hash: row.hash });
   return { ...publicKeyWithControls(row), key: generated.key };
 }

@@ -254,7 +254,8 @@ describe('allowed IP ranges', () => {
   it('IPv4 and IPv6 ranges from X-Forwarded-For behind TRUST_PROXY, at the prefix boundary', async () => {
     const { key } = await keyWith({ allowed_ips: ['203.0.113.0/24', '2001:db8:abcd::/48'] });
     const from = async (ip: string) => {
-      const res = await chat(gwProxy, key.key, chatBody(), { 'x-forwarded-for': `${ip}, 10.0.0.1` });
+      // One trusted proxy: the address it saw is the entry it appended (the last), after whatever the client sent.
+      const res = await chat(gwProxy, key.key, chatBody(), { 'x-forwarded-for': `203.0.113.1, ${ip}` });
       const text = await res.text();
       return { status: res.status, text };
     };

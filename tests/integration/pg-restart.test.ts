@@ -15,13 +15,9 @@
 //   - revocation: pushed through Redis pub/sub it applies on the very next request; if that message
 //     is lost, AUTH_CACHE_TTL_S (2 s here) bounds how long the revoked key still works.
 //
-// Runs as root the way CI does (initdb refuses root, so the PostgreSQL tools run as the postgres
-// user through runuser); as another user they run directly. Skipped, saying why, without the tools.
+// The cluster: tests/support/pg-cluster.ts. Skipped, saying why, without the PostgreSQL tools.
 
-import { execFile, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -29,108 +25,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, ROOT, startGateway, testConfig, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { waitFor } from '../support/accounts';
+import { newPgCluster, pgClusterSkip, type Cluster } from '../support/pg-cluster';
 import { hashApiKey } from '@/lib/auth/keys';
 import { PICO, pico } from '../support/money';
 
 const run = promisify(execFile);
-const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const OUTAGE_MS = 5_000;
 const METRICS_TOKEN = 'pg-restart-metrics';
 const AUTH_TTL_S = 2;
-
-/** How the PostgreSQL tools are run here, or why they cannot be. */
-function pgTools(): { prefix: string[]; owner?: { uid: number; gid: number } } | { skip: string } {
-  if (!existsSync(path.join(PG_BIN, 'initdb')) || !existsSync(path.join(PG_BIN, 'pg_ctl'))) return { skip: `no PostgreSQL binaries in ${PG_BIN} (set PG_BIN)` };
-  if (process.getuid?.() !== 0) return { prefix: [] };
-  const runuser = ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser'].find(existsSync);
-  if (!runuser) return { skip: 'running as root without runuser: initdb refuses root' };
-  const id = spawnSync('id', ['postgres'], { encoding: 'utf8' });
-  const m = /uid=(\d+).*?gid=(\d+)/.exec(id.stdout ?? '');
-  if (id.status !== 0 || !m) return { skip: 'running as root without a postgres user: initdb refuses root' };
-  return { prefix: [runuser, '-u', 'postgres', '--'], owner: { uid: Number(m[1]), gid: Number(m[2]) } };
-}
-const tools = pgTools();
-const skip = 'skip' in tools ? tools.skip : undefined;
+const skip = pgClusterSkip;
 if (skip) console.warn(`pg-restart.test.ts skipped: ${skip}`);
-
-/** A private PostgreSQL cluster that can be killed hard and started again. */
-class Cluster {
-  readonly dir: string;
-  readonly data: string;
-  constructor(
-    readonly port: number,
-    private readonly prefix: string[],
-    owner?: { uid: number; gid: number },
-  ) {
-    this.dir = mkdtempSync(path.join(os.tmpdir(), 'gw-pg-'));
-    if (owner) chownSync(this.dir, owner.uid, owner.gid);
-    this.data = path.join(this.dir, 'data');
-  }
-  get url() {
-    return `postgresql://postgres@127.0.0.1:${this.port}/gw`;
-  }
-  private tool(name: string, args: string[]) {
-    const [cmd, ...rest] = [...this.prefix, path.join(PG_BIN, name), ...args];
-    return run(cmd, rest, { cwd: this.dir, timeout: 60_000 });
-  }
-  async init() {
-    await this.tool('initdb', ['-D', this.data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
-    await this.start();
-    const c = new pg.Client({ connectionString: `postgresql://postgres@127.0.0.1:${this.port}/postgres` });
-    await c.connect();
-    await c.query('CREATE DATABASE gw');
-    await c.end();
-  }
-  start() {
-    // fsync off: the test kills processes, not the machine; what a backend wrote is in the page cache.
-    const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
-    return this.tool('pg_ctl', ['-D', this.data, '-l', path.join(this.dir, 'postgres.log'), '-o', opts, '-w', '-t', '60', 'start']);
-  }
-  /** SIGKILL to the postmaster and all its children at once: no shutdown, no checkpoint. */
-  async kill(): Promise<number[]> {
-    const postmaster = Number(readFileSync(path.join(this.data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const pids = [postmaster, ...childrenOf(postmaster)];
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
-    await waitFor(async () => pids.every((pid) => !alive(pid)), 10_000);
-    return pids;
-  }
-  log() {
-    return existsSync(path.join(this.dir, 'postgres.log')) ? readFileSync(path.join(this.dir, 'postgres.log'), 'utf8') : '';
-  }
-  async destroy() {
-    if (existsSync(path.join(this.data, 'postmaster.pid')))
-      await this.tool('pg_ctl', ['-D', this.data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-function statOf(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-/** Running (a zombie waiting for its reaper counts as gone). */
-function alive(pid: number): boolean {
-  const stat = statOf(pid);
-  return stat !== undefined && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-}
-function childrenOf(parent: number): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .map(Number)
-    .filter((pid) => {
-      const stat = statOf(pid);
-      return stat !== undefined && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent;
-    });
-}
 
 interface Account {
   userId: string;
@@ -154,23 +58,15 @@ async function admin(...args: string[]): Promise<Record<string, string>> {
 const email = () => `pg-${Math.random().toString(36).slice(2, 10)}@example.com`;
 
 beforeAll(async () => {
-  if (skip || 'skip' in tools) return;
-  cluster = new Cluster(await freePort(), tools.prefix, tools.owner);
+  if (skip) return;
+  cluster = await newPgCluster(await freePort());
   await cluster.init();
   fake = await startFakeUpstream({ record: false });
   const cfg = testConfig({ openaiUrls: [fake.url] }) as Record<string, any>;
   cfg.tiers.enterprise = { rpm: 1_000_000, rph: 10_000_000, concurrency: 256 };
   gw = await startGateway({ config: cfg, env: { DATABASE_URL: cluster.url, AUTH_CACHE_TTL_S: String(AUTH_TTL_S), METRICS_TOKEN } });
   redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  sql = async (text, values) => {
-    const c = new pg.Client({ connectionString: cluster.url });
-    await c.connect();
-    try {
-      return await c.query(text, values);
-    } finally {
-      await c.end();
-    }
-  };
+  sql = (text, values) => cluster.query(text, values);
 }, 120_000);
 
 afterAll(async () => {

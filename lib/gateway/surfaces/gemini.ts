@@ -181,7 +181,7 @@ function modelRecord(m: ModelInfo): JsonObject {
 
 /** The chat models the caller may use, in catalogue order. */
 async function callerModels(ctx: RequestContext, req: GatewayRequest): Promise<ModelInfo[]> {
-  const principal = await authenticate(req.headers);
+  const principal = await authenticate(req);
   checkKeyAccess(principal.guard, keyClientIp(req));
   const p = await checkDenied(principal, keyClientIp(req));
   return [...ctx.cfg.models.values()].filter(

@@ -236,7 +236,7 @@ export const responsesSurface: SurfaceSpec = {
  * counts against the account's request rate (the chat endpoint's).
  */
 async function caller(ctx: RequestContext, req: GatewayRequest) {
-  const principal = await authenticate(req.headers);
+  const principal = await authenticate(req);
   ctx.checkKey(principal, req);
   await checkDenied(principal);
   const limited = await countRefused(principal, ctx.cfg, 'chat', ctx.requestId);
