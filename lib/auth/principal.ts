@@ -138,7 +138,7 @@ function invalidKey(c: KeyCache, ip: string, now: number): GatewayError {
  * Invalid keys are remembered for NEGATIVE_TTL_MS, and an address (`req`'s, lib/keys/access.ts)
  * that sent more than `limits.invalid_keys_per_ip_per_minute` of them gets 429 until its minute is
  * over for every key this instance would have to look up; keys it holds in its cache (in use here)
- * keep working from there (docs/decisions/015-h-ops-invalid-key-throttle.md).
+ * keep working from there (docs/decisions/018-invalid-key-throttle.md).
  */
 export async function authenticate(req: { headers: Record<string, string | undefined>; ip: string }): Promise<Principal> {
   const key = extractApiKey(req.headers as { authorization?: string; 'x-api-key'?: string });
