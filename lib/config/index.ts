@@ -74,6 +74,8 @@ export interface GatewayConfig {
   /** USD->CNY rate in units of 1e-9. */
   cnyRateNano: bigint;
   maintenance: boolean;
+  /** Lower a request's output cap to what its key budget or balance pays for, instead of a 402. */
+  clampOutputToBudget: boolean;
   startingBalance: bigint;
   rechargeMin: bigint;
   rechargeMax: bigint;
@@ -203,6 +205,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       probeIntervalMs: raw.circuit_breaker.probe_interval_ms,
     },
     responsesRetentionDays: raw.responses.retention_days,
+    clampOutputToBudget: raw.clamp_output_to_budget,
     tiers,
     channels,
     models,

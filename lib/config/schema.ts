@@ -110,6 +110,11 @@ export const configSchema = z
   .object({
     usd_to_cny: decimal,
     maintenance: z.boolean().default(false),
+    /**
+     * When a key budget or the balance cannot cover a request's largest reply, lower its output cap
+     * (max_tokens and kin) to what is left instead of refusing it; off: the 402 names that cap.
+     */
+    clamp_output_to_budget: z.boolean().default(true),
     starting_balance_usd: decimal.default('0'),
     recharge: z
       .object({ min_usd: decimal.default('5'), max_usd: decimal.default('1000') })

@@ -6,6 +6,9 @@ import type { ChannelInfo, GatewayConfig, ModelInfo } from '@/lib/config';
 import type { Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { formatMoney } from '@/lib/format';
+import { Unaffordable } from '@/lib/keys/admission';
+import { affordableOutputTokens, MIN_CLAMPED_OUTPUT_TOKENS, withBody, type OutputCap } from '@/lib/gateway/admission/clamp';
 import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
 import { maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
 import { providers, type Operation, type Provider } from '@/lib/gateway/providers';
@@ -70,6 +73,8 @@ export interface SurfaceSpec {
   modelNotFoundStatus?: number;
   /** The largest upstream reply read whole. */
   maxReplyBytes: number;
+  /** Where its output cap is, for a request lowered to fit its budget (admission/clamp.ts); none: never lowered. */
+  outputCap?: OutputCap;
   /** Checks the body (a 400 naming the field otherwise) and says what the request needs. */
   validate(req: ClientRequest, cfg: GatewayConfig, principal: Principal, bodyBytes: number): Promise<PreparedRequest> | PreparedRequest;
 }
@@ -77,10 +82,10 @@ export interface SurfaceSpec {
 /** Runs one /v1 request on `surface`. Errors are thrown to the handler, which answers them in the surface's envelope. */
 export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink, surface: SurfaceSpec): Promise<void> {
   const body = await ctx.open(req);
-  const client: ClientRequest = { body, headers: req.headers };
+  let client: ClientRequest = { body, headers: req.headers };
   const principal = ctx.principal!;
   const validated = surface.validate(client, ctx.cfg, principal, body.raw.length);
-  const prepared = validated instanceof Promise ? await validated : validated;
+  let prepared = validated instanceof Promise ? await validated : validated;
   ctx.stream = prepared.stream;
   if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
   ctx.choices = prepared.choices;
@@ -91,7 +96,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   ctx.routeReason = plan.reason;
   ctx.model = plan.models[0];
 
-  const calls = new CallCache(client, ctx, prepared);
+  let calls = new CallCache(client, ctx, prepared);
   const first = orderChannels(channelsOf(ctx.cfg, plan.models[0]));
   // The first attempt's translation happens before admission: a parameter the upstream cannot
   // carry is the client's 400, with nothing admitted or sent.
@@ -105,11 +110,33 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
     return;
   }
 
-  await ctx.admit(
-    prepared.billed ? plan.models[0] : null,
-    surface.endpoint,
-    prepared.billed ? reservation(plan.models, prepared, prepared.promptBytes ?? body.raw.length) : 0n,
-  );
+  for (let lowered = 0; ; lowered++) {
+    try {
+      await ctx.admit(
+        prepared.billed ? plan.models[0] : null,
+        surface.endpoint,
+        prepared.billed ? reservation(plan.models, prepared, prepared.promptBytes ?? client.body.raw.length) : 0n,
+      );
+      break;
+    } catch (err) {
+      // Over the key budget or balance at its largest reply: the same request with a lower output
+      // cap (admission/clamp.ts), validated and translated again. Twice at most (budget, then balance).
+      const cap = surface.outputCap;
+      if (!(err instanceof Unaffordable) || !cap || !prepared.billed || plan.models.some((m) => m.kind !== 'chat')) throw err;
+      // Bytes for the cap field the body gains, so that the lowered request fits at its own bound.
+      const promptBound = promptTokenBound((prepared.promptBytes ?? client.body.raw.length) + 64);
+      const tokens = affordableOutputTokens(plan.models, promptBound, prepared.choices, prepared.maxOutputTokens, err.available);
+      if (!ctx.cfg.clampOutputToBudget || tokens < MIN_CLAMPED_OUTPUT_TOKENS || lowered >= 2) throw err.naming(cap.field, tokens);
+      client = withBody(client, cap.set(client.body.json, tokens, plan.models[0]));
+      const again = surface.validate(client, ctx.cfg, principal, client.body.raw.length);
+      prepared = again instanceof Promise ? await again : again;
+      calls = new CallCache(client, ctx, prepared);
+      const translator = translatorFor(prepared, plan.models[0], first);
+      if (translator) calls.get(plan.models[0], translator);
+      ctx.outputClamped = tokens;
+      ctx.routeReason = `${ctx.routeReason ? `${ctx.routeReason}; ` : ''}output capped at ${tokens} tokens (${err.code === 'key_budget_exceeded' ? 'key budget' : 'balance'} left: ${formatMoney(err.available)})`;
+    }
+  }
 
   let refusal: GatewayError | null = null;
   for (let i = 0; i < plan.models.length; i++) {

@@ -2,6 +2,7 @@
 // Claude Code) may send, and what the pipeline needs of it.
 import type { PreparedRequest, SurfaceSpec } from '@/lib/gateway/pipeline';
 import type { RequestNeeds } from '@/lib/gateway/router';
+import { messagesOutputCap } from '@/lib/gateway/admission/clamp';
 import { optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
 import { countMessageTokens, countTokens, textOf } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
@@ -58,6 +59,7 @@ class MessagesRequest implements PreparedRequest {
 }
 
 export const anthropicMessagesSurface: SurfaceSpec = {
+  outputCap: messagesOutputCap,
   endpoint: 'anthropic',
   operation: 'chat',
   kind: 'chat',

@@ -8,6 +8,7 @@ import { checkDenied, countRefused } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
+import { responsesOutputCap } from '@/lib/gateway/admission/clamp';
 import { deleteResponse, loadResponse, saveResponse } from '@/lib/gateway/responses-store';
 import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
@@ -112,6 +113,7 @@ function outputOf(responseText: string): JsonObject[] {
 }
 
 export const responsesSurface: SurfaceSpec = {
+  outputCap: responsesOutputCap,
   endpoint: 'chat',
   operation: 'chat',
   kind: 'chat',
