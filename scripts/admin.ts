@@ -46,8 +46,19 @@ const { positionals, values } = parseArgs({
     role: { type: 'string' },
     count: { type: 'string' },
     expires: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
   },
 });
+
+/** `<command> --help`: that command's lines of the usage (with their continuation lines), or all of it. */
+function helpFor(command: string | undefined): string {
+  const lines = usage.split('\n');
+  const at = lines.findIndex((l) => command !== undefined && l.trimStart().startsWith(`${command} `));
+  if (at < 0) return usage;
+  let end = at + 1;
+  while (end < lines.length && /^ {6,}/.test(lines[end]!)) end++;
+  return ['Usage: npm run admin -- <command> [options]', ...lines.slice(at, end)].join('\n');
+}
 
 function need(name: keyof typeof values): string {
   const v = values[name];
@@ -153,6 +164,10 @@ async function run(command: string | undefined): Promise<unknown> {
 
 let code = 0;
 try {
+  if (values.help) {
+    console.log(helpFor(positionals[0]));
+    process.exit(0);
+  }
   await runMigrations();
   console.log(JSON.stringify(await run(positionals[0])));
 } catch (err) {
