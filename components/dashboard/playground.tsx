@@ -6,7 +6,7 @@ import { useRef, useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input, Select } from '@/components/ui/input';
-import { formatExact } from '@/lib/format';
+import { formatMoney } from '@/lib/format';
 import { usdToPico } from '@/lib/billing/money';
 
 interface Result {
@@ -27,7 +27,7 @@ const headerOf = (res: Response, name: string) => res.headers.get(name);
 function money(value: string | null, currency: 'USD' | 'CNY'): string {
   if (!value) return '—';
   try {
-    return formatExact(usdToPico(value), currency);
+    return formatMoney(usdToPico(value), currency);
   } catch {
     return value;
   }

@@ -4,7 +4,7 @@ import { notFound } from 'next/navigation';
 import { consoleLog } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
-import { cnyFine, dateTime, usdFine } from '@/lib/dashboard/format';
+import { cny, dateTime, usd } from '@/lib/dashboard/format';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
 
@@ -34,7 +34,7 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
       'Tokens',
       `${e.promptTokens} in · ${e.completionTokens} out${e.cacheReadTokens ? ` · ${e.cacheReadTokens} cache read` : ''}${e.tokensEstimated ? ' (estimated)' : ''}`,
     ],
-    ['Cost', `${usdFine(e.costUsd)} · ${cnyFine(e.costCny)}`],
+    ['Cost', `${usd(e.costUsd)} · ${cny(e.costCny)}`],
     ['Latency', `${e.latencyMs} ms${e.firstTokenMs !== null ? ` (first token ${e.firstTokenMs} ms)` : ''}`],
     ['Route', e.routeReason ?? '–'],
   ];

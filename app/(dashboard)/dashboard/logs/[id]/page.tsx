@@ -6,7 +6,7 @@ import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { getLog, listKeyNames } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { formatBoolean, formatExact, int, latency, titleCase } from '@/lib/dashboard/format';
+import { formatBoolean, formatMoney, int, latency, titleCase } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CopyButton } from '@/components/ui/copy-button';
@@ -204,13 +204,13 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
                   [
                     t('Cost (USD)'),
                     <span className="tabular-nums" data-testid="cost-usd">
-                      {formatExact(log.costUsd)}
+                      {formatMoney(log.costUsd)}
                     </span>,
                   ],
                   [
                     t('Cost (CNY)'),
                     <span className="tabular-nums" data-testid="cost-cny">
-                      {formatExact(log.costCny, 'CNY')}
+                      {formatMoney(log.costCny, 'CNY')}
                     </span>,
                   ],
                   [t('Rate'), <span className="tabular-nums">{t('{rate} CNY per USD', { rate: log.cnyRate })}</span>],
