@@ -29,6 +29,8 @@ export interface ChannelInfo {
   timeouts: Timeouts;
   /** The upstream serves the OpenAI Responses API itself (POST {baseUrl}/responses). */
   responses?: boolean;
+  /** What users are shown for it (lib/channels/labels.ts); unset: a generic name for its protocol. */
+  label?: string;
 }
 
 /** Prices are pico-USD per token: price per million USD times 10^6, exact for up to 6 decimals. */
@@ -164,6 +166,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       weight: c.weight,
       timeouts: { connectMs: c.timeouts.connect_ms, firstByteMs: c.timeouts.first_byte_ms, idleMs: c.timeouts.idle_ms },
       responses: c.responses,
+      label: c.label,
     };
   });
   const channelsByModel = new Map<string, ChannelInfo[]>();

@@ -42,6 +42,8 @@ const timeoutsSchema = z
 const channelSchema = z
   .object({
     name: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'letters, digits, dot, dash and underscore only'),
+    /** What users see in their logs and playground ("Acme Cloud"); unset: a generic name for the protocol. The name is the operator's alone. */
+    label: z.string().trim().min(1).max(60).optional(),
     /** What the upstream speaks: every surface reaches it through a translator. */
     protocol: z.enum(upstreamProtocols),
     base_url: z.string().url(),

@@ -159,7 +159,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                     <Th>{tr('Time')}</Th>
                     <Th>{tr('Model')}</Th>
                     <Th className="hidden xl:table-cell">{tr('Key')}</Th>
-                    <Th className="hidden lg:table-cell">{tr('Channel')}</Th>
+                    <Th className="hidden lg:table-cell">{tr('Provider')}</Th>
                     <Th className="text-right">{tr('Tokens in / out')}</Th>
                     <Th className="text-right">{tr('Cost')}</Th>
                     <Th className="hidden text-right md:table-cell">{tr('Latency')}</Th>
