@@ -51,7 +51,8 @@ export const chatOutputCap: OutputCap = {
     const out = { ...body };
     const sent = (['max_tokens', 'max_completion_tokens'] as const).filter((f) => body[f] !== undefined && body[f] !== null);
     if (sent.length === 0) sent.push(model.ownedBy === 'openai' ? 'max_completion_tokens' : 'max_tokens');
-    for (const f of sent) out[f] = tokens;
+    // A cap the client set lower than what fits stays as it is (both may be sent; the larger is reserved).
+    for (const f of sent) out[f] = typeof body[f] === 'number' && (body[f] as number) < tokens ? body[f] : tokens;
     return out;
   },
 };
