@@ -65,11 +65,21 @@ try {
 }
 const { positionals, values } = parsed;
 if (values.help) {
-  console.log(usage);
+  console.log(helpFor(positionals[0]));
   process.exit(0);
 }
 if (positionals[0] === undefined) refuse(undefined);
 if (!COMMANDS.includes(positionals[0])) refuse(`unknown command ${positionals[0]}`);
+
+/** `<command> --help`: that command's lines of the usage (with their continuation lines), or all of it. */
+function helpFor(command: string | undefined): string {
+  const lines = usage.split('\n');
+  const at = lines.findIndex((l) => command !== undefined && l.trimStart().startsWith(`${command} `));
+  if (at < 0) return usage;
+  let end = at + 1;
+  while (end < lines.length && /^ {6,}/.test(lines[end]!)) end++;
+  return ['Usage: npm run admin -- <command> [options]', ...lines.slice(at, end)].join('\n');
+}
 
 function need(name: Exclude<keyof typeof values, 'help'>): string {
   const v = values[name];

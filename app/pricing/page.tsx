@@ -2,7 +2,7 @@ import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { getConfig, tierNames } from '@/lib/config';
 import { usdToCny, usdToPico } from '@/lib/billing/money';
-import { formatPrice, formatTokenSize } from '@/lib/format';
+import { formatMoney, formatTokenSize } from '@/lib/format';
 import { tierLabel } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
@@ -22,8 +22,8 @@ export default async function PricingPage() {
     const pico = usdToPico(usdPerMillion);
     return (
       <div className="tabular-nums">
-        <div className="text-slate-900">{formatPrice(pico)}</div>
-        <div className="text-xs text-slate-600">{formatPrice(usdToCny(pico, config.cnyRateNano), 'CNY')}</div>
+        <div className="text-slate-900">{formatMoney(pico)}</div>
+        <div className="text-xs text-slate-600">{formatMoney(usdToCny(pico, config.cnyRateNano), 'CNY')}</div>
       </div>
     );
   };

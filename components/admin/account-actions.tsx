@@ -5,6 +5,7 @@ import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input, Select } from '@/components/ui/input';
 import { useAdminAction } from './use-admin-action';
+import { formatMoneyText } from '@/lib/format';
 
 const tiers = ['free', 'pro', 'vip', 'enterprise'];
 
@@ -55,7 +56,7 @@ export function AccountActions({
     const text = amount.trim();
     const result = await send<{ balance_usd: string }>(url, 'POST', { action: 'adjust_balance', amount_usd: sign < 0 ? `-${text}` : text, note });
     if (result) {
-      setDone(`${sign > 0 ? 'Credited' : 'Debited'} $${text}; balance now $${result.balance_usd}.`);
+      setDone(`${sign > 0 ? 'Credited' : 'Debited'} ${formatMoneyText(text)}; balance now ${formatMoneyText(result.balance_usd)}.`);
       setAmount('');
       setNote('');
     }
@@ -153,7 +154,9 @@ export function AccountActions({
             variant="danger"
             disabled={busy}
             onClick={() =>
-              confirm('Suspend this account? Its API requests get 403 at once.') && send(url, 'POST', { action: 'set_status', status: 'suspended' })
+              confirm(
+                'Suspend this account? Every request with its API keys gets 403 (account_suspended) at once; its balance and keys are kept, and Unsuspend restores them.',
+              ) && send(url, 'POST', { action: 'set_status', status: 'suspended' })
             }
             data-testid="suspend"
           >

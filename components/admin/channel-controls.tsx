@@ -13,7 +13,25 @@ interface TestResult {
   detail: string;
 }
 
-export function ChannelControls({ name, disabled, weight }: { name: string; disabled: boolean; weight: number | null }) {
+/** The confirmation a Disable click asks for, naming what it does to traffic. */
+export function disableChannelQuestion(name: string, strandedModels: string[]): string {
+  const effect = strandedModels.length
+    ? `No other enabled channel serves ${strandedModels.join(', ')}: every request for ${strandedModels.length === 1 ? 'it' : 'them'} will fail ("All upstream channels failed") until you enable this channel again.`
+    : 'Its traffic moves to the other enabled channels of its models.';
+  return `Disable channel "${name}" on every instance? ${effect}`;
+}
+
+export function ChannelControls({
+  name,
+  disabled,
+  weight,
+  strandedModels = [],
+}: {
+  name: string;
+  disabled: boolean;
+  weight: number | null;
+  strandedModels?: string[];
+}) {
   const { busy, error, send } = useAdminAction();
   const [weightText, setWeightText] = useState(weight === null ? '' : String(weight));
   const [test, setTest] = useState<TestResult | null>(null);
@@ -25,7 +43,7 @@ export function ChannelControls({ name, disabled, weight }: { name: string; disa
         size="sm"
         variant={disabled ? 'primary' : 'danger'}
         disabled={busy}
-        onClick={() => send(url, 'POST', { disabled: !disabled })}
+        onClick={() => (disabled || confirm(disableChannelQuestion(name, strandedModels))) && send(url, 'POST', { disabled: !disabled })}
         data-testid={disabled ? 'enable' : 'disable'}
       >
         {disabled ? 'Enable' : 'Disable'}

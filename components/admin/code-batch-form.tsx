@@ -5,6 +5,7 @@ import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
 import { useAdminAction } from './use-admin-action';
+import { formatMoneyText } from '@/lib/format';
 
 interface Created {
   batchId: string;
@@ -62,7 +63,10 @@ export function CodeBatchForm() {
       </form>
       {error && <Alert tone="error">{error}</Alert>}
       {created && (
-        <Alert tone="warning" title={`${created.codes.length} codes of $${created.amountUsd} created: copy or download them now, they are not shown again.`}>
+        <Alert
+          tone="warning"
+          title={`${created.codes.length} codes of ${formatMoneyText(created.amountUsd)} created: copy or download them now, they are not shown again.`}
+        >
           <div className="mt-2 space-y-2">
             <Button size="sm" variant="secondary" onClick={download} data-testid="download-codes">
               Download CSV

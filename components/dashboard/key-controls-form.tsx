@@ -4,6 +4,8 @@ import type { publicKeyWithControls } from '@/lib/keys/queries';
 import { Field, Input } from '@/components/ui/input';
 import { Progress } from '@/components/ui/progress';
 import { useT } from '@/lib/i18n/client';
+import { formatCount, formatMoneyText } from '@/lib/format';
+import { usdToPico } from '@/lib/billing/money';
 import { translator, type Translate } from '@/lib/i18n/translate';
 
 // The per-key controls as form fields (create and edit), and the spend/budget cell of the key list.
@@ -53,18 +55,43 @@ export function bodyOf(v: ControlValues): Record<string, unknown> {
   };
 }
 
+/** A typical request's cost (pico-USD as decimal text, 1,000 tokens in and out) on `model`. */
+export interface BudgetGauge {
+  model: string;
+  picoPerRequest: string;
+}
+
+/** "≈ 1,234 requests of gpt-4o-mini at 1K tokens in and out" for a budget as typed; null when it is no amount. */
+export function budgetAllows(budgetText: string, gauge: BudgetGauge | undefined, t: Translate): string | null {
+  if (!gauge || !/^\d+(\.\d{1,12})?$/.test(budgetText.trim())) return null;
+  const per = BigInt(gauge.picoPerRequest);
+  if (per <= 0n) return null;
+  const n = usdToPico(budgetText.trim()) / per;
+  return t('≈ {n} requests of {model} at 1K tokens in and 1K out; a longer reply is cut to what is left.', { n: formatCount(Number(n)), model: gauge.model });
+}
+
 export function KeyControlsFields({
   idPrefix,
   values,
   onChange,
   models,
+  gauge,
 }: {
   idPrefix: string;
   values: ControlValues;
   onChange: (v: ControlValues) => void;
   models: string[];
+  gauge?: BudgetGauge;
 }) {
   const t = useT();
+  const allows = (text: string, testId: string) => {
+    const line = budgetAllows(text, gauge, t);
+    return line ? (
+      <p className="mt-1 text-xs text-slate-600" data-testid={testId}>
+        {line}
+      </p>
+    ) : null;
+  };
   const set = (patch: Partial<ControlValues>) => onChange({ ...values, ...patch });
   const id = (name: string) => `${idPrefix}-${name}`;
   return (
@@ -78,6 +105,7 @@ export function KeyControlsFields({
           value={values.budget_usd}
           onChange={(e) => set({ budget_usd: e.target.value })}
         />
+        {allows(values.budget_usd, id('budget-allows'))}
       </Field>
       <Field label={t('Monthly budget (USD)')} htmlFor={id('monthly')} hint={t('Per calendar month, UTC.')}>
         <Input
@@ -88,6 +116,7 @@ export function KeyControlsFields({
           value={values.monthly_budget_usd}
           onChange={(e) => set({ monthly_budget_usd: e.target.value })}
         />
+        {allows(values.monthly_budget_usd, id('monthly-allows'))}
       </Field>
       <Field label={t('Requests per minute')} htmlFor={id('rpm')} hint={t("On top of your tier's limits: the stricter wins.")}>
         <Input
@@ -150,13 +179,8 @@ export function KeyControlsFields({
   );
 }
 
-/** Cents, or six decimals for a spend below one cent (a key's first requests would all read $0.00). */
-const amount = (s: string) => {
-  const n = Number(s);
-  return n === 0 || n >= 0.01 ? n.toFixed(2) : n.toFixed(6);
-};
-const usd = (s: string) => `$${amount(s)}`;
-const cny = (s: string) => `¥${amount(s)}`;
+const usd = (s: string) => formatMoneyText(s, 'USD');
+const cny = (s: string) => formatMoneyText(s, 'CNY');
 
 /** Spend this month and in total (USD and CNY), and the budget used as a bar. */
 export function KeySpend({ k }: { k: KeyWithControlsJson }) {

@@ -21,6 +21,7 @@ import {
   KeyControlsFields,
   KeySpend,
   valuesOf,
+  type BudgetGauge,
   type ControlValues,
   type KeyWithControlsJson,
 } from '@/components/dashboard/key-controls-form';
@@ -43,11 +44,13 @@ export function KeysManager({
   models = [],
   baseUrl = '',
   sampleModel = 'gpt-4o-mini',
+  budgetGauge,
 }: {
   initialKeys: ApiKeyJson[];
   models?: string[];
   baseUrl?: string;
   sampleModel?: string;
+  budgetGauge?: BudgetGauge;
 }) {
   const t = useT();
   const [keys, setKeys] = useState(initialKeys);
@@ -163,7 +166,7 @@ export function KeysManager({
             <details className="w-full" data-testid="new-controls">
               <summary className="cursor-pointer text-sm font-medium text-indigo-700">{t('Limits and restrictions (optional)')}</summary>
               <div className="mt-3">
-                <KeyControlsFields idPrefix="new" values={controls} onChange={setControls} models={models} />
+                <KeyControlsFields idPrefix="new" values={controls} onChange={setControls} models={models} gauge={budgetGauge} />
               </div>
             </details>
           </form>
@@ -297,7 +300,13 @@ export function KeysManager({
           />
           <CardBody>
             <form onSubmit={save} className="space-y-4">
-              <KeyControlsFields idPrefix="edit" values={editing.values} onChange={(values) => setEditing({ ...editing, values })} models={models} />
+              <KeyControlsFields
+                idPrefix="edit"
+                values={editing.values}
+                onChange={(values) => setEditing({ ...editing, values })}
+                models={models}
+                gauge={budgetGauge}
+              />
               {editError && (
                 <Alert tone="error" data-testid="edit-error">
                   {editError}

@@ -6,8 +6,7 @@ import { useRef, useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input, Select } from '@/components/ui/input';
-import { formatExact } from '@/lib/format';
-import { usdToPico } from '@/lib/billing/money';
+import { formatMoneyText } from '@/lib/format';
 
 interface Result {
   status: number;
@@ -23,18 +22,21 @@ interface Result {
 
 const headerOf = (res: Response, name: string) => res.headers.get(name);
 
-/** An exact decimal from the gateway shown like every other figure; anything else ("pending") as it came. */
-function money(value: string | null, currency: 'USD' | 'CNY'): string {
-  if (!value) return '—';
-  try {
-    return formatExact(usdToPico(value), currency);
-  } catch {
-    return value;
-  }
+/** An exact decimal from the gateway shown like every other figure; none yet as a dash. */
+const money = (value: string | null, currency: 'USD' | 'CNY'): string => (value ? formatMoneyText(value, currency) : '—');
+
+/** The label users are shown for the channel a reply names ('none': no channel answered). */
+function providerOf(name: string | null, providers: Record<string, string>): string | null {
+  if (name === null || name === 'none') return null;
+  return providers[name] ?? 'Upstream provider';
 }
 
-/** Sends one chat request with a key the user pastes, as any client would, and shows the reply, the cost headers and the latency. */
-export function Playground({ models }: { models: string[] }) {
+/**
+ * Sends one chat request with a key the user pastes, as any client would, and shows the reply, the
+ * cost headers and the latency. `providers`: each channel's public label by name (the reply header
+ * carries the name).
+ */
+export function Playground({ models, providers = {} }: { models: string[]; providers?: Record<string, string> }) {
   const t = useT();
   const [key, setKey] = useState('');
   const [model, setModel] = useState(models[0] ?? '');
@@ -70,7 +72,7 @@ export function Playground({ models }: { models: string[] }) {
         status: res.status,
         requestId: headerOf(res, 'x-request-id'),
         model: headerOf(res, 'x-service-model-id'),
-        provider: headerOf(res, 'x-service-provider'),
+        provider: providerOf(headerOf(res, 'x-service-provider'), providers),
         costUsd: headerOf(res, 'x-service-cost-usd'),
         costCny: headerOf(res, 'x-service-cost-cny'),
         serverLatencyMs: headerOf(res, 'x-service-latency-ms'),

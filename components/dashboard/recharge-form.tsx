@@ -3,6 +3,7 @@
 import { useT } from '@/lib/i18n/client';
 import { useState, type FormEvent } from 'react';
 import { usdToPico } from '@/lib/billing/money';
+import { formatMoneyText } from '@/lib/format';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { cn } from '@/components/ui/cn';
@@ -23,7 +24,8 @@ export function RechargeForm({ min, max, configured, presets }: { min: string; m
   function problem(value: string): string | null {
     if (!amountPattern.test(value.trim())) return t('Enter an amount in US dollars, with at most two decimals.');
     const pico = usdToPico(value.trim());
-    if (pico < usdToPico(min) || pico > usdToPico(max)) return t('Enter an amount from ${min} to ${max}.', { min, max });
+    if (pico < usdToPico(min) || pico > usdToPico(max))
+      return t('Enter an amount from {min} to {max}.', { min: formatMoneyText(min), max: formatMoneyText(max) });
     return null;
   }
 
@@ -97,7 +99,10 @@ export function RechargeForm({ min, max, configured, presets }: { min: string; m
           </div>
         </div>
         <p id="recharge-bounds" className="text-xs text-slate-500">
-          {t('From ${min} to ${max}. You pay on Stripe Checkout; the credit appears here once Stripe confirms the payment.', { min, max })}
+          {t('From {min} to {max}. You pay on Stripe Checkout; the credit appears here once Stripe confirms the payment.', {
+            min: formatMoneyText(min),
+            max: formatMoneyText(max),
+          })}
         </p>
       </div>
       {error && <Alert tone="error">{error}</Alert>}

@@ -1,6 +1,7 @@
 'use client';
 
 import { useT } from '@/lib/i18n/client';
+import { formatMoneyText } from '@/lib/format';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
@@ -29,7 +30,10 @@ export function RedeemForm() {
       if (res.ok) {
         setMessage({
           tone: 'success',
-          text: t('${credited} added. Balance: ${balance}.', { credited: body.credited_usd ?? '', balance: body.balance_usd ?? '' }),
+          text: t('{credited} added. Balance: {balance}.', {
+            credited: formatMoneyText(body.credited_usd ?? ''),
+            balance: formatMoneyText(body.balance_usd ?? ''),
+          }),
         });
         setCode('');
         router.refresh();

@@ -1,6 +1,6 @@
 import { getConfig, tierNames } from '@/lib/config';
 import { currentMessages, serverT } from '@/lib/i18n/server';
-import { formatCount, formatTokenSize, formatWhole } from '@/lib/format';
+import { formatCount, formatTokenSize, formatMoney } from '@/lib/format';
 import { tierLabel } from '@/lib/dashboard/format';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
@@ -41,7 +41,7 @@ export async function TierTable({ responsive = false }: { responsive?: boolean }
                 {name === 'free'
                   ? tr('Sign up')
                   : t.promoteAtMonthlySpend !== null
-                    ? tr('Spend {amount} in a month', { amount: formatWhole(t.promoteAtMonthlySpend) })
+                    ? tr('Spend {amount} in a month', { amount: formatMoney(t.promoteAtMonthlySpend) })
                     : tr('Contact us')}
               </Td>
             </Tr>

@@ -5,6 +5,7 @@ import { GatewayError } from '@/lib/errors';
 import { listKeys, revokeKey, setLimits, setStatus, setTier } from '@/lib/accounts/queries';
 import { creditBalance, decimalToPico } from '@/lib/billing/ledger';
 import { formatPico } from '@/lib/billing/money';
+import { formatMoney } from '@/lib/format';
 import { publishGatewayEvent } from '@/lib/events';
 import { logSummarySelect } from '@/lib/dashboard/queries';
 import { writeAudit, type Actor } from './audit';
@@ -171,7 +172,7 @@ export async function adminAdjustBalance(actor: Actor, userId: string, amountPic
   if (trimmed.length > 500) throw new GatewayError('invalid_request', 'The note is at most 500 characters.', { param: 'note' });
   const before = await accountSummary(userId);
   if (amountPico < 0n && before.balancePico + amountPico < 0n) {
-    throw new GatewayError('invalid_request', `A debit of $${formatPico(-amountPico)} exceeds the balance ($${formatPico(before.balancePico)}).`, {
+    throw new GatewayError('invalid_request', `A debit of ${formatMoney(-amountPico)} exceeds the balance (${formatMoney(before.balancePico)}).`, {
       param: 'amount_usd',
     });
   }

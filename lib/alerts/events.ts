@@ -1,5 +1,6 @@
 import { getDb } from '@/lib/db';
 import { GatewayError } from '@/lib/errors';
+import { formatMoneyText } from '@/lib/format';
 import type { Prisma } from '@/lib/generated/prisma/client';
 
 // The account's alert events as the API and the dashboard show them.
@@ -56,10 +57,11 @@ export type PublicAlertEvent = ReturnType<typeof publicEvent>;
 /** One line a person reads (banner, event list). */
 export function alertMessage(p: AlertPayload): string {
   const d = p.data;
-  if (p.type === 'account.balance.low') return `Balance ${d.balance_usd} USD is below your alert threshold of ${d.threshold_usd} USD.`;
+  if (p.type === 'account.balance.low')
+    return `Balance ${formatMoneyText(String(d.balance_usd))} is below your alert threshold of ${formatMoneyText(String(d.threshold_usd))}.`;
   const key = d.key as Record<string, string> | undefined;
   const budget = d.budget === 'monthly' ? `monthly budget (${d.period})` : 'lifetime budget';
-  return `API key "${key?.name ?? '?'}" has used ${d.threshold_percent}% of its ${budget}: ${d.spent_usd} of ${d.budget_usd} USD.`;
+  return `API key "${key?.name ?? '?'}" has used ${d.threshold_percent}% of its ${budget}: ${formatMoneyText(String(d.spent_usd))} of ${formatMoneyText(String(d.budget_usd))}.`;
 }
 
 export async function listAlertEvents(userId: string, opts: { undismissedOnly?: boolean; limit?: number } = {}) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { getDb } from '@/lib/db';
 import { decryptSecret, encryptSecret } from '@/lib/crypto';
 import { GatewayError } from '@/lib/errors';
+import { formatMoney } from '@/lib/format';
 import { decimalToPico, formatPico, parseDecimal, PICO } from '@/lib/billing/money';
 import { generateSigningSecret } from '@/lib/alerts/signing';
 import { parseWebhookUrl } from '@/lib/alerts/webhook-url';
@@ -78,7 +79,8 @@ function parseLowBalance(value: number | string | null): bigint | null {
   if (!/^\d+(\.\d{1,12})?$/.test(text))
     throw invalid('low_balance_usd', 'must be an amount in USD with at most 12 decimals, e.g. 5 or "2.50" (null for no alert).');
   const pico = parseDecimal(text, 12);
-  if (pico <= 0n || pico > MAX_LOW_BALANCE_USD * PICO) throw invalid('low_balance_usd', `must be more than 0 and at most ${MAX_LOW_BALANCE_USD} USD.`);
+  if (pico <= 0n || pico > MAX_LOW_BALANCE_USD * PICO)
+    throw invalid('low_balance_usd', `must be more than 0 and at most ${formatMoney(MAX_LOW_BALANCE_USD * PICO)}.`);
   return pico;
 }
 

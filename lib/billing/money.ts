@@ -27,14 +27,6 @@ export function formatPico(pico: bigint, minDecimals = 0): string {
   return `${negative ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
 }
 
-/** Rounded half away from zero to whole cents-of-display: used only for UI. */
-export function formatMoney(pico: bigint, decimals = 2): string {
-  const unit = 10n ** BigInt(12 - decimals);
-  const rounded = (pico >= 0n ? pico + unit / 2n : pico - unit / 2n) / unit;
-  const text = formatPico(rounded * unit, decimals);
-  return text;
-}
-
 /** USD -> CNY at a rate given in units of 1e-9 (so "7.2" is 7_200_000_000n), rounded half up. */
 export function usdToCny(usdPico: bigint, rateNano: bigint): bigint {
   const product = usdPico * rateNano;

@@ -7,6 +7,7 @@ import { GatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { formatPico, parseDecimal } from '@/lib/billing/money';
+import { formatMoney } from '@/lib/format';
 import { applyPendingCredits, creditBalance, picoToDecimal } from '@/lib/billing/ledger';
 import type { Prisma } from '@/lib/generated/prisma/client';
 
@@ -44,7 +45,7 @@ export function parseAmountUsd(value: unknown): bigint {
 export async function createCheckoutSession(userId: string, amount: bigint, origin: string): Promise<{ url: string; id: string }> {
   const { rechargeMin, rechargeMax } = getConfig();
   if (amount < rechargeMin || amount > rechargeMax) {
-    throw new GatewayError('invalid_request', `Recharge amount must be between $${formatPico(rechargeMin, 2)} and $${formatPico(rechargeMax, 2)}.`, {
+    throw new GatewayError('invalid_request', `Recharge amount must be between ${formatMoney(rechargeMin)} and ${formatMoney(rechargeMax)}.`, {
       param: 'amount_usd',
     });
   }

@@ -30,6 +30,8 @@ export interface ChannelInfo {
   timeouts: Timeouts;
   /** The upstream serves the OpenAI Responses API itself (POST {baseUrl}/responses). */
   responses?: boolean;
+  /** What users are shown for it (lib/channels/labels.ts); unset: a generic name for its protocol. */
+  label?: string;
 }
 
 /** Prices are pico-USD per token: price per million USD times 10^6, exact for up to 6 decimals. */
@@ -77,6 +79,8 @@ export interface GatewayConfig {
   /** USD->CNY rate in units of 1e-9. */
   cnyRateNano: bigint;
   maintenance: boolean;
+  /** Lower a request's output cap to what its key budget or balance pays for, instead of a 402. */
+  clampOutputToBudget: boolean;
   startingBalance: bigint;
   rechargeMin: bigint;
   rechargeMax: bigint;
@@ -175,6 +179,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       weight: c.weight,
       timeouts: { connectMs: c.timeouts.connect_ms, firstByteMs: c.timeouts.first_byte_ms, idleMs: c.timeouts.idle_ms },
       responses: c.responses,
+      label: c.label,
     };
   });
   const channelsByModel = new Map<string, ChannelInfo[]>();
@@ -218,6 +223,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     },
     responsesRetentionDays: raw.responses.retention_days,
     responsesQuota: { bytes: raw.responses.max_bytes_per_account, rows: raw.responses.max_per_account },
+    clampOutputToBudget: raw.clamp_output_to_budget,
     tiers,
     channels,
     models,

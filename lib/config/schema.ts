@@ -49,6 +49,8 @@ const timeoutsSchema = z
 const channelSchema = z
   .object({
     name: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'letters, digits, dot, dash and underscore only'),
+    /** What users see in their logs and playground ("Acme Cloud"); unset: a generic name for the protocol. The name is the operator's alone. */
+    label: z.string().trim().min(1).max(60).optional(),
     /** What the upstream speaks: every surface reaches it through a translator. */
     protocol: z.enum(upstreamProtocols),
     base_url: z.string().url(),
@@ -119,6 +121,11 @@ export const configSchema = z
   .object({
     usd_to_cny: decimal,
     maintenance: z.boolean().default(false),
+    /**
+     * When a key budget or the balance cannot cover a request's largest reply, lower its output cap
+     * (max_tokens and kin) to what is left instead of refusing it; off: the 402 names that cap.
+     */
+    clamp_output_to_budget: z.boolean().default(true),
     starting_balance_usd: decimal.default('0'),
     recharge: z
       .object({ min_usd: decimal.default('5'), max_usd: decimal.default('1000') })

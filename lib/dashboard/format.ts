@@ -1,14 +1,10 @@
 // Names the dashboard pages use, all answered by the one formatting module (lib/format).
-import { formatAmount, formatCount, formatDateTimeUtc, formatDateUtc, formatExact, formatLatency, formatTokenSize, formatAxisCount } from '@/lib/format';
+import { formatCount, formatDateTimeUtc, formatDateUtc, formatLatency, formatMoney, formatTokenSize, formatAxisCount } from '@/lib/format';
 
 export * from '@/lib/format';
 
-export const usd = (pico: bigint) => formatAmount(pico, 'USD');
-export const cny = (pico: bigint) => formatAmount(pico, 'CNY');
-/** Per-request amounts: every digit. */
-export const usdFine = (pico: bigint) => formatExact(pico, 'USD');
-export const cnyFine = (pico: bigint) => formatExact(pico, 'CNY');
-export const usdAuto = usd;
+export const usd = (pico: bigint) => formatMoney(pico, 'USD');
+export const cny = (pico: bigint) => formatMoney(pico, 'CNY');
 
 export const int = formatCount;
 export const compact = formatAxisCount;

@@ -1,4 +1,5 @@
 import { getDb } from '@/lib/db';
+import { channelLabel, publicAttempts } from '@/lib/channels/labels';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { usdToPico } from '@/lib/billing/money';
 import { GatewayError } from '@/lib/errors';
@@ -176,6 +177,12 @@ async function scanEdge(userId: string, filters: LogFilters, cursor: Prisma.Requ
 }
 
 /** One page of the caller's request log, newest first (ties broken by id, so pages never overlap). */
+/** A log row as its account sees it: the channel's public label, never its internal name (lib/channels/labels.ts). */
+function toPublicLogEntry(row: ListRow): LogEntry {
+  const e = toLogEntry(row);
+  return { ...e, channel: channelLabel(e.channel) };
+}
+
 export async function listLogs(userId: string, filters: LogFilters, opts: LogPageOptions): Promise<LogPage> {
   assertQueryable(filters, [opts.startingAfter, opts.endingBefore]);
   const db = await getDb();
@@ -189,7 +196,7 @@ export async function listLogs(userId: string, filters: LogFilters, opts: LogPag
       select: listSelect,
     });
     const hasNewer = rows.length > opts.limit;
-    const data = rows.slice(0, opts.limit).reverse().map(toLogEntry);
+    const data = rows.slice(0, opts.limit).reverse().map(toPublicLogEntry);
     return {
       data,
       prevCursor: hasNewer && data.length ? cursorOf(data[0]) : edge ? cursorOf(edge) : null,
@@ -205,7 +212,7 @@ export async function listLogs(userId: string, filters: LogFilters, opts: LogPag
     select: listSelect,
   });
   const hasOlder = rows.length > opts.limit;
-  const data = rows.slice(0, opts.limit).map(toLogEntry);
+  const data = rows.slice(0, opts.limit).map(toPublicLogEntry);
   return {
     data,
     nextCursor: hasOlder && data.length ? cursorOf(data[data.length - 1]) : edge ? cursorOf(edge) : null,
@@ -220,7 +227,7 @@ export async function getLog(userId: string, id: string): Promise<LogDetail | nu
   const row = await db.requestLog.findFirst({ where: { id, userId }, select: { ...listSelect, attempts: true } });
   if (!row) return null;
   const { attempts, ...rest } = row;
-  return { ...toLogEntry(rest), attempts };
+  return { ...toPublicLogEntry(rest), attempts: publicAttempts(attempts) as Prisma.JsonValue | null };
 }
 
 /** Like getLog, but answers 404 for the route handlers (400 for an id no request can have). */

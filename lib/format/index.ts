@@ -1,98 +1,39 @@
 // The one place numbers become text for people: every page, chart, table and CSV of the dashboard
 // formats money, tokens and context sizes here, so one figure reads the same everywhere.
-// Money arrives as exact bigint pico units (1e-12 USD or CNY) and is rounded here, once.
+// Money arrives as exact bigint pico units (1e-12 USD or CNY) and is written exactly, by formatMoney.
 // Client-safe: no server imports.
+
+import { formatPico, usdToPico } from '@/lib/billing/money';
 
 export type Currency = 'USD' | 'CNY';
 
-const PICO = 1_000_000_000_000n;
 const SYMBOL: Record<Currency, string> = { USD: '$', CNY: '¥' };
-
-/** How a figure is rounded to the digits shown: `nearest` (half away from zero) or `floor` (towards minus infinity). */
-type Rounding = 'nearest' | 'floor';
 
 function groupThousands(whole: string): string {
   return whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-/** `pico` rounded to `decimals` decimals and written with exactly that many (0-12). */
-function fixed(pico: bigint, decimals: number, rounding: Rounding): string {
-  const unit = 10n ** BigInt(12 - decimals);
-  let units = pico / unit; // truncates towards zero
-  const rest = pico % unit;
-  if (rest !== 0n) {
-    if (rounding === 'floor') {
-      if (pico < 0n) units -= 1n;
-    } else if ((rest < 0n ? -rest : rest) * 2n >= unit) {
-      units += pico < 0n ? -1n : 1n;
-    }
-  }
-  const negative = units < 0n;
-  const abs = negative ? -units : units;
-  const scale = 10n ** BigInt(decimals);
-  const whole = groupThousands((abs / scale).toString());
-  const frac = decimals > 0 ? `.${(abs % scale).toString().padStart(decimals, '0')}` : '';
-  return `${negative ? '-' : ''}${whole}${frac}`;
-}
-
-const SIGNIFICANT = 3;
-
-/**
- * Decimals to show for an amount: two from a dollar (or yuan) up; below it enough for three
- * significant digits (so $0.0011 and $0.00001119 never read $0.00), at most twelve.
- */
-function decimalsFor(pico: bigint): number {
-  const abs = pico < 0n ? -pico : pico;
-  if (abs === 0n || abs >= PICO) return 2;
-  const digits = abs.toString().length; // abs < 1e12, so at most 12
-  return Math.min(12, Math.max(2, 12 - digits + SIGNIFICANT));
-}
-
-/** Trailing zeros beyond the second decimal are noise ("$0.0110" reads "$0.011"). */
-function trimZeros(text: string): string {
-  return text.replace(/(\.\d\d\d*?)0+$/, '$1');
-}
-
-function withSymbol(text: string, currency: Currency): string {
-  return text.startsWith('-') ? `-${SYMBOL[currency]}${text.slice(1)}` : `${SYMBOL[currency]}${text}`;
-}
-
-function shortMoney(pico: bigint, currency: Currency, rounding: Rounding): string {
-  return withSymbol(trimZeros(fixed(pico, decimalsFor(pico), rounding)), currency);
-}
-
-/**
- * Spend, costs and ledger amounts: two decimals from one unit up, three significant digits below
- * ("$12.35", "$0.15", "$0.0011", "$0.0000112"), rounded to nearest.
- */
-export function formatAmount(pico: bigint, currency: Currency = 'USD'): string {
-  return shortMoney(pico, currency, 'nearest');
-}
-
-/** A balance: the same digits as an amount, but never rounded up ($19.9989 reads $19.99). */
-export function formatBalance(pico: bigint, currency: Currency = 'USD'): string {
-  return shortMoney(pico, currency, 'floor');
-}
-
-/** Every digit there is, at least two decimals: log detail, tooltips, prices ("$0.60", "¥1.944", "$0.00001119"). */
-export function formatExact(pico: bigint, currency: Currency = 'USD'): string {
-  return withSymbol(trimZeros(fixed(pico, 12, 'nearest')), currency);
-}
-
-/** A price per million tokens; exact, like formatExact ("$0.15", "$0.60", "¥1.08"). */
-export const formatPrice = formatExact;
-
-/** A whole amount with fixed decimals, for round thresholds ("$50", "$500"). */
-export function formatWhole(pico: bigint, currency: Currency = 'USD'): string {
-  return pico % PICO === 0n ? withSymbol(fixed(pico, 0, 'nearest'), currency) : formatAmount(pico, currency);
-}
-
 /** Plain decimal text without symbol or grouping, exact: CSV cells and JSON ("0.00001119", "12"). */
-export function decimalText(pico: bigint): string {
-  const negative = pico < 0n;
-  const abs = negative ? -pico : pico;
-  const frac = (abs % PICO).toString().padStart(12, '0').replace(/0+$/, '');
-  return `${negative ? '-' : ''}${abs / PICO}${frac ? `.${frac}` : ''}`;
+export const decimalText = (pico: bigint): string => formatPico(pico);
+
+/**
+ * The one money formatter: pages, tables, toasts, error messages, alert banners, the operator
+ * console. Every digit there is, never rounded (a $9.9978 credit must not read $10.00, or the
+ * history stops adding up to the balance): at least two decimals, grouped thousands, the sign
+ * before the symbol ("$9.9978", "$1,234.50", "-$0.0000117", "¥1.944").
+ */
+export function formatMoney(pico: bigint, currency: Currency = 'USD'): string {
+  const [whole, frac = ''] = formatPico(pico < 0n ? -pico : pico, 2).split('.');
+  return `${pico < 0n ? '-' : ''}${SYMBOL[currency]}${groupThousands(whole!)}.${frac}`;
+}
+
+/** An amount the API wrote as decimal text ("10.0011"), through formatMoney; text that is no amount is shown as it is. */
+export function formatMoneyText(text: string, currency: Currency = 'USD'): string {
+  try {
+    return formatMoney(usdToPico(text), currency);
+  } catch {
+    return text;
+  }
 }
 
 const intFormat = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });

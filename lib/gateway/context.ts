@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { CLAMPED_HEADER } from '@/lib/gateway/admission/clamp';
 import type { ChannelInfo, GatewayConfig, ModelInfo } from '@/lib/config';
 import { authenticate, type Principal } from '@/lib/auth/principal';
 import { anthropicErrorBody, errorHeaders, GatewayError, geminiErrorBody, openaiErrorBody, toGatewayError } from '@/lib/errors';
@@ -168,6 +169,8 @@ export class RequestContext {
   routeReason: string | null = null;
   /** What the answering attempt dropped from the request (the `x-service-dropped` header). */
   dropped: readonly string[] | undefined = undefined;
+  /** The output cap a request was lowered to, to fit its key budget or balance (admission/clamp.ts). */
+  outputClamped: number | null = null;
   stream = false;
   firstTokenMs: number | null = null;
   usage: Usage = noUsage();
@@ -477,6 +480,7 @@ export class RequestContext {
     if (dropped) headers[DROPPED_HEADER] = dropped;
     // The header Anthropic's SDK reads into `requestID`.
     if (this.surface === 'anthropic') headers['request-id'] = this.requestId;
+    if (this.outputClamped !== null) headers[CLAMPED_HEADER] = String(this.outputClamped);
     if (extra) for (const name in extra) headers[name] = extra[name];
     return headers;
   }

@@ -6,6 +6,9 @@ import type { ChannelInfo, GatewayConfig, ModelInfo } from '@/lib/config';
 import type { Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { formatMoney } from '@/lib/format';
+import { Unaffordable } from '@/lib/keys/admission';
+import { affordableOutputTokens, MIN_CLAMPED_OUTPUT_TOKENS, withBody, type OutputCap } from '@/lib/gateway/admission/clamp';
 import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
 import { preAdmission } from '@/lib/gateway/account-gate';
 import { keyedRandom, maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
@@ -107,6 +110,8 @@ export interface SurfaceSpec {
   modelNotFoundStatus?: number;
   /** The largest upstream reply read whole. */
   maxReplyBytes: number;
+  /** Where its output cap is, for a request lowered to fit its budget (admission/clamp.ts); none: never lowered. */
+  outputCap?: OutputCap;
   /**
    * Checks the body (a 400 naming the field otherwise) and says what the request needs. Work beyond
    * the body itself (a read of the store) is done in one of the account's turns (account-gate.ts);
@@ -118,8 +123,11 @@ export interface SurfaceSpec {
 /** Runs one /v1 request on `surface`. Errors are thrown to the handler, which answers them in the surface's envelope. */
 export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink, surface: SurfaceSpec): Promise<void> {
   const body = await ctx.open(req);
-  const client: ClientRequest = { body, headers: req.headers };
-  const { prepared, plan, first, calls, translated } = await prepare(ctx, req, surface, client);
+  let client: ClientRequest = { body, headers: req.headers };
+  const principal = ctx.principal!;
+  const before = await prepare(ctx, req, surface, client);
+  let { prepared, calls } = before;
+  const { plan, first, translated } = before;
   if (!translated && prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx.cfg, m)))) {
     await ctx.admit(null, surface.endpoint, 0n);
     const text = await prepared.local(plan.models[0]);
@@ -128,11 +136,33 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
     return;
   }
 
-  await ctx.admit(
-    prepared.billed ? plan.models[0] : null,
-    surface.endpoint,
-    prepared.billed ? reservation(plan.models, prepared, prepared.promptBytes ?? body.raw.length) : 0n,
-  );
+  for (let lowered = 0; ; lowered++) {
+    try {
+      await ctx.admit(
+        prepared.billed ? plan.models[0] : null,
+        surface.endpoint,
+        prepared.billed ? reservation(plan.models, prepared, prepared.promptBytes ?? client.body.raw.length) : 0n,
+      );
+      break;
+    } catch (err) {
+      // Over the key budget or balance at its largest reply: the same request with a lower output
+      // cap (admission/clamp.ts), validated and translated again. Twice at most (budget, then balance).
+      const cap = surface.outputCap;
+      if (!(err instanceof Unaffordable) || !cap || !prepared.billed || plan.models.some((m) => m.kind !== 'chat')) throw err;
+      // Bytes for the cap field the body gains, so that the lowered request fits at its own bound.
+      const promptBound = promptTokenBound((prepared.promptBytes ?? client.body.raw.length) + 64);
+      const tokens = affordableOutputTokens(plan.models, promptBound, prepared.choices, prepared.maxOutputTokens, err.available);
+      if (!ctx.cfg.clampOutputToBudget || tokens < MIN_CLAMPED_OUTPUT_TOKENS || lowered >= 2) throw err.naming(cap.field, tokens);
+      client = withBody(client, cap.set(client.body.json, tokens, plan.models[0]));
+      const again = surface.validate(client, ctx.cfg, principal, client.body.raw.length, req.signal);
+      prepared = again instanceof Promise ? await again : again;
+      calls = new CallCache(client, ctx, prepared);
+      const translator = translatorFor(prepared, plan.models[0], first);
+      if (translator) calls.get(plan.models[0], translator);
+      ctx.outputClamped = tokens;
+      ctx.routeReason = `${ctx.routeReason ? `${ctx.routeReason}; ` : ''}output capped at ${tokens} tokens (${err.code === 'key_budget_exceeded' ? 'key budget' : 'balance'} left: ${formatMoney(err.available)})`;
+    }
+  }
 
   let refusal: GatewayError | null = null;
   for (let i = 0; i < plan.models.length; i++) {

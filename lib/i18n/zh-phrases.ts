@@ -235,6 +235,8 @@ export const zhPhrases = {
   'No limit': '不限',
   'Monthly budget (USD)': '月预算（美元）',
   'Per calendar month, UTC.': '按自然月计算（UTC）。',
+  '≈ {n} requests of {model} at 1K tokens in and 1K out; a longer reply is cut to what is left.':
+    '约可发送 {n} 次 {model} 请求（输入 1K、输出 1K tokens）；更长的回复会按剩余额度截短。',
   'Requests per minute': '每分钟请求数',
   "On top of your tier's limits: the stricter wins.": '在等级限额之外另行限制：以更严格者为准。',
   'Tier limit': '等级限额',
@@ -347,7 +349,9 @@ export const zhPhrases = {
   'Model served': '实际服务的模型',
   'Last model tried': '最后尝试的模型',
   'None: the request failed before reaching a model': '无：请求在到达模型之前失败',
-  'Last channel tried': '最后尝试的渠道',
+  'Last provider tried': '最后尝试的提供方',
+  'None: no provider was called': '无：未调用任何提供方',
+  Reason: '原因',
   'Route reason': '路由原因',
   'Usage and cost': '用量与费用',
   'Prompt tokens': '输入 token',
@@ -387,7 +391,7 @@ export const zhPhrases = {
   'Balance {amount}': '余额 {amount}',
   'Balance after': '变动后余额',
   'Enter an amount in US dollars, with at most two decimals.': '请输入美元金额，最多两位小数。',
-  'Enter an amount from ${min} to ${max}.': '请输入 ${min} 至 ${max} 之间的金额。',
+  'Enter an amount from {min} to {max}.': '请输入 {min} 至 {max} 之间的金额。',
   'Too many recharge attempts. Wait a minute and try again.': '充值尝试次数过多。请等待一分钟后重试。',
   'The payment could not be started. Try again.': '支付未能发起，请重试。',
   'Network error: the payment could not be started.': '网络错误：支付未能发起。',
@@ -395,11 +399,11 @@ export const zhPhrases = {
   'Card payments need Stripe keys on the server. Ask the operator of this gateway to add credit to your account.':
     '银行卡支付需要在服务器上配置 Stripe 密钥。请联系本网关的运营方为你的账户充值。',
   'Amount (USD)': '金额（美元）',
-  'From ${min} to ${max}. You pay on Stripe Checkout; the credit appears here once Stripe confirms the payment.':
-    '${min} 至 ${max}。在 Stripe Checkout 付款；Stripe 确认后额度即显示在这里。',
+  'From {min} to {max}. You pay on Stripe Checkout; the credit appears here once Stripe confirms the payment.':
+    '{min} 至 {max}。在 Stripe Checkout 付款；Stripe 确认后额度即显示在这里。',
   'Redirecting to Stripe…': '正在跳转到 Stripe…',
   'Continue to payment': '前往支付',
-  '${credited} added. Balance: ${balance}.': '已充值 ${credited}。余额：${balance}。',
+  '{credited} added. Balance: {balance}.': '已充值 {credited}。余额：{balance}。',
   'The code could not be redeemed (HTTP {status}).': '兑换码未能兑换（HTTP {status}）。',
   'Have a code?': '有兑换码？',
   Redeem: '兑换',

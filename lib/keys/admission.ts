@@ -1,5 +1,5 @@
 import { GatewayError } from '@/lib/errors';
-import { formatMoney } from '@/lib/billing/money';
+import { formatMoney } from '@/lib/format';
 import type { Limiter, Rule } from '@/lib/limits/types';
 import { accountKey } from '@/lib/limits/keys';
 import { forgetPrincipal, reloadPrincipal, type Principal } from '@/lib/auth/principal';
@@ -84,16 +84,38 @@ export async function loadKeyBudget(limiter: Limiter, principal: Principal, budg
   await limiter.initBalance(budget.key, -spent, [], [], budget.period === 'monthly' ? MONTHLY_COUNTER_TTL_MS : LIFETIME_COUNTER_TTL_MS);
 }
 
+/**
+ * A 402 for a request its key budget or balance cannot cover at its largest: says what is left, so
+ * that the pipeline can lower the request's output cap to fit (lib/gateway/admission/clamp.ts).
+ */
+export class Unaffordable extends GatewayError {
+  constructor(
+    code: 'key_budget_exceeded' | 'insufficient_balance',
+    message: string,
+    /** What is left to spend, pico-USD. */
+    readonly available: bigint,
+  ) {
+    super(code, message);
+  }
+
+  /** The same refusal, saying how large an output cap would fit (`field`: the surface's name for it). */
+  naming(field: string, tokens: number): Unaffordable {
+    const hint = tokens > 0 ? ` The largest "${field}" it can pay for now is ${tokens}; send that or less.` : ' Not even the prompt fits in what is left.';
+    return new Unaffordable(this.code as 'key_budget_exceeded' | 'insufficient_balance', this.message + hint, this.available);
+  }
+}
+
 /** The 402 naming the key's budget, its period and what is left. `counter`: minus the spend. */
 export function keyBudgetError(principal: Principal, budget: KeyBudget, counter: bigint, reserve: bigint): GatewayError {
   const left = budget.cap + counter > 0n ? budget.cap + counter : 0n;
   const period =
     budget.period === 'monthly'
-      ? `monthly budget of $${formatMoney(budget.cap)} (${budget.month!.label}, calendar month UTC)`
-      : `lifetime budget of $${formatMoney(budget.cap)}`;
-  return new GatewayError(
+      ? `monthly budget of ${formatMoney(budget.cap)} (${budget.month!.label}, calendar month UTC)`
+      : `lifetime budget of ${formatMoney(budget.cap)}`;
+  return new Unaffordable(
     'key_budget_exceeded',
-    `Key budget exceeded: the API key "${principal.guard?.name ?? ''}" has a ${period} with $${formatMoney(left, 6)} left, and this request may cost up to $${formatMoney(reserve, 6)}.`,
+    `Key budget exceeded: the API key "${principal.guard?.name ?? ''}" has a ${period} with ${formatMoney(left)} left, and this request may cost up to ${formatMoney(reserve)}.`,
+    left,
   );
 }
 

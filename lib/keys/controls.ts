@@ -1,6 +1,7 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { z } from 'zod';
 import { GatewayError } from '@/lib/errors';
+import { formatMoney } from '@/lib/format';
 import { formatPico, parseDecimal } from '@/lib/billing/money';
 
 // Per-key controls: what the /api/keys API accepts, how it is stored, and the checks the gateway
@@ -103,7 +104,7 @@ function parseUsd(field: string, value: number | string | null): bigint | null {
   if (!/^\d+(\.\d{1,12})?$/.test(text)) throw invalid(field, 'must be a positive amount in USD with at most 12 decimals, e.g. 25 or "12.50".');
   const pico = parseDecimal(text, 12);
   if (pico <= 0n) throw invalid(field, 'must be more than 0 (send null for no budget).');
-  if (pico > MAX_BUDGET_USD * PICO) throw invalid(field, `must be at most ${MAX_BUDGET_USD} USD.`);
+  if (pico > MAX_BUDGET_USD * PICO) throw invalid(field, `must be at most ${formatMoney(MAX_BUDGET_USD * PICO)}.`);
   return pico;
 }
 

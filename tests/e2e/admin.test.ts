@@ -23,6 +23,8 @@ let page: Page;
 const adminEmail = `ops-e2e-${randomBytes(4).toString('hex')}@example.com`;
 const password = 'sturdy-pass-42';
 let customer: TestAccount;
+/** The confirmations the operator was asked, in order (each accepted). */
+const dialogs: string[] = [];
 
 const shot = (p: Page, name: string) => p.screenshot({ path: path.join(shots, `admin-${name}.png`), fullPage: true });
 
@@ -69,7 +71,10 @@ beforeAll(async () => {
   });
   adminContext = await browser.newContext({ viewport: { width: 1280, height: 860 }, extraHTTPHeaders: { 'x-forwarded-for': '10.78.0.1' } });
   page = await adminContext.newPage();
-  page.on('dialog', (d) => void d.accept());
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.accept();
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -132,6 +137,8 @@ describe('operator console in a browser', { timeout: 60_000 }, () => {
     await expect(row.getByTestId('test-result').textContent()).resolves.toMatch(/OK/);
     await row.getByTestId('disable').click();
     await row.getByTestId('enable').waitFor();
+    // Asked first, naming the effect: its models have another channel, so their traffic moves.
+    expect(dialogs.at(-1)).toBe('Disable channel "adme-openai-1" on every instance? Its traffic moves to the other enabled channels of its models.');
     await expect(row.getByTestId('channel-state').textContent()).resolves.toMatch(/disabled/);
     await shot(page, '05-channels-disabled');
     await waitFor(async () => (await chat(customer.apiKey)).headers.get('x-service-provider') === 'adme-openai-2', 10_000);
@@ -161,7 +168,7 @@ describe('operator console in a browser', { timeout: 60_000 }, () => {
     await user.goto(`${gw.url}/dashboard/billing`);
     await user.getByTestId('redeem-code').fill(codes[0]);
     await user.getByTestId('redeem-submit').click();
-    await expect(user.getByTestId('redeem-message').textContent()).resolves.toMatch(/\$2 added/);
+    await expect(user.getByTestId('redeem-message').textContent()).resolves.toMatch(/\$2\.00 added/);
     await user.getByTestId('redeem-code').fill(codes[0]);
     await user.getByTestId('redeem-submit').click();
     await expect(user.getByTestId('redeem-message').textContent()).resolves.toMatch(/already been redeemed/);

@@ -66,7 +66,7 @@ describe('budget alerts in the dashboard', { timeout: 60_000 }, () => {
       await page.waitForTimeout(300);
       await page.goto(`${gw.url}/dashboard/keys`);
     }
-    await expect(banner.textContent()).resolves.toContain('Balance 5 USD is below your alert threshold of 10 USD');
+    await expect(banner.textContent()).resolves.toContain('Balance $5.00 is below your alert threshold of $10.00');
     await shot('29-11-alert-banner');
 
     await page.goto(`${gw.url}/dashboard/alerts`);

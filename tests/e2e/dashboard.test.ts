@@ -7,7 +7,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { usdToPico } from '@/lib/billing/money';
-import { formatExact } from '@/lib/format';
+import { formatMoney } from '@/lib/format';
 import { createRequire } from 'node:module';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
@@ -156,7 +156,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await newest.click();
     await page.waitForURL(/\/dashboard\/logs\/req_/, { waitUntil: 'commit' });
     const shown = (await page.getByTestId('cost-usd').first().textContent())!;
-    expect(shown).toBe(formatExact(usdToPico(cost))); // every digit of the header's exact figure
+    expect(shown).toBe(formatMoney(usdToPico(cost))); // every digit of the header's exact figure
     logUrl = page.url();
     const time = page.locator('main time').first();
     await page.waitForFunction(() => !document.querySelector('main time')?.textContent?.endsWith('UTC'));

@@ -134,6 +134,17 @@ describe('operator role', { timeout: 60_000 }, () => {
     await expect(adminCli('set-role', '--email', user.email, '--role', 'root')).rejects.toMatchObject({ code: 2 });
   });
 
+  it('every CLI command answers --help with its usage, exit 0, no stack trace and nothing changed', async () => {
+    for (const command of ['create-user', 'set-tier', 'set-limits', 'suspend', 'unsuspend', 'credit', 'create-key', 'revoke-key', 'set-role', 'create-codes']) {
+      const { stdout, stderr } = await adminCli(command, '--help');
+      expect(stderr, command).toBe('');
+      expect(stdout, command).toContain(`  ${command} `);
+      expect(stdout, command).not.toMatch(/at .*\.ts:\d+|TypeError|ERR_PARSE_ARGS/);
+    }
+    expect((await adminCli('create-codes', '--help')).stdout).toContain('--usd N --count K');
+    expect((await adminCli('create-user', '-h')).stdout).toContain('registering a listed email on the web never makes an operator');
+  }, 180_000);
+
   it('refuses a cross-site admin mutation', async () => {
     const res = await fetch(`${gw.url}/api/admin/channels/adm-openai-1`, {
       method: 'POST',

@@ -61,7 +61,8 @@ beforeAll(async () => {
   db = await getDb();
   countTokens('warm up the fake upstream tokenizer'); // its first use takes seconds on a busy machine
   fake = await startFakeUpstream();
-  gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }) });
+  // Reservations are checked exactly here: a request the balance cannot cover is refused, not lowered to fit.
+  gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url], overrides: { clamp_output_to_budget: false } }) });
 });
 
 afterAll(async () => {

@@ -73,7 +73,11 @@ function startScripted(): Promise<{ url: string; close: () => Promise<void> }> {
 }
 
 function config(openaiUrls: string[], anthropicUrls: string[] = []): Cfg {
-  const c = testConfig({ openaiUrls, anthropicUrls, overrides: { circuit_breaker: { failures: 100_000, cooldown_ms: 1000 } } }) as Cfg;
+  const c = testConfig({
+    openaiUrls,
+    anthropicUrls,
+    overrides: { circuit_breaker: { failures: 100_000, cooldown_ms: 1000 }, clamp_output_to_budget: false },
+  }) as Cfg;
   c.models = c.models.map((m: Cfg) => (m.name === 'gpt-4o-mini' ? { ...m, fallback_models: [] } : m));
   return c;
 }

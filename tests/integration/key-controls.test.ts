@@ -126,8 +126,11 @@ beforeAll(async () => {
   up = await startFakeUpstream({
     faultFor: (req) => (req.body.includes('"slow"') ? { type: 'delay', ms: SLOW_MS } : undefined),
   });
-  const config = testConfig({ openaiUrls: [up.url], anthropicUrls: [up.url] });
-  [gwA, gwB, gwProxy] = await Promise.all([startGateway({ config }), startGateway({ config }), startGateway({ config, env: { TRUST_PROXY: '1' } })]);
+  // gwA and gwB refuse what a budget cannot cover at its largest (the reservation's exactness is
+  // tested there); gwProxy has the default, lowering the output cap to fit instead.
+  const config = testConfig({ openaiUrls: [up.url], anthropicUrls: [up.url], overrides: { clamp_output_to_budget: false } });
+  const clamping = testConfig({ openaiUrls: [up.url], anthropicUrls: [up.url] });
+  [gwA, gwB, gwProxy] = await Promise.all([startGateway({ config }), startGateway({ config }), startGateway({ config: clamping, env: { TRUST_PROXY: '1' } })]);
 });
 
 afterAll(async () => {
@@ -398,10 +401,59 @@ describe('budgets', () => {
     const month = new Date().toISOString().slice(0, 7);
     expect(err.message).toContain(`monthly budget`);
     expect(err.message).toContain(`${month}, calendar month UTC`);
+    // With clamping off the refusal says what would fit.
+    const fits = Number(/The largest "max_tokens" it can pay for now is (\d+); send that or less\./.exec(err.message)?.[1]);
+    expect(fits).toBeGreaterThan(900);
+    expect(fits).toBeLessThan(MAX_TOKENS);
     await patchKey(cookie, key.id, { monthly_budget_usd: usd(r) });
     const ok = await chat(gwB, key.key, body);
     expect(ok.status, await ok.clone().text()).toBe(200);
     await ok.arrayBuffer();
+  });
+
+  it('a $0.002 key budget gets a reply with its output cap lowered to what it pays for, said in a header and the log, instead of a 402', async () => {
+    const { key } = await keyWith({ budget_usd: '0.002' });
+    // gpt-4o-mini's largest reply (4096 tokens at $0.60/M) and its fallback's cost more than $0.002.
+    const res = await chat(gwProxy, key.key, chatBody('gpt-4o-mini', 'Hi'));
+    expect(res.status, await res.clone().text()).toBe(200);
+    const clamped = Number(res.headers.get('x-service-max-tokens-clamped'));
+    expect(clamped).toBeGreaterThanOrEqual(1000);
+    expect(clamped).toBeLessThan(4096);
+    await res.arrayBuffer();
+    // OpenAI's model gets OpenAI's current field, at that cap.
+    const sent = JSON.parse(up.requests.at(-1)!.body) as Record<string, unknown>;
+    expect(sent.max_completion_tokens).toBe(clamped);
+    expect(sent.max_tokens).toBeUndefined();
+    const requestId = res.headers.get('x-request-id')!;
+    const row = await waitFor(async () => (await getDb()).requestLog.findFirst({ where: { id: requestId } }), 10_000);
+    expect(row.routeReason).toContain(`output capped at ${clamped} tokens (key budget left: $0.002)`);
+    // A client's own smaller cap is kept as it is.
+    const small = await chat(gwProxy, key.key, chatBody('gpt-4o-mini', 'Hi', { max_tokens: 50 }));
+    expect(small.status).toBe(200);
+    expect(small.headers.get('x-service-max-tokens-clamped')).toBeNull();
+    await small.arrayBuffer();
+  });
+
+  it('the Anthropic and Responses surfaces lower their own fields', async () => {
+    const { key } = await keyWith({ budget_usd: '0.002' });
+    const messages = await fetch(`${gwProxy.url}/v1/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key.key, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 4096, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(messages.status, await messages.clone().text()).toBe(200);
+    const n = Number(messages.headers.get('x-service-max-tokens-clamped'));
+    expect(n).toBeGreaterThan(0);
+    await messages.arrayBuffer();
+    expect((JSON.parse(up.requests.at(-1)!.body) as Record<string, unknown>).max_completion_tokens).toBe(n);
+    const responses = await fetch(`${gwProxy.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key.key}` },
+      body: JSON.stringify({ model: 'gpt-4o-mini', input: 'Hi', store: false }),
+    });
+    expect(responses.status, await responses.clone().text()).toBe(200);
+    expect(Number(responses.headers.get('x-service-max-tokens-clamped'))).toBeGreaterThan(0);
+    await responses.arrayBuffer();
   });
 
   it('a stream on a key whose budget is spent is refused without calling the upstream (no speculative dispatch)', async () => {

@@ -282,7 +282,7 @@ describe('createCheckoutSession', () => {
       'invalid_request',
       400,
     );
-    expect(err.message).toBe('Recharge amount must be between $5.00 and $1000.00.');
+    expect(err.message).toBe('Recharge amount must be between $5.00 and $1,000.00.');
   });
 
   it('rejects an amount above the maximum with 400', async () => {

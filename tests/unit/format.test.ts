@@ -1,61 +1,40 @@
 import { describe, it, expect } from 'vitest';
 import { usdToPico } from '@/lib/billing/money';
-import { decimalText, formatAmount, formatBalance, formatCount, formatExact, formatPrice, formatTokenSize, formatWhole } from '@/lib/format';
+import { decimalText, formatCount, formatMoney, formatMoneyText, formatTokenSize } from '@/lib/format';
 
 const p = usdToPico;
 
-describe('formatAmount', () => {
-  it('shows amounts below a cent with three significant digits, never $0.00', () => {
-    expect(formatAmount(p('0.0011'))).toBe('$0.0011');
-    expect(formatAmount(p('0.0011'), 'CNY')).toBe('¥0.0011');
-    expect(formatAmount(p('0.00001119'))).toBe('$0.0000112');
-    expect(formatAmount(p('0.000000000001'))).toBe('$0.000000000001');
+describe('formatMoney, the one money formatter', () => {
+  it('writes every digit and never rounds ($9.9978 stays $9.9978, not $10.00)', () => {
+    expect(formatMoney(p('9.9978'))).toBe('$9.9978');
+    expect(formatMoney(p('10.0011'))).toBe('$10.0011');
+    expect(formatMoney(p('19.9989'))).toBe('$19.9989');
+    expect(formatMoney(p('19.99232607'))).toBe('$19.99232607');
+    expect(formatMoney(p('0.0000117'))).toBe('$0.0000117');
+    expect(formatMoney(p('0.000000000001'))).toBe('$0.000000000001');
+    expect(formatMoney(p('19.999999999999'))).toBe('$19.999999999999');
   });
 
-  it('shows two decimals from one unit up, rounded to nearest', () => {
-    expect(formatAmount(p('12.345'))).toBe('$12.35');
-    expect(formatAmount(p('1234567.891'))).toBe('$1,234,567.89');
-    expect(formatAmount(p('1'))).toBe('$1.00');
-    expect(formatAmount(0n)).toBe('$0.00');
+  it('keeps two decimals at least, groups thousands, puts the sign before the symbol', () => {
+    expect(formatMoney(0n)).toBe('$0.00');
+    expect(formatMoney(p('0.5'))).toBe('$0.50');
+    expect(formatMoney(p('10'))).toBe('$10.00');
+    expect(formatMoney(p('1234567.891'))).toBe('$1,234,567.891');
+    expect(formatMoney(-p('0.0000117'))).toBe('-$0.0000117');
+    expect(formatMoney(-p('2.5'))).toBe('-$2.50');
+    expect(formatMoney(p('1.944'), 'CNY')).toBe('¥1.944');
   });
 
-  it('keeps at least two decimals and drops noise zeros below one unit', () => {
-    expect(formatAmount(p('0.15'))).toBe('$0.15');
-    expect(formatAmount(p('0.5'))).toBe('$0.50');
-    expect(formatAmount(p('0.011'))).toBe('$0.011');
-    expect(formatAmount(p('0.1234'))).toBe('$0.123');
+  it('formats decimal text the API wrote, and leaves text that is no amount alone', () => {
+    expect(formatMoneyText('10.0011')).toBe('$10.0011');
+    expect(formatMoneyText('0.002')).toBe('$0.002');
+    expect(formatMoneyText('')).toBe('');
+    expect(formatMoneyText('n/a')).toBe('n/a');
   });
 
-  it('writes negative amounts with the sign before the symbol', () => {
-    expect(formatAmount(-p('0.0011'))).toBe('-$0.0011');
-    expect(formatAmount(-p('2.5'))).toBe('-$2.50');
-  });
-});
-
-describe('formatBalance', () => {
-  it('never rounds a balance up', () => {
-    expect(formatBalance(p('19.9989'))).toBe('$19.99');
-    expect(formatBalance(p('19.999999999999'))).toBe('$19.99');
-    expect(formatBalance(p('0.0019999'))).toBe('$0.00199');
-    expect(formatBalance(-p('0.001'))).toBe('-$0.001');
-    expect(formatBalance(-p('1.001'))).toBe('-$1.01');
-  });
-});
-
-describe('exact figures and prices', () => {
-  it('shows every digit, at least two decimals', () => {
-    expect(formatExact(p('0.00001119'))).toBe('$0.00001119');
-    expect(formatPrice(p('0.6'))).toBe('$0.60');
-    expect(formatPrice(p('1.944'), 'CNY')).toBe('¥1.944');
-    expect(formatPrice(p('10'))).toBe('$10.00');
+  it('writes plain decimal text for CSV and JSON', () => {
     expect(decimalText(p('0.00001119'))).toBe('0.00001119');
     expect(decimalText(-p('12'))).toBe('-12');
-  });
-
-  it('writes round thresholds without decimals', () => {
-    expect(formatWhole(p('50'))).toBe('$50');
-    expect(formatWhole(p('1500'))).toBe('$1,500');
-    expect(formatWhole(p('49.5'))).toBe('$49.50');
   });
 });
 

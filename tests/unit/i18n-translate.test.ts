@@ -8,7 +8,7 @@ describe('phrase translator', () => {
     const t = translator('en');
     expect(t('Create key')).toBe('Create key');
     expect(t('Revoke “{name}”?', { name: 'ci' })).toBe('Revoke “ci”?');
-    expect(t('Enter an amount from ${min} to ${max}.', { min: '5', max: '500' })).toBe('Enter an amount from $5 to $500.');
+    expect(t('Enter an amount from {min} to {max}.', { min: '$5.00', max: '$500.00' })).toBe('Enter an amount from $5.00 to $500.00.');
   });
 
   it('gives Chinese for zh-CN with the same placeholders', () => {

@@ -3,10 +3,7 @@ import Link from 'next/link';
 import type { Breakdown } from '@/lib/admin/stats';
 import { consoleOverview } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
-import { cny, int, usd, usdAuto } from '@/lib/dashboard/format';
-
-// lib/format shows sums below a cent with their significant digits, in either currency.
-const cnyAuto = cny;
+import { cny, int, usd } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
@@ -31,7 +28,7 @@ function Bars({ title, rows }: { title: string; rows: Breakdown[] }) {
               <div className="flex justify-between gap-2">
                 <span className="truncate text-slate-700">{r.key}</span>
                 <span className="tabular-nums text-slate-500">
-                  {usdAuto(r.spendPico)} · {int(r.requests)} req
+                  {usd(r.spendPico)} · {int(r.requests)} req
                 </span>
               </div>
               <div className="mt-1 h-1.5 rounded bg-slate-100">
@@ -61,7 +58,7 @@ export default async function AdminOverviewPage() {
               <>
                 {int(w.errors)} errors · revenue {usd(w.revenuePico)} / {cny(w.revenueCnyPico)}
                 <br />
-                spend {usdAuto(w.spendPico)} / {cnyAuto(w.spendCnyPico)}
+                spend {usd(w.spendPico)} / {cny(w.spendCnyPico)}
               </>
             }
           />
@@ -95,7 +92,7 @@ export default async function AdminOverviewPage() {
                       </Link>
                     </Td>
                     <Td className="text-right tabular-nums">{int(a.requests)}</Td>
-                    <Td className="text-right tabular-nums">{usdAuto(a.spendPico)}</Td>
+                    <Td className="text-right tabular-nums">{usd(a.spendPico)}</Td>
                   </Tr>
                 ))}
               </TBody>

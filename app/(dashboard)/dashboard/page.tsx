@@ -6,7 +6,7 @@ import Link from 'next/link';
 import { getOverview, type Overview } from '@/lib/dashboard/overview';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { dayLabel, type Translate } from '@/lib/i18n/translate';
-import { cny, formatBalance, formatWhole, int, tierLabel, toChartNumber, tokenCount, usd } from '@/lib/dashboard/format';
+import { cny, formatMoney, int, tierLabel, toChartNumber, tokenCount, usd } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
@@ -73,7 +73,7 @@ function TierCard({ o, t }: { o: Overview; t: Messages['overview'] }) {
             <p className="text-slate-600">{t.reached(tierLabel(nextTier.name))}</p>
           ) : (
             <div className="space-y-2">
-              <p className="text-slate-600">{t.spendToReach(formatWhole(nextTier.promoteAtUsd), tierLabel(nextTier.name))}</p>
+              <p className="text-slate-600">{t.spendToReach(formatMoney(nextTier.promoteAtUsd), tierLabel(nextTier.name))}</p>
               <Progress value={Number((o.month.spendUsd * 1000n) / nextTier.promoteAtUsd) / 1000} label={t.progressTo(tierLabel(nextTier.name))} />
               <p className="text-xs text-slate-500 tabular-nums">{t.spentToGo(usd(o.month.spendUsd), usd(nextTier.remainingUsd ?? 0n))}</p>
             </div>
@@ -102,8 +102,8 @@ export default async function OverviewPage() {
         <Stat
           testId="balance"
           label={t.overview.balance}
-          value={formatBalance(o.account.balanceUsd)}
-          sub={`${formatBalance(o.balanceCny, 'CNY')} ${t.overview.atRate(o.usdToCny)}`}
+          value={formatMoney(o.account.balanceUsd)}
+          sub={`${formatMoney(o.balanceCny, 'CNY')} ${t.overview.atRate(o.usdToCny)}`}
           action={
             <Link href="/dashboard/billing" className="text-xs font-medium text-indigo-600 hover:text-indigo-500">
               {t.overview.addCredit}

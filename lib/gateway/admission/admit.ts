@@ -4,14 +4,14 @@
 import type { GatewayConfig, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { env } from '@/lib/env';
-import { formatMoney } from '@/lib/billing/money';
+import { formatMoney } from '@/lib/format';
 import { loadAccountBalance, type AccountBalanceSnapshot } from '@/lib/billing/queries';
 import { inc } from '@/lib/metrics';
 import type { AdmitResult } from '@/lib/limits/types';
 import { keyScope } from '@/lib/limits/keys';
 import type { Principal } from '@/lib/auth/principal';
 import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
-import { keyBudgetError, keyBudgets, loadKeyBudget, mayOutrunAdmission, refreshedPrincipal } from '@/lib/keys/admission';
+import { keyBudgetError, keyBudgets, Unaffordable, loadKeyBudget, mayOutrunAdmission, refreshedPrincipal } from '@/lib/keys/admission';
 import { concurrencyKeysOf, MINUTE, quotaKeyOf, requestRateRulesOf, rulesFor, type Endpoint } from '@/lib/gateway/admission/rules';
 import { rateLimitHeaders } from '@/lib/gateway/admission/headers';
 import { refuseDenied } from '@/lib/gateway/admission/deny';
@@ -109,10 +109,11 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
       throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 1000 });
     }
     if (result.index && budgets) throw keyBudgetError(principal, budgets[result.index - 1], result.available, reserve);
-    const available = result.available;
-    throw new GatewayError(
+    const available = result.available > 0n ? result.available : 0n;
+    throw new Unaffordable(
       'insufficient_balance',
-      `Insufficient balance: this request may cost up to $${formatMoney(reserve, 6)} and the balance available is $${formatMoney(available, 6)}. Recharge in the dashboard.`,
+      `Insufficient balance: this request may cost up to ${formatMoney(reserve)} and the balance available is ${formatMoney(available)}. Recharge in the dashboard.`,
+      available,
     );
   }
   if (roomKey) noteHeadroom(roomKey, result.states, result.balance, reserve);

@@ -2,6 +2,7 @@
 // Claude Code) may send, and what the pipeline needs of it.
 import type { PreparedRequest, SurfaceSpec } from '@/lib/gateway/pipeline';
 import type { RequestNeeds } from '@/lib/gateway/router';
+import { messagesOutputCap } from '@/lib/gateway/admission/clamp';
 import { optionalBoolean, invalidField, type JsonObject } from '@/lib/gateway/body';
 import { builtInToolsOf, type BuiltInToolUse } from '@/lib/gateway/builtin-tools';
 import { countMessageTokens, countTokens, textOf, type CountSignal } from '@/lib/gateway/tokens';
@@ -63,6 +64,7 @@ class MessagesRequest implements PreparedRequest {
 }
 
 export const anthropicMessagesSurface: SurfaceSpec = {
+  outputCap: messagesOutputCap,
   endpoint: 'anthropic',
   operation: 'chat',
   kind: 'chat',

@@ -1,6 +1,7 @@
 // POST /v1/chat/completions: what an OpenAI chat client may send, and what the pipeline needs of it.
 import type { PreparedRequest, SurfaceSpec } from '@/lib/gateway/pipeline';
 import type { RequestNeeds } from '@/lib/gateway/router';
+import { chatOutputCap } from '@/lib/gateway/admission/clamp';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import { countMessageTokens, type CountSignal } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
@@ -84,6 +85,7 @@ class ChatRequest implements PreparedRequest {
 }
 
 export const openaiChatSurface: SurfaceSpec = {
+  outputCap: chatOutputCap,
   endpoint: 'chat',
   operation: 'chat',
   kind: 'chat',

@@ -9,6 +9,7 @@ import { checkDenied, countRefused } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
+import { responsesOutputCap } from '@/lib/gateway/admission/clamp';
 import { deleteResponse, findItem, loadHistory, loadResponse, saveResponse, walkConversation, type StoredHistory } from '@/lib/gateway/responses-store';
 import { preAdmission } from '@/lib/gateway/account-gate';
 import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
@@ -113,6 +114,7 @@ export function conversationKey(userId: string, body: JsonObject): string | unde
 }
 
 export const responsesSurface: SurfaceSpec = {
+  outputCap: responsesOutputCap,
   endpoint: 'chat',
   operation: 'chat',
   kind: 'chat',

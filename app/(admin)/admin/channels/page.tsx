@@ -13,6 +13,8 @@ export const dynamic = 'force-dynamic';
 export default async function AdminChannelsPage() {
   await requireOperator();
   const channels = await consoleChannels();
+  // What disabling a channel costs, named in its confirmation: models no other enabled channel serves.
+  const servedElsewhere = (name: string, model: string) => channels.some((o) => o.name !== name && !o.disabled && o.models.includes(model));
   return (
     <>
       <PageHeader
@@ -75,7 +77,12 @@ export default async function AdminChannelsPage() {
                   )}
                 </Td>
                 <Td>
-                  <ChannelControls name={c.name} disabled={c.disabled} weight={c.weightOverride} />
+                  <ChannelControls
+                    name={c.name}
+                    disabled={c.disabled}
+                    weight={c.weightOverride}
+                    strandedModels={c.models.filter((m) => !servedElsewhere(c.name, m))}
+                  />
                 </Td>
               </Tr>
             ))}

@@ -5,7 +5,7 @@ import { consoleLogFilters, consoleLogs } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { decodeCursor } from '@/lib/dashboard/filters';
 import { GatewayError } from '@/lib/errors';
-import { dateTime, usdFine } from '@/lib/dashboard/format';
+import { dateTime, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { Button, ButtonLink } from '@/components/ui/button';
@@ -108,7 +108,7 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
                     </Badge>
                   </Td>
                   <Td className="text-right tabular-nums">{e.latencyMs} ms</Td>
-                  <Td className="text-right tabular-nums">{usdFine(e.costUsd)}</Td>
+                  <Td className="text-right tabular-nums">{usd(e.costUsd)}</Td>
                 </Tr>
               ))}
             </TBody>

@@ -18,7 +18,7 @@ import {
   type LedgerPage,
 } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { formatBalance, formatExact, int, usd } from '@/lib/dashboard/format';
+import { cny, int, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { buttonClass } from '@/components/ui/button';
@@ -131,9 +131,9 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         <Card className="px-4 py-4 sm:px-5" data-testid="billing-balance">
           <div>
             <p className="text-sm text-slate-500">{t.overview.balance}</p>
-            <p className="mt-1.5 text-3xl font-semibold tracking-tight text-slate-900 tabular-nums">{formatBalance(balance)}</p>
+            <p className="mt-1.5 text-3xl font-semibold tracking-tight text-slate-900 tabular-nums">{usd(balance)}</p>
             <p className="mt-1 text-sm text-slate-500 tabular-nums">
-              {formatBalance(usdToCny(balance, config.cnyRateNano), 'CNY')} {t.overview.atRate(String(config.usdToCny))}
+              {cny(usdToCny(balance, config.cnyRateNano))} {t.overview.atRate(String(config.usdToCny))}
             </p>
           </div>
           <dl className="mt-6 space-y-2 border-t border-slate-100 pt-4 text-sm">
@@ -184,17 +184,14 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                   <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
                     <div className="flex items-center justify-between gap-3">
                       <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
-                      <span
-                        className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
-                        title={formatExact(item.amountUsd)}
-                      >
+                      <span className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}>
                         {item.amountUsd > 0n ? '+' : ''}
                         {usd(item.amountUsd)}
                       </span>
                     </div>
                     <div className="mt-1 flex items-baseline justify-between gap-3 text-sm text-slate-600">
                       <span className="tabular-nums">{item.day ? tr('{day} (UTC day)', { day: item.day }) : <LocalTime iso={item.at.toISOString()} />}</span>
-                      <span className="tabular-nums">{tr('Balance {amount}', { amount: formatBalance(item.balanceAfterUsd) })}</span>
+                      <span className="tabular-nums">{tr('Balance {amount}', { amount: usd(item.balanceAfterUsd) })}</span>
                     </div>
                     {details(item, tr) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item, tr)}</p>}
                   </li>
@@ -222,16 +219,11 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                       <Td className="max-w-72 truncate text-slate-500" title={details(item, tr)}>
                         {details(item, tr) || '—'}
                       </Td>
-                      <Td
-                        className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}
-                        title={formatExact(item.amountUsd)}
-                      >
+                      <Td className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}>
                         {item.amountUsd > 0n ? '+' : ''}
                         {usd(item.amountUsd)}
                       </Td>
-                      <Td className="whitespace-nowrap text-right tabular-nums" title={formatExact(item.balanceAfterUsd)}>
-                        {formatBalance(item.balanceAfterUsd)}
-                      </Td>
+                      <Td className="whitespace-nowrap text-right tabular-nums">{usd(item.balanceAfterUsd)}</Td>
                     </Tr>
                   ))}
                 </TBody>

@@ -8,6 +8,7 @@ import { requirePageUser } from '@/lib/dashboard/session';
 import { CopyButton } from '@/components/ui/copy-button';
 import { PageHeader } from '@/components/ui/page-header';
 import { KeysManager } from '@/components/dashboard/keys-manager';
+import type { BudgetGauge } from '@/components/dashboard/key-controls-form';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -22,10 +23,17 @@ function sampleModel(tier: string): string {
   return chat[0]?.name ?? 'gpt-4o-mini';
 }
 
+/** What one typical request of `model` costs (1,000 tokens in, 1,000 out), for the key form's budget hint. */
+function typicalRequest(model: string): BudgetGauge | undefined {
+  const m = getConfig().models.get(model);
+  return m ? { model, picoPerRequest: (1000n * (m.inputPrice + m.outputPrice)).toString() } : undefined;
+}
+
 export default async function KeysPage() {
   const user = await requirePageUser('/dashboard/keys');
   const [keys, origin, account, t] = await Promise.all([listKeysWithSpend(user.id), publicOrigin(), getAccount(user.id), serverT()]);
   const baseUrl = `${origin}/v1`;
+  const sample = sampleModel(account?.tier ?? 'free');
   return (
     <>
       <PageHeader
@@ -41,7 +49,7 @@ export default async function KeysPage() {
           </div>
         }
       />
-      <KeysManager initialKeys={keys} models={[...getConfig().models.keys()]} baseUrl={baseUrl} sampleModel={sampleModel(account?.tier ?? 'free')} />
+      <KeysManager initialKeys={keys} models={[...getConfig().models.keys()]} baseUrl={baseUrl} sampleModel={sample} budgetGauge={typicalRequest(sample)} />
     </>
   );
 }

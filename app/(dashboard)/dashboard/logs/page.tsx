@@ -7,7 +7,7 @@ import { GatewayError } from '@/lib/errors';
 import { decodeCursor, filterQuery, parseLogFilters, type LogCursor, type LogFilters as Filters } from '@/lib/dashboard/filters';
 import { listKeyNames, listLogs, type LogPage } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { cnyFine, int, latency, usdFine } from '@/lib/dashboard/format';
+import { cny, int, latency, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { buttonClass } from '@/components/ui/button';
@@ -137,13 +137,13 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                         </div>
                         <div className="mt-1 flex items-baseline justify-between gap-3 text-sm">
                           <LocalTime iso={e.createdAt.toISOString()} className="tabular-nums text-slate-600" />
-                          <span className="font-medium tabular-nums text-slate-900">{usdFine(e.costUsd)}</span>
+                          <span className="font-medium tabular-nums text-slate-900">{usd(e.costUsd)}</span>
                         </div>
                         <div className="mt-0.5 flex items-baseline justify-between gap-3 text-xs text-slate-600">
                           <span className="tabular-nums">
                             {tr('{in} in / {out} out', { in: int(e.promptTokens), out: int(e.completionTokens) })} · {latency(e.latencyMs)}
                           </span>
-                          <span className="tabular-nums">{cnyFine(e.costCny)}</span>
+                          <span className="tabular-nums">{cny(e.costCny)}</span>
                         </div>
                         {e.errorCode && <div className="mt-1 truncate font-mono text-xs text-slate-600">{e.errorCode}</div>}
                       </Link>
@@ -159,7 +159,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                     <Th>{tr('Time')}</Th>
                     <Th>{tr('Model')}</Th>
                     <Th className="hidden xl:table-cell">{tr('Key')}</Th>
-                    <Th className="hidden lg:table-cell">{tr('Channel')}</Th>
+                    <Th className="hidden lg:table-cell">{tr('Provider')}</Th>
                     <Th className="text-right">{tr('Tokens in / out')}</Th>
                     <Th className="text-right">{tr('Cost')}</Th>
                     <Th className="hidden text-right md:table-cell">{tr('Latency')}</Th>
@@ -189,8 +189,8 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                           <TokensCell entry={e} />
                         </Td>
                         <Td className="whitespace-nowrap text-right tabular-nums">
-                          <div className="text-slate-900">{usdFine(e.costUsd)}</div>
-                          <div className="text-xs text-slate-500">{cnyFine(e.costCny)}</div>
+                          <div className="text-slate-900">{usd(e.costUsd)}</div>
+                          <div className="text-xs text-slate-500">{cny(e.costCny)}</div>
                         </Td>
                         <Td className="hidden whitespace-nowrap text-right tabular-nums md:table-cell">
                           {latency(e.latencyMs)}

@@ -5,7 +5,7 @@ import { getConfig, type GatewayConfig, type ModelInfo, type TierName } from '@/
 import { usdToCny, usdToPico } from '@/lib/billing/money';
 import { getAccount } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { formatPrice, int, tierLabel, tokenCount } from '@/lib/dashboard/format';
+import { formatMoney, int, tierLabel, tokenCount } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardHeader } from '@/components/ui/card';
 import { CopyButton } from '@/components/ui/copy-button';
@@ -25,14 +25,14 @@ function Price({ usdPerMillion, config }: { usdPerMillion: string; config: Gatew
   const pico = usdToPico(usdPerMillion);
   return (
     <div className="tabular-nums">
-      <div className="text-slate-900">{formatPrice(pico)}</div>
-      <div className="text-xs text-slate-500">{formatPrice(usdToCny(pico, config.cnyRateNano), 'CNY')}</div>
+      <div className="text-slate-900">{formatMoney(pico)}</div>
+      <div className="text-xs text-slate-500">{formatMoney(usdToCny(pico, config.cnyRateNano), 'CNY')}</div>
     </div>
   );
 }
 
 /** Cache prices are per token in config; shown per million like the others. */
-const perMillion = (picoPerToken: bigint) => formatPrice(picoPerToken * 1_000_000n);
+const perMillion = (picoPerToken: bigint) => formatMoney(picoPerToken * 1_000_000n);
 
 function Limits({ model, tier, config, t }: { model: ModelInfo; tier: TierName; config: GatewayConfig; t: Translate }) {
   const lines: string[] = [];

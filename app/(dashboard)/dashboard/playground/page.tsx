@@ -1,4 +1,5 @@
 import { serverT } from '@/lib/i18n/server';
+import { channelLabels } from '@/lib/channels/labels';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import { getConfig } from '@/lib/config';
@@ -20,7 +21,7 @@ export default async function PlaygroundPage() {
   return (
     <>
       <PageHeader title={t.pages.playground.title} description={t.pages.playground.description} />
-      <Playground models={['service-auto', ...models]} />
+      <Playground models={['service-auto', ...models]} providers={channelLabels()} />
     </>
   );
 }

@@ -3,7 +3,7 @@ import { notFound } from 'next/navigation';
 import { consoleAccountDetail, consoleAudit } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
-import { dateTime, tierLabel, usd, usdFine } from '@/lib/dashboard/format';
+import { dateTime, tierLabel, usd } from '@/lib/dashboard/format';
 import { AccountActions, RevokeKeyButton } from '@/components/admin/account-actions';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
@@ -28,7 +28,7 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
     <>
       <PageHeader title={account.email} description={<span className="font-mono text-xs">{account.id}</span>} />
       <div className="grid gap-4 sm:grid-cols-3">
-        <Stat label="Balance" value={<span data-testid="admin-balance">{usd(account.balancePico)}</span>} sub={usdFine(account.balancePico)} />
+        <Stat label="Balance" value={<span data-testid="admin-balance">{usd(account.balancePico)}</span>} />
         <Stat label="Tier" value={tierLabel(account.tier)} sub={account.tierLocked ? 'pinned by an operator' : 'automatic promotion'} />
         <Stat
           label="Status"
@@ -102,7 +102,7 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
                     <Td className="whitespace-nowrap">{dateTime(r.createdAt)}</Td>
                     <Td>{r.modelServed ?? r.modelRequested ?? '–'}</Td>
                     <Td>{r.status}</Td>
-                    <Td className="text-right tabular-nums">{usdFine(r.costPico)}</Td>
+                    <Td className="text-right tabular-nums">{usd(r.costPico)}</Td>
                   </Tr>
                 ))}
               </TBody>
@@ -128,7 +128,7 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
                   <Tr key={e.id.toString()} data-testid="admin-ledger-row">
                     <Td className="whitespace-nowrap">{dateTime(e.createdAt)}</Td>
                     <Td>{e.kind}</Td>
-                    <Td className="text-right tabular-nums">{usdFine(e.amountPico)}</Td>
+                    <Td className="text-right tabular-nums">{usd(e.amountPico)}</Td>
                     <Td className="text-slate-500">{e.note ?? e.reference ?? ''}</Td>
                   </Tr>
                 ))}

@@ -4,12 +4,44 @@ import { notFound } from 'next/navigation';
 import { consoleLog } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
-import { cnyFine, dateTime, usdFine } from '@/lib/dashboard/format';
+import { cny, dateTime, usd } from '@/lib/dashboard/format';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
+import { Badge } from '@/components/ui/badge';
+import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { channelLabel } from '@/lib/channels/labels';
 
 export const metadata: Metadata = { title: 'Request · Operator console' };
 export const dynamic = 'force-dynamic';
+
+interface AttemptRecord {
+  channel: string | null;
+  model: string;
+  ok: boolean;
+  status?: number;
+  error?: string;
+  ms?: number;
+}
+
+/** The gateway's attempt records (lib/gateway/context.ts); anything else in the column is left out. */
+function attemptRecords(value: unknown): AttemptRecord[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter((a): a is Record<string, unknown> => typeof a === 'object' && a !== null && !Array.isArray(a))
+    .map((a) => ({
+      channel: typeof a.channel === 'string' ? a.channel : null,
+      model: typeof a.model === 'string' ? a.model : '–',
+      ok: a.ok === true,
+      status: typeof a.status === 'number' ? a.status : undefined,
+      error: typeof a.error === 'string' ? a.error : undefined,
+      ms: typeof a.ms === 'number' ? a.ms : undefined,
+    }));
+}
+
+/** The internal name, with what users are shown for it. */
+function channelName(name: string | null): string {
+  return name === null ? '–' : `${name} (${channelLabel(name)})`;
+}
 
 export default async function AdminLogPage({ params }: { params: Promise<{ id: string }> }) {
   await requireOperator();
@@ -18,6 +50,8 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
     if (err instanceof GatewayError && err.code === 'not_found') notFound();
     throw err;
   });
+  const served = e.outcome === 'ok' || e.outcome === 'client_closed';
+  const attempts = attemptRecords(e.attempts);
   const rows: [string, React.ReactNode][] = [
     ['Time', dateTime(e.createdAt)],
     [
@@ -27,14 +61,15 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
       </Link>,
     ],
     ['Endpoint', e.endpoint],
-    ['Model asked / served', `${e.modelRequested ?? '–'} / ${e.modelServed ?? '–'}`],
-    ['Channel', e.channel ?? '–'],
+    ['Model asked', e.modelRequested ?? '–'],
+    served ? ['Model served', e.modelServed ?? '–'] : ['Last model tried', e.modelServed ?? '–'],
+    served ? ['Channel', channelName(e.channel)] : ['Last channel tried', channelName(e.channel ?? attempts.at(-1)?.channel ?? null)],
     ['Status', `${e.status} ${e.outcome}${e.errorCode ? ` (${e.errorCode})` : ''}`],
     [
       'Tokens',
       `${e.promptTokens} in · ${e.completionTokens} out${e.cacheReadTokens ? ` · ${e.cacheReadTokens} cache read` : ''}${e.tokensEstimated ? ' (estimated)' : ''}`,
     ],
-    ['Cost', `${usdFine(e.costUsd)} · ${cnyFine(e.costCny)}`],
+    ['Cost', `${usd(e.costUsd)} · ${cny(e.costCny)}`],
     ['Latency', `${e.latencyMs} ms${e.firstTokenMs !== null ? ` (first token ${e.firstTokenMs} ms)` : ''}`],
     ['Route', e.routeReason ?? '–'],
   ];
@@ -53,13 +88,42 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
           </dl>
         </CardBody>
       </Card>
-      <Card className="mt-6">
-        <CardHeader title="Upstream attempts" />
-        <CardBody>
-          <pre className="overflow-auto text-xs" data-testid="attempts">
-            {JSON.stringify(e.attempts, null, 2)}
-          </pre>
-        </CardBody>
+      <Card className="mt-6" data-testid="attempts">
+        <CardHeader title="Upstream attempts" description="In order; the label in brackets is what the account sees." />
+        {attempts.length === 0 ? (
+          <CardBody>
+            <p className="text-sm text-slate-500">None: the request was answered before any upstream call.</p>
+          </CardBody>
+        ) : (
+          <Table>
+            <THead>
+              <Tr>
+                <Th>#</Th>
+                <Th>Channel (users see)</Th>
+                <Th>Model</Th>
+                <Th>Result</Th>
+                <Th className="text-right">HTTP status</Th>
+                <Th>Reason</Th>
+                <Th className="text-right">Time</Th>
+              </Tr>
+            </THead>
+            <TBody>
+              {attempts.map((a, i) => (
+                <Tr key={i} data-testid="attempt-row">
+                  <Td className="tabular-nums">{i + 1}</Td>
+                  <Td>{channelName(a.channel)}</Td>
+                  <Td className="font-mono text-xs">{a.model}</Td>
+                  <Td>
+                    <Badge tone={a.ok ? 'green' : 'red'}>{a.ok ? 'succeeded' : 'failed'}</Badge>
+                  </Td>
+                  <Td className="text-right tabular-nums">{a.status ?? '–'}</Td>
+                  <Td className="text-slate-600">{a.error ?? '–'}</Td>
+                  <Td className="text-right tabular-nums">{a.ms === undefined ? '–' : `${a.ms} ms`}</Td>
+                </Tr>
+              ))}
+            </TBody>
+          </Table>
+        )}
       </Card>
     </>
   );

@@ -6,7 +6,7 @@ import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { getLog, listKeyNames } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { formatBoolean, formatExact, int, latency, titleCase } from '@/lib/dashboard/format';
+import { formatBoolean, formatMoney, int, latency, titleCase } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CopyButton } from '@/components/ui/copy-button';
@@ -43,7 +43,7 @@ function cellText(value: unknown, t: Translate): ReactNode {
 
 /** The gateway's attempt record (lib/gateway/context.ts), in this order; fields it may add later follow, sorted. */
 const knownColumns: { key: string; label: Phrase; render?: (v: unknown, t: Translate) => ReactNode }[] = [
-  { key: 'channel', label: 'Channel' },
+  { key: 'channel', label: 'Provider' },
   { key: 'model', label: 'Model' },
   {
     key: 'ok',
@@ -51,7 +51,7 @@ const knownColumns: { key: string; label: Phrase; render?: (v: unknown, t: Trans
     render: (v, t) => (typeof v === 'boolean' ? <Badge tone={v ? 'green' : 'red'}>{v ? t('Succeeded') : t('Failed')}</Badge> : cellText(v, t)),
   },
   { key: 'status', label: 'HTTP status' },
-  { key: 'error', label: 'Error' },
+  { key: 'error', label: 'Reason' },
   { key: 'ms', label: 'Time', render: (v, t) => (typeof v === 'number' ? latency(v) : cellText(v, t)) },
 ];
 
@@ -115,6 +115,13 @@ function Attempts({ attempts, t }: { attempts: unknown; t: Translate }) {
   );
 }
 
+/** The provider of the last attempt, when the log's own channel is empty (every attempt failed). */
+function lastAttemptProvider(attempts: unknown): string | null {
+  const last: unknown = Array.isArray(attempts) ? attempts[attempts.length - 1] : undefined;
+  const channel = typeof last === 'object' && last !== null ? (last as { channel?: unknown }).channel : undefined;
+  return typeof channel === 'string' ? channel : null;
+}
+
 export default async function LogDetailPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   const user = await requirePageUser(`/dashboard/logs/${encodeURIComponent(id)}`);
@@ -174,7 +181,12 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
                       <span className="text-slate-500">{t('None: the request failed before reaching a model')}</span>
                     ),
                   ],
-                  [served ? t('Channel') : t('Last channel tried'), log.channel],
+                  served
+                    ? [t('Provider'), log.channel]
+                    : [
+                        t('Last provider tried'),
+                        log.channel ?? lastAttemptProvider(log.attempts) ?? <span className="text-slate-500">{t('None: no provider was called')}</span>,
+                      ],
                   [t('Route reason'), log.routeReason],
                 ]}
               />
@@ -204,13 +216,13 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
                   [
                     t('Cost (USD)'),
                     <span className="tabular-nums" data-testid="cost-usd">
-                      {formatExact(log.costUsd)}
+                      {formatMoney(log.costUsd)}
                     </span>,
                   ],
                   [
                     t('Cost (CNY)'),
                     <span className="tabular-nums" data-testid="cost-cny">
-                      {formatExact(log.costCny, 'CNY')}
+                      {formatMoney(log.costCny, 'CNY')}
                     </span>,
                   ],
                   [t('Rate'), <span className="tabular-nums">{t('{rate} CNY per USD', { rate: log.cnyRate })}</span>],
