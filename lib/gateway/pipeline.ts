@@ -71,6 +71,11 @@ export interface PreparedRequest {
   maxReplyBytes?(model: ModelInfo): number;
   /** Built-in tools its upstream bills per call (web search, code execution, …): priced, reserved and billed. */
   builtInTools?: BuiltInToolUse[];
+  /**
+   * The channels that run those tools (Responses: native channels; the mirror: Anthropic's). On a
+   * model no such channel serves, the translation drops them: nothing to price there.
+   */
+  builtInToolsRunOn?(channel: ChannelInfo): boolean;
   /** Our count of the prompt, for a reply whose upstream reported no usage. */
   estimatePrompt(): Promise<number>;
   /**
@@ -151,11 +156,16 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
       if (!(err instanceof Unaffordable) || !cap || !prepared.billed || plan.models.some((m) => m.kind !== 'chat')) throw err;
       // Bytes for the cap field the body gains, so that the lowered request fits at its own bound.
       const promptBound = promptTokenBound((prepared.promptBytes ?? client.body.raw.length) + 64);
-      const tokens = affordableOutputTokens(plan.models, promptBound, prepared.choices, prepared.maxOutputTokens, err.available);
+      const tools = prepared.builtInTools;
+      const tokens = affordableOutputTokens(plan.models, promptBound, prepared.choices, prepared.maxOutputTokens, err.available, (m) =>
+        tools ? toolReservation(m, tools) : 0n,
+      );
       if (!ctx.cfg.clampOutputToBudget || tokens < MIN_CLAMPED_OUTPUT_TOKENS || lowered >= 2) throw err.naming(cap.field, tokens);
       client = withBody(client, cap.set(client.body.json, tokens, plan.models[0]));
       const again = surface.validate(client, ctx.cfg, principal, client.body.raw.length, req.signal);
       prepared = again instanceof Promise ? await again : again;
+      const current = prepared;
+      if (current.streamError) ctx.streamError = (e) => current.streamError!(e);
       calls = new CallCache(client, ctx, prepared);
       const translator = translatorFor(prepared, plan.models[0], first);
       if (translator) calls.get(plan.models[0], translator);
@@ -216,10 +226,13 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
   const tools = prepared.builtInTools;
   if (tools?.length) {
     // A tool the operator has no price for is never served (its fee would be the operator's):
-    // refused for the model asked for, skipped among its fallbacks.
-    const refusal = unpricedTool(plan.models[0], tools);
+    // refused for the model asked for, skipped among its fallbacks. A model whose channels cannot
+    // run the tools gets the request without them (x-service-dropped): no fee to price.
+    const runOn = prepared.builtInToolsRunOn?.bind(prepared);
+    const runs = (m: ModelInfo) => !runOn || channelsOf(ctx.cfg, m).some(runOn);
+    const refusal = runs(plan.models[0]) ? unpricedTool(plan.models[0], tools) : undefined;
     if (refusal) throw refusal;
-    plan.models = plan.models.filter((m) => pricedFor(m, tools));
+    plan.models = plan.models.filter((m) => !runs(m) || pricedFor(m, tools));
   }
   ctx.routeReason = plan.reason;
   ctx.model = plan.models[0];

@@ -296,11 +296,20 @@ const secretsOf = new WeakMap<ChannelInfo, string[]>();
  * x-goog-api-key field or `key=` parameter. Applied to whatever of an upstream reply reaches a
  * client or the request log: an upstream that echoes the request's headers must not hand out the key.
  */
+/** A URL's user or password as typed when it is not valid %-encoding (a bare `%`): never a throw. */
+function safeDecode(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 export function redactUpstreamText(text: string, channel: ChannelInfo): string {
   let secrets = secretsOf.get(channel);
   if (!secrets) {
     const url = new URL(channel.baseUrl);
-    const found = [channel.apiKey, url.username, url.password, decodeURIComponent(url.username), decodeURIComponent(url.password)];
+    const found = [channel.apiKey, url.username, url.password, safeDecode(url.username), safeDecode(url.password)];
     secrets = [...new Set(found.filter((v) => v.length >= 4))].sort((a, b) => b.length - a.length);
     secretsOf.set(channel, secrets);
   }

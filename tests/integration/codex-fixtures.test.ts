@@ -237,6 +237,23 @@ describe('POST /v1/responses/compact', () => {
     expect(Number(res.headers.get('x-service-cost-usd'))).toBeGreaterThan(0);
   });
 
+  it('refuses what would point into the upstream store all tenants share (previous_response_id, item references), naming the field', async () => {
+    for (const [extra, param] of [
+      [{ previous_response_id: 'resp_someone_else' }, 'previous_response_id'],
+      [{ input: [{ type: 'item_reference', id: 'msg_someone_else' }] }, 'input[0]'],
+    ] as const) {
+      fake.reset();
+      const res = await fetch(`${gw.url}/v1/responses/compact`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${account.apiKey}` },
+        body: JSON.stringify({ ...compactBody(NATIVE), ...extra }),
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: Json }).error.param).toBe(param);
+      expect(fake.requests).toHaveLength(0);
+    }
+  });
+
   it('answers a body without input with a 400 naming it', async () => {
     const res = await fetch(`${gw.url}/v1/responses/compact`, {
       method: 'POST',

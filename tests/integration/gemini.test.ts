@@ -188,6 +188,9 @@ describe('the Gemini surface', () => {
       [() => client('sk-not-a-key-of-ours').models.generateContent({ model: MODELS.gemini, contents: 'Hi' }), 401, 'UNAUTHENTICATED'],
       [() => client().models.generateContent({ model: 'no-such-model', contents: 'Hi' }), 404, 'NOT_FOUND'],
       [() => client().models.generateContent({ model: MODELS.openai, contents: 'Hi', config: { candidateCount: 2 } }), 400, 'INVALID_ARGUMENT'],
+      [() => client().models.generateContent({ model: MODELS.gemini, contents: 'Hi', config: { candidateCount: 9 } }), 400, 'INVALID_ARGUMENT'],
+      // Google bills grounding per prompt and the gateway cannot: never sent to a Gemini channel.
+      [() => client().models.generateContent({ model: MODELS.gemini, contents: 'Hi', config: { tools: [{ googleSearch: {} }] } }), 400, 'INVALID_ARGUMENT'],
     ];
     for (const [call, status, name] of cases) {
       const err = await call().then(

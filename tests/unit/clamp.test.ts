@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelInfo } from '@/lib/config';
-import { affordableOutputTokens, chatOutputCap, messagesOutputCap, responsesOutputCap } from '@/lib/gateway/admission/clamp';
+import { affordableOutputTokens, chatOutputCap, geminiOutputCap, messagesOutputCap, responsesOutputCap } from '@/lib/gateway/admission/clamp';
 
 // Prices in pico-USD per token: gpt-4o-mini's $0.15 / $0.60 per million.
 const mini = { name: 'gpt-4o-mini', ownedBy: 'openai', inputPrice: 150_000n, outputPrice: 600_000n, cacheWritePrice: 0n, maxOutputTokens: 4096 } as ModelInfo;
@@ -25,6 +25,11 @@ describe('affordableOutputTokens', () => {
     expect(affordableOutputTokens([mini], 100, 1, undefined, usd('10'))).toBe(4096);
   });
 
+  it('leaves room for what else the reservation holds (built-in tool calls)', () => {
+    // $0.002 - 100 prompt tokens - $0.001 of tool calls = $0.000985 at $0.60/M: 1641 tokens.
+    expect(affordableOutputTokens([mini], 100, 1, undefined, usd('0.002'), () => usd('0.001'))).toBe(1641);
+  });
+
   it('is 0 when not even the prompt fits', () => {
     expect(affordableOutputTokens([mini], 100, 1, undefined, usd('0.00001'))).toBe(0);
   });
@@ -42,5 +47,24 @@ describe('output cap fields', () => {
     expect(messagesOutputCap.set({ max_tokens: 4096 }, 300, mini)).toEqual({ max_tokens: 300 });
     expect(responsesOutputCap.set({ input: 'Hi' }, 300, mini)).toEqual({ input: 'Hi', max_output_tokens: 300 });
     expect(responsesOutputCap.field).toBe('max_output_tokens');
+  });
+});
+
+describe('output caps that carry a thinking budget or live in a nested config', () => {
+  it('Anthropic: a thinking budget stays below the lowered max_tokens, or thinking is left out below 1,024', () => {
+    const body = { model: 'claude-sonnet-4-5', max_tokens: 32000, thinking: { type: 'enabled', budget_tokens: 31999 } };
+    expect(messagesOutputCap.set(body, 5000, mini)).toEqual({ ...body, max_tokens: 5000, thinking: { type: 'enabled', budget_tokens: 4999 } });
+    const low = messagesOutputCap.set(body, 800, mini);
+    expect(low.max_tokens).toBe(800);
+    expect(low.thinking).toBeUndefined();
+    expect(messagesOutputCap.set({ max_tokens: 9000, thinking: { type: 'adaptive' } }, 100, mini)).toEqual({ max_tokens: 100, thinking: { type: 'adaptive' } });
+  });
+
+  it('Gemini: generationConfig.maxOutputTokens, the rest of the config kept', () => {
+    expect(geminiOutputCap.field).toBe('generationConfig.maxOutputTokens');
+    expect(geminiOutputCap.set({ contents: [], generationConfig: { temperature: 0.2 } }, 300, mini)).toEqual({
+      contents: [],
+      generationConfig: { temperature: 0.2, maxOutputTokens: 300 },
+    });
   });
 });

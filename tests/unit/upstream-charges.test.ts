@@ -15,6 +15,11 @@ import { anthropicToolCalls } from '@/lib/gateway/translate/anthropic-anthropic'
 import { modelInfo } from '../support/model-info';
 
 describe('redactUpstreamText', () => {
+  it('takes a base URL whose credentials are not valid %-encoding as typed, never throwing', () => {
+    const odd = { name: 'odd', apiKey: 'sk-odd-0123456789', baseUrl: 'https://user%zz:pass%zz@up.example/v1' } as ChannelInfo;
+    expect(redactUpstreamText('echo user%zz pass%zz sk-odd-0123456789', odd)).toBe('echo [redacted] [redacted] [redacted]');
+  });
+
   const channel = { name: 'c', apiKey: 'sk-live-abcdef123456', baseUrl: 'https://proxyuser:proxy%40pass@up.example/v1' } as ChannelInfo;
 
   it('removes the channel key, the base URL credentials and any credential header or key parameter, keeping JSON valid', () => {

@@ -23,11 +23,19 @@ export interface OutputCap {
  * its bound as the reservation charges it (pipeline.ts); never above what the client asked for or
  * the model's own maximum. 0 when not even the prompt fits.
  */
-export function affordableOutputTokens(models: ModelInfo[], promptBound: number, choices: number, asked: number | undefined, available: bigint): number {
+export function affordableOutputTokens(
+  models: ModelInfo[],
+  promptBound: number,
+  choices: number,
+  asked: number | undefined,
+  available: bigint,
+  /** What else the reservation holds for a model (built-in tool calls), pico-USD. */
+  extra: (model: ModelInfo) => bigint = () => 0n,
+): number {
   let best = Number.MAX_SAFE_INTEGER;
   for (const m of models) {
     const promptPrice = m.cacheWritePrice > m.inputPrice ? m.cacheWritePrice : m.inputPrice;
-    const left = available - BigInt(promptBound) * promptPrice;
+    const left = available - BigInt(promptBound) * promptPrice - extra(m);
     if (left < 0n) return 0;
     const cap = Math.min(asked ?? m.maxOutputTokens, m.maxOutputTokens);
     const perToken = m.outputPrice * BigInt(choices);
@@ -57,7 +65,32 @@ export const chatOutputCap: OutputCap = {
   },
 };
 
-export const messagesOutputCap: OutputCap = { field: 'max_tokens', set: (body, tokens) => ({ ...body, max_tokens: tokens }) };
+/** Anthropic's thinking budget must stay below max_tokens, and at least 1,024: lowered with it, or left out. */
+const MIN_THINKING_BUDGET = 1024;
+
+export const messagesOutputCap: OutputCap = {
+  field: 'max_tokens',
+  set(body, tokens) {
+    const out: JsonObject = { ...body, max_tokens: tokens };
+    const thinking = body.thinking as JsonObject | null | undefined;
+    if (thinking && typeof thinking === 'object' && !Array.isArray(thinking) && typeof thinking.budget_tokens === 'number') {
+      const budget = Math.min(thinking.budget_tokens, tokens - 1);
+      if (budget >= MIN_THINKING_BUDGET) out.thinking = { ...thinking, budget_tokens: budget };
+      else delete out.thinking;
+    }
+    return out;
+  },
+};
+
+/** Gemini: generationConfig.maxOutputTokens. */
+export const geminiOutputCap: OutputCap = {
+  field: 'generationConfig.maxOutputTokens',
+  set(body, tokens) {
+    const cfg = body.generationConfig;
+    const base = cfg && typeof cfg === 'object' && !Array.isArray(cfg) ? (cfg as JsonObject) : {};
+    return { ...body, generationConfig: { ...base, maxOutputTokens: tokens } };
+  },
+};
 
 export const responsesOutputCap: OutputCap = { field: 'max_output_tokens', set: (body, tokens) => ({ ...body, max_output_tokens: tokens }) };
 

@@ -15,6 +15,7 @@ import { geminiCountTokens } from '@/lib/gateway/translate/gemini-gemini';
 import type { GeminiClientOptions, StreamFraming } from '@/lib/gateway/translate/gemini-client';
 import type { Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import { geminiOutputCap } from '@/lib/gateway/admission/clamp';
 
 export const GEMINI_PREFIX = '/v1/gemini';
 const MODELS_PATH = `${GEMINI_PREFIX}/v1beta/models`;
@@ -63,10 +64,38 @@ function maxOutputOf(body: JsonObject): number | undefined {
   return max;
 }
 
+/** Candidates asked for (reserved and billed as that many replies; more than one only on a Gemini channel). */
+function candidatesOf(body: JsonObject): number {
+  const cfg = body.generationConfig;
+  const n = isObject(cfg) ? cfg.candidateCount : undefined;
+  if (n === undefined || n === null) return 1;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 8)
+    throw invalidField('generationConfig.candidateCount', 'generationConfig.candidateCount: must be an integer from 1 to 8.');
+  return n;
+}
+
+/**
+ * Google's grounding tools, billed by Google per grounded prompt: the gateway has no price for them
+ * and cannot count them from the reply, so a Gemini channel never gets them (the operator would pay);
+ * the translations to other protocols drop them.
+ */
+const PAID_GOOGLE_TOOLS = ['googleSearch', 'googleSearchRetrieval', 'googleMaps', 'google_search', 'google_search_retrieval', 'google_maps'];
+
+function paidToolRefusal(body: JsonObject): GatewayError | undefined {
+  if (!Array.isArray(body.tools)) return undefined;
+  for (let i = 0; i < body.tools.length; i++) {
+    const tool = body.tools[i];
+    const name = isObject(tool) ? PAID_GOOGLE_TOOLS.find((k) => tool[k] !== undefined) : undefined;
+    if (name) return invalidField(`tools.${i}.${name}`, `tools.${i}.${name}: Google's grounding tools are not available through this gateway.`);
+  }
+  return undefined;
+}
+
 /** A generateContent request: one translator per upstream protocol, made for this request's options. */
 class GenerateRequest implements PreparedRequest {
-  readonly choices = 1;
+  readonly choices: number;
   readonly billed = true;
+  private readonly paidTool: GatewayError | undefined;
   private readonly translators = new Map<UpstreamProtocol, Translator | undefined>();
 
   constructor(
@@ -75,7 +104,10 @@ class GenerateRequest implements PreparedRequest {
     readonly stream: boolean,
     readonly maxOutputTokens: number | undefined,
     private readonly opts: GeminiClientOptions,
-  ) {}
+  ) {
+    this.choices = candidatesOf(body);
+    this.paidTool = paidToolRefusal(body);
+  }
 
   async autoNeeds(limit: number) {
     const cfg = this.body.generationConfig;
@@ -93,7 +125,19 @@ class GenerateRequest implements PreparedRequest {
 
   translator(protocol: UpstreamProtocol): Translator | undefined {
     // Made once per protocol: the pipeline caches the upstream call per translator.
-    if (!this.translators.has(protocol)) this.translators.set(protocol, geminiTranslators[protocol]?.(this.opts));
+    if (!this.translators.has(protocol)) {
+      let t = geminiTranslators[protocol]?.(this.opts);
+      const refusal = this.paidTool;
+      if (t && refusal && protocol === 'gemini') {
+        t = {
+          ...t,
+          request: () => {
+            throw refusal;
+          },
+        };
+      }
+      this.translators.set(protocol, t);
+    }
     return this.translators.get(protocol);
   }
 
@@ -121,6 +165,7 @@ function generateSurface(model: string, stream: boolean, framing: StreamFraming)
     modelsPath: MODELS_PATH,
     modelNotFoundStatus: 404,
     maxReplyBytes: 32 * 1024 * 1024,
+    outputCap: geminiOutputCap,
     validate(req) {
       const body = req.body.json;
       requireContents(body);

@@ -115,6 +115,15 @@ export const responsesCompactSurface: SurfaceSpec = {
     const body = req.body.json;
     if (!Array.isArray(body.input) || body.input.length === 0) throw invalidField('input', '"input" must be a non-empty array of input items.');
     optionalObject(body, 'reasoning');
+    // Everything the compaction reads is in the request: on a native channel the body goes upstream
+    // as it came, and the upstream's store is shared by every tenant, so nothing may point into it.
+    for (const field of ['previous_response_id', 'conversation', 'prompt', 'background'] as const) {
+      const v = body[field];
+      if (v !== undefined && v !== null && v !== false)
+        throw invalidField(field, `"${field}" is not supported by the compaction endpoint: send the conversation in "input".`);
+    }
+    const reference = body.input.findIndex((item) => isObject(item) && item.type === 'item_reference');
+    if (reference >= 0) throw invalidField(`input[${reference}]`, 'Item references are not supported by the compaction endpoint: send the items themselves.');
     const input = body.input;
     // The summarising call: the conversation, then the request to summarise it; tools stay declared
     // (the history calls them) but none may be called.

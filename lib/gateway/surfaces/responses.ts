@@ -193,6 +193,7 @@ export const responsesSurface: SurfaceSpec = {
       billed: true,
       // Served only by native channels, which run them and bill each call.
       builtInTools: builtInToolsOf(body, (i) => `tools[${i}].type`, undefined, body.max_tool_calls),
+      builtInToolsRunOn: (channel) => channel.responses === true,
       autoNeeds: async (limit, signal) => ({
         tools: Array.isArray(body.tools) && body.tools.length > 0,
         json: (plan?.chat.response_format as JsonObject | undefined)?.type === 'json_object',
