@@ -19,6 +19,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     fileParallelism: false,
     globalSetup: ['tests/global-setup.ts'],
+    setupFiles: ['tests/setup-file.ts'],
     sequence: { sequencer: LogScanLast },
   },
 });

@@ -36,7 +36,14 @@ let account: TestAccount;
 beforeAll(async () => {
   db = await getDb();
   fake = await startFakeUpstream();
-  const config = testConfig({ openaiUrls: [fake.url], anthropicUrls: [fake.url], geminiUrls: [fake.url], channelPrefix: 'codexfx' });
+  // Codex declares web_search: a native channel runs it, so the operator prices it (translated channels drop it).
+  const config = testConfig({
+    openaiUrls: [fake.url],
+    anthropicUrls: [fake.url],
+    geminiUrls: [fake.url],
+    channelPrefix: 'codexfx',
+    overrides: { tool_prices_usd_per_thousand_calls: { web_search: '10' } },
+  });
   const channel = (name: string, model: string, priority: number, extra: Json = {}) =>
     (config.channels as unknown[]).push({
       name,
