@@ -1,9 +1,11 @@
 // Every client reaches every upstream protocol: the official `openai` and `@anthropic-ai/sdk`
-// clients and the Vercel AI SDK (`ai` + `@ai-sdk/openai`, `openai.chat(model)`) against models whose
+// clients and the Vercel AI SDK (`ai` + `@ai-sdk/openai`, `@ai-sdk/anthropic`, `@ai-sdk/google`) against models whose
 // channels speak OpenAI chat, Anthropic Messages and Gemini (one faithful fake upstream serving all
 // three), on both server paths, stream and whole reply. Each answer's cost is the same in the
 // header (or the usage chunk), the body, the request log and the ledger.
 import Anthropic from '@anthropic-ai/sdk';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
@@ -76,6 +78,10 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
     const openai = () => new OpenAI({ baseURL: `${gw().url}/v1`, apiKey: account.apiKey, maxRetries: 0 });
     const anthropic = () => new Anthropic({ baseURL: `${gw().url}/v1/anthropic`, apiKey: account.apiKey, maxRetries: 0 });
     const vercel = () => createOpenAI({ baseURL: `${gw().url}/v1`, apiKey: account.apiKey });
+    // The AI SDK's other providers append their own paths: `/messages` to the Anthropic base URL
+    // (the alias of /v1/anthropic/v1/messages), `/models/{id}:generateContent` to Google's.
+    const vercelAnthropic = () => createAnthropic({ baseURL: `${gw().url}/v1/anthropic`, apiKey: account.apiKey });
+    const vercelGoogle = () => createGoogleGenerativeAI({ baseURL: `${gw().url}/v1/gemini/v1beta`, apiKey: account.apiKey });
 
     it('openai: a whole reply, its cost in the header and the body', async () => {
       const { data, response } = await openai()
@@ -213,6 +219,25 @@ describe.each(['lean', 'next'] as GatewayMode[])('every client reaches every pro
       for await (const piece of streamed.textStream) text += piece;
       expect(text).toBe(DEFAULT_REPLY);
       expect(await streamed.finishReason).toBe('stop');
+      const requestId = (await streamed.response).headers?.['x-request-id'];
+      const row = await waitFor(() => db.requestLog.findFirst({ where: { id: requestId! } }), 10_000);
+      await expectBooked(requestId, row.costUsd.toFixed(12));
+    });
+
+    it.each([
+      ['@ai-sdk/anthropic', () => vercelAnthropic()(model)],
+      ['@ai-sdk/google', () => vercelGoogle()(model)],
+    ] as const)('Vercel AI SDK, %s: generateText and streamText, booked', async (_name, make) => {
+      const generated = await generateText({ model: make(), prompt: 'Hi', maxRetries: 0 });
+      expectUpstream(protocol);
+      expect(generated.text).toBe(DEFAULT_REPLY);
+      const headers = generated.response.headers ?? {};
+      await expectBooked(headers['x-request-id'], headers['x-service-cost-usd']);
+
+      const streamed = streamText({ model: make(), prompt: 'Hi', maxRetries: 0 });
+      let text = '';
+      for await (const piece of streamed.textStream) text += piece;
+      expect(text).toBe(DEFAULT_REPLY);
       const requestId = (await streamed.response).headers?.['x-request-id'];
       const row = await waitFor(() => db.requestLog.findFirst({ where: { id: requestId! } }), 10_000);
       await expectBooked(requestId, row.costUsd.toFixed(12));
