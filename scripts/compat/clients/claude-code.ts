@@ -1,6 +1,7 @@
 // Claude Code, non-interactive (`claude -p`), against the gateway's Anthropic mirror: the model is
 // whatever the matrix asks, its side tasks (titles, summaries) on the same model.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { runClient } from '../spawn';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,20 +16,6 @@ function binary(clientsDir: string): string {
   const bin = path.join(dir, 'bin', 'claude.exe');
   if (!existsSync(bin) || statSync(bin).size < 1_000_000) execFileSync(process.execPath, ['install.cjs'], { cwd: dir, stdio: 'inherit' });
   return bin;
-}
-
-function run(bin: string, args: string[], cwd: string, env: Record<string, string | undefined>): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(bin, args, { cwd, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 200_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-  });
 }
 
 const claudeCode: CompatClient = {
@@ -57,7 +44,7 @@ const claudeCode: CompatClient = {
       IS_SANDBOX: '1',
     };
     try {
-      const { code, out } = await run(
+      const { code, out } = await runClient(
         bin,
         ['-p', fileTaskPrompt(file), '--dangerously-skip-permissions', '--output-format', 'json', '--max-turns', '4'],
         ctx.workdir,

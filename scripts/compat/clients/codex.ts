@@ -1,7 +1,7 @@
 // Codex CLI, non-interactive (`codex exec`), against the gateway's Responses API: a model provider
 // (`wire_api = "responses"`, the only one Codex still accepts) in a CODEX_HOME of its own, so no
 // login, config or history of the machine's user is read or written.
-import { spawn } from 'node:child_process';
+import { runClient } from '../spawn';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,20 +24,6 @@ function configToml(ctx: CompatContext): string {
   ].join('\n');
 }
 
-function run(bin: string, args: string[], cwd: string, env: Record<string, string | undefined>): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(bin, args, { cwd, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 200_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-  });
-}
-
 const codex: CompatClient = {
   name: 'codex',
   version: VERSION,
@@ -50,7 +36,7 @@ const codex: CompatClient = {
     const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, TERM: 'dumb', GW_KEY: ctx.apiKey };
     try {
       // Root in a throwaway folder: no sandbox to ask approvals of.
-      const { code, out } = await run(
+      const { code, out } = await runClient(
         bin,
         ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '--color', 'never', fileTaskPrompt(file)],
         ctx.workdir,
