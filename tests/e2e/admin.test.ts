@@ -113,7 +113,9 @@ describe('operator console in a browser', { timeout: 60_000 }, () => {
     await page.getByTestId('account-search').fill(customer.email);
     await page.getByTestId('account-search').press('Enter');
     await page.waitForURL(/q=/, { waitUntil: 'commit' });
-    await expect(page.getByTestId('account-row').count()).resolves.toBe(1);
+    // 'commit' is before the filtered list renders; on a loaded machine the count would read the old page.
+    await page.getByTestId('account-row').filter({ hasText: customer.email }).waitFor();
+    await waitFor(async () => (await page.getByTestId('account-row').count()) === 1, 10_000);
     await shot(page, '03-accounts');
     await page.getByRole('link', { name: customer.email }).click();
     await page.waitForURL(/\/admin\/accounts\/[0-9a-f-]{36}/, { waitUntil: 'commit' });
