@@ -5,11 +5,9 @@
 // admitted, limited, billed and logged by the same pipeline as a key's, as the account's, with
 // PLAYGROUND_KEY_ID in the log's key column.
 import { createHmac, hash, timingSafeEqual } from 'node:crypto';
-import { decode } from 'next-auth/jwt';
 import { env } from '@/lib/env';
 import { GatewayError } from '@/lib/errors';
 import { authSecret } from '@/lib/secrets';
-import { sessionCookieSettings } from '@/lib/auth/session-cookie';
 import { AUTH_TIME_CLAIM } from '@/lib/auth/session-epoch';
 import { originOf, requestOrigin } from '@/lib/auth/request-origin';
 
@@ -89,7 +87,11 @@ export async function checkPlaygroundRequest(claims: Claims, headers: Record<str
   if ((site !== undefined && site !== 'same-origin') || !origin || !allowed.has(origin)) {
     throw new GatewayError('forbidden', 'The playground credential is only accepted from the playground page of this site.');
   }
-  const cookie = cookieValue(headers.cookie, sessionCookieSettings().name);
+  // The names sessionCookieSettings (lib/auth/session-cookie.ts) picks from, either of which only
+  // this server's secret can have made; not imported from there, nor next-auth statically, so the
+  // lean gateway loads next-auth only when a playground request comes.
+  const cookie = cookieValue(headers.cookie, '__Secure-next-auth.session-token') ?? cookieValue(headers.cookie, 'next-auth.session-token');
+  const { decode } = await import('next-auth/jwt');
   const session = cookie ? await decode({ token: cookie, secret: authSecret() }).catch(() => null) : null;
   if (!session || session.sub !== claims.u || session[AUTH_TIME_CLAIM] !== claims.t) {
     throw new GatewayError('invalid_api_key', 'The playground credential is only accepted with the session it was issued for. Sign in again.');
