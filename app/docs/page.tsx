@@ -151,14 +151,14 @@ console.log(reply.choices[0].message.content);`}
                     [
                       [
                         'quickstart',
-                        'OpenAI chat completions',
+                        t('OpenAI chat completions'),
                         `${origin}/v1`,
                         'openai (Python, Node), Vercel AI SDK, LangChain ChatOpenAI, OpenAI Agents SDK',
                       ],
                       ['responses', 'OpenAI Responses', `${origin}/v1`, 'openai (Python, Node), OpenAI Agents SDK, Codex CLI'],
                       ['anthropic', 'Anthropic Messages', `${origin}/v1/anthropic`, 'anthropic (Python, Node), Claude Code, LangChain ChatAnthropic'],
                       ['gemini', 'Gemini', `${origin}/v1/gemini`, 'google-genai (Python), @google/genai (Node), Gemini CLI'],
-                      ['embeddings', 'OpenAI embeddings', `${origin}/v1`, 'openai (Python, Node)'],
+                      ['embeddings', t('OpenAI embeddings'), `${origin}/v1`, 'openai (Python, Node)'],
                     ] as const
                   ).map(([id, name, base, clients]) => (
                     <Tr key={id}>

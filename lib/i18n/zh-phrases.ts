@@ -161,6 +161,8 @@ export const zhPhrases = {
   'Gemini API': 'Gemini API',
   API: '接口',
   Clients: '客户端',
+  'OpenAI chat completions': 'OpenAI 对话补全',
+  'OpenAI embeddings': 'OpenAI 向量',
   'The OpenAI Responses API on every chat model; GET and DELETE /v1/responses/{id} for stored replies.':
     '适用于所有对话模型的 OpenAI Responses API；已保存的回复用 GET 与 DELETE /v1/responses/{id}。',
   'The Gemini API on every chat model; :streamGenerateContent, :countTokens and GET /v1/gemini/v1beta/models too.':
