@@ -2,7 +2,7 @@
 // and LangChain (`@langchain/openai` ChatOpenAI on chat completions and on the Responses API,
 // `@langchain/anthropic` ChatAnthropic) against models whose channels speak OpenAI chat, Anthropic
 // Messages and Gemini (one faithful fake upstream serving all three), on both server paths: a text
-// turn, a streamed turn and a tool-using turn (the runner, or the LangChain loop, runs a function tool
+// turn, a streamed turn and a tool-using turn (the runner, LangChain's createAgent or a bindTools loop runs a function tool
 // and gets the final answer). Every HTTP exchange the client makes is recorded through its `fetch`
 // option: what it sent, and the cost the gateway put on the reply, which must be what the request log
 // and the ledger booked (CLIENT_RECORD=<file> appends each exchange to it as a JSON line: what the
@@ -11,9 +11,10 @@ import { appendFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, tool, type Model, type OpenAIClient } from '@openai/agents';
 import { ChatAnthropic } from '@langchain/anthropic';
-import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { tool as lcTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
+import { createAgent } from 'langchain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { PROTOCOL_MODELS, UPSTREAM_PATH, startBothModes, testConfig, type GatewayMode, type Protocol, type RunningGateway } from '../support/gateway';
@@ -276,6 +277,39 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI Agents SDK and LangChai
         expect(exchanges).toHaveLength(2);
         await expectAllBooked(exchanges, endpoint);
       });
+
+      it.each([false, true])(
+        "a tool-using turn through langchain's createAgent (stream: %s): the agent runs the tool and answers, both booked",
+        async (stream) => {
+          const { chat, exchanges } = setup();
+          const calls: unknown[] = [];
+          const getWeather = lcTool(
+            async (args: { city: string }) => {
+              calls.push(args);
+              return JSON.stringify(TOOL_RESULT);
+            },
+            { name: 'get_weather', description: 'The weather in a city', schema: z.object({ city: z.string() }) },
+          );
+          const agent = createAgent({ model: chat, tools: [getWeather], systemPrompt: 'Use the tool.' });
+          const input = { messages: [new HumanMessage('Weather in Paris?')] };
+          let answer: string;
+          if (stream) {
+            // Token by token, as a chat UI shows it: the model's chunks, not the tool's message.
+            answer = '';
+            for await (const [chunk, meta] of await agent.stream(input, { streamMode: 'messages' })) {
+              if (AIMessageChunk.isInstance(chunk) && (meta as { langgraph_node?: string }).langgraph_node === 'model_request') answer += chunk.text;
+            }
+          } else {
+            const state = await agent.invoke(input);
+            answer = state.messages.at(-1)!.text;
+          }
+          expectUpstream(protocol);
+          expect(calls).toEqual([JSON.parse(TOOL_CALL_ARGUMENTS)]);
+          expect(answer).toMatch(/^The tool said: .*21/);
+          expect(exchanges).toHaveLength(2);
+          await expectAllBooked(exchanges, endpoint);
+        },
+      );
     });
   });
 });
