@@ -25,7 +25,7 @@ const usage = `Usage: npm run admin -- <command> [options]
   revoke-key  --user ID|--email E --key KEY_ID
   set-role    --user ID|--email E --role user|admin   (promotes or demotes an existing account)
   create-codes --usd N --count K [--expires ISO-8601]                 -> ["code", ...]
-  --help, -h  this text
+  help [command], <command> --help, -h   this text, or that command's lines
 Every command that changes something is written to the audit log (actor "cli").`;
 
 const COMMANDS = ['create-user', 'set-tier', 'set-limits', 'suspend', 'unsuspend', 'credit', 'create-key', 'revoke-key', 'set-role', 'create-codes'];
@@ -56,6 +56,13 @@ const options = {
   expires: { type: 'string' },
 } as const;
 
+const argv = process.argv.slice(2);
+// Asking for help always gets it, whatever else is on the line (`create-codes --usd --help` too).
+if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
+  console.log(helpFor(argv.find((a, i) => !a.startsWith('-') && !(i === 0 && a === 'help') && COMMANDS.includes(a))));
+  process.exit(0);
+}
+
 let parsed: ReturnType<typeof parseArgs<{ allowPositionals: true; options: typeof options }>>;
 try {
   parsed = parseArgs({ allowPositionals: true, options });
@@ -64,10 +71,6 @@ try {
   refuse((err as Error).message);
 }
 const { positionals, values } = parsed;
-if (values.help) {
-  console.log(helpFor(positionals[0]));
-  process.exit(0);
-}
 if (positionals[0] === undefined) refuse(undefined);
 if (!COMMANDS.includes(positionals[0])) refuse(`unknown command ${positionals[0]}`);
 

@@ -155,6 +155,18 @@ export const zhPhrases = {
   'Anthropic Messages, forwarded verbatim (cache_control, anthropic-version and -beta headers).':
     'Anthropic Messages，原样转发（含 cache_control、anthropic-version 与 -beta 请求头）。',
   'Token counting on the Anthropic mirror (not billed).': 'Anthropic 镜像上的 token 计数（不计费）。',
+  'APIs and base URLs': '接口与 Base URL',
+  'Responses API': 'Responses API',
+  'Anthropic Messages': 'Anthropic Messages',
+  'Gemini API': 'Gemini API',
+  API: '接口',
+  Clients: '客户端',
+  'OpenAI chat completions': 'OpenAI 对话补全',
+  'OpenAI embeddings': 'OpenAI 向量',
+  'The OpenAI Responses API on every chat model; GET and DELETE /v1/responses/{id} for stored replies.':
+    '适用于所有对话模型的 OpenAI Responses API；已保存的回复用 GET 与 DELETE /v1/responses/{id}。',
+  'The Gemini API on every chat model; :streamGenerateContent, :countTokens and GET /v1/gemini/v1beta/models too.':
+    '适用于所有对话模型的 Gemini API；另有 :streamGenerateContent、:countTokens 与 GET /v1/gemini/v1beta/models。',
   'Cost headers': '费用响应头',
   'Every /v1 response says what it cost and what served it:': '每个 /v1 响应都说明费用以及由谁提供服务：',
   'Exact dollars charged (for streams: "pending"; the figure follows as a trailer and in the usage chunk)':
