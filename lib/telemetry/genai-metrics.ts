@@ -7,6 +7,7 @@ import { observe } from '@/lib/metrics';
 export interface MeteredRequest {
   readonly endpoint: string;
   readonly stream: boolean;
+  readonly status: number;
   readonly model?: { name: string };
   readonly channel: string | null;
   readonly usage: { promptTokens: number; completionTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
@@ -16,7 +17,8 @@ export interface MeteredRequest {
 
 export function observeGenAi(r: MeteredRequest): void {
   const channel = r.channel;
-  if (!channel || !r.model) return; // nothing was served: no model answered
+  // Nothing was served (no model answered), or the upstream refused the request (its error passed through: no tokens).
+  if (!channel || !r.model || r.status >= 400) return;
   const model = r.model.name;
   const u = r.usage;
   const input = u.promptTokens + u.cacheReadTokens + u.cacheWriteTokens;

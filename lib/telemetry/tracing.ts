@@ -22,17 +22,20 @@ interface Otel {
 // Shared by the custom server's bundle and Next's (lib/singleton.ts): one provider per process.
 const state = singleton('otel-tracing', () => ({ otel: null as Otel | null, starting: null as Promise<boolean> | null }));
 
+/** The environment (process.env; tests pass their own). */
+type Env = Record<string, string | undefined>;
+
 const truthy = (v: string | undefined) => v !== undefined && ['1', 'true', 'yes', 'on'].includes(v.trim().toLowerCase());
 
 /** Whether the environment asks for traces: an OTLP endpoint is set, the SDK is not disabled, the exporter is not `none`. */
-export function tracingConfigured(e: NodeJS.ProcessEnv = process.env): boolean {
+export function tracingConfigured(e: Env = process.env): boolean {
   if (truthy(e.OTEL_SDK_DISABLED)) return false;
   if ((e.OTEL_TRACES_EXPORTER ?? 'otlp').trim().toLowerCase() === 'none') return false;
   return Boolean(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || e.OTEL_EXPORTER_OTLP_ENDPOINT?.trim());
 }
 
 /** The OTLP encoding asked for: http/protobuf (the default) or http/json. */
-export function otlpProtocol(e: NodeJS.ProcessEnv = process.env): 'http/protobuf' | 'http/json' {
+export function otlpProtocol(e: Env = process.env): 'http/protobuf' | 'http/json' {
   const p = (e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim().toLowerCase();
   if (p === 'http/json') return 'http/json';
   if (p !== 'http/protobuf') log('warn', `OTEL_EXPORTER_OTLP_PROTOCOL=${p} is not supported (http/protobuf or http/json); using http/protobuf`);
@@ -45,7 +48,7 @@ export function otlpProtocol(e: NodeJS.ProcessEnv = process.env): 'http/protobuf
  * headers, timeout, compression), the tracer provider OTEL_TRACES_SAMPLER(_ARG) and the span
  * limits, the batch processor OTEL_BSP_*, the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
  */
-export function initTracing(e: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+export function initTracing(e: Env = process.env): Promise<boolean> {
   if (state.otel) return Promise.resolve(true);
   if (!tracingConfigured(e)) return Promise.resolve(false);
   return (state.starting ??= start(e).catch((err) => {
@@ -54,7 +57,7 @@ export function initTracing(e: NodeJS.ProcessEnv = process.env): Promise<boolean
   }));
 }
 
-async function start(e: NodeJS.ProcessEnv): Promise<boolean> {
+async function start(e: Env): Promise<boolean> {
   const protocol = otlpProtocol(e);
   const [api, core, resources, base, exporterModule] = await Promise.all([
     import('@opentelemetry/api'),
