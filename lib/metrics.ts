@@ -40,7 +40,7 @@ interface Metrics {
 }
 
 const metrics = (): Metrics =>
-  singleton('metrics', () => ({ registry: new Registry(), counters: new Map(), histograms: new Map(), gauges: new Map(), help: new Map() }));
+  singleton('prom-metrics', () => ({ registry: new Registry(), counters: new Map(), histograms: new Map(), gauges: new Map(), help: new Map() }));
 
 const helpOf = (m: Metrics, name: string) => m.help.get(name) ?? HELP[name] ?? name.replace(/_/g, ' ');
 
