@@ -98,7 +98,7 @@ export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Pr
     sink.end(JSON.stringify({ error: { message: 'Gateway misconfigured.', type: 'server_error', param: null, code: 'internal_error' } }));
     throw err;
   }
-  ctx.trace = startRequestTrace(req.method, path, req.headers);
+  ctx.trace = startRequestTrace(req.method, endpoint, path, req.headers);
   try {
     await route(ctx, req, sink);
   } catch (err) {

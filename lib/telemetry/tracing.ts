@@ -314,16 +314,17 @@ function clip(text: string): string {
 }
 
 /**
- * The request's span, a child of the client's `traceparent` when it sent one; undefined when
+ * The request's span (`route`: the endpoint as metrics label it), a child of the client's `traceparent` when it sent one; undefined when
  * tracing is off (the only cost then).
  */
-export function startRequestTrace(method: string, path: string, headers: Record<string, string | undefined>): RequestTrace | undefined {
+export function startRequestTrace(method: string, route: string, path: string, headers: Record<string, string | undefined>): RequestTrace | undefined {
   const otel = state.otel;
   if (!otel) return undefined;
   const api = otel.api;
   const parent = headers.traceparent ? otel.propagator.extract(api.ROOT_CONTEXT, headers, headerGetter) : api.ROOT_CONTEXT;
   const span = otel.tracer.startSpan(
-    `${method} ${path}`,
+    // Named by its route ('other' for unknown paths: anyone can send any path), renamed `{operation} {model}` at the end.
+    `${method} ${route}`,
     { kind: api.SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path } },
     parent,
   );

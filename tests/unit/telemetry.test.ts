@@ -87,6 +87,8 @@ describe('tracing switch', () => {
 
   it('off: initTracing loads nothing and a request gets no trace', async () => {
     expect(await initTracing({})).toBe(false);
-    expect(startRequestTrace('POST', '/v1/chat/completions', { traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` })).toBeUndefined();
+    expect(
+      startRequestTrace('POST', '/v1/chat/completions', '/v1/chat/completions', { traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` }),
+    ).toBeUndefined();
   });
 });
