@@ -174,3 +174,24 @@ it('GenAI metrics per model and channel: token usage by type, time to first toke
   expect(text).toMatch(new RegExp(`^gen_ai_server_time_to_first_token_seconds_count\\{${labels}\\} [1-9]`, 'm'));
   expect(text).toMatch(new RegExp(`^gen_ai_server_time_per_output_token_seconds_count\\{${labels}\\} [1-9]`, 'm'));
 });
+
+it('the route-handler path (next start) traces too: instrumentation starts the SDK, the same spans', { timeout: 120_000 }, async () => {
+  const next = await startGateway({
+    config: testConfig({ openaiUrls: [fake.url], channelPrefix: 'otn' }),
+    mode: 'next',
+    env: otelEnv('http/protobuf', 'gw-next'),
+  });
+  try {
+    fake.reset();
+    const traceId = hex(16);
+    const res = await chat(next, account.apiKey, {}, `00-${traceId}-${hex(8)}-01`);
+    expect(res.status).toBe(200);
+    const spans = await traceOf(traceId, 4);
+    expect(requestSpan(spans)).toMatchObject({ serviceName: 'gw-next', name: 'chat gpt-4o-mini' });
+    expect(requestSpan(spans).attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+    expect(String(fake.requests[0].headers.traceparent)).toBe(`00-${traceId}-${attemptSpans(spans)[0].spanId}-01`);
+    expect(named(spans, 'gateway.admission')).toHaveLength(1);
+  } finally {
+    await next.stop();
+  }
+});
