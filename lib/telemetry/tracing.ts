@@ -66,6 +66,17 @@ async function start(e: Env): Promise<boolean> {
     import('@opentelemetry/sdk-trace-base'),
     protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
   ]);
+  // The SDK's own errors (an export the collector refused or never answered) in our log, once per batch at most.
+  api.diag.setLogger(
+    {
+      error: (message, ...args) => log('warn', `OpenTelemetry: ${message}`, args.length ? { detail: args.map(String).join(' ') } : {}),
+      warn: (message, ...args) => log('warn', `OpenTelemetry: ${message}`, args.length ? { detail: args.map(String).join(' ') } : {}),
+      info: () => undefined,
+      debug: () => undefined,
+      verbose: () => undefined,
+    },
+    { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
   const resource = resources
     .defaultResource()
     .merge(resources.resourceFromAttributes({ 'service.name': 'model-gateway' }))
