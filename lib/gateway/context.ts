@@ -21,6 +21,8 @@ import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkKeyAccess, keyClientIp } from '@/lib/keys/access';
 import { recheckKeyRefusal } from '@/lib/keys/admission';
 import { getLimiter } from '@/lib/gateway/runtime';
+import { operationOf, type AttemptTrace, type RequestTrace } from '@/lib/telemetry/tracing';
+import { observeGenAi } from '@/lib/telemetry/genai-metrics';
 
 export type Surface = 'openai' | 'anthropic' | 'gemini';
 
@@ -97,6 +99,8 @@ export interface ToolFee {
 export class AttemptTracker {
   readonly record: Attempt;
   private readonly started = performance.now();
+  /** This attempt's span, when tracing is on (lib/telemetry/tracing.ts). */
+  trace?: AttemptTrace;
 
   constructor(
     private readonly channel: ChannelInfo,
@@ -114,6 +118,7 @@ export class AttemptTracker {
     this.record.error = message;
     if (status !== undefined) this.record.status = status;
     this.finish(false);
+    this.trace?.end(this.record);
     inc('gateway_upstream_failures_total', { channel: this.channel.name });
     return false;
   }
@@ -128,12 +133,14 @@ export class AttemptTracker {
     this.record.status = status;
     this.record.ms = Math.round(performance.now() - this.started);
     inc('gateway_upstream_rate_limited_total', { channel: this.channel.name });
+    this.trace?.end(this.record);
   }
 
   /** The call was cancelled by us (its admission was refused): not the channel's failure. */
   cancel(message: string): void {
     this.record.error = message;
     this.record.ms = Math.round(performance.now() - this.started);
+    this.trace?.end(this.record);
   }
 
   /** The channel answered; `ok` is whether the reply itself succeeded. */
@@ -141,6 +148,7 @@ export class AttemptTracker {
     this.record.ms = Math.round(performance.now() - this.started);
     this.record.ok = ok;
     recordChannelResult(this.channel.name, healthy, this.cfg, this.account);
+    if (this.trace && healthy) this.trace.end(this.record);
   }
 }
 
@@ -186,6 +194,8 @@ export class RequestContext {
   private unlogged = false;
   /** A stream error in the surface's own event format, when it is not chat chunks (the Responses API's `error` event). */
   streamError?: (err: GatewayError) => string;
+  /** The request's spans, when tracing is on (lib/telemetry/tracing.ts); every hook is `this.trace?.…`. */
+  trace?: RequestTrace;
 
   constructor(
     readonly surface: Surface,
@@ -210,6 +220,7 @@ export class RequestContext {
       throw new GatewayError('unavailable', 'The gateway cannot record requests right now. Please retry shortly.', { retryAfterMs: 5000 });
     }
     const body = await readJsonBody(req, this.cfg.limits.max_body_bytes);
+    if (this.trace?.captureContent) this.trace.input(body.json);
     const model = body.json.model;
     if (typeof model === 'string' && model !== '') {
       // A model name is an identifier: refused at once if it could not be one (megabytes of it would
@@ -239,6 +250,10 @@ export class RequestContext {
       { principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId, ip: this.keyIp },
       this.stream,
     );
+    if (this.trace) {
+      const done = this.trace.admission(pending.speculative, reserve);
+      pending.admission.then(() => done(), done);
+    }
     if (!pending.speculative) {
       this.admission = await pending.admission;
       return;
@@ -333,6 +348,10 @@ export class RequestContext {
     const tracker = this.beginAttempt(channel, model);
     if (dropped) tracker.record.dropped = dropped;
     if (req.signal.aborted) throw this.clientGone();
+    if (this.trace) {
+      tracker.trace = this.trace.attempt(channel, model.name, operationOf(this.endpoint, this.surface), this.attempts.length);
+      headers = tracker.trace.inject(headers);
+    }
     const res = await this.callUpstream(req, tracker, channel, path, upstream.body, headers);
     if (!res) return null;
     tracker.record.status = res.status;
@@ -533,7 +552,9 @@ export class RequestContext {
     // A speculative admission the pipeline never waited for (the client left first): settle it.
     if (this.admitting && !this.admission) this.admission = await this.admitting.catch(() => undefined);
     if (this.admission) await this.releaseOnce(false);
+    observeGenAi(this);
     if (!this.principal || this.unlogged) return;
+    const logged = this.trace?.logWrite();
     enqueueLog({
       id: this.requestId,
       createdAt: new Date(this.startedAt),
@@ -560,5 +581,6 @@ export class RequestContext {
       errorCode: this.errorCode,
       routeReason: this.routeReason,
     });
+    logged?.();
   }
 }

@@ -494,6 +494,8 @@ const NOTHING_GENERATED: Generated = { completion: '' };
  * mostly is (no promise, no completion text); a promise when tokens must be counted.
  */
 function settle(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): number | Promise<number> {
+  // The completion text on the request's span: only when the operator opted in (lib/telemetry/tracing.ts).
+  if (ctx.trace?.captureContent) ctx.trace.completion(generated.completion);
   if (!prepared.billed) return 0;
   if (!reported || !reported.completionFinal) return settleCounted(ctx, prepared, reported, generated);
   ctx.settleCost(
