@@ -146,11 +146,13 @@ const local = () => singleton<LocalState>('log-export', () => ({ owner: randomUU
 /** Takes or renews the lease; true when this process holds it. Creates the sink's row (cursor: now) the first time. */
 async function holdLease(owner: string): Promise<boolean> {
   const db = await getDb();
-  await db.$executeRaw`INSERT INTO "LogExportState" (id, "cursorCreatedAt", "cursorId") VALUES (${SINK_ID}, now(), '') ON CONFLICT (id) DO NOTHING`;
-  const until = new Date(Date.now() + LEASE_MS);
+  // Times from this process, not now(): the columns hold UTC without a zone, as Prisma writes them.
+  const now = new Date();
+  await db.$executeRaw`INSERT INTO "LogExportState" (id, "cursorCreatedAt", "cursorId") VALUES (${SINK_ID}, ${now}, '') ON CONFLICT (id) DO NOTHING`;
+  const until = new Date(now.getTime() + LEASE_MS);
   const taken = await db.$executeRaw`
     UPDATE "LogExportState" SET "leaseOwner" = ${owner}, "leaseUntil" = ${until}
-    WHERE id = ${SINK_ID} AND ("leaseOwner" = ${owner} OR "leaseOwner" IS NULL OR "leaseUntil" < now())`;
+    WHERE id = ${SINK_ID} AND ("leaseOwner" = ${owner} OR "leaseOwner" IS NULL OR "leaseUntil" < ${now})`;
   return taken === 1;
 }
 

@@ -108,7 +108,10 @@ describe('log export page', () => {
       await page.fill('#replay-from', local(before));
       await page.fill('#replay-to', local(new Date(Date.now() + 120_000)));
       await page.getByTestId('replay-start').click();
-      await page.getByRole('status').filter({ hasText: lang === 'en' ? 'Replay queued.' : '已加入重放队列。' }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: lang === 'en' ? 'Replay queued.' : '已加入重放队列。' })
+        .waitFor();
       await waitFor(async () => (await (await getDb()).logExportReplay.count({ where: { status: { not: 'done' } } })) === 0, 20_000);
       await page.reload();
       await expect(page.getByTestId('replay-status').first().textContent()).resolves.toBe(done);
@@ -122,6 +125,7 @@ describe('log export page', () => {
       expect(await axeProblems()).toEqual([]);
       await page.screenshot({ path: path.join(shots, `log-export-${lang}-phone.png`), fullPage: true });
     }
-    expect(new Set(replayed)).toEqual(new Set(ids));
+    // The range holds these requests (and whatever else the shared test database logged in it).
+    for (const id of ids) expect(replayed).toContain(id);
   });
 });
