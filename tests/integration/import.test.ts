@@ -227,7 +227,7 @@ beforeAll(async () => {
   const cfg = testConfig({ openaiUrls: [fake.url], channelPrefix: 'imp-' });
   (cfg.channels as unknown[]).unshift(...imported.channels.map((c) => ({ ...c, timeouts: { connect_ms: 1000, first_byte_ms: 3000, idle_ms: 3000 } })));
   gw = await startGateway({ config: cfg, env: { SECRETS_KEY } });
-}, 240_000);
+}, 400_000);
 
 afterAll(async () => {
   await gw?.stop();

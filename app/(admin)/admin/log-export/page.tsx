@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import { requireOperator } from '@/lib/admin/guard';
 import { currentLocale } from '@/lib/i18n/server';
-import { date } from '@/lib/dashboard/format';
+import { dateTime } from '@/lib/dashboard/format';
 import { logExportStatus } from '@/lib/log-export/exporter';
 import { fillWords, logExportWords, type LogExportWords } from '@/lib/log-export/messages';
 import { ExportForm, ReplayForm } from '@/components/admin/log-export-forms';
@@ -20,7 +20,7 @@ export default async function AdminLogExportPage() {
   await requireOperator();
   const w = logExportWords(await currentLocale());
   const s = await logExportStatus();
-  const when = (iso: string | null) => (iso ? date(new Date(iso)) : w.none);
+  const when = (iso: string | null) => (iso ? dateTime(new Date(iso)) : w.none);
   return (
     <>
       <PageHeader title={w.title} description={w.description} />
@@ -84,7 +84,7 @@ export default async function AdminLogExportPage() {
                   {s.replays.map((r) => (
                     <Tr key={r.id} data-testid="replay-row">
                       <Td>
-                        {date(new Date(r.from))} – {date(new Date(r.to))}
+                        {dateTime(new Date(r.from))} – {dateTime(new Date(r.to))}
                       </Td>
                       <Td data-testid="replay-status">{statusWord(w, r.status)}</Td>
                       <Td className="text-right tabular-nums">{r.rows}</Td>
