@@ -21,4 +21,6 @@ export async function register(): Promise<void> {
   (await import('@/lib/db/partitions')).startPartitionMaintenance();
   // Budget alerts: evaluate thresholds and deliver webhooks (lib/alerts/loop.ts).
   (await import('@/lib/alerts/loop')).startAlerts();
+  // Request-log export to the operator's webhook, when configured (lib/log-export/exporter.ts).
+  (await import('@/lib/log-export/exporter')).startLogExport();
 }

@@ -9,6 +9,7 @@ const items = [
   { href: '/admin/accounts', label: 'Accounts' },
   { href: '/admin/channels', label: 'Channels' },
   { href: '/admin/logs', label: 'Logs' },
+  { href: '/admin/log-export', label: 'Log export' },
   { href: '/admin/codes', label: 'Codes' },
   { href: '/admin/announcements', label: 'Announcements' },
   { href: '/admin/audit', label: 'Audit log' },

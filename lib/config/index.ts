@@ -5,6 +5,7 @@ import { env, envSecret } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
 import { parseDecimal, usdToPico } from '@/lib/billing/money';
 import { perCallPrice, type BuiltInTool, type ToolPrices } from '@/lib/billing/tools';
+import { decryptSecret } from '@/lib/crypto';
 import { configSchema, upstreamProtocols, type RawConfig, type TierName } from './schema';
 
 export type { TierName } from './schema';
@@ -17,6 +18,15 @@ export interface Timeouts {
 }
 
 export type UpstreamProtocolName = (typeof upstreamProtocols)[number];
+
+export interface LogExportConfig {
+  url: string;
+  /** Never serialised to clients or logs. */
+  secret: string;
+  maxRows: number;
+  maxSeconds: number;
+  settleSeconds: number;
+}
 
 export interface ChannelInfo {
   name: string;
@@ -81,6 +91,8 @@ export interface GatewayConfig {
   maintenance: boolean;
   /** Lower a request's output cap to what its key budget or balance pays for, instead of a 402. */
   clampOutputToBudget: boolean;
+  /** The request-log export (lib/log-export/), when configured. */
+  logExport?: LogExportConfig;
   startingBalance: bigint;
   rechargeMin: bigint;
   rechargeMax: bigint;
@@ -167,7 +179,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     });
   }
   const channels: ChannelInfo[] = raw.channels.map((c, i) => {
-    const apiKey = c.api_key ?? envSecret(c.api_key_env ?? '');
+    const apiKey = c.api_key ?? (c.api_key_encrypted !== undefined ? decryptImported(c.api_key_encrypted, source, i) : envSecret(c.api_key_env ?? ''));
     if (!apiKey) throw new ConfigError(`invalid operator config ${source}:\n  channels[${i}].api_key_env: variable ${c.api_key_env} is not set`);
     return {
       name: c.name,
@@ -224,11 +236,29 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     responsesRetentionDays: raw.responses.retention_days,
     responsesQuota: { bytes: raw.responses.max_bytes_per_account, rows: raw.responses.max_per_account },
     clampOutputToBudget: raw.clamp_output_to_budget,
+    logExport: logExportOf(raw, source),
     tiers,
     channels,
     models,
     channelsByModel,
   };
+}
+
+/** An imported channel's key (api_key_encrypted): a key that does not decrypt is a config error naming it. */
+function decryptImported(stored: string, source: string, i: number): string {
+  try {
+    return decryptSecret(stored);
+  } catch {
+    throw new ConfigError(`invalid operator config ${source}:\n  channels[${i}].api_key_encrypted: does not decrypt with this SECRETS_KEY`);
+  }
+}
+
+function logExportOf(raw: RawConfig, source: string): LogExportConfig | undefined {
+  const c = raw.log_export;
+  if (!c) return undefined;
+  const secret = c.secret ?? envSecret(c.secret_env ?? '');
+  if (!secret) throw new ConfigError(`invalid operator config ${source}:\n  log_export.secret_env: variable ${c.secret_env} is not set`);
+  return { url: c.url, secret, maxRows: c.max_rows, maxSeconds: c.max_seconds, settleSeconds: c.settle_seconds };
 }
 
 export function loadConfigFile(file: string): GatewayConfig {

@@ -57,6 +57,8 @@ const channelSchema = z
     /** The upstream key, inline (discouraged) or by environment variable name. */
     api_key: z.string().min(1).optional(),
     api_key_env: z.string().min(1).optional(),
+    /** The upstream key encrypted with SECRETS_KEY (lib/crypto.ts), as `admin import` writes imported channels. */
+    api_key_encrypted: z.string().regex(/^v1\./, 'an encrypted key as admin import writes it (v1.…)').optional(),
     models: z.array(z.string().min(1)).min(1),
     priority: z.number().int().default(0),
     weight: positiveInt.default(1),
@@ -68,14 +70,43 @@ const channelSchema = z
     responses: z.boolean().default(false),
   })
   .strict()
-  .refine((c) => c.api_key !== undefined || c.api_key_env !== undefined, {
-    message: 'needs api_key or api_key_env',
+  .refine((c) => c.api_key !== undefined || c.api_key_env !== undefined || c.api_key_encrypted !== undefined, {
+    message: 'needs api_key, api_key_env or api_key_encrypted',
     path: ['api_key'],
   })
   .refine((c) => !c.responses || c.protocol === 'openai', {
     message: 'responses: true needs an openai channel (the Responses API is an OpenAI protocol)',
     path: ['responses'],
   });
+
+/**
+ * Request-log export to a webhook (lib/log-export/): signed batches of log rows. https, or http to
+ * a loopback host (a receiver on the same machine, tests); the secret is a Standard Webhooks one.
+ */
+const logExportSchema = z
+  .object({
+    url: z
+      .string()
+      .url()
+      .refine((u) => {
+        const url = new URL(u);
+        if (url.username || url.password) return false;
+        if (url.protocol === 'https:') return true;
+        const host = url.hostname.replace(/^\[|\]$/g, '');
+        return url.protocol === 'http:' && (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
+      }, 'must be https (http only to localhost), without credentials'),
+    /** The signing secret inline (whsec_…) or by environment variable name. */
+    secret: z.string().min(16).optional(),
+    secret_env: z.string().min(1).optional(),
+    /** At most this many rows per batch. */
+    max_rows: positiveInt.max(10_000).default(500),
+    /** A batch leaves at most this many seconds after its first row could (a partial batch then). */
+    max_seconds: positiveInt.max(3600).default(10),
+    /** Rows younger than this are not sent yet: the batched log writer may still be storing older ones. */
+    settle_seconds: z.number().int().min(0).max(3600).default(15),
+  })
+  .strict()
+  .refine((c) => c.secret !== undefined || c.secret_env !== undefined, { message: 'needs secret or secret_env', path: ['secret'] });
 
 const modelSchema = z
   .object({
@@ -194,6 +225,7 @@ export const configSchema = z
     tiers: z.object({ free: tierSchema, pro: tierSchema, vip: tierSchema, enterprise: tierSchema }).strict(),
     channels: z.array(channelSchema).min(1),
     models: z.array(modelSchema).min(1),
+    log_export: logExportSchema.optional(),
   })
   .strict()
   .superRefine((cfg, ctx) => {

@@ -37,6 +37,7 @@ export const zhPhrases = {
   'Older →': '更早 →',
   '← Newer': '← 更新',
   'Export CSV': '导出 CSV',
+  'Export JSONL': '导出 JSONL',
   'Network error: try again.': '网络错误，请重试。',
   'Your session has expired. Log in again.': '登录已过期，请重新登录。',
   'Page not found': '页面不存在',
