@@ -232,7 +232,9 @@ export function KeysManager({
                     <div className="mt-0.5 font-mono text-xs font-normal text-slate-600 sm:hidden">{k.display}</div>
                   </Td>
                   <Td className="hidden whitespace-nowrap font-mono text-xs sm:table-cell">{k.display}</Td>
-                  <Td className="hidden whitespace-nowrap tabular-nums md:table-cell"><LocalTime iso={k.created_at} /></Td>
+                  <Td className="hidden whitespace-nowrap tabular-nums md:table-cell">
+                    <LocalTime iso={k.created_at} />
+                  </Td>
                   <Td className="hidden whitespace-nowrap tabular-nums lg:table-cell">
                     {k.last_used_at ? <LocalTime iso={k.last_used_at} /> : <span className="text-slate-500">{t('Never')}</span>}
                   </Td>

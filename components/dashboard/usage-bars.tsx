@@ -53,7 +53,12 @@ export function UsageBars({ data, t }: { data: UsagePoint[]; t: Translate }) {
           ))}
         </ol>
         {maxRequests > 0 && (
-          <svg className="pointer-events-none absolute inset-0 h-full w-full text-slate-900" viewBox={`0 0 ${n} 100`} preserveAspectRatio="none" aria-hidden="true">
+          <svg
+            className="pointer-events-none absolute inset-0 h-full w-full text-slate-900"
+            viewBox={`0 0 ${n} 100`}
+            preserveAspectRatio="none"
+            aria-hidden="true"
+          >
             <polyline points={points} fill="none" stroke="currentColor" strokeWidth={1.5} vectorEffect="non-scaling-stroke" strokeLinejoin="round" />
           </svg>
         )}

@@ -116,8 +116,12 @@ async function allPages(p: Page): Promise<string[]> {
   await p.goto(`${gw.url}/admin/logs`);
   const adminLog = await p.locator('a[href^="/admin/logs/"]').first().getAttribute('href');
   return [
-    ...['', '/keys', '/usage', '/logs', userLog!.replace('/dashboard', ''), '/billing', '/alerts', '/models', '/playground', '/settings'].map((s) => `/dashboard${s}`),
-    ...['', '/accounts', `/accounts/${customer.userId}`, '/channels', '/logs', adminLog!.replace('/admin', ''), '/codes', '/announcements', '/audit'].map((s) => `/admin${s}`),
+    ...['', '/keys', '/usage', '/logs', userLog!.replace('/dashboard', ''), '/billing', '/alerts', '/models', '/playground', '/settings'].map(
+      (s) => `/dashboard${s}`,
+    ),
+    ...['', '/accounts', `/accounts/${customer.userId}`, '/channels', '/logs', adminLog!.replace('/admin', ''), '/codes', '/announcements', '/audit'].map(
+      (s) => `/admin${s}`,
+    ),
   ];
 }
 
@@ -138,7 +142,10 @@ describe('on a 390x844 phone', { timeout: 180_000 }, () => {
           if (r.width === 0 || r.height === 0 || getComputedStyle(el).visibility === 'hidden') continue;
           // The skip link and other sr-only items are 1 px boxes until focused.
           if (r.width <= 1 && r.height <= 1) continue;
-          if (r.left < -1 || r.right > width + 1) out.push(`"${(el.textContent || el.getAttribute('aria-label') || el.tagName).trim().slice(0, 40)}" at ${Math.round(r.left)}..${Math.round(r.right)}`);
+          if (r.left < -1 || r.right > width + 1)
+            out.push(
+              `"${(el.textContent || el.getAttribute('aria-label') || el.tagName).trim().slice(0, 40)}" at ${Math.round(r.left)}..${Math.round(r.right)}`,
+            );
         }
         return out;
       });
@@ -156,7 +163,8 @@ describe('on a 390x844 phone', { timeout: 180_000 }, () => {
       await p.goto(`${gw.url}${url}`);
       const bar = p.getByTestId('sticky-header');
       const before = (await bar.boundingBox())!.height;
-      await p.mouse.wheel(0, 600);
+      await p.evaluate(() => window.scrollTo(0, 600));
+      expect(await p.evaluate(() => window.scrollY)).toBeGreaterThan(24);
       await p.waitForFunction(() => document.querySelector('[data-testid="sticky-header"]')?.hasAttribute('data-compact'));
       // What stays on screen over the content: the sticky bar alone, and it has shrunk.
       const covered = await p.evaluate(() => {
@@ -207,8 +215,11 @@ async function contrasts(p: Page, pairs: Record<string, [string, string]>): Prom
 
 describe('dark mode', { timeout: 90_000 }, () => {
   it('shows the logo lines, the tier bar and the card dividers (contrast checked, screenshots saved)', async () => {
-    const fresh = await createAccount({ balanceUsd: '1' });
-    const ctx = await signedInContext(fresh, { viewport: { width: 1280, height: 860 }, colorScheme: 'dark', extraHTTPHeaders: { 'x-forwarded-for': '10.79.0.4' } });
+    const ctx = await signedInContext(customer, {
+      viewport: { width: 1280, height: 860 },
+      colorScheme: 'dark',
+      extraHTTPHeaders: { 'x-forwarded-for': '10.79.0.4' },
+    });
     const p = await ctx.newPage();
     await p.goto(`${gw.url}/dashboard`);
     await p.getByTestId('tier').waitFor();

@@ -19,8 +19,9 @@ export default async function AdminLayout({ children }: { children: ReactNode })
         <StickyBar className="border-b border-slate-200 bg-white/95 backdrop-blur sm:border-b-0">
           <div className="mx-auto max-w-6xl px-4 sm:px-6">
             <div className="flex h-14 items-center gap-3 transition-[height] group-data-[compact]:h-11 sm:group-data-[compact]:h-14">
-              <Link href="/admin" className="shrink-0">
-                <Logo />
+              <Link href="/admin" className="shrink-0" aria-label="Operator console overview">
+                {/* The name goes on phones: the Dashboard link and Log out need the room. */}
+                <Logo className="max-sm:[&>span]:sr-only" />
               </Link>
               <Badge tone="amber" className="hidden sm:inline-flex">
                 Operator console

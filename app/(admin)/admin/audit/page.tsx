@@ -33,7 +33,9 @@ export default async function AdminAuditPage() {
             <TBody>
               {rows.map((a) => (
                 <Tr key={a.id.toString()} data-testid="audit-row">
-                  <Td className="whitespace-nowrap"><LocalTime iso={a.createdAt.toISOString()} /></Td>
+                  <Td className="whitespace-nowrap">
+                    <LocalTime iso={a.createdAt.toISOString()} />
+                  </Td>
                   <Td>{a.actor}</Td>
                   <Td className="font-medium">{a.action}</Td>
                   <Td className="font-mono text-xs">

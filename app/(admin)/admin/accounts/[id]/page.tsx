@@ -100,7 +100,9 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
               <TBody>
                 {detail.requests.map((r) => (
                   <Tr key={r.id}>
-                    <Td className="whitespace-nowrap"><LocalTime iso={r.createdAt.toISOString()} /></Td>
+                    <Td className="whitespace-nowrap">
+                      <LocalTime iso={r.createdAt.toISOString()} />
+                    </Td>
                     <Td>{r.modelServed ?? r.modelRequested ?? '–'}</Td>
                     <Td>{r.status}</Td>
                     <Td className="text-right tabular-nums">{usd(r.costPico)}</Td>
@@ -127,7 +129,9 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
               <TBody>
                 {detail.ledger.map((e) => (
                   <Tr key={e.id.toString()} data-testid="admin-ledger-row">
-                    <Td className="whitespace-nowrap"><LocalTime iso={e.createdAt.toISOString()} /></Td>
+                    <Td className="whitespace-nowrap">
+                      <LocalTime iso={e.createdAt.toISOString()} />
+                    </Td>
                     <Td>{e.kind}</Td>
                     <Td className="text-right tabular-nums">{usd(e.amountPico)}</Td>
                     <Td className="text-slate-500">{e.note ?? e.reference ?? ''}</Td>
@@ -147,7 +151,9 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
             <TBody>
               {audit.map((a) => (
                 <Tr key={a.id.toString()}>
-                  <Td className="whitespace-nowrap"><LocalTime iso={a.createdAt.toISOString()} /></Td>
+                  <Td className="whitespace-nowrap">
+                    <LocalTime iso={a.createdAt.toISOString()} />
+                  </Td>
                   <Td>{a.actor}</Td>
                   <Td>{a.action}</Td>
                   <Td className="font-mono text-xs text-slate-500">{JSON.stringify(a.after)}</Td>

@@ -41,7 +41,9 @@ export default async function AdminBatchPage({ params }: { params: Promise<{ bat
                 <Td className="text-right tabular-nums">{usd(c.amountPico)}</Td>
                 <Td>
                   {c.redeemedAt ? (
-                    <Badge tone="blue">redeemed <LocalTime iso={c.redeemedAt.toISOString()} /></Badge>
+                    <Badge tone="blue">
+                      redeemed <LocalTime iso={c.redeemedAt.toISOString()} />
+                    </Badge>
                   ) : c.expiresAt && c.expiresAt.getTime() <= Date.now() ? (
                     <Badge tone="neutral">expired</Badge>
                   ) : (

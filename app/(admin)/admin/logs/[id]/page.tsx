@@ -54,7 +54,7 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
   const served = e.outcome === 'ok' || e.outcome === 'client_closed';
   const attempts = attemptRecords(e.attempts);
   const rows: [string, React.ReactNode][] = [
-    ['Time', <LocalTime iso={e.createdAt.toISOString()} />],
+    ['Time', <LocalTime key="time" iso={e.createdAt.toISOString()} />],
     [
       'Account',
       <Link key="a" className="text-indigo-700 hover:underline" href={`/admin/accounts/${e.userId}`}>
