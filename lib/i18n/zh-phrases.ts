@@ -504,4 +504,6 @@ export const zhPhrases = {
   'Times are in {zone}; daily totals are UTC days.': '时间按 {zone} 显示；每日汇总按 UTC 日计算。',
   Created: '创建时间',
   'Last used': '最近使用',
+  Expires: '过期时间',
+  'expires {at}': '{at} 过期',
 } as const satisfies Record<string, string>;
