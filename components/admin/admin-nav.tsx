@@ -18,7 +18,7 @@ const items = [
 export function AdminNav() {
   const pathname = usePathname();
   return (
-    <nav aria-label="Admin" className="-mb-px flex gap-1 overflow-x-auto">
+    <nav aria-label="Admin" className="-mb-px flex flex-wrap gap-x-1 sm:flex-nowrap sm:overflow-x-auto">
       {items.map((item) => {
         const active = item.href === '/admin' ? pathname === item.href : pathname.startsWith(item.href);
         return (
@@ -27,7 +27,7 @@ export function AdminNav() {
             href={item.href}
             aria-current={active ? 'page' : undefined}
             className={cn(
-              'whitespace-nowrap border-b-2 px-3 py-2.5 text-sm font-medium transition-colors',
+              'whitespace-nowrap border-b-2 px-2 py-2.5 sm:px-3 text-sm font-medium transition-colors',
               active ? 'border-slate-900 text-slate-900' : 'border-transparent text-slate-500 hover:border-slate-300 hover:text-slate-800',
             )}
           >

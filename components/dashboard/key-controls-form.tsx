@@ -20,7 +20,7 @@ export interface ControlValues {
   rpm: string;
   concurrency: string;
   allowed_ips: string;
-  /** `datetime-local` text, read as UTC. */
+  /** `datetime-local` text, in the viewer's own time zone (as every time on the dashboard). */
   expires_at: string;
 }
 
@@ -34,8 +34,22 @@ export function valuesOf(k: KeyWithControlsJson): ControlValues {
     rpm: k.rpm === null ? '' : String(k.rpm),
     concurrency: k.concurrency === null ? '' : String(k.concurrency),
     allowed_ips: k.allowed_ips.join('\n'),
-    expires_at: k.expires_at ? k.expires_at.slice(0, 16) : '',
+    expires_at: k.expires_at ? localInput(k.expires_at) : '',
   };
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** An instant as `datetime-local` text in the browser's zone ("2026-12-01T08:00"). */
+function localInput(iso: string): string {
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** `datetime-local` text (the browser's zone) as an ISO instant; text it cannot read is sent as typed, for the server's 400. */
+function instantOf(local: string): string {
+  const d = new Date(local);
+  return Number.isNaN(d.getTime()) ? local : d.toISOString();
 }
 
 /**
@@ -51,7 +65,7 @@ export function bodyOf(v: ControlValues): Record<string, unknown> {
     rpm: int(v.rpm),
     concurrency: int(v.concurrency),
     allowed_ips: v.allowed_ips.split(/[\s,]+/).filter(Boolean),
-    expires_at: v.expires_at ? `${v.expires_at.length === 16 ? `${v.expires_at}:00` : v.expires_at}Z` : null,
+    expires_at: v.expires_at ? instantOf(v.expires_at) : null,
   };
 }
 
@@ -149,7 +163,7 @@ export function KeyControlsFields({
           onChange={(e) => set({ allowed_ips: e.target.value })}
         />
       </Field>
-      <Field label={t('Expires (UTC)')} htmlFor={id('expires')} hint={t('After this the key answers 401 key_expired. Empty: never.')}>
+      <Field label={t('Expires')} htmlFor={id('expires')} hint={t('After this the key answers 401 key_expired. Empty: never.')}>
         <Input
           id={id('expires')}
           data-testid={id('expires')}
@@ -218,6 +232,6 @@ export function controlsSummary(k: KeyWithControlsJson, t: Translate = translato
   if (k.rpm !== null) out.push(t('{n} rpm', { n: k.rpm }));
   if (k.concurrency !== null) out.push(t('{n} concurrent', { n: k.concurrency }));
   if (k.allowed_ips.length) out.push(k.allowed_ips.length === 1 ? t('1 IP range') : t('{n} IP ranges', { n: k.allowed_ips.length }));
-  if (k.expires_at) out.push(t('expires {at} UTC', { at: k.expires_at.slice(0, 16).replace('T', ' ') }));
+  if (k.expires_at) out.push(t('expires {at}', { at: localInput(k.expires_at).replace('T', ' ') }));
   return out;
 }

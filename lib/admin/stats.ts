@@ -1,6 +1,7 @@
 import { getDb } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { usdToCny, usdToPico } from '@/lib/billing/money';
+import { failedSql } from '@/lib/billing/failed';
 import { fleetBreakers, listChannelOverrides } from '@/lib/channels/overrides';
 
 // Figures for the operator console, across every account. Sums are done by PostgreSQL in numeric
@@ -11,7 +12,8 @@ const pico = (text: string | null) => usdToPico(text ?? '0');
 export interface WindowTotals {
   label: string;
   requests: number;
-  errors: number;
+  /** Failed requests, as the dashboard counts them (lib/billing/failed.ts). */
+  failed: number;
   spendPico: bigint;
   spendCnyPico: bigint;
   revenuePico: bigint;
@@ -26,8 +28,8 @@ function startOfUtcDay(now: Date): Date {
 
 async function totalsSince(label: string, from: Date): Promise<WindowTotals> {
   const db = await getDb();
-  const [usage] = await db.$queryRaw<{ requests: bigint; errors: bigint; spend: string | null; spend_cny: string | null }[]>`
-    SELECT COUNT(*) AS requests, COUNT(*) FILTER (WHERE status >= 500) AS errors,
+  const [usage] = await db.$queryRaw<{ requests: bigint; failed: bigint; spend: string | null; spend_cny: string | null }[]>`
+    SELECT COUNT(*) AS requests, COUNT(*) FILTER (WHERE ${failedSql}) AS failed,
            SUM("costUsd")::text AS spend, SUM("costCny")::text AS spend_cny
     FROM "RequestLog" WHERE "createdAt" >= ${from}`;
   const [revenue] = await db.$queryRaw<{ revenue: string | null }[]>`
@@ -37,7 +39,7 @@ async function totalsSince(label: string, from: Date): Promise<WindowTotals> {
   return {
     label,
     requests: Number(usage.requests),
-    errors: Number(usage.errors),
+    failed: Number(usage.failed),
     spendPico: pico(usage.spend),
     spendCnyPico: pico(usage.spend_cny),
     revenuePico,

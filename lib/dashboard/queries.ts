@@ -1,5 +1,6 @@
 import { getDb } from '@/lib/db';
 import { channelLabel, publicAttempts } from '@/lib/channels/labels';
+import { NOT_FAILED_OUTCOMES, failedSql } from '@/lib/billing/failed';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { usdToPico } from '@/lib/billing/money';
 import { GatewayError } from '@/lib/errors';
@@ -84,7 +85,7 @@ export function statusWhere(status: StatusFilter): Prisma.RequestLogWhereInput {
     case 'outcome':
       return { outcome: status.outcome };
     case 'failed':
-      return { outcome: { notIn: ['ok', 'client_closed'] } };
+      return { outcome: { notIn: [...NOT_FAILED_OUTCOMES] } };
     case 'http':
       return { status: status.status };
     case 'http_class':
@@ -307,7 +308,7 @@ export const ts = (d: Date) => Prisma.sql`CAST(${d.toISOString()} AS timestamp)`
 
 export const totalsColumns = Prisma.sql`
   count(*)::int AS requests,
-  (count(*) FILTER (WHERE outcome NOT IN ('ok', 'client_closed')))::int AS failed,
+  (count(*) FILTER (WHERE ${failedSql}))::int AS failed,
   coalesce(sum("costUsd"), 0)::text AS usd,
   coalesce(sum("costCny"), 0)::text AS cny,
   coalesce(sum("promptTokens"), 0)::text AS prompt,

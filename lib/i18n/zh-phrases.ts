@@ -540,4 +540,9 @@ export const zhPhrases = {
   'New signing secret': '生成新签名密钥',
   'Signing secret {hint}': '签名密钥 {hint}',
   'Signing secret: copy it now, it is not shown again': '签名密钥：请立即复制，它不会再次显示',
+  'Times are in {zone}; daily totals are UTC days.': '时间按 {zone} 显示；每日汇总按 UTC 日计算。',
+  Created: '创建时间',
+  'Last used': '最近使用',
+  Expires: '过期时间',
+  'expires {at}': '{at} 过期',
 } as const satisfies Record<string, string>;

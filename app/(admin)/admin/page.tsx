@@ -47,7 +47,7 @@ export default async function AdminOverviewPage() {
   const data = await consoleOverview();
   return (
     <>
-      <PageHeader title="Overview" description="Every account, every channel. Times in UTC; revenue is recharges (Stripe and codes), spend is usage." />
+      <PageHeader title="Overview" description="Every account, every channel. Windows are UTC days; revenue is recharges (Stripe and codes), spend is usage." />
       <div className="grid gap-4 sm:grid-cols-3" data-testid="admin-windows">
         {data.windows.map((w) => (
           <Stat
@@ -56,7 +56,7 @@ export default async function AdminOverviewPage() {
             value={`${int(w.requests)} requests`}
             sub={
               <>
-                {int(w.errors)} errors · revenue {usd(w.revenuePico)} / {cny(w.revenueCnyPico)}
+                {int(w.failed)} failed · revenue {usd(w.revenuePico)} / {cny(w.revenueCnyPico)}
                 <br />
                 spend {usd(w.spendPico)} / {cny(w.spendCnyPico)}
               </>

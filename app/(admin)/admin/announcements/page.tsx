@@ -1,7 +1,7 @@
+import { LocalTime } from '@/components/ui/local-time';
 import type { Metadata } from 'next';
 import { consoleAnnouncement } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
-import { dateTime } from '@/lib/dashboard/format';
 import { AnnouncementForm } from '@/components/admin/announcement-form';
 import { Alert } from '@/components/ui/alert';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
@@ -21,7 +21,7 @@ export default async function AdminAnnouncementsPage() {
         <CardBody>
           {current ? (
             <Alert tone={current.level === 'warning' ? 'warning' : 'info'} title={current.message} data-testid="current-announcement">
-              Posted {dateTime(current.createdAt)} by {current.createdBy}
+              Posted <LocalTime iso={current.createdAt.toISOString()} /> by {current.createdBy}
             </Alert>
           ) : (
             <p className="text-sm text-slate-500">Nothing: dashboards show no notice.</p>

@@ -1,7 +1,7 @@
+import { LocalTime } from '@/components/ui/local-time';
 import type { Metadata } from 'next';
 import { consoleAudit } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
-import { dateTime } from '@/lib/dashboard/format';
 import { Card } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
@@ -33,7 +33,9 @@ export default async function AdminAuditPage() {
             <TBody>
               {rows.map((a) => (
                 <Tr key={a.id.toString()} data-testid="audit-row">
-                  <Td className="whitespace-nowrap">{dateTime(a.createdAt)}</Td>
+                  <Td className="whitespace-nowrap">
+                    <LocalTime iso={a.createdAt.toISOString()} />
+                  </Td>
                   <Td>{a.actor}</Td>
                   <Td className="font-medium">{a.action}</Td>
                   <Td className="font-mono text-xs">

@@ -1,10 +1,11 @@
 import type { Metadata } from 'next';
+import { LocalTime } from '@/components/ui/local-time';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { consoleBatchCodes } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
-import { dateTime, usd } from '@/lib/dashboard/format';
+import { usd } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
@@ -40,7 +41,9 @@ export default async function AdminBatchPage({ params }: { params: Promise<{ bat
                 <Td className="text-right tabular-nums">{usd(c.amountPico)}</Td>
                 <Td>
                   {c.redeemedAt ? (
-                    <Badge tone="blue">redeemed {dateTime(c.redeemedAt)}</Badge>
+                    <Badge tone="blue">
+                      redeemed <LocalTime iso={c.redeemedAt.toISOString()} />
+                    </Badge>
                   ) : c.expiresAt && c.expiresAt.getTime() <= Date.now() ? (
                     <Badge tone="neutral">expired</Badge>
                   ) : (

@@ -1,10 +1,11 @@
 import type { Metadata } from 'next';
+import { LocalTime } from '@/components/ui/local-time';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { consoleLog } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
-import { cny, dateTime, usd } from '@/lib/dashboard/format';
+import { cny, usd } from '@/lib/dashboard/format';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
 import { Badge } from '@/components/ui/badge';
@@ -53,7 +54,7 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
   const served = e.outcome === 'ok' || e.outcome === 'client_closed';
   const attempts = attemptRecords(e.attempts);
   const rows: [string, React.ReactNode][] = [
-    ['Time', dateTime(e.createdAt)],
+    ['Time', <LocalTime key="time" iso={e.createdAt.toISOString()} />],
     [
       'Account',
       <Link key="a" className="text-indigo-700 hover:underline" href={`/admin/accounts/${e.userId}`}>
