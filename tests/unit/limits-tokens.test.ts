@@ -38,7 +38,7 @@ function refused(r: AdmitResult): Extract<AdmitResult, { reason: 'limit' }> {
 function settlements(r: Extract<AdmitResult, { ok: true }>, reserved: number, used: number): TokenSettlement[] {
   return r.states
     .filter((s) => s.rule.kind === 'tokens')
-    .map((s) => ({ key: s.rule.key, windowMs: s.rule.windowMs as number, at: s.at!, delta: used - reserved }));
+    .map((s) => ({ key: s.rule.key, windowMs: (s.rule as TokensRule).windowMs, at: s.at!, delta: used - reserved }));
 }
 
 const implementations: [string, () => Limiter[]][] = [
