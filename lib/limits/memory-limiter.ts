@@ -3,7 +3,20 @@
 // is unreachable. All logic is synchronous, so one admit() is atomic within the process
 // exactly like one Lua script is atomic within Redis.
 
-import type { AdmitInput, AdmitResult, ConcurrencyRule, GcraRule, Limiter, QuotaRule, ReleaseInput, Rule, RuleState, TokenSettlement, TokensRule, WindowRule } from './types';
+import type {
+  AdmitInput,
+  AdmitResult,
+  ConcurrencyRule,
+  GcraRule,
+  Limiter,
+  QuotaRule,
+  ReleaseInput,
+  Rule,
+  RuleState,
+  TokenSettlement,
+  TokensRule,
+  WindowRule,
+} from './types';
 
 const HOUR_MS = 3_600_000;
 /** Concurrency retry hint cap: leases are normally released long before they expire. */

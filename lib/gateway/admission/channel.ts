@@ -30,9 +30,20 @@ export function channelRules(channel: ChannelInfo, cfg: GatewayConfig): Rule[] {
   const label = `upstream channel "${channelLabel(channel.name, cfg)}"`;
   rules = [];
   if (channel.concurrency !== undefined)
-    rules.push({ kind: 'concurrency', key: channelKey(channel.name, 'conc'), limit: channel.concurrency, label: `${label}: ${channel.concurrency} concurrent requests` });
+    rules.push({
+      kind: 'concurrency',
+      key: channelKey(channel.name, 'conc'),
+      limit: channel.concurrency,
+      label: `${label}: ${channel.concurrency} concurrent requests`,
+    });
   if (channel.tpm !== undefined)
-    rules.push({ kind: 'tokens', key: channelKey(channel.name, 'tpm'), limit: channel.tpm, windowMs: MINUTE, label: `${label}: ${channel.tpm} tokens per minute` });
+    rules.push({
+      kind: 'tokens',
+      key: channelKey(channel.name, 'tpm'),
+      limit: channel.tpm,
+      windowMs: MINUTE,
+      label: `${label}: ${channel.tpm} tokens per minute`,
+    });
   if (ruleCache.size > 10_000) ruleCache.clear();
   ruleCache.set(id, rules);
   return rules;
@@ -45,7 +56,13 @@ export type ChannelRefusal = Extract<AdmitResult, { reason: 'limit' }>;
  * (renewed and released like an admission's). Answers the lease, or the refusal of a channel at
  * its cap. `urgent`: the call gates an upstream call (a fallback's): sent at once on a quiet instance.
  */
-export async function acquireChannel(channel: ChannelInfo, cfg: GatewayConfig, leaseId: string, tokens: number, urgent: boolean): Promise<Admission | ChannelRefusal> {
+export async function acquireChannel(
+  channel: ChannelInfo,
+  cfg: GatewayConfig,
+  leaseId: string,
+  tokens: number,
+  urgent: boolean,
+): Promise<Admission | ChannelRefusal> {
   const rules = channelRules(channel, cfg);
   const result = await getLimiter().admit({
     rules,

@@ -96,7 +96,14 @@ function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo |
         });
     }
     // Tokens per minute on the model, across the platform (every tier): reserved at admission, settled after.
-    if (model.tpm) rules.push({ kind: 'tokens', key: modelKey(model.name, 'tpm'), limit: model.tpm, windowMs: MINUTE, label: `model ${model.name}: ${model.tpm} tokens per minute` });
+    if (model.tpm)
+      rules.push({
+        kind: 'tokens',
+        key: modelKey(model.name, 'tpm'),
+        limit: model.tpm,
+        windowMs: MINUTE,
+        label: `model ${model.name}: ${model.tpm} tokens per minute`,
+      });
     if (model.platformDailyRequests) {
       rules.push(
         windowRule(
