@@ -124,14 +124,15 @@ end
 -- to it (st).
 -- amt: what the admission counts (1; a tokens rule's reservation, check_tokens). It is admitted while
 -- n + amt <= limit, and its wait is until the count has fallen to limit - amt.
-local function check_window(key, limit, win, kind, _, amt)
-  amt = amt or 1
+local function check_window(key, limit, win, kind, _, tok)
+  -- Plain windows leave amt out of their check's table (nil: 1): a field more is a cost per check.
+  local amt = tok or 1
   local st = win_state and win_state[key]
   if st then
     local reset = 0
     if st.lo then reset = ceil0((st.lo + st.nb + 1) * st.g - now) end
     local c = { ok = st.n + amt <= limit, retry = 0, rem = max(0, limit - st.n), reset = reset, count = st.n, st = st,
-                kind = kind, limit = limit, win = win, amt = amt }
+                kind = kind, limit = limit, win = win, amt = tok }
     if not c.ok then c.retry = window_retry(key, st.n, st.lo, st.k, st.g, st.nb, limit - amt + 1, nil, st.cur) end
     return c
   end
@@ -151,7 +152,7 @@ local function check_window(key, limit, win, kind, _, amt)
   if lo then reset = ceil0((lo + nb + 1) * g - now) end
   local c = { ok = n + amt <= limit, retry = 0, rem = max(0, limit - n), reset = reset, count = n, kind = kind,
               limit = limit, win = win, n = n, lo = lo, cur = cur, cur0 = cur, n0 = n, k = k, kt = kt,
-              g = g, nb = nb, dirty = false, amt = amt }
+              g = g, nb = nb, dirty = false, amt = tok }
   if win_state then win_state[key] = c end
   if not c.ok then
     -- A reservation larger than the limit never fits: the longest wait (the caller says why).
@@ -178,7 +179,7 @@ end
 
 local function apply_window(key, i, limit, win, c)
   local st = c.st or c
-  local amt = c.amt
+  local amt = c.amt or 1
   st.n = st.n + amt
   st.cur = st.cur + amt
   if not st.lo then st.lo = st.k end
