@@ -149,7 +149,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
         prepared.billed ? plan.models[0] : null,
         surface.endpoint,
         prepared.billed ? reservation(plan.models, prepared, bytes) : 0n,
-        tokenReservation(plan.models, prepared, bytes),
+        prepared.billed ? tokenReservation(plan.models, prepared, bytes) : 0,
         firstChannel(prepared, plan.models[0], first),
       );
       break;

@@ -46,7 +46,11 @@ const RENEW_EVERY_MS = LEASE_TTL_MS / 3;
 const live = new Set<Admission>();
 let renewer: NodeJS.Timeout | undefined;
 
+/** Channel places among `live` (admission/channel.ts: userId ''): not requests of their own for quiet(). */
+let channelPlaces = 0;
+
 export function trackLeases(admission: Admission): void {
+  if (!live.has(admission) && admission.userId === '') channelPlaces++;
   live.add(admission);
   if (renewer) return;
   renewer = setInterval(renewLeases, RENEW_EVERY_MS);
@@ -54,7 +58,7 @@ export function trackLeases(admission: Admission): void {
 }
 
 export function untrackLeases(admission: Admission): void {
-  live.delete(admission);
+  if (live.delete(admission) && admission.userId === '') channelPlaces--;
 }
 
 function renewLeases(): void {
@@ -98,7 +102,7 @@ export function admissionAnswered(): void {
  * (docs/decisions/008-urgent-limiter-calls.md).
  */
 export function quiet(): boolean {
-  return live.size + admitting < QUIET_BELOW;
+  return live.size - channelPlaces + admitting < QUIET_BELOW;
 }
 
 /** Whether a limiter call that asks to be urgent is sent at once: only on a quiet instance (counted). */
