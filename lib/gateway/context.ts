@@ -598,8 +598,9 @@ export class RequestContext {
     const u = this.usage;
     // A speculative admission the pipeline never waited for (the client left first): settle it.
     if (this.admitting && !this.admission) this.admission = await this.admitting.catch(() => undefined);
-    if (this.admission) await this.releaseOnce(false);
+    // The channel's place goes in the same turn as the admission's release (one batch).
     this.releaseChannelOnce(false);
+    if (this.admission) await this.releaseOnce(false);
     if (!this.principal || this.unlogged) return;
     enqueueLog({
       id: this.requestId,

@@ -11,6 +11,7 @@ let gw: RunningGateway;
 let one: FakeUpstream;
 let two: FakeUpstream;
 const MODEL_TPM = 3_000;
+const CHANNEL_TPM = 2_000;
 
 /** Requests whose text says "hold" are answered after a pause: they keep their place meanwhile. */
 const holding = (req: RecordedRequest) => (req.body.includes('hold') ? { type: 'delay' as const, ms: 1_500 } : undefined);
@@ -62,6 +63,11 @@ describe.each([
     channels[1].concurrency = 1;
     channels[1].label = 'Acme Two';
     (config.models as { name: string; tpm?: number }[]).find((m) => m.name === 'gpt-4o')!.tpm = MODEL_TPM;
+    // deepseek-chat on channels of its own: the first with tokens per minute of its own, the second without.
+    const all = config.channels as { name: string; models: string[]; priority: number; tpm?: number; concurrency?: number; label?: string }[];
+    for (const c of all) c.models = c.models.filter((m) => m !== 'deepseek-chat');
+    all.push({ ...all[0], name: 'tpm-a', models: ['deepseek-chat'], tpm: CHANNEL_TPM, concurrency: undefined, label: 'Acme Tokens' });
+    all.push({ ...all[1], name: 'tpm-b', models: ['deepseek-chat'], concurrency: undefined });
     gw = await startGateway({ config, env });
   }, 120_000);
 
@@ -103,7 +109,8 @@ describe.each([
       expect(refused.headers.get('x-ratelimit-limit-tokens')).toBe('1000');
       expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(62);
       expect((await held).status).toBe(200);
-      // Settled to what it used (a few dozen tokens): the same request fits now.
+      // Settled to what it used (a few dozen tokens; the release follows the reply at once): the same request fits now.
+      await new Promise((r) => setTimeout(r, 500));
       const after = await chat(a.apiKey, { messages: messages('hi'), max_tokens: 550 });
       expect(after.status, await after.clone().text()).toBe(200);
       expect(Number(after.headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(1_000 - 550);
@@ -116,6 +123,7 @@ describe.each([
       const error = await rateLimited(await chat(b.apiKey, { model: 'gpt-4o', messages: messages('hi'), max_tokens: 1_500 }));
       expect(error.message).toContain(`model gpt-4o: ${MODEL_TPM} tokens per minute`);
       expect((await held).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 500)); // its settlement follows the reply
       expect((await chat(b.apiKey, { model: 'gpt-4o', messages: messages('hi'), max_tokens: 1_500 })).status).toBe(200);
 
       const huge = await chat(b.apiKey, { model: 'gpt-4o', messages: messages('hi'), max_tokens: MODEL_TPM + 1 });
@@ -143,25 +151,47 @@ describe.each([
     it('a channel at its cap makes traffic fall back to the next channel; both at their caps is a 429 naming the limit', async () => {
       const accounts = await Promise.all([0, 1, 2].map(() => createAccount({ tier: 'pro', balanceUsd: '5' })));
       // The first holds the first channel's one place.
-      const first = chat(accounts[0].apiKey, { messages: messages('hold'), max_tokens: 20 });
+      const first = chat(accounts[0].apiKey, { model: 'gpt-4o', messages: messages('hold'), max_tokens: 20 });
       await new Promise((r) => setTimeout(r, 300));
       expect(one.requests.length).toBe(1);
       // The second falls back to the other channel (and holds its place too).
-      const second = chat(accounts[1].apiKey, { messages: messages('hold'), max_tokens: 20 });
+      const second = chat(accounts[1].apiKey, { model: 'gpt-4o', messages: messages('hold'), max_tokens: 20 });
       await new Promise((r) => setTimeout(r, 300));
       expect(two.requests.length).toBe(1);
       expect(one.requests.length).toBe(1);
       // Both at their caps: refused before any upstream call, naming a channel's cap (by its public label).
-      const error = await rateLimited(await chat(accounts[2].apiKey, { messages: messages('hi'), max_tokens: 20 }));
+      const error = await rateLimited(await chat(accounts[2].apiKey, { model: 'gpt-4o', messages: messages('hi'), max_tokens: 20 }));
       expect(error.message).toMatch(/upstream channel "Acme (One|Two)": 1 concurrent requests/);
       expect(error.message).not.toContain('openai-1');
       expect(one.requests.length + two.requests.length).toBe(2);
+      // A model with a fallback model is served by it instead (deepseek-chat, on channels with room).
+      const fellBack = await chat(accounts[2].apiKey, { model: 'gpt-4o-mini', messages: messages('hi'), max_tokens: 20 });
+      expect(fellBack.status).toBe(200);
+      expect(fellBack.headers.get('x-service-model-id')).toBe('deepseek-chat');
+      expect(one.requests.at(-1)!.body).toContain('deepseek-chat');
       const [r1, r2] = await Promise.all([first, second]);
       expect(r1.status).toBe(200);
       expect(r2.status).toBe(200);
-      // Places are freed with the replies: the first channel serves again.
-      const again = await chat(accounts[2].apiKey, { messages: messages('hi'), max_tokens: 20 });
+      // Places are freed with the replies (their releases follow the reply at once): the first channel serves again.
+      await new Promise((r) => setTimeout(r, 500));
+      const again = await chat(accounts[2].apiKey, { model: 'gpt-4o', messages: messages('hi'), max_tokens: 20 });
       expect(again.status).toBe(200);
+      expect(one.requests.length).toBe(3);
+    });
+
+    it("a channel's tokens per minute: the request that would cross it falls back to the next channel; the settlement frees the room", async () => {
+      const [a, b] = await Promise.all([createAccount({ tier: 'pro', balanceUsd: '5' }), createAccount({ tier: 'pro', balanceUsd: '5' })]);
+      const held = chat(a.apiKey, { model: 'deepseek-chat', messages: messages('hold'), max_tokens: 1_500 });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(one.requests.length).toBe(1);
+      const fallback = await chat(b.apiKey, { model: 'deepseek-chat', messages: messages('hi'), max_tokens: 1_500 });
+      expect(fallback.status).toBe(200);
+      expect(two.requests.length).toBe(1);
+      expect(one.requests.length).toBe(1);
+      expect((await held).status).toBe(200);
+      // Settled to the few tokens it used (the release follows the reply at once): the first channel takes the next one.
+      await new Promise((r) => setTimeout(r, 500));
+      expect((await chat(b.apiKey, { model: 'deepseek-chat', messages: messages('hi'), max_tokens: 1_500 })).status).toBe(200);
       expect(one.requests.length).toBe(2);
     });
 
