@@ -339,8 +339,11 @@ export class RequestContext {
     if (pending?.channel === channel.name) {
       this.pendingChannel = undefined;
       taken = await pending.taken;
-    } else if (channelLimited(channel)) {
-      taken = await acquireChannel(channel, this.cfg, `${this.requestId}|${channel.name}`, this.tokensReserved, true).catch(() => null);
+    } else {
+      // The first attempt went elsewhere (its channel could not carry the call): its place is not held for nothing.
+      if (pending) this.releaseChannelOnce(false);
+      if (channelLimited(channel))
+        taken = await acquireChannel(channel, this.cfg, `${this.requestId}|${channel.name}`, this.tokensReserved, true).catch(() => null);
     }
     // A limiter that cannot answer does not stop the request (the failover limiter answers from memory).
     if (taken === null) return true;
