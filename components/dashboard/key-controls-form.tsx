@@ -18,13 +18,24 @@ export interface ControlValues {
   monthly_budget_usd: string;
   models: string[];
   rpm: string;
+  /** Tokens per minute (input + output). */
+  tpm: string;
   concurrency: string;
   allowed_ips: string;
   /** `datetime-local` text, in the viewer's own time zone (as every time on the dashboard). */
   expires_at: string;
 }
 
-export const EMPTY_CONTROLS: ControlValues = { budget_usd: '', monthly_budget_usd: '', models: [], rpm: '', concurrency: '', allowed_ips: '', expires_at: '' };
+export const EMPTY_CONTROLS: ControlValues = {
+  budget_usd: '',
+  monthly_budget_usd: '',
+  models: [],
+  rpm: '',
+  tpm: '',
+  concurrency: '',
+  allowed_ips: '',
+  expires_at: '',
+};
 
 export function valuesOf(k: KeyWithControlsJson): ControlValues {
   return {
@@ -32,6 +43,7 @@ export function valuesOf(k: KeyWithControlsJson): ControlValues {
     monthly_budget_usd: k.monthly_budget_usd ?? '',
     models: k.models,
     rpm: k.rpm === null ? '' : String(k.rpm),
+    tpm: k.tpm === null ? '' : String(k.tpm),
     concurrency: k.concurrency === null ? '' : String(k.concurrency),
     allowed_ips: k.allowed_ips.join('\n'),
     expires_at: k.expires_at ? localInput(k.expires_at) : '',
@@ -63,6 +75,7 @@ export function bodyOf(v: ControlValues): Record<string, unknown> {
     monthly_budget_usd: v.monthly_budget_usd.trim() || null,
     models: v.models.length > 0 ? v.models : null,
     rpm: int(v.rpm),
+    tpm: int(v.tpm),
     concurrency: int(v.concurrency),
     allowed_ips: v.allowed_ips.split(/[\s,]+/).filter(Boolean),
     expires_at: v.expires_at ? instantOf(v.expires_at) : null,
@@ -140,6 +153,20 @@ export function KeyControlsFields({
           placeholder={t('Tier limit')}
           value={values.rpm}
           onChange={(e) => set({ rpm: e.target.value })}
+        />
+      </Field>
+      <Field
+        label={t('Tokens per minute')}
+        htmlFor={id('tpm')}
+        hint={t('Input and output tokens. A request reserves its prompt and its max_tokens, and gets back what it did not use.')}
+      >
+        <Input
+          id={id('tpm')}
+          data-testid={id('tpm')}
+          inputMode="numeric"
+          placeholder={t('No limit')}
+          value={values.tpm}
+          onChange={(e) => set({ tpm: e.target.value })}
         />
       </Field>
       <Field label={t('Concurrent requests')} htmlFor={id('concurrency')}>
@@ -230,6 +257,7 @@ export function controlsSummary(k: KeyWithControlsJson, t: Translate = translato
   const out: string[] = [];
   if (k.models.length) out.push(k.models.length === 1 ? t('1 model') : t('{n} models', { n: k.models.length }));
   if (k.rpm !== null) out.push(t('{n} rpm', { n: k.rpm }));
+  if (k.tpm !== null) out.push(t('{n} tokens/min', { n: k.tpm }));
   if (k.concurrency !== null) out.push(t('{n} concurrent', { n: k.concurrency }));
   if (k.allowed_ips.length) out.push(k.allowed_ips.length === 1 ? t('1 IP range') : t('{n} IP ranges', { n: k.allowed_ips.length }));
   if (k.expires_at) out.push(t('expires {at}', { at: localInput(k.expires_at).replace('T', ' ') }));

@@ -42,6 +42,10 @@ export interface ChannelInfo {
   responses?: boolean;
   /** What users are shown for it (lib/channels/labels.ts); unset: a generic name for its protocol. */
   label?: string;
+  /** Requests in flight at most, across instances (lib/gateway/admission/channel.ts). */
+  concurrency?: number;
+  /** Tokens per minute at most, across instances and accounts. */
+  tpm?: number;
 }
 
 /** Prices are pico-USD per token: price per million USD times 10^6, exact for up to 6 decimals. */
@@ -65,6 +69,8 @@ export interface ModelInfo {
   rpm?: number;
   concurrency?: number;
   platformDailyRequests?: number;
+  /** Platform-wide tokens per minute (every tier). */
+  tpm?: number;
   fallbackModels: string[];
   latencyMs?: number;
   created: number;
@@ -172,6 +178,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       rpm: m.rpm,
       concurrency: m.concurrency,
       platformDailyRequests: m.platform_daily_requests,
+      tpm: m.tpm,
       fallbackModels: m.fallback_models,
       latencyMs: m.latency_ms,
       created,
@@ -192,6 +199,8 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       timeouts: { connectMs: c.timeouts.connect_ms, firstByteMs: c.timeouts.first_byte_ms, idleMs: c.timeouts.idle_ms },
       responses: c.responses,
       label: c.label,
+      concurrency: c.concurrency,
+      tpm: c.tpm,
     };
   });
   const channelsByModel = new Map<string, ChannelInfo[]>();

@@ -68,6 +68,10 @@ const channelSchema = z
      * requests are passed to it as they came (built-in tools such as web_search included).
      */
     responses: z.boolean().default(false),
+    /** At most this many requests in flight on the channel across all instances; at the cap, routing falls back to the next channel. */
+    concurrency: positiveInt.optional(),
+    /** Tokens per minute on the channel (input + output, reserved at admission and settled after), across all instances and accounts. */
+    tpm: positiveInt.optional(),
   })
   .strict()
   .refine((c) => c.api_key !== undefined || c.api_key_env !== undefined || c.api_key_encrypted !== undefined, {
@@ -135,6 +139,8 @@ const modelSchema = z
     concurrency: positiveInt.optional(),
     /** Platform-wide requests per day, for every tier. */
     platform_daily_requests: positiveInt.optional(),
+    /** Platform-wide tokens per minute (input + output, reserved at admission and settled after), for every tier. */
+    tpm: positiveInt.optional(),
     /** Tried in order when every channel of this model failed. */
     fallback_models: z.array(z.string()).default([]),
     /** Typical latency, used by service-auto to prefer fast models. */

@@ -12,6 +12,8 @@ import { enqueueLog, logQueueFull, storableText } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
 import { log, errorFields } from '@/lib/log';
 import { countRefused, release, startAdmission, type Admission, type Endpoint } from '@/lib/gateway/admission';
+import { acquireChannel, channelLimited, releaseChannel, type ChannelRefusal } from '@/lib/gateway/admission/channel';
+import { limitError } from '@/lib/gateway/admission/admit';
 import { LinkedSignal } from '@/lib/gateway/signal';
 import { callUpstream, discard, readUpstreamBody, type CallOptions, type UpstreamResponse } from '@/lib/gateway/upstream';
 import type { Provider } from '@/lib/gateway/providers';
@@ -170,6 +172,14 @@ export class RequestContext {
   private admitting?: Promise<Admission>;
   /** The release of `admission`, once sent (endStream or finish). */
   private released?: Promise<void>;
+  /** The place held on a limited channel (its concurrency slot, its token reservation): admission/channel.ts. */
+  channelLease?: Admission;
+  /** The first channel's place, taken alongside the admission (same event-loop turn: one round trip). */
+  private pendingChannel?: { channel: string; taken: Promise<Admission | ChannelRefusal | null> };
+  /** The refusal of a channel at its cap that frees first: the answer when every candidate was at its cap. */
+  private channelRefusal?: ChannelRefusal;
+  /** Tokens reserved by the tokens-per-minute rules (estimated input + the largest output). */
+  private tokensReserved = 0;
   model?: ModelInfo;
   modelRequested: string | null = null;
   channel: string | null = null;
@@ -243,11 +253,17 @@ export class RequestContext {
    * room (speculative: the upstream may be called now, `confirmAdmission` gates the answer),
    * else once admitted; throws the refusal.
    */
-  async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint): Promise<void> {
+  async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint, tokens = 0, firstChannel?: ChannelInfo): Promise<void> {
     this.reserved = reserve;
     this.admissionTried = true;
+    this.tokensReserved = tokens;
+    // A limited first channel is taken in the same turn as the admission (admission/channel.ts).
+    if (firstChannel && channelLimited(firstChannel) && !this.pendingChannel) {
+      const taken = acquireChannel(firstChannel, this.cfg, `${this.requestId}|${firstChannel.name}`, tokens, false).catch(() => null);
+      this.pendingChannel = { channel: firstChannel.name, taken };
+    }
     const pending = startAdmission(
-      { principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId, ip: this.keyIp },
+      { principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId, ip: this.keyIp, tokens },
       this.stream,
     );
     if (this.trace) {
@@ -321,6 +337,58 @@ export class RequestContext {
     this.outcome = 'client_closed';
     this.status = 499;
     return new GatewayError('invalid_request', 'Client closed the request.', { status: 499 });
+  }
+
+  /**
+   * Takes a place on `channel` before an attempt on it, freeing the previous attempt's (it failed
+   * before anything was generated: its tokens are refunded). True when the attempt may go on
+   * (the channel has no limits, or had room); false when it is at its cap: the next channel is tried.
+   */
+  async takeChannel(channel: ChannelInfo): Promise<boolean> {
+    if (this.channelLease) {
+      void releaseChannel(this.channelLease, 0);
+      this.channelLease = undefined;
+    }
+    let taken: Admission | ChannelRefusal | null = null;
+    const pending = this.pendingChannel;
+    if (pending?.channel === channel.name) {
+      this.pendingChannel = undefined;
+      taken = await pending.taken;
+    } else {
+      // The first attempt went elsewhere (its channel could not carry the call): its place is not held for nothing.
+      if (pending) this.releaseChannelOnce(false);
+      if (channelLimited(channel))
+        taken = await acquireChannel(channel, this.cfg, `${this.requestId}|${channel.name}`, this.tokensReserved, true).catch(() => null);
+    }
+    // A limiter that cannot answer does not stop the request (the failover limiter answers from memory).
+    if (taken === null) return true;
+    if ('leaseId' in taken) {
+      this.channelLease = taken;
+      return true;
+    }
+    if (!this.channelRefusal || taken.retryAfterMs < this.channelRefusal.retryAfterMs) this.channelRefusal = taken;
+    return false;
+  }
+
+  /** Every candidate channel was at its cap (none was tried): the 429 naming the one that frees first. */
+  channelsAtCap(): GatewayError | null {
+    if (!this.channelRefusal || this.attempts.length > 0) return null;
+    return limitError(this.channelRefusal, 'channel', this.tokensReserved);
+  }
+
+  /** Frees the channel's place (also one taken alongside an admission and never used), settled to the tokens used. */
+  private releaseChannelOnce(urgent: boolean): void {
+    const pending = this.pendingChannel;
+    if (pending) {
+      this.pendingChannel = undefined;
+      void pending.taken.then((t) => {
+        if (t && 'leaseId' in t) void releaseChannel(t, 0);
+      });
+    }
+    if (!this.channelLease) return;
+    const u = this.usage;
+    void releaseChannel(this.channelLease, u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens, urgent);
+    this.channelLease = undefined;
   }
 
   beginAttempt(channel: ChannelInfo, model: ModelInfo): AttemptTracker {
@@ -437,6 +505,7 @@ export class RequestContext {
    */
   endStream(sink: ResponseSink, tail?: string): void {
     if (this.admission) void this.releaseOnce(true);
+    this.releaseChannelOnce(true);
     sink.end(tail, this.costTrailers());
   }
 
@@ -551,6 +620,8 @@ export class RequestContext {
     const u = this.usage;
     // A speculative admission the pipeline never waited for (the client left first): settle it.
     if (this.admitting && !this.admission) this.admission = await this.admitting.catch(() => undefined);
+    // The channel's place goes in the same turn as the admission's release (one batch).
+    this.releaseChannelOnce(false);
     if (this.admission) await this.releaseOnce(false);
     observeGenAi(this);
     if (!this.principal || this.unlogged) return;

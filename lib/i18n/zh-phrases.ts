@@ -108,6 +108,7 @@ export const zhPhrases = {
   '{n} tokens': '{n} token',
   '{n} concurrent': '{n} 并发',
   '{n} rpm': '每分钟 {n} 次',
+  '{n} tokens/min': '每分钟 {n} 个 token',
 
   // Landing and public pages
   '{models} models · {providers} providers · one key': '{models} 个模型 · {providers} 家厂商 · 一把密钥',
@@ -251,6 +252,9 @@ export const zhPhrases = {
   '≈ {n} requests of {model} at 1K tokens in and 1K out; a longer reply is cut to what is left.':
     '约可发送 {n} 次 {model} 请求（输入 1K、输出 1K tokens）；更长的回复会按剩余额度截短。',
   'Requests per minute': '每分钟请求数',
+  'Tokens per minute': '每分钟 token 数',
+  'Input and output tokens. A request reserves its prompt and its max_tokens, and gets back what it did not use.':
+    '输入与输出 token 合计。每个请求按提示词与 max_tokens 预留，未用完的部分随后退回。',
   "On top of your tier's limits: the stricter wins.": '在等级限额之外另行限制：以更严格者为准。',
   'Tier limit': '等级限额',
   'Concurrent requests': '并发请求数',

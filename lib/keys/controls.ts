@@ -70,12 +70,14 @@ export interface KeyControls {
   monthlyBudgetPico: bigint | null;
   models: string[];
   rpm: number | null;
+  /** Tokens per minute (input + output). */
+  tpm: number | null;
   concurrency: number | null;
   allowedIps: string[];
   expiresAt: Date | null;
 }
 
-export type ControlField = 'budget_usd' | 'monthly_budget_usd' | 'models' | 'rpm' | 'concurrency' | 'allowed_ips' | 'expires_at';
+export type ControlField = 'budget_usd' | 'monthly_budget_usd' | 'models' | 'rpm' | 'tpm' | 'concurrency' | 'allowed_ips' | 'expires_at';
 
 function invalid(field: string, message: string): GatewayError {
   return new GatewayError('invalid_request', `"${field}": ${message}`, { param: field });
@@ -91,6 +93,7 @@ const schema = z
     monthly_budget_usd: money,
     models: stringList,
     rpm: positiveInt(1_000_000),
+    tpm: positiveInt(1_000_000_000),
     concurrency: positiveInt(100_000),
     allowed_ips: stringList,
     expires_at: z.string().max(64).nullable(),
@@ -132,6 +135,7 @@ export function parseKeyControls(body: Record<string, unknown>, knownModel: (nam
     out.models = models;
   }
   if (v.rpm !== undefined) out.rpm = v.rpm;
+  if (v.tpm !== undefined) out.tpm = v.tpm;
   if (v.concurrency !== undefined) out.concurrency = v.concurrency;
   if (v.allowed_ips !== undefined) {
     const ips = [...new Set((v.allowed_ips ?? []).map((s) => s.trim()))];
@@ -163,6 +167,8 @@ function describe(field: ControlField | string): string {
       return `must be a list of at most ${MAX_LIST} model names, or null.`;
     case 'rpm':
       return 'must be a whole number of requests per minute from 1 to 1000000, or null.';
+    case 'tpm':
+      return 'must be a whole number of tokens per minute (input + output) from 1 to 1000000000, or null.';
     case 'concurrency':
       return 'must be a whole number of concurrent requests from 1 to 100000, or null.';
     case 'allowed_ips':
@@ -181,6 +187,7 @@ export function publicControls(c: KeyControls) {
     monthly_budget_usd: c.monthlyBudgetPico === null ? null : formatPico(c.monthlyBudgetPico),
     models: c.models,
     rpm: c.rpm,
+    tpm: c.tpm,
     concurrency: c.concurrency,
     allowed_ips: c.allowedIps,
     expires_at: c.expiresAt?.toISOString() ?? null,
