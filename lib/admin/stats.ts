@@ -2,6 +2,7 @@ import { getDb } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { usdToCny, usdToPico } from '@/lib/billing/money';
 import { fleetBreakers, listChannelOverrides } from '@/lib/channels/overrides';
+import { healthSnapshot, type ChannelHealthView } from '@/lib/channels/health';
 
 // Figures for the operator console, across every account. Sums are done by PostgreSQL in numeric
 // and parsed exactly from text: no float touches money.
@@ -125,6 +126,8 @@ export interface ChannelState {
   p50Ms: number | null;
   p99Ms: number | null;
   rpm: number;
+  /** Channel health across instances (lib/channels/health.ts): state, why and since when, recent error samples. */
+  health: ChannelHealthView;
 }
 
 /** Every configured channel with its runtime state across instances. Never exposes the key. */
@@ -142,6 +145,7 @@ export async function channelStates(): Promise<ChannelState[]> {
       FROM "RequestLog" WHERE "createdAt" >= ${since} AND channel IS NOT NULL GROUP BY channel`,
   ]);
   const stats = new Map(rows.map((r) => [r.channel, r]));
+  const health = healthSnapshot();
   return cfg.channels.map((c) => {
     const o = overrides.get(c.name);
     const s = stats.get(c.name);
@@ -175,6 +179,7 @@ export async function channelStates(): Promise<ChannelState[]> {
       p50Ms: s?.p50 == null ? null : Math.round(Number(s.p50)),
       p99Ms: s?.p99 == null ? null : Math.round(Number(s.p99)),
       rpm: Math.round((requests / 5) * 10) / 10,
+      health: health.get(c.name)!,
     };
   });
 }

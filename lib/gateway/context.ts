@@ -5,6 +5,7 @@ import { authenticate, type Principal } from '@/lib/auth/principal';
 import { anthropicErrorBody, errorHeaders, GatewayError, geminiErrorBody, openaiErrorBody, toGatewayError } from '@/lib/errors';
 import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
+import { recordHealth } from '@/lib/channels/health';
 import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
@@ -128,6 +129,7 @@ export class AttemptTracker {
     this.record.status = status;
     this.record.ms = Math.round(performance.now() - this.started);
     inc('gateway_upstream_rate_limited_total', { channel: this.channel.name });
+    recordHealth(this.channel, null, this.record.ms, { status, error: this.record.error });
   }
 
   /** The call was cancelled by us (its admission was refused): not the channel's failure. */
@@ -141,6 +143,8 @@ export class AttemptTracker {
     this.record.ms = Math.round(performance.now() - this.started);
     this.record.ok = ok;
     recordChannelResult(this.channel.name, healthy, this.cfg, this.account);
+    // Channel health's sliding window (lib/channels/health.ts): in memory, shared once a second.
+    recordHealth(this.channel, healthy, this.record.ms, healthy ? undefined : { status: this.record.status, error: this.record.error });
   }
 }
 
