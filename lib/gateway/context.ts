@@ -98,6 +98,8 @@ export interface ToolFee {
 export class AttemptTracker {
   readonly record: Attempt;
   private readonly started = performance.now();
+  /** Time to the upstream's headers: channel health's latency (a long stream is not a slow channel). */
+  private answeredMs: number | undefined;
 
   constructor(
     private readonly channel: ChannelInfo,
@@ -132,6 +134,11 @@ export class AttemptTracker {
     recordHealth(this.channel, null, this.record.ms, { status, error: this.record.error });
   }
 
+  /** The upstream's headers arrived. */
+  answered(): void {
+    this.answeredMs = Math.round(performance.now() - this.started);
+  }
+
   /** The call was cancelled by us (its admission was refused): not the channel's failure. */
   cancel(message: string): void {
     this.record.error = message;
@@ -144,7 +151,7 @@ export class AttemptTracker {
     this.record.ok = ok;
     recordChannelResult(this.channel.name, healthy, this.cfg, this.account);
     // Channel health's sliding window (lib/channels/health.ts): in memory, shared once a second.
-    recordHealth(this.channel, healthy, this.record.ms, healthy ? undefined : { status: this.record.status, error: this.record.error });
+    recordHealth(this.channel, healthy, this.answeredMs ?? this.record.ms, healthy ? undefined : { status: this.record.status, error: this.record.error });
   }
 }
 
@@ -339,6 +346,7 @@ export class RequestContext {
     if (req.signal.aborted) throw this.clientGone();
     const res = await this.callUpstream(req, tracker, channel, path, upstream.body, headers);
     if (!res) return null;
+    tracker.answered();
     tracker.record.status = res.status;
     // 401/403: the channel's own key was refused (revoked, out of credit): the channel's failure,
     // never the caller's; the next channel is tried and the breaker counts it. A rate limit is
