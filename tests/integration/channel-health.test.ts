@@ -159,10 +159,12 @@ describe('channel health', { timeout: 120_000 }, () => {
     for (let i = 0; i < 4; i++) expect((await chat(gws[i % 2])).status).toBe(200);
     expect(trafficOf(fake1)).toBe(6);
 
-    // Channel 2 stumbles: requests fall back to degraded channel 1, which now fails every time.
+    // Channel 2 stumbles: requests fall back to degraded channel 1, which now fails every time
+    // (each request tries both channels for gpt-4o-mini, then both for its fallback model).
     fake1.setDefault(s500);
-    fake2.queue(s500, s500, s500, s500);
-    for (let i = 0; i < 4; i++) expect((await chat(gws[i % 2])).status).toBe(502);
+    fake2.setDefault(s500);
+    for (let i = 0; i < 2; i++) expect((await chat(gws[i % 2])).status).toBe(502);
+    fake2.setDefault(ok);
     expect(trafficOf(fake1)).toBe(10);
     const failed = await everywhere('failed');
     expect(failed[1].get(ch1)!.reason).toMatchObject({ code: 'error_rate', requests: 10, errorRate: 0.6 });
