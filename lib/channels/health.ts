@@ -340,23 +340,28 @@ async function deliver(hook: { url: string; secret: string }, id: string, body: 
   log('warn', 'channel health webhook not delivered', { id });
 }
 
-async function tick(): Promise<void> {
+/** One tick: share the pending counts, read the shared view, make the changes it calls for, start due probes. Exported for tests. */
+export async function healthTick(): Promise<void> {
   const cfg = getConfig();
   const r = runtime();
   const pending = r.pending;
   const pendingSamples = r.pendingSamples;
   r.pending = new Map();
   r.pendingSamples = new Map();
-  let s = store();
+  const s = store();
   let view;
   try {
     view = await s.sync(pending, pendingSamples, cfg.channels);
   } catch (err) {
-    // Redis unreachable: this instance judges on its own attempts until it is back.
-    if (s === r.memory) throw err;
-    log('warn', 'channel health not shared through Redis', errorFields(err));
-    s = r.memory;
-    view = await s.sync(pending, pendingSamples, cfg.channels);
+    // Redis unreachable: the last states known stay in force and the counts wait for the next tick
+    // (buckets that left the window by then are dropped as Redis reads them back).
+    for (const [name, buckets] of pending) {
+      const into = r.pending.get(name) ?? new Map<number, Counts>();
+      for (const [b, c] of buckets) addCounts(into, b, c);
+      r.pending.set(name, into);
+    }
+    for (const [name, list] of pendingSamples) for (const sample of list) pushSample(name, sample);
+    throw err;
   }
   install(view.states);
   r.windows = view.windows;
@@ -403,7 +408,7 @@ async function probe(s: Store, cfg: GatewayConfig, channel: ChannelInfo): Promis
 
 /** Starts the per-process loop (idempotent); started beside the channel override sync. */
 export function startChannelHealth(): void {
-  startPeriodic('channel health', HEALTH_TICK_MS, tick, { runNow: true });
+  startPeriodic('channel health', HEALTH_TICK_MS, healthTick, { runNow: true });
 }
 
 export interface ChannelHealthView {
