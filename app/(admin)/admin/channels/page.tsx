@@ -105,7 +105,7 @@ export default async function AdminChannelsPage() {
         </p>
         <ul className="grid gap-3 sm:grid-cols-2">
           {channels.map((c) => (
-            <li key={c.name} data-testid="channel-health" data-channel={c.name} data-state={c.health.state}>
+            <li key={c.name} data-testid="channel-health" data-health-channel={c.name} data-state={c.health.state}>
               <Card className="h-full p-4">
                 <div className="flex flex-wrap items-center justify-between gap-2">
                   <span className="break-all font-medium text-slate-900">{c.name}</span>
