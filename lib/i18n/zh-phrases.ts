@@ -514,7 +514,7 @@ export const zhPhrases = {
   'Recent errors ({n})': '最近错误（{n}）',
   probe: '探测',
   'not counted': '不计入',
-  'No change since this instance started.': '本实例启动以来无状态变化。',
+  'No state change recorded yet.': '尚无状态变化记录。',
   '{pct}% of {n} requests failed in the window.': '窗口内 {n} 个请求中 {pct}% 失败。',
   'Mean latency {ms} ms over {n} requests.': '{n} 个请求的平均延迟为 {ms} 毫秒。',
   'Back under the thresholds ({pct}% errors of {n} requests).': '已回到阈值以下（{n} 个请求中 {pct}% 出错）。',

@@ -158,7 +158,7 @@ function HealthBadge({ state, t }: { state: HealthState; t: Translate }) {
 /** Why the channel is in its state, in the viewer's language. */
 function reasonText(h: ChannelHealthView, t: Translate): string {
   const r = h.reason;
-  if (!r) return t('No change since this instance started.');
+  if (!r) return t('No state change recorded yet.');
   const pct = ((r.errorRate ?? 0) * 100).toFixed(0);
   switch (r.code) {
     case 'error_rate':
