@@ -198,6 +198,19 @@ describe('channel health', { timeout: 120_000 }, () => {
       'recovering→healthy',
     ]);
     expect(events.filter((e) => e.channel === ch2)).toEqual([]);
+
+    // Upstream 429s are the upstream's load, not the channel's health: samples, never counted.
+    fake1.setDefault({ type: 'status', status: 429 });
+    for (let i = 0; i < 6; i++) expect((await chat(gws[i % 2])).status).toBe(200);
+    fake1.setDefault(ok);
+    const limited = await waitFor(async () => {
+      const h = (await channels(gws[0])).get(ch1)!;
+      return h.samples.filter((s) => s.status === 429).length >= 6 ? h : null;
+    }, 10_000);
+    expect(limited.samples.filter((s) => s.status === 429).every((s) => !s.counted)).toBe(true);
+    await new Promise((r) => setTimeout(r, 2500)); // two ticks
+    expect((await channels(gws[1])).get(ch1)!.state).toBe('healthy');
+    expect(events.filter((e) => e.channel === ch1)).toHaveLength(4);
   });
 
   it('the console page shows each channel state, reason and recent errors, in English and Chinese', async () => {
@@ -207,10 +220,12 @@ describe('channel health', { timeout: 120_000 }, () => {
     expect(en).toContain('Channel health');
     expect(en).toMatch(/2 probes passed in a row\./);
     expect(en).toMatch(/Recent errors \(\d+\)/);
-    expect(en).toContain('probe: HTTP 500');
+    expect(en).toContain('upstream rate-limited or overloaded (429)');
+    expect(en).toContain('not counted');
     const zh = await page('zh-CN');
     expect(zh).toContain('渠道健康状态');
     expect(zh).toContain('连续 2 次探测通过。');
     expect(zh).toContain('正常');
+    expect(zh).toContain('不计入');
   });
 });
