@@ -145,7 +145,9 @@ describe('channel health', { timeout: 120_000 }, () => {
     // Neither instance alone saw min_requests (4) attempts: the window is shared.
     const s500 = { type: 'status', status: 500 } as const;
     const ok = { type: 'ok' } as const;
-    fake1.queue(s500, ok, ok, ok, s500, ok);
+    // The failures come last: no prefix of four or five answers reaches 25%, so the state cannot
+    // change (and move traffic) before all six are in, however slow the machine.
+    fake1.queue(ok, ok, ok, ok, s500, s500);
     for (let i = 0; i < 6; i++) expect((await chat(gws[i % 2])).status).toBe(200);
     expect(trafficOf(fake1)).toBe(6);
     const degraded = await everywhere('degraded');
