@@ -9,8 +9,8 @@ import type { HealthThresholds } from '@/lib/config';
 //                                                      (a failed probe or rate ≥ failed: failed)
 //
 // A state needs `min_requests` counted attempts in its window before the error rate can move it:
-// one error never does. Upstream 429/529 and the caller's own errors are not counted at all
-// (lib/gateway/context.ts records only the channel's faults and its good answers).
+// one error never does. Upstream 429/529 are not counted at all, and an upstream 4xx the caller
+// caused counts as an answer (lib/gateway/context.ts records the channel's faults and its answers).
 
 export type HealthState = 'healthy' | 'degraded' | 'failed' | 'recovering';
 
