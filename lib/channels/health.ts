@@ -127,7 +127,7 @@ return 1`;
  * Cluster too. Window buckets are hash fields `<bucket start>:o|f|l` (HINCRBY), expired by HDEL
  * of the buckets that left the window and a key TTL.
  */
-class RedisStore implements Store {
+export class RedisStore implements Store {
   constructor(private readonly client: RedisClient) {}
 
   async sync(pending: Map<string, Map<number, Counts>>, samples: Map<string, HealthSample[]>, channels: ChannelInfo[]) {
