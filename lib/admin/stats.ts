@@ -3,6 +3,7 @@ import { getConfig } from '@/lib/config';
 import { usdToCny, usdToPico } from '@/lib/billing/money';
 import { failedSql } from '@/lib/billing/failed';
 import { fleetBreakers, listChannelOverrides } from '@/lib/channels/overrides';
+import { healthSnapshot, type ChannelHealthView } from '@/lib/channels/health';
 
 // Figures for the operator console, across every account. Sums are done by PostgreSQL in numeric
 // and parsed exactly from text: no float touches money.
@@ -127,6 +128,8 @@ export interface ChannelState {
   p50Ms: number | null;
   p99Ms: number | null;
   rpm: number;
+  /** Channel health across instances (lib/channels/health.ts): state, why and since when, recent error samples. */
+  health: ChannelHealthView;
 }
 
 /** Every configured channel with its runtime state across instances. Never exposes the key. */
@@ -144,6 +147,7 @@ export async function channelStates(): Promise<ChannelState[]> {
       FROM "RequestLog" WHERE "createdAt" >= ${since} AND channel IS NOT NULL GROUP BY channel`,
   ]);
   const stats = new Map(rows.map((r) => [r.channel, r]));
+  const health = healthSnapshot();
   return cfg.channels.map((c) => {
     const o = overrides.get(c.name);
     const s = stats.get(c.name);
@@ -177,6 +181,7 @@ export async function channelStates(): Promise<ChannelState[]> {
       p50Ms: s?.p50 == null ? null : Math.round(Number(s.p50)),
       p99Ms: s?.p99 == null ? null : Math.round(Number(s.p99)),
       rpm: Math.round((requests / 5) * 10) / 10,
+      health: health.get(c.name)!,
     };
   });
 }

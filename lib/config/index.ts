@@ -46,6 +46,20 @@ export interface ChannelInfo {
   concurrency?: number;
   /** Tokens per minute at most, across instances and accounts. */
   tpm?: number;
+  /** Its health thresholds: the operator's channel_health defaults with its own overrides (unset: the defaults). */
+  health?: HealthThresholds;
+}
+
+/** When a channel is degraded or failed, and how it comes back (lib/channels/health.ts). */
+export interface HealthThresholds {
+  windowMs: number;
+  minRequests: number;
+  degradedErrorRate: number;
+  failedErrorRate: number;
+  degradedLatencyMs: number;
+  probeIntervalMs: number;
+  recoverAfter: number;
+  recoveringShare: number;
 }
 
 /** Prices are pico-USD per token: price per million USD times 10^6, exact for up to 6 decimals. */
@@ -103,6 +117,8 @@ export interface GatewayConfig {
   rechargeMin: bigint;
   rechargeMax: bigint;
   limits: RawConfig['limits'];
+  /** Where state changes of channel health are POSTed, signed (unset: nowhere). */
+  healthWebhook: { url: string; secret: string } | null;
   circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; autoDisableMinAccounts: number; probeIntervalMs: number };
   /** How long a stored response is kept (days). */
   responsesRetentionDays: number;
@@ -185,6 +201,23 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       toolPrices: toolPricesOf({ ...raw.tool_prices_usd_per_thousand_calls, ...m.tool_prices_usd_per_thousand_calls }),
     });
   }
+  const h = raw.channel_health;
+  const healthOf = (o: Partial<typeof h> = {}): HealthThresholds => ({
+    windowMs: o.window_ms ?? h.window_ms,
+    minRequests: o.min_requests ?? h.min_requests,
+    degradedErrorRate: o.degraded_error_rate ?? h.degraded_error_rate,
+    failedErrorRate: o.failed_error_rate ?? h.failed_error_rate,
+    degradedLatencyMs: o.degraded_latency_ms ?? h.degraded_latency_ms,
+    probeIntervalMs: o.probe_interval_ms ?? h.probe_interval_ms,
+    recoverAfter: o.recover_after ?? h.recover_after,
+    recoveringShare: o.recovering_share ?? h.recovering_share,
+  });
+  let healthWebhook: GatewayConfig['healthWebhook'] = null;
+  if (h.webhook_url) {
+    const secret = envSecret(h.webhook_secret_env ?? '');
+    if (!secret) throw new ConfigError(`invalid operator config ${source}:\n  channel_health.webhook_secret_env: variable ${h.webhook_secret_env} is not set`);
+    healthWebhook = { url: h.webhook_url, secret };
+  }
   const channels: ChannelInfo[] = raw.channels.map((c, i) => {
     const apiKey = c.api_key ?? (c.api_key_encrypted !== undefined ? decryptImported(c.api_key_encrypted, source, i) : envSecret(c.api_key_env ?? ''));
     if (!apiKey) throw new ConfigError(`invalid operator config ${source}:\n  channels[${i}].api_key_env: variable ${c.api_key_env} is not set`);
@@ -201,6 +234,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       label: c.label,
       concurrency: c.concurrency,
       tpm: c.tpm,
+      health: healthOf(c.health),
     };
   });
   const channelsByModel = new Map<string, ChannelInfo[]>();
@@ -235,6 +269,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     rechargeMin: usdToPico(raw.recharge.min_usd),
     rechargeMax: usdToPico(raw.recharge.max_usd),
     limits: raw.limits,
+    healthWebhook,
     circuitBreaker: {
       failures: raw.circuit_breaker.failures,
       cooldownMs: raw.circuit_breaker.cooldown_ms,

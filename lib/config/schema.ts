@@ -46,6 +46,30 @@ const timeoutsSchema = z
   })
   .strict();
 
+/**
+ * Channel health thresholds (lib/channels/health.ts): the operator's defaults under
+ * `channel_health`, any of them overridden per channel under the channel's `health`.
+ */
+const healthThresholdsShape = {
+  /** The sliding window the error rate and latency are computed over. */
+  window_ms: positiveInt.min(1000).max(3_600_000),
+  /** Counted attempts a window needs before its rate can change a state (one error is never enough). */
+  min_requests: positiveInt.max(100_000),
+  /** Error rate (0–1) at which a healthy channel is degraded. */
+  degraded_error_rate: z.number().gt(0).max(1),
+  /** Error rate (0–1) at which a channel has failed: it is left out of routing and probed. */
+  failed_error_rate: z.number().gt(0).max(1),
+  /** Mean time to the upstream's answer (ms) at which a healthy channel is degraded. */
+  degraded_latency_ms: positiveInt,
+  /** How often a failed or recovering channel is probed. */
+  probe_interval_ms: positiveInt.min(100),
+  /** Consecutive passing probes that bring a failed channel back to healthy (the first makes it recovering). */
+  recover_after: positiveInt.max(100),
+  /** Share (0–1) of requests that try a recovering channel first, before it is healthy again. */
+  recovering_share: z.number().min(0).max(1),
+};
+const healthOverrideSchema = z.object(healthThresholdsShape).partial().strict();
+
 const channelSchema = z
   .object({
     name: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'letters, digits, dot, dash and underscore only'),
@@ -72,6 +96,8 @@ const channelSchema = z
     concurrency: positiveInt.optional(),
     /** Tokens per minute on the channel (input + output, reserved at admission and settled after), across all instances and accounts. */
     tpm: positiveInt.optional(),
+    /** This channel's own health thresholds (any of channel_health's). */
+    health: healthOverrideSchema.optional(),
   })
   .strict()
   .refine((c) => c.api_key !== undefined || c.api_key_env !== undefined || c.api_key_encrypted !== undefined, {
@@ -226,6 +252,34 @@ export const configSchema = z
       })
       .strict()
       .default({ failures: 3, cooldown_ms: 30_000, auto_disable_min_accounts: 2, probe_interval_ms: 30_000 }),
+    /** Channel health states (lib/channels/health.ts) and the operator's state-change webhook. */
+    channel_health: z
+      .object({
+        window_ms: healthThresholdsShape.window_ms.default(60_000),
+        min_requests: healthThresholdsShape.min_requests.default(5),
+        degraded_error_rate: healthThresholdsShape.degraded_error_rate.default(0.2),
+        failed_error_rate: healthThresholdsShape.failed_error_rate.default(0.5),
+        degraded_latency_ms: healthThresholdsShape.degraded_latency_ms.default(30_000),
+        probe_interval_ms: healthThresholdsShape.probe_interval_ms.default(15_000),
+        recover_after: healthThresholdsShape.recover_after.default(3),
+        recovering_share: healthThresholdsShape.recovering_share.default(0.1),
+        /** Every state change is POSTed here, signed as the budget alerts are (unset: no webhook). */
+        webhook_url: z.string().url().optional(),
+        /** The environment variable holding its signing secret (`whsec_…`); required with webhook_url. */
+        webhook_secret_env: z.string().min(1).optional(),
+      })
+      .strict()
+      .refine((h) => !h.webhook_url || h.webhook_secret_env, { message: 'webhook_url needs webhook_secret_env', path: ['webhook_secret_env'] })
+      .default({
+        window_ms: 60_000,
+        min_requests: 5,
+        degraded_error_rate: 0.2,
+        failed_error_rate: 0.5,
+        degraded_latency_ms: 30_000,
+        probe_interval_ms: 15_000,
+        recover_after: 3,
+        recovering_share: 0.1,
+      }),
     /** Built-in tool prices of every model (a model's own override them). */
     tool_prices_usd_per_thousand_calls: toolPricesSchema.default({}),
     tiers: z.object({ free: tierSchema, pro: tierSchema, vip: tierSchema, enterprise: tierSchema }).strict(),

@@ -5,6 +5,7 @@ import { authenticate, type Principal } from '@/lib/auth/principal';
 import { anthropicErrorBody, errorHeaders, GatewayError, geminiErrorBody, openaiErrorBody, toGatewayError } from '@/lib/errors';
 import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
+import { recordHealth } from '@/lib/channels/health';
 import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
@@ -103,6 +104,8 @@ export class AttemptTracker {
   private readonly started = performance.now();
   /** This attempt's span, when tracing is on (lib/telemetry/tracing.ts). */
   trace?: AttemptTrace;
+  /** Time to the upstream's headers: channel health's latency (a long stream is not a slow channel). */
+  private answeredMs: number | undefined;
 
   constructor(
     private readonly channel: ChannelInfo,
@@ -136,6 +139,12 @@ export class AttemptTracker {
     this.record.ms = Math.round(performance.now() - this.started);
     inc('gateway_upstream_rate_limited_total', { channel: this.channel.name });
     this.trace?.end(this.record);
+    recordHealth(this.channel, null, this.record.ms, { status, error: this.record.error });
+  }
+
+  /** The upstream's headers arrived. */
+  answered(): void {
+    this.answeredMs = Math.round(performance.now() - this.started);
   }
 
   /** The call was cancelled by us (its admission was refused): not the channel's failure. */
@@ -151,6 +160,8 @@ export class AttemptTracker {
     this.record.ok = ok;
     recordChannelResult(this.channel.name, healthy, this.cfg, this.account);
     if (this.trace && healthy) this.trace.end(this.record);
+    // Channel health's sliding window (lib/channels/health.ts): in memory, shared once a second.
+    recordHealth(this.channel, healthy, this.answeredMs ?? this.record.ms, healthy ? undefined : { status: this.record.status, error: this.record.error });
   }
 }
 
@@ -422,6 +433,7 @@ export class RequestContext {
     }
     const res = await this.callUpstream(req, tracker, channel, path, upstream.body, headers);
     if (!res) return null;
+    tracker.answered();
     tracker.record.status = res.status;
     // 401/403: the channel's own key was refused (revoked, out of credit): the channel's failure,
     // never the caller's; the next channel is tried and the breaker counts it. A rate limit is

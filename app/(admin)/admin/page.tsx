@@ -125,6 +125,9 @@ export default async function AdminOverviewPage() {
                   <Td>
                     {c.disabled ? (
                       <Badge tone="red">disabled</Badge>
+                    ) : c.health.state !== 'healthy' ? (
+                      // Channel health (lib/channels/health.ts); the channels page says why.
+                      <Badge tone={c.health.state === 'failed' ? 'red' : c.health.state === 'degraded' ? 'amber' : 'blue'}>{c.health.state}</Badge>
                     ) : c.breakerOpen > 0 ? (
                       <Badge tone="amber">breaker open</Badge>
                     ) : (
