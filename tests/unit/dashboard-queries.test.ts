@@ -276,7 +276,9 @@ describe('CSV export', () => {
     for await (const chunk of logCsvLines(userA, filters(`key=${keyA2}`))) text += chunk;
     const lines = text.trimEnd().split('\r\n');
     expect(lines[0].startsWith('id,created_at,endpoint,api_key_id,api_key_name,')).toBe(true);
-    expect(lines).toHaveLength(4);
+    // Header, three rows, and the totals of those three last.
+    expect(lines).toHaveLength(5);
+    expect(lines[4].startsWith('total,3 requests,')).toBe(true);
     expect(lines[1].startsWith(`${rid('08')},2026-03-15T11:00:00.000Z,`)).toBe(true);
     expect(lines[2]).toContain(',"prod, ""main""",gpt-4o,gpt-4o-mini,');
     expect(lines[2]).toContain(',0.000123456789,0.000888888881,7.2,');
@@ -287,7 +289,7 @@ describe('CSV export', () => {
   it('reads in batches and stops at the row cap', async () => {
     let rows = 0;
     for await (const chunk of logCsvLines(userA, {}, 3)) rows += chunk.split('\r\n').length - 1;
-    expect(rows).toBe(1 + 3);
+    expect(rows).toBe(1 + 3 + 1); // header, the capped rows, totals
   });
 });
 
@@ -333,7 +335,7 @@ describe('a filtered log page reads a bounded number of rows', () => {
     expect(ids(back.data)).toEqual([rid('c00002'), rid('c00001')]);
     let exported = '';
     for await (const chunk of logCsvLines(userC, f)) exported += chunk;
-    expect(exported.trim().split('\r\n')).toHaveLength(1 + 3);
+    expect(exported.trim().split('\r\n')).toHaveLength(1 + 3 + 1);
   });
 
   it('an unfiltered page reads only what it returns, whatever the budget', async () => {
