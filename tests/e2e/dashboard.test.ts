@@ -4,34 +4,17 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { axeProblems } from '../support/axe';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { usdToPico } from '@/lib/billing/money';
 import { formatMoney } from '@/lib/format';
-import { createRequire } from 'node:module';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
 let gw: RunningGateway;
 let fake: FakeUpstream;
 let browser: Browser;
 let page: Page;
-
-const axeSource = (createRequire(import.meta.url)('axe-core') as { source: string }).source;
-
-/** axe-core's WCAG 2 A/AA rules on the current page; the serious and critical violations, described. */
-async function axeProblems(): Promise<string[]> {
-  await page.addScriptTag({ content: axeSource });
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run(ctx: Document, opts: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> };
-      }
-    ).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.targets.join(' ')}`);
-}
 
 const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 
@@ -259,7 +242,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     const found: string[] = [];
     for (const path of pages) {
       await page.goto(`${gw.url}${path}`);
-      for (const problem of await axeProblems()) found.push(`${path}: ${problem}`);
+      for (const problem of await axeProblems(page)) found.push(`${path}: ${problem}`);
       await shot(
         `desktop-${
           new URL(path, gw.url).pathname
@@ -279,7 +262,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(background).not.toMatch(/rgb\(248, 250, 252\)|oklch\(0\.98/);
-    expect(await axeProblems()).toEqual([]);
+    expect(await axeProblems(page)).toEqual([]);
     await shot('17-usage-dark');
     await page.locator('[data-testid="theme-switch"][data-placement="header"]').selectOption('system');
     await page.reload();
@@ -337,7 +320,7 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.waitForURL(`${gw.url}/`, { waitUntil: 'commit' });
     await page.goto(logUrl);
     await page.waitForURL(/\/login\?callbackUrl=/, { waitUntil: 'commit' });
-    expect(await axeProblems()).toEqual([]);
+    expect(await axeProblems(page)).toEqual([]);
     await shot('16-login-deep-link');
     expect(new URL(page.url()).searchParams.get('callbackUrl')).toBe(new URL(logUrl).pathname);
     await page.fill('#email', email);

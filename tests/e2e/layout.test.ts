@@ -7,6 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { axeProblems } from '../support/axe';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, type TestAccount } from '../support/accounts';
@@ -155,6 +156,22 @@ describe('on a 390x844 phone', { timeout: 180_000 }, () => {
       problems.push(...found.map((f) => `${url}: ${f}`));
     }
     await ctx.close();
+    expect(problems).toEqual([]);
+  });
+
+  it('has no serious or critical axe-core violation on any dashboard or console page, in English and in Chinese', async () => {
+    const problems: string[] = [];
+    for (const locale of ['en-US', 'zh-CN']) {
+      const ctx = await signedInContext(operator, { locale, viewport: { width: 390, height: 844 }, extraHTTPHeaders: { 'x-forwarded-for': '10.79.0.4' } });
+      const p = await ctx.newPage();
+      for (const url of await allPages(p)) {
+        await p.goto(`${gw.url}${url}`);
+        await p.waitForLoadState('networkidle');
+        expect(await p.getAttribute('html', 'lang'), url).toBe(locale === 'zh-CN' ? 'zh-CN' : 'en');
+        for (const problem of await axeProblems(p)) problems.push(`${locale} ${url}: ${problem}`);
+      }
+      await ctx.close();
+    }
     expect(problems).toEqual([]);
   });
 

@@ -5,10 +5,10 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { axeProblems } from '../support/axe';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
@@ -16,7 +16,6 @@ import { generateSigningSecret } from '@/lib/alerts/signing';
 import { getDb } from '@/lib/db';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
-const axeSource = (createRequire(import.meta.url)('axe-core') as { source: string }).source;
 let gw: RunningGateway;
 let fake: FakeUpstream;
 let receiver: http.Server;
@@ -24,16 +23,6 @@ let browser: Browser;
 let page: Page;
 let admin: TestAccount;
 const replayed: string[] = [];
-
-async function axeProblems(): Promise<string[]> {
-  await page.addScriptTag({ content: axeSource });
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: unknown): Promise<{ violations: { id: string; impact: string | null }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact})`);
-}
 
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
@@ -122,7 +111,7 @@ describe('log export page', () => {
       expect(href).toContain('model=gpt-4o-mini');
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       expect(width).toBeLessThanOrEqual(390);
-      expect(await axeProblems()).toEqual([]);
+      expect(await axeProblems(page)).toEqual([]);
       await page.screenshot({ path: path.join(shots, `log-export-${lang}-phone.png`), fullPage: true });
     }
     // The range holds these requests (and whatever else the shared test database logged in it).
