@@ -50,7 +50,7 @@ const table = {
   'request.not_object': { en: 'The request body must be a JSON object.', zh: '请求内容必须是 JSON 对象。' },
   'request.field_required': { en: 'Field "{field}" is required and must be a string.', zh: '必须填写“{field}”。' },
   'request.invalid_field': { en: '{field}: {detail}', zh: '“{field}”的值无效。' },
-  'request.invalid_fields': { en: 'Some fields are invalid.', zh: '有字段填写不正确。' },
+  'request.invalid_fields': { en: 'Check the fields marked below.', zh: '请检查下方标出的字段。' },
 
   // Redeem codes
   'redeem.invalid': { en: 'This code is not valid.', zh: '兑换码无效。' },
