@@ -3,8 +3,10 @@
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { cn } from '@/components/ui/cn';
+import { useT } from '@/lib/i18n/client';
+import type { Phrase } from '@/lib/i18n/translate';
 
-const items = [
+const items: { href: string; label: Phrase }[] = [
   { href: '/admin', label: 'Overview' },
   { href: '/admin/accounts', label: 'Accounts' },
   { href: '/admin/channels', label: 'Channels' },
@@ -16,8 +18,9 @@ const items = [
 
 export function AdminNav() {
   const pathname = usePathname();
+  const t = useT();
   return (
-    <nav aria-label="Admin" className="-mb-px flex gap-1 overflow-x-auto">
+    <nav aria-label={t('Admin')} className="-mb-px flex gap-1 overflow-x-auto">
       {items.map((item) => {
         const active = item.href === '/admin' ? pathname === item.href : pathname.startsWith(item.href);
         return (
@@ -30,7 +33,7 @@ export function AdminNav() {
               active ? 'border-slate-900 text-slate-900' : 'border-transparent text-slate-500 hover:border-slate-300 hover:text-slate-800',
             )}
           >
-            {item.label}
+            {t(item.label)}
           </Link>
         );
       })}

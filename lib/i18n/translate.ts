@@ -5,9 +5,13 @@
 
 import type { Locale } from './messages';
 import { zhPhrases } from './zh-phrases';
+import { zhConsole } from './zh-console';
 import { renderMessage, type CodedMessage } from './codes';
 
-export type Phrase = keyof typeof zhPhrases;
+export type Phrase = keyof typeof zhPhrases | keyof typeof zhConsole;
+
+// The operator console's phrases live in their own table (zh-console.ts); one lookup for both.
+const zhAll: Record<string, string> = { ...zhPhrases, ...zhConsole };
 export type Translate = (phrase: Phrase, vars?: Record<string, string | number>) => string;
 
 function fill(text: string, vars?: Record<string, string | number>): string {
@@ -18,7 +22,7 @@ function fill(text: string, vars?: Record<string, string | number>): string {
 const localeOfTranslator = new WeakMap<Translate, Locale>();
 
 export function translator(locale: Locale): Translate {
-  const table: Record<string, string> | null = locale === 'zh-CN' ? zhPhrases : null;
+  const table: Record<string, string> | null = locale === 'zh-CN' ? zhAll : null;
   const t: Translate = (phrase, vars) => fill(table?.[phrase] ?? phrase, vars);
   localeOfTranslator.set(t, locale);
   return t;
