@@ -11,7 +11,7 @@ import { renderMessage, type CodedMessage } from './codes';
 export type Phrase = keyof typeof zhPhrases | keyof typeof zhConsole;
 
 // The operator console's phrases live in their own table (zh-console.ts); one lookup for both.
-const zhAll: Record<string, string> = { ...zhPhrases, ...zhConsole };
+const zhAll: Record<string, string> = { ...zhConsole, ...zhPhrases };
 export type Translate = (phrase: Phrase, vars?: Record<string, string | number>) => string;
 
 function fill(text: string, vars?: Record<string, string | number>): string {

@@ -86,11 +86,16 @@ interface Problem {
 
 const problem = (field: string, api: string, code: MessageCode, params?: MessageParams): Problem => ({ api: `"${field}": ${api}`, field: fieldError(field, code, params) });
 
+const FORM_ORDER = ['name', 'budget_usd', 'monthly_budget_usd', 'rpm', 'concurrency', 'allowed_ips', 'expires_at', 'models'];
+
 /**
  * A 400 naming every bad field: `message` and `param` are the first one's (what API clients read),
  * `fields` all of them in words (what the key form shows beside each field).
  */
-export function controlsError(problems: Problem[]): GatewayError {
+export function controlsError(unordered: Problem[]): GatewayError {
+  // In the form's order, whichever check found them.
+  const rank = (p: Problem) => FORM_ORDER.indexOf(p.field.field);
+  const problems = [...unordered].sort((a, b) => rank(a) - rank(b));
   return new GatewayError('invalid_request', problems[0].api, {
     param: problems[0].field.field,
     messageCode: problems[0].field.message_code,
