@@ -138,7 +138,9 @@ export function ruleError(problem: string, param: string): GatewayError {
 
 /** A field error in words: its English text from the code. */
 export function fieldError(field: string, messageCode: MessageCode, params?: MessageParams): FieldError {
-  return params ? { field, message: englishMessage(messageCode, params), message_code: messageCode, params } : { field, message: englishMessage(messageCode), message_code: messageCode };
+  return params
+    ? { field, message: englishMessage(messageCode, params), message_code: messageCode, params }
+    : { field, message: englishMessage(messageCode), message_code: messageCode };
 }
 
 /** Anything thrown that is not a GatewayError is internal: its details stay in the log. */

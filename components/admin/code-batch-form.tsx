@@ -71,7 +71,10 @@ export function CodeBatchForm() {
       {created && (
         <Alert
           tone="warning"
-          title={t('{n} codes of {amount} created: copy or download them now, they are not shown again.', { n: created.codes.length, amount: formatMoneyText(created.amountUsd) })}
+          title={t('{n} codes of {amount} created: copy or download them now, they are not shown again.', {
+            n: created.codes.length,
+            amount: formatMoneyText(created.amountUsd),
+          })}
         >
           <div className="mt-2 space-y-2">
             <Button size="sm" variant="secondary" onClick={download} data-testid="download-codes">

@@ -33,7 +33,8 @@ export function LoginForm({ callbackUrl, t }: { callbackUrl: string; t: Messages
       }
       if (res?.status === 429) setError(tr('Too many sign-in attempts. Wait a minute, then try again.'));
       // A message of our own (suspended account, too many failed attempts): coded JSON (lib/auth/options.ts).
-      else if (res?.error && res.error !== 'CredentialsSignin' && res.error !== 'Configuration') setError(ownMessage(res.error, locale, tr('Sign-in failed. Try again in a moment.')));
+      else if (res?.error && res.error !== 'CredentialsSignin' && res.error !== 'Configuration')
+        setError(ownMessage(res.error, locale, tr('Sign-in failed. Try again in a moment.')));
       else if (res?.error === 'CredentialsSignin' || res?.status === 401) setError(tr('Incorrect email or password.'));
       else setError(tr('Sign-in failed. Try again in a moment.'));
     } catch {

@@ -78,7 +78,12 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
           data-testid="alert-thresholds"
         />
       </Field>
-      <Field label={t('Low balance alert (USD)')} htmlFor="alert-low-balance" error={fields.low_balance_usd} hint={t('Fires when the balance falls below it; again after it has been above.')}>
+      <Field
+        label={t('Low balance alert (USD)')}
+        htmlFor="alert-low-balance"
+        error={fields.low_balance_usd}
+        hint={t('Fires when the balance falls below it; again after it has been above.')}
+      >
         <Input
           id="alert-low-balance"
           inputMode="decimal"
@@ -88,7 +93,12 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
           data-testid="alert-low-balance"
         />
       </Field>
-      <Field label={t('Webhook URL')} htmlFor="alert-webhook" error={fields.webhook_url} hint={t("Optional: each alert is POSTed here, signed (see the README's Budget alerts).")}>
+      <Field
+        label={t('Webhook URL')}
+        htmlFor="alert-webhook"
+        error={fields.webhook_url}
+        hint={t("Optional: each alert is POSTed here, signed (see the README's Budget alerts).")}
+      >
         <Input
           id="alert-webhook"
           type="url"

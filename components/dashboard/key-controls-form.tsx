@@ -99,7 +99,12 @@ export function KeyControlsFields({
   const id = (name: string) => `${idPrefix}-${name}`;
   return (
     <div className="grid gap-4 sm:grid-cols-2">
-      <Field label={t('Lifetime budget (USD)')} htmlFor={id('budget')} error={errors.budget_usd} hint={t('Requests are refused with 402 once the key has spent this much.')}>
+      <Field
+        label={t('Lifetime budget (USD)')}
+        htmlFor={id('budget')}
+        error={errors.budget_usd}
+        hint={t('Requests are refused with 402 once the key has spent this much.')}
+      >
         <Input
           id={id('budget')}
           aria-invalid={errors.budget_usd ? true : undefined}
@@ -149,7 +154,12 @@ export function KeyControlsFields({
           onChange={(e) => set({ concurrency: e.target.value })}
         />
       </Field>
-      <Field label={t('Allowed IP ranges')} htmlFor={id('ips')} error={errors.allowed_ips} hint={t('IPv4 or IPv6 addresses or CIDR ranges, one per line. Empty: any address.')}>
+      <Field
+        label={t('Allowed IP ranges')}
+        htmlFor={id('ips')}
+        error={errors.allowed_ips}
+        hint={t('IPv4 or IPv6 addresses or CIDR ranges, one per line. Empty: any address.')}
+      >
         <textarea
           id={id('ips')}
           aria-invalid={errors.allowed_ips ? true : undefined}

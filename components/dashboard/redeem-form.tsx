@@ -40,7 +40,10 @@ export function RedeemForm() {
         setCode('');
         router.refresh();
       } else
-        setMessage({ tone: 'error', text: apiErrorText(locale, body, res.status, t('The code could not be redeemed (HTTP {status}).', { status: res.status })) });
+        setMessage({
+          tone: 'error',
+          text: apiErrorText(locale, body, res.status, t('The code could not be redeemed (HTTP {status}).', { status: res.status })),
+        });
     } catch {
       setMessage({ tone: 'error', text: t('Network error: try again.') });
     } finally {

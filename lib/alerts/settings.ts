@@ -98,7 +98,11 @@ export function parseAlertSettings(body: Record<string, unknown>): { webhookUrl?
     const field = String(issue?.path[0] ?? 'body');
     const hint = field === 'thresholds' ? `must be a list of at most ${MAX_THRESHOLDS} whole percentages from 1 to 100.` : (issue?.message ?? 'invalid');
     const words: [MessageCode, MessageParams | undefined] =
-      field === 'thresholds' ? ['field.thresholds', { max: MAX_THRESHOLDS }] : field === 'low_balance_usd' ? ['field.low_balance', { max: lowBalanceMax() }] : ['field.invalid', undefined];
+      field === 'thresholds'
+        ? ['field.thresholds', { max: MAX_THRESHOLDS }]
+        : field === 'low_balance_usd'
+          ? ['field.low_balance', { max: lowBalanceMax() }]
+          : ['field.invalid', undefined];
     throw invalid(field, hint, ...words);
   }
   const v = parsed.data;

@@ -77,7 +77,6 @@ export function requireString(body: Record<string, unknown>, field: string): str
   return value;
 }
 
-
 /**
  * The origins this app is served from: PUBLIC_BASE_URL and NEXTAUTH_URL when set, and the one the
  * request came in on. This server speaks plain HTTP, so that is `http://<Host>`; only with

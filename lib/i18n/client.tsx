@@ -33,7 +33,8 @@ export function useApiError(): (res: Response, fallback?: string) => Promise<{ t
       const body = (await res.json().catch(() => null)) as ApiErrorJson | null;
       const fields = apiFieldErrors(locale, body);
       // With the bad fields named beside them, the summary only points at them.
-      const text = Object.keys(fields).length > 0 ? renderMessage(locale, { message_code: 'request.invalid_fields' }) : apiErrorText(locale, body, res.status, fallback);
+      const text =
+        Object.keys(fields).length > 0 ? renderMessage(locale, { message_code: 'request.invalid_fields' }) : apiErrorText(locale, body, res.status, fallback);
       return { text, fields };
     },
     [locale],

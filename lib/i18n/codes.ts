@@ -71,14 +71,26 @@ const table = {
   },
   // Field errors of the key form: said in words, shown next to the field.
   'field.name': { en: 'Give the key a name of 1 to 64 characters.', zh: '请填写 1 到 64 个字符的名称。' },
-  'field.budget': { en: 'Enter an amount in USD, such as 25 or 12.50, or leave it empty for no budget.', zh: '请输入美元金额（如 25 或 12.50），留空表示不设预算。' },
-  'field.budget_decimals': { en: 'Enter an amount in USD with at most 12 decimals, such as 25 or 12.50.', zh: '请输入最多 12 位小数的美元金额，如 25 或 12.50。' },
+  'field.budget': {
+    en: 'Enter an amount in USD, such as 25 or 12.50, or leave it empty for no budget.',
+    zh: '请输入美元金额（如 25 或 12.50），留空表示不设预算。',
+  },
+  'field.budget_decimals': {
+    en: 'Enter an amount in USD with at most 12 decimals, such as 25 or 12.50.',
+    zh: '请输入最多 12 位小数的美元金额，如 25 或 12.50。',
+  },
   'field.budget_positive': { en: 'The budget must be more than $0; leave it empty for no budget.', zh: '预算必须大于 $0；留空表示不设预算。' },
   'field.budget_max': { en: 'The budget can be at most {max}.', zh: '预算最多为 {max}。' },
   'field.models': { en: 'Choose at most {max} models.', zh: '最多选择 {max} 个模型。' },
   'field.model_unknown': { en: 'There is no model named "{model}".', zh: '没有名为“{model}”的模型。' },
-  'field.rpm': { en: 'Enter a whole number of requests per minute from 1 to 1,000,000, or leave it empty.', zh: '请输入 1 到 1,000,000 之间的每分钟请求数（整数），或留空。' },
-  'field.concurrency': { en: 'Enter a whole number of concurrent requests from 1 to 100,000, or leave it empty.', zh: '请输入 1 到 100,000 之间的并发请求数（整数），或留空。' },
+  'field.rpm': {
+    en: 'Enter a whole number of requests per minute from 1 to 1,000,000, or leave it empty.',
+    zh: '请输入 1 到 1,000,000 之间的每分钟请求数（整数），或留空。',
+  },
+  'field.concurrency': {
+    en: 'Enter a whole number of concurrent requests from 1 to 100,000, or leave it empty.',
+    zh: '请输入 1 到 100,000 之间的并发请求数（整数），或留空。',
+  },
   'field.ips': { en: 'List at most {max} addresses or ranges.', zh: '最多填写 {max} 个地址或地址段。' },
   'field.ip_invalid': {
     en: '"{value}" is not an IPv4 or IPv6 address or range (such as 203.0.113.0/24).',
@@ -86,8 +98,14 @@ const table = {
   },
   'field.expires': { en: 'Enter a date and time, or leave it empty for a key that never expires.', zh: '请输入日期和时间，留空表示永不过期。' },
   'field.expires_past': { en: 'The expiry must be in the future (revoke the key to stop it now).', zh: '过期时间必须晚于现在（要立即停用请吊销密钥）。' },
-  'field.thresholds': { en: 'List at most {max} whole percentages from 1 to 100, such as 50, 80, 100.', zh: '请填写最多 {max} 个 1 到 100 之间的整数百分比，如 50, 80, 100。' },
-  'field.low_balance': { en: 'Enter an amount in USD more than 0 and at most {max}, such as 5 or 2.50, or leave it empty.', zh: '请输入大于 0 且不超过 {max} 的美元金额（如 5 或 2.50），或留空。' },
+  'field.thresholds': {
+    en: 'List at most {max} whole percentages from 1 to 100, such as 50, 80, 100.',
+    zh: '请填写最多 {max} 个 1 到 100 之间的整数百分比，如 50, 80, 100。',
+  },
+  'field.low_balance': {
+    en: 'Enter an amount in USD more than 0 and at most {max}, such as 5 or 2.50, or leave it empty.',
+    zh: '请输入大于 0 且不超过 {max} 的美元金额（如 5 或 2.50），或留空。',
+  },
   'field.webhook_url': { en: 'Enter a public https:// address, or leave it empty.', zh: '请输入公网可访问的 https:// 地址，或留空。' },
   'field.invalid': { en: 'This value is not valid.', zh: '此项填写不正确。' },
 
@@ -234,6 +252,7 @@ export function apiErrorText(locale: string, body: ApiErrorJson | null | undefin
 /** Every bad field of a form's error, field name -> text in `locale`. */
 export function apiFieldErrors(locale: string, body: ApiErrorJson | null | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const f of body?.error?.fields ?? []) if (!(f.field in out)) out[f.field] = renderMessage(locale, f, renderMessage(locale, { message_code: 'field.invalid' }));
+  for (const f of body?.error?.fields ?? [])
+    if (!(f.field in out)) out[f.field] = renderMessage(locale, f, renderMessage(locale, { message_code: 'field.invalid' }));
   return out;
 }

@@ -69,6 +69,7 @@ export const zhConsole = {
   Count: '数量',
   'Expires (optional)': '过期日期（可选）',
   'Create codes': '生成兑换码',
-  '{n} codes of {amount} created: copy or download them now, they are not shown again.': '已生成 {n} 个面值 {amount} 的兑换码：请立即复制或下载，它们不会再次显示。',
+  '{n} codes of {amount} created: copy or download them now, they are not shown again.':
+    '已生成 {n} 个面值 {amount} 的兑换码：请立即复制或下载，它们不会再次显示。',
   'Download CSV': '下载 CSV',
 } as const satisfies Record<string, string>;

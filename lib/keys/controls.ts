@@ -84,7 +84,10 @@ interface Problem {
   field: FieldError;
 }
 
-const problem = (field: string, api: string, code: MessageCode, params?: MessageParams): Problem => ({ api: `"${field}": ${api}`, field: fieldError(field, code, params) });
+const problem = (field: string, api: string, code: MessageCode, params?: MessageParams): Problem => ({
+  api: `"${field}": ${api}`,
+  field: fieldError(field, code, params),
+});
 
 const FORM_ORDER = ['name', 'budget_usd', 'monthly_budget_usd', 'rpm', 'concurrency', 'allowed_ips', 'expires_at', 'models'];
 
@@ -124,7 +127,9 @@ function parseUsd(field: string, value: number | string | null, problems: Proble
   // A number like 1e-7 prints in exponent form: not a decimal we accept (nor a sensible budget).
   if (!/^\d+(\.\d{1,12})?$/.test(text)) {
     const decimals = /^\d+\.\d{13,}$/.test(text);
-    problems.push(problem(field, 'must be a positive amount in USD with at most 12 decimals, e.g. 25 or "12.50".', decimals ? 'field.budget_decimals' : 'field.budget'));
+    problems.push(
+      problem(field, 'must be a positive amount in USD with at most 12 decimals, e.g. 25 or "12.50".', decimals ? 'field.budget_decimals' : 'field.budget'),
+    );
     return undefined;
   }
   const pico = parseDecimal(text, 12);
@@ -189,7 +194,8 @@ export function parseKeyControls(
       // ISO-8601 with a time zone: a bare local time would mean something else on every server.
       const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
       const at = iso.test(v.expires_at) ? new Date(v.expires_at) : new Date(NaN);
-      if (Number.isNaN(at.getTime())) problems.push(problem('expires_at', 'must be an ISO-8601 date-time with a time zone, e.g. 2027-01-31T23:59:59Z.', 'field.expires'));
+      if (Number.isNaN(at.getTime()))
+        problems.push(problem('expires_at', 'must be an ISO-8601 date-time with a time zone, e.g. 2027-01-31T23:59:59Z.', 'field.expires'));
       else if (at.getTime() <= now) problems.push(problem('expires_at', 'must be in the future (revoke the key to stop it now).', 'field.expires_past'));
       else out.expiresAt = at;
     }

@@ -10,6 +10,11 @@ export async function enforceLimit(key: string, limit: number, label: string): P
     leaseTtlMs: 1,
   });
   if (!result.ok && result.reason === 'limit') {
-    throw codedError('rate_limit_exceeded', 'request.rate_limited', { what: label, seconds: Math.ceil(result.retryAfterMs / 1000) }, { retryAfterMs: result.retryAfterMs });
+    throw codedError(
+      'rate_limit_exceeded',
+      'request.rate_limited',
+      { what: label, seconds: Math.ceil(result.retryAfterMs / 1000) },
+      { retryAfterMs: result.retryAfterMs },
+    );
   }
 }

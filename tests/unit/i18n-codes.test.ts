@@ -28,7 +28,9 @@ describe('message codes', () => {
     expect(renderMessage('en', m)).toBe('This code expired on 2026-11-01.');
     expect(renderMessage('zh-CN', m)).toBe('此兑换码已于 2026-11-01 过期。');
     expect(renderMessage('zh-CN', { message_code: 'auth.throttled_address', params: { seconds: 42 } })).toBe('此地址登录失败次数过多，请 42 秒后重试。');
-    expect(englishMessage('key.too_many', { live: 3, cap: 3 })).toBe('This account already has 3 API keys, the most it may hold (3). Revoke keys it no longer uses first.');
+    expect(englishMessage('key.too_many', { live: 3, cap: 3 })).toBe(
+      'This account already has 3 API keys, the most it may hold (3). Revoke keys it no longer uses first.',
+    );
   });
 
   it('falls back to the English message for a code it does not know, and to a Chinese sentence when there is none', () => {

@@ -49,7 +49,10 @@ export default async function AdminOverviewPage() {
   const [data, t] = await Promise.all([consoleOverview(), serverT()]);
   return (
     <>
-      <PageHeader title={t('Overview')} description={t('Every account, every channel. Times in UTC; revenue is recharges (Stripe and codes), spend is usage.')} />
+      <PageHeader
+        title={t('Overview')}
+        description={t('Every account, every channel. Times in UTC; revenue is recharges (Stripe and codes), spend is usage.')}
+      />
       <div className="grid gap-4 sm:grid-cols-3" data-testid="admin-windows">
         {data.windows.map((w) => (
           <Stat
