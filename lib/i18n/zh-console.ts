@@ -72,4 +72,51 @@ export const zhConsole = {
   '{n} codes of {amount} created: copy or download them now, they are not shown again.':
     '已生成 {n} 个面值 {amount} 的兑换码：请立即复制或下载，它们不会再次显示。',
   'Download CSV': '下载 CSV',
+
+  // Page titles
+  'Code batch': '兑换码批次',
+
+  // Announcements
+  "A notice shown at the top of every user's dashboard.": '显示在每位用户控制台顶部的通知。',
+  'Now showing': '当前显示',
+  'Posted {at} by {who}': '{who} 于 {at} 发布',
+  'Nothing: dashboards show no notice.': '无：控制台不显示通知。',
+  'Post a notice': '发布通知',
+  'Replaces the current one.': '将替换当前通知。',
+  Level: '级别',
+  'Maintenance on Sunday 02:00-03:00 UTC': '周日 02:00-03:00 UTC 维护',
+  info: '提示',
+  warning: '警告',
+  Publish: '发布',
+  'Take down': '撤下',
+
+  // Audit log
+  'Every operator action and every automatic channel change, newest first. Append-only.': '每一次运营操作和每一次自动渠道变更，最新在前。只追加，不可修改。',
+  'Nothing yet': '暂无记录',
+  Who: '操作者',
+  Action: '操作',
+  Target: '对象',
+  'Before → after': '之前 → 之后',
+
+  // Logs
+  "Every account's requests, newest first.": '所有账户的请求，最新在前。',
+  'account email or id': '账户邮箱或 ID',
+  model: '模型',
+  channel: '渠道',
+  'Status or outcome': '状态或结果',
+  Fallback: '回退',
+  'any route': '任意路由',
+  'fallback only': '仅回退',
+  'no fallback': '无回退',
+  Filter: '筛选',
+  'No requests match': '没有匹配的请求',
+  'asked {model}': '请求的是 {model}',
+  Older: '更早',
+
+  // A code batch
+  Code: '兑换码',
+  'Redeemed by': '兑换者',
+  'redeemed {at}': '已于 {at} 兑换',
+  expired: '已过期',
+  open: '未使用',
 } as const satisfies Record<string, string>;

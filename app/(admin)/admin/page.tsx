@@ -13,7 +13,10 @@ import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { serverT } from '@/lib/i18n/server';
 import type { Phrase, Translate } from '@/lib/i18n/translate';
 
-export const metadata: Metadata = { title: 'Operator overview · Model Gateway' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Operator overview')} · Model Gateway` };
+}
 export const dynamic = 'force-dynamic';
 
 function Bars({ title, rows, t }: { title: string; rows: Breakdown[]; t: Translate }) {

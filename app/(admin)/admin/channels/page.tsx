@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { serverT } from '@/lib/i18n/server';
 import { consoleChannels } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { ChannelControls } from '@/components/admin/channel-controls';
@@ -7,7 +8,10 @@ import { Card } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
-export const metadata: Metadata = { title: 'Channels · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Channels')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 export default async function AdminChannelsPage() {

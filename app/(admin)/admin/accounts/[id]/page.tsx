@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { serverT } from '@/lib/i18n/server';
 import { notFound } from 'next/navigation';
 import { consoleAccountDetail, consoleAudit } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
@@ -12,7 +13,10 @@ import { PageHeader } from '@/components/ui/page-header';
 import { Stat } from '@/components/ui/stat';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
-export const metadata: Metadata = { title: 'Account · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Account')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 export default async function AdminAccountPage({ params }: { params: Promise<{ id: string }> }) {

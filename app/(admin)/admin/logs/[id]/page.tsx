@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { serverT } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { consoleLog } from '@/lib/admin/console';
@@ -11,7 +12,10 @@ import { Badge } from '@/components/ui/badge';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { channelLabel } from '@/lib/channels/labels';
 
-export const metadata: Metadata = { title: 'Request · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Request')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 interface AttemptRecord {
