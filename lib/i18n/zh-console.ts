@@ -119,4 +119,43 @@ export const zhConsole = {
   'redeemed {at}': '已于 {at} 兑换',
   expired: '已过期',
   open: '未使用',
+
+  // One account
+  'pinned by an operator': '由运营方固定',
+  'automatic promotion': '自动升级',
+  user: '用户',
+  'custom limits {limits}': '自定义限额 {limits}',
+  'Same effect as the admin CLI, on every instance at once; each is written to the audit log.':
+    '与管理命令行效果相同，立即作用于所有实例；每项操作都记入审计日志。',
+  'No keys': '没有密钥',
+  'Last used': '最近使用',
+  revoked: '已吊销',
+  'Recent requests': '最近的请求',
+  Ledger: '账目',
+  'No entries': '没有记录',
+  Kind: '类型',
+  Note: '备注',
+  'Operator actions on this account': '运营方对此账户的操作',
+  'No operator actions yet': '还没有运营操作',
+
+  // Account actions
+  'Requests/min': '每分钟请求',
+  'Requests/hour': '每小时请求',
+  'Tokens/day': '每日 token',
+  Concurrent: '并发',
+  'Credited {amount}; balance now {balance}.': '已加款 {amount}；当前余额 {balance}。',
+  'Debited {amount}; balance now {balance}.': '已扣款 {amount}；当前余额 {balance}。',
+  'Why (kept in the ledger and audit log)': '原因（记入账目与审计日志）',
+  Debit: '扣款',
+  'Pin (no automatic promotion)': '固定（不自动升级）',
+  'Save tier': '保存等级',
+  "Custom limits (VIP within its range, enterprise any; empty = the tier's)": '自定义限额（VIP 在其范围内，企业版不限；留空即用等级默认值）',
+  'Save limits': '保存限额',
+  'Suspend this account? Every request with its API keys gets 403 (account_suspended) at once; its balance and keys are kept, and Unsuspend restores them.':
+    '暂停此账户？其 API 密钥的每个请求将立即返回 403（account_suspended）；余额与密钥会保留，取消暂停即可恢复。',
+  Suspend: '暂停',
+  Unsuspend: '取消暂停',
+  'Remove admin role': '移除管理员角色',
+  'Make admin': '设为管理员',
+  'Revoke this key on every instance?': '在所有实例上吊销此密钥？',
 } as const satisfies Record<string, string>;
