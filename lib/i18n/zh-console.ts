@@ -158,4 +158,18 @@ export const zhConsole = {
   'Remove admin role': '移除管理员角色',
   'Make admin': '设为管理员',
   'Revoke this key on every instance?': '在所有实例上吊销此密钥？',
+
+  // One request
+  '(estimated)': '（估算）',
+  '(first token {n} ms)': '（首个 token {n} ms）',
+  'Channel (users see)': '渠道（用户所见）',
+  'In order; the label in brackets is what the account sees.': '按顺序；括号中的标签是账户看到的名称。',
+  'None: the request was answered before any upstream call.': '无：请求在调用上游之前就已答复。',
+  'Upstream attempts': '上游尝试',
+  succeeded: '成功',
+  '{i} in · {o} out': '输入 {i} · 输出 {o}',
+  '{n} cache read': '缓存读取 {n}',
+  'Model asked': '请求的模型',
+  'Last channel tried': '最后尝试的渠道',
+  Route: '路由',
 } as const satisfies Record<string, string>;
