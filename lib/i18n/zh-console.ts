@@ -172,4 +172,31 @@ export const zhConsole = {
   'Model asked': '请求的模型',
   'Last channel tried': '最后尝试的渠道',
   Route: '路由',
+
+  // Channels
+  'Live state across instances (request figures: last 5 minutes). Disable, enable and weight take effect on every instance within a second and survive restarts.':
+    '各实例的实时状态（请求数据：最近 5 分钟）。停用、启用与权重在一秒内对所有实例生效，重启后仍保留。',
+  'Req/min': '请求/分钟',
+  'Priority · weight': '优先级 · 权重',
+  Controls: '操作',
+  'key {hint}': '密钥 {hint}',
+  'disabled (auto)': '已停用（自动）',
+  enabled: '已启用',
+  'breaker open on {n}/{of}': '熔断：{n}/{of} 个实例打开',
+  'breaker closed (1 instance)': '熔断关闭（1 个实例）',
+  'breaker closed ({n} instances)': '熔断关闭（{n} 个实例）',
+  '{n} failures in a row': '连续失败 {n} 次',
+  'Disable channel "{name}" on every instance? {effect}': '在所有实例上停用渠道“{name}”？{effect}',
+  'No other enabled channel serves {models}: every request for it will fail ("All upstream channels failed") until you enable this channel again.':
+    '没有其他已启用的渠道提供 {models}：在重新启用此渠道之前，对它的每个请求都会失败（"All upstream channels failed"）。',
+  'No other enabled channel serves {models}: every request for them will fail ("All upstream channels failed") until you enable this channel again.':
+    '没有其他已启用的渠道提供 {models}：在重新启用此渠道之前，对它们的每个请求都会失败（"All upstream channels failed"）。',
+  'Its traffic moves to the other enabled channels of its models.': '其流量将转到这些模型的其他已启用渠道。',
+  Enable: '启用',
+  Disable: '停用',
+  weight: '权重',
+  'Weight override for {name}': '{name} 的权重覆盖',
+  'Set weight': '设置权重',
+  Test: '测试',
+  OK: '正常',
 } as const satisfies Record<string, string>;

@@ -250,6 +250,12 @@ const ENGLISH_MESSAGES = [
   'Channel health',
   'Audit log',
   'Announcements',
+  'Live state across instances',
+  'Set weight',
+  'Save tier',
+  'Recent requests',
+  'Post a notice',
+  'No requests match',
 ];
 
 async function englishMessagesLeft(p: Page): Promise<string[]> {
@@ -366,6 +372,10 @@ describe('the operator console in Chinese', { timeout: 120_000 }, () => {
       ['admin-overview', '/admin'],
       ['admin-accounts', '/admin/accounts'],
       ['admin-codes', '/admin/codes'],
+      ['admin-channels', '/admin/channels'],
+      ['admin-logs', '/admin/logs?model=none-such'],
+      ['admin-announcements', '/admin/announcements'],
+      ['admin-audit', '/admin/audit'],
     ] as const) {
       await op.goto(`${gw.url}${p}`);
       expect(await op.getAttribute('html', 'lang'), name).toBe('zh-CN');
@@ -375,6 +385,12 @@ describe('the operator console in Chinese', { timeout: 120_000 }, () => {
       await op.screenshot({ path: path.join(shots, `zh-${name}.png`), fullPage: true });
     }
     await expect(op.locator('header [data-testid="language-switch"]').count()).resolves.toBe(1);
+    await op.goto(`${gw.url}/admin/accounts`);
+    await op.getByTestId('account-row').first().locator('a').click();
+    await op.waitForURL(/\/admin\/accounts\/[0-9a-f-]{36}/, { waitUntil: 'commit' });
+    await op.getByTestId('admin-balance').waitFor();
+    await expect(op.locator('main').textContent()).resolves.toContain('最近的请求');
+    expect(await englishMessagesLeft(op)).toEqual([]);
   });
 
   it("says a console form's refusal in Chinese", async () => {

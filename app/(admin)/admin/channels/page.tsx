@@ -16,26 +16,28 @@ export const dynamic = 'force-dynamic';
 
 export default async function AdminChannelsPage() {
   await requireOperator();
-  const channels = await consoleChannels();
+  const [channels, t] = await Promise.all([consoleChannels(), serverT()]);
   // What disabling a channel costs, named in its confirmation: models no other enabled channel serves.
   const servedElsewhere = (name: string, model: string) => channels.some((o) => o.name !== name && !o.disabled && o.models.includes(model));
   return (
     <>
       <PageHeader
-        title="Channels"
-        description="Live state across instances (request figures: last 5 minutes). Disable, enable and weight take effect on every instance within a second and survive restarts."
+        title={t('Channels')}
+        description={t(
+          'Live state across instances (request figures: last 5 minutes). Disable, enable and weight take effect on every instance within a second and survive restarts.',
+        )}
       />
       <Card>
         <Table>
           <THead>
             <Tr>
-              <Th>Channel</Th>
-              <Th>State</Th>
-              <Th className="text-right">Req/min</Th>
-              <Th className="text-right">Errors</Th>
+              <Th>{t('Channel')}</Th>
+              <Th>{t('State')}</Th>
+              <Th className="text-right">{t('Req/min')}</Th>
+              <Th className="text-right">{t('Errors')}</Th>
               <Th className="text-right">p50 / p99</Th>
-              <Th>Priority · weight</Th>
-              <Th>Controls</Th>
+              <Th>{t('Priority · weight')}</Th>
+              <Th>{t('Controls')}</Th>
             </Tr>
           </THead>
           <TBody>
@@ -44,30 +46,33 @@ export default async function AdminChannelsPage() {
                 <Td>
                   <div className="font-medium text-slate-900">{c.name}</div>
                   <div className="text-xs text-slate-500">
-                    {c.protocol} · {c.host} · key {c.keyHint}
+                    {c.protocol} · {c.host} · {t('key {hint}', { hint: c.keyHint })}
                   </div>
                 </Td>
                 <Td>
                   <div className="flex flex-col items-start gap-1">
                     {c.disabled ? (
                       <Badge tone="red" data-testid="channel-state">
-                        disabled{c.disabledReason === 'auto' ? ' (auto)' : ''}
+                        {c.disabledReason === 'auto' ? t('disabled (auto)') : t('disabled')}
                       </Badge>
                     ) : (
                       <Badge tone="green" data-testid="channel-state">
-                        enabled
+                        {t('enabled')}
                       </Badge>
                     )}
                     <span className="text-xs text-slate-500">
-                      breaker{' '}
-                      {c.breakerOpen > 0 ? `open on ${c.breakerOpen}/${c.instances}` : `closed (${c.instances} instance${c.instances === 1 ? '' : 's'})`}
-                      {c.consecutiveFailures > 0 ? ` · ${c.consecutiveFailures} failures in a row` : ''}
+                      {c.breakerOpen > 0
+                        ? t('breaker open on {n}/{of}', { n: c.breakerOpen, of: c.instances })
+                        : c.instances === 1
+                          ? t('breaker closed (1 instance)')
+                          : t('breaker closed ({n} instances)', { n: c.instances })}
+                      {c.consecutiveFailures > 0 ? ` · ${t('{n} failures in a row', { n: c.consecutiveFailures })}` : ''}
                     </span>
                   </div>
                 </Td>
                 <Td className="text-right tabular-nums">{c.rpm}</Td>
                 <Td className="text-right tabular-nums">
-                  {(c.errorRate * 100).toFixed(1)}%<div className="text-xs text-slate-500">{c.requests5m} req</div>
+                  {(c.errorRate * 100).toFixed(1)}%<div className="text-xs text-slate-500">{t('{n} req', { n: c.requests5m })}</div>
                 </Td>
                 <Td className="text-right tabular-nums">{c.p50Ms === null ? '–' : `${c.p50Ms} / ${c.p99Ms} ms`}</Td>
                 <Td className="tabular-nums">
