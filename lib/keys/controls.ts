@@ -162,10 +162,11 @@ export function parseKeyControls(
     else problems.push(shapeProblem(field));
   }
   const out: Partial<KeyControls> = {};
-  if (v.budget_usd !== undefined) out.budgetPico = parseUsd('budget_usd', v.budget_usd, problems) ?? undefined;
-  if (v.monthly_budget_usd !== undefined) out.monthlyBudgetPico = parseUsd('monthly_budget_usd', v.monthly_budget_usd, problems) ?? undefined;
-  if (v.budget_usd === null) out.budgetPico = null;
-  if (v.monthly_budget_usd === null) out.monthlyBudgetPico = null;
+  // undefined: the amount was refused (a problem is recorded); null clears the budget.
+  const budget = v.budget_usd === undefined ? undefined : parseUsd('budget_usd', v.budget_usd, problems);
+  if (budget !== undefined) out.budgetPico = budget;
+  const monthly = v.monthly_budget_usd === undefined ? undefined : parseUsd('monthly_budget_usd', v.monthly_budget_usd, problems);
+  if (monthly !== undefined) out.monthlyBudgetPico = monthly;
   if (v.models !== undefined) {
     const models = [...new Set((v.models ?? []).map((m) => m.trim()))];
     const unknown = models.find((m) => !knownModel(m));
