@@ -2,6 +2,8 @@
 // server, which handles shutdown itself). Node.js runtime only.
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== 'nodejs') return;
+  // OpenTelemetry traces of /v1 requests, only when an OTLP endpoint is set (once per process).
+  await (await import('@/lib/telemetry/tracing')).initTracing();
   const { installRouteHandlerShutdown } = await import('@/lib/shutdown');
   installRouteHandlerShutdown();
   // Credits recorded but not yet in the live balance (lib/billing/ledger.ts); once per process.
@@ -19,4 +21,6 @@ export async function register(): Promise<void> {
   (await import('@/lib/db/partitions')).startPartitionMaintenance();
   // Budget alerts: evaluate thresholds and deliver webhooks (lib/alerts/loop.ts).
   (await import('@/lib/alerts/loop')).startAlerts();
+  // Request-log export to the operator's webhook, when configured (lib/log-export/exporter.ts).
+  (await import('@/lib/log-export/exporter')).startLogExport();
 }

@@ -1,7 +1,7 @@
 import { NextResponse, type NextRequest } from 'next/server';
 
-// Dashboard pages learn the path they were asked for (layouts are not told it), so a signed-out
-// visit to a deep link comes back to it after login. Only /dashboard runs through here.
+// Dashboard and console pages learn the path they were asked for (layouts are not told it), so a
+// signed-out visit to a deep link comes back to it after login. Only /dashboard and /admin run here.
 export const DASHBOARD_PATH_HEADER = 'x-dashboard-path';
 
 export function proxy(req: NextRequest) {
@@ -10,4 +10,4 @@ export function proxy(req: NextRequest) {
   return NextResponse.next({ request: { headers } });
 }
 
-export const config = { matcher: ['/dashboard', '/dashboard/:path*'] };
+export const config = { matcher: ['/dashboard', '/dashboard/:path*', '/admin', '/admin/:path*'] };

@@ -20,6 +20,7 @@ import { getLimiter } from '@/lib/gateway/runtime';
 import { startCreditReconciler } from '@/lib/billing/ledger';
 import { replayLogSpool } from '@/lib/billing/writer';
 import { startChannelOverrideSync } from '@/lib/channels/overrides';
+import { initTracing } from '@/lib/telemetry/tracing';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
   // Before anything compiles WebAssembly (the Prisma client's query compiler, PGlite): see WASM_BASELINE.
   if (env.WASM_BASELINE === '1' || (env.WASM_BASELINE === 'auto' && env.GATEWAY_ONLY)) v8.setFlagsFromString('--liftoff-only');
   getConfig(); // a broken operator config stops start-up here, naming the field
+  await initTracing(); // OpenTelemetry, only when an OTLP endpoint is set (lib/telemetry/tracing.ts)
   const applied = await runMigrations();
   if (applied.length) log('info', 'migrations applied', { applied });
   // Today's request-log partition and the next days' before serving; rows of a day without one
@@ -92,10 +94,9 @@ async function main(): Promise<void> {
     if (url === '/readyz') return void readyz().then((r) => sendOps(res, r));
     if (url === '/metrics' || url.startsWith('/metrics?')) {
       // Connection counts are only gathered when scraped.
-      return void server.getConnections((_err, connections) =>
-        sendOps(
-          res,
-          metrics(req.headers.authorization, {
+      return void server.getConnections(
+        (_err, connections) =>
+          void metrics(req.headers.authorization, {
             gc: /[?&]gc=1(&|$)/.test(url),
             extra: {
               gateway_requests_in_flight: pendingGatewayRequests(),
@@ -103,8 +104,10 @@ async function main(): Promise<void> {
               http_server_connections: connections ?? 0,
               ...eventLoopGauges(loopDelay),
             },
-          }),
-        ),
+          }).then(
+            (r) => sendOps(res, r),
+            () => sendOps(res, { status: 500, contentType: 'text/plain', body: 'metrics unavailable\n' }),
+          ),
       );
     }
     // Route handlers see only headers: they get the one address resolved from the socket and the

@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import { chosenTheme } from '@/lib/theme';
 import { currentLocale } from '@/lib/i18n/server';
-import { I18nProvider } from '@/lib/i18n/client';
+import { I18nProvider } from '@/lib/i18n/locale-context';
 import './globals.css';
 
 export const metadata: Metadata = {

@@ -10,6 +10,9 @@
 //   npm run bench -- --ttfb-breakdown   streaming TTFB of direct, three floors and the lean gateway with and
 //                                       without Redis, interleaved stream by stream (where TTFB goes)
 //   npm run bench -- --idle-gaps 0,5,20 non-stream requests at c=1 after idle pauses: what idling costs
+//   npm run bench -- --tracing          also the lean gateway with OpenTelemetry tracing on (every request
+//                                       sampled, OTLP to a local sink), right after the lean row: CPU per
+//                                       request with tracing on vs off, in one run
 //   npm run bench -- --strict           also exit non-zero when a target is missed
 //   npm run bench -- --footprint        RSS after start, warm-up and a soak, c=50 latency: PostgreSQL setup
 //                                       vs the embedded default (PGlite thread / inline), and GATEWAY_ONLY=1
@@ -62,6 +65,10 @@ const { values: opt } = parseArgs({
     'ttfb-breakdown': { type: 'boolean', default: false },
     // --ttfb-breakdown: also a lean gateway from this bundle (A/B, interleaved stream by stream).
     compare: { type: 'string' },
+    // The table: also a lean gateway with OpenTelemetry tracing on (A/B against the lean row).
+    tracing: { type: 'boolean', default: false },
+    // --tracing: the OTLP encoding (http/protobuf or http/json).
+    'tracing-protocol': { type: 'string', default: 'http/protobuf' },
     // --ttfb-breakdown: also a lean gateway of this build with these variables (NAME=value,...).
     'compare-env': { type: 'string' },
     // --ttfb-breakdown: streams per target per round, back to back (the first of each run not counted).
@@ -806,6 +813,23 @@ async function loadTarget(target, spec) {
   return recordRun(label, await load(spec));
 }
 
+/** An OTLP/HTTP receiver that accepts and drops every export (--tracing): its own CPU is the bench's, not the gateway's. */
+async function startOtlpSink() {
+  const sink = { url: '', exports: 0, bytes: 0, close: () => new Promise((r) => server.close(() => r())) };
+  const server = http.createServer((req, res) => {
+    req.on('data', (c) => (sink.bytes += c.length));
+    req.on('end', () => {
+      sink.exports++;
+      const json = String(req.headers['content-type']).includes('json');
+      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
+      res.end(json ? '{}' : undefined);
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  sink.url = `http://127.0.0.1:${server.address().port}`;
+  return sink;
+}
+
 async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
   const floor = await startFloor(upstream.url, opt['floor-client']);
   const chatPath = '/v1/chat/completions';
@@ -845,6 +869,25 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
       own: true,
     });
     wantedExtra.add('compare');
+  }
+  // A/B in one run: --tracing measures the same build with OpenTelemetry tracing on, right after the lean row.
+  const sink = opt.tracing ? await startOtlpSink() : null;
+  if (sink) {
+    const at = targets.findIndex((t) => t.key === 'lean') + 1 || targets.length;
+    targets.splice(at, 0, {
+      key: 'traced',
+      label: `gateway, lean /v1, tracing on (OTLP ${opt['tracing-protocol']})`,
+      auth,
+      start: () =>
+        startMeasuredGateway({
+          ...gatewayEnv,
+          OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: opt['tracing-protocol'],
+          OTEL_TRACES_SAMPLER: 'always_on',
+        }),
+      own: true,
+    });
+    wantedExtra.add('traced');
   }
   const wanted = new Set([...opt.targets.split(',').map((t) => t.trim()), ...wantedExtra]);
   for (let i = targets.length - 1; i >= 0; i--) if (!wanted.has(targets[i].key)) targets.splice(i, 1);
@@ -1032,6 +1075,18 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
         `stream TTFB p50 ${fmt.ms((ttfb.lean?.p50 ?? NaN) - (ttfb.compare?.p50 ?? NaN))} ms`,
     );
   }
+
+  if (rows.lean?.c50 && rows.traced?.c50) {
+    const a = rows.lean;
+    const b = rows.traced;
+    const us = (x, y) => `${fmt.us(x)} -> ${fmt.us(y)} µs (${y >= x ? '+' : ''}${fmt.us(y - x)}, ${((y / x - 1) * 100).toFixed(0)}%)`;
+    out.push(
+      `  Tracing off -> on (every request sampled, ${sink.exports} OTLP exports, ${(sink.bytes / 2 ** 20).toFixed(1)} MB received): ` +
+        `CPU/request c=1 ${us(a.c1.cpuPerReq[0], b.c1.cpuPerReq[0])}, c=50 ${us(a.c50.cpuPerReq[0], b.c50.cpuPerReq[0])}; ` +
+        `c=50 throughput ${((b.c50.rps / a.c50.rps) * 100).toFixed(0)}%; stream TTFB p50 ${fmt.ms(ttfb.lean?.p50)} -> ${fmt.ms(ttfb.traced?.p50)} ms`,
+    );
+  }
+  await sink?.close();
 
   // ---- targets ----
   const d = rows.direct ?? {};

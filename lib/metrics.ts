@@ -1,100 +1,102 @@
+import { Counter, Gauge as PromGauge, Histogram, Registry } from 'prom-client';
 import { singleton } from '@/lib/singleton';
 
-// A small Prometheus registry: counters and fixed-bucket histograms, label sets as keys.
+// Prometheus metrics through prom-client (docs/decisions/028-prom-client-and-pino.md). Callers keep
+// the small API they had (`inc`, `observe`): a metric is made the first time it is named, its label
+// names those of that first call. Counters and histograms are updated on the request path (a few
+// per request, each a label hash and a map update); gauges are set only when /metrics is scraped.
 type Labels = Record<string, string>;
 
 const BUCKETS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000];
 
-interface Histogram {
-  buckets: number[];
-  sum: number;
-  count: number;
-}
+/**
+ * Buckets of the GenAI histograms: the OpenTelemetry semantic conventions' advice for
+ * gen_ai.client.token.usage, gen_ai.server.time_to_first_token and gen_ai.server.time_per_output_token.
+ */
+const BUCKETS: Record<string, number[]> = {
+  gen_ai_client_token_usage: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+  gen_ai_server_time_to_first_token_seconds: [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
+  gen_ai_server_time_per_output_token_seconds: [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5],
+};
 
-interface Registry {
-  counters: Map<string, Map<string, number>>;
-  histograms: Map<string, Map<string, Histogram>>;
+const HELP: Record<string, string> = {
+  gateway_requests_total: 'Gateway requests answered, by endpoint and status.',
+  gateway_request_duration_ms: 'Gateway request latency in milliseconds, by endpoint.',
+  gateway_cost_usd_pico_total: 'Amount billed in pico-dollars (1e-12 USD), by endpoint.',
+  gateway_upstream_attempts_total: 'Upstream calls made, by channel.',
+  gateway_upstream_failures_total: 'Upstream calls that failed (fallback may follow), by channel.',
+  gateway_upstream_rate_limited_total: 'Upstream calls answered 429/529, by channel.',
+  gen_ai_client_token_usage: 'Tokens per request (gen_ai.client.token.usage), by token type, model and channel.',
+  gen_ai_server_time_to_first_token_seconds: 'Time to the first streamed token, by model and channel.',
+  gen_ai_server_time_per_output_token_seconds: 'Time per output token after the first of a stream, by model and channel.',
+};
+
+interface Metrics {
+  registry: Registry;
+  counters: Map<string, Counter>;
+  histograms: Map<string, Histogram>;
+  gauges: Map<string, PromGauge>;
   help: Map<string, string>;
 }
 
-const registry = (): Registry => singleton('metrics', () => ({ counters: new Map(), histograms: new Map(), help: new Map() }));
+const metrics = (): Metrics =>
+  singleton('prom-metrics', () => ({ registry: new Registry(), counters: new Map(), histograms: new Map(), gauges: new Map(), help: new Map() }));
 
-// Rendered label sets, by their values in key order (requests repeat the same few sets).
-const labelKeyCache = new Map<string, string>();
-
-function labelKey(labels: Labels): string {
-  let id = '';
-  for (const k in labels) id += `${k}\u0000${labels[k]}\u0001`;
-  let key = labelKeyCache.get(id);
-  if (key === undefined) {
-    key = renderLabels(labels);
-    if (labelKeyCache.size > 10_000) labelKeyCache.clear();
-    labelKeyCache.set(id, key);
-  }
-  return key;
-}
-
-function renderLabels(labels: Labels): string {
-  const parts = Object.keys(labels)
-    .sort()
-    .map((k) => `${k}="${labels[k].replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
-  return parts.join(',');
-}
+const helpOf = (m: Metrics, name: string) => m.help.get(name) ?? HELP[name] ?? name.replace(/_/g, ' ');
 
 export function describe(name: string, help: string): void {
-  registry().help.set(name, help);
+  metrics().help.set(name, help);
 }
 
 export function inc(name: string, labels: Labels = {}, by = 1): void {
-  const r = registry();
-  let series = r.counters.get(name);
-  if (!series) r.counters.set(name, (series = new Map()));
-  const key = labelKey(labels);
-  series.set(key, (series.get(key) ?? 0) + by);
+  const m = metrics();
+  let c = m.counters.get(name);
+  if (!c) m.counters.set(name, (c = new Counter({ name, help: helpOf(m, name), labelNames: Object.keys(labels), registers: [m.registry] })));
+  try {
+    c.inc(labels, by);
+  } catch {
+    // A label set other than the first call's: a bug in a caller, never a reason to fail a request.
+  }
 }
 
-export function observe(name: string, labels: Labels, valueMs: number): void {
-  const r = registry();
-  let series = r.histograms.get(name);
-  if (!series) r.histograms.set(name, (series = new Map()));
-  const key = labelKey(labels);
-  let h = series.get(key);
-  if (!h) series.set(key, (h = { buckets: BUCKETS_MS.map(() => 0), sum: 0, count: 0 }));
-  for (let i = 0; i < BUCKETS_MS.length; i++) if (valueMs <= BUCKETS_MS[i]) h.buckets[i]++;
-  h.sum += valueMs;
-  h.count++;
+export function observe(name: string, labels: Labels, value: number): void {
+  const m = metrics();
+  let h = m.histograms.get(name);
+  if (!h) {
+    h = new Histogram({ name, help: helpOf(m, name), labelNames: Object.keys(labels), buckets: BUCKETS[name] ?? BUCKETS_MS, registers: [m.registry] });
+    m.histograms.set(name, h);
+  }
+  try {
+    h.observe(labels, value);
+  } catch {
+    // As for inc.
+  }
 }
 
 /** A gauge: one value, or one value per label set (e.g. `{ type: 'Timeout' }`). */
 export type Gauge = number | { labels: Labels; value: number }[];
 
-export function renderMetrics(gauges: Record<string, Gauge> = {}): string {
-  const r = registry();
-  const lines: string[] = [];
-  const withLabels = (name: string, key: string, extra = '') => {
-    const all = [key, extra].filter(Boolean).join(',');
-    return all ? `${name}{${all}}` : name;
-  };
-  for (const [name, series] of r.counters) {
-    if (r.help.has(name)) lines.push(`# HELP ${name} ${r.help.get(name)}`);
-    lines.push(`# TYPE ${name} counter`);
-    for (const [key, value] of series) lines.push(`${withLabels(name, key)} ${value}`);
-  }
-  for (const [name, series] of r.histograms) {
-    if (r.help.has(name)) lines.push(`# HELP ${name} ${r.help.get(name)}`);
-    lines.push(`# TYPE ${name} histogram`);
-    for (const [key, h] of series) {
-      BUCKETS_MS.forEach((b, i) => lines.push(`${withLabels(`${name}_bucket`, key, `le="${b}"`)} ${h.buckets[i]}`));
-      lines.push(`${withLabels(`${name}_bucket`, key, 'le="+Inf"')} ${h.count}`);
-      lines.push(`${withLabels(`${name}_sum`, key)} ${h.sum}`);
-      lines.push(`${withLabels(`${name}_count`, key)} ${h.count}`);
+/** The Prometheus text of every metric, with `gauges` (computed by the caller at scrape time) set first. */
+export async function renderMetrics(gauges: Record<string, Gauge> = {}): Promise<string> {
+  const m = metrics();
+  for (const [name, value] of Object.entries(gauges)) {
+    let g = m.gauges.get(name);
+    if (!g) {
+      if (typeof value !== 'number' && value.length === 0) continue; // its label names are not known yet
+      const labelNames = typeof value === 'number' ? [] : Object.keys(value[0]?.labels ?? {});
+      m.gauges.set(name, (g = new PromGauge({ name, help: helpOf(m, name), labelNames, registers: [m.registry] })));
+    }
+    // A labelled gauge holds only this scrape's series (a channel removed is gone).
+    g.reset();
+    try {
+      if (typeof value === 'number') g.set(value);
+      else for (const s of value) g.set(s.labels, s.value);
+    } catch {
+      // A label set other than the first scrape's: left out rather than failing the scrape.
     }
   }
-  for (const [name, value] of Object.entries(gauges)) {
-    if (r.help.has(name)) lines.push(`# HELP ${name} ${r.help.get(name)}`);
-    lines.push(`# TYPE ${name} gauge`);
-    if (typeof value === 'number') lines.push(`${name} ${value}`);
-    else for (const s of value) lines.push(`${withLabels(name, labelKey(s.labels))} ${s.value}`);
-  }
-  return `${lines.join('\n')}\n`;
+  return m.registry.metrics();
 }
+
+/** The registry's content type (Prometheus text format 0.0.4). */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;

@@ -1,6 +1,6 @@
 import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
-import { renderMetrics, type Gauge } from '@/lib/metrics';
+import { METRICS_CONTENT_TYPE, renderMetrics, type Gauge } from '@/lib/metrics';
 import { limiterMetrics } from '@/lib/limits';
 import { queuedLogCount } from '@/lib/billing/writer';
 import { sameHash } from '@/lib/auth/keys';
@@ -73,7 +73,7 @@ export function processGauges(): Record<string, Gauge> {
  * `gc`: run a full garbage collection first, so heap figures compare across scrapes (leak tests);
  * honoured only with METRICS_ALLOW_GC=1 and node started with --expose-gc.
  */
-export function metrics(authorization: string | undefined, opts: { gc?: boolean; extra?: Record<string, Gauge> } = {}): OpsResponse {
+export async function metrics(authorization: string | undefined, opts: { gc?: boolean; extra?: Record<string, Gauge> } = {}): Promise<OpsResponse> {
   if (!env.METRICS_TOKEN) return jsonResponse(404, { error: { code: 'not_found', message: 'Metrics are disabled: set METRICS_TOKEN.' } });
   const given = /^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1] ?? '';
   if (!sameHash(digest(given), digest(env.METRICS_TOKEN))) return jsonResponse(401, { error: { code: 'unauthenticated', message: 'Bad metrics token.' } });
@@ -83,8 +83,8 @@ export function metrics(authorization: string | undefined, opts: { gc?: boolean;
   const limiter = limiterMetrics();
   return {
     status: 200,
-    contentType: 'text/plain; version=0.0.4',
-    body: renderMetrics({
+    contentType: METRICS_CONTENT_TYPE,
+    body: await renderMetrics({
       gateway_limiter_backend_redis: limiter.backend === 'redis' ? 1 : 0,
       gateway_limiter_fallback_total: limiter.fallbackCount,
       gateway_log_queue_length: queuedLogCount(),

@@ -2,6 +2,7 @@ import { closeLogWriter, flushLogs, queuedLogCount, spoolQueuedLogs } from '@/li
 import { formatPico } from '@/lib/billing/money';
 import { stopPartitionMaintenance } from '@/lib/db/partitions';
 import { flushKeyUsage } from '@/lib/auth/principal';
+import { shutdownTracing } from '@/lib/telemetry/tracing';
 import { env } from '@/lib/env';
 import { errorFields, log } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
@@ -117,6 +118,7 @@ export async function flushForShutdown(): Promise<number> {
   const deadline = Date.now() + FINAL_FLUSH_MS;
   await within(FINAL_FLUSH_MS, flushLogs());
   await within(FINAL_STEP_MS, flushKeyUsage());
+  await within(FINAL_STEP_MS, shutdownTracing()); // the spans still batched
   // A pipeline that settled only now (after the settling wait gave up on it) queued its row since.
   if (queuedLogCount() > 0 && Date.now() < deadline) await within(deadline - Date.now(), flushLogs());
   let code = EXIT_FLUSHED;

@@ -11,6 +11,9 @@ import { runMigrations } from '@/lib/db/migrate';
 import { GatewayError } from '@/lib/errors';
 import { redisConfigured } from '@/lib/redis-client';
 import { closeEvents } from '@/lib/events';
+import { writeFileSync } from 'node:fs';
+import { openSource } from '@/lib/import/source';
+import { runImport } from '@/lib/import/importer';
 
 const usage = `Usage: npm run admin -- <command> [options]
   create-user --email E --password P [--tier T] [--balance-usd N]   -> {"userId","apiKey","role"}
@@ -25,10 +28,15 @@ const usage = `Usage: npm run admin -- <command> [options]
   revoke-key  --user ID|--email E --key KEY_ID
   set-role    --user ID|--email E --role user|admin   (promotes or demotes an existing account)
   create-codes --usd N --count K [--expires ISO-8601]                 -> ["code", ...]
-  --help, -h  this text
+  import      --from new-api|one-api --database-url URL [--dry-run] [--quota-per-usd N] [--channels-out FILE]
+              users, tokens, balances and redemption codes into this database; channels to a
+              YAML file for the operator config (default imported-channels-<from>.yaml). URL: a
+              SQLite file, postgres://… or mysql://…; quota converted at N units per USD (500000).
+              Running it again skips what it imported before. Prints the report.
+  help [command], <command> --help, -h   this text, or that command's lines
 Every command that changes something is written to the audit log (actor "cli").`;
 
-const COMMANDS = ['create-user', 'set-tier', 'set-limits', 'suspend', 'unsuspend', 'credit', 'create-key', 'revoke-key', 'set-role', 'create-codes'];
+const COMMANDS = ['create-user', 'set-tier', 'set-limits', 'suspend', 'unsuspend', 'credit', 'create-key', 'revoke-key', 'set-role', 'create-codes', 'import'];
 
 /** Usage on stderr and the exit code for a command line this script cannot run (before any database work). */
 function refuse(message: string | undefined): never {
@@ -54,7 +62,19 @@ const options = {
   role: { type: 'string' },
   count: { type: 'string' },
   expires: { type: 'string' },
+  from: { type: 'string' },
+  'database-url': { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  'quota-per-usd': { type: 'string' },
+  'channels-out': { type: 'string' },
 } as const;
+
+const argv = process.argv.slice(2);
+// Asking for help always gets it, whatever else is on the line (`create-codes --usd --help` too).
+if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
+  console.log(helpFor(argv.find((a, i) => !a.startsWith('-') && !(i === 0 && a === 'help') && COMMANDS.includes(a))));
+  process.exit(0);
+}
 
 let parsed: ReturnType<typeof parseArgs<{ allowPositionals: true; options: typeof options }>>;
 try {
@@ -64,10 +84,6 @@ try {
   refuse((err as Error).message);
 }
 const { positionals, values } = parsed;
-if (values.help) {
-  console.log(helpFor(positionals[0]));
-  process.exit(0);
-}
 if (positionals[0] === undefined) refuse(undefined);
 if (!COMMANDS.includes(positionals[0])) refuse(`unknown command ${positionals[0]}`);
 
@@ -177,6 +193,22 @@ async function run(command: string | undefined): Promise<unknown> {
       if (!/^\d+$/.test(count)) throw new GatewayError('invalid_request', '--count must be a positive integer');
       const batch = await createCodeBatch(CLI_ACTOR, { amountPico: amount(need('usd'), 'usd'), count: Number(count), expiresAt: values.expires });
       return batch.codes.map((c) => c.code);
+    }
+    case 'import': {
+      const from = need('from');
+      if (from !== 'new-api' && from !== 'one-api') throw new GatewayError('invalid_request', '--from must be new-api or one-api');
+      const rate = values['quota-per-usd'] ?? '500000';
+      if (!/^[1-9]\d{0,15}$/.test(rate)) throw new GatewayError('invalid_request', '--quota-per-usd must be a positive integer');
+      const src = await openSource(need('database-url'));
+      try {
+        const report = await runImport(src, { from, quotaPerUsd: BigInt(rate), dryRun: values['dry-run'] === true });
+        const out = values['channels-out'] ?? `imported-channels-${from}.yaml`;
+        const { yaml, ...channels } = report.channels;
+        if (!report.dryRun && yaml) writeFileSync(out, yaml, { mode: 0o600 });
+        return { ...report, channels: { ...channels, file: yaml ? (report.dryRun ? `(would write ${out})` : out) : null } };
+      } finally {
+        await src.close();
+      }
     }
     default:
       throw new Error(`unhandled command ${command}`); // COMMANDS lists every case above

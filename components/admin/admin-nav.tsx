@@ -11,6 +11,7 @@ const items: { href: string; label: Phrase }[] = [
   { href: '/admin/accounts', label: 'Accounts' },
   { href: '/admin/channels', label: 'Channels' },
   { href: '/admin/logs', label: 'Logs' },
+  { href: '/admin/log-export', label: 'Log export' },
   { href: '/admin/codes', label: 'Codes' },
   { href: '/admin/announcements', label: 'Announcements' },
   { href: '/admin/audit', label: 'Audit log' },
@@ -20,7 +21,7 @@ export function AdminNav() {
   const pathname = usePathname();
   const t = useT();
   return (
-    <nav aria-label={t('Admin')} className="-mb-px flex gap-1 overflow-x-auto">
+    <nav aria-label={t('Admin')} className="-mb-px flex flex-wrap gap-x-1 sm:flex-nowrap sm:overflow-x-auto">
       {items.map((item) => {
         const active = item.href === '/admin' ? pathname === item.href : pathname.startsWith(item.href);
         return (
@@ -29,7 +30,7 @@ export function AdminNav() {
             href={item.href}
             aria-current={active ? 'page' : undefined}
             className={cn(
-              'whitespace-nowrap border-b-2 px-3 py-2.5 text-sm font-medium transition-colors',
+              'whitespace-nowrap border-b-2 px-2 py-2.5 sm:px-3 text-sm font-medium transition-colors',
               active ? 'border-slate-900 text-slate-900' : 'border-transparent text-slate-500 hover:border-slate-300 hover:text-slate-800',
             )}
           >

@@ -18,7 +18,7 @@ export async function AlertBanner({ userId }: { userId: string }) {
         {events.slice(0, SHOWN).map((e) => (
           <li key={e.id} className="flex items-center gap-2" data-testid="alert-banner-item">
             <span className="min-w-0 flex-1">{renderMessage(locale, e)}</span>
-            <DismissAlertButton id={e.id} />
+            <DismissAlertButton id={e.id} label={t('Dismiss')} ariaLabel={t('Dismiss alert')} />
           </li>
         ))}
       </ul>

@@ -1,13 +1,14 @@
 'use client';
 
-import { useT } from '@/lib/i18n/client';
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import { Button } from '@/components/ui/button';
 
-/** Dismisses one alert (POST /api/alerts/:id/dismiss) and refreshes the page, banner included. */
-export function DismissAlertButton({ id }: { id: string }) {
-  const t = useT();
+/**
+ * Dismisses one alert (POST /api/alerts/:id/dismiss) and refreshes the page, banner included. Its
+ * words come translated from the server: it is on every dashboard page (decision 026).
+ */
+export function DismissAlertButton({ id, label, ariaLabel }: { id: string; label: string; ariaLabel: string }) {
   const router = useRouter();
   const [busy, setBusy] = useState(false);
   async function dismiss() {
@@ -20,8 +21,8 @@ export function DismissAlertButton({ id }: { id: string }) {
     }
   }
   return (
-    <Button variant="ghost" size="sm" onClick={dismiss} disabled={busy} data-testid="alert-dismiss" aria-label={t('Dismiss alert')}>
-      {t('Dismiss')}
+    <Button variant="ghost" size="sm" onClick={dismiss} disabled={busy} data-testid="alert-dismiss" aria-label={ariaLabel}>
+      {label}
     </Button>
   );
 }

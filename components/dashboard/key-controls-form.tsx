@@ -18,13 +18,24 @@ export interface ControlValues {
   monthly_budget_usd: string;
   models: string[];
   rpm: string;
+  /** Tokens per minute (input + output). */
+  tpm: string;
   concurrency: string;
   allowed_ips: string;
-  /** `datetime-local` text, read as UTC. */
+  /** `datetime-local` text, in the viewer's own time zone (as every time on the dashboard). */
   expires_at: string;
 }
 
-export const EMPTY_CONTROLS: ControlValues = { budget_usd: '', monthly_budget_usd: '', models: [], rpm: '', concurrency: '', allowed_ips: '', expires_at: '' };
+export const EMPTY_CONTROLS: ControlValues = {
+  budget_usd: '',
+  monthly_budget_usd: '',
+  models: [],
+  rpm: '',
+  tpm: '',
+  concurrency: '',
+  allowed_ips: '',
+  expires_at: '',
+};
 
 export function valuesOf(k: KeyWithControlsJson): ControlValues {
   return {
@@ -32,10 +43,25 @@ export function valuesOf(k: KeyWithControlsJson): ControlValues {
     monthly_budget_usd: k.monthly_budget_usd ?? '',
     models: k.models,
     rpm: k.rpm === null ? '' : String(k.rpm),
+    tpm: k.tpm === null ? '' : String(k.tpm),
     concurrency: k.concurrency === null ? '' : String(k.concurrency),
     allowed_ips: k.allowed_ips.join('\n'),
-    expires_at: k.expires_at ? k.expires_at.slice(0, 16) : '',
+    expires_at: k.expires_at ? localInput(k.expires_at) : '',
   };
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** An instant as `datetime-local` text in the browser's zone ("2026-12-01T08:00"). */
+function localInput(iso: string): string {
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** `datetime-local` text (the browser's zone) as an ISO instant; text it cannot read is sent as typed, for the server's 400. */
+function instantOf(local: string): string {
+  const d = new Date(local);
+  return Number.isNaN(d.getTime()) ? local : d.toISOString();
 }
 
 /**
@@ -49,9 +75,10 @@ export function bodyOf(v: ControlValues): Record<string, unknown> {
     monthly_budget_usd: v.monthly_budget_usd.trim() || null,
     models: v.models.length > 0 ? v.models : null,
     rpm: int(v.rpm),
+    tpm: int(v.tpm),
     concurrency: int(v.concurrency),
     allowed_ips: v.allowed_ips.split(/[\s,]+/).filter(Boolean),
-    expires_at: v.expires_at ? `${v.expires_at.length === 16 ? `${v.expires_at}:00` : v.expires_at}Z` : null,
+    expires_at: v.expires_at ? instantOf(v.expires_at) : null,
   };
 }
 
@@ -142,6 +169,23 @@ export function KeyControlsFields({
           onChange={(e) => set({ rpm: e.target.value })}
         />
       </Field>
+      <Field
+        label={t('Tokens per minute')}
+        htmlFor={id('tpm')}
+        error={errors.tpm}
+        hint={t('Input and output tokens. A request reserves its prompt and its max_tokens, and gets back what it did not use.')}
+      >
+        <Input
+          id={id('tpm')}
+          aria-invalid={errors.tpm ? true : undefined}
+          aria-describedby={errors.tpm ? `${id('tpm')}-error` : undefined}
+          data-testid={id('tpm')}
+          inputMode="numeric"
+          placeholder={t('No limit')}
+          value={values.tpm}
+          onChange={(e) => set({ tpm: e.target.value })}
+        />
+      </Field>
       <Field label={t('Concurrent requests')} htmlFor={id('concurrency')} error={errors.concurrency}>
         <Input
           id={id('concurrency')}
@@ -172,7 +216,7 @@ export function KeyControlsFields({
           onChange={(e) => set({ allowed_ips: e.target.value })}
         />
       </Field>
-      <Field label={t('Expires (UTC)')} htmlFor={id('expires')} error={errors.expires_at} hint={t('After this the key answers 401 key_expired. Empty: never.')}>
+      <Field label={t('Expires')} htmlFor={id('expires')} error={errors.expires_at} hint={t('After this the key answers 401 key_expired. Empty: never.')}>
         <Input
           id={id('expires')}
           aria-invalid={errors.expires_at ? true : undefined}
@@ -242,8 +286,9 @@ export function controlsSummary(k: KeyWithControlsJson, t: Translate = translato
   const out: string[] = [];
   if (k.models.length) out.push(k.models.length === 1 ? t('1 model') : t('{n} models', { n: k.models.length }));
   if (k.rpm !== null) out.push(t('{n} rpm', { n: k.rpm }));
+  if (k.tpm !== null) out.push(t('{n} tokens/min', { n: k.tpm }));
   if (k.concurrency !== null) out.push(t('{n} concurrent', { n: k.concurrency }));
   if (k.allowed_ips.length) out.push(k.allowed_ips.length === 1 ? t('1 IP range') : t('{n} IP ranges', { n: k.allowed_ips.length }));
-  if (k.expires_at) out.push(t('expires {at} UTC', { at: k.expires_at.slice(0, 16).replace('T', ' ') }));
+  if (k.expires_at) out.push(t('expires {at}', { at: localInput(k.expires_at).replace('T', ' ') }));
   return out;
 }

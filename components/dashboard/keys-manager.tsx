@@ -1,7 +1,7 @@
 'use client';
 
 import { useState, type FormEvent } from 'react';
-import { dateTime } from '@/lib/dashboard/format';
+import { LocalTime } from '@/components/ui/local-time';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
@@ -218,8 +218,8 @@ export function KeysManager({
               <tr>
                 <Th>{t('Name')}</Th>
                 <Th className="hidden sm:table-cell">{t('Key')}</Th>
-                <Th className="hidden md:table-cell">{t('Created (UTC)')}</Th>
-                <Th className="hidden lg:table-cell">{t('Last used (UTC)')}</Th>
+                <Th className="hidden md:table-cell">{t('Created')}</Th>
+                <Th className="hidden lg:table-cell">{t('Last used')}</Th>
                 <Th className="hidden md:table-cell">{t('Limits')}</Th>
                 <Th>{t('Spend')}</Th>
                 <Th>{t('Status')}</Th>
@@ -236,9 +236,11 @@ export function KeysManager({
                     <div className="mt-0.5 font-mono text-xs font-normal text-slate-600 sm:hidden">{k.display}</div>
                   </Td>
                   <Td className="hidden whitespace-nowrap font-mono text-xs sm:table-cell">{k.display}</Td>
-                  <Td className="hidden whitespace-nowrap tabular-nums md:table-cell">{dateTime(new Date(k.created_at))}</Td>
+                  <Td className="hidden whitespace-nowrap tabular-nums md:table-cell">
+                    <LocalTime iso={k.created_at} />
+                  </Td>
                   <Td className="hidden whitespace-nowrap tabular-nums lg:table-cell">
-                    {k.last_used_at ? dateTime(new Date(k.last_used_at)) : <span className="text-slate-500">{t('Never')}</span>}
+                    {k.last_used_at ? <LocalTime iso={k.last_used_at} /> : <span className="text-slate-500">{t('Never')}</span>}
                   </Td>
                   <Td className="hidden text-xs text-slate-600 md:table-cell" data-testid="key-limits">
                     {controlsSummary(k, t).join(' · ') || <span className="text-slate-500">{t('None')}</span>}

@@ -27,6 +27,9 @@ const statuses: { value: string; label: Phrase }[] = [
   { value: '502', label: '502 upstream failed' },
 ];
 
+/** The same download as JSON Lines (one request per line, totals last). */
+const jsonlHref = (href: string) => `${href}${href.includes('?') ? '&' : '?'}format=jsonl`;
+
 /** Filters apply as soon as they change; the URL holds them, so the view can be shared and reloaded. */
 export function LogFilters({
   values,
@@ -132,6 +135,9 @@ export function LogFilters({
         )}
         <a href={exportHref} download className={buttonClass({ variant: 'secondary' })} data-testid="export-csv">
           {t('Export CSV')}
+        </a>
+        <a href={jsonlHref(exportHref)} download className={buttonClass({ variant: 'secondary' })} data-testid="export-jsonl">
+          {t('Export JSONL')}
         </a>
       </div>
       {pending && (

@@ -22,7 +22,7 @@ function localText(d: Date): string {
 }
 
 /**
- * A moment in the viewer's own time zone, with UTC on hover. The server cannot know the zone, so
+ * A moment in the viewer's own time zone (every page uses it; TimeZoneNote names the zone), with UTC on hover. The server cannot know the zone, so
  * the first paint (and the server's HTML) says UTC and the browser switches it once hydrated.
  */
 export function LocalTime({ iso, className }: { iso: string; className?: string }) {
@@ -33,5 +33,19 @@ export function LocalTime({ iso, className }: { iso: string; className?: string 
     <time dateTime={iso} title={utcText(date)} className={className}>
       {text}
     </time>
+  );
+}
+
+/**
+ * "Times are in Asia/Shanghai …": the zone every LocalTime on the page is shown in. `template`
+ * comes translated from the server with a `{zone}` placeholder (so this needs no phrase book).
+ */
+export function TimeZoneNote({ template }: { template: string }) {
+  const [zone, setZone] = useState<string | null>(null);
+  useEffect(() => setZone(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'), []);
+  return (
+    <p className="mt-8 text-xs text-slate-500" data-testid="time-zone">
+      {template.replace('{zone}', zone ?? 'UTC')}
+    </p>
   );
 }

@@ -1,11 +1,25 @@
 import type { HTMLAttributes, TdHTMLAttributes, ThHTMLAttributes } from 'react';
 import { cn } from './cn';
 
-/** A full-width table that scrolls sideways on narrow screens instead of squeezing its columns. */
-export function Table({ className, ...props }: HTMLAttributes<HTMLTableElement>) {
+/**
+ * A full-width table. Below `sm` (phones) its rows become stacked cards: the header row is hidden
+ * and each row's cells flow and wrap, the first cell on a line of its own and the last (actions)
+ * to the right, so no column and no button sits off-screen behind a sideways scroll. From `sm` up
+ * it is a plain table that scrolls sideways if its columns need more room. `stack={false}` keeps
+ * the table (and its sideways scroll) on phones too.
+ */
+export function Table({ className, stack = true, ...props }: HTMLAttributes<HTMLTableElement> & { stack?: boolean }) {
   return (
-    <div className="relative overflow-x-auto">
-      <table className={cn('w-full border-collapse text-left text-sm', className)} {...props} />
+    <div className={cn('relative', stack ? 'sm:overflow-x-auto' : 'overflow-x-auto')}>
+      <table
+        className={cn(
+          'w-full border-collapse text-left text-sm',
+          stack &&
+            'max-sm:block max-sm:[&>tbody]:block max-sm:[&>thead]:hidden max-sm:[&_tr]:flex max-sm:[&_tr]:flex-wrap max-sm:[&_tr]:items-center max-sm:[&_tr]:gap-x-3 max-sm:[&_tr]:px-4 max-sm:[&_tr]:py-2 max-sm:[&_td]:min-w-0 max-sm:[&_td]:max-w-full max-sm:[&_td]:whitespace-normal max-sm:[&_td]:break-words max-sm:[&_td]:px-0 max-sm:[&_td]:py-1 max-sm:[&_td:first-child]:basis-full max-sm:[&_td:last-child]:ml-auto',
+          className,
+        )}
+        {...props}
+      />
     </div>
   );
 }

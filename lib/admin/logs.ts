@@ -4,7 +4,7 @@ import { GatewayError } from '@/lib/errors';
 import { findUserByEmail } from '@/lib/accounts/queries';
 import { encodeCursor, isPlausibleId, parseLogFilters, type LogCursor, type LogFilters, type SearchParamsLike } from '@/lib/dashboard/filters';
 import { listSelect, statusWhere, toLogEntry, type LogEntry } from '@/lib/dashboard/queries';
-import { logCsvHeader, logCsvValues } from '@/lib/dashboard/log-csv';
+import { LogTotals, logCsvHeader, logCsvValues, logJsonLine, logTotalsCsvValues, logTotalsJsonLine, type LogExportFormat } from '@/lib/dashboard/log-csv';
 import { csvRow } from '@/lib/dashboard/csv';
 import { AUTO_MODEL } from '@/lib/gateway/router';
 
@@ -120,18 +120,27 @@ export async function getAdminLog(id: string) {
 
 export const ADMIN_EXPORT_MAX_ROWS = 100_000;
 
-/** CSV (account columns first, then the dashboard export's columns), newest first, in batches. */
-export async function* adminLogCsvLines(filters: AdminLogFilters, maxRows = ADMIN_EXPORT_MAX_ROWS): AsyncGenerator<string> {
-  yield csvRow(['account_id', 'account_email', ...logCsvHeader]);
+/** CSV (account columns first, then the dashboard export's columns) or JSONL, newest first, in batches; the totals last. */
+export async function* adminLogCsvLines(filters: AdminLogFilters, maxRows = ADMIN_EXPORT_MAX_ROWS, format: LogExportFormat = 'csv'): AsyncGenerator<string> {
+  if (format === 'csv') yield csvRow(['account_id', 'account_email', ...logCsvHeader]);
+  const totals = new LogTotals();
   let cursor: LogCursor | undefined;
   let written = 0;
   while (written < maxRows) {
     const page = await listAdminLogs(filters, { limit: Math.min(1000, maxRows - written), startingAfter: cursor });
     if (page.data.length === 0) break;
-    yield page.data.map((e) => csvRow([e.userId, e.email, ...logCsvValues(e, undefined)])).join('');
+    for (const e of page.data) totals.add(e);
+    yield page.data
+      .map((e) =>
+        format === 'csv'
+          ? csvRow([e.userId, e.email, ...logCsvValues(e, undefined)])
+          : logJsonLine(e, undefined, { account_id: e.userId, account_email: e.email }),
+      )
+      .join('');
     written += page.data.length;
     if (!page.nextCursor) break;
     const last = page.data[page.data.length - 1];
     cursor = { createdAt: last.createdAt, id: last.id };
   }
+  yield format === 'csv' ? csvRow(['', '', ...logTotalsCsvValues(totals)]) : logTotalsJsonLine(totals);
 }

@@ -90,7 +90,8 @@ export async function createCodeBatch(actor: Actor, input: { amountPico: bigint;
  */
 export async function redeemCode(userId: string, code: string): Promise<{ creditedPico: bigint; balancePico: bigint }> {
   const normalised = normaliseCode(code);
-  if (!/^[0-9A-Z]{20}$/.test(normalised)) throw codedError('not_found', 'redeem.invalid', undefined, { param: 'code' });
+  // Ours are 20 characters; codes imported from new-api/one-api (`admin import`) are 32 hex digits.
+  if (!/^[0-9A-Z]{20}$/.test(normalised) && !/^[0-9A-F]{32}$/.test(normalised)) throw codedError('not_found', 'redeem.invalid', undefined, { param: 'code' });
   const hash = hashCode(code);
   const db = await getDb();
   const result = await db.$transaction(async (tx) => {

@@ -1,7 +1,9 @@
 import { getDb } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { usdToCny, usdToPico } from '@/lib/billing/money';
+import { failedSql } from '@/lib/billing/failed';
 import { fleetBreakers, listChannelOverrides } from '@/lib/channels/overrides';
+import { healthSnapshot, type ChannelHealthView } from '@/lib/channels/health';
 
 // Figures for the operator console, across every account. Sums are done by PostgreSQL in numeric
 // and parsed exactly from text: no float touches money.
@@ -11,7 +13,8 @@ const pico = (text: string | null) => usdToPico(text ?? '0');
 export interface WindowTotals {
   label: string;
   requests: number;
-  errors: number;
+  /** Failed requests, as the dashboard counts them (lib/billing/failed.ts). */
+  failed: number;
   spendPico: bigint;
   spendCnyPico: bigint;
   revenuePico: bigint;
@@ -26,8 +29,8 @@ function startOfUtcDay(now: Date): Date {
 
 async function totalsSince(label: string, from: Date): Promise<WindowTotals> {
   const db = await getDb();
-  const [usage] = await db.$queryRaw<{ requests: bigint; errors: bigint; spend: string | null; spend_cny: string | null }[]>`
-    SELECT COUNT(*) AS requests, COUNT(*) FILTER (WHERE status >= 500) AS errors,
+  const [usage] = await db.$queryRaw<{ requests: bigint; failed: bigint; spend: string | null; spend_cny: string | null }[]>`
+    SELECT COUNT(*) AS requests, COUNT(*) FILTER (WHERE ${failedSql}) AS failed,
            SUM("costUsd")::text AS spend, SUM("costCny")::text AS spend_cny
     FROM "RequestLog" WHERE "createdAt" >= ${from}`;
   const [revenue] = await db.$queryRaw<{ revenue: string | null }[]>`
@@ -37,7 +40,7 @@ async function totalsSince(label: string, from: Date): Promise<WindowTotals> {
   return {
     label,
     requests: Number(usage.requests),
-    errors: Number(usage.errors),
+    failed: Number(usage.failed),
     spendPico: pico(usage.spend),
     spendCnyPico: pico(usage.spend_cny),
     revenuePico,
@@ -125,6 +128,8 @@ export interface ChannelState {
   p50Ms: number | null;
   p99Ms: number | null;
   rpm: number;
+  /** Channel health across instances (lib/channels/health.ts): state, why and since when, recent error samples. */
+  health: ChannelHealthView;
 }
 
 /** Every configured channel with its runtime state across instances. Never exposes the key. */
@@ -142,6 +147,7 @@ export async function channelStates(): Promise<ChannelState[]> {
       FROM "RequestLog" WHERE "createdAt" >= ${since} AND channel IS NOT NULL GROUP BY channel`,
   ]);
   const stats = new Map(rows.map((r) => [r.channel, r]));
+  const health = healthSnapshot();
   return cfg.channels.map((c) => {
     const o = overrides.get(c.name);
     const s = stats.get(c.name);
@@ -175,6 +181,7 @@ export async function channelStates(): Promise<ChannelState[]> {
       p50Ms: s?.p50 == null ? null : Math.round(Number(s.p50)),
       p99Ms: s?.p99 == null ? null : Math.round(Number(s.p99)),
       rpm: Math.round((requests / 5) * 10) / 10,
+      health: health.get(c.name)!,
     };
   });
 }

@@ -5,6 +5,9 @@ export const KEY_PREFIX = 'sk-gw-';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_LENGTH = 43; // 62^43 > 2^256
 const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${SECRET_LENGTH}}$`);
+// Keys imported from new-api and one-api (`admin import`) keep working under their own string:
+// `sk-` + 48 base62 characters (285 bits), looked up by hash like ours (docs/decisions/032-importers.md).
+const IMPORTED_KEY_PATTERN = /^sk-[0-9A-Za-z]{48}$/;
 
 export function generateApiKey(): { key: string; hash: string; prefix: string; lastFour: string } {
   const chars: string[] = [];
@@ -19,7 +22,7 @@ export function generateApiKey(): { key: string; hash: string; prefix: string; l
 }
 
 export function isWellFormedKey(key: string): boolean {
-  return KEY_PATTERN.test(key);
+  return KEY_PATTERN.test(key) || IMPORTED_KEY_PATTERN.test(key);
 }
 
 // Once per request: the one-shot crypto.hash (no Hash object) is about 3x faster than createHash here.

@@ -3,12 +3,14 @@ import { env } from '@/lib/env';
 import { GatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
-import { denyKeysFor, onGatewayEvent } from '@/lib/events';
+import { accountDenyKey, denyKeysFor, onGatewayEvent } from '@/lib/events';
 import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/auth/keys';
 import { getConfig, type TierName } from '@/lib/config';
 import { countedClientIp, keyGuard, type KeyGuard } from '@/lib/keys/access';
 import { inc } from '@/lib/metrics';
 import { keyControlsOf } from '@/lib/keys/queries';
+import { sessionIsCurrent } from '@/lib/auth/session-epoch';
+import { checkPlaygroundRequest, PLAYGROUND_KEY_ID, PLAYGROUND_PREFIX, readPlaygroundToken } from '@/lib/auth/playground';
 
 /** Who is calling: resolved from an API key, cached so an admitted request needs no database trip. */
 export interface Principal {
@@ -143,6 +145,7 @@ function invalidKey(c: KeyCache, ip: string, now: number): GatewayError {
 export async function authenticate(req: { headers: Record<string, string | undefined>; ip: string }): Promise<Principal> {
   const key = extractApiKey(req.headers as { authorization?: string; 'x-api-key'?: string });
   if (!key) throw new GatewayError('invalid_api_key', 'Missing API key. Send it as "Authorization: Bearer <key>".');
+  if (key.startsWith(PLAYGROUND_PREFIX)) return playgroundPrincipal(key, req);
   if (!isWellFormedKey(key)) throw new GatewayError('invalid_api_key', 'Malformed API key.');
   const hash = hashApiKey(key);
   const c = cache();
@@ -183,6 +186,51 @@ export async function authenticate(req: { headers: Record<string, string | undef
   if (principal.suspended) throw new GatewayError('account_suspended', 'This account is suspended.');
   markUsed(principal.keyId);
   return principal;
+}
+
+/**
+ * The caller of a dashboard playground request (lib/auth/playground.ts): the session's account, with
+ * the account's tier, limits and balance and no key controls, logged under PLAYGROUND_KEY_ID. A
+ * forged credential counts against the address like an invalid key; the account is read once per
+ * credential (cached like a key's principal, never past the credential's expiry).
+ */
+async function playgroundPrincipal(token: string, req: { headers: Record<string, string | undefined>; ip: string }): Promise<Principal> {
+  const c = cache();
+  const now = Date.now();
+  const claims = readPlaygroundToken(token);
+  if (!claims) {
+    const ip = countedClientIp(req);
+    throw throttled(c, ip, now) ?? invalidKey(c, ip, now);
+  }
+  await checkPlaygroundRequest(claims, req.headers, now);
+  const cacheKey = `pg:${hashApiKey(token)}`;
+  let entry = c.byHash.get(cacheKey);
+  if (!entry || entry.expiresAt <= now) {
+    let user;
+    try {
+      user = await (await getDb()).user.findUnique({ where: { id: claims.u } });
+    } catch (err) {
+      log('warn', 'playground account lookup failed', errorFields(err));
+      throw new GatewayError('unavailable', 'The gateway cannot verify this session right now. Please retry shortly.', { retryAfterMs: 2000 });
+    }
+    if (!user || !sessionIsCurrent(claims.t, user.sessionsValidFrom)) throw new GatewayError('invalid_api_key', 'This session has ended. Sign in again.');
+    const principal: Principal = {
+      keyId: PLAYGROUND_KEY_ID,
+      keyHash: cacheKey,
+      userId: user.id,
+      tier: user.tier,
+      suspended: user.status === 'suspended',
+      limits: (user.limits as Principal['limits']) ?? null,
+      // Only the account's marker: there is no key to revoke or edit.
+      denyKeys: [accountDenyKey(user.id)],
+      guard: null,
+    };
+    entry = { principal, expiresAt: Math.min(claims.e, now + env.AUTH_CACHE_TTL_S * 1000) };
+    if (c.byHash.size >= MAX_ENTRIES) c.byHash.clear();
+    c.byHash.set(cacheKey, entry);
+  }
+  if (entry.principal.suspended) throw new GatewayError('account_suspended', 'This account is suspended.');
+  return entry.principal;
 }
 
 /** Drops one cached principal: the admission found it suspended or revoked (a deny marker). */

@@ -9,6 +9,7 @@ import { inc } from '@/lib/metrics';
 import { resetSingleton, singleton } from '@/lib/singleton';
 import pg from 'pg';
 import { promoteByMonthlySpend } from '@/lib/billing/promotion';
+import { FAILED_CONDITION } from '@/lib/billing/failed';
 
 // Write-behind queue for request logs and their usage charges. One transaction per batch writes
 // the log rows, one usage ledger entry per charged request and each account's balance.
@@ -185,7 +186,7 @@ export const WRITE_BATCH = `WITH input AS (
 ), rollup AS (
   INSERT INTO "UsageDaily" AS r ("userId","day","model","apiKeyId","requests","failed","promptTokens","completionTokens","costUsd","costCny")
   SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), COALESCE("apiKeyId", '${NO_KEY}'), count(*),
-         count(*) FILTER (WHERE "outcome" NOT IN ('ok', 'client_closed')),
+         count(*) FILTER (WHERE ${FAILED_CONDITION}),
          sum("promptTokens"), sum("completionTokens"), sum("costUsd"), sum("costCny")
   FROM ins GROUP BY 1, 2, 3, 4
   ON CONFLICT ("userId","day","model","apiKeyId") DO UPDATE SET

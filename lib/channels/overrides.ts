@@ -11,6 +11,7 @@ import { periodicRunning, startPeriodic } from '@/lib/periodic';
 import { breakerSnapshot, recordChannelResult } from './breaker';
 import { writeAudit, SYSTEM_ACTOR, type Actor } from '@/lib/admin/audit';
 import { probeChannel } from './probe';
+import { startChannelHealth } from './health';
 
 // Runtime channel state set from the operator console: disabled or not, and a weight override.
 // PostgreSQL keeps it (it survives restarts); Redis shares it: the hash OVERRIDES_KEY holds one JSON
@@ -274,6 +275,7 @@ async function claim(key: string, ttlMs: number): Promise<boolean> {
 
 /** Starts the per-process sync (idempotent); the timer never keeps the process alive. */
 export function startChannelOverrideSync(): void {
+  startChannelHealth();
   startPeriodic(
     SYNC_LOOP,
     SYNC_MS,

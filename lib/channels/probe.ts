@@ -1,28 +1,18 @@
-import { request } from 'undici';
 import type { ChannelInfo, GatewayConfig } from '@/lib/config';
 import type { JsonBody, JsonObject } from '@/lib/gateway/body';
 import { providers } from '@/lib/gateway/providers';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
+import { callUpstream, classify, readUpstreamBody, UpstreamFailure } from '@/lib/gateway/upstream';
 
 // A tiny real request through one channel (the console's "test" button and the re-enable probe):
 // one output token of the channel's first chat model, or a one-word embedding.
 
+// It goes through the same door as traffic (lib/gateway/upstream.ts): the channel's keep-alive
+// pool, its connect / first-byte / idle timeouts and the same failure classification.
+
 /** A probe's reply is one token or one small vector: a larger one is not read on (a hostile upstream's flood). */
 const PROBE_REPLY_BYTES = 1024 * 1024;
-
-async function boundedText(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    if ((size += chunk.length) > max) {
-      body.destroy();
-      throw Object.assign(new Error(`reply larger than ${max} bytes`), { code: 'REPLY_TOO_LARGE' });
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 export interface ProbeResult {
   ok: boolean;
@@ -61,18 +51,10 @@ export async function probeChannel(channel: ChannelInfo, cfg: GatewayConfig, tim
     { model, stream: false, requestId: `probe_${Date.now().toString(36)}`, created: Math.floor(Date.now() / 1000) },
   );
   const headers: Record<string, string> = { 'content-type': 'application/json', ...call.headers, ...provider.auth(channel.apiKey) };
-  const body = call.body;
   const started = performance.now();
   try {
-    const res = await request(`${channel.baseUrl.replace(/\/$/, '')}${path}`, {
-      method: 'POST',
-      headers,
-      body,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = await boundedText(res.body, PROBE_REPLY_BYTES);
+    const res = await callUpstream(channel, path, call.body, headers, AbortSignal.timeout(timeoutMs));
+    const text = await readUpstreamBody(res.body, PROBE_REPLY_BYTES);
     const latencyMs = Math.round(performance.now() - started);
     let parsed = false;
     try {
@@ -81,10 +63,11 @@ export async function probeChannel(channel: ChannelInfo, cfg: GatewayConfig, tim
     } catch {
       /* not JSON */
     }
-    const ok = res.statusCode >= 200 && res.statusCode < 300 && parsed;
-    return { ok, status: res.statusCode, latencyMs, model: model.name, detail: ok ? 'ok' : `HTTP ${res.statusCode}${parsed ? '' : ', reply is not JSON'}` };
+    const ok = res.status >= 200 && res.status < 300 && parsed;
+    return { ok, status: res.status, latencyMs, model: model.name, detail: ok ? 'ok' : `HTTP ${res.status}${parsed ? '' : ', reply is not JSON'}` };
   } catch (err) {
-    const name = (err as { code?: string; name?: string }).code ?? (err as Error).name ?? 'error';
+    const failure = classify(err);
+    const name = failure instanceof UpstreamFailure ? failure.kind : ((err as { code?: string; name?: string }).code ?? (err as Error).name ?? 'error');
     return { ok: false, status: null, latencyMs: Math.round(performance.now() - started), model: model.name, detail: `request failed (${name})` };
   }
 }

@@ -5,6 +5,7 @@ import { env, envSecret } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
 import { parseDecimal, usdToPico } from '@/lib/billing/money';
 import { perCallPrice, type BuiltInTool, type ToolPrices } from '@/lib/billing/tools';
+import { decryptSecret } from '@/lib/crypto';
 import { configSchema, upstreamProtocols, type RawConfig, type TierName } from './schema';
 
 export type { TierName } from './schema';
@@ -17,6 +18,15 @@ export interface Timeouts {
 }
 
 export type UpstreamProtocolName = (typeof upstreamProtocols)[number];
+
+export interface LogExportConfig {
+  url: string;
+  /** Never serialised to clients or logs. */
+  secret: string;
+  maxRows: number;
+  maxSeconds: number;
+  settleSeconds: number;
+}
 
 export interface ChannelInfo {
   name: string;
@@ -32,6 +42,24 @@ export interface ChannelInfo {
   responses?: boolean;
   /** What users are shown for it (lib/channels/labels.ts); unset: a generic name for its protocol. */
   label?: string;
+  /** Requests in flight at most, across instances (lib/gateway/admission/channel.ts). */
+  concurrency?: number;
+  /** Tokens per minute at most, across instances and accounts. */
+  tpm?: number;
+  /** Its health thresholds: the operator's channel_health defaults with its own overrides (unset: the defaults). */
+  health?: HealthThresholds;
+}
+
+/** When a channel is degraded or failed, and how it comes back (lib/channels/health.ts). */
+export interface HealthThresholds {
+  windowMs: number;
+  minRequests: number;
+  degradedErrorRate: number;
+  failedErrorRate: number;
+  degradedLatencyMs: number;
+  probeIntervalMs: number;
+  recoverAfter: number;
+  recoveringShare: number;
 }
 
 /** Prices are pico-USD per token: price per million USD times 10^6, exact for up to 6 decimals. */
@@ -55,6 +83,8 @@ export interface ModelInfo {
   rpm?: number;
   concurrency?: number;
   platformDailyRequests?: number;
+  /** Platform-wide tokens per minute (every tier). */
+  tpm?: number;
   fallbackModels: string[];
   latencyMs?: number;
   created: number;
@@ -81,10 +111,14 @@ export interface GatewayConfig {
   maintenance: boolean;
   /** Lower a request's output cap to what its key budget or balance pays for, instead of a 402. */
   clampOutputToBudget: boolean;
+  /** The request-log export (lib/log-export/), when configured. */
+  logExport?: LogExportConfig;
   startingBalance: bigint;
   rechargeMin: bigint;
   rechargeMax: bigint;
   limits: RawConfig['limits'];
+  /** Where state changes of channel health are POSTed, signed (unset: nowhere). */
+  healthWebhook: { url: string; secret: string } | null;
   circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; autoDisableMinAccounts: number; probeIntervalMs: number };
   /** How long a stored response is kept (days). */
   responsesRetentionDays: number;
@@ -160,14 +194,32 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       rpm: m.rpm,
       concurrency: m.concurrency,
       platformDailyRequests: m.platform_daily_requests,
+      tpm: m.tpm,
       fallbackModels: m.fallback_models,
       latencyMs: m.latency_ms,
       created,
       toolPrices: toolPricesOf({ ...raw.tool_prices_usd_per_thousand_calls, ...m.tool_prices_usd_per_thousand_calls }),
     });
   }
+  const h = raw.channel_health;
+  const healthOf = (o: Partial<typeof h> = {}): HealthThresholds => ({
+    windowMs: o.window_ms ?? h.window_ms,
+    minRequests: o.min_requests ?? h.min_requests,
+    degradedErrorRate: o.degraded_error_rate ?? h.degraded_error_rate,
+    failedErrorRate: o.failed_error_rate ?? h.failed_error_rate,
+    degradedLatencyMs: o.degraded_latency_ms ?? h.degraded_latency_ms,
+    probeIntervalMs: o.probe_interval_ms ?? h.probe_interval_ms,
+    recoverAfter: o.recover_after ?? h.recover_after,
+    recoveringShare: o.recovering_share ?? h.recovering_share,
+  });
+  let healthWebhook: GatewayConfig['healthWebhook'] = null;
+  if (h.webhook_url) {
+    const secret = envSecret(h.webhook_secret_env ?? '');
+    if (!secret) throw new ConfigError(`invalid operator config ${source}:\n  channel_health.webhook_secret_env: variable ${h.webhook_secret_env} is not set`);
+    healthWebhook = { url: h.webhook_url, secret };
+  }
   const channels: ChannelInfo[] = raw.channels.map((c, i) => {
-    const apiKey = c.api_key ?? envSecret(c.api_key_env ?? '');
+    const apiKey = c.api_key ?? (c.api_key_encrypted !== undefined ? decryptImported(c.api_key_encrypted, source, i) : envSecret(c.api_key_env ?? ''));
     if (!apiKey) throw new ConfigError(`invalid operator config ${source}:\n  channels[${i}].api_key_env: variable ${c.api_key_env} is not set`);
     return {
       name: c.name,
@@ -180,6 +232,9 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       timeouts: { connectMs: c.timeouts.connect_ms, firstByteMs: c.timeouts.first_byte_ms, idleMs: c.timeouts.idle_ms },
       responses: c.responses,
       label: c.label,
+      concurrency: c.concurrency,
+      tpm: c.tpm,
+      health: healthOf(c.health),
     };
   });
   const channelsByModel = new Map<string, ChannelInfo[]>();
@@ -214,6 +269,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     rechargeMin: usdToPico(raw.recharge.min_usd),
     rechargeMax: usdToPico(raw.recharge.max_usd),
     limits: raw.limits,
+    healthWebhook,
     circuitBreaker: {
       failures: raw.circuit_breaker.failures,
       cooldownMs: raw.circuit_breaker.cooldown_ms,
@@ -224,11 +280,29 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     responsesRetentionDays: raw.responses.retention_days,
     responsesQuota: { bytes: raw.responses.max_bytes_per_account, rows: raw.responses.max_per_account },
     clampOutputToBudget: raw.clamp_output_to_budget,
+    logExport: logExportOf(raw, source),
     tiers,
     channels,
     models,
     channelsByModel,
   };
+}
+
+/** An imported channel's key (api_key_encrypted): a key that does not decrypt is a config error naming it. */
+function decryptImported(stored: string, source: string, i: number): string {
+  try {
+    return decryptSecret(stored);
+  } catch {
+    throw new ConfigError(`invalid operator config ${source}:\n  channels[${i}].api_key_encrypted: does not decrypt with this SECRETS_KEY`);
+  }
+}
+
+function logExportOf(raw: RawConfig, source: string): LogExportConfig | undefined {
+  const c = raw.log_export;
+  if (!c) return undefined;
+  const secret = c.secret ?? envSecret(c.secret_env ?? '');
+  if (!secret) throw new ConfigError(`invalid operator config ${source}:\n  log_export.secret_env: variable ${c.secret_env} is not set`);
+  return { url: c.url, secret, maxRows: c.max_rows, maxSeconds: c.max_seconds, settleSeconds: c.settle_seconds };
 }
 
 export function loadConfigFile(file: string): GatewayConfig {

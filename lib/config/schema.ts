@@ -46,6 +46,30 @@ const timeoutsSchema = z
   })
   .strict();
 
+/**
+ * Channel health thresholds (lib/channels/health.ts): the operator's defaults under
+ * `channel_health`, any of them overridden per channel under the channel's `health`.
+ */
+const healthThresholdsShape = {
+  /** The sliding window the error rate and latency are computed over. */
+  window_ms: positiveInt.min(1000).max(3_600_000),
+  /** Counted attempts a window needs before its rate can change a state (one error is never enough). */
+  min_requests: positiveInt.max(100_000),
+  /** Error rate (0–1) at which a healthy channel is degraded. */
+  degraded_error_rate: z.number().gt(0).max(1),
+  /** Error rate (0–1) at which a channel has failed: it is left out of routing and probed. */
+  failed_error_rate: z.number().gt(0).max(1),
+  /** Mean time to the upstream's answer (ms) at which a healthy channel is degraded. */
+  degraded_latency_ms: positiveInt,
+  /** How often a failed or recovering channel is probed. */
+  probe_interval_ms: positiveInt.min(100),
+  /** Consecutive passing probes that bring a failed channel back to healthy (the first makes it recovering). */
+  recover_after: positiveInt.max(100),
+  /** Share (0–1) of requests that try a recovering channel first, before it is healthy again. */
+  recovering_share: z.number().min(0).max(1),
+};
+const healthOverrideSchema = z.object(healthThresholdsShape).partial().strict();
+
 const channelSchema = z
   .object({
     name: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'letters, digits, dot, dash and underscore only'),
@@ -57,6 +81,8 @@ const channelSchema = z
     /** The upstream key, inline (discouraged) or by environment variable name. */
     api_key: z.string().min(1).optional(),
     api_key_env: z.string().min(1).optional(),
+    /** The upstream key encrypted with SECRETS_KEY (lib/crypto.ts), as `admin import` writes imported channels. */
+    api_key_encrypted: z.string().regex(/^v1\./, 'an encrypted key as admin import writes it (v1.…)').optional(),
     models: z.array(z.string().min(1)).min(1),
     priority: z.number().int().default(0),
     weight: positiveInt.default(1),
@@ -66,16 +92,51 @@ const channelSchema = z
      * requests are passed to it as they came (built-in tools such as web_search included).
      */
     responses: z.boolean().default(false),
+    /** At most this many requests in flight on the channel across all instances; at the cap, routing falls back to the next channel. */
+    concurrency: positiveInt.optional(),
+    /** Tokens per minute on the channel (input + output, reserved at admission and settled after), across all instances and accounts. */
+    tpm: positiveInt.optional(),
+    /** This channel's own health thresholds (any of channel_health's). */
+    health: healthOverrideSchema.optional(),
   })
   .strict()
-  .refine((c) => c.api_key !== undefined || c.api_key_env !== undefined, {
-    message: 'needs api_key or api_key_env',
+  .refine((c) => c.api_key !== undefined || c.api_key_env !== undefined || c.api_key_encrypted !== undefined, {
+    message: 'needs api_key, api_key_env or api_key_encrypted',
     path: ['api_key'],
   })
   .refine((c) => !c.responses || c.protocol === 'openai', {
     message: 'responses: true needs an openai channel (the Responses API is an OpenAI protocol)',
     path: ['responses'],
   });
+
+/**
+ * Request-log export to a webhook (lib/log-export/): signed batches of log rows. https, or http to
+ * a loopback host (a receiver on the same machine, tests); the secret is a Standard Webhooks one.
+ */
+const logExportSchema = z
+  .object({
+    url: z
+      .string()
+      .url()
+      .refine((u) => {
+        const url = new URL(u);
+        if (url.username || url.password) return false;
+        if (url.protocol === 'https:') return true;
+        const host = url.hostname.replace(/^\[|\]$/g, '');
+        return url.protocol === 'http:' && (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
+      }, 'must be https (http only to localhost), without credentials'),
+    /** The signing secret inline (whsec_…) or by environment variable name. */
+    secret: z.string().min(16).optional(),
+    secret_env: z.string().min(1).optional(),
+    /** At most this many rows per batch. */
+    max_rows: positiveInt.max(10_000).default(500),
+    /** A batch leaves at most this many seconds after its first row could (a partial batch then). */
+    max_seconds: positiveInt.max(3600).default(10),
+    /** Rows younger than this are not sent yet: the batched log writer may still be storing older ones. */
+    settle_seconds: z.number().int().min(0).max(3600).default(15),
+  })
+  .strict()
+  .refine((c) => c.secret !== undefined || c.secret_env !== undefined, { message: 'needs secret or secret_env', path: ['secret'] });
 
 const modelSchema = z
   .object({
@@ -104,6 +165,8 @@ const modelSchema = z
     concurrency: positiveInt.optional(),
     /** Platform-wide requests per day, for every tier. */
     platform_daily_requests: positiveInt.optional(),
+    /** Platform-wide tokens per minute (input + output, reserved at admission and settled after), for every tier. */
+    tpm: positiveInt.optional(),
     /** Tried in order when every channel of this model failed. */
     fallback_models: z.array(z.string()).default([]),
     /** Typical latency, used by service-auto to prefer fast models. */
@@ -189,11 +252,40 @@ export const configSchema = z
       })
       .strict()
       .default({ failures: 3, cooldown_ms: 30_000, auto_disable_min_accounts: 2, probe_interval_ms: 30_000 }),
+    /** Channel health states (lib/channels/health.ts) and the operator's state-change webhook. */
+    channel_health: z
+      .object({
+        window_ms: healthThresholdsShape.window_ms.default(60_000),
+        min_requests: healthThresholdsShape.min_requests.default(5),
+        degraded_error_rate: healthThresholdsShape.degraded_error_rate.default(0.2),
+        failed_error_rate: healthThresholdsShape.failed_error_rate.default(0.5),
+        degraded_latency_ms: healthThresholdsShape.degraded_latency_ms.default(30_000),
+        probe_interval_ms: healthThresholdsShape.probe_interval_ms.default(15_000),
+        recover_after: healthThresholdsShape.recover_after.default(3),
+        recovering_share: healthThresholdsShape.recovering_share.default(0.1),
+        /** Every state change is POSTed here, signed as the budget alerts are (unset: no webhook). */
+        webhook_url: z.string().url().optional(),
+        /** The environment variable holding its signing secret (`whsec_…`); required with webhook_url. */
+        webhook_secret_env: z.string().min(1).optional(),
+      })
+      .strict()
+      .refine((h) => !h.webhook_url || h.webhook_secret_env, { message: 'webhook_url needs webhook_secret_env', path: ['webhook_secret_env'] })
+      .default({
+        window_ms: 60_000,
+        min_requests: 5,
+        degraded_error_rate: 0.2,
+        failed_error_rate: 0.5,
+        degraded_latency_ms: 30_000,
+        probe_interval_ms: 15_000,
+        recover_after: 3,
+        recovering_share: 0.1,
+      }),
     /** Built-in tool prices of every model (a model's own override them). */
     tool_prices_usd_per_thousand_calls: toolPricesSchema.default({}),
     tiers: z.object({ free: tierSchema, pro: tierSchema, vip: tierSchema, enterprise: tierSchema }).strict(),
     channels: z.array(channelSchema).min(1),
     models: z.array(modelSchema).min(1),
+    log_export: logExportSchema.optional(),
   })
   .strict()
   .superRefine((cfg, ctx) => {

@@ -1,4 +1,5 @@
 import { formatPico } from '@/lib/billing/money';
+import { GatewayError } from '@/lib/errors';
 import type { CsvValue } from './csv';
 import type { LogEntry } from './log-entry';
 
@@ -56,4 +57,76 @@ export function logCsvValues(e: LogEntry, keyName: string | undefined): CsvValue
     e.firstTokenMs,
     e.routeReason,
   ];
+}
+
+// JSONL: one object per request with the CSV's columns as members (numbers as numbers, money as exact
+// decimal text), then one `{"type":"totals",…}` line. Both formats end with the totals of the rows
+// they hold, so a download cut short is recognisable by its missing last line.
+
+export type LogExportFormat = 'csv' | 'jsonl';
+
+export function parseExportFormat(value: string | null): LogExportFormat {
+  const v = (value ?? 'csv').trim().toLowerCase();
+  if (v === 'csv' || v === '') return 'csv';
+  if (v === 'jsonl' || v === 'ndjson') return 'jsonl';
+  throw new GatewayError('invalid_request', 'format must be csv or jsonl.', { param: 'format' });
+}
+
+export class LogTotals {
+  requests = 0;
+  promptTokens = 0;
+  completionTokens = 0;
+  cacheReadTokens = 0;
+  cacheWriteTokens = 0;
+  costUsd = 0n;
+  costCny = 0n;
+  add(e: LogEntry): void {
+    this.requests++;
+    this.promptTokens += e.promptTokens;
+    this.completionTokens += e.completionTokens;
+    this.cacheReadTokens += e.cacheReadTokens;
+    this.cacheWriteTokens += e.cacheWriteTokens;
+    this.costUsd += e.costUsd;
+    this.costCny += e.costCny;
+  }
+}
+
+/** The CSV's last row: `total` and the request count in the first columns, the sums under their columns. */
+export function logTotalsCsvValues(t: LogTotals): CsvValue[] {
+  const byColumn: Partial<Record<(typeof logCsvHeader)[number], CsvValue>> = {
+    id: 'total',
+    created_at: `${t.requests} requests`,
+    prompt_tokens: t.promptTokens,
+    completion_tokens: t.completionTokens,
+    cache_read_tokens: t.cacheReadTokens,
+    cache_write_tokens: t.cacheWriteTokens,
+    cost_usd: formatPico(t.costUsd),
+    cost_cny: formatPico(t.costCny),
+  };
+  return logCsvHeader.map((c) => byColumn[c]);
+}
+
+export function logJsonLine(e: LogEntry, keyName: string | undefined, extra: Record<string, unknown> = {}): string {
+  const values = logCsvValues(e, keyName);
+  const obj: Record<string, unknown> = { ...extra };
+  logCsvHeader.forEach((name, i) => {
+    const v = values[i];
+    obj[name] = typeof v === 'bigint' ? v.toString() : v === undefined ? null : v;
+  });
+  return JSON.stringify(obj) + '\n';
+}
+
+export function logTotalsJsonLine(t: LogTotals): string {
+  return (
+    JSON.stringify({
+      type: 'totals',
+      requests: t.requests,
+      prompt_tokens: t.promptTokens,
+      completion_tokens: t.completionTokens,
+      cache_read_tokens: t.cacheReadTokens,
+      cache_write_tokens: t.cacheWriteTokens,
+      cost_usd: formatPico(t.costUsd),
+      cost_cny: formatPico(t.costCny),
+    }) + '\n'
+  );
 }

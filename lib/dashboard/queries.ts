@@ -1,10 +1,11 @@
 import { getDb } from '@/lib/db';
 import { channelLabel, publicAttempts } from '@/lib/channels/labels';
+import { NOT_FAILED_OUTCOMES, failedSql } from '@/lib/billing/failed';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { usdToPico } from '@/lib/billing/money';
 import { GatewayError } from '@/lib/errors';
 import { decodeCursor, encodeCursor, isPlausibleId, isQueryableDate, type LogCursor, type LogFilters, type StatusFilter } from './filters';
-import { logCsvHeader, logCsvValues } from './log-csv';
+import { LogTotals, logCsvHeader, logCsvValues, logJsonLine, logTotalsCsvValues, logTotalsJsonLine, type LogExportFormat } from './log-csv';
 import { csvRow } from './csv';
 import type { LogEntry } from './log-entry';
 
@@ -84,7 +85,7 @@ export function statusWhere(status: StatusFilter): Prisma.RequestLogWhereInput {
     case 'outcome':
       return { outcome: status.outcome };
     case 'failed':
-      return { outcome: { notIn: ['ok', 'client_closed'] } };
+      return { outcome: { notIn: [...NOT_FAILED_OUTCOMES] } };
     case 'http':
       return { status: status.status };
     case 'http_class':
@@ -258,20 +259,24 @@ export async function listKeyNames(userId: string): Promise<KeyName[]> {
 export const EXPORT_MAX_ROWS = 100_000;
 const EXPORT_BATCH = 1_000;
 
-/** CSV lines (header first) of every filtered request, newest first, read in batches of 1,000. */
-export async function* logCsvLines(userId: string, filters: LogFilters, maxRows = EXPORT_MAX_ROWS): AsyncGenerator<string> {
+/** CSV lines (header first) or JSONL of every filtered request, newest first, read in batches of 1,000; the totals last. */
+export async function* logCsvLines(userId: string, filters: LogFilters, maxRows = EXPORT_MAX_ROWS, format: LogExportFormat = 'csv'): AsyncGenerator<string> {
   const keyNames = new Map((await listKeyNames(userId)).map((k) => [k.id, k.name]));
-  yield csvRow(logCsvHeader);
+  if (format === 'csv') yield csvRow(logCsvHeader);
+  const totals = new LogTotals();
   let cursor: LogCursor | undefined;
   let written = 0;
   while (written < maxRows) {
     const page = await listLogs(userId, filters, { limit: Math.min(EXPORT_BATCH, maxRows - written), startingAfter: cursor });
-    if (page.data.length) yield page.data.map((e) => csvRow(logCsvValues(e, e.apiKeyId ? keyNames.get(e.apiKeyId) : undefined))).join('');
+    for (const e of page.data) totals.add(e);
+    const name = (e: LogEntry) => (e.apiKeyId ? keyNames.get(e.apiKeyId) : undefined);
+    if (page.data.length) yield page.data.map((e) => (format === 'csv' ? csvRow(logCsvValues(e, name(e))) : logJsonLine(e, name(e)))).join('');
     written += page.data.length;
     // A filtered page may stop its search before it is full (LOG_SCAN_BUDGET): its cursor goes on.
     if (!page.nextCursor) break;
     cursor = decodeCursor(page.nextCursor);
   }
+  yield format === 'csv' ? csvRow(logTotalsCsvValues(totals)) : logTotalsJsonLine(totals);
 }
 
 export interface UsageTotals {
@@ -303,7 +308,7 @@ export const ts = (d: Date) => Prisma.sql`CAST(${d.toISOString()} AS timestamp)`
 
 export const totalsColumns = Prisma.sql`
   count(*)::int AS requests,
-  (count(*) FILTER (WHERE outcome NOT IN ('ok', 'client_closed')))::int AS failed,
+  (count(*) FILTER (WHERE ${failedSql}))::int AS failed,
   coalesce(sum("costUsd"), 0)::text AS usd,
   coalesce(sum("costCny"), 0)::text AS cny,
   coalesce(sum("promptTokens"), 0)::text AS prompt,

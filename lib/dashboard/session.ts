@@ -10,7 +10,7 @@ export interface SessionUser {
   email: string;
 }
 
-/** Set by proxy.ts on every /dashboard request: the path and query asked for. */
+/** Set by proxy.ts on every /dashboard and /admin request: the path and query asked for. */
 const DASHBOARD_PATH_HEADER = 'x-dashboard-path';
 
 /**
@@ -35,10 +35,10 @@ export function safeCallbackPath(value: string | string[] | null | undefined, fa
   return v && v.startsWith('/') && !v.startsWith('//') && !v.startsWith('/\\') && !/[\u0000-\u001f]/.test(v) ? v : fallback;
 }
 
-/** The dashboard path this request asked for (with its query), else `fallback`. */
+/** The dashboard or console path this request asked for (with its query), else `fallback`. */
 export async function requestedDashboardPath(fallback = '/dashboard'): Promise<string> {
   const path = (await headers()).get(DASHBOARD_PATH_HEADER);
-  return path && path.startsWith('/dashboard') ? safeCallbackPath(path, fallback) : fallback;
+  return path && /^\/(dashboard|admin)(\/|\?|$)/.test(path) ? safeCallbackPath(path, fallback) : fallback;
 }
 
 export function loginUrl(callbackPath: string): string {

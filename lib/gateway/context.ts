@@ -5,6 +5,7 @@ import { authenticate, type Principal } from '@/lib/auth/principal';
 import { anthropicErrorBody, errorHeaders, GatewayError, geminiErrorBody, openaiErrorBody, toGatewayError } from '@/lib/errors';
 import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
+import { recordHealth } from '@/lib/channels/health';
 import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
@@ -12,6 +13,8 @@ import { enqueueLog, logQueueFull, storableText } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
 import { log, errorFields } from '@/lib/log';
 import { countRefused, release, startAdmission, type Admission, type Endpoint } from '@/lib/gateway/admission';
+import { acquireChannel, channelLimited, releaseChannel, type ChannelRefusal } from '@/lib/gateway/admission/channel';
+import { limitError } from '@/lib/gateway/admission/admit';
 import { LinkedSignal } from '@/lib/gateway/signal';
 import { callUpstream, discard, readUpstreamBody, type CallOptions, type UpstreamResponse } from '@/lib/gateway/upstream';
 import type { Provider } from '@/lib/gateway/providers';
@@ -21,6 +24,8 @@ import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkKeyAccess, keyClientIp } from '@/lib/keys/access';
 import { recheckKeyRefusal } from '@/lib/keys/admission';
 import { getLimiter } from '@/lib/gateway/runtime';
+import { operationOf, type AttemptTrace, type RequestTrace } from '@/lib/telemetry/tracing';
+import { observeGenAi } from '@/lib/telemetry/genai-metrics';
 
 export type Surface = 'openai' | 'anthropic' | 'gemini';
 
@@ -97,6 +102,10 @@ export interface ToolFee {
 export class AttemptTracker {
   readonly record: Attempt;
   private readonly started = performance.now();
+  /** This attempt's span, when tracing is on (lib/telemetry/tracing.ts). */
+  trace?: AttemptTrace;
+  /** Time to the upstream's headers: channel health's latency (a long stream is not a slow channel). */
+  private answeredMs: number | undefined;
 
   constructor(
     private readonly channel: ChannelInfo,
@@ -114,6 +123,7 @@ export class AttemptTracker {
     this.record.error = message;
     if (status !== undefined) this.record.status = status;
     this.finish(false);
+    this.trace?.end(this.record);
     inc('gateway_upstream_failures_total', { channel: this.channel.name });
     return false;
   }
@@ -128,12 +138,20 @@ export class AttemptTracker {
     this.record.status = status;
     this.record.ms = Math.round(performance.now() - this.started);
     inc('gateway_upstream_rate_limited_total', { channel: this.channel.name });
+    this.trace?.end(this.record);
+    recordHealth(this.channel, null, this.record.ms, { status, error: this.record.error });
+  }
+
+  /** The upstream's headers arrived. */
+  answered(): void {
+    this.answeredMs = Math.round(performance.now() - this.started);
   }
 
   /** The call was cancelled by us (its admission was refused): not the channel's failure. */
   cancel(message: string): void {
     this.record.error = message;
     this.record.ms = Math.round(performance.now() - this.started);
+    this.trace?.end(this.record);
   }
 
   /** The channel answered; `ok` is whether the reply itself succeeded. */
@@ -141,6 +159,9 @@ export class AttemptTracker {
     this.record.ms = Math.round(performance.now() - this.started);
     this.record.ok = ok;
     recordChannelResult(this.channel.name, healthy, this.cfg, this.account);
+    if (this.trace && healthy) this.trace.end(this.record);
+    // Channel health's sliding window (lib/channels/health.ts): in memory, shared once a second.
+    recordHealth(this.channel, healthy, this.answeredMs ?? this.record.ms, healthy ? undefined : { status: this.record.status, error: this.record.error });
   }
 }
 
@@ -162,6 +183,14 @@ export class RequestContext {
   private admitting?: Promise<Admission>;
   /** The release of `admission`, once sent (endStream or finish). */
   private released?: Promise<void>;
+  /** The place held on a limited channel (its concurrency slot, its token reservation): admission/channel.ts. */
+  channelLease?: Admission;
+  /** The first channel's place, taken alongside the admission (same event-loop turn: one round trip). */
+  private pendingChannel?: { channel: string; taken: Promise<Admission | ChannelRefusal | null> };
+  /** The refusal of a channel at its cap that frees first: the answer when every candidate was at its cap. */
+  private channelRefusal?: ChannelRefusal;
+  /** Tokens reserved by the tokens-per-minute rules (estimated input + the largest output). */
+  private tokensReserved = 0;
   model?: ModelInfo;
   modelRequested: string | null = null;
   channel: string | null = null;
@@ -186,6 +215,8 @@ export class RequestContext {
   private unlogged = false;
   /** A stream error in the surface's own event format, when it is not chat chunks (the Responses API's `error` event). */
   streamError?: (err: GatewayError) => string;
+  /** The request's spans, when tracing is on (lib/telemetry/tracing.ts); every hook is `this.trace?.…`. */
+  trace?: RequestTrace;
 
   constructor(
     readonly surface: Surface,
@@ -210,6 +241,7 @@ export class RequestContext {
       throw new GatewayError('unavailable', 'The gateway cannot record requests right now. Please retry shortly.', { retryAfterMs: 5000 });
     }
     const body = await readJsonBody(req, this.cfg.limits.max_body_bytes);
+    if (this.trace?.captureContent) this.trace.input(body.json);
     const model = body.json.model;
     if (typeof model === 'string' && model !== '') {
       // A model name is an identifier: refused at once if it could not be one (megabytes of it would
@@ -232,13 +264,23 @@ export class RequestContext {
    * room (speculative: the upstream may be called now, `confirmAdmission` gates the answer),
    * else once admitted; throws the refusal.
    */
-  async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint): Promise<void> {
+  async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint, tokens = 0, firstChannel?: ChannelInfo): Promise<void> {
     this.reserved = reserve;
     this.admissionTried = true;
+    this.tokensReserved = tokens;
+    // A limited first channel is taken in the same turn as the admission (admission/channel.ts).
+    if (firstChannel && channelLimited(firstChannel) && !this.pendingChannel) {
+      const taken = acquireChannel(firstChannel, this.cfg, `${this.requestId}|${firstChannel.name}`, tokens, false).catch(() => null);
+      this.pendingChannel = { channel: firstChannel.name, taken };
+    }
     const pending = startAdmission(
-      { principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId, ip: this.keyIp },
+      { principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId, ip: this.keyIp, tokens },
       this.stream,
     );
+    if (this.trace) {
+      const done = this.trace.admission(pending.speculative, reserve);
+      pending.admission.then(() => done(), done);
+    }
     if (!pending.speculative) {
       this.admission = await pending.admission;
       return;
@@ -308,6 +350,58 @@ export class RequestContext {
     return new GatewayError('invalid_request', 'Client closed the request.', { status: 499 });
   }
 
+  /**
+   * Takes a place on `channel` before an attempt on it, freeing the previous attempt's (it failed
+   * before anything was generated: its tokens are refunded). True when the attempt may go on
+   * (the channel has no limits, or had room); false when it is at its cap: the next channel is tried.
+   */
+  async takeChannel(channel: ChannelInfo): Promise<boolean> {
+    if (this.channelLease) {
+      void releaseChannel(this.channelLease, 0);
+      this.channelLease = undefined;
+    }
+    let taken: Admission | ChannelRefusal | null = null;
+    const pending = this.pendingChannel;
+    if (pending?.channel === channel.name) {
+      this.pendingChannel = undefined;
+      taken = await pending.taken;
+    } else {
+      // The first attempt went elsewhere (its channel could not carry the call): its place is not held for nothing.
+      if (pending) this.releaseChannelOnce(false);
+      if (channelLimited(channel))
+        taken = await acquireChannel(channel, this.cfg, `${this.requestId}|${channel.name}`, this.tokensReserved, true).catch(() => null);
+    }
+    // A limiter that cannot answer does not stop the request (the failover limiter answers from memory).
+    if (taken === null) return true;
+    if ('leaseId' in taken) {
+      this.channelLease = taken;
+      return true;
+    }
+    if (!this.channelRefusal || taken.retryAfterMs < this.channelRefusal.retryAfterMs) this.channelRefusal = taken;
+    return false;
+  }
+
+  /** Every candidate channel was at its cap (none was tried): the 429 naming the one that frees first. */
+  channelsAtCap(): GatewayError | null {
+    if (!this.channelRefusal || this.attempts.length > 0) return null;
+    return limitError(this.channelRefusal, 'channel', this.tokensReserved);
+  }
+
+  /** Frees the channel's place (also one taken alongside an admission and never used), settled to the tokens used. */
+  private releaseChannelOnce(urgent: boolean): void {
+    const pending = this.pendingChannel;
+    if (pending) {
+      this.pendingChannel = undefined;
+      void pending.taken.then((t) => {
+        if (t && 'leaseId' in t) void releaseChannel(t, 0);
+      });
+    }
+    if (!this.channelLease) return;
+    const u = this.usage;
+    void releaseChannel(this.channelLease, u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens, urgent);
+    this.channelLease = undefined;
+  }
+
   beginAttempt(channel: ChannelInfo, model: ModelInfo): AttemptTracker {
     const tracker = new AttemptTracker(channel, model, this.cfg, this.principal?.userId);
     this.attempts.push(tracker.record);
@@ -333,8 +427,13 @@ export class RequestContext {
     const tracker = this.beginAttempt(channel, model);
     if (dropped) tracker.record.dropped = dropped;
     if (req.signal.aborted) throw this.clientGone();
+    if (this.trace) {
+      tracker.trace = this.trace.attempt(channel, model.name, operationOf(this.endpoint, this.surface), this.attempts.length);
+      headers = tracker.trace.inject(headers);
+    }
     const res = await this.callUpstream(req, tracker, channel, path, upstream.body, headers);
     if (!res) return null;
+    tracker.answered();
     tracker.record.status = res.status;
     // 401/403: the channel's own key was refused (revoked, out of credit): the channel's failure,
     // never the caller's; the next channel is tried and the breaker counts it. A rate limit is
@@ -418,6 +517,7 @@ export class RequestContext {
    */
   endStream(sink: ResponseSink, tail?: string): void {
     if (this.admission) void this.releaseOnce(true);
+    this.releaseChannelOnce(true);
     sink.end(tail, this.costTrailers());
   }
 
@@ -532,8 +632,12 @@ export class RequestContext {
     const u = this.usage;
     // A speculative admission the pipeline never waited for (the client left first): settle it.
     if (this.admitting && !this.admission) this.admission = await this.admitting.catch(() => undefined);
+    // The channel's place goes in the same turn as the admission's release (one batch).
+    this.releaseChannelOnce(false);
     if (this.admission) await this.releaseOnce(false);
+    observeGenAi(this);
     if (!this.principal || this.unlogged) return;
+    const logged = this.trace?.logWrite();
     enqueueLog({
       id: this.requestId,
       createdAt: new Date(this.startedAt),
@@ -560,5 +664,6 @@ export class RequestContext {
       errorCode: this.errorCode,
       routeReason: this.routeReason,
     });
+    logged?.();
   }
 }

@@ -11,6 +11,7 @@ import { GEMINI_PREFIX, geminiRoute } from '@/lib/gateway/surfaces/gemini';
 import { responsesCompactSurface } from '@/lib/gateway/surfaces/responses-compact';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
+import { startRequestTrace } from '@/lib/telemetry/tracing';
 
 const state = lifecycle();
 
@@ -97,6 +98,7 @@ export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Pr
     sink.end(JSON.stringify({ error: { message: 'Gateway misconfigured.', type: 'server_error', param: null, code: 'internal_error' } }));
     throw err;
   }
+  ctx.trace = startRequestTrace(req.method, endpoint, path, req.headers);
   try {
     await route(ctx, req, sink);
   } catch (err) {
@@ -109,5 +111,6 @@ export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Pr
     }
   } finally {
     await ctx.finish();
+    ctx.trace?.end(ctx);
   }
 }

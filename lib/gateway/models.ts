@@ -1,6 +1,6 @@
 import { authenticate } from '@/lib/auth/principal';
 import { checkDenied } from '@/lib/gateway/admission';
-import type { ModelInfo } from '@/lib/config';
+import type { GatewayConfig, ModelInfo, TierName } from '@/lib/config';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkKeyAccess, keyAllowsModel, keyClientIp } from '@/lib/keys/access';
@@ -18,7 +18,12 @@ function openaiRecord(m: ModelInfo, strict: boolean) {
 }
 
 /** A model some channel serves: a model without one could only ever fail. */
-const servable = (ctx: RequestContext, m: ModelInfo) => (ctx.cfg.channelsByModel.get(m.name)?.length ?? 0) > 0;
+const servable = (cfg: GatewayConfig, m: ModelInfo) => (cfg.channelsByModel.get(m.name)?.length ?? 0) > 0;
+
+/** Every model an account of `tier` may call, whatever protocol its channels speak: GET /v1/models' list (before a key's own model list) and the playground's. */
+export function callableModels(cfg: GatewayConfig, tier: TierName): ModelInfo[] {
+  return [...cfg.models.values()].filter((m) => m.tiers.has(tier) && servable(cfg, m));
+}
 
 /** The caller of a model list: these requests admit nothing, so the deny markers are read here. */
 async function caller(req: GatewayRequest) {
@@ -31,8 +36,8 @@ async function caller(req: GatewayRequest) {
 export async function listModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await caller(req);
   const strict = (req.headers.accept ?? '').toLowerCase().includes('application/openai+json');
-  const data = [...ctx.cfg.models.values()]
-    .filter((m) => m.tiers.has(principal.tier) && servable(ctx, m) && keyAllowsModel(principal.guard, m.name))
+  const data = callableModels(ctx.cfg, principal.tier)
+    .filter((m) => keyAllowsModel(principal.guard, m.name))
     .map((m) => openaiRecord(m, strict));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ object: 'list', data }));
@@ -41,8 +46,8 @@ export async function listModels(ctx: RequestContext, req: GatewayRequest, sink:
 /** GET /v1/anthropic/v1/models: every chat model the caller's tier may use, in Anthropic's shape. */
 export async function listAnthropicModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await caller(req);
-  const data = [...ctx.cfg.models.values()]
-    .filter((m) => m.kind === 'chat' && m.tiers.has(principal.tier) && servable(ctx, m) && keyAllowsModel(principal.guard, m.name))
+  const data = callableModels(ctx.cfg, principal.tier)
+    .filter((m) => m.kind === 'chat' && keyAllowsModel(principal.guard, m.name))
     .map((m) => ({ type: 'model', id: m.name, display_name: m.name, created_at: new Date(m.created * 1000).toISOString() }));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }));

@@ -10,6 +10,7 @@ import { formatMoney } from '@/lib/format';
 import { Unaffordable } from '@/lib/keys/admission';
 import { affordableOutputTokens, MIN_CLAMPED_OUTPUT_TOKENS, withBody, type OutputCap } from '@/lib/gateway/admission/clamp';
 import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
+import { channelLimited } from '@/lib/gateway/admission/channel';
 import { preAdmission } from '@/lib/gateway/account-gate';
 import { keyedRandom, maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
 import { providers, type Operation, type Provider } from '@/lib/gateway/providers';
@@ -143,10 +144,13 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
 
   for (let lowered = 0; ; lowered++) {
     try {
+      const bytes = prepared.promptBytes ?? client.body.raw.length;
       await ctx.admit(
         prepared.billed ? plan.models[0] : null,
         surface.endpoint,
-        prepared.billed ? reservation(plan.models, prepared, prepared.promptBytes ?? client.body.raw.length) : 0n,
+        prepared.billed ? reservation(plan.models, prepared, bytes) : 0n,
+        prepared.billed ? tokenReservation(plan.models, prepared, bytes) : 0,
+        firstChannel(prepared, plan.models[0], first),
       );
       break;
     } catch (err) {
@@ -195,6 +199,8 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   }
   ctx.model = plan.models[0];
   ctx.channel = null;
+  const atCap = ctx.channelsAtCap();
+  if (atCap) throw atCap;
   if (refusal && ctx.attempts.length === 0) throw refusal;
   throw new GatewayError('all_channels_failed', `All upstream channels failed for ${plan.models.map((m) => m.name).join(', ')}.`);
 }
@@ -290,6 +296,24 @@ function reservation(models: ModelInfo[], prepared: PreparedRequest, bodyBytes: 
     if (c > reserve) reserve = c;
   }
   return reserve;
+}
+
+/**
+ * The tokens a request's tokens-per-minute limits reserve: the prompt's bound (as the balance
+ * reservation's: never under the real count, so a limit is never crossed by a settlement) and the
+ * largest output of any planned model. Settled to what was used after the reply.
+ */
+function tokenReservation(models: ModelInfo[], prepared: PreparedRequest, bodyBytes: number): number {
+  let output = 0;
+  for (const m of models) output = Math.max(output, outputTokensOf(m, prepared));
+  return promptTokenBound(bodyBytes) + output;
+}
+
+/** The channel the first attempt will take, when it has limits of its own (taken alongside the admission). */
+function firstChannel(prepared: PreparedRequest, model: ModelInfo, channels: ChannelInfo[]): ChannelInfo | undefined {
+  if (!channels.some(channelLimited)) return undefined;
+  for (const c of channels) if (prepared.translator(c.protocol, model, c)) return channelLimited(c) ? c : undefined;
+  return undefined;
 }
 
 /** One translated upstream call: what a translator built for one model, and the facts it was built on. */
@@ -391,6 +415,8 @@ async function attempt(
   const path = provider.path(upstream.operation ?? surface.operation, model.name, prepared.stream);
   if (path === undefined) return false;
   const dropped = mergeDropped(prepared.dropped, upstream.dropped);
+  // A channel at its own cap (concurrency, tokens per minute) is skipped: the next one is tried.
+  if (!(await ctx.takeChannel(channel))) return false;
   const tried = await ctx.tryChannel(req, channel, model, path, upstream, upstreamHeaders(channel, provider, upstream.headers), provider, dropped);
   if (!tried) return false;
   const { res, tracker } = tried;
@@ -464,6 +490,7 @@ class ClientWatch {
     const body = this.res.body;
     this.stopDrain = startAbortDrain(() => body.destroy());
     if (this.ctx.admission) expireLeases(this.ctx.admission);
+    if (this.ctx.channelLease) expireLeases(this.ctx.channelLease);
   };
 
   dispose(): void {
@@ -494,6 +521,8 @@ const NOTHING_GENERATED: Generated = { completion: '' };
  * mostly is (no promise, no completion text); a promise when tokens must be counted.
  */
 function settle(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): number | Promise<number> {
+  // The completion text on the request's span: only when the operator opted in (lib/telemetry/tracing.ts).
+  if (ctx.trace?.captureContent) ctx.trace.completion(generated.completion);
   if (!prepared.billed) return 0;
   if (!reported || !reported.completionFinal) return settleCounted(ctx, prepared, reported, generated);
   ctx.settleCost(

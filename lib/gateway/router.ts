@@ -3,6 +3,8 @@ import type { ChannelInfo, GatewayConfig, ModelInfo, TierName } from '@/lib/conf
 import { GatewayError } from '@/lib/errors';
 import { applyChannelOverrides } from '@/lib/channels/overrides';
 import { channelAvailable, recordChannelResult } from '@/lib/channels/breaker';
+import { anyUnhealthy, healthOf } from '@/lib/channels/health';
+import { healthRank } from '@/lib/channels/health-machine';
 import { checkAllowedModel } from '@/lib/keys/access';
 
 export const AUTO_MODEL = 'service-auto';
@@ -20,7 +22,12 @@ export function keyedRandom(key: string): () => number {
   return () => createHash('sha256').update(`${key}\0${counter++}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
-/** Channels in the order to try: priority first, then weighted random within a priority; open breakers last. */
+/**
+ * Channels in the order to try: by health (healthy, degraded, recovering; failed ones only when no
+ * other channel is left, lib/channels/health.ts), then priority, then weighted random within a
+ * priority; this instance's open breakers last. A recovering channel goes first for its
+ * `recovering_share` of requests (it needs some live traffic to prove itself).
+ */
 export function orderChannels(channels: ChannelInfo[], now = Date.now(), random = Math.random): ChannelInfo[] {
   channels = applyChannelOverrides(channels); // the console's runtime disable / weight (lib/channels/overrides.ts)
   // One channel (the common case): tried whatever its circuit says, as it would be when last.
@@ -38,8 +45,22 @@ export function orderChannels(channels: ChannelInfo[], now = Date.now(), random 
       ordered.push(pool.splice(index, 1)[0]);
     }
   }
-  const open = ordered.filter((c) => !channelAvailable(c.name, now));
-  return [...ordered.filter((c) => channelAvailable(c.name, now)), ...open];
+  const byHealth = anyUnhealthy() ? orderByHealth(ordered) : ordered;
+  const open = byHealth.filter((c) => !channelAvailable(c.name, now));
+  return open.length === 0 ? byHealth : [...byHealth.filter((c) => channelAvailable(c.name, now)), ...open];
+}
+
+function orderByHealth(ordered: ChannelInfo[]): ChannelInfo[] {
+  const ranks = ordered.map((c) => healthRank(healthOf(c.name)));
+  if (ranks.every((r) => r === 0)) return ordered;
+  const by = (rank: number) => ordered.filter((_, i) => ranks[i] === rank);
+  const [healthy, degraded, recovering, failed] = [by(0), by(1), by(2), by(3)];
+  // A share of the traffic proves a recovering channel (the share is its own threshold); Math.random,
+  // not the request's keyed pick, so that no conversation is pinned to it.
+  const share = recovering[0]?.health?.recoveringShare ?? 0.1;
+  const live = recovering.length && Math.random() < share ? [...recovering, ...healthy, ...degraded] : [...healthy, ...degraded, ...recovering];
+  // Failed channels only when nothing else serves the model (better a likely failure than a sure one).
+  return live.length ? live : failed;
 }
 
 // ---- model resolution

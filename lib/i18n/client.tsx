@@ -1,21 +1,13 @@
 'use client';
 
-import { createContext, useContext, useMemo, type ReactNode } from 'react';
-import type { Locale } from './messages';
+import { useContext, useMemo } from 'react';
+import { LocaleContext } from './locale-context';
 import { translator, type Translate } from './translate';
 import { apiErrorText, apiFieldErrors, renderMessage, type ApiErrorJson } from './codes';
 
-// Client components read the visitor's language from here (set once in the root layout from the
-// same cookie/Accept-Language the server reads), so no page has to thread strings through props.
-const LocaleContext = createContext<Locale>('en');
-
-export function I18nProvider({ locale, children }: { locale: Locale; children: ReactNode }) {
-  return <LocaleContext.Provider value={locale}>{children}</LocaleContext.Provider>;
-}
-
-export function useLocale(): Locale {
-  return useContext(LocaleContext);
-}
+// Client components read the visitor's language from the root layout's I18nProvider
+// (./locale-context.tsx), so no page has to thread strings through props.
+export { I18nProvider, useLocale } from './locale-context';
 
 export function useT(): Translate {
   const locale = useContext(LocaleContext);

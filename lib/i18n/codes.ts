@@ -87,6 +87,10 @@ const table = {
     en: 'Enter a whole number of requests per minute from 1 to 1,000,000, or leave it empty.',
     zh: '请输入 1 到 1,000,000 之间的每分钟请求数（整数），或留空。',
   },
+  'field.tpm': {
+    en: 'Enter a whole number of tokens per minute (input + output) from 1 to 1,000,000,000, or leave it empty.',
+    zh: '请输入 1 到 1,000,000,000 之间的每分钟 token 数（输入 + 输出，整数），或留空。',
+  },
   'field.concurrency': {
     en: 'Enter a whole number of concurrent requests from 1 to 100,000, or leave it empty.',
     zh: '请输入 1 到 100,000 之间的并发请求数（整数），或留空。',

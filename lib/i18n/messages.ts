@@ -35,7 +35,7 @@ const en = {
     playground: {
       title: 'Playground',
       description:
-        'Send a chat request with one of your keys, as your code would: the reply, the cost headers and the latency. It is billed and logged like any request.',
+        'Chat with every model your tier allows, signed in as you: a system prompt, parameters and tools, replies streamed as they arrive, the cost and latency of each turn, and the exact request as code. Billed and logged like any request.',
     },
     settings: {
       title: 'Settings',
@@ -135,7 +135,11 @@ const zh: Messages = {
     usage: { title: '用量', description: '按 UTC 日统计的消费、请求、token 与失败数，可按模型或 API 密钥细分。人民币按每次请求时的汇率折算。' },
     logs: { title: '日志', description: '用你的密钥发出的每个请求，最新在前，按你的时区显示（悬停显示 UTC；日期筛选按 UTC）。点击一行查看重试与路由。' },
     billing: { title: '账单', description: '预付美元余额。每个请求按所列模型价格从余额扣费。' },
-    playground: { title: '调试台', description: '用你的某个密钥发送一次对话请求，与代码调用完全相同：显示回复、费用响应头与延迟。该请求照常计费并记入日志。' },
+    playground: {
+      title: '调试台',
+      description:
+        '以当前登录身份与你的等级可用的所有模型对话：系统提示词、参数与工具，回复实时流式显示，每轮的费用与延迟，以及可复制的完整请求代码。照常计费并记入日志。',
+    },
     settings: { title: '设置', signedInAs: '当前登录：', appearance: '外观', appearanceHint: '跟随系统的浅色或深色模式，或为此浏览器单独选择。' },
   },
   firstRun: {

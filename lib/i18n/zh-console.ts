@@ -11,13 +11,14 @@ export const zhConsole = {
   Codes: '兑换码',
   Announcements: '公告',
   'Audit log': '审计日志',
+  'Log export': '日志导出',
+  'Operator console overview': '运营控制台概览',
 
   // Overview
   'Operator overview': '运营概览',
-  'Every account, every channel. Times in UTC; revenue is recharges (Stripe and codes), spend is usage.':
-    '所有账户与所有渠道。时间为 UTC；收入指充值（Stripe 与兑换码），消费指用量。',
+  'Every account, every channel. Windows are UTC days; revenue is recharges (Stripe and codes), spend is usage.':
+    '所有账户与所有渠道。统计窗口按 UTC 日计；收入指充值（Stripe 与兑换码），消费指用量。',
   Today: '今天',
-  '{n} errors': '{n} 次错误',
   'revenue {usd} / {cny}': '收入 {usd} / {cny}',
   'spend {usd} / {cny}': '消费 {usd} / {cny}',
   'Spend, last 30 days': '消费，最近 30 天',

@@ -37,6 +37,7 @@ export const zhPhrases = {
   'Older →': '更早 →',
   '← Newer': '← 更新',
   'Export CSV': '导出 CSV',
+  'Export JSONL': '导出 JSONL',
   'Network error: try again.': '网络错误，请重试。',
   'Your session has expired. Log in again.': '登录已过期，请重新登录。',
   'Page not found': '页面不存在',
@@ -107,6 +108,7 @@ export const zhPhrases = {
   '{n} tokens': '{n} token',
   '{n} concurrent': '{n} 并发',
   '{n} rpm': '每分钟 {n} 次',
+  '{n} tokens/min': '每分钟 {n} 个 token',
 
   // Landing and public pages
   '{models} models · {providers} providers · one key': '{models} 个模型 · {providers} 家厂商 · 一把密钥',
@@ -155,6 +157,18 @@ export const zhPhrases = {
   'Anthropic Messages, forwarded verbatim (cache_control, anthropic-version and -beta headers).':
     'Anthropic Messages，原样转发（含 cache_control、anthropic-version 与 -beta 请求头）。',
   'Token counting on the Anthropic mirror (not billed).': 'Anthropic 镜像上的 token 计数（不计费）。',
+  'APIs and base URLs': '接口与 Base URL',
+  'Responses API': 'Responses API',
+  'Anthropic Messages': 'Anthropic Messages',
+  'Gemini API': 'Gemini API',
+  API: '接口',
+  Clients: '客户端',
+  'OpenAI chat completions': 'OpenAI 对话补全',
+  'OpenAI embeddings': 'OpenAI 向量',
+  'The OpenAI Responses API on every chat model; GET and DELETE /v1/responses/{id} for stored replies.':
+    '适用于所有对话模型的 OpenAI Responses API；已保存的回复用 GET 与 DELETE /v1/responses/{id}。',
+  'The Gemini API on every chat model; :streamGenerateContent, :countTokens and GET /v1/gemini/v1beta/models too.':
+    '适用于所有对话模型的 Gemini API；另有 :streamGenerateContent、:countTokens 与 GET /v1/gemini/v1beta/models。',
   'Cost headers': '费用响应头',
   'Every /v1 response says what it cost and what served it:': '每个 /v1 响应都说明费用以及由谁提供服务：',
   'Exact dollars charged (for streams: "pending"; the figure follows as a trailer and in the usage chunk)':
@@ -238,6 +252,9 @@ export const zhPhrases = {
   '≈ {n} requests of {model} at 1K tokens in and 1K out; a longer reply is cut to what is left.':
     '约可发送 {n} 次 {model} 请求（输入 1K、输出 1K tokens）；更长的回复会按剩余额度截短。',
   'Requests per minute': '每分钟请求数',
+  'Tokens per minute': '每分钟 token 数',
+  'Input and output tokens. A request reserves its prompt and its max_tokens, and gets back what it did not use.':
+    '输入与输出 token 合计。每个请求按提示词与 max_tokens 预留，未用完的部分随后退回。',
   "On top of your tier's limits: the stricter wins.": '在等级限额之外另行限制：以更严格者为准。',
   'Tier limit': '等级限额',
   'Concurrent requests': '并发请求数',
@@ -426,10 +443,8 @@ export const zhPhrases = {
 
   // Playground
   'Say hello in one short sentence.': '用一句简短的话打个招呼。',
-  'Paste one of your API keys first: the playground calls the API exactly as your code would.': '请先粘贴一个 API 密钥：调试台与你的代码完全一样地调用 API。',
   'The stream ended with an error.': '流式响应以错误结束。',
   'Network error: the request did not complete.': '网络错误：请求未完成。',
-  'Kept in this page only; never stored. Create one on the Keys page.': '只保存在本页面，不会存储。可在“密钥”页创建。',
   Message: '消息',
   'Stream the reply': '流式返回',
   'Sending…': '正在发送…',
@@ -439,10 +454,38 @@ export const zhPhrases = {
   'Waiting for the first token…': '等待第一个 token…',
   'Nothing sent yet.': '尚未发送。',
   Provider: '提供方',
-  'Gateway latency': '网关延迟',
-  'First token after': '首 token 用时',
-  'Answer after': '响应用时',
   'Request id': '请求 ID',
+  'Tools must be valid JSON.': '工具必须是有效的 JSON。',
+  'Tools must be a JSON array of tool objects.': '工具必须是由工具对象组成的 JSON 数组。',
+  'Tool {n}: write it as {"type": "function", "function": {"name": …, "parameters": {…}}}.':
+    '第 {n} 个工具：请写成 {"type": "function", "function": {"name": …, "parameters": {…}}}。',
+  'Tool {n}: the function needs a name of letters, digits, _ or - (up to 64).':
+    '第 {n} 个工具：函数需要一个由字母、数字、_ 或 - 组成的名称（最多 64 个字符）。',
+  'Tool {n}: "parameters" must be a JSON Schema object.': '第 {n} 个工具："parameters" 必须是 JSON Schema 对象。',
+  'Write a message first.': '请先输入一条消息。',
+  'Temperature must be a number from 0 to 2.': '温度必须是 0 到 2 之间的数字。',
+  'Max tokens must be a whole number from 1 to {max}.': '最大 token 数必须是 1 到 {max} 之间的整数。',
+  'Your session has ended. Sign in again to use the playground.': '你的登录会话已结束，请重新登录后使用调试台。',
+  'Every model your tier may call, whatever its provider; called on the OpenAI chat API.': '你的等级可调用的所有模型，不论提供方；通过 OpenAI chat 接口调用。',
+  'OpenAI-compatible models': 'OpenAI 兼容模型',
+  'System prompt': '系统提示词',
+  'Optional: instructions for the whole conversation.': '可选：作用于整个对话的指令。',
+  Temperature: '温度',
+  'Max tokens': '最大 token 数',
+  'Tools (JSON)': '工具（JSON）',
+  'Sent as you, signed in: billed to your balance and listed in your logs as “Playground”. No API key needed.':
+    '以你当前登录的身份发送：从你的余额扣费，并在日志中标记为“调试台”。无需 API 密钥。',
+  Conversation: '对话',
+  'New conversation': '新对话',
+  Code: '代码',
+  'This request as code': '此请求的代码',
+  'The next request as code': '下一个请求的代码',
+  'Copy as curl': '复制为 curl',
+  'Copy as Python': '复制为 Python',
+  'Copy as TypeScript': '复制为 TypeScript',
+  'Set GATEWAY_API_KEY to one of your API keys to run it.': '运行前请将 GATEWAY_API_KEY 设为你的某个 API 密钥。',
+  'Show code': '显示代码',
+  'first token after': '首 token 用时',
 
   // Settings
   'The request failed ({status}).': '请求失败（{status}）。',
@@ -501,4 +544,29 @@ export const zhPhrases = {
   'New signing secret': '生成新签名密钥',
   'Signing secret {hint}': '签名密钥 {hint}',
   'Signing secret: copy it now, it is not shown again': '签名密钥：请立即复制，它不会再次显示',
+  'Times are in {zone}; daily totals are UTC days.': '时间按 {zone} 显示；每日汇总按 UTC 日计算。',
+  Created: '创建时间',
+  'Last used': '最近使用',
+  Expires: '过期时间',
+  'expires {at}': '{at} 过期',
+  // Operator console: channel health
+  'Channel health': '渠道健康状态',
+  'From the error rate and latency of the last window, shared by every instance. A failed channel gets no traffic while others remain, and is probed until it passes.':
+    '依据最近时间窗口内的错误率与延迟判定，所有实例共享。故障渠道在有其他渠道可用时不接流量，并定期探测直到通过。',
+  healthy: '正常',
+  degraded: '降级',
+  recovering: '恢复中',
+  'since {time}': '自 {time} 起',
+  'Window: {ok} ok · {failed} failed': '窗口：{ok} 成功 · {failed} 失败',
+  'mean {ms} ms': '平均 {ms} 毫秒',
+  'Recent errors ({n})': '最近错误（{n}）',
+  probe: '探测',
+  'not counted': '不计入',
+  'No state change recorded yet.': '尚无状态变化记录。',
+  '{pct}% of {n} requests failed in the window.': '窗口内 {n} 个请求中 {pct}% 失败。',
+  'Mean latency {ms} ms over {n} requests.': '{n} 个请求的平均延迟为 {ms} 毫秒。',
+  'Back under the thresholds ({pct}% errors of {n} requests).': '已回到阈值以下（{n} 个请求中 {pct}% 出错）。',
+  'Probe passed ({n} in a row).': '探测通过（连续 {n} 次）。',
+  '{n} probes passed in a row.': '连续 {n} 次探测通过。',
+  'Probe failed: {detail}': '探测失败：{detail}',
 } as const satisfies Record<string, string>;

@@ -14,6 +14,8 @@ export interface KeyGuard {
   /** Null: every model the tier allows. */
   models: ReadonlySet<string> | null;
   rpm: number | null;
+  /** Tokens per minute (input + output). */
+  tpm: number | null;
   concurrency: number | null;
   /** Null: any address. */
   ipAllowed: ((ip: string) => boolean) | null;
@@ -31,6 +33,7 @@ export function keyGuard(name: string, c: KeyControls, version = 0): KeyGuard | 
     c.monthlyBudgetPico === null &&
     c.models.length === 0 &&
     c.rpm === null &&
+    c.tpm === null &&
     c.concurrency === null &&
     c.allowedIps.length === 0 &&
     c.expiresAt === null;
@@ -41,6 +44,7 @@ export function keyGuard(name: string, c: KeyControls, version = 0): KeyGuard | 
     monthlyBudgetPico: c.monthlyBudgetPico,
     models: c.models.length > 0 ? new Set(c.models) : null,
     rpm: c.rpm,
+    tpm: c.tpm,
     concurrency: c.concurrency,
     ipAllowed: c.allowedIps.length > 0 ? ipMatcher(c.allowedIps) : null,
     allowedIps: c.allowedIps,

@@ -14,7 +14,7 @@ import { loadKeySpend } from '@/lib/keys/queries';
 /** The key's own request rate and concurrency, on top of the account's (the stricter refuses). */
 export function keyRules(principal: Principal): Rule[] {
   const g = principal.guard;
-  if (!g || (g.rpm === null && g.concurrency === null)) return [];
+  if (!g || (g.rpm === null && g.tpm === null && g.concurrency === null)) return [];
   const rules: Rule[] = [];
   const base = accountKey(principal.userId, `k:${principal.keyId}`);
   const name = `API key "${g.name}"`;
@@ -22,6 +22,7 @@ export function keyRules(principal: Principal): Rule[] {
     const label = `${name}: ${g.rpm} requests per minute`;
     rules.push({ kind: 'window', key: `${base}:rpm`, limit: g.rpm, windowMs: 60_000, label, requests: true });
   }
+  if (g.tpm !== null) rules.push({ kind: 'tokens', key: `${base}:tpm`, limit: g.tpm, windowMs: 60_000, label: `${name}: ${g.tpm} tokens per minute` });
   if (g.concurrency !== null)
     rules.push({ kind: 'concurrency', key: `${base}:conc`, limit: g.concurrency, label: `${name}: ${g.concurrency} concurrent requests` });
   return rules;

@@ -71,12 +71,14 @@ export interface KeyControls {
   monthlyBudgetPico: bigint | null;
   models: string[];
   rpm: number | null;
+  /** Tokens per minute (input + output). */
+  tpm: number | null;
   concurrency: number | null;
   allowedIps: string[];
   expiresAt: Date | null;
 }
 
-export type ControlField = 'budget_usd' | 'monthly_budget_usd' | 'models' | 'rpm' | 'concurrency' | 'allowed_ips' | 'expires_at';
+export type ControlField = 'budget_usd' | 'monthly_budget_usd' | 'models' | 'rpm' | 'tpm' | 'concurrency' | 'allowed_ips' | 'expires_at';
 
 /** One bad field: the API's terse text (`"rpm": must be …`) and the form's words (lib/i18n/codes.ts). */
 interface Problem {
@@ -89,7 +91,7 @@ const problem = (field: string, api: string, code: MessageCode, params?: Message
   field: fieldError(field, code, params),
 });
 
-const FORM_ORDER = ['name', 'budget_usd', 'monthly_budget_usd', 'rpm', 'concurrency', 'allowed_ips', 'expires_at', 'models'];
+const FORM_ORDER = ['name', 'budget_usd', 'monthly_budget_usd', 'rpm', 'tpm', 'concurrency', 'allowed_ips', 'expires_at', 'models'];
 
 /**
  * A 400 naming every bad field: `message` and `param` are the first one's (what API clients read),
@@ -116,6 +118,7 @@ const fieldSchemas = {
   monthly_budget_usd: money,
   models: stringList,
   rpm: positiveInt(1_000_000),
+  tpm: positiveInt(1_000_000_000),
   concurrency: positiveInt(100_000),
   allowed_ips: stringList,
   expires_at: z.string().max(64).nullable(),
@@ -177,6 +180,7 @@ export function parseKeyControls(
     out.models = models;
   }
   if (v.rpm !== undefined) out.rpm = v.rpm;
+  if (v.tpm !== undefined) out.tpm = v.tpm;
   if (v.concurrency !== undefined) out.concurrency = v.concurrency;
   if (v.allowed_ips !== undefined) {
     const ips = [...new Set((v.allowed_ips ?? []).map((s) => s.trim()))];
@@ -219,6 +223,8 @@ function shapeProblem(field: ControlField): Problem {
       return problem(field, `must be a list of at most ${MAX_LIST} model names, or null.`, 'field.models', { max: MAX_LIST });
     case 'rpm':
       return problem(field, 'must be a whole number of requests per minute from 1 to 1000000, or null.', 'field.rpm');
+    case 'tpm':
+      return problem(field, 'must be a whole number of tokens per minute (input + output) from 1 to 1000000000, or null.', 'field.tpm');
     case 'concurrency':
       return problem(field, 'must be a whole number of concurrent requests from 1 to 100000, or null.', 'field.concurrency');
     case 'allowed_ips':
@@ -235,6 +241,7 @@ export function publicControls(c: KeyControls) {
     monthly_budget_usd: c.monthlyBudgetPico === null ? null : formatPico(c.monthlyBudgetPico),
     models: c.models,
     rpm: c.rpm,
+    tpm: c.tpm,
     concurrency: c.concurrency,
     allowed_ips: c.allowedIps,
     expires_at: c.expiresAt?.toISOString() ?? null,

@@ -20,6 +20,7 @@ export interface KeyControlColumns {
   monthlyBudgetUsd: { toFixed(dp: number): string } | null;
   models: string[] | null;
   rpm: number | null;
+  tpm: number | null;
   concurrency: number | null;
   allowedIps: string[] | null;
   expiresAt: Date | null;
@@ -31,6 +32,7 @@ export function keyControlsOf(row: KeyControlColumns): KeyControls {
     monthlyBudgetPico: row.monthlyBudgetUsd === null ? null : decimalToPico(row.monthlyBudgetUsd),
     models: row.models ?? [],
     rpm: row.rpm,
+    tpm: row.tpm,
     concurrency: row.concurrency,
     allowedIps: row.allowedIps ?? [],
     expiresAt: row.expiresAt,
@@ -44,6 +46,7 @@ export function controlsData(c: Partial<KeyControls>) {
   if (c.monthlyBudgetPico !== undefined) data.monthlyBudgetUsd = c.monthlyBudgetPico === null ? null : formatPico(c.monthlyBudgetPico);
   if (c.models !== undefined) data.models = c.models;
   if (c.rpm !== undefined) data.rpm = c.rpm;
+  if (c.tpm !== undefined) data.tpm = c.tpm;
   if (c.concurrency !== undefined) data.concurrency = c.concurrency;
   if (c.allowedIps !== undefined) data.allowedIps = c.allowedIps;
   if (c.expiresAt !== undefined) data.expiresAt = c.expiresAt;

@@ -10,6 +10,12 @@ export const accountKey = (userId: string, name: string): string => `gw:{u:${use
 /** A key of a model's platform-wide caps: `gw:{m:<model>}:<name>`. */
 export const modelKey = (model: string, name: string): string => `gw:{m:${model}}:${name}`;
 
+/**
+ * A key of a channel's limits (its concurrency, its tokens per minute): `gw:{c:<channel>}:<name>`,
+ * a slot of its own on a cluster (a channel is taken by a call of its own, when it is chosen).
+ */
+export const channelKey = (channel: string, name: string): string => `gw:{c:${channel}}:${name}`;
+
 /** The hash tag of a key (what Redis Cluster hashes), or the whole key without one. */
 export function hashTag(key: string): string {
   const open = key.indexOf('{');
@@ -19,7 +25,7 @@ export function hashTag(key: string): string {
   return key.slice(open + 1, close);
 }
 
-/** Whose limit a key is, for metrics: 'u' (an account, its keys included), 'm' (a model), 'global'. */
+/** Whose limit a key is, for metrics: 'u' (an account, its keys included), 'm' (a model), 'c' (a channel), 'global'. */
 export function keyScope(key: string): string {
   const part = key.split(':')[1] ?? 'global';
   return part.startsWith('{') ? part.slice(1) : part;

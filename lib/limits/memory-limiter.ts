@@ -3,7 +3,20 @@
 // is unreachable. All logic is synchronous, so one admit() is atomic within the process
 // exactly like one Lua script is atomic within Redis.
 
-import type { AdmitInput, AdmitResult, ConcurrencyRule, GcraRule, Limiter, QuotaRule, ReleaseInput, Rule, RuleState, WindowRule } from './types';
+import type {
+  AdmitInput,
+  AdmitResult,
+  ConcurrencyRule,
+  GcraRule,
+  Limiter,
+  QuotaRule,
+  ReleaseInput,
+  Rule,
+  RuleState,
+  TokenSettlement,
+  TokensRule,
+  WindowRule,
+} from './types';
 
 const HOUR_MS = 3_600_000;
 /** Concurrency retry hint cap: leases are normally released long before they expire. */
@@ -182,6 +195,19 @@ export class MemoryLimiter implements Limiter {
     }
     for (const b of input.budgets ?? []) this.settleReservation(b.key, b.delta, b.reserved, input.leaseId);
     for (const u of input.usage ?? []) this.addUsage(u.key, u.windowMs, u.amount, now);
+    for (const t of input.tokens ?? []) this.settleTokens(t);
+  }
+
+  /** A token reservation settled in the bucket it was counted in, while that bucket is in the window (as RedisLimiter's settle_tokens). */
+  private settleTokens(t: TokenSettlement): void {
+    const w = this.windows.get(t.key);
+    const bucket = Math.floor(t.at / windowShape(t.windowMs).g);
+    const c = w?.counts.get(bucket);
+    if (!w || c === undefined || c <= 0) return;
+    const d = Math.max(Math.round(t.delta), -c);
+    w.counts.set(bucket, c + d);
+    w.n += d;
+    if (w.n <= 0) this.windows.delete(t.key);
   }
 
   async renew(concurrencyKeys: string[], leaseId: string, leaseTtlMs: number, reservation?: { key: string; amount: bigint }): Promise<void> {
@@ -323,6 +349,8 @@ export class MemoryLimiter implements Limiter {
     switch (rule.kind) {
       case 'window':
         return this.checkWindow(rule, now);
+      case 'tokens':
+        return this.checkWindow(rule, now, input.tokens ?? 0);
       case 'gcra':
         return this.checkGcra(rule, now);
       case 'concurrency':
@@ -334,8 +362,11 @@ export class MemoryLimiter implements Limiter {
     }
   }
 
-  /** Fixed sub-buckets (windowShape): O(1) state whatever the limit. */
-  private checkWindow(rule: WindowRule, now: number): RuleCheck {
+  /**
+   * Fixed sub-buckets (windowShape): O(1) state whatever the limit. `amount`: what the admission
+   * counts (1; a tokens rule's reservation), admitted while the count plus it stays within the limit.
+   */
+  private checkWindow(rule: WindowRule | TokensRule, now: number, amount = 1): RuleCheck {
     const { g, nb } = windowShape(rule.windowMs);
     const k = Math.floor(now / g);
     const w = this.liveWindow(rule.key, k - nb);
@@ -343,15 +374,16 @@ export class MemoryLimiter implements Limiter {
     const lo = w ? w.counts.keys().next().value! : undefined;
     const leaves = (b: number) => Math.max(0, Math.ceil((b + nb + 1) * g - now));
     const reset = lo === undefined ? 0 : leaves(lo);
-    const ok = count < rule.limit;
+    const ok = count + amount <= rule.limit;
     let retryAfterMs = 0;
+    if (!ok && !w) retryAfterMs = Math.max(1, leaves(k)); // a reservation larger than the limit: never fits
     if (!ok && w) {
-      // Until enough of the oldest buckets have left for one more admission.
+      // Until enough of the oldest buckets have left for this admission.
       let left = count;
       retryAfterMs = Math.max(1, leaves(k));
       for (const [b, c] of w.counts) {
         left -= c;
-        if (left < rule.limit) {
+        if (left + amount <= rule.limit) {
           retryAfterMs = Math.max(1, leaves(b));
           break;
         }
@@ -363,11 +395,13 @@ export class MemoryLimiter implements Limiter {
       current: { rule, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetMs: reset },
       apply: () => {
         const target = w ?? { counts: new Map<number, number>(), n: 0, expiresAt: 0 };
-        target.counts.set(k, (target.counts.get(k) ?? 0) + 1);
-        target.n++;
+        target.counts.set(k, (target.counts.get(k) ?? 0) + amount);
+        target.n += amount;
         target.expiresAt = Math.max(target.expiresAt, (k + nb + 1) * g);
         this.windows.set(rule.key, target);
-        return { rule, limit: rule.limit, remaining: rule.limit - count - 1, resetMs: leaves(lo ?? k) };
+        const state: RuleState = { rule, limit: rule.limit, remaining: rule.limit - count - amount, resetMs: leaves(lo ?? k) };
+        if (rule.kind === 'tokens') state.at = now;
+        return state;
       },
     };
   }

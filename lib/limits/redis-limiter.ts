@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { hashTag } from './keys';
 import { sendEncoded, type Arg } from './resp';
+import { windowShape } from './memory-limiter';
 import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule, RuleState } from './types';
 
 export { encodeCommand } from './resp';
@@ -43,7 +44,7 @@ function lua(...parts: string[]): string {
 // requested, then the same three for each budget (AdmitInput.budgets); then the deny keys.
 // ARGV: leaseId, leaseTtlMs, n, reserve amount ('' for none), deny key count, then per rule: kind,
 // limit, windowMs; then the budget count and per budget its threshold (amount - cap: the counter,
-// minus the spend, must stay at or above it).
+// minus the spend, must stay at or above it); then, with a tokens rule, the token reservation.
 // Reply: {status, refusedIndex, retryAfterMs, balance, remaining1, reset1, ...}; balance: on status 2
 // the balance available, on status 1 the balance before this reservation ('' without one).
 //   status 1 = admitted, 0 = refused by a rule, 2 = insufficient balance, 3 = balance not loaded,
@@ -281,6 +282,8 @@ export class RedisLimiter implements Limiter {
       }
       keys.splice(keys.length - deny.length, 0, ...budgetKeys);
     }
+    // What a tokens rule counts: read by the script only when the admission has one.
+    if (input.tokens !== undefined) args.push(Math.max(0, Math.round(input.tokens)));
     return this.enqueue('a', keys, args, input.urgent);
   }
 
@@ -350,11 +353,15 @@ export class RedisLimiter implements Limiter {
     }
     const concurrencyKeys = part.rules.filter((r) => r.kind === 'concurrency').map((r) => r.key);
     const reserve = part.reserve;
-    if (concurrencyKeys.length > 0 || reserve) {
+    // Token reservations are taken back as a settlement of nothing used, in the bucket they were counted in.
+    const at = Number(sec) * 1000 + Number(usec) / 1000;
+    const tokens = part.rules.filter((r) => r.kind === 'tokens').map((r) => ({ key: r.key, windowMs: r.windowMs, at, delta: -(part.tokens ?? 0) }));
+    if (concurrencyKeys.length > 0 || reserve || tokens.length > 0) {
       calls.push(
         this.release({
           leaseId: part.leaseId,
           concurrencyKeys,
+          tokens,
           settle: reserve ? { key: reserve.key, delta: reserve.amount, reserved: reserve.amount } : undefined,
           budgets: reserve ? (part.budgets ?? []).map((b) => ({ key: b.key, delta: reserve.amount, reserved: reserve.amount })) : undefined,
           urgent: true,
@@ -398,6 +405,13 @@ export class RedisLimiter implements Limiter {
       if (u.amount === 0) continue;
       keys.push(u.key);
       args.push(u.windowMs, Math.round(u.amount));
+    }
+    // Token settlements travel as quota items whose window is 't<bucket>' (release-core.lua's settle_tokens).
+    for (const t of input.tokens ?? []) {
+      const delta = Math.round(t.delta);
+      if (delta === 0) continue;
+      keys.push(t.key);
+      args.push(`t${Math.floor(t.at / windowShape(t.windowMs).g)}`, delta);
     }
     if (keys.length === 0) return;
     await this.enqueue('r', keys, args, input.urgent);
@@ -490,7 +504,11 @@ function splitAdmission(input: AdmitInput): AdmitPart[] {
     if (!p)
       parts.set(
         tag,
-        (p = { input: { rules: [], leaseId: input.leaseId, leaseTtlMs: input.leaseTtlMs, denyKeys: [], urgent: input.urgent }, ruleIndex: [], denyIndex: [] }),
+        (p = {
+          input: { rules: [], leaseId: input.leaseId, leaseTtlMs: input.leaseTtlMs, denyKeys: [], urgent: input.urgent, tokens: input.tokens },
+          ruleIndex: [],
+          denyIndex: [],
+        }),
       );
     return p;
   };
@@ -529,6 +547,7 @@ function splitRelease(input: ReleaseInput): ReleaseInput[] {
     partOf(hashTag(input.budgets[0].key)).budgets = input.budgets;
   }
   for (const u of input.usage ?? []) (partOf(hashTag(u.key)).usage ??= []).push(u);
+  for (const t of input.tokens ?? []) (partOf(hashTag(t.key)).tokens ??= []).push(t);
   return [...parts.values()];
 }
 
@@ -563,12 +582,21 @@ function decodeAdmitReply(reply: unknown, rules: Rule[], reserved: bigint): Admi
 }
 
 function decodeStates(reply: unknown[], rules: Rule[]): RuleState[] {
-  return rules.map((rule, i) => ({
+  const states = rules.map((rule, i) => ({
     rule,
     limit: rule.limit,
     remaining: Number(reply[4 + 2 * i]),
     resetMs: Number(reply[5 + 2 * i]),
   }));
+  // An admitted tokens rule: the server's clock when it was counted (TIME, after the rules), for its settlement.
+  if (reply[0] === 1) {
+    const n = rules.length;
+    for (let i = 0; i < n; i++) {
+      if (rules[i].kind !== 'tokens') continue;
+      (states[i] as RuleState).at = Number(reply[4 + 2 * n]) * 1000 + Number(reply[5 + 2 * n]) / 1000;
+    }
+  }
+  return states;
 }
 
 function isNoScriptError(err: unknown): boolean {

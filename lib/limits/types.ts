@@ -49,7 +49,21 @@ export interface QuotaRule {
   label: string;
 }
 
-export type Rule = WindowRule | GcraRule | ConcurrencyRule | QuotaRule;
+/**
+ * Tokens per window (TPM): a window rule (the same 60 sub-buckets) whose admission counts the
+ * admission's token reservation (AdmitInput.tokens: the estimated input plus the largest output)
+ * instead of 1, admitted while what the window holds plus the reservation stays within `limit`.
+ * release() settles it to the tokens used (ReleaseInput.tokens), in the bucket it was counted in.
+ */
+export interface TokensRule {
+  kind: 'tokens';
+  key: string;
+  limit: number;
+  windowMs: number;
+  label: string;
+}
+
+export type Rule = WindowRule | GcraRule | ConcurrencyRule | QuotaRule | TokensRule;
 
 export interface RuleState {
   rule: Rule;
@@ -57,6 +71,20 @@ export interface RuleState {
   remaining: number;
   /** Milliseconds until the window has room again (0 when it has room now). */
   resetMs: number;
+  /**
+   * A tokens rule that admitted: the limiter's clock (epoch ms) when the reservation was counted,
+   * which places its settlement in the same bucket (ReleaseInput.tokens).
+   */
+  at?: number;
+}
+
+/** The settlement of one tokens rule's reservation: `delta` (used - reserved) in the bucket of `at`. */
+export interface TokenSettlement {
+  key: string;
+  windowMs: number;
+  /** RuleState.at of the admission. */
+  at: number;
+  delta: number;
 }
 
 export interface AdmitInput {
@@ -96,6 +124,8 @@ export interface AdmitInput {
    * limiter ignores it.
    */
   urgent?: boolean;
+  /** What each tokens rule counts (TokensRule): whole tokens, required with a tokens rule. */
+  tokens?: number;
 }
 
 export type AdmitResult =
@@ -124,6 +154,8 @@ export interface ReleaseInput {
   budgets?: { key: string; delta: bigint; reserved: bigint }[];
   /** Token usage added to quota rules after the reply. */
   usage?: { key: string; windowMs: number; amount: number }[];
+  /** Token reservations (tokens rules) settled to what was used; a bucket that has left the window is left alone. */
+  tokens?: TokenSettlement[];
   /**
    * Send now instead of with the event-loop turn's batch (as AdmitInput.urgent): a stream's release
    * goes out before its last bytes, so that nothing of it is left to do when the client's next

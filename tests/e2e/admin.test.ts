@@ -226,6 +226,15 @@ describe('operator console in a browser', { timeout: 60_000 }, () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${gw.url}/admin`);
     await shot(page, '10-overview-phone');
+    // Channel health on a phone: each channel's card (state, reason) fits the screen, nothing scrolls sideways but the table.
+    await page.goto(`${gw.url}/admin/channels`);
+    const cards = page.getByTestId('channel-health');
+    expect(await cards.count()).toBe(2);
+    expect(await cards.first().getByTestId('health-state').innerText()).toBe('healthy');
+    const box = (await cards.first().boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(390);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+    await shot(page, '11-channels-phone');
     await page.setViewportSize({ width: 1280, height: 860 });
   });
 });

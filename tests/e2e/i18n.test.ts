@@ -206,8 +206,9 @@ describe('the interface in Chinese', { timeout: 90_000 }, () => {
     await expect(page.getByTestId('password-outcome').textContent()).resolves.toBe('请输入当前密码。');
 
     await page.goto(`${gw.url}/dashboard/playground`);
+    await page.getByTestId('pg-prompt').fill('');
     await page.getByTestId('pg-send').click();
-    await expect(page.getByTestId('pg-error').textContent()).resolves.toContain('请先粘贴');
+    await expect(page.getByTestId('pg-prompt-error').textContent()).resolves.toBe('请先输入一条消息。');
 
     await page.goto(`${gw.url}/dashboard/alerts`);
     await page.getByTestId('alert-thresholds').fill('50, 80');

@@ -68,13 +68,14 @@ describe('key controls in the dashboard', { timeout: 60_000 }, () => {
     await page.locator('[data-testid="new-controls"] summary').click();
     await page.getByTestId('new-monthly').fill('2');
     await page.getByTestId('new-rpm').fill('30');
+    await page.getByTestId('new-tpm').fill('50000');
     await page.locator('[data-testid="new-models"] input[value="deepseek-chat"]').check();
     await shot('29-01-key-controls-form');
     await page.getByTestId('create-key').click();
     apiKey = (await page.getByTestId('new-key').textContent())!.trim();
     expect(apiKey).toMatch(/^sk-gw-/);
     const row = page.getByTestId('key-row').filter({ hasText: 'intern' });
-    await expect(row.getByTestId('key-limits').textContent()).resolves.toContain('1 model · 30 rpm');
+    await expect(row.getByTestId('key-limits').textContent()).resolves.toContain('1 model · 30 rpm · 50000 tokens/min');
 
     const refused = await chat(apiKey, 'gpt-4o-mini');
     expect(refused.status).toBe(403);

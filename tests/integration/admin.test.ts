@@ -457,8 +457,10 @@ describe('logs and announcements', { timeout: 60_000 }, () => {
     expect(csv.headers.get('content-type')).toMatch(/text\/csv/);
     const lines = (await csv.text()).trim().split('\n');
     expect(lines[0]).toMatch(/^account_id,account_email,id,/);
-    expect(lines).toHaveLength(2);
+    // The row, then the totals row (issue 45).
+    expect(lines).toHaveLength(3);
     expect(lines[1]).toContain(acct.email);
+    expect(lines[2]).toMatch(/^,,total,1 requests,/);
     const user = await register(gw.url);
     expect((await call(gw.url, user.cookie, 'GET', '/api/admin/logs/export')).status).toBe(403);
   });

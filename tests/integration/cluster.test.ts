@@ -19,6 +19,7 @@ let cluster: TestCluster;
 let up: FakeUpstream;
 let gwA: RunningGateway;
 let gwB: RunningGateway;
+const MODEL_TPM = 3_000;
 
 const chat = (gw: RunningGateway, apiKey: string, model = 'deepseek-chat') =>
   fetch(`${gw.url}/v1/chat/completions`, {
@@ -31,7 +32,12 @@ beforeAll(async () => {
   [cluster, up] = await Promise.all([startRedisCluster(), startFakeUpstream()]);
   const config = testConfig({ openaiUrls: [up.url] });
   // A small per-model cap, shared by every free and pro account.
-  (config.models as { name: string; rpm?: number }[]).find((m) => m.name === 'gpt-4o-mini')!.rpm = 7;
+  (config.models as { name: string; rpm?: number; tpm?: number }[]).find((m) => m.name === 'gpt-4o-mini')!.rpm = 7;
+  // gpt-4o on a channel of its own with a concurrency cap, and a tokens-per-minute cap on the model.
+  const channels = config.channels as { name: string; models: string[] }[];
+  channels[0].models = channels[0].models.filter((m) => m !== 'gpt-4o');
+  channels.push({ ...channels[0], name: 'capped', models: ['gpt-4o'], concurrency: 2 } as (typeof channels)[number]);
+  (config.models as { name: string; tpm?: number }[]).find((m) => m.name === 'gpt-4o')!.tpm = MODEL_TPM;
   const env = { REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.env };
   [gwA, gwB] = await Promise.all([startGateway({ config, env }), startGateway({ config, env })]);
 }, 120_000);
@@ -101,6 +107,51 @@ describe('two gateways on a Redis Cluster', () => {
     } finally {
       c.disconnect();
     }
+  });
+
+  it("a channel's concurrency cap holds across both instances: 10 at once on a channel of 2 serve exactly 2, the rest a 429 naming it", async () => {
+    const accounts = await Promise.all(Array.from({ length: 5 }, () => createAccount({ tier: 'pro', balanceUsd: '10' })));
+    up.setDefault({ type: 'delay', ms: 1000 });
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const res = await fetch(`${(i % 2 === 0 ? gwA : gwB).url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${accounts[i % 5].apiKey}` },
+          body: JSON.stringify({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }),
+        });
+        return { status: res.status, text: await res.text() };
+      }),
+    );
+    up.setDefault({ type: 'ok' });
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(2);
+    const refused = replies.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(8);
+    expect(refused[0].text).toContain('2 concurrent requests');
+    expect(up.requests).toHaveLength(2);
+  });
+
+  it("a model's tokens per minute holds across both instances: the request that would cross it is refused, naming it", async () => {
+    const accounts = await Promise.all(Array.from({ length: 3 }, () => createAccount({ tier: 'pro', balanceUsd: '10' })));
+    const send = (gw: RunningGateway, i: number) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${accounts[i].apiKey}` },
+        body: JSON.stringify({ model: 'gpt-4o', max_tokens: 1_400, messages: [{ role: 'user', content: 'Hi' }] }),
+      });
+    // Each reserves its prompt's bound and 1,400 output tokens: two of 3,000 fit at once, one on each instance.
+    up.setDefault({ type: 'delay', ms: 1000 });
+    const held = [send(gwA, 0), send(gwB, 1)];
+    await new Promise((r) => setTimeout(r, 400));
+    const third = await send(gwA, 2);
+    const text = await third.text();
+    expect(third.status, text).toBe(429);
+    expect(text).toContain(`model gpt-4o: ${MODEL_TPM} tokens per minute`);
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    up.setDefault({ type: 'ok' });
+    expect((await Promise.all(held)).map((r) => r.status)).toEqual([200, 200]);
+    // Both settled to the few tokens they used (the releases follow the replies at once): the third fits now.
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await send(gwB, 2)).status).toBe(200);
   });
 
   it('a revoked key is refused at once by the other instance', async () => {

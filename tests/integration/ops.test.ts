@@ -50,7 +50,8 @@ describe('operations endpoints', () => {
     const text = await res.text();
     expect(text).toMatch(/gateway_requests_total\{endpoint="\/v1\/chat\/completions",status="200"\} 2/);
     expect(text).toMatch(/gateway_requests_total\{endpoint="\/v1\/chat\/completions",status="429"\} 1/);
-    expect(text).toMatch(/gateway_request_duration_ms_bucket\{endpoint="\/v1\/chat\/completions",le="\+Inf"\} 3/);
+    // prom-client writes a bucket's `le` first; the order of labels means nothing to Prometheus.
+    expect(text).toMatch(/gateway_request_duration_ms_bucket\{le="\+Inf",endpoint="\/v1\/chat\/completions"\} 3/);
     expect(text).toMatch(/gateway_upstream_attempts_total\{channel="openai-1"\} 3/);
     expect(text).toMatch(/gateway_upstream_failures_total\{channel="openai-1"\} 1/);
     expect(text).toMatch(/gateway_upstream_attempts_total\{channel="openai-2"\} 1/);

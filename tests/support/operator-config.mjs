@@ -115,6 +115,9 @@ export function fixtureConfig({ channels, models = [], extra = {} }) {
   return {
     usd_to_cny: '7.2',
     circuit_breaker: { failures: 3, cooldown_ms: 2000 },
+    // Channel health never judges in the fixtures (their fallback and breaker tests fail a channel
+    // many times on purpose); tests/integration/channel-health.test.ts sets its own thresholds.
+    channel_health: { min_requests: 100_000 },
     tiers: structuredClone(FIXTURE_TIERS),
     channels,
     models: structuredClone([...FIXTURE_MODELS, ...models]),

@@ -48,6 +48,21 @@ describe('operator config', () => {
     expect(errorOf(cfg)).toMatch(/channels\[0\]\.base_url/);
   });
 
+  it("reads a channel's concurrency and tpm and a model's tpm; a bad one names its field", () => {
+    const cfg = valid();
+    Object.assign((cfg.channels as Record<string, unknown>[])[0], { concurrency: 4, tpm: 200_000 });
+    (cfg.models as { name: string; tpm?: number }[])[0].tpm = 1_000_000;
+    const built = buildConfig(cfg, 'test.yaml');
+    expect(built.channels[0]).toMatchObject({ concurrency: 4, tpm: 200_000 });
+    expect(built.channels[1].concurrency).toBeUndefined();
+    expect(built.models.get((cfg.models as { name: string }[])[0].name)!.tpm).toBe(1_000_000);
+    (cfg.channels as Record<string, unknown>[])[0].concurrency = 0;
+    expect(errorOf(cfg)).toMatch(/channels\[0\]\.concurrency/);
+    (cfg.channels as Record<string, unknown>[])[0].concurrency = 4;
+    (cfg.models as { tpm?: number }[])[0].tpm = 1.5;
+    expect(errorOf(cfg)).toMatch(/models\[0\]\.tpm/);
+  });
+
   it('rejects a float-unsafe price and names it', () => {
     const cfg = valid();
     (cfg.models as { input_price_usd_per_million: string }[])[1].input_price_usd_per_million = '-1';

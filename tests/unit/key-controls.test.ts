@@ -128,6 +128,7 @@ describe('key budgets read back from the database (#37 item 17)', () => {
       monthlyBudgetUsd: new Prisma.Decimal(monthly),
       models: null,
       rpm: null,
+      tpm: null,
       concurrency: null,
       allowedIps: null,
       expiresAt: null,
@@ -142,7 +143,7 @@ describe('key budgets read back from the database (#37 item 17)', () => {
 });
 
 describe('key guard checks', () => {
-  const base = { budgetPico: null, monthlyBudgetPico: null, models: [], rpm: null, concurrency: null, allowedIps: [], expiresAt: null };
+  const base = { budgetPico: null, monthlyBudgetPico: null, models: [], rpm: null, tpm: null, concurrency: null, allowedIps: [], expiresAt: null };
 
   it('a key without controls has no guard', () => {
     expect(keyGuard('k', base)).toBeNull();

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailoverLimiter } from '../../lib/limits/failover-limiter';
-import { accountKey, modelKey } from '../../lib/limits/keys';
+import { accountKey, channelKey, modelKey } from '../../lib/limits/keys';
 import { RedisLimiter } from '../../lib/limits/redis-limiter';
 import type { AdmitInput, AdmitResult, Limiter, Rule } from '../../lib/limits/types';
 import { startRedisCluster, type TestCluster } from '../support/redis-cluster';
@@ -102,6 +102,48 @@ describe('limiter on Redis Cluster', () => {
     expect(leases).toBe(5);
     expect(spent).toBe(50n);
     expect(await clients[0].zcard(mconc.key)).toBe(5);
+  });
+
+  it("tokens per minute of a key (account slot) and a model (its slot) across two instances: never more reserved than the limit; a refusal on one slot takes the other's tokens back; settled in its bucket", async () => {
+    const model = `m-${randomUUID()}`;
+    const mtpm: Rule = { kind: 'tokens', key: modelKey(model, 'tpm'), limit: 5_000, windowMs: 60_000, label: 'model tpm' };
+    const users = Array.from({ length: 4 }, account);
+    const rulesOf = (u: string): Rule[] => [
+      global,
+      { kind: 'tokens', key: accountKey(u, 'k:x:tpm'), limit: 100_000, windowMs: 60_000, label: 'key tpm' },
+      mtpm,
+    ];
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => admit(i % 2 ? a : b, rulesOf(users[i % 4]), { tokens: 1_000 })));
+    expect(results.filter((r) => r.ok)).toHaveLength(5);
+    const refused = results.find((r) => !r.ok)!;
+    expect(refused.ok === false && refused.reason === 'limit' && refused.rule.key).toBe(mtpm.key);
+    expect(await clients[0].hget(mtpm.key, 'n')).toBe('5000');
+    // Only the admitted requests' tokens stay on the accounts' slots (the refused parts were taken back).
+    let counted = 0;
+    for (const u of users) counted += Number((await clients[0].hget(accountKey(u, 'k:x:tpm'), 'n')) ?? 0);
+    expect(counted).toBe(5_000);
+    // One admitted request used 200 of its 1,000: both slots get 800 back, in the bucket each counted it in.
+    const i = results.findIndex((r) => r.ok);
+    const ok = results[i] as Extract<AdmitResult, { ok: true }>;
+    await b.release({
+      leaseId: 'settle',
+      concurrencyKeys: [],
+      tokens: ok.states.filter((s) => s.rule.kind === 'tokens').map((s) => ({ key: s.rule.key, windowMs: 60_000, at: s.at!, delta: -800 })),
+    });
+    expect(await clients[0].hget(mtpm.key, 'n')).toBe('4200');
+    expect((await admit(a, rulesOf(users[0]), { tokens: 800 })).ok).toBe(true);
+    expect((await admit(b, rulesOf(users[1]), { tokens: 1 })).ok).toBe(false);
+  });
+
+  it("a channel's concurrency (its own slot) across two instances: exactly its cap", async () => {
+    const channel = `c-${randomUUID()}`;
+    const cap: Rule = { kind: 'concurrency', key: channelKey(channel, 'conc'), limit: 3, label: 'channel conc' };
+    const ids = Array.from({ length: 12 }, () => randomUUID());
+    const results = await Promise.all(ids.map((leaseId, i) => (i % 2 ? a : b).admit({ rules: [cap], leaseId, leaseTtlMs: 60_000 })));
+    expect(results.filter((r) => r.ok)).toHaveLength(3);
+    await a.release({ leaseId: ids[results.findIndex((r) => r.ok)], concurrencyKeys: [cap.key] });
+    expect((await admit(b, [cap])).ok).toBe(true);
+    expect((await admit(a, [cap])).ok).toBe(false);
   });
 
   it('deny markers in the account slot and in the key slot refuse before anything is counted', async () => {

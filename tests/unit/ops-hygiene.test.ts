@@ -1,5 +1,6 @@
 import { describe, it, expect, vi, afterEach } from 'vitest';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
@@ -39,6 +40,48 @@ describe('scripts/admin.ts command line', () => {
       expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
     }
   });
+});
+
+describe('scripts/admin.ts --help for every command', () => {
+  // The commands as the script defines them: its COMMANDS list, the cases it runs and its usage.
+  // They must agree, so a command added to one cannot miss the loop below.
+  const source = readFileSync('scripts/admin.ts', 'utf8');
+  const listed = JSON.parse(/const COMMANDS = (\[[^\]]*\]);/.exec(source)![1]!.replaceAll("'", '"')) as string[];
+  const run = source.slice(source.indexOf('async function run('));
+  const cases = [...run.matchAll(/^\s+case '([a-z-]+)':/gm)].map((m) => m[1]!);
+  const usage = source.slice(source.indexOf('const usage = `'), source.indexOf('`;', source.indexOf('const usage = `')));
+  const documented = [...usage.matchAll(/^ {2}([a-z][a-z-]+) {1,}--/gm)].map((m) => m[1]!);
+
+  it('the script lists, runs and documents the same commands', () => {
+    expect(listed.length).toBeGreaterThanOrEqual(10);
+    expect([...cases].sort()).toEqual([...listed].sort());
+    expect([...documented].sort()).toEqual([...listed].sort());
+  });
+
+  // The database URL points nowhere: help needs none. Three forms of asking, run side by side (tsx's
+  // start-up is most of each); the last one with an unknown option and a flag missing its value,
+  // which do not stop help.
+  const forms = (command: string) => [
+    [command, '--help'],
+    ['help', command],
+    [command, '--frob', '-h', '--usd'],
+  ];
+  it.each(listed)(
+    '%s: its own usage lines on stdout, exit 0, nothing on stderr',
+    async (command) => {
+      for (const args of forms(command)) {
+        const r = await adminCli(...args);
+        expect(r.stderr, args.join(' ')).toBe('');
+        expect(r.code, args.join(' ')).toBe(0);
+        const lines = r.stdout.trimEnd().split('\n');
+        expect(lines[0]).toBe('Usage: npm run admin -- <command> [options]');
+        expect(lines[1], args.join(' ')).toMatch(new RegExp(`^  ${command} +--`));
+        // Only that command's lines: no other command's.
+        for (const other of listed.filter((c) => c !== command)) expect(r.stdout).not.toMatch(new RegExp(`^  ${other} `, 'm'));
+      }
+    },
+    120_000,
+  );
 });
 
 describe('Redis client errors', () => {

@@ -54,7 +54,7 @@ export default async function AdminOverviewPage() {
     <>
       <PageHeader
         title={t('Overview')}
-        description={t('Every account, every channel. Times in UTC; revenue is recharges (Stripe and codes), spend is usage.')}
+        description={t('Every account, every channel. Windows are UTC days; revenue is recharges (Stripe and codes), spend is usage.')}
       />
       <div className="grid gap-4 sm:grid-cols-3" data-testid="admin-windows">
         {data.windows.map((w) => (
@@ -64,7 +64,7 @@ export default async function AdminOverviewPage() {
             value={t('{n} requests', { n: int(w.requests) })}
             sub={
               <>
-                {t('{n} errors', { n: int(w.errors) })} · {t('revenue {usd} / {cny}', { usd: usd(w.revenuePico), cny: cny(w.revenueCnyPico) })}
+                {t('{n} failed', { n: int(w.failed) })} · {t('revenue {usd} / {cny}', { usd: usd(w.revenuePico), cny: cny(w.revenueCnyPico) })}
                 <br />
                 {t('spend {usd} / {cny}', { usd: usd(w.spendPico), cny: cny(w.spendCnyPico) })}
               </>
@@ -133,6 +133,9 @@ export default async function AdminOverviewPage() {
                   <Td>
                     {c.disabled ? (
                       <Badge tone="red">{t('disabled')}</Badge>
+                    ) : c.health.state !== 'healthy' ? (
+                      // Channel health (lib/channels/health.ts); the channels page says why.
+                      <Badge tone={c.health.state === 'failed' ? 'red' : c.health.state === 'degraded' ? 'amber' : 'blue'}>{t(c.health.state)}</Badge>
                     ) : c.breakerOpen > 0 ? (
                       <Badge tone="amber">{t('breaker open')}</Badge>
                     ) : (

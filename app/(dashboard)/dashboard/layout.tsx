@@ -16,6 +16,8 @@ import { chosenTheme } from '@/lib/theme';
 import { currentMessages } from '@/lib/i18n/server';
 import { LanguageSwitch } from '@/components/ui/language-switch';
 import { AlertBanner } from '@/components/dashboard/alert-banner';
+import { StickyBar } from '@/components/ui/sticky-bar';
+import { TimeZoneNote } from '@/components/ui/local-time';
 
 export default async function DashboardLayout({ children }: { children: ReactNode }) {
   const user = await requirePageUser();
@@ -33,30 +35,38 @@ export default async function DashboardLayout({ children }: { children: ReactNod
       >
         {t.skipToContent}
       </a>
-      <header className="sticky top-0 z-20 border-b border-slate-200 bg-white/95 backdrop-blur">
-        <div className="mx-auto max-w-6xl px-4 sm:px-6">
-          <div className="flex h-14 items-center gap-3">
-            <Link href="/dashboard" className="shrink-0" aria-label={tr('Model Gateway overview')}>
-              <Logo />
-            </Link>
-            <Badge tone="violet" className="hidden sm:inline-flex">
-              {tierLabel(account.tier)}
-            </Badge>
-            <div className="ml-auto flex min-w-0 items-center gap-2">
-              {admin && (
-                <Link href="/admin" className="text-sm font-medium text-amber-700 hover:text-amber-900" data-testid="admin-link">
-                  Admin
-                </Link>
-              )}
-              <span className="hidden truncate text-sm text-slate-500 sm:inline" data-testid="account-email">
-                {account.email}
-              </span>
-              <LanguageSwitch locale={locale} label={t.language} className="hidden sm:flex" />
-              <ThemeSwitch initial={await chosenTheme()} className="hidden sm:flex" labels={t.theme} />
-              <SignOutButton label={t.logOut} busyLabel={t.loggingOut} />
+      {/* Phones keep only the top bar on screen (it shrinks once scrolled) and let the nav, which
+          wraps to several lines there, scroll away; from sm up the one-line nav stays under it. */}
+      <header>
+        <StickyBar className="border-b border-slate-200 bg-white/95 backdrop-blur sm:border-b-0">
+          <div className="mx-auto max-w-6xl px-4 sm:px-6">
+            <div className="flex h-14 items-center gap-3 transition-[height] group-data-[compact]:h-11 sm:group-data-[compact]:h-14">
+              <Link href="/dashboard" className="shrink-0" aria-label={tr('Model Gateway overview')}>
+                <Logo />
+              </Link>
+              <Badge tone="violet" className="hidden sm:inline-flex">
+                {tierLabel(account.tier)}
+              </Badge>
+              <div className="ml-auto flex min-w-0 items-center gap-2">
+                {admin && (
+                  <Link href="/admin" className="text-sm font-medium text-amber-700 hover:text-amber-900" data-testid="admin-link">
+                    Admin
+                  </Link>
+                )}
+                <span className="hidden truncate text-sm text-slate-500 sm:inline" data-testid="account-email">
+                  {account.email}
+                </span>
+                <LanguageSwitch locale={locale} label={t.language} className="hidden sm:flex" />
+                <ThemeSwitch initial={await chosenTheme()} className="hidden sm:flex" labels={t.theme} />
+                <SignOutButton label={t.logOut} busyLabel={t.loggingOut} />
+              </div>
             </div>
           </div>
-          <DashboardNav labels={t.nav} />
+        </StickyBar>
+        <div className="border-b border-slate-200 bg-white/95 backdrop-blur sm:sticky sm:top-14 sm:z-10">
+          <div className="mx-auto max-w-6xl px-4 sm:px-6">
+            <DashboardNav labels={t.nav} />
+          </div>
         </div>
       </header>
       <AnnouncementBanner />
@@ -68,6 +78,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
       )}
       <main id="main" className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">
         {children}
+        <TimeZoneNote template={tr('Times are in {zone}; daily totals are UTC days.')} />
       </main>
     </div>
   );

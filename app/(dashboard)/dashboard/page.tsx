@@ -12,7 +12,7 @@ import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
 import { Progress } from '@/components/ui/progress';
 import { Stat } from '@/components/ui/stat';
-import { UsageChart, type UsagePoint } from '@/components/dashboard/usage-chart';
+import { UsageBars, type UsagePoint } from '@/components/dashboard/usage-bars';
 import { FirstRunChecklist } from '@/components/dashboard/first-run-checklist';
 import { firstRunState } from '@/lib/dashboard/first-run';
 import { publicOrigin } from '@/lib/dashboard/origin';
@@ -149,7 +149,7 @@ export default async function OverviewPage() {
             }
           />
           <CardBody>
-            <UsageChart data={chartData(o, tr)} />
+            <UsageBars data={chartData(o, tr)} t={tr} />
           </CardBody>
         </Card>
         <TierCard o={o} t={t.overview} />

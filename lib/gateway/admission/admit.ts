@@ -12,7 +12,7 @@ import { keyScope } from '@/lib/limits/keys';
 import type { Principal } from '@/lib/auth/principal';
 import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
 import { keyBudgetError, keyBudgets, Unaffordable, loadKeyBudget, mayOutrunAdmission, refreshedPrincipal } from '@/lib/keys/admission';
-import { concurrencyKeysOf, MINUTE, quotaKeyOf, requestRateRulesOf, rulesFor, type Endpoint } from '@/lib/gateway/admission/rules';
+import { concurrencyKeysOf, MINUTE, quotaKeyOf, requestRateRulesOf, rulesFor, tokensRuleIndexes, type Endpoint } from '@/lib/gateway/admission/rules';
 import { rateLimitHeaders } from '@/lib/gateway/admission/headers';
 import { refuseDenied } from '@/lib/gateway/admission/deny';
 import { admissionAnswered, admissionSent, LEASE_TTL_MS, quiet, sendNow, trackLeases, type Admission } from '@/lib/gateway/admission/lease';
@@ -26,6 +26,8 @@ export interface AdmissionRequest {
   endpoint: Endpoint;
   /** Balance reservation, pico-USD. */
   reserve: bigint;
+  /** Tokens the tokens-per-minute rules reserve (estimated input + the largest output); 0 or unset: none counted. */
+  tokens?: number;
   leaseId: string;
   /** The client address the key's ranges are checked against, should the key be reloaded after an edit. */
   ip?: string;
@@ -48,10 +50,29 @@ async function loadBalance(userId: string): Promise<AccountBalanceSnapshot> {
 
 const LONGEST_RETRIED_WAIT_MS = MINUTE + (2 * MINUTE) / 60;
 
-/** The 429 for a limit that refused (counted in /metrics under `scope`). */
-function limitError(result: Extract<AdmitResult, { reason: 'limit' }>, scope: string): GatewayError {
+/** The 429 for a limit that refused (counted in /metrics under `scope`); `tokens`: what a tokens rule was asked to reserve. */
+export function limitError(result: Extract<AdmitResult, { reason: 'limit' }>, scope: string, tokens = 0): GatewayError {
   inc('gateway_limiter_rejections_total', { limit: result.rule.kind, scope });
   const headers = rateLimitHeaders(result.states);
+  if (result.rule.kind === 'tokens') {
+    // Tokens per minute: the request's reservation (its prompt's bound and its largest output) is what did not fit.
+    const rule = result.rule;
+    const used = Math.max(0, rule.limit - (result.states.find((s) => s.rule === rule)?.remaining ?? 0));
+    if (tokens > rule.limit) {
+      // Never fits, whatever the wait: not worth retrying as it is.
+      headers['x-should-retry'] = 'false';
+      return new GatewayError(
+        'rate_limit_exceeded',
+        `Rate limit exceeded: ${rule.label}. This request may use up to ${tokens} tokens (its prompt and its output cap), more than the limit allows in a minute: lower max_tokens or shorten the prompt.`,
+        { retryAfterMs: result.retryAfterMs, headers },
+      );
+    }
+    return new GatewayError(
+      'rate_limit_exceeded',
+      `Rate limit exceeded: ${rule.label}; ${used} used in the last minute and this request may use up to ${tokens} (its prompt and its output cap). Retry after ${Math.ceil(result.retryAfterMs / 1000)} s.`,
+      { retryAfterMs: result.retryAfterMs, headers },
+    );
+  }
   // A long wait (the daily token quota, the hourly window) must not be slept on by SDKs that do
   // not cap Retry-After (@anthropic-ai/sdk): tell them not to retry at all. A per-minute window's
   // wait is worth retrying, and it can exceed the minute by a sub-bucket (lib/limits: 1/60 of the
@@ -78,6 +99,8 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
     budgets,
     denyKeys: principal.denyKeys,
     urgent: sendNow(urgent, 'admit'),
+    // Only an admission with a tokens rule carries its token reservation (one more argument).
+    tokens: tokensRuleIndexes(rules).length > 0 ? (request.tokens ?? 0) : undefined,
   };
   let result: AdmitResult;
   admissionSent();
@@ -99,7 +122,7 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
   }
   if (!result.ok) {
     if (roomKey) forgetHeadroom(roomKey);
-    if (result.reason === 'limit') throw limitError(result, keyScope(result.rule.key));
+    if (result.reason === 'limit') throw limitError(result, keyScope(result.rule.key), input.tokens);
     // The key was edited since it was cached here (index 2, lib/events.ts): admitted under its new controls.
     if (result.reason === 'denied' && result.index === 2 && !refreshed) {
       return admit({ ...request, principal: await refreshedPrincipal(principal, model?.name ?? null, request.ip ?? '') }, roomKey, urgent, true);
@@ -127,6 +150,14 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
     headers: rateLimitHeaders(result.states),
     renewedAt: Date.now(),
   };
+  const tokenRules = tokensRuleIndexes(rules);
+  if (tokenRules.length > 0 && request.tokens) {
+    admission.tokensReserved = request.tokens;
+    admission.tokenReservations = tokenRules.map((i) => {
+      const s = result.states[i];
+      return { key: s.rule.key, windowMs: (s.rule as { windowMs: number }).windowMs, at: s.at ?? Date.now() };
+    });
+  }
   trackLeases(admission);
   return admission;
 }

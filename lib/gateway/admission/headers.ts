@@ -25,7 +25,9 @@ export function rateLimitHeaders(states: RuleState[]): Record<string, string> {
     headers['x-ratelimit-remaining-requests'] = String(Math.max(0, req.remaining));
     headers['x-ratelimit-reset-requests'] = goDuration(req.resetMs);
   }
-  const tok = states.find((s) => s.rule.kind === 'quota');
+  // The token limit with the least room left: the daily quota or a tokens-per-minute rule.
+  let tok: RuleState | undefined;
+  for (const s of states) if ((s.rule.kind === 'quota' || s.rule.kind === 'tokens') && (!tok || s.remaining < tok.remaining)) tok = s;
   if (tok) {
     headers['x-ratelimit-limit-tokens'] = String(tok.limit);
     headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, tok.remaining));

@@ -4,6 +4,21 @@ import { env } from '@/lib/env';
 import { inc } from '@/lib/metrics';
 import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
 import { DAY } from '@/lib/gateway/admission/rules';
+import type { TokenSettlement } from '@/lib/limits/types';
+
+/** A token reservation of an admission (a tokens rule that admitted): settled by the release to what was used. */
+export interface TokenReservation {
+  key: string;
+  windowMs: number;
+  /** When it was counted (RuleState.at). */
+  at: number;
+}
+
+/** The settlements of token reservations of `reserved` tokens each, `used` tokens used. */
+export function tokenSettlements(reservations: TokenReservation[] | undefined, reserved: number, used: number): TokenSettlement[] | undefined {
+  if (!reservations?.length || used === reserved) return undefined;
+  return reservations.map((r) => ({ key: r.key, windowMs: r.windowMs, at: r.at, delta: used - reserved }));
+}
 
 export interface Admission {
   leaseId: string;
@@ -13,6 +28,9 @@ export interface Admission {
   reserved: bigint;
   /** The key's budget counters the reservation was also taken against (lib/keys/admission.ts). */
   budgetKeys?: string[];
+  /** Tokens reserved by each tokens rule (TPM: the key's, the model's), and where. */
+  tokensReserved?: number;
+  tokenReservations?: TokenReservation[];
   headers: Record<string, string>;
   /** When the leases were last set to live LEASE_TTL_MS from then. */
   renewedAt: number;
@@ -28,15 +46,19 @@ const RENEW_EVERY_MS = LEASE_TTL_MS / 3;
 const live = new Set<Admission>();
 let renewer: NodeJS.Timeout | undefined;
 
+/** Channel places among `live` (admission/channel.ts: userId ''): not requests of their own for quiet(). */
+let channelPlaces = 0;
+
 export function trackLeases(admission: Admission): void {
+  if (!live.has(admission) && admission.userId === '') channelPlaces++;
   live.add(admission);
   if (renewer) return;
   renewer = setInterval(renewLeases, RENEW_EVERY_MS);
   renewer.unref();
 }
 
-function untrackLeases(admission: Admission): void {
-  live.delete(admission);
+export function untrackLeases(admission: Admission): void {
+  if (live.delete(admission) && admission.userId === '') channelPlaces--;
 }
 
 function renewLeases(): void {
@@ -80,7 +102,7 @@ export function admissionAnswered(): void {
  * (docs/decisions/008-urgent-limiter-calls.md).
  */
 export function quiet(): boolean {
-  return live.size + admitting < QUIET_BELOW;
+  return live.size - channelPlaces + admitting < QUIET_BELOW;
 }
 
 /** Whether a limiter call that asks to be urgent is sent at once: only on a quiet instance (counted). */
@@ -118,6 +140,7 @@ export async function release(admission: Admission, cost: bigint, tokens: number
       settle: { key: balanceKey(admission.userId), delta: admission.reserved - cost, reserved: admission.reserved },
       budgets: admission.budgetKeys?.map((key) => ({ key, delta: admission.reserved - cost, reserved: admission.reserved })),
       usage: admission.quotaKey && tokens > 0 ? [{ key: admission.quotaKey, windowMs: DAY, amount: tokens }] : undefined,
+      tokens: tokenSettlements(admission.tokenReservations, admission.tokensReserved ?? 0, tokens),
       urgent,
     })
     .catch(() => undefined);

@@ -95,6 +95,15 @@ function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo |
           label: `model ${model.name}: ${model.concurrency} concurrent requests`,
         });
     }
+    // Tokens per minute on the model, across the platform (every tier): reserved at admission, settled after.
+    if (model.tpm)
+      rules.push({
+        kind: 'tokens',
+        key: modelKey(model.name, 'tpm'),
+        limit: model.tpm,
+        windowMs: MINUTE,
+        label: `model ${model.name}: ${model.tpm} tokens per minute`,
+      });
     if (model.platformDailyRequests) {
       rules.push(
         windowRule(
@@ -119,6 +128,19 @@ export function concurrencyKeysOf(rules: Rule[]): string[] {
   let keys = concurrencyKeyCache.get(rules);
   if (!keys) concurrencyKeyCache.set(rules, (keys = rules.filter((r) => r.kind === 'concurrency').map((r) => r.key)));
   return keys;
+}
+
+const tokensIndexCache = new WeakMap<Rule[], number[]>();
+
+/** Positions of the tokens rules (TPM): their states are kept to settle the reservation after the reply. */
+export function tokensRuleIndexes(rules: Rule[]): number[] {
+  let at = tokensIndexCache.get(rules);
+  if (!at) {
+    at = [];
+    rules.forEach((r, i) => r.kind === 'tokens' && at!.push(i));
+    tokensIndexCache.set(rules, at);
+  }
+  return at;
 }
 
 /** The key of the daily token quota, if the rules have one. */

@@ -55,8 +55,8 @@ export function noteHeadroom(key: string, states: RuleState[], balance: bigint |
   let requests = Infinity;
   for (const s of states) {
     const margin = Math.ceil(s.limit * SPECULATE_MARGIN);
-    // The token quota counts tokens, not requests: enough room left, or none at all.
-    const room = s.rule.kind === 'quota' ? (s.remaining > margin ? Infinity : 0) : s.remaining - margin;
+    // The token quota and tokens per minute count tokens, not requests: enough room left, or none at all.
+    const room = s.rule.kind === 'quota' || s.rule.kind === 'tokens' ? (s.remaining > margin ? Infinity : 0) : s.remaining - margin;
     if (room < requests) requests = room;
   }
   if (balance === undefined && reserve > 0n) {

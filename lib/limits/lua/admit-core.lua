@@ -117,19 +117,23 @@ end
 -- uses the key and kept here; later items of the call (an account sending in parallel) read and
 -- update it, and it is written back once when the call ends (flush_windows). The call shares one
 -- clock reading, so every item is in the same bucket. A single admission reads and writes at once.
-local win_state
+-- (win_state and win_dirty are declared in the prelude: a token settlement in the same batch reads them.)
 
 -- The check made on the first read of a key is also the key's state (n, lo, cur ...: one table per
 -- check, as the other rules); in a batch it is kept in win_state and later checks of the key point
 -- to it (st).
-local function check_window(key, limit, win, kind)
+-- amt: what the admission counts (1; a tokens rule's reservation, check_tokens). It is admitted while
+-- n + amt <= limit, and its wait is until the count has fallen to limit - amt.
+local function check_window(key, limit, win, kind, _, tok)
+  -- Plain windows leave amt out of their check's table (nil: 1): a field more is a cost per check.
+  local amt = tok or 1
   local st = win_state and win_state[key]
   if st then
     local reset = 0
     if st.lo then reset = ceil0((st.lo + st.nb + 1) * st.g - now) end
-    local c = { ok = st.n < limit, retry = 0, rem = max(0, limit - st.n), reset = reset, count = st.n, st = st,
-                kind = kind, limit = limit, win = win }
-    if not c.ok then c.retry = window_retry(key, st.n, st.lo, st.k, st.g, st.nb, limit, nil, st.cur) end
+    local c = { ok = st.n + amt <= limit, retry = 0, rem = max(0, limit - st.n), reset = reset, count = st.n, st = st,
+                kind = kind, limit = limit, win = win, amt = tok }
+    if not c.ok then c.retry = window_retry(key, st.n, st.lo, st.k, st.g, st.nb, limit - amt + 1, nil, st.cur) end
     return c
   end
   local g, nb = window_shape(win)
@@ -146,11 +150,15 @@ local function check_window(key, limit, win, kind)
   local cur = tonumber(v[3]) or 0
   local reset = 0
   if lo then reset = ceil0((lo + nb + 1) * g - now) end
-  local c = { ok = n < limit, retry = 0, rem = max(0, limit - n), reset = reset, count = n, kind = kind,
+  local c = { ok = n + amt <= limit, retry = 0, rem = max(0, limit - n), reset = reset, count = n, kind = kind,
               limit = limit, win = win, n = n, lo = lo, cur = cur, cur0 = cur, n0 = n, k = k, kt = kt,
-              g = g, nb = nb, dirty = false }
+              g = g, nb = nb, dirty = false, amt = tok }
   if win_state then win_state[key] = c end
-  if not c.ok then c.retry = window_retry(key, n, lo, k, g, nb, limit, counts, cur) end
+  if not c.ok then
+    -- A reservation larger than the limit never fits: the longest wait (the caller says why).
+    if amt > limit then c.retry = ceil((k + nb + 1) * g - now)
+    else c.retry = window_retry(key, n, lo, k, g, nb, limit - amt + 1, counts, cur) end
+  end
   return c
 end
 
@@ -165,15 +173,15 @@ local function write_window(key, st)
   if st.cur0 == 0 then call('PEXPIRE', key, format('%d', max(1, ceil((st.k + st.nb + 1) * st.g - now)))) end
 end
 
-local win_dirty
 local function flush_windows()
   for j = 1, #win_dirty do write_window(win_dirty[j], win_state[win_dirty[j]]) end
 end
 
 local function apply_window(key, i, limit, win, c)
   local st = c.st or c
-  st.n = st.n + 1
-  st.cur = st.cur + 1
+  local amt = c.amt or 1
+  st.n = st.n + amt
+  st.cur = st.cur + amt
   if not st.lo then st.lo = st.k end
   if not win_state then
     write_window(key, st)
@@ -181,7 +189,15 @@ local function apply_window(key, i, limit, win, c)
     st.dirty = true
     win_dirty[#win_dirty + 1] = key
   end
-  return limit - c.count - 1, ceil0((st.lo + st.nb + 1) * st.g - now)
+  return limit - c.count - amt, ceil0((st.lo + st.nb + 1) * st.g - now)
+end
+
+-- Tokens per window (TPM): a window whose admission counts the request's token reservation (the
+-- admission's one amount, ARGV[tok_at]: estimated input + the largest output) instead of 1. The
+-- release settles it to what was used, in the bucket it was counted in (settle_tokens).
+local tok_at
+local function check_tokens(key, limit, win, kind)
+  return check_window(key, limit, win, kind, nil, num(ARGV[tok_at]))
 end
 
 -- In a batch (BATCH_LUA makes the tables), GCRA states are kept here and written back once when the
@@ -296,9 +312,9 @@ local function apply_quota(key, i, limit, win, c)
 end
 
 local checkers = { window = check_window, rwindow = check_window, gcra = check_gcra,
-                   quota = check_quota, concurrency = check_concurrency }
+                   quota = check_quota, concurrency = check_concurrency, tokens = check_tokens }
 local appliers = { window = apply_window, rwindow = apply_window, gcra = apply_gcra,
-                   quota = apply_quota, concurrency = apply_concurrency }
+                   quota = apply_quota, concurrency = apply_concurrency, tokens = apply_window }
 
 -- Scratch tables that admit_one fills afresh for every item (only the entries it set are read):
 -- made once per call instead of once per item, and a table that grows reallocates each time.
@@ -315,6 +331,8 @@ local reserve = ARGV[ao + 4]
 -- One MGET reads every plain value below: the deny markers, the GCRA states, the balance, the budgets.
 local nb_at = ao + 6 + 3 * n
 local nb = num(ARGV[nb_at])
+-- The token reservation follows the budgets' thresholds (only sent with a tokens rule).
+tok_at = nb_at + nb + 1
 local first_deny = n
 if reserve ~= '' then first_deny = n + 3 + 3 * nb end
 local nd = num(ARGV[ao + 5])

@@ -40,6 +40,8 @@ local function cached_number(s)
   return v
 end
 local num = tonumber
+-- Window states kept by a batch (check_window, BATCH_LUA makes the tables); nil in single calls.
+local win_state, win_dirty
 
 local function ceil0(x)
   if x < 0 then return 0 end

@@ -13,6 +13,30 @@ local function settle_lease(bal, res_key, gone_key, lease, delta, reserved)
   end
 end
 
+-- A token reservation (a tokens rule, check_tokens) settled to what was used: delta (used - reserved,
+-- usually negative) added to the bucket it was counted in, kt, while that bucket is still in the
+-- window (once it has left, the reservation counts no more either). Never below zero. In a batch,
+-- a window an admission of the same call read is changed in its kept state (written at the end).
+local function settle_tokens(key, kt, d)
+  local st = win_state and win_state[key]
+  local c
+  if st and kt == st.kt then c = st.cur else c = tonumber(call('HGET', key, kt)) end
+  if not c or c <= 0 then return end
+  if c + d < 0 then d = -c end
+  if d == 0 then return end
+  if st then
+    if kt == st.kt then st.cur = st.cur + d else call('HINCRBY', key, kt, format('%d', d)) end
+    st.n = st.n + d
+    if not st.dirty then
+      st.dirty = true
+      win_dirty[#win_dirty + 1] = key
+    end
+    return
+  end
+  call('HINCRBY', key, kt, format('%d', d))
+  if call('HINCRBY', key, 'n', format('%d', d)) <= 0 then call('DEL', key) end
+end
+
 local function release_one(ko, ao, nk)
 local KEYS, ARGV = KEYS, ARGV
 local lease = ARGV[ao + 1]
@@ -54,8 +78,14 @@ local bucket = 0
 if nk > k then bucket = format('%d', floor(clock() / HOUR)) end
 for j = 1, nk - k do
   local key = KEYS[ko + k + j]
-  call('HINCRBY', key, bucket, ARGV[qa + 4 + 2 * j])
-  call('PEXPIRE', key, format('%d', ceil(num(ARGV[qa + 3 + 2 * j]) + HOUR)))
+  local w = ARGV[qa + 3 + 2 * j]
+  -- 't<bucket>': a token reservation's settlement (settle_tokens); else a quota's window.
+  if w:byte(1) == 116 then
+    settle_tokens(key, w:sub(2), num(ARGV[qa + 4 + 2 * j]))
+  else
+    call('HINCRBY', key, bucket, ARGV[qa + 4 + 2 * j])
+    call('PEXPIRE', key, format('%d', ceil(num(w) + HOUR)))
+  end
 end
 return 1
 end

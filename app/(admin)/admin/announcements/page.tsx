@@ -1,8 +1,8 @@
+import { PhraseTime } from '@/components/ui/phrase-time';
 import type { Metadata } from 'next';
 import { serverT } from '@/lib/i18n/server';
 import { consoleAnnouncement } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
-import { dateTime } from '@/lib/dashboard/format';
 import { AnnouncementForm } from '@/components/admin/announcement-form';
 import { Alert } from '@/components/ui/alert';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
@@ -25,7 +25,7 @@ export default async function AdminAnnouncementsPage() {
         <CardBody>
           {current ? (
             <Alert tone={current.level === 'warning' ? 'warning' : 'info'} title={current.message} data-testid="current-announcement">
-              {t('Posted {at} by {who}', { at: dateTime(current.createdAt), who: current.createdBy })}
+              <PhraseTime text={t('Posted {at} by {who}', { who: current.createdBy })} at={current.createdAt} />
             </Alert>
           ) : (
             <p className="text-sm text-slate-500">{t('Nothing: dashboards show no notice.')}</p>

@@ -1,8 +1,8 @@
+import { LocalTime } from '@/components/ui/local-time';
 import type { Metadata } from 'next';
 import { serverT } from '@/lib/i18n/server';
 import { consoleAudit } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
-import { dateTime } from '@/lib/dashboard/format';
 import { Card } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
@@ -37,7 +37,9 @@ export default async function AdminAuditPage() {
             <TBody>
               {rows.map((a) => (
                 <Tr key={a.id.toString()} data-testid="audit-row">
-                  <Td className="whitespace-nowrap">{dateTime(a.createdAt)}</Td>
+                  <Td className="whitespace-nowrap">
+                    <LocalTime iso={a.createdAt.toISOString()} />
+                  </Td>
                   <Td>{a.actor}</Td>
                   <Td className="font-medium">{a.action}</Td>
                   <Td className="font-mono text-xs">

@@ -7,6 +7,9 @@ import { Badge } from '@/components/ui/badge';
 import { Card } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import type { ChannelHealthView } from '@/lib/channels/health';
+import type { HealthState } from '@/lib/channels/health-machine';
+import type { Translate } from '@/lib/i18n/translate';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -51,6 +54,7 @@ export default async function AdminChannelsPage() {
                 </Td>
                 <Td>
                   <div className="flex flex-col items-start gap-1">
+                    <HealthBadge state={c.health.state} t={t} />
                     {c.disabled ? (
                       <Badge tone="red" data-testid="channel-state">
                         {c.disabledReason === 'auto' ? t('disabled (auto)') : t('disabled')}
@@ -98,6 +102,84 @@ export default async function AdminChannelsPage() {
           </TBody>
         </Table>
       </Card>
+      <section aria-labelledby="health-heading" className="mt-6">
+        <h2 id="health-heading" className="mb-1 text-base font-semibold text-slate-900">
+          {t('Channel health')}
+        </h2>
+        <p className="mb-3 text-sm text-slate-600">
+          {t(
+            'From the error rate and latency of the last window, shared by every instance. A failed channel gets no traffic while others remain, and is probed until it passes.',
+          )}
+        </p>
+        <ul className="grid gap-3 sm:grid-cols-2">
+          {channels.map((c) => (
+            <li key={c.name} data-testid="channel-health" data-health-channel={c.name} data-state={c.health.state}>
+              <Card className="h-full p-4">
+                <div className="flex flex-wrap items-center justify-between gap-2">
+                  <span className="break-all font-medium text-slate-900">{c.name}</span>
+                  <HealthBadge state={c.health.state} t={t} />
+                </div>
+                <p className="mt-2 text-sm text-slate-700" data-testid="health-reason">
+                  {reasonText(c.health, t)}
+                </p>
+                {c.health.since && (
+                  <p className="text-xs text-slate-500">{t('since {time}', { time: c.health.since.slice(0, 19).replace('T', ' ') + ' UTC' })}</p>
+                )}
+                <p className="mt-1 text-xs text-slate-500 tabular-nums">
+                  {t('Window: {ok} ok · {failed} failed', { ok: c.health.window.ok, failed: c.health.window.failed })}
+                  {c.health.window.meanLatencyMs !== null ? ` · ${t('mean {ms} ms', { ms: c.health.window.meanLatencyMs })}` : ''}
+                </p>
+                {c.health.samples.length > 0 && (
+                  <details className="mt-2 text-sm">
+                    <summary className="cursor-pointer text-slate-700">{t('Recent errors ({n})', { n: c.health.samples.length })}</summary>
+                    <ul className="mt-1 space-y-1" data-testid="health-samples">
+                      {c.health.samples.map((s, i) => (
+                        <li key={i} className="break-words text-xs text-slate-600">
+                          <span className="tabular-nums text-slate-500">{new Date(s.at).toISOString().slice(11, 19)}</span>{' '}
+                          {s.status !== null && <b className="tabular-nums">{s.status}</b>} {s.error}
+                          {s.probe ? ` · ${t('probe')}` : ''}
+                          {!s.counted ? ` · ${t('not counted')}` : ''}
+                        </li>
+                      ))}
+                    </ul>
+                  </details>
+                )}
+              </Card>
+            </li>
+          ))}
+        </ul>
+      </section>
     </>
   );
+}
+
+const healthTone = { healthy: 'green', degraded: 'amber', recovering: 'blue', failed: 'red' } as const;
+
+function HealthBadge({ state, t }: { state: HealthState; t: Translate }) {
+  return (
+    <Badge tone={healthTone[state]} data-testid="health-state">
+      {t(state)}
+    </Badge>
+  );
+}
+
+/** Why the channel is in its state, in the viewer's language. */
+function reasonText(h: ChannelHealthView, t: Translate): string {
+  const r = h.reason;
+  if (!r) return t('No state change recorded yet.');
+  const pct = ((r.errorRate ?? 0) * 100).toFixed(0);
+  switch (r.code) {
+    case 'error_rate':
+      return t('{pct}% of {n} requests failed in the window.', { pct, n: r.requests ?? 0 });
+    case 'latency':
+      return t('Mean latency {ms} ms over {n} requests.', { ms: r.latencyMs ?? 0, n: r.requests ?? 0 });
+    case 'window_clear':
+      return t('Back under the thresholds ({pct}% errors of {n} requests).', { pct, n: r.requests ?? 0 });
+    case 'probe_passed':
+      return t('Probe passed ({n} in a row).', { n: r.probes ?? 1 });
+    case 'probes_passed':
+      return t('{n} probes passed in a row.', { n: r.probes ?? 0 });
+    case 'probe_failed':
+      return t('Probe failed: {detail}', { detail: r.detail ?? '' });
+  }
 }

@@ -2,13 +2,14 @@ import type { Metadata } from 'next';
 import { serverT } from '@/lib/i18n/server';
 import { localeOf } from '@/lib/i18n/translate';
 import { apiErrorText } from '@/lib/i18n/codes';
+import { LocalTime } from '@/components/ui/local-time';
 import Link from 'next/link';
 import { adminFilterQuery } from '@/lib/admin/logs';
 import { consoleLogFilters, consoleLogs } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { decodeCursor } from '@/lib/dashboard/filters';
 import { apiErrorBody, GatewayError } from '@/lib/errors';
-import { dateTime, usd } from '@/lib/dashboard/format';
+import { usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { Button, ButtonLink } from '@/components/ui/button';
@@ -98,7 +99,7 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
                 <Tr key={e.id} data-testid="admin-log-row">
                   <Td className="whitespace-nowrap">
                     <Link className="text-indigo-700 hover:underline" href={`/admin/logs/${encodeURIComponent(e.id)}`}>
-                      {dateTime(e.createdAt)}
+                      <LocalTime iso={e.createdAt.toISOString()} />
                     </Link>
                   </Td>
                   <Td className="max-w-48 truncate">{e.email}</Td>

@@ -69,7 +69,13 @@ export default async function AlertsPage() {
                       </Badge>
                       {e.delivery.attempts > 1 && <div className="text-xs text-slate-500">{t('{n} attempts', { n: e.delivery.attempts })}</div>}
                     </Td>
-                    <Td>{e.dismissed_at ? <span className="text-xs text-slate-500">{t('dismissed')}</span> : <DismissAlertButton id={e.id} />}</Td>
+                    <Td>
+                      {e.dismissed_at ? (
+                        <span className="text-xs text-slate-500">{t('dismissed')}</span>
+                      ) : (
+                        <DismissAlertButton id={e.id} label={t('Dismiss')} ariaLabel={t('Dismiss alert')} />
+                      )}
+                    </Td>
                   </Tr>
                 ))}
               </TBody>

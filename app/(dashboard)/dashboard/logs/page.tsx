@@ -20,6 +20,7 @@ import { LogFilters } from '@/components/dashboard/log-filters';
 import { ModelCell, StatusBadge, TokensCell } from '@/components/dashboard/log-cells';
 import { RowLink } from '@/components/dashboard/row-link';
 import { LocalTime } from '@/components/ui/local-time';
+import { PLAYGROUND_KEY_ID } from '@/lib/auth/playground';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -66,6 +67,7 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
   const { t } = await currentMessages();
   const tr = await serverT();
   const keyNames = new Map(keys.map((k) => [k.id, k.name]));
+  keyNames.set(PLAYGROUND_KEY_ID, tr('Playground')); // the dashboard playground's requests (lib/auth/playground.ts)
 
   const query = filterQuery(params);
   const withQuery = (extra: Record<string, string>) => {
@@ -183,7 +185,9 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                         <Td>
                           <ModelCell entry={e} />
                         </Td>
-                        <Td className="hidden max-w-40 truncate xl:table-cell">{e.apiKeyId ? (keyNames.get(e.apiKeyId) ?? tr('deleted key')) : '—'}</Td>
+                        <Td className="hidden max-w-40 truncate xl:table-cell" data-testid="log-key">
+                          {e.apiKeyId ? (keyNames.get(e.apiKeyId) ?? tr('deleted key')) : '—'}
+                        </Td>
                         <Td className="hidden whitespace-nowrap lg:table-cell">{e.channel ?? <span className="text-slate-500">—</span>}</Td>
                         <Td className="text-right">
                           <TokensCell entry={e} />

@@ -42,6 +42,7 @@ function Limits({ model, tier, config, t }: { model: ModelInfo; tier: TierName; 
     if (model.rpm) lines.push(`${int(model.rpm)} RPM`);
     if (model.concurrency) lines.push(t('{n} concurrent', { n: int(model.concurrency) }));
   }
+  if (model.tpm) lines.push(t('{n} tokens/min', { n: int(model.tpm) }));
   if (model.platformDailyRequests) lines.push(t('{n} / day platform-wide', { n: int(model.platformDailyRequests) }));
   if (lines.length === 0) return <span className="text-slate-500">{t('Tier limits')}</span>;
   return (

@@ -5,8 +5,10 @@ import { currentMessages } from '@/lib/i18n/server';
 import { getConfig } from '@/lib/config';
 import { getAccount } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
+import { publicOrigin } from '@/lib/dashboard/origin';
+import { callableModels } from '@/lib/gateway/models';
 import { PageHeader } from '@/components/ui/page-header';
-import { Playground } from '@/components/dashboard/playground';
+import { Playground, type PlaygroundModel } from '@/components/dashboard/playground';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -15,13 +17,15 @@ export async function generateMetadata(): Promise<Metadata> {
 
 export default async function PlaygroundPage() {
   const user = await requirePageUser('/dashboard/playground');
-  const [account, { t }] = await Promise.all([getAccount(user.id), currentMessages()]);
-  const tier = account?.tier ?? 'free';
-  const models = [...getConfig().models.values()].filter((m) => m.kind === 'chat' && m.protocol === 'openai' && m.tiers.has(tier)).map((m) => m.name);
+  const [account, { t }, baseUrl] = await Promise.all([getAccount(user.id), currentMessages(), publicOrigin()]);
+  // The chat models of GET /v1/models for this account's tier, on every protocol (the playground calls them all through the OpenAI chat surface).
+  const models: PlaygroundModel[] = callableModels(getConfig(), account?.tier ?? 'free')
+    .filter((m) => m.kind === 'chat')
+    .map((m) => ({ name: m.name, protocol: m.protocol, maxOutputTokens: m.maxOutputTokens }));
   return (
     <>
       <PageHeader title={t.pages.playground.title} description={t.pages.playground.description} />
-      <Playground models={['service-auto', ...models]} providers={channelLabels()} />
+      <Playground models={models} providers={channelLabels()} baseUrl={baseUrl} />
     </>
   );
 }

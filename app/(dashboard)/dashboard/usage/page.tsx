@@ -16,7 +16,8 @@ import { Input, Label, Select } from '@/components/ui/input';
 import { PageHeader } from '@/components/ui/page-header';
 import { Stat } from '@/components/ui/stat';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
-import { UsageBreakdownChart, type BreakdownPoint, type BreakdownSeries } from '@/components/dashboard/usage-breakdown-chart';
+import type { BreakdownPoint, BreakdownSeries } from '@/components/dashboard/usage-breakdown-chart';
+import { LazyUsageBreakdownChart } from '@/components/dashboard/usage-breakdown-chart-lazy';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -256,7 +257,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
           description={<span className="tabular-nums">{tr('{from} to {to} (UTC)', { from: query.from, to: query.to })}</span>}
         />
         <CardBody>
-          <UsageBreakdownChart
+          <LazyUsageBreakdownChart
             data={data}
             series={series}
             money={metric === 'spend'}

@@ -1,4 +1,4 @@
-// GET /api/admin/overview - requests, errors, revenue and spend (today / 7 d / 30 d), breakdowns, channel health
+// GET /api/admin/overview - requests, failed requests, revenue and spend (today / 7 d / 30 d), breakdowns, channel health
 import { apiRoute, json } from '@/lib/http/api';
 import { requireAdmin } from '@/lib/admin/guard';
 import { overview } from '@/lib/admin/stats';

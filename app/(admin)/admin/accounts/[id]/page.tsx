@@ -1,10 +1,11 @@
+import { LocalTime } from '@/components/ui/local-time';
 import type { Metadata } from 'next';
 import { serverT } from '@/lib/i18n/server';
 import { notFound } from 'next/navigation';
 import { consoleAccountDetail, consoleAudit } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
-import { dateTime, tierLabel, usd } from '@/lib/dashboard/format';
+import { tierLabel, usd } from '@/lib/dashboard/format';
 import { AccountActions, RevokeKeyButton } from '@/components/admin/account-actions';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
@@ -78,7 +79,7 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
                 <Tr key={k.id} data-testid="admin-key-row">
                   <Td>{k.name}</Td>
                   <Td className="font-mono text-xs">{k.display}</Td>
-                  <Td>{k.last_used_at ? dateTime(new Date(k.last_used_at)) : t('never')}</Td>
+                  <Td>{k.last_used_at ? <LocalTime iso={k.last_used_at} /> : t('never')}</Td>
                   <Td className="text-right">
                     {k.revoked ? <Badge tone="red">{t('revoked')}</Badge> : <RevokeKeyButton accountId={account.id} keyId={k.id} />}
                   </Td>
@@ -106,7 +107,9 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
               <TBody>
                 {detail.requests.map((r) => (
                   <Tr key={r.id}>
-                    <Td className="whitespace-nowrap">{dateTime(r.createdAt)}</Td>
+                    <Td className="whitespace-nowrap">
+                      <LocalTime iso={r.createdAt.toISOString()} />
+                    </Td>
                     <Td>{r.modelServed ?? r.modelRequested ?? '–'}</Td>
                     <Td>{r.status}</Td>
                     <Td className="text-right tabular-nums">{usd(r.costPico)}</Td>
@@ -133,7 +136,9 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
               <TBody>
                 {detail.ledger.map((e) => (
                   <Tr key={e.id.toString()} data-testid="admin-ledger-row">
-                    <Td className="whitespace-nowrap">{dateTime(e.createdAt)}</Td>
+                    <Td className="whitespace-nowrap">
+                      <LocalTime iso={e.createdAt.toISOString()} />
+                    </Td>
                     <Td>{e.kind}</Td>
                     <Td className="text-right tabular-nums">{usd(e.amountPico)}</Td>
                     <Td className="text-slate-500">{e.note ?? e.reference ?? ''}</Td>
@@ -153,7 +158,9 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
             <TBody>
               {audit.map((a) => (
                 <Tr key={a.id.toString()}>
-                  <Td className="whitespace-nowrap">{dateTime(a.createdAt)}</Td>
+                  <Td className="whitespace-nowrap">
+                    <LocalTime iso={a.createdAt.toISOString()} />
+                  </Td>
                   <Td>{a.actor}</Td>
                   <Td>{a.action}</Td>
                   <Td className="font-mono text-xs text-slate-500">{JSON.stringify(a.after)}</Td>

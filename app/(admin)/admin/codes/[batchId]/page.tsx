@@ -1,11 +1,12 @@
 import type { Metadata } from 'next';
 import { serverT } from '@/lib/i18n/server';
+import { PhraseTime } from '@/components/ui/phrase-time';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { consoleBatchCodes } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
-import { dateTime, usd } from '@/lib/dashboard/format';
+import { usd } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
@@ -45,7 +46,9 @@ export default async function AdminBatchPage({ params }: { params: Promise<{ bat
                 <Td className="text-right tabular-nums">{usd(c.amountPico)}</Td>
                 <Td>
                   {c.redeemedAt ? (
-                    <Badge tone="blue">{t('redeemed {at}', { at: dateTime(c.redeemedAt) })}</Badge>
+                    <Badge tone="blue">
+                      <PhraseTime text={t('redeemed {at}')} at={c.redeemedAt} />
+                    </Badge>
                   ) : c.expiresAt && c.expiresAt.getTime() <= Date.now() ? (
                     <Badge tone="neutral">{t('expired')}</Badge>
                   ) : (

@@ -2,12 +2,13 @@ import type { Metadata } from 'next';
 import { serverT } from '@/lib/i18n/server';
 import { coded, type Phrase } from '@/lib/i18n/translate';
 import { attemptReason } from '@/lib/i18n/codes';
+import { LocalTime } from '@/components/ui/local-time';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { consoleLog } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
-import { cny, dateTime, usd } from '@/lib/dashboard/format';
+import { cny, usd } from '@/lib/dashboard/format';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
 import { Badge } from '@/components/ui/badge';
@@ -61,7 +62,7 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
   const attempts = attemptRecords(e.attempts);
   const rows: [string, React.ReactNode][] = (
     [
-      ['Time', dateTime(e.createdAt)],
+      ['Time', <LocalTime key="time" iso={e.createdAt.toISOString()} />],
       [
         'Account',
         <Link key="a" className="text-indigo-700 hover:underline" href={`/admin/accounts/${e.userId}`}>

@@ -14,6 +14,7 @@ import { CopyButton } from '@/components/ui/copy-button';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RouteBadge, StatusBadge } from '@/components/dashboard/log-cells';
 import { LocalTime } from '@/components/ui/local-time';
+import { PLAYGROUND_KEY_ID } from '@/lib/auth/playground';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -154,7 +155,10 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
                 [t('Time'), <LocalTime iso={log.createdAt.toISOString()} className="tabular-nums" />],
                 [t('Endpoint'), <code className="font-mono text-xs">{log.endpoint}</code>],
                 [t('Streaming'), t(formatBoolean(log.stream) as 'Yes' | 'No')],
-                [t('API key'), key ? `${key.name} (${key.display})` : log.apiKeyId ? t('Deleted key') : null],
+                [
+                  t('API key'),
+                  key ? `${key.name} (${key.display})` : log.apiKeyId === PLAYGROUND_KEY_ID ? t('Playground') : log.apiKeyId ? t('Deleted key') : null,
+                ],
                 [t('HTTP status'), <span className="tabular-nums">{log.status}</span>],
                 [t('Outcome'), <code className="font-mono text-xs">{log.outcome}</code>],
                 [t('Error code'), log.errorCode ? <code className="font-mono text-xs text-red-700">{log.errorCode}</code> : null],
