@@ -29,13 +29,11 @@ export const zhConsole = {
   'By spend, last 30 days': '按消费排序，最近 30 天',
   'No spend yet': '还没有消费',
   Account: '账户',
-  'Channel health': '渠道健康',
   'Last 5 minutes, every instance': '最近 5 分钟，所有实例',
   Manage: '管理',
   State: '状态',
   disabled: '已停用',
   'breaker open': '熔断中',
-  healthy: '正常',
 
   // Requests from the console
   'Request failed (HTTP {status}).': '请求失败（HTTP {status}）。',
@@ -48,7 +46,6 @@ export const zhConsole = {
   'No account matches': '没有匹配的账户',
   Email: '邮箱',
   Balance: '余额',
-  Created: '创建时间',
   admin: '管理员',
   '(pinned)': '（已固定）',
   active: '正常',
@@ -63,7 +60,6 @@ export const zhConsole = {
   'No codes yet': '还没有兑换码',
   Value: '面值',
   Redeemed: '已兑换',
-  Expires: '过期时间',
   By: '创建者',
   never: '永不',
   'Value (USD)': '面值（美元）',
@@ -115,7 +111,6 @@ export const zhConsole = {
   Older: '更早',
 
   // A code batch
-  Code: '兑换码',
   'Redeemed by': '兑换者',
   'redeemed {at}': '已于 {at} 兑换',
   expired: '已过期',
@@ -129,7 +124,6 @@ export const zhConsole = {
   'Same effect as the admin CLI, on every instance at once; each is written to the audit log.':
     '与管理命令行效果相同，立即作用于所有实例；每项操作都记入审计日志。',
   'No keys': '没有密钥',
-  'Last used': '最近使用',
   revoked: '已吊销',
   'Recent requests': '最近的请求',
   Ledger: '账目',
