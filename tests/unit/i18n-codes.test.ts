@@ -56,7 +56,7 @@ describe('the dashboard API envelope', () => {
   it('names every bad field of the key form, in words, in both languages', () => {
     let err: unknown;
     try {
-      parseKeyControls({ rpm: 'lots', budget_usd: '-3', concurrency: 5 }, () => true);
+      parseKeyControls({ rpm: 'lots', tpm: 0, budget_usd: '-3', concurrency: 5 }, () => true);
     } catch (e) {
       err = e;
     }
@@ -65,10 +65,12 @@ describe('the dashboard API envelope', () => {
     // API clients still read the first field's terse message and `param`.
     expect(body.error.message).toBe('"budget_usd": must be a positive amount in USD with at most 12 decimals, e.g. 25 or "12.50".');
     expect(body.error.param).toBe('budget_usd');
-    expect(body.error.fields?.map((f) => f.field)).toEqual(['budget_usd', 'rpm']);
+    expect(body.error.fields?.map((f) => f.field)).toEqual(['budget_usd', 'rpm', 'tpm']);
     const zh = apiFieldErrors('zh-CN', body);
     expect(zh.rpm).toBe('请输入 1 到 1,000,000 之间的每分钟请求数（整数），或留空。');
     expect(zh.budget_usd).toMatch(/^请输入美元金额/);
+    expect(zh.tpm).toBe('请输入 1 到 1,000,000,000 之间的每分钟 token 数（输入 + 输出，整数），或留空。');
+    expect(apiFieldErrors('en', body).tpm).toBe('Enter a whole number of tokens per minute (input + output) from 1 to 1,000,000,000, or leave it empty.');
     expect(apiFieldErrors('en', body).rpm).toBe('Enter a whole number of requests per minute from 1 to 1,000,000, or leave it empty.');
   });
 });
