@@ -1,6 +1,18 @@
 // One error type for every surface. Each surface serialises it in its own envelope:
 // /v1 OpenAI-style, /v1/anthropic Anthropic-style, /v1/gemini Google-style, the dashboard API as
-// {error: {code, message}}.
+// {error: {code, message}} -- plus, where the message has one, its `message_code` and `params`
+// (lib/i18n/codes.ts) for the pages to say it in the reader's language, and `fields` naming every
+// bad field of a form.
+
+import { englishMessage, ruleCode, type MessageCode, type MessageParams } from '@/lib/i18n/codes';
+
+/** One bad field of a request body, in words a form shows next to the field. */
+export interface FieldError {
+  field: string;
+  message: string;
+  message_code: MessageCode;
+  params?: MessageParams;
+}
 
 export type ErrorCode =
   | 'invalid_request'
@@ -70,14 +82,30 @@ export class GatewayError extends Error {
   readonly retryAfterMs?: number;
   /** Extra response headers (e.g. an upstream's 4xx passed through). */
   readonly headers?: Record<string, string>;
+  /** The message's code and parameters (lib/i18n/codes.ts), for the dashboard API. */
+  readonly messageCode?: MessageCode;
+  readonly params?: MessageParams;
+  /** Every bad field of a form body (the dashboard API). */
+  readonly fields?: FieldError[];
 
   constructor(
     code: ErrorCode,
     message: string,
-    opts: { param?: string | null; retryAfterMs?: number; status?: number; headers?: Record<string, string> } = {},
+    opts: {
+      param?: string | null;
+      retryAfterMs?: number;
+      status?: number;
+      headers?: Record<string, string>;
+      messageCode?: MessageCode;
+      params?: MessageParams;
+      fields?: FieldError[];
+    } = {},
   ) {
     super(message);
     this.code = code;
+    this.messageCode = opts.messageCode;
+    this.params = opts.params;
+    this.fields = opts.fields;
     this.status = opts.status ?? codes[code].status;
     this.param = opts.param ?? null;
     if (opts.retryAfterMs !== undefined) {
@@ -90,6 +118,29 @@ export class GatewayError extends Error {
   get final(): boolean {
     return codes[this.code].final;
   }
+}
+
+/** An error whose message is a coded one: the English `message` is the code's English template. */
+export function codedError(
+  code: ErrorCode,
+  messageCode: MessageCode,
+  params?: MessageParams,
+  opts: { param?: string | null; retryAfterMs?: number; headers?: Record<string, string>; fields?: FieldError[] } = {},
+): GatewayError {
+  return new GatewayError(code, englishMessage(messageCode, params), { ...opts, messageCode, params });
+}
+
+/** A 400 for a sign-up rule's refusal (email shape, password length or commonness), coded when known. */
+export function ruleError(problem: string, param: string): GatewayError {
+  const coded = ruleCode(problem);
+  return new GatewayError('invalid_request', problem, { param, messageCode: coded?.code, params: coded?.params });
+}
+
+/** A field error in words: its English text from the code. */
+export function fieldError(field: string, messageCode: MessageCode, params?: MessageParams): FieldError {
+  return params
+    ? { field, message: englishMessage(messageCode, params), message_code: messageCode, params }
+    : { field, message: englishMessage(messageCode), message_code: messageCode };
 }
 
 /** Anything thrown that is not a GatewayError is internal: its details stay in the log. */
@@ -118,9 +169,21 @@ export function anthropicErrorBody(err: GatewayError): string {
   return JSON.stringify({ type: 'error', error: { type, message: err.message } });
 }
 
-export function apiErrorBody(err: GatewayError): { error: { code: ErrorCode; message: string; param?: string } } {
-  // `param` names the offending field of a 400, where there is one.
-  return err.param ? { error: { code: err.code, message: err.message, param: err.param } } : { error: { code: err.code, message: err.message } };
+export interface ApiErrorBody {
+  error: { code: ErrorCode; message: string; param?: string; message_code?: MessageCode; params?: MessageParams; fields?: FieldError[] };
+}
+
+export function apiErrorBody(err: GatewayError): ApiErrorBody {
+  // `param` names the offending field of a 400, where there is one; `message_code` and `params`
+  // let the pages say the message in the reader's language; `fields` lists every bad field.
+  const error: ApiErrorBody['error'] = { code: err.code, message: err.message };
+  if (err.param) error.param = err.param;
+  if (err.messageCode) {
+    error.message_code = err.messageCode;
+    error.params = err.params ?? {};
+  }
+  if (err.fields?.length) error.fields = err.fields;
+  return { error };
 }
 
 /**

@@ -1,5 +1,7 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
+import type { Phrase } from '@/lib/i18n/translate';
 import { useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
@@ -10,7 +12,7 @@ import { formatMoneyText } from '@/lib/format';
 const tiers = ['free', 'pro', 'vip', 'enterprise'];
 
 type Limits = { rpm?: number; rph?: number; tokensPerDay?: number | null; concurrency?: number };
-const limitFields: [keyof Limits, string][] = [
+const limitFields: [keyof Limits, Phrase][] = [
   ['rpm', 'Requests/min'],
   ['rph', 'Requests/hour'],
   ['tokensPerDay', 'Tokens/day'],
@@ -33,6 +35,7 @@ export function AccountActions({
   limits: Limits | null;
 }) {
   const { busy, error, send } = useAdminAction();
+  const t = useT();
   const [newTier, setNewTier] = useState(tier);
   const [pin, setPin] = useState(pinned);
   const [amount, setAmount] = useState('');
@@ -56,7 +59,8 @@ export function AccountActions({
     const text = amount.trim();
     const result = await send<{ balance_usd: string }>(url, 'POST', { action: 'adjust_balance', amount_usd: sign < 0 ? `-${text}` : text, note });
     if (result) {
-      setDone(`${sign > 0 ? 'Credited' : 'Debited'} ${formatMoneyText(text)}; balance now ${formatMoneyText(result.balance_usd)}.`);
+      const vars = { amount: formatMoneyText(text), balance: formatMoneyText(result.balance_usd) };
+      setDone(sign > 0 ? t('Credited {amount}; balance now {balance}.', vars) : t('Debited {amount}; balance now {balance}.', vars));
       setAmount('');
       setNote('');
     }
@@ -76,7 +80,7 @@ export function AccountActions({
       )}
       <form className="space-y-3" onSubmit={(e) => adjust(e, 1)}>
         <div className="grid gap-3 sm:grid-cols-2">
-          <Field label="Amount (USD)" htmlFor="amount">
+          <Field label={t('Amount (USD)')} htmlFor="amount">
             <Input
               id="amount"
               inputMode="decimal"
@@ -87,12 +91,12 @@ export function AccountActions({
               required
             />
           </Field>
-          <Field label="Note" htmlFor="note">
+          <Field label={t('Note')} htmlFor="note">
             <Input
               id="note"
               value={note}
               onChange={(e) => setNote(e.target.value)}
-              placeholder="Why (kept in the ledger and audit log)"
+              placeholder={t('Why (kept in the ledger and audit log)')}
               data-testid="note"
               maxLength={500}
             />
@@ -100,25 +104,25 @@ export function AccountActions({
         </div>
         <div className="flex gap-2">
           <Button type="submit" disabled={busy || !amount} data-testid="credit">
-            Credit
+            {t('Credit')}
           </Button>
           <Button variant="secondary" disabled={busy || !amount} onClick={(e) => adjust(e, -1)} data-testid="debit">
-            Debit
+            {t('Debit')}
           </Button>
         </div>
       </form>
       <div className="flex flex-wrap items-end gap-3 border-t border-slate-100 pt-4">
-        <Field label="Tier" htmlFor="tier">
+        <Field label={t('Tier')} htmlFor="tier">
           <Select id="tier" value={newTier} onChange={(e) => setNewTier(e.target.value)} data-testid="tier-select">
-            {tiers.map((t) => (
-              <option key={t} value={t}>
-                {t}
+            {tiers.map((name) => (
+              <option key={name} value={name}>
+                {name}
               </option>
             ))}
           </Select>
         </Field>
         <label className="flex h-10 items-center gap-2 text-sm text-slate-700">
-          <input type="checkbox" checked={pin} onChange={(e) => setPin(e.target.checked)} data-testid="tier-pin" /> Pin (no automatic promotion)
+          <input type="checkbox" checked={pin} onChange={(e) => setPin(e.target.checked)} data-testid="tier-pin" /> {t('Pin (no automatic promotion)')}
         </label>
         <Button
           variant="secondary"
@@ -126,14 +130,14 @@ export function AccountActions({
           onClick={() => send(url, 'POST', { action: 'set_tier', tier: newTier, pinned: pin })}
           data-testid="set-tier"
         >
-          Save tier
+          {t('Save tier')}
         </Button>
       </div>
       <div className="space-y-2 border-t border-slate-100 pt-4">
-        <p className="text-sm font-medium text-slate-700">Custom limits (VIP within its range, enterprise any; empty = the tier's)</p>
+        <p className="text-sm font-medium text-slate-700">{t("Custom limits (VIP within its range, enterprise any; empty = the tier's)")}</p>
         <div className="flex flex-wrap items-end gap-3">
           {limitFields.map(([k, label]) => (
-            <Field key={k} label={label} htmlFor={`limit-${k}`} className="w-32">
+            <Field key={k} label={t(label)} htmlFor={`limit-${k}`} className="w-32">
               <Input
                 id={`limit-${k}`}
                 inputMode="numeric"
@@ -144,7 +148,7 @@ export function AccountActions({
             </Field>
           ))}
           <Button variant="secondary" disabled={busy || !limitsValid} onClick={saveLimits} data-testid="save-limits">
-            Save limits
+            {t('Save limits')}
           </Button>
         </div>
       </div>
@@ -155,16 +159,18 @@ export function AccountActions({
             disabled={busy}
             onClick={() =>
               confirm(
-                'Suspend this account? Every request with its API keys gets 403 (account_suspended) at once; its balance and keys are kept, and Unsuspend restores them.',
+                t(
+                  'Suspend this account? Every request with its API keys gets 403 (account_suspended) at once; its balance and keys are kept, and Unsuspend restores them.',
+                ),
               ) && send(url, 'POST', { action: 'set_status', status: 'suspended' })
             }
             data-testid="suspend"
           >
-            Suspend
+            {t('Suspend')}
           </Button>
         ) : (
           <Button disabled={busy} onClick={() => send(url, 'POST', { action: 'set_status', status: 'active' })} data-testid="unsuspend">
-            Unsuspend
+            {t('Unsuspend')}
           </Button>
         )}
         <Button
@@ -173,7 +179,7 @@ export function AccountActions({
           onClick={() => send(url, 'POST', { action: 'set_role', role: role === 'admin' ? 'user' : 'admin' })}
           data-testid="toggle-role"
         >
-          {role === 'admin' ? 'Remove admin role' : 'Make admin'}
+          {role === 'admin' ? t('Remove admin role') : t('Make admin')}
         </Button>
       </div>
     </div>
@@ -182,16 +188,17 @@ export function AccountActions({
 
 export function RevokeKeyButton({ accountId, keyId }: { accountId: string; keyId: string }) {
   const { busy, error, send } = useAdminAction();
+  const t = useT();
   return (
     <span className="inline-flex items-center gap-2">
       <Button
         size="sm"
         variant="danger"
         disabled={busy}
-        onClick={() => confirm('Revoke this key on every instance?') && send(`/api/admin/accounts/${accountId}/keys/${keyId}`, 'DELETE')}
+        onClick={() => confirm(t('Revoke this key on every instance?')) && send(`/api/admin/accounts/${accountId}/keys/${keyId}`, 'DELETE')}
         data-testid="revoke-key"
       >
-        Revoke
+        {t('Revoke')}
       </Button>
       {error && <span className="text-xs text-red-700">{error}</span>}
     </span>

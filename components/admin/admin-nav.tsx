@@ -3,8 +3,10 @@
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { cn } from '@/components/ui/cn';
+import { useT } from '@/lib/i18n/client';
+import type { Phrase } from '@/lib/i18n/translate';
 
-const items = [
+const items: { href: string; label: Phrase }[] = [
   { href: '/admin', label: 'Overview' },
   { href: '/admin/accounts', label: 'Accounts' },
   { href: '/admin/channels', label: 'Channels' },
@@ -17,8 +19,9 @@ const items = [
 
 export function AdminNav() {
   const pathname = usePathname();
+  const t = useT();
   return (
-    <nav aria-label="Admin" className="-mb-px flex flex-wrap gap-x-1 sm:flex-nowrap sm:overflow-x-auto">
+    <nav aria-label={t('Admin')} className="-mb-px flex flex-wrap gap-x-1 sm:flex-nowrap sm:overflow-x-auto">
       {items.map((item) => {
         const active = item.href === '/admin' ? pathname === item.href : pathname.startsWith(item.href);
         return (
@@ -31,7 +34,7 @@ export function AdminNav() {
               active ? 'border-slate-900 text-slate-900' : 'border-transparent text-slate-500 hover:border-slate-300 hover:text-slate-800',
             )}
           >
-            {item.label}
+            {t(item.label)}
           </Link>
         );
       })}

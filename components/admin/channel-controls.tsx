@@ -4,6 +4,8 @@ import { useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { Input } from '@/components/ui/input';
 import { useAdminAction } from './use-admin-action';
+import { useT } from '@/lib/i18n/client';
+import { translator, type Translate } from '@/lib/i18n/translate';
 
 interface TestResult {
   ok: boolean;
@@ -14,11 +16,18 @@ interface TestResult {
 }
 
 /** The confirmation a Disable click asks for, naming what it does to traffic. */
-export function disableChannelQuestion(name: string, strandedModels: string[]): string {
+export function disableChannelQuestion(name: string, strandedModels: string[], t: Translate = translator('en')): string {
+  const models = strandedModels.join(', ');
   const effect = strandedModels.length
-    ? `No other enabled channel serves ${strandedModels.join(', ')}: every request for ${strandedModels.length === 1 ? 'it' : 'them'} will fail ("All upstream channels failed") until you enable this channel again.`
-    : 'Its traffic moves to the other enabled channels of its models.';
-  return `Disable channel "${name}" on every instance? ${effect}`;
+    ? strandedModels.length === 1
+      ? t('No other enabled channel serves {models}: every request for it will fail ("All upstream channels failed") until you enable this channel again.', {
+          models,
+        })
+      : t('No other enabled channel serves {models}: every request for them will fail ("All upstream channels failed") until you enable this channel again.', {
+          models,
+        })
+    : t('Its traffic moves to the other enabled channels of its models.');
+  return t('Disable channel "{name}" on every instance? {effect}', { name, effect });
 }
 
 export function ChannelControls({
@@ -33,6 +42,7 @@ export function ChannelControls({
   strandedModels?: string[];
 }) {
   const { busy, error, send } = useAdminAction();
+  const t = useT();
   const [weightText, setWeightText] = useState(weight === null ? '' : String(weight));
   const [test, setTest] = useState<TestResult | null>(null);
   const url = `/api/admin/channels/${encodeURIComponent(name)}`;
@@ -43,19 +53,19 @@ export function ChannelControls({
         size="sm"
         variant={disabled ? 'primary' : 'danger'}
         disabled={busy}
-        onClick={() => (disabled || confirm(disableChannelQuestion(name, strandedModels))) && send(url, 'POST', { disabled: !disabled })}
+        onClick={() => (disabled || confirm(disableChannelQuestion(name, strandedModels, t))) && send(url, 'POST', { disabled: !disabled })}
         data-testid={disabled ? 'enable' : 'disable'}
       >
-        {disabled ? 'Enable' : 'Disable'}
+        {disabled ? t('Enable') : t('Disable')}
       </Button>
       <div className="w-20">
         <Input
           className="h-8"
           inputMode="numeric"
-          placeholder="weight"
+          placeholder={t('weight')}
           value={weightText}
           onChange={(e) => setWeightText(e.target.value)}
-          aria-label={`Weight override for ${name}`}
+          aria-label={t('Weight override for {name}', { name })}
           data-testid="weight"
         />
       </div>
@@ -66,7 +76,7 @@ export function ChannelControls({
         onClick={() => send(url, 'POST', { weight: weightText.trim() === '' ? null : Number(weightText.trim()) })}
         data-testid="set-weight"
       >
-        Set weight
+        {t('Set weight')}
       </Button>
       <Button
         size="sm"
@@ -78,11 +88,11 @@ export function ChannelControls({
         }}
         data-testid="test"
       >
-        Test
+        {t('Test')}
       </Button>
       {test && (
         <span className={test.ok ? 'text-xs text-emerald-700' : 'text-xs text-red-700'} data-testid="test-result">
-          {test.ok ? 'OK' : 'Failed'} · {test.detail} · {test.latencyMs} ms{test.model ? ` · ${test.model}` : ''}
+          {test.ok ? t('OK') : t('Failed')} · {test.detail} · {test.latencyMs} ms{test.model ? ` · ${test.model}` : ''}
         </span>
       )}
       {error && <span className="text-xs text-red-700">{error}</span>}

@@ -1,5 +1,6 @@
 'use client';
 
+import { useT } from '@/lib/i18n/client';
 import { useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
@@ -17,6 +18,7 @@ interface Created {
 /** Creates a batch; its codes are shown (and downloadable as CSV) only now: the server keeps hashes. */
 export function CodeBatchForm() {
   const { busy, error, send } = useAdminAction();
+  const t = useT();
   const [amount, setAmount] = useState('10');
   const [count, setCount] = useState('10');
   const [expires, setExpires] = useState('');
@@ -48,28 +50,35 @@ export function CodeBatchForm() {
   return (
     <div className="space-y-4">
       <form onSubmit={submit} className="grid gap-3 sm:grid-cols-4 sm:items-end">
-        <Field label="Value (USD)" htmlFor="code-amount">
+        <Field label={t('Value (USD)')} htmlFor="code-amount">
           <Input id="code-amount" value={amount} onChange={(e) => setAmount(e.target.value)} data-testid="code-amount" required />
         </Field>
-        <Field label="Count" htmlFor="code-count">
+        <Field label={t('Count')} htmlFor="code-count">
           <Input id="code-count" type="number" min={1} max={1000} value={count} onChange={(e) => setCount(e.target.value)} data-testid="code-count" required />
         </Field>
-        <Field label="Expires (optional)" htmlFor="code-expires">
+        <Field label={t('Expires (optional)')} htmlFor="code-expires">
           <Input id="code-expires" type="date" value={expires} onChange={(e) => setExpires(e.target.value)} data-testid="code-expires" />
         </Field>
         <Button type="submit" disabled={busy} data-testid="create-codes">
-          Create codes
+          {t('Create codes')}
         </Button>
       </form>
-      {error && <Alert tone="error">{error}</Alert>}
+      {error && (
+        <Alert tone="error" data-testid="codes-error">
+          {error}
+        </Alert>
+      )}
       {created && (
         <Alert
           tone="warning"
-          title={`${created.codes.length} codes of ${formatMoneyText(created.amountUsd)} created: copy or download them now, they are not shown again.`}
+          title={t('{n} codes of {amount} created: copy or download them now, they are not shown again.', {
+            n: created.codes.length,
+            amount: formatMoneyText(created.amountUsd),
+          })}
         >
           <div className="mt-2 space-y-2">
             <Button size="sm" variant="secondary" onClick={download} data-testid="download-codes">
-              Download CSV
+              {t('Download CSV')}
             </Button>
             <pre className="max-h-60 overflow-auto rounded bg-white/70 p-2 font-mono text-xs" data-testid="new-codes">
               {created.codes.map((c) => c.code).join('\n')}

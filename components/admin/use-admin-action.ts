@@ -2,10 +2,14 @@
 
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
+import { useLocale, useT } from '@/lib/i18n/client';
+import { apiErrorText, type ApiErrorJson } from '@/lib/i18n/codes';
 
 /** Sends one admin API call, shows its error, and refreshes the server-rendered page on success. */
 export function useAdminAction() {
   const router = useRouter();
+  const t = useT();
+  const locale = useLocale();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
@@ -18,15 +22,15 @@ export function useAdminAction() {
         headers: body === undefined ? undefined : { 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      const data = (await res.json().catch(() => ({}))) as T & { error?: { message?: string } };
+      const data = (await res.json().catch(() => ({}))) as T & ApiErrorJson;
       if (!res.ok) {
-        setError(data.error?.message ?? `Request failed (HTTP ${res.status}).`);
+        setError(apiErrorText(locale, data, res.status, t('Request failed (HTTP {status}).', { status: res.status })));
         return null;
       }
       router.refresh();
       return data;
     } catch {
-      setError('Network error: try again.');
+      setError(t('Network error: try again.'));
       return null;
     } finally {
       setBusy(false);

@@ -1,6 +1,7 @@
 'use client';
 
-import { useT } from '@/lib/i18n/client';
+import { useLocale, useT } from '@/lib/i18n/client';
+import { renderMessage, type CodedMessage } from '@/lib/i18n/codes';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
@@ -12,6 +13,7 @@ import type { Messages } from '@/lib/i18n/messages';
 
 export function LoginForm({ callbackUrl, t }: { callbackUrl: string; t: Messages['auth'] }) {
   const tr = useT();
+  const locale = useLocale();
   const router = useRouter();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -30,8 +32,9 @@ export function LoginForm({ callbackUrl, t }: { callbackUrl: string; t: Messages
         return;
       }
       if (res?.status === 429) setError(tr('Too many sign-in attempts. Wait a minute, then try again.'));
-      // A message of our own (suspended account, too many failed attempts for this account) is shown as it is.
-      else if (res?.error && res.error !== 'CredentialsSignin' && res.error !== 'Configuration') setError(res.error);
+      // A message of our own (suspended account, too many failed attempts): coded JSON (lib/auth/options.ts).
+      else if (res?.error && res.error !== 'CredentialsSignin' && res.error !== 'Configuration')
+        setError(ownMessage(res.error, locale, tr('Sign-in failed. Try again in a moment.')));
       else if (res?.error === 'CredentialsSignin' || res?.status === 401) setError(tr('Incorrect email or password.'));
       else setError(tr('Sign-in failed. Try again in a moment.'));
     } catch {
@@ -73,4 +76,14 @@ export function LoginForm({ callbackUrl, t }: { callbackUrl: string; t: Messages
       </p>
     </form>
   );
+}
+
+/** The sign-in's own refusal in the reader's language: `{message, message_code, params}` JSON, or plain text from an older server. */
+function ownMessage(error: string, locale: string, fallback: string): string {
+  try {
+    const coded = JSON.parse(error) as CodedMessage;
+    return renderMessage(locale, coded, fallback);
+  } catch {
+    return locale === 'zh-CN' ? fallback : error;
+  }
 }

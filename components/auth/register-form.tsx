@@ -1,7 +1,8 @@
 'use client';
 
 import { ruleProblem } from '@/lib/i18n/translate';
-import { useT } from '@/lib/i18n/client';
+import { useLocale, useT } from '@/lib/i18n/client';
+import { apiErrorText, type ApiErrorJson } from '@/lib/i18n/codes';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent, type ReactNode } from 'react';
@@ -15,6 +16,7 @@ type Problem = { field: 'email' | 'password' | null; message: ReactNode };
 
 export function RegisterForm({ t }: { t: Messages['auth'] }) {
   const tr = useT();
+  const locale = useLocale();
   const router = useRouter();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -48,8 +50,8 @@ export function RegisterForm({ t }: { t: Messages['auth'] }) {
         router.refresh();
         return;
       }
-      const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
-      const message = body.error?.message ?? tr('The account could not be created. Try again.');
+      const body = (await res.json().catch(() => ({}))) as ApiErrorJson;
+      const message = apiErrorText(locale, body, res.status, tr('The account could not be created. Try again.'));
       if (res.status === 409 || body.error?.code === 'conflict') {
         setProblem({
           field: 'email',
@@ -72,7 +74,8 @@ export function RegisterForm({ t }: { t: Messages['auth'] }) {
             : tr('Too many sign-ups from your network. Try again in a minute.'),
         });
       } else if (res.status === 400) {
-        setProblem({ field: /password/i.test(message) ? 'password' : /email/i.test(message) ? 'email' : null, message });
+        const param = (body.error as { param?: string } | undefined)?.param;
+        setProblem({ field: param === 'password' ? 'password' : param === 'email' ? 'email' : null, message });
       } else {
         setProblem({ field: null, message });
       }

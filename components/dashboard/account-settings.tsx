@@ -1,6 +1,7 @@
 'use client';
 
-import { useT } from '@/lib/i18n/client';
+import { useLocale, useT } from '@/lib/i18n/client';
+import { apiErrorText, type ApiErrorJson } from '@/lib/i18n/codes';
 import { ruleProblem, type Translate } from '@/lib/i18n/translate';
 import { useState, type FormEvent } from 'react';
 import { passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/auth/password-rules';
@@ -11,7 +12,7 @@ import { Field, Input } from '@/components/ui/input';
 
 type Outcome = { tone: 'success' | 'error'; text: string } | null;
 
-async function send(t: Translate, method: string, path: string, body?: unknown): Promise<{ ok: boolean; message: string | null }> {
+async function send(t: Translate, locale: string, method: string, path: string, body?: unknown): Promise<{ ok: boolean; message: string | null }> {
   try {
     const res = await fetch(path, {
       method,
@@ -19,8 +20,8 @@ async function send(t: Translate, method: string, path: string, body?: unknown):
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (res.ok) return { ok: true, message: null };
-    const data = (await res.json().catch(() => ({}))) as { error?: { message?: string } };
-    return { ok: false, message: data.error?.message ?? t('The request failed ({status}).', { status: res.status }) };
+    const data = (await res.json().catch(() => null)) as ApiErrorJson | null;
+    return { ok: false, message: apiErrorText(locale, data, res.status, t('The request failed ({status}).', { status: res.status })) };
   } catch {
     return { ok: false, message: t('Network error: nothing was changed.') };
   }
@@ -28,6 +29,7 @@ async function send(t: Translate, method: string, path: string, body?: unknown):
 
 function ChangePassword() {
   const t = useT();
+  const locale = useLocale();
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [busy, setBusy] = useState(false);
@@ -38,7 +40,7 @@ function ChangePassword() {
     if (!current) return setOutcome({ tone: 'error', text: t('Enter your current password.') });
     if (problem) return setOutcome({ tone: 'error', text: ruleProblem(problem, t) });
     setBusy(true);
-    const r = await send(t, 'POST', '/api/account/password', { current_password: current, new_password: next });
+    const r = await send(t, locale, 'POST', '/api/account/password', { current_password: current, new_password: next });
     setBusy(false);
     if (r.ok) {
       setCurrent('');
@@ -77,6 +79,7 @@ function ChangePassword() {
 
 function SignOutEverywhere() {
   const t = useT();
+  const locale = useLocale();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   return (
@@ -93,7 +96,7 @@ function SignOutEverywhere() {
           data-testid="sign-out-everywhere"
           onClick={async () => {
             setBusy(true);
-            const r = await send(t, 'POST', '/api/account/sign-out-everywhere');
+            const r = await send(t, locale, 'POST', '/api/account/sign-out-everywhere');
             if (r.ok) window.location.assign('/login');
             else {
               setBusy(false);
@@ -110,6 +113,7 @@ function SignOutEverywhere() {
 
 function DeleteAccount({ email }: { email: string }) {
   const t = useT();
+  const locale = useLocale();
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
   const [busy, setBusy] = useState(false);
@@ -119,7 +123,7 @@ function DeleteAccount({ email }: { email: string }) {
     e.preventDefault();
     if (!ready) return;
     setBusy(true);
-    const r = await send(t, 'DELETE', '/api/account', { password });
+    const r = await send(t, locale, 'DELETE', '/api/account', { password });
     if (r.ok) window.location.assign('/');
     else {
       setBusy(false);

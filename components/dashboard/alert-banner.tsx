@@ -1,4 +1,5 @@
-import { serverT } from '@/lib/i18n/server';
+import { currentLocale, serverT } from '@/lib/i18n/server';
+import { renderMessage } from '@/lib/i18n/codes';
 import Link from 'next/link';
 import { listAlertEvents } from '@/lib/alerts/events';
 import { DismissAlertButton } from '@/components/dashboard/dismiss-alert-button';
@@ -8,6 +9,7 @@ const SHOWN = 3;
 /** The account's undismissed budget and balance alerts, above every dashboard page. */
 export async function AlertBanner({ userId }: { userId: string }) {
   const t = await serverT();
+  const locale = await currentLocale();
   const events = await listAlertEvents(userId, { undismissedOnly: true, limit: SHOWN + 1 }).catch(() => []);
   if (events.length === 0) return null;
   return (
@@ -15,7 +17,7 @@ export async function AlertBanner({ userId }: { userId: string }) {
       <ul className="mx-auto max-w-6xl space-y-0.5 px-4 sm:px-6">
         {events.slice(0, SHOWN).map((e) => (
           <li key={e.id} className="flex items-center gap-2" data-testid="alert-banner-item">
-            <span className="min-w-0 flex-1">{e.message}</span>
+            <span className="min-w-0 flex-1">{renderMessage(locale, e)}</span>
             <DismissAlertButton id={e.id} label={t('Dismiss')} ariaLabel={t('Dismiss alert')} />
           </li>
         ))}

@@ -1,6 +1,7 @@
 'use client';
 
-import { useT } from '@/lib/i18n/client';
+import { useLocale, useT } from '@/lib/i18n/client';
+import { apiErrorText, apiFieldErrors, type ApiErrorJson } from '@/lib/i18n/codes';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
@@ -9,11 +10,13 @@ import { CopyButton } from '@/components/ui/copy-button';
 import { Field, Input } from '@/components/ui/input';
 import type { AlertSettingsView } from '@/lib/alerts/settings';
 
-type Result = AlertSettingsView & { secret?: string; error?: { message?: string } };
+type Result = AlertSettingsView & { secret?: string } & ApiErrorJson;
 
 /** The account's alert thresholds and webhook (PUT /api/alerts/settings); the signing secret is shown once. */
 export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
   const t = useT();
+  const locale = useLocale();
+  const [fields, setFields] = useState<Record<string, string>>({});
   const router = useRouter();
   const [settings, setSettings] = useState(initial);
   const [url, setUrl] = useState(initial.webhook_url ?? '');
@@ -26,6 +29,7 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
   async function call(method: string, path: string, body?: unknown) {
     setBusy(true);
     setMessage(null);
+    setFields({});
     try {
       const res = await fetch(path, {
         method,
@@ -34,7 +38,8 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
       });
       const data = (await res.json().catch(() => ({}))) as Result;
       if (!res.ok) {
-        setMessage({ tone: 'error', text: data.error?.message ?? t('Not saved (HTTP {status}).', { status: res.status }) });
+        setMessage({ tone: 'error', text: apiErrorText(locale, data, res.status, t('Not saved (HTTP {status}).', { status: res.status })) });
+        setFields(apiFieldErrors(locale, data));
         return;
       }
       setSettings(data);
@@ -62,6 +67,7 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
       <Field
         label={t('Budget thresholds (%)')}
         htmlFor="alert-thresholds"
+        error={fields.thresholds}
         hint={t("Of each key's lifetime and monthly budget; each fires once per budget and month.")}
       >
         <Input
@@ -72,7 +78,12 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
           data-testid="alert-thresholds"
         />
       </Field>
-      <Field label={t('Low balance alert (USD)')} htmlFor="alert-low-balance" hint={t('Fires when the balance falls below it; again after it has been above.')}>
+      <Field
+        label={t('Low balance alert (USD)')}
+        htmlFor="alert-low-balance"
+        error={fields.low_balance_usd}
+        hint={t('Fires when the balance falls below it; again after it has been above.')}
+      >
         <Input
           id="alert-low-balance"
           inputMode="decimal"
@@ -82,7 +93,12 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
           data-testid="alert-low-balance"
         />
       </Field>
-      <Field label={t('Webhook URL')} htmlFor="alert-webhook" hint={t("Optional: each alert is POSTed here, signed (see the README's Budget alerts).")}>
+      <Field
+        label={t('Webhook URL')}
+        htmlFor="alert-webhook"
+        error={fields.webhook_url}
+        hint={t("Optional: each alert is POSTed here, signed (see the README's Budget alerts).")}
+      >
         <Input
           id="alert-webhook"
           type="url"

@@ -1,7 +1,7 @@
 'use client';
 
 import type { publicKeyWithControls } from '@/lib/keys/queries';
-import { Field, Input } from '@/components/ui/input';
+import { Field, FieldError, Input } from '@/components/ui/input';
 import { Progress } from '@/components/ui/progress';
 import { useT } from '@/lib/i18n/client';
 import { formatCount, formatMoneyText } from '@/lib/format';
@@ -103,12 +103,15 @@ export function KeyControlsFields({
   onChange,
   models,
   gauge,
+  errors = {},
 }: {
   idPrefix: string;
   values: ControlValues;
   onChange: (v: ControlValues) => void;
   models: string[];
   gauge?: BudgetGauge;
+  /** The server's words for each bad field (API field name -> text). */
+  errors?: Record<string, string>;
 }) {
   const t = useT();
   const allows = (text: string, testId: string) => {
@@ -123,9 +126,16 @@ export function KeyControlsFields({
   const id = (name: string) => `${idPrefix}-${name}`;
   return (
     <div className="grid gap-4 sm:grid-cols-2">
-      <Field label={t('Lifetime budget (USD)')} htmlFor={id('budget')} hint={t('Requests are refused with 402 once the key has spent this much.')}>
+      <Field
+        label={t('Lifetime budget (USD)')}
+        htmlFor={id('budget')}
+        error={errors.budget_usd}
+        hint={t('Requests are refused with 402 once the key has spent this much.')}
+      >
         <Input
           id={id('budget')}
+          aria-invalid={errors.budget_usd ? true : undefined}
+          aria-describedby={errors.budget_usd ? `${id('budget')}-error` : undefined}
           data-testid={id('budget')}
           inputMode="decimal"
           placeholder={t('No limit')}
@@ -134,9 +144,11 @@ export function KeyControlsFields({
         />
         {allows(values.budget_usd, id('budget-allows'))}
       </Field>
-      <Field label={t('Monthly budget (USD)')} htmlFor={id('monthly')} hint={t('Per calendar month, UTC.')}>
+      <Field label={t('Monthly budget (USD)')} htmlFor={id('monthly')} error={errors.monthly_budget_usd} hint={t('Per calendar month, UTC.')}>
         <Input
           id={id('monthly')}
+          aria-invalid={errors.monthly_budget_usd ? true : undefined}
+          aria-describedby={errors.monthly_budget_usd ? `${id('monthly')}-error` : undefined}
           data-testid={id('monthly')}
           inputMode="decimal"
           placeholder={t('No limit')}
@@ -145,9 +157,11 @@ export function KeyControlsFields({
         />
         {allows(values.monthly_budget_usd, id('monthly-allows'))}
       </Field>
-      <Field label={t('Requests per minute')} htmlFor={id('rpm')} hint={t("On top of your tier's limits: the stricter wins.")}>
+      <Field label={t('Requests per minute')} htmlFor={id('rpm')} error={errors.rpm} hint={t("On top of your tier's limits: the stricter wins.")}>
         <Input
           id={id('rpm')}
+          aria-invalid={errors.rpm ? true : undefined}
+          aria-describedby={errors.rpm ? `${id('rpm')}-error` : undefined}
           data-testid={id('rpm')}
           inputMode="numeric"
           placeholder={t('Tier limit')}
@@ -158,10 +172,13 @@ export function KeyControlsFields({
       <Field
         label={t('Tokens per minute')}
         htmlFor={id('tpm')}
+        error={errors.tpm}
         hint={t('Input and output tokens. A request reserves its prompt and its max_tokens, and gets back what it did not use.')}
       >
         <Input
           id={id('tpm')}
+          aria-invalid={errors.tpm ? true : undefined}
+          aria-describedby={errors.tpm ? `${id('tpm')}-error` : undefined}
           data-testid={id('tpm')}
           inputMode="numeric"
           placeholder={t('No limit')}
@@ -169,9 +186,11 @@ export function KeyControlsFields({
           onChange={(e) => set({ tpm: e.target.value })}
         />
       </Field>
-      <Field label={t('Concurrent requests')} htmlFor={id('concurrency')}>
+      <Field label={t('Concurrent requests')} htmlFor={id('concurrency')} error={errors.concurrency}>
         <Input
           id={id('concurrency')}
+          aria-invalid={errors.concurrency ? true : undefined}
+          aria-describedby={errors.concurrency ? `${id('concurrency')}-error` : undefined}
           data-testid={id('concurrency')}
           inputMode="numeric"
           placeholder={t('Tier limit')}
@@ -179,9 +198,16 @@ export function KeyControlsFields({
           onChange={(e) => set({ concurrency: e.target.value })}
         />
       </Field>
-      <Field label={t('Allowed IP ranges')} htmlFor={id('ips')} hint={t('IPv4 or IPv6 addresses or CIDR ranges, one per line. Empty: any address.')}>
+      <Field
+        label={t('Allowed IP ranges')}
+        htmlFor={id('ips')}
+        error={errors.allowed_ips}
+        hint={t('IPv4 or IPv6 addresses or CIDR ranges, one per line. Empty: any address.')}
+      >
         <textarea
           id={id('ips')}
+          aria-invalid={errors.allowed_ips ? true : undefined}
+          aria-describedby={errors.allowed_ips ? `${id('ips')}-error` : undefined}
           data-testid={id('ips')}
           rows={3}
           className="block w-full rounded-md border border-slate-300 bg-white px-3 py-2 font-mono text-sm text-slate-900 shadow-sm placeholder:text-slate-500 focus:border-indigo-500 focus:outline-none focus:ring-2 focus:ring-indigo-500/20"
@@ -190,9 +216,11 @@ export function KeyControlsFields({
           onChange={(e) => set({ allowed_ips: e.target.value })}
         />
       </Field>
-      <Field label={t('Expires')} htmlFor={id('expires')} hint={t('After this the key answers 401 key_expired. Empty: never.')}>
+      <Field label={t('Expires')} htmlFor={id('expires')} error={errors.expires_at} hint={t('After this the key answers 401 key_expired. Empty: never.')}>
         <Input
           id={id('expires')}
+          aria-invalid={errors.expires_at ? true : undefined}
+          aria-describedby={errors.expires_at ? `${id('expires')}-error` : undefined}
           data-testid={id('expires')}
           type="datetime-local"
           value={values.expires_at}
@@ -202,6 +230,7 @@ export function KeyControlsFields({
       <fieldset className="sm:col-span-2">
         <legend className="text-sm font-medium text-slate-700">{t('Allowed models')}</legend>
         <p className="text-xs text-slate-500">{t('None ticked: every model your tier allows. service-auto picks only among the ticked ones.')}</p>
+        <FieldError id={id('models')} error={errors.models} />
         <div className="mt-2 grid max-h-40 gap-1 overflow-y-auto sm:grid-cols-2" data-testid={id('models')}>
           {models.map((m) => (
             <label key={m} className="flex items-center gap-2 text-sm text-slate-700">

@@ -9,10 +9,9 @@ import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CopyButton } from '@/components/ui/copy-button';
 import { ConfirmDialog } from '@/components/ui/dialog';
 import { EmptyState } from '@/components/ui/empty-state';
-import { Input, Label } from '@/components/ui/input';
+import { FieldError, Input, Label } from '@/components/ui/input';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
-import { useT } from '@/lib/i18n/client';
-import type { Translate } from '@/lib/i18n/translate';
+import { useApiError, useT } from '@/lib/i18n/client';
 import { KeySnippets } from '@/components/dashboard/key-snippets';
 import {
   bodyOf,
@@ -29,16 +28,6 @@ import {
 export type ApiKeyJson = KeyWithControlsJson;
 type CreatedKey = ApiKeyJson & { key: string };
 
-async function errorMessage(res: Response, fallback: string, t: Translate): Promise<string> {
-  if (res.status === 401) return t('Your session has expired. Log in again.');
-  try {
-    const body = (await res.json()) as { error?: { message?: string } };
-    return body.error?.message ?? fallback;
-  } catch {
-    return fallback;
-  }
-}
-
 export function KeysManager({
   initialKeys,
   models = [],
@@ -53,7 +42,17 @@ export function KeysManager({
   budgetGauge?: BudgetGauge;
 }) {
   const t = useT();
+  const readError = useApiError();
+  /** The error's text, and its bad fields beside them (`setFields`). */
+  const errorOf = async (res: Response, fallback: string, setFields: (f: Record<string, string>) => void) => {
+    if (res.status === 401) return t('Your session has expired. Log in again.');
+    const { text, fields } = await readError(res, fallback);
+    setFields(fields);
+    return text;
+  };
   const [keys, setKeys] = useState(initialKeys);
+  const [createFields, setCreateFields] = useState<Record<string, string>>({});
+  const [editFields, setEditFields] = useState<Record<string, string>>({});
   const [name, setName] = useState('');
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
@@ -70,6 +69,7 @@ export function KeysManager({
     if (!editing) return;
     setSaving(true);
     setEditError(null);
+    setEditFields({});
     try {
       const res = await fetch(`/api/keys/${encodeURIComponent(editing.key.id)}`, {
         method: 'PATCH',
@@ -77,7 +77,7 @@ export function KeysManager({
         body: JSON.stringify(bodyOf(editing.values)),
       });
       if (!res.ok) {
-        setEditError(await errorMessage(res, t('The key could not be saved.'), t));
+        setEditError(await errorOf(res, t('The key could not be saved.'), setEditFields));
         return;
       }
       const updated = (await res.json()) as ApiKeyJson;
@@ -93,6 +93,7 @@ export function KeysManager({
   async function create(e: FormEvent) {
     e.preventDefault();
     setError(null);
+    setCreateFields({});
     setCreated(null);
     setCreating(true);
     try {
@@ -102,7 +103,7 @@ export function KeysManager({
         body: JSON.stringify({ name: name.trim(), ...bodyOf(controls) }),
       });
       if (!res.ok) {
-        setError(await errorMessage(res, t('The key could not be created.'), t));
+        setError(await errorOf(res, t('The key could not be created.'), setCreateFields));
         return;
       }
       const key = (await res.json()) as CreatedKey;
@@ -125,7 +126,7 @@ export function KeysManager({
     try {
       const res = await fetch(`/api/keys/${encodeURIComponent(toRevoke.id)}`, { method: 'DELETE' });
       if (!res.ok) {
-        setError(await errorMessage(res, t('The key could not be revoked.'), t));
+        setError(await errorOf(res, t('The key could not be revoked.'), () => undefined));
       } else {
         const updated = (await res.json()) as ApiKeyJson;
         setKeys((list) => list.map((k) => (k.id === updated.id ? updated : k)));
@@ -158,20 +159,23 @@ export function KeysManager({
                 maxLength={64}
                 required
                 autoComplete="off"
+                aria-invalid={createFields.name ? true : undefined}
+                aria-describedby={createFields.name ? 'key-name-error' : undefined}
               />
+              <FieldError id="key-name" error={createFields.name} />
             </div>
             <Button type="submit" data-testid="create-key" disabled={creating || !name.trim()}>
               {creating ? t('Creating…') : t('Create key')}
             </Button>
-            <details className="w-full" data-testid="new-controls">
+            <details className="w-full" data-testid="new-controls" open={Object.keys(createFields).some((f) => f !== 'name') || undefined}>
               <summary className="cursor-pointer text-sm font-medium text-indigo-700">{t('Limits and restrictions (optional)')}</summary>
               <div className="mt-3">
-                <KeyControlsFields idPrefix="new" values={controls} onChange={setControls} models={models} gauge={budgetGauge} />
+                <KeyControlsFields idPrefix="new" values={controls} onChange={setControls} models={models} gauge={budgetGauge} errors={createFields} />
               </div>
             </details>
           </form>
           {error && (
-            <Alert tone="error" className="mt-3">
+            <Alert tone="error" className="mt-3" data-testid="create-error">
               {error}
             </Alert>
           )}
@@ -269,6 +273,7 @@ export function KeysManager({
                         aria-label={t('Edit key {name}', { name: k.name })}
                         onClick={() => {
                           setEditError(null);
+                          setEditFields({});
                           setEditing({ key: k, values: valuesOf(k) });
                         }}
                       >
@@ -308,6 +313,7 @@ export function KeysManager({
                 onChange={(values) => setEditing({ ...editing, values })}
                 models={models}
                 gauge={budgetGauge}
+                errors={editFields}
               />
               {editError && (
                 <Alert tone="error" data-testid="edit-error">

@@ -1,6 +1,7 @@
 'use client';
 
-import { useT } from '@/lib/i18n/client';
+import { useLocale, useT } from '@/lib/i18n/client';
+import { apiErrorText, type ApiErrorJson } from '@/lib/i18n/codes';
 import { useState, type FormEvent } from 'react';
 import { usdToPico } from '@/lib/billing/money';
 import { formatMoneyText } from '@/lib/format';
@@ -16,6 +17,7 @@ const amountPattern = /^\d{1,7}(\.\d{1,2})?$/;
 /** Starts a Stripe Checkout for the amount; the balance is credited by the webhook once Stripe confirms. */
 export function RechargeForm({ min, max, configured, presets }: { min: string; max: string; configured: boolean; presets: string[] }) {
   const t = useT();
+  const locale = useLocale();
   const [amount, setAmount] = useState(presets[1] ?? presets[0] ?? min);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -44,15 +46,15 @@ export function RechargeForm({ min, max, configured, presets }: { min: string; m
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ amount_usd: Number(amount.trim()) }),
       });
-      const body = (await res.json().catch(() => ({}))) as { url?: string; error?: { code?: string; message?: string } };
+      const body = (await res.json().catch(() => ({}))) as { url?: string } & ApiErrorJson;
       if (res.ok && body.url) {
         window.location.assign(body.url);
         return;
       }
       if (body.error?.code === 'payments_not_configured' || (res.status === 503 && !body.error?.code)) setNotConfigured(true);
-      else if (res.status === 429) setError(body.error?.message ?? t('Too many recharge attempts. Wait a minute and try again.'));
+      else if (res.status === 429) setError(apiErrorText(locale, body, res.status, t('Too many recharge attempts. Wait a minute and try again.')));
       else if (res.status === 401) setError(t('Your session has expired. Log in again.'));
-      else setError(body.error?.message ?? t('The payment could not be started. Try again.'));
+      else setError(apiErrorText(locale, body, res.status, t('The payment could not be started. Try again.')));
     } catch {
       setError(t('Network error: the payment could not be started.'));
     } finally {

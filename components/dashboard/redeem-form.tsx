@@ -1,6 +1,7 @@
 'use client';
 
-import { useT } from '@/lib/i18n/client';
+import { useLocale, useT } from '@/lib/i18n/client';
+import { apiErrorText, type ApiErrorJson } from '@/lib/i18n/codes';
 import { formatMoneyText } from '@/lib/format';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
@@ -11,6 +12,7 @@ import { Input } from '@/components/ui/input';
 /** Redeems a prepaid code (POST /api/payment/redeem) and refreshes the balance shown. */
 export function RedeemForm() {
   const t = useT();
+  const locale = useLocale();
   const router = useRouter();
   const [code, setCode] = useState('');
   const [busy, setBusy] = useState(false);
@@ -26,7 +28,7 @@ export function RedeemForm() {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ code: code.trim() }),
       });
-      const body = (await res.json().catch(() => ({}))) as { credited_usd?: string; balance_usd?: string; error?: { message?: string } };
+      const body = (await res.json().catch(() => ({}))) as { credited_usd?: string; balance_usd?: string } & ApiErrorJson;
       if (res.ok) {
         setMessage({
           tone: 'success',
@@ -37,7 +39,11 @@ export function RedeemForm() {
         });
         setCode('');
         router.refresh();
-      } else setMessage({ tone: 'error', text: body.error?.message ?? t('The code could not be redeemed (HTTP {status}).', { status: res.status }) });
+      } else
+        setMessage({
+          tone: 'error',
+          text: apiErrorText(locale, body, res.status, t('The code could not be redeemed (HTTP {status}).', { status: res.status })),
+        });
     } catch {
       setMessage({ tone: 'error', text: t('Network error: try again.') });
     } finally {

@@ -16,17 +16,19 @@ export function Label({ className, ...props }: LabelHTMLAttributes<HTMLLabelElem
   return <label className={cn('block text-sm font-medium text-slate-700', className)} {...props} />;
 }
 
-/** A label, its control and an optional hint, stacked. */
+/** A label, its control, an optional hint and the field's error (from the server), stacked. */
 export function Field({
   label,
   htmlFor,
   hint,
+  error,
   children,
   className,
 }: {
   label: ReactNode;
   htmlFor: string;
   hint?: ReactNode;
+  error?: string;
   children: ReactNode;
   className?: string;
 }) {
@@ -35,6 +37,17 @@ export function Field({
       <Label htmlFor={htmlFor}>{label}</Label>
       {children}
       {hint && <p className="text-xs text-slate-500">{hint}</p>}
+      <FieldError id={htmlFor} error={error} />
     </div>
+  );
+}
+
+/** A field's error, beside it (`<id>-error`, for aria-describedby and tests). */
+export function FieldError({ id, error }: { id: string; error?: string }) {
+  if (!error) return null;
+  return (
+    <p id={`${id}-error`} data-testid={`${id}-error`} className="text-xs font-medium text-red-700">
+      {error}
+    </p>
   );
 }

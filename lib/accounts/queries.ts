@@ -1,6 +1,6 @@
 import { getDb, isUuid } from '@/lib/db';
 import { getConfig, tierNames, type TierName } from '@/lib/config';
-import { GatewayError } from '@/lib/errors';
+import { codedError, GatewayError, ruleError } from '@/lib/errors';
 import { hashPassword } from '@/lib/auth/password';
 import { emailProblem, normaliseEmail, passwordProblem } from '@/lib/auth/password-rules';
 import { generateApiKey } from '@/lib/auth/keys';
@@ -20,9 +20,9 @@ export function parseTier(value: string): TierName {
 export async function createUser(input: { email: string; password: string; tier?: TierName; balancePico?: bigint }) {
   const email = normaliseEmail(input.email);
   const badEmail = emailProblem(email);
-  if (badEmail) throw new GatewayError('invalid_request', badEmail, { param: 'email' });
+  if (badEmail) throw ruleError(badEmail, 'email');
   const problem = passwordProblem(input.password);
-  if (problem) throw new GatewayError('invalid_request', problem, { param: 'password' });
+  if (problem) throw ruleError(problem, 'password');
   const db = await getDb();
   const passwordHash = await hashPassword(input.password);
   const starting = input.balancePico ?? getConfig().startingBalance;
@@ -32,7 +32,7 @@ export async function createUser(input: { email: string; password: string; tier?
     return user;
   } catch (err) {
     if ((err as { code?: string }).code === 'P2002') {
-      throw new GatewayError('conflict', 'An account with this email already exists.', { param: 'email' });
+      throw codedError('conflict', 'auth.email_taken', undefined, { param: 'email' });
     }
     throw err;
   }

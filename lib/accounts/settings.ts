@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { getDb } from '@/lib/db';
-import { GatewayError } from '@/lib/errors';
+import { codedError, ruleError } from '@/lib/errors';
 import { hashPassword, verifyPassword } from '@/lib/auth/password';
 import { passwordProblem } from '@/lib/auth/password-rules';
 import { revokeKey, setStatus } from '@/lib/accounts/queries';
@@ -11,20 +11,20 @@ import { revokeKey, setStatus } from '@/lib/accounts/queries';
 
 async function requirePassword(userId: string, password: unknown): Promise<void> {
   if (typeof password !== 'string' || password.length === 0) {
-    throw new GatewayError('invalid_request', 'Enter your current password.', { param: 'current_password' });
+    throw codedError('invalid_request', 'auth.current_password_missing', undefined, { param: 'current_password' });
   }
   const db = await getDb();
   const user = await db.user.findUnique({ where: { id: userId }, select: { passwordHash: true } });
   if (!(await verifyPassword(password, user?.passwordHash))) {
-    throw new GatewayError('invalid_request', 'The current password is not right.', { param: 'current_password' });
+    throw codedError('invalid_request', 'auth.current_password_wrong', undefined, { param: 'current_password' });
   }
 }
 
 /** New password after the current one; every other session ends (the caller gets a fresh cookie). */
 export async function changePassword(userId: string, currentPassword: unknown, newPassword: unknown): Promise<void> {
-  if (typeof newPassword !== 'string') throw new GatewayError('invalid_request', 'Enter a new password.', { param: 'new_password' });
+  if (typeof newPassword !== 'string') throw codedError('invalid_request', 'auth.new_password_missing', undefined, { param: 'new_password' });
   const problem = passwordProblem(newPassword);
-  if (problem) throw new GatewayError('invalid_request', problem, { param: 'new_password' });
+  if (problem) throw ruleError(problem, 'new_password');
   await requirePassword(userId, currentPassword);
   const db = await getDb();
   await db.user.update({ where: { id: userId }, data: { passwordHash: await hashPassword(newPassword), sessionsValidFrom: new Date() } });

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { getDb, isUuid } from '@/lib/db';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 import { applyPendingCredits, creditBalance, decimalToPico, picoToDecimal } from '@/lib/billing/ledger';
 import { formatPico } from '@/lib/billing/money';
 import { writeAudit, type Actor } from './audit';
@@ -33,9 +33,9 @@ function parseExpiry(value: string | Date | undefined | null): Date | null {
   if (value === undefined || value === null || value === '') return null;
   const date = value instanceof Date ? value : new Date(value);
   if (Number.isNaN(date.getTime()) || (typeof value === 'string' && !/^\d{4}-\d{2}-\d{2}/.test(value))) {
-    throw new GatewayError('invalid_request', 'The expiry must be an ISO-8601 date or date-time.', { param: 'expires_at' });
+    throw codedError('invalid_request', 'redeem.expiry_format', undefined, { param: 'expires_at' });
   }
-  if (date.getTime() <= Date.now()) throw new GatewayError('invalid_request', 'The expiry must be in the future.', { param: 'expires_at' });
+  if (date.getTime() <= Date.now()) throw codedError('invalid_request', 'redeem.expiry_past', undefined, { param: 'expires_at' });
   return date;
 }
 
@@ -48,10 +48,10 @@ export interface CreatedBatch {
 
 export async function createCodeBatch(actor: Actor, input: { amountPico: bigint; count: number; expiresAt?: string | Date | null }): Promise<CreatedBatch> {
   if (input.amountPico <= 0n || input.amountPico > MAX_CODE_USD) {
-    throw new GatewayError('invalid_request', 'A code is worth more than $0 and at most $10,000.', { param: 'amount_usd' });
+    throw codedError('invalid_request', 'redeem.amount', undefined, { param: 'amount_usd' });
   }
   if (!Number.isInteger(input.count) || input.count < 1 || input.count > MAX_BATCH) {
-    throw new GatewayError('invalid_request', `A batch holds 1 to ${MAX_BATCH} codes.`, { param: 'count' });
+    throw codedError('invalid_request', 'redeem.count', { max: MAX_BATCH }, { param: 'count' });
   }
   const expiresAt = parseExpiry(input.expiresAt);
   const batchId = randomUUID();
@@ -91,19 +91,18 @@ export async function createCodeBatch(actor: Actor, input: { amountPico: bigint;
 export async function redeemCode(userId: string, code: string): Promise<{ creditedPico: bigint; balancePico: bigint }> {
   const normalised = normaliseCode(code);
   // Ours are 20 characters; codes imported from new-api/one-api (`admin import`) are 32 hex digits.
-  if (!/^[0-9A-Z]{20}$/.test(normalised) && !/^[0-9A-F]{32}$/.test(normalised))
-    throw new GatewayError('not_found', 'This code is not valid.', { param: 'code' });
+  if (!/^[0-9A-Z]{20}$/.test(normalised) && !/^[0-9A-F]{32}$/.test(normalised)) throw codedError('not_found', 'redeem.invalid', undefined, { param: 'code' });
   const hash = hashCode(code);
   const db = await getDb();
   const result = await db.$transaction(async (tx) => {
     const row = await tx.redemptionCode.findUnique({ where: { hash } });
-    if (!row) throw new GatewayError('not_found', 'This code is not valid.', { param: 'code' });
-    if (row.redeemedAt) throw new GatewayError('conflict', 'This code has already been redeemed.', { param: 'code' });
+    if (!row) throw codedError('not_found', 'redeem.invalid', undefined, { param: 'code' });
+    if (row.redeemedAt) throw codedError('conflict', 'redeem.used', undefined, { param: 'code' });
     if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) {
-      throw new GatewayError('invalid_request', `This code expired on ${row.expiresAt.toISOString().slice(0, 10)}.`, { param: 'code' });
+      throw codedError('invalid_request', 'redeem.expired', { date: row.expiresAt.toISOString().slice(0, 10) }, { param: 'code' });
     }
     const claimed = await tx.redemptionCode.updateMany({ where: { id: row.id, redeemedAt: null }, data: { redeemedAt: new Date(), redeemedBy: userId } });
-    if (claimed.count !== 1) throw new GatewayError('conflict', 'This code has already been redeemed.', { param: 'code' });
+    if (claimed.count !== 1) throw codedError('conflict', 'redeem.used', undefined, { param: 'code' });
     const amount = decimalToPico(row.amountUsd);
     const credit = await creditBalance(userId, 'recharge', amount, { reference: `redeem:${row.id}`, note: `redemption code …${row.lastFour}`, tx });
     await tx.redemptionCode.update({ where: { id: row.id }, data: { ledgerEntryId: credit.entryId } });
@@ -145,10 +144,10 @@ export async function listBatches(limit = 50): Promise<BatchSummary[]> {
 
 /** A batch's codes (last four characters only) with who redeemed each and when. */
 export async function batchCodes(batchId: string) {
-  if (!isUuid(batchId)) throw new GatewayError('not_found', 'No such batch.');
+  if (!isUuid(batchId)) throw codedError('not_found', 'redeem.batch_not_found');
   const db = await getDb();
   const rows = await db.redemptionCode.findMany({ where: { batchId }, orderBy: { createdAt: 'asc' } });
-  if (rows.length === 0) throw new GatewayError('not_found', 'No such batch.');
+  if (rows.length === 0) throw codedError('not_found', 'redeem.batch_not_found');
   const ids = [...new Set(rows.map((r) => r.redeemedBy).filter((v): v is string => v !== null))];
   const users = ids.length ? await db.user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } }) : [];
   const emails = new Map(users.map((u) => [u.id, u.email]));

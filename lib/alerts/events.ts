@@ -1,5 +1,6 @@
 import { getDb } from '@/lib/db';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
+import { englishMessage, type MessageCode, type MessageParams } from '@/lib/i18n/codes';
 import { formatMoneyText } from '@/lib/format';
 import type { Prisma } from '@/lib/generated/prisma/client';
 
@@ -40,7 +41,7 @@ export function publicEvent(r: EventRow) {
     type: r.kind,
     created_at: r.createdAt.toISOString(),
     data: payload.data,
-    message: alertMessage(payload),
+    ...alertText(payload),
     dismissed_at: r.dismissedAt?.toISOString() ?? null,
     delivery: {
       status: deliveryStatus(r),
@@ -54,14 +55,26 @@ export function publicEvent(r: EventRow) {
 
 export type PublicAlertEvent = ReturnType<typeof publicEvent>;
 
-/** One line a person reads (banner, event list). */
-export function alertMessage(p: AlertPayload): string {
+/** One line a person reads (banner, event list): the English `message`, its code and parameters. */
+export function alertText(p: AlertPayload): { message: string; message_code: MessageCode; params: MessageParams } {
   const d = p.data;
-  if (p.type === 'account.balance.low')
-    return `Balance ${formatMoneyText(String(d.balance_usd))} is below your alert threshold of ${formatMoneyText(String(d.threshold_usd))}.`;
-  const key = d.key as Record<string, string> | undefined;
-  const budget = d.budget === 'monthly' ? `monthly budget (${d.period})` : 'lifetime budget';
-  return `API key "${key?.name ?? '?'}" has used ${d.threshold_percent}% of its ${budget}: ${formatMoneyText(String(d.spent_usd))} of ${formatMoneyText(String(d.budget_usd))}.`;
+  let code: MessageCode;
+  let params: MessageParams;
+  if (p.type === 'account.balance.low') {
+    code = 'alert.balance_low';
+    params = { balance: formatMoneyText(String(d.balance_usd)), threshold: formatMoneyText(String(d.threshold_usd)) };
+  } else {
+    const key = d.key as Record<string, string> | undefined;
+    code = d.budget === 'monthly' ? 'alert.key_budget_monthly' : 'alert.key_budget_lifetime';
+    params = {
+      key: key?.name ?? '?',
+      percent: String(d.threshold_percent),
+      period: String(d.period ?? ''),
+      spent: formatMoneyText(String(d.spent_usd)),
+      budget: formatMoneyText(String(d.budget_usd)),
+    };
+  }
+  return { message: englishMessage(code, params), message_code: code, params };
 }
 
 export async function listAlertEvents(userId: string, opts: { undismissedOnly?: boolean; limit?: number } = {}) {
@@ -77,7 +90,7 @@ export async function listAlertEvents(userId: string, opts: { undismissedOnly?: 
 export async function dismissAlertEvent(userId: string, id: string) {
   const db = await getDb();
   const row = await db.alertEvent.findFirst({ where: { id, userId } });
-  if (!row) throw new GatewayError('not_found', 'No such alert.');
+  if (!row) throw codedError('not_found', 'alert.not_found');
   const updated = row.dismissedAt ? row : await db.alertEvent.update({ where: { id }, data: { dismissedAt: new Date() } });
   return publicEvent(updated);
 }

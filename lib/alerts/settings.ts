@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { getDb } from '@/lib/db';
 import { decryptSecret, encryptSecret } from '@/lib/crypto';
-import { GatewayError } from '@/lib/errors';
+import { fieldError, GatewayError } from '@/lib/errors';
+import type { MessageCode, MessageParams } from '@/lib/i18n/codes';
 import { formatMoney } from '@/lib/format';
 import { decimalToPico, formatPico, parseDecimal, PICO } from '@/lib/billing/money';
 import { generateSigningSecret } from '@/lib/alerts/signing';
@@ -69,18 +70,23 @@ const bodySchema = z
   })
   .partial();
 
-function invalid(field: string, message: string): GatewayError {
-  return new GatewayError('invalid_request', `"${field}": ${message}`, { param: field });
+function invalid(field: string, message: string, code: MessageCode = 'field.invalid', params?: MessageParams): GatewayError {
+  const words = fieldError(field, code, params);
+  return new GatewayError('invalid_request', `"${field}": ${message}`, { param: field, messageCode: code, params, fields: [words] });
 }
+
+const lowBalanceMax = () => formatMoney(MAX_LOW_BALANCE_USD * PICO);
 
 function parseLowBalance(value: number | string | null): bigint | null {
   if (value === null) return null;
   const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value.trim();
   if (!/^\d+(\.\d{1,12})?$/.test(text))
-    throw invalid('low_balance_usd', 'must be an amount in USD with at most 12 decimals, e.g. 5 or "2.50" (null for no alert).');
+    throw invalid('low_balance_usd', 'must be an amount in USD with at most 12 decimals, e.g. 5 or "2.50" (null for no alert).', 'field.low_balance', {
+      max: lowBalanceMax(),
+    });
   const pico = parseDecimal(text, 12);
   if (pico <= 0n || pico > MAX_LOW_BALANCE_USD * PICO)
-    throw invalid('low_balance_usd', `must be more than 0 and at most ${formatMoney(MAX_LOW_BALANCE_USD * PICO)}.`);
+    throw invalid('low_balance_usd', `must be more than 0 and at most ${lowBalanceMax()}.`, 'field.low_balance', { max: lowBalanceMax() });
   return pico;
 }
 
@@ -91,7 +97,13 @@ export function parseAlertSettings(body: Record<string, unknown>): { webhookUrl?
     const issue = parsed.error.issues[0];
     const field = String(issue?.path[0] ?? 'body');
     const hint = field === 'thresholds' ? `must be a list of at most ${MAX_THRESHOLDS} whole percentages from 1 to 100.` : (issue?.message ?? 'invalid');
-    throw invalid(field, hint);
+    const words: [MessageCode, MessageParams | undefined] =
+      field === 'thresholds'
+        ? ['field.thresholds', { max: MAX_THRESHOLDS }]
+        : field === 'low_balance_usd'
+          ? ['field.low_balance', { max: lowBalanceMax() }]
+          : ['field.invalid', undefined];
+    throw invalid(field, hint, ...words);
   }
   const v = parsed.data;
   const out: ReturnType<typeof parseAlertSettings> = {};

@@ -1,7 +1,7 @@
 import dns, { type LookupAddress, type LookupAllOptions } from 'node:dns';
 import net from 'node:net';
 import { env } from '@/lib/env';
-import { GatewayError } from '@/lib/errors';
+import { fieldError, GatewayError } from '@/lib/errors';
 
 // Webhook URLs are set by users and fetched by the server: they must not reach the operator's own
 // network (metadata services, databases, admin ports) unless ALERT_WEBHOOK_ALLOW_PRIVATE says so.
@@ -46,7 +46,12 @@ export function isPrivateAddress(address: string): boolean {
 /** Validates a webhook URL as given in the settings (400 naming `webhook_url`). */
 export function parseWebhookUrl(value: unknown): string | null {
   if (value === null || value === '') return null;
-  const bad = (why: string) => new GatewayError('invalid_request', `"webhook_url": ${why}`, { param: 'webhook_url' });
+  const bad = (why: string) =>
+    new GatewayError('invalid_request', `"webhook_url": ${why}`, {
+      param: 'webhook_url',
+      messageCode: 'field.webhook_url',
+      fields: [fieldError('webhook_url', 'field.webhook_url')],
+    });
   if (typeof value !== 'string' || value.length > 2048) throw bad('must be an http(s) URL of at most 2048 characters.');
   let url: URL;
   try {

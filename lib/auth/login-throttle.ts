@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { newRedisClient, redisConfigured, type RedisClient } from '@/lib/redis-client';
-import { GatewayError } from '@/lib/errors';
+import { codedError, type GatewayError } from '@/lib/errors';
 import { FAILOVER_REDIS_OPTIONS } from '@/lib/limits';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
@@ -126,10 +126,8 @@ export interface LoginAttempt {
   succeeded(): Promise<void>;
 }
 
-function throttled(what: string, retryAfterMs: number): GatewayError {
-  return new GatewayError('rate_limit_exceeded', `Too many failed sign-in attempts ${what}. Try again in ${Math.ceil(retryAfterMs / 1000)} s.`, {
-    retryAfterMs,
-  });
+function throttled(which: 'auth.throttled_address' | 'auth.throttled_account', retryAfterMs: number): GatewayError {
+  return codedError('rate_limit_exceeded', which, { seconds: Math.ceil(retryAfterMs / 1000) }, { retryAfterMs });
 }
 
 /**
@@ -141,12 +139,12 @@ export async function beginLoginAttempt(email: string, ip: string, store: Thrott
   const ipKey = loginIpThrottleKey(ip);
   const member = `${now}:${randomUUID()}`;
   const byIp = await store.begin(ipKey, member, now, LOGIN_FAILURES_PER_IP, LOGIN_FAILURE_WINDOW_MS);
-  if (!byIp.ok) throw throttled('from this address', byIp.retryAfterMs);
+  if (!byIp.ok) throw throttled('auth.throttled_address', byIp.retryAfterMs);
   const byAccount = await store.begin(accountKey, member, now, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_FAILURE_WINDOW_MS);
   if (!byAccount.ok) {
     // Refused before any password check: not a failure the address should pay for twice.
     await store.forget(ipKey, member);
-    throw throttled('for this email from this address', byAccount.retryAfterMs);
+    throw throttled('auth.throttled_account', byAccount.retryAfterMs);
   }
   return { succeeded: () => Promise.all([store.forget(accountKey, member), store.forget(ipKey, member)]).then(() => undefined) };
 }

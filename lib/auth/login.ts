@@ -1,7 +1,7 @@
 import { findUserByEmail } from '@/lib/accounts/queries';
 import { verifyPassword } from '@/lib/auth/password';
 import { beginLoginAttempt } from '@/lib/auth/login-throttle';
-import { GatewayError } from '@/lib/errors';
+import { codedError, ruleError } from '@/lib/errors';
 import { emailProblem } from '@/lib/auth/password-rules';
 
 /**
@@ -14,9 +14,6 @@ export async function verifyCredentials(email: string, password: string) {
   return ok && user ? user : null;
 }
 
-export const INVALID_CREDENTIALS = 'Invalid email or password.';
-export const ACCOUNT_SUSPENDED = 'This account is suspended.';
-
 /**
  * One sign-in, for POST /api/auth/login and the browser's next-auth sign-in alike: the failure
  * throttle per account and client address and per address (429), then the password (401, the same answer for an unknown email), and only
@@ -25,11 +22,11 @@ export const ACCOUNT_SUSPENDED = 'This account is suspended.';
 export async function signInWithPassword(email: string, password: string, ip: string) {
   // An address no account can have is refused as such (no throttle spent, nothing looked up).
   const problem = emailProblem(email);
-  if (problem) throw new GatewayError('invalid_request', problem, { param: 'email' });
+  if (problem) throw ruleError(problem, 'email');
   const attempt = await beginLoginAttempt(email, ip);
   const user = await verifyCredentials(email, password);
-  if (!user) throw new GatewayError('unauthenticated', INVALID_CREDENTIALS);
+  if (!user) throw codedError('unauthenticated', 'auth.invalid_credentials');
   await attempt.succeeded();
-  if (user.status === 'suspended') throw new GatewayError('account_suspended', ACCOUNT_SUSPENDED);
+  if (user.status === 'suspended') throw codedError('account_suspended', 'auth.account_suspended');
   return user;
 }

@@ -25,7 +25,9 @@ export const authOptions: NextAuthOptions = {
         // The browser sign-in shares the per-IP login budget of POST /api/auth/login.
         const ip = clientIpFrom(undefined, req?.headers?.['x-forwarded-for']);
         const limit = getConfig().limits.login_per_ip_per_minute;
-        await enforceLimit(`gw:ip:login:${ip}`, limit, `login: ${limit} per IP per minute`);
+        await enforceLimit(`gw:ip:login:${ip}`, limit, `login: ${limit} per IP per minute`).catch((err: unknown) => {
+          throw signInError(err);
+        });
         if (!credentials?.email || !credentials.password) return null;
         try {
           const user = await signInWithPassword(credentials.email, credentials.password, ip);
@@ -33,7 +35,7 @@ export const authOptions: NextAuthOptions = {
         } catch (err) {
           // A wrong password is next-auth's CredentialsSignin; throttling and suspension are said as such.
           if (err instanceof GatewayError && (err.code === 'unauthenticated' || err.code === 'invalid_request')) return null;
-          throw err;
+          throw signInError(err);
         }
       },
     }),
@@ -63,3 +65,12 @@ export const authOptions: NextAuthOptions = {
     },
   },
 };
+
+/**
+ * next-auth hands the browser only an Error's message (`error` of signIn's answer): a coded one is
+ * sent as `{message, message_code, params}` JSON so the sign-in form can say it in the reader's language.
+ */
+function signInError(err: unknown): unknown {
+  if (!(err instanceof GatewayError) || !err.messageCode) return err;
+  return new Error(JSON.stringify({ message: err.message, message_code: err.messageCode, params: err.params ?? {} }));
+}

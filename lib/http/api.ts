@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { getServerSession } from 'next-auth';
 import { authOptions } from '@/lib/auth/options';
-import { apiErrorBody, errorHeaders, GatewayError, toGatewayError } from '@/lib/errors';
+import { apiErrorBody, codedError, errorHeaders, toGatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { getAccount } from '@/lib/dashboard/queries';
 import { env } from '@/lib/env';
@@ -53,18 +53,18 @@ export function clientIp(req: Request): string {
 export async function readJson<T = Record<string, unknown>>(req: Request): Promise<T> {
   const type = req.headers.get('content-type') ?? '';
   if (!type.toLowerCase().includes('application/json')) {
-    throw new GatewayError('unsupported_media_type', 'Send a JSON body with Content-Type: application/json.');
+    throw codedError('unsupported_media_type', 'request.not_json');
   }
   const text = await req.text();
-  if (text.length > 64 * 1024) throw new GatewayError('body_too_large', 'Request body too large.');
+  if (text.length > 64 * 1024) throw codedError('body_too_large', 'request.too_large');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new GatewayError('invalid_json', 'The request body is not valid JSON.');
+    throw codedError('invalid_json', 'request.invalid_json');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+    throw codedError('invalid_request', 'request.not_object');
   }
   return value as T;
 }
@@ -72,12 +72,10 @@ export async function readJson<T = Record<string, unknown>>(req: Request): Promi
 export function requireString(body: Record<string, unknown>, field: string): string {
   const value = body[field];
   if (typeof value !== 'string' || value.length === 0) {
-    throw new GatewayError('invalid_request', `Field "${field}" is required and must be a string.`, { param: field });
+    throw codedError('invalid_request', 'request.field_required', { field }, { param: field });
   }
   return value;
 }
-
-const CROSS_SITE = 'Cross-site request refused: the Origin (or Referer) of a state-changing request must be this site.';
 
 /**
  * The origins this app is served from: PUBLIC_BASE_URL and NEXTAUTH_URL when set, and the one the
@@ -108,11 +106,11 @@ export function assertSameOrigin(req: Request, opts: { required: boolean } = { r
   const referer = req.headers.get('referer');
   const claimed = origin !== null ? origin : referer;
   if (claimed === null) {
-    if (opts.required) throw new GatewayError('forbidden', `${CROSS_SITE} This request has neither.`);
+    if (opts.required) throw codedError('forbidden', 'request.cross_site_no_origin');
     return;
   }
   const normalised = originOf(claimed);
-  if (!normalised || !appOrigins(req).has(normalised)) throw new GatewayError('forbidden', CROSS_SITE);
+  if (!normalised || !appOrigins(req).has(normalised)) throw codedError('forbidden', 'request.cross_site');
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -127,15 +125,15 @@ export async function requireUserId(req: Request): Promise<string> {
   if (mutation) assertSameOrigin(req);
   const session = await getServerSession(authOptions);
   const id = (session?.user as { id?: string } | undefined)?.id;
-  if (!id) throw new GatewayError('unauthenticated', 'Sign in first.');
+  if (!id) throw codedError('unauthenticated', 'auth.sign_in_first');
   // One read per dashboard call: the account may have ended this session (sign out everywhere).
   const account = await getAccount(id);
   if (!account || !sessionIsCurrent((session as { authTime?: unknown }).authTime, account.sessionsValidFrom)) {
-    throw new GatewayError('unauthenticated', 'Sign in first.');
+    throw codedError('unauthenticated', 'auth.sign_in_first');
   }
   if (mutation) {
     if (account.status === 'suspended') {
-      throw new GatewayError('account_suspended', 'This account is suspended: it can still read its data, but not create keys, recharge or change anything.');
+      throw codedError('account_suspended', 'auth.suspended_read_only');
     }
   }
   return id;

@@ -5,8 +5,13 @@
 
 import type { Locale } from './messages';
 import { zhPhrases } from './zh-phrases';
+import { zhConsole } from './zh-console';
+import { renderMessage, type CodedMessage } from './codes';
 
-export type Phrase = keyof typeof zhPhrases;
+export type Phrase = keyof typeof zhPhrases | keyof typeof zhConsole;
+
+// The operator console's phrases live in their own table (zh-console.ts); one lookup for both.
+const zhAll: Record<string, string> = { ...zhConsole, ...zhPhrases };
 export type Translate = (phrase: Phrase, vars?: Record<string, string | number>) => string;
 
 function fill(text: string, vars?: Record<string, string | number>): string {
@@ -14,9 +19,23 @@ function fill(text: string, vars?: Record<string, string | number>): string {
   return text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in vars ? String(vars[name]) : whole));
 }
 
+const localeOfTranslator = new WeakMap<Translate, Locale>();
+
 export function translator(locale: Locale): Translate {
-  const table: Record<string, string> | null = locale === 'zh-CN' ? zhPhrases : null;
-  return (phrase, vars) => fill(table?.[phrase] ?? phrase, vars);
+  const table: Record<string, string> | null = locale === 'zh-CN' ? zhAll : null;
+  const t: Translate = (phrase, vars) => fill(table?.[phrase] ?? phrase, vars);
+  localeOfTranslator.set(t, locale);
+  return t;
+}
+
+/** The language a translator speaks: for text that comes coded from the server (lib/i18n/codes.ts). */
+export function localeOf(t: Translate): Locale {
+  return localeOfTranslator.get(t) ?? 'en';
+}
+
+/** A server message (code and params, else its English text) in the translator's language. */
+export function coded(t: Translate, m: CodedMessage | null | undefined, fallback = ''): string {
+  return renderMessage(localeOf(t), m, fallback);
 }
 
 /** The sign-up rules' refusals (lib/auth/password-rules.ts, shared with the server) in the viewer's language. */

@@ -1,6 +1,7 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { z } from 'zod';
-import { GatewayError } from '@/lib/errors';
+import { fieldError, GatewayError, type FieldError } from '@/lib/errors';
+import type { MessageCode, MessageParams } from '@/lib/i18n/codes';
 import { formatMoney } from '@/lib/format';
 import { formatPico, parseDecimal } from '@/lib/billing/money';
 
@@ -79,58 +80,102 @@ export interface KeyControls {
 
 export type ControlField = 'budget_usd' | 'monthly_budget_usd' | 'models' | 'rpm' | 'tpm' | 'concurrency' | 'allowed_ips' | 'expires_at';
 
-function invalid(field: string, message: string): GatewayError {
-  return new GatewayError('invalid_request', `"${field}": ${message}`, { param: field });
+/** One bad field: the API's terse text (`"rpm": must be …`) and the form's words (lib/i18n/codes.ts). */
+interface Problem {
+  api: string;
+  field: FieldError;
+}
+
+const problem = (field: string, api: string, code: MessageCode, params?: MessageParams): Problem => ({
+  api: `"${field}": ${api}`,
+  field: fieldError(field, code, params),
+});
+
+const FORM_ORDER = ['name', 'budget_usd', 'monthly_budget_usd', 'rpm', 'tpm', 'concurrency', 'allowed_ips', 'expires_at', 'models'];
+
+/**
+ * A 400 naming every bad field: `message` and `param` are the first one's (what API clients read),
+ * `fields` all of them in words (what the key form shows beside each field).
+ */
+export function controlsError(unordered: Problem[]): GatewayError {
+  // In the form's order, whichever check found them.
+  const rank = (p: Problem) => FORM_ORDER.indexOf(p.field.field);
+  const problems = [...unordered].sort((a, b) => rank(a) - rank(b));
+  return new GatewayError('invalid_request', problems[0].api, {
+    param: problems[0].field.field,
+    messageCode: problems[0].field.message_code,
+    params: problems[0].field.params,
+    fields: problems.map((p) => p.field),
+  });
 }
 
 /** USD as a JSON number or decimal string, > 0, at most 12 decimals; null clears. */
 const money = z.union([z.number(), z.string()]).nullable();
 const positiveInt = (max: number) => z.number().int().min(1).max(max).nullable();
 const stringList = z.array(z.string().max(256)).max(MAX_LIST).nullable();
-const schema = z
-  .object({
-    budget_usd: money,
-    monthly_budget_usd: money,
-    models: stringList,
-    rpm: positiveInt(1_000_000),
-    tpm: positiveInt(1_000_000_000),
-    concurrency: positiveInt(100_000),
-    allowed_ips: stringList,
-    expires_at: z.string().max(64).nullable(),
-  })
-  .partial();
+const fieldSchemas = {
+  budget_usd: money,
+  monthly_budget_usd: money,
+  models: stringList,
+  rpm: positiveInt(1_000_000),
+  tpm: positiveInt(1_000_000_000),
+  concurrency: positiveInt(100_000),
+  allowed_ips: stringList,
+  expires_at: z.string().max(64).nullable(),
+} satisfies Record<ControlField, z.ZodType>;
 
-function parseUsd(field: string, value: number | string | null): bigint | null {
+function parseUsd(field: string, value: number | string | null, problems: Problem[]): bigint | null | undefined {
   if (value === null) return null;
   const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value.trim();
   // A number like 1e-7 prints in exponent form: not a decimal we accept (nor a sensible budget).
-  if (!/^\d+(\.\d{1,12})?$/.test(text)) throw invalid(field, 'must be a positive amount in USD with at most 12 decimals, e.g. 25 or "12.50".');
+  if (!/^\d+(\.\d{1,12})?$/.test(text)) {
+    const decimals = /^\d+\.\d{13,}$/.test(text);
+    problems.push(
+      problem(field, 'must be a positive amount in USD with at most 12 decimals, e.g. 25 or "12.50".', decimals ? 'field.budget_decimals' : 'field.budget'),
+    );
+    return undefined;
+  }
   const pico = parseDecimal(text, 12);
-  if (pico <= 0n) throw invalid(field, 'must be more than 0 (send null for no budget).');
-  if (pico > MAX_BUDGET_USD * PICO) throw invalid(field, `must be at most ${formatMoney(MAX_BUDGET_USD * PICO)}.`);
-  return pico;
+  if (pico <= 0n) problems.push(problem(field, 'must be more than 0 (send null for no budget).', 'field.budget_positive'));
+  else if (pico > MAX_BUDGET_USD * PICO) {
+    const max = formatMoney(MAX_BUDGET_USD * PICO);
+    problems.push(problem(field, `must be at most ${max}.`, 'field.budget_max', { max }));
+  } else return pico;
+  return undefined;
 }
 
 /**
  * Validates the controls in a create (POST) or edit (PATCH) body: only the fields present are
- * returned; null clears one. Any error is a 400 naming the field. `knownModel` decides which model
- * names exist (the operator's catalogue).
+ * returned; null clears one. Any error is a 400 naming every bad field (`fields`), with `earlier`
+ * (the caller's own, e.g. the name) first. `knownModel` decides which model names exist (the
+ * operator's catalogue).
  */
-export function parseKeyControls(body: Record<string, unknown>, knownModel: (name: string) => boolean, now = Date.now()): Partial<KeyControls> {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = String(issue.path[0] ?? 'body');
-    throw invalid(field, describe(field as ControlField));
+export function parseKeyControls(
+  body: Record<string, unknown>,
+  knownModel: (name: string) => boolean,
+  now = Date.now(),
+  earlier: Problem[] = [],
+): Partial<KeyControls> {
+  const problems = [...earlier];
+  const v: { [F in ControlField]?: z.infer<(typeof fieldSchemas)[F]> } = {};
+  for (const field of Object.keys(fieldSchemas) as ControlField[]) {
+    if (body[field] === undefined) continue;
+    const parsed = fieldSchemas[field].safeParse(body[field]);
+    if (parsed.success) (v as Record<string, unknown>)[field] = parsed.data;
+    else problems.push(shapeProblem(field));
   }
-  const v = parsed.data;
   const out: Partial<KeyControls> = {};
-  if (v.budget_usd !== undefined) out.budgetPico = parseUsd('budget_usd', v.budget_usd);
-  if (v.monthly_budget_usd !== undefined) out.monthlyBudgetPico = parseUsd('monthly_budget_usd', v.monthly_budget_usd);
+  // undefined: the amount was refused (a problem is recorded); null clears the budget.
+  const budget = v.budget_usd === undefined ? undefined : parseUsd('budget_usd', v.budget_usd, problems);
+  if (budget !== undefined) out.budgetPico = budget;
+  const monthly = v.monthly_budget_usd === undefined ? undefined : parseUsd('monthly_budget_usd', v.monthly_budget_usd, problems);
+  if (monthly !== undefined) out.monthlyBudgetPico = monthly;
   if (v.models !== undefined) {
     const models = [...new Set((v.models ?? []).map((m) => m.trim()))];
-    for (const m of models) {
-      if (!knownModel(m)) throw invalid('models', `unknown model "${m.slice(0, 64)}". GET /v1/models lists the model names.`);
+    const unknown = models.find((m) => !knownModel(m));
+    if (unknown !== undefined) {
+      const model = unknown.slice(0, 64);
+      problems.push(problem('models', `unknown model "${model}". GET /v1/models lists the model names.`, 'field.model_unknown', { model }));
     }
     out.models = models;
   }
@@ -139,8 +184,12 @@ export function parseKeyControls(body: Record<string, unknown>, knownModel: (nam
   if (v.concurrency !== undefined) out.concurrency = v.concurrency;
   if (v.allowed_ips !== undefined) {
     const ips = [...new Set((v.allowed_ips ?? []).map((s) => s.trim()))];
-    for (const s of ips) {
-      if (!parseCidr(s)) throw invalid('allowed_ips', `"${s.slice(0, 64)}" is not an IPv4 or IPv6 address or CIDR range (e.g. 203.0.113.0/24, 2001:db8::/32).`);
+    const bad = ips.find((s) => !parseCidr(s));
+    if (bad !== undefined) {
+      const value = bad.slice(0, 64);
+      problems.push(
+        problem('allowed_ips', `"${value}" is not an IPv4 or IPv6 address or CIDR range (e.g. 203.0.113.0/24, 2001:db8::/32).`, 'field.ip_invalid', { value }),
+      );
     }
     out.allowedIps = ips;
   }
@@ -150,33 +199,38 @@ export function parseKeyControls(body: Record<string, unknown>, knownModel: (nam
       // ISO-8601 with a time zone: a bare local time would mean something else on every server.
       const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
       const at = iso.test(v.expires_at) ? new Date(v.expires_at) : new Date(NaN);
-      if (Number.isNaN(at.getTime())) throw invalid('expires_at', 'must be an ISO-8601 date-time with a time zone, e.g. 2027-01-31T23:59:59Z.');
-      if (at.getTime() <= now) throw invalid('expires_at', 'must be in the future (revoke the key to stop it now).');
-      out.expiresAt = at;
+      if (Number.isNaN(at.getTime()))
+        problems.push(problem('expires_at', 'must be an ISO-8601 date-time with a time zone, e.g. 2027-01-31T23:59:59Z.', 'field.expires'));
+      else if (at.getTime() <= now) problems.push(problem('expires_at', 'must be in the future (revoke the key to stop it now).', 'field.expires_past'));
+      else out.expiresAt = at;
     }
   }
+  if (problems.length > 0) throw controlsError(problems);
   return out;
 }
 
-function describe(field: ControlField | string): string {
+/** The name of a key, 1 to 64 characters once trimmed: the problem when it is not. */
+export function nameProblem(name: string): Problem | null {
+  return !name || name.length > 64 ? problem('name', 'must be 1 to 64 characters.', 'field.name') : null;
+}
+
+function shapeProblem(field: ControlField): Problem {
   switch (field) {
     case 'budget_usd':
     case 'monthly_budget_usd':
-      return 'must be a positive amount in USD (a number or decimal string), or null.';
+      return problem(field, 'must be a positive amount in USD (a number or decimal string), or null.', 'field.budget');
     case 'models':
-      return `must be a list of at most ${MAX_LIST} model names, or null.`;
+      return problem(field, `must be a list of at most ${MAX_LIST} model names, or null.`, 'field.models', { max: MAX_LIST });
     case 'rpm':
-      return 'must be a whole number of requests per minute from 1 to 1000000, or null.';
+      return problem(field, 'must be a whole number of requests per minute from 1 to 1000000, or null.', 'field.rpm');
     case 'tpm':
-      return 'must be a whole number of tokens per minute (input + output) from 1 to 1000000000, or null.';
+      return problem(field, 'must be a whole number of tokens per minute (input + output) from 1 to 1000000000, or null.', 'field.tpm');
     case 'concurrency':
-      return 'must be a whole number of concurrent requests from 1 to 100000, or null.';
+      return problem(field, 'must be a whole number of concurrent requests from 1 to 100000, or null.', 'field.concurrency');
     case 'allowed_ips':
-      return `must be a list of at most ${MAX_LIST} IPv4/IPv6 addresses or CIDR ranges, or null.`;
+      return problem(field, `must be a list of at most ${MAX_LIST} IPv4/IPv6 addresses or CIDR ranges, or null.`, 'field.ips', { max: MAX_LIST });
     case 'expires_at':
-      return 'must be an ISO-8601 date-time, or null.';
-    default:
-      return 'is invalid.';
+      return problem(field, 'must be an ISO-8601 date-time, or null.', 'field.expires');
   }
 }
 

@@ -1,13 +1,13 @@
 import { getDb, isUuid } from '@/lib/db';
 import { getConfig } from '@/lib/config';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 import { decimalToPico, formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
 import { NO_KEY, pendingKeyCharges } from '@/lib/billing/writer';
 import { publishGatewayEvent } from '@/lib/events';
 import { enforceLimit } from '@/lib/limits/enforce';
 import { generateApiKey } from '@/lib/auth/keys';
 import { publicKey } from '@/lib/accounts/queries';
-import { monthOf, parseKeyControls, publicControls, type KeyControls } from '@/lib/keys/controls';
+import { monthOf, nameProblem, parseKeyControls, publicControls, type KeyControls } from '@/lib/keys/controls';
 
 // Database access for per-key controls and spend.
 
@@ -54,9 +54,10 @@ export function controlsData(c: Partial<KeyControls>) {
 }
 
 /** Validates a body's controls against the operator's catalogue (400 naming the field). */
-export function parseControlsBody(body: Record<string, unknown>): Partial<KeyControls> {
+export function parseControlsBody(body: Record<string, unknown>, name?: string): Partial<KeyControls> {
   const models = getConfig().models;
-  return parseKeyControls(body, (name) => models.has(name));
+  const bad = name === undefined ? null : nameProblem(name);
+  return parseKeyControls(body, (m) => models.has(m), Date.now(), bad ? [bad] : []);
 }
 
 /**
@@ -114,7 +115,7 @@ export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: 
 export async function getKeyWithSpend(userId: string, keyId: string) {
   const db = await getDb();
   const row = await db.apiKey.findFirst({ where: { id: keyId, userId } });
-  if (!row) throw new GatewayError('not_found', 'No such key.');
+  if (!row) throw codedError('not_found', 'key.not_found');
   const spend = await spendByKey(userId);
   return publicKeyWithControls(row, spend.get(row.id));
 }
@@ -141,14 +142,11 @@ export async function updateKey(userId: string, keyId: string, body: Record<stri
   const db = await getDb();
   const uuid = isUuid(keyId) && isUuid(userId) ? keyId : null;
   const row = uuid ? await db.apiKey.findFirst({ where: { id: uuid, userId } }) : null;
-  if (!row) throw new GatewayError('not_found', 'No such key.');
-  if (row.revokedAt) throw new GatewayError('conflict', 'This key is revoked: its controls can no longer change.');
-  const data = controlsData(parseControlsBody(body));
-  if (body.name !== undefined) {
-    const name = typeof body.name === 'string' ? body.name.trim() : '';
-    if (!name || name.length > 64) throw new GatewayError('invalid_request', '"name": must be 1 to 64 characters.', { param: 'name' });
-    data.name = name;
-  }
+  if (!row) throw codedError('not_found', 'key.not_found');
+  if (row.revokedAt) throw codedError('conflict', 'key.revoked');
+  const name = body.name === undefined ? undefined : typeof body.name === 'string' ? body.name.trim() : '';
+  const data = controlsData(parseControlsBody(body, name));
+  if (name !== undefined) data.name = name;
   // The version moves in the same statement as the edit: two concurrent edits get two versions.
   const updated = await db.apiKey.update({ where: { id: row.id }, data: { ...data, controlsVersion: { increment: 1 } } });
   await publishGatewayEvent({ type: 'key-changed', hash: row.hash, staleVersion: updated.controlsVersion - 1 });
@@ -168,8 +166,7 @@ async function throttleKeyChanges(userId: string): Promise<void> {
 /** Creates a key with its controls (validated before anything is written); the full key is answered once. */
 export async function createKeyWithControls(userId: string, body: Record<string, unknown>) {
   const name = (typeof body.name === 'string' ? body.name : 'default').trim();
-  if (!name || name.length > 64) throw new GatewayError('invalid_request', '"name": must be 1 to 64 characters.', { param: 'name' });
-  const data = controlsData(parseControlsBody(body));
+  const data = controlsData(parseControlsBody(body, name));
   await throttleKeyChanges(userId);
   const cap = getConfig().limits.keys_per_account;
   const db = await getDb();
@@ -179,7 +176,7 @@ export async function createKeyWithControls(userId: string, body: Record<string,
     await tx.$queryRaw`SELECT 1 FROM "User" WHERE id = ${userId}::uuid FOR UPDATE`;
     const live = await tx.apiKey.count({ where: { userId, revokedAt: null } });
     if (live >= cap) {
-      throw new GatewayError('conflict', `This account already has ${live} API keys, the most it may hold (${cap}). Revoke keys it no longer uses first.`);
+      throw codedError('conflict', 'key.too_many', { live, cap });
     }
     return tx.apiKey.create({ data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, ...data } });
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 import { getLimiter } from './runtime';
 
 /** Sliding-window limit for the account endpoints (per IP or per user), answered as 429. */
@@ -10,8 +10,11 @@ export async function enforceLimit(key: string, limit: number, label: string): P
     leaseTtlMs: 1,
   });
   if (!result.ok && result.reason === 'limit') {
-    throw new GatewayError('rate_limit_exceeded', `Rate limit exceeded: ${label}. Try again in ${Math.ceil(result.retryAfterMs / 1000)} s.`, {
-      retryAfterMs: result.retryAfterMs,
-    });
+    throw codedError(
+      'rate_limit_exceeded',
+      'request.rate_limited',
+      { what: label, seconds: Math.ceil(result.retryAfterMs / 1000) },
+      { retryAfterMs: result.retryAfterMs },
+    );
   }
 }

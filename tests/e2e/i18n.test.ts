@@ -8,6 +8,10 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createAccount, type TestAccount } from '../support/accounts';
+import { getDb } from '@/lib/db';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
 let gw: RunningGateway;
@@ -92,7 +96,15 @@ beforeAll(async () => {
   fake = await startFakeUpstream();
   gw = await startGateway({
     config: testConfig({ openaiUrls: [fake.url] }),
-    env: { STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '', TRUST_PROXY: '1', NEXTAUTH_URL: '', PUBLIC_BASE_URL: '', SUPPORT_CONTACT: 'ops@example.test' },
+    env: {
+      STRIPE_SECRET_KEY: '',
+      STRIPE_WEBHOOK_SECRET: '',
+      TRUST_PROXY: '1',
+      NEXTAUTH_URL: '',
+      PUBLIC_BASE_URL: '',
+      SUPPORT_CONTACT: 'ops@example.test',
+      ALERT_EVAL_MS: '200',
+    },
   });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -110,6 +122,7 @@ afterAll(async () => {
   await browser?.close();
   await gw?.stop();
   await fake?.close();
+  await (await getDb()).$disconnect();
 });
 
 describe('the interface in Chinese', { timeout: 90_000 }, () => {
@@ -219,5 +232,173 @@ describe('the interface in Chinese', { timeout: 90_000 }, () => {
     await page.reload();
     expect(await page.getAttribute('html', 'lang')).toBe('en');
     await expect(page.locator('body').textContent()).resolves.toContain('Balance');
+  });
+});
+
+/** English messages the server composes, which must not reach a Chinese page. */
+const ENGLISH_MESSAGES = [
+  'This code is not valid',
+  'Too many failed sign-in attempts',
+  'Rate limit exceeded',
+  'is below your alert threshold',
+  'must be a whole number',
+  '"rpm"',
+  '"concurrency"',
+  'A code is worth more than',
+  'Operator console',
+  'Redemption codes',
+  'Top accounts',
+  'Channel health',
+  'Audit log',
+  'Announcements',
+  'Live state across instances',
+  'Set weight',
+  'Save tier',
+  'Recent requests',
+  'Post a notice',
+  'No requests match',
+];
+
+async function englishMessagesLeft(p: Page): Promise<string[]> {
+  const text = (await p.locator('body').textContent()) ?? '';
+  return ENGLISH_MESSAGES.filter((m) => text.includes(m));
+}
+
+/** A Chinese-speaking browser with its own client address. */
+async function chinesePage(ip: string): Promise<Page> {
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 860 },
+    locale: 'zh-CN',
+    extraHTTPHeaders: { 'x-forwarded-for': ip, 'accept-language': 'zh-CN,zh;q=0.9' },
+  });
+  return context.newPage();
+}
+
+async function signIn(p: Page, email: string, password: string) {
+  await p.goto(`${gw.url}/login`);
+  await p.fill('#email', email);
+  await p.fill('#password', password);
+  await p.getByTestId('login-submit').click();
+  await p.waitForURL((u) => !u.pathname.startsWith('/login'), { waitUntil: 'commit' });
+}
+
+describe('server messages in Chinese', { timeout: 120_000 }, () => {
+  let customer: TestAccount;
+  let zh: Page;
+
+  beforeAll(async () => {
+    customer = await createAccount({ tier: 'pro', balanceUsd: '5' });
+    zh = await chinesePage('10.78.1.1');
+    await signIn(zh, customer.email, customer.password);
+  }, 60_000);
+
+  it('says why a redeem code is refused in Chinese', async () => {
+    await zh.goto(`${gw.url}/dashboard/billing`);
+    await zh.getByTestId('redeem-code').fill('GW-AAAAA-AAAAA-AAAAA-AAAAA');
+    await zh.getByTestId('redeem-submit').click();
+    await expect(zh.getByTestId('redeem-message').textContent()).resolves.toBe('兑换码无效。');
+    expect(await englishMessagesLeft(zh)).toEqual([]);
+  });
+
+  it('names both bad fields of the key form next to them, in Chinese words', async () => {
+    await zh.goto(`${gw.url}/dashboard/keys`);
+    await zh.getByTestId('key-name').fill('two-mistakes');
+    await zh.getByTestId('new-controls').locator('summary').click();
+    await zh.getByTestId('new-rpm').fill('lots');
+    await zh.getByTestId('new-concurrency').fill('0');
+    await zh.getByTestId('create-key').click();
+    await expect(zh.getByTestId('new-rpm-error').textContent()).resolves.toBe('请输入 1 到 1,000,000 之间的每分钟请求数（整数），或留空。');
+    await expect(zh.getByTestId('new-concurrency-error').textContent()).resolves.toBe('请输入 1 到 100,000 之间的并发请求数（整数），或留空。');
+    await expect(zh.getByTestId('create-error').textContent()).resolves.toBe('请检查下方标出的字段。');
+    // Each message sits in its field's block, under its label.
+    await expect(zh.locator('div:has(> #new-rpm)').getByTestId('new-rpm-error').count()).resolves.toBe(1);
+    expect(await englishMessagesLeft(zh)).toEqual([]);
+    await zh.screenshot({ path: path.join(shots, 'zh-key-form-errors.png'), fullPage: true });
+  });
+
+  it('shows an alert banner in Chinese', async () => {
+    await zh.goto(`${gw.url}/dashboard/alerts`);
+    await zh.getByTestId('alert-low-balance').fill('10');
+    await zh.getByTestId('alert-save').click();
+    await zh.getByTestId('alert-secret').waitFor();
+    const banner = zh.getByTestId('alert-banner');
+    for (let i = 0; i < 60 && !(await banner.isVisible()); i++) {
+      await zh.waitForTimeout(300);
+      await zh.goto(`${gw.url}/dashboard/keys`);
+    }
+    await expect(banner.textContent()).resolves.toContain('余额 $5.00 已低于提醒阈值 $10.00。');
+    expect(await englishMessagesLeft(zh)).toEqual([]);
+    await zh.goto(`${gw.url}/dashboard/alerts`);
+    await expect(zh.getByTestId('alert-event').first().textContent()).resolves.toContain('已低于提醒阈值');
+  });
+
+  it('says the login throttle in Chinese', async () => {
+    const p = await chinesePage('10.78.2.2');
+    await p.goto(`${gw.url}/login`);
+    const email = `throttled-${Date.now()}@example.com`;
+    let text = '';
+    // 10 failures per account and address (and 10 sign-ins per address a minute): the 11th is refused.
+    for (let i = 0; i < 12 && !text.includes('秒后重试'); i++) {
+      await p.fill('#email', email);
+      await p.fill('#password', `wrong-password-${i}`);
+      const answered = p.waitForResponse((r) => r.url().includes('/api/auth/callback/credentials'));
+      await p.getByTestId('login-submit').click();
+      await answered;
+      await p.waitForFunction(() => document.querySelector('[data-testid="auth-error"]') && !document.querySelector('[data-testid="login-submit"][disabled]'));
+      text = (await p.getByTestId('auth-error').textContent()) ?? '';
+    }
+    expect(text).toMatch(/^(此账户从该地址登录失败次数过多|此地址登录失败次数过多|操作过于频繁)，请 \d+ 秒后重试。$/);
+    expect(await englishMessagesLeft(p)).toEqual([]);
+    await p.context().close();
+  });
+});
+
+describe('the operator console in Chinese', { timeout: 120_000 }, () => {
+  const adminEmail = `i18n-op-${Date.now()}@example.com`;
+  const adminPassword = 'operator-pass-42';
+  let op: Page;
+
+  beforeAll(async () => {
+    // The first operator is made from the shell, as in the admin test.
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', 'create-user', '--email', adminEmail, '--password', adminPassword], {
+      cwd: ROOT,
+      env: { ...process.env, ADMIN_EMAILS: adminEmail },
+    });
+    op = await chinesePage('10.78.3.3');
+    await signIn(op, adminEmail, adminPassword);
+  }, 60_000);
+
+  it('shows the console pages in Chinese with the language switch', async () => {
+    for (const [name, p] of [
+      ['admin-overview', '/admin'],
+      ['admin-accounts', '/admin/accounts'],
+      ['admin-codes', '/admin/codes'],
+      ['admin-channels', '/admin/channels'],
+      ['admin-logs', '/admin/logs?model=none-such'],
+      ['admin-announcements', '/admin/announcements'],
+      ['admin-audit', '/admin/audit'],
+    ] as const) {
+      await op.goto(`${gw.url}${p}`);
+      expect(await op.getAttribute('html', 'lang'), name).toBe('zh-CN');
+      await expect(op.locator('header').textContent()).resolves.toContain('运营控制台');
+      await expect(op.locator('nav[aria-label="管理"]').textContent()).resolves.toContain('兑换码');
+      expect(await englishMessagesLeft(op), name).toEqual([]);
+      await op.screenshot({ path: path.join(shots, `zh-${name}.png`), fullPage: true });
+    }
+    await expect(op.locator('header [data-testid="language-switch"]').count()).resolves.toBe(1);
+    await op.goto(`${gw.url}/admin/accounts`);
+    await op.getByTestId('account-row').first().locator('a').click();
+    await op.waitForURL(/\/admin\/accounts\/[0-9a-f-]{36}/, { waitUntil: 'commit' });
+    await op.getByTestId('admin-balance').waitFor();
+    await expect(op.locator('main').textContent()).resolves.toContain('最近的请求');
+    expect(await englishMessagesLeft(op)).toEqual([]);
+  });
+
+  it("says a console form's refusal in Chinese", async () => {
+    await op.goto(`${gw.url}/admin/codes`);
+    await op.getByTestId('code-amount').fill('0');
+    await op.getByTestId('create-codes').click();
+    await expect(op.getByTestId('codes-error').textContent()).resolves.toBe('每个兑换码的面值须大于 $0 且不超过 $10,000。');
+    expect(await englishMessagesLeft(op)).toEqual([]);
   });
 });

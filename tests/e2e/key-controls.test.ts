@@ -106,7 +106,11 @@ describe('key controls in the dashboard', { timeout: 60_000 }, () => {
     await row.getByTestId('edit-key').click();
     await page.getByTestId('edit-ips').fill('203.0.113.0/33');
     await page.getByTestId('save-key').click();
-    await expect(page.getByTestId('edit-error').textContent()).resolves.toContain('allowed_ips');
+    // Said in words beside the field, not as the API's `"allowed_ips": …`.
+    await expect(page.getByTestId('edit-ips-error').textContent()).resolves.toBe(
+      '"203.0.113.0/33" is not an IPv4 or IPv6 address or range (such as 203.0.113.0/24).',
+    );
+    await expect(page.getByTestId('edit-error').textContent()).resolves.toBe('Check the fields marked below.');
     await shot('29-03-key-edit-error');
     await page.getByTestId('edit-ips').fill('203.0.113.0/24');
     await page.getByTestId('save-key').click();

@@ -10,36 +10,40 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { Input } from '@/components/ui/input';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { serverT } from '@/lib/i18n/server';
 
-export const metadata: Metadata = { title: 'Accounts · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Accounts')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 export default async function AdminAccountsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   await requireOperator();
   const sp = await searchParams;
   const q = typeof sp.q === 'string' ? sp.q : '';
-  const accounts = await consoleSearchAccounts(q);
+  const [accounts, t] = await Promise.all([consoleSearchAccounts(q), serverT()]);
   return (
     <>
-      <PageHeader title="Accounts" description="Search by email (any part) or paste an account id." />
+      <PageHeader title={t('Accounts')} description={t('Search by email (any part) or paste an account id.')} />
       <form className="mb-4 flex gap-2" action="/admin/accounts">
-        <Input name="q" defaultValue={q} placeholder="email or id" aria-label="Search accounts" data-testid="account-search" className="max-w-md" />
+        <Input name="q" defaultValue={q} placeholder={t('email or id')} aria-label={t('Search accounts')} data-testid="account-search" className="max-w-md" />
         <Button type="submit" variant="secondary">
-          Search
+          {t('Search')}
         </Button>
       </form>
       <Card>
         {accounts.length === 0 ? (
-          <EmptyState title="No account matches" />
+          <EmptyState title={t('No account matches')} />
         ) : (
           <Table>
             <THead>
               <Tr>
-                <Th>Email</Th>
-                <Th>Tier</Th>
-                <Th>Status</Th>
-                <Th className="text-right">Balance</Th>
-                <Th>Created</Th>
+                <Th>{t('Email')}</Th>
+                <Th>{t('Tier')}</Th>
+                <Th>{t('Status')}</Th>
+                <Th className="text-right">{t('Balance')}</Th>
+                <Th>{t('Created')}</Th>
               </Tr>
             </THead>
             <TBody>
@@ -51,15 +55,15 @@ export default async function AdminAccountsPage({ searchParams }: { searchParams
                     </Link>
                     {a.role === 'admin' && (
                       <Badge tone="amber" className="ml-2">
-                        admin
+                        {t('admin')}
                       </Badge>
                     )}
                   </Td>
                   <Td>
                     {tierLabel(a.tier)}
-                    {a.tierLocked && <span className="ml-1 text-xs text-slate-500">(pinned)</span>}
+                    {a.tierLocked && <span className="ml-1 text-xs text-slate-500">{t('(pinned)')}</span>}
                   </Td>
-                  <Td>{a.status === 'active' ? <Badge tone="green">active</Badge> : <Badge tone="red">suspended</Badge>}</Td>
+                  <Td>{a.status === 'active' ? <Badge tone="green">{t('active')}</Badge> : <Badge tone="red">{t('suspended')}</Badge>}</Td>
                   <Td className="text-right tabular-nums">{usd(a.balancePico)}</Td>
                   <Td>{date(a.createdAt)}</Td>
                 </Tr>

@@ -1,5 +1,6 @@
-import { LocalTime } from '@/components/ui/local-time';
+import { PhraseTime } from '@/components/ui/phrase-time';
 import type { Metadata } from 'next';
+import { serverT } from '@/lib/i18n/server';
 import { consoleAnnouncement } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { AnnouncementForm } from '@/components/admin/announcement-form';
@@ -7,29 +8,32 @@ import { Alert } from '@/components/ui/alert';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
 
-export const metadata: Metadata = { title: 'Announcements · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Announcements')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 export default async function AdminAnnouncementsPage() {
   await requireOperator();
-  const current = await consoleAnnouncement();
+  const [current, t] = await Promise.all([consoleAnnouncement(), serverT()]);
   return (
     <>
-      <PageHeader title="Announcements" description="A notice shown at the top of every user's dashboard." />
+      <PageHeader title={t('Announcements')} description={t("A notice shown at the top of every user's dashboard.")} />
       <Card>
-        <CardHeader title="Now showing" />
+        <CardHeader title={t('Now showing')} />
         <CardBody>
           {current ? (
             <Alert tone={current.level === 'warning' ? 'warning' : 'info'} title={current.message} data-testid="current-announcement">
-              Posted <LocalTime iso={current.createdAt.toISOString()} /> by {current.createdBy}
+              <PhraseTime text={t('Posted {at} by {who}', { who: current.createdBy })} at={current.createdAt} />
             </Alert>
           ) : (
-            <p className="text-sm text-slate-500">Nothing: dashboards show no notice.</p>
+            <p className="text-sm text-slate-500">{t('Nothing: dashboards show no notice.')}</p>
           )}
         </CardBody>
       </Card>
       <Card className="mt-6">
-        <CardHeader title="Post a notice" description="Replaces the current one." />
+        <CardHeader title={t('Post a notice')} description={t('Replaces the current one.')} />
         <CardBody>
           <AnnouncementForm current={current?.message ?? null} />
         </CardBody>

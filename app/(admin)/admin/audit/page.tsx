@@ -1,5 +1,6 @@
 import { LocalTime } from '@/components/ui/local-time';
 import type { Metadata } from 'next';
+import { serverT } from '@/lib/i18n/server';
 import { consoleAudit } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { Card } from '@/components/ui/card';
@@ -7,27 +8,30 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
-export const metadata: Metadata = { title: 'Audit log · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Audit log')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 export default async function AdminAuditPage() {
   await requireOperator();
-  const rows = await consoleAudit({ limit: 200 });
+  const [rows, t] = await Promise.all([consoleAudit({ limit: 200 }), serverT()]);
   return (
     <>
-      <PageHeader title="Audit log" description="Every operator action and every automatic channel change, newest first. Append-only." />
+      <PageHeader title={t('Audit log')} description={t('Every operator action and every automatic channel change, newest first. Append-only.')} />
       <Card>
         {rows.length === 0 ? (
-          <EmptyState title="Nothing yet" />
+          <EmptyState title={t('Nothing yet')} />
         ) : (
           <Table>
             <THead>
               <Tr>
-                <Th>Time</Th>
-                <Th>Who</Th>
-                <Th>Action</Th>
-                <Th>Target</Th>
-                <Th>Before → after</Th>
+                <Th>{t('Time')}</Th>
+                <Th>{t('Who')}</Th>
+                <Th>{t('Action')}</Th>
+                <Th>{t('Target')}</Th>
+                <Th>{t('Before → after')}</Th>
               </Tr>
             </THead>
             <TBody>

@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { serverT } from '@/lib/i18n/server';
 import { consoleChannels } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { ChannelControls } from '@/components/admin/channel-controls';
@@ -8,10 +9,12 @@ import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import type { ChannelHealthView } from '@/lib/channels/health';
 import type { HealthState } from '@/lib/channels/health-machine';
-import { serverT } from '@/lib/i18n/server';
 import type { Translate } from '@/lib/i18n/translate';
 
-export const metadata: Metadata = { title: 'Channels · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Channels')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 export default async function AdminChannelsPage() {
@@ -22,20 +25,22 @@ export default async function AdminChannelsPage() {
   return (
     <>
       <PageHeader
-        title="Channels"
-        description="Live state across instances (request figures: last 5 minutes). Disable, enable and weight take effect on every instance within a second and survive restarts."
+        title={t('Channels')}
+        description={t(
+          'Live state across instances (request figures: last 5 minutes). Disable, enable and weight take effect on every instance within a second and survive restarts.',
+        )}
       />
       <Card>
         <Table>
           <THead>
             <Tr>
-              <Th>Channel</Th>
-              <Th>State</Th>
-              <Th className="text-right">Req/min</Th>
-              <Th className="text-right">Errors</Th>
+              <Th>{t('Channel')}</Th>
+              <Th>{t('State')}</Th>
+              <Th className="text-right">{t('Req/min')}</Th>
+              <Th className="text-right">{t('Errors')}</Th>
               <Th className="text-right">p50 / p99</Th>
-              <Th>Priority · weight</Th>
-              <Th>Controls</Th>
+              <Th>{t('Priority · weight')}</Th>
+              <Th>{t('Controls')}</Th>
             </Tr>
           </THead>
           <TBody>
@@ -44,7 +49,7 @@ export default async function AdminChannelsPage() {
                 <Td>
                   <div className="font-medium text-slate-900">{c.name}</div>
                   <div className="text-xs text-slate-500">
-                    {c.protocol} · {c.host} · key {c.keyHint}
+                    {c.protocol} · {c.host} · {t('key {hint}', { hint: c.keyHint })}
                   </div>
                 </Td>
                 <Td>
@@ -52,23 +57,26 @@ export default async function AdminChannelsPage() {
                     <HealthBadge state={c.health.state} t={t} />
                     {c.disabled ? (
                       <Badge tone="red" data-testid="channel-state">
-                        disabled{c.disabledReason === 'auto' ? ' (auto)' : ''}
+                        {c.disabledReason === 'auto' ? t('disabled (auto)') : t('disabled')}
                       </Badge>
                     ) : (
                       <Badge tone="green" data-testid="channel-state">
-                        enabled
+                        {t('enabled')}
                       </Badge>
                     )}
                     <span className="text-xs text-slate-500">
-                      breaker{' '}
-                      {c.breakerOpen > 0 ? `open on ${c.breakerOpen}/${c.instances}` : `closed (${c.instances} instance${c.instances === 1 ? '' : 's'})`}
-                      {c.consecutiveFailures > 0 ? ` · ${c.consecutiveFailures} failures in a row` : ''}
+                      {c.breakerOpen > 0
+                        ? t('breaker open on {n}/{of}', { n: c.breakerOpen, of: c.instances })
+                        : c.instances === 1
+                          ? t('breaker closed (1 instance)')
+                          : t('breaker closed ({n} instances)', { n: c.instances })}
+                      {c.consecutiveFailures > 0 ? ` · ${t('{n} failures in a row', { n: c.consecutiveFailures })}` : ''}
                     </span>
                   </div>
                 </Td>
                 <Td className="text-right tabular-nums">{c.rpm}</Td>
                 <Td className="text-right tabular-nums">
-                  {(c.errorRate * 100).toFixed(1)}%<div className="text-xs text-slate-500">{c.requests5m} req</div>
+                  {(c.errorRate * 100).toFixed(1)}%<div className="text-xs text-slate-500">{t('{n} req', { n: c.requests5m })}</div>
                 </Td>
                 <Td className="text-right tabular-nums">{c.p50Ms === null ? '–' : `${c.p50Ms} / ${c.p99Ms} ms`}</Td>
                 <Td className="tabular-nums">

@@ -1,4 +1,5 @@
 import type { Metadata } from 'next';
+import { serverT } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { consoleBatches } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
@@ -9,37 +10,40 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
-export const metadata: Metadata = { title: 'Redemption codes · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Redemption codes')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 export default async function AdminCodesPage() {
   await requireOperator();
-  const batches = await consoleBatches();
+  const [batches, t] = await Promise.all([consoleBatches(), serverT()]);
   return (
     <>
       <PageHeader
-        title="Redemption codes"
-        description="Prepaid balance for customers who cannot pay by card. Codes are stored hashed: export them when you create them."
+        title={t('Redemption codes')}
+        description={t('Prepaid balance for customers who cannot pay by card. Codes are stored hashed: export them when you create them.')}
       />
       <Card>
-        <CardHeader title="New batch" />
+        <CardHeader title={t('New batch')} />
         <CardBody>
           <CodeBatchForm />
         </CardBody>
       </Card>
       <Card className="mt-6">
-        <CardHeader title="Batches" />
+        <CardHeader title={t('Batches')} />
         {batches.length === 0 ? (
-          <EmptyState title="No codes yet" />
+          <EmptyState title={t('No codes yet')} />
         ) : (
           <Table>
             <THead>
               <Tr>
-                <Th>Created</Th>
-                <Th className="text-right">Value</Th>
-                <Th className="text-right">Redeemed</Th>
-                <Th>Expires</Th>
-                <Th>By</Th>
+                <Th>{t('Created')}</Th>
+                <Th className="text-right">{t('Value')}</Th>
+                <Th className="text-right">{t('Redeemed')}</Th>
+                <Th>{t('Expires')}</Th>
+                <Th>{t('By')}</Th>
               </Tr>
             </THead>
             <TBody>
@@ -54,7 +58,7 @@ export default async function AdminCodesPage() {
                   <Td className="text-right tabular-nums" data-testid="batch-redeemed">
                     {b.redeemed} / {b.count}
                   </Td>
-                  <Td>{b.expiresAt ? date(b.expiresAt) : 'never'}</Td>
+                  <Td>{b.expiresAt ? date(b.expiresAt) : t('never')}</Td>
                   <Td>{b.createdBy}</Td>
                 </Tr>
               ))}

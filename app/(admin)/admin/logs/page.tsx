@@ -1,11 +1,14 @@
 import type { Metadata } from 'next';
+import { serverT } from '@/lib/i18n/server';
+import { localeOf } from '@/lib/i18n/translate';
+import { apiErrorText } from '@/lib/i18n/codes';
 import { LocalTime } from '@/components/ui/local-time';
 import Link from 'next/link';
 import { adminFilterQuery } from '@/lib/admin/logs';
 import { consoleLogFilters, consoleLogs } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { decodeCursor } from '@/lib/dashboard/filters';
-import { GatewayError } from '@/lib/errors';
+import { apiErrorBody, GatewayError } from '@/lib/errors';
 import { usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
@@ -16,13 +19,17 @@ import { Input, Select } from '@/components/ui/input';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
-export const metadata: Metadata = { title: 'Logs · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Logs')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 type SearchParams = Record<string, string | string[] | undefined>;
 
 export default async function AdminLogsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   await requireOperator();
+  const t = await serverT();
   const sp = await searchParams;
   const params = new URLSearchParams(Object.entries(sp).flatMap(([k, v]) => (typeof v === 'string' ? [[k, v]] : [])));
   let problem: string | null = null;
@@ -33,7 +40,7 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
     page = await consoleLogs(filters, { limit: 50, startingAfter: after ? decodeCursor(after, 'after') : undefined });
   } catch (err) {
     if (!(err instanceof GatewayError) || err.status >= 500) throw err;
-    problem = err.message;
+    problem = apiErrorText(localeOf(t), apiErrorBody(err), err.status);
   }
   const kept = adminFilterQuery(params);
   const next = new URLSearchParams(kept);
@@ -42,28 +49,28 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
   return (
     <>
       <PageHeader
-        title="Logs"
-        description="Every account's requests, newest first."
+        title={t('Logs')}
+        description={t("Every account's requests, newest first.")}
         actions={
           <ButtonLink variant="secondary" href={`/api/admin/logs/export?${kept.toString()}`} prefetch={false} data-testid="admin-export">
-            Export CSV
+            {t('Export CSV')}
           </ButtonLink>
         }
       />
       <form action="/admin/logs" className="mb-4 grid gap-2 sm:grid-cols-4 lg:grid-cols-8">
-        <Input name="account" defaultValue={field('account')} placeholder="account email or id" aria-label="Account" className="lg:col-span-2" />
-        <Input name="model" defaultValue={field('model')} placeholder="model" aria-label="Model" />
-        <Input name="channel" defaultValue={field('channel')} placeholder="channel" aria-label="Channel" />
-        <Input name="status" defaultValue={field('status')} placeholder="ok, error, 429, 5xx" aria-label="Status or outcome" />
-        <Select name="fallback" defaultValue={field('fallback')} aria-label="Fallback">
-          <option value="">any route</option>
-          <option value="1">fallback only</option>
-          <option value="0">no fallback</option>
+        <Input name="account" defaultValue={field('account')} placeholder={t('account email or id')} aria-label={t('Account')} className="lg:col-span-2" />
+        <Input name="model" defaultValue={field('model')} placeholder={t('model')} aria-label={t('Model')} />
+        <Input name="channel" defaultValue={field('channel')} placeholder={t('channel')} aria-label={t('Channel')} />
+        <Input name="status" defaultValue={field('status')} placeholder="ok, error, 429, 5xx" aria-label={t('Status or outcome')} />
+        <Select name="fallback" defaultValue={field('fallback')} aria-label={t('Fallback')}>
+          <option value="">{t('any route')}</option>
+          <option value="1">{t('fallback only')}</option>
+          <option value="0">{t('no fallback')}</option>
         </Select>
-        <Input name="from" type="date" defaultValue={field('from')} aria-label="From" />
-        <Input name="to" type="date" defaultValue={field('to')} aria-label="To" />
+        <Input name="from" type="date" defaultValue={field('from')} aria-label={t('From')} />
+        <Input name="to" type="date" defaultValue={field('to')} aria-label={t('To')} />
         <Button type="submit" variant="secondary">
-          Filter
+          {t('Filter')}
         </Button>
       </form>
       {problem && (
@@ -73,18 +80,18 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
       )}
       <Card>
         {page.data.length === 0 ? (
-          <EmptyState title="No requests match" />
+          <EmptyState title={t('No requests match')} />
         ) : (
           <Table>
             <THead>
               <Tr>
-                <Th>Time</Th>
-                <Th>Account</Th>
-                <Th>Model</Th>
-                <Th>Channel</Th>
-                <Th>Status</Th>
-                <Th className="text-right">Latency</Th>
-                <Th className="text-right">Cost</Th>
+                <Th>{t('Time')}</Th>
+                <Th>{t('Account')}</Th>
+                <Th>{t('Model')}</Th>
+                <Th>{t('Channel')}</Th>
+                <Th>{t('Status')}</Th>
+                <Th className="text-right">{t('Latency')}</Th>
+                <Th className="text-right">{t('Cost')}</Th>
               </Tr>
             </THead>
             <TBody>
@@ -99,7 +106,7 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
                   <Td>
                     {e.modelServed ?? e.modelRequested ?? '–'}
                     {e.modelServed && e.modelRequested && e.modelServed !== e.modelRequested && (
-                      <div className="text-xs text-slate-500">asked {e.modelRequested}</div>
+                      <div className="text-xs text-slate-500">{t('asked {model}', { model: e.modelRequested })}</div>
                     )}
                   </Td>
                   <Td>{e.channel ?? '–'}</Td>
@@ -119,7 +126,7 @@ export default async function AdminLogsPage({ searchParams }: { searchParams: Pr
       {page.nextCursor && (
         <div className="mt-4 flex justify-end">
           <ButtonLink variant="secondary" href={`/admin/logs?${next.toString()}`}>
-            Older
+            {t('Older')}
           </ButtonLink>
         </div>
       )}

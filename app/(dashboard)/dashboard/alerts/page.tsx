@@ -1,4 +1,5 @@
-import { serverT } from '@/lib/i18n/server';
+import { currentLocale, serverT } from '@/lib/i18n/server';
+import { renderMessage } from '@/lib/i18n/codes';
 import type { Phrase } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
 import { requirePageUser } from '@/lib/dashboard/session';
@@ -27,7 +28,7 @@ const deliveryLabel: Record<PublicAlertEvent['delivery']['status'], Phrase> = {
 
 export default async function AlertsPage() {
   const user = await requirePageUser('/dashboard/alerts');
-  const [settings, events, t] = await Promise.all([getAlertSettings(user.id), listAlertEvents(user.id), serverT()]);
+  const [settings, events, t, locale] = await Promise.all([getAlertSettings(user.id), listAlertEvents(user.id), serverT(), currentLocale()]);
   return (
     <>
       <PageHeader title={t('Alerts')} description={t('Budget and balance alerts: shown here and above every dashboard page, and sent to your webhook.')} />
@@ -59,7 +60,7 @@ export default async function AlertsPage() {
                   <Tr key={e.id} data-testid="alert-event">
                     <Td className="whitespace-nowrap font-mono text-xs">{e.created_at.replace('T', ' ').slice(0, 19)}</Td>
                     <Td>
-                      {e.message}
+                      {renderMessage(locale, e)}
                       <div className="font-mono text-xs text-slate-500">{e.id}</div>
                     </Td>
                     <Td>

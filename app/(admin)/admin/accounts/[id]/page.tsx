@@ -1,5 +1,6 @@
 import { LocalTime } from '@/components/ui/local-time';
 import type { Metadata } from 'next';
+import { serverT } from '@/lib/i18n/server';
 import { notFound } from 'next/navigation';
 import { consoleAccountDetail, consoleAudit } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
@@ -13,11 +14,15 @@ import { PageHeader } from '@/components/ui/page-header';
 import { Stat } from '@/components/ui/stat';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
-export const metadata: Metadata = { title: 'Account · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Account')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 export default async function AdminAccountPage({ params }: { params: Promise<{ id: string }> }) {
   await requireOperator();
+  const t = await serverT();
   const { id } = await params;
   const detail = await consoleAccountDetail(id).catch((err: unknown) => {
     if (err instanceof GatewayError && err.code === 'not_found') notFound();
@@ -29,21 +34,21 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
     <>
       <PageHeader title={account.email} description={<span className="font-mono text-xs">{account.id}</span>} />
       <div className="grid gap-4 sm:grid-cols-3">
-        <Stat label="Balance" value={<span data-testid="admin-balance">{usd(account.balancePico)}</span>} />
-        <Stat label="Tier" value={tierLabel(account.tier)} sub={account.tierLocked ? 'pinned by an operator' : 'automatic promotion'} />
+        <Stat label={t('Balance')} value={<span data-testid="admin-balance">{usd(account.balancePico)}</span>} />
+        <Stat label={t('Tier')} value={tierLabel(account.tier)} sub={account.tierLocked ? t('pinned by an operator') : t('automatic promotion')} />
         <Stat
-          label="Status"
-          value={<span data-testid="admin-status">{account.status}</span>}
+          label={t('Status')}
+          value={<span data-testid="admin-status">{t(account.status === 'active' ? 'active' : 'suspended')}</span>}
           sub={
             <>
-              {account.role === 'admin' ? <Badge tone="amber">admin</Badge> : 'user'}
-              {account.limits ? ` · custom limits ${JSON.stringify(account.limits)}` : ''}
+              {account.role === 'admin' ? <Badge tone="amber">{t('admin')}</Badge> : t('user')}
+              {account.limits ? ` · ${t('custom limits {limits}', { limits: JSON.stringify(account.limits) })}` : ''}
             </>
           }
         />
       </div>
       <Card className="mt-6">
-        <CardHeader title="Actions" description="Same effect as the admin CLI, on every instance at once; each is written to the audit log." />
+        <CardHeader title={t('Actions')} description={t('Same effect as the admin CLI, on every instance at once; each is written to the audit log.')} />
         <CardBody>
           <AccountActions
             id={account.id}
@@ -56,16 +61,16 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
         </CardBody>
       </Card>
       <Card className="mt-6">
-        <CardHeader title="API keys" />
+        <CardHeader title={t('API keys')} />
         {detail.keys.length === 0 ? (
-          <EmptyState title="No keys" />
+          <EmptyState title={t('No keys')} />
         ) : (
           <Table>
             <THead>
               <Tr>
-                <Th>Name</Th>
-                <Th>Key</Th>
-                <Th>Last used</Th>
+                <Th>{t('Name')}</Th>
+                <Th>{t('Key')}</Th>
+                <Th>{t('Last used')}</Th>
                 <Th />
               </Tr>
             </THead>
@@ -74,8 +79,10 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
                 <Tr key={k.id} data-testid="admin-key-row">
                   <Td>{k.name}</Td>
                   <Td className="font-mono text-xs">{k.display}</Td>
-                  <Td>{k.last_used_at ? <LocalTime iso={k.last_used_at} /> : 'never'}</Td>
-                  <Td className="text-right">{k.revoked ? <Badge tone="red">revoked</Badge> : <RevokeKeyButton accountId={account.id} keyId={k.id} />}</Td>
+                  <Td>{k.last_used_at ? <LocalTime iso={k.last_used_at} /> : t('never')}</Td>
+                  <Td className="text-right">
+                    {k.revoked ? <Badge tone="red">{t('revoked')}</Badge> : <RevokeKeyButton accountId={account.id} keyId={k.id} />}
+                  </Td>
                 </Tr>
               ))}
             </TBody>
@@ -84,17 +91,17 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
       </Card>
       <div className="mt-6 grid gap-4 lg:grid-cols-2">
         <Card>
-          <CardHeader title="Recent requests" />
+          <CardHeader title={t('Recent requests')} />
           {detail.requests.length === 0 ? (
-            <EmptyState title="No requests yet" />
+            <EmptyState title={t('No requests yet')} />
           ) : (
             <Table>
               <THead>
                 <Tr>
-                  <Th>Time</Th>
-                  <Th>Model</Th>
-                  <Th>Status</Th>
-                  <Th className="text-right">Cost</Th>
+                  <Th>{t('Time')}</Th>
+                  <Th>{t('Model')}</Th>
+                  <Th>{t('Status')}</Th>
+                  <Th className="text-right">{t('Cost')}</Th>
                 </Tr>
               </THead>
               <TBody>
@@ -113,17 +120,17 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
           )}
         </Card>
         <Card>
-          <CardHeader title="Ledger" />
+          <CardHeader title={t('Ledger')} />
           {detail.ledger.length === 0 ? (
-            <EmptyState title="No entries" />
+            <EmptyState title={t('No entries')} />
           ) : (
             <Table>
               <THead>
                 <Tr>
-                  <Th>Time</Th>
-                  <Th>Kind</Th>
-                  <Th className="text-right">Amount</Th>
-                  <Th>Note</Th>
+                  <Th>{t('Time')}</Th>
+                  <Th>{t('Kind')}</Th>
+                  <Th className="text-right">{t('Amount')}</Th>
+                  <Th>{t('Note')}</Th>
                 </Tr>
               </THead>
               <TBody>
@@ -143,9 +150,9 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
         </Card>
       </div>
       <Card className="mt-6">
-        <CardHeader title="Audit log" description="Operator actions on this account" />
+        <CardHeader title={t('Audit log')} description={t('Operator actions on this account')} />
         {audit.length === 0 ? (
-          <EmptyState title="No operator actions yet" />
+          <EmptyState title={t('No operator actions yet')} />
         ) : (
           <Table>
             <TBody>

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
-import { LocalTime } from '@/components/ui/local-time';
+import { serverT } from '@/lib/i18n/server';
+import { PhraseTime } from '@/components/ui/phrase-time';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { consoleBatchCodes } from '@/lib/admin/console';
@@ -11,11 +12,15 @@ import { Card } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
-export const metadata: Metadata = { title: 'Code batch · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Code batch')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 export default async function AdminBatchPage({ params }: { params: Promise<{ batchId: string }> }) {
   await requireOperator();
+  const t = await serverT();
   const { batchId } = await params;
   const codes = await consoleBatchCodes(batchId).catch((err: unknown) => {
     if (err instanceof GatewayError && err.code === 'not_found') notFound();
@@ -23,15 +28,15 @@ export default async function AdminBatchPage({ params }: { params: Promise<{ bat
   });
   return (
     <>
-      <PageHeader title="Code batch" description={<span className="font-mono text-xs">{batchId}</span>} />
+      <PageHeader title={t('Code batch')} description={<span className="font-mono text-xs">{batchId}</span>} />
       <Card>
         <Table>
           <THead>
             <Tr>
-              <Th>Code</Th>
-              <Th className="text-right">Value</Th>
-              <Th>State</Th>
-              <Th>Redeemed by</Th>
+              <Th>{t('Code')}</Th>
+              <Th className="text-right">{t('Value')}</Th>
+              <Th>{t('State')}</Th>
+              <Th>{t('Redeemed by')}</Th>
             </Tr>
           </THead>
           <TBody>
@@ -42,12 +47,12 @@ export default async function AdminBatchPage({ params }: { params: Promise<{ bat
                 <Td>
                   {c.redeemedAt ? (
                     <Badge tone="blue">
-                      redeemed <LocalTime iso={c.redeemedAt.toISOString()} />
+                      <PhraseTime text={t('redeemed {at}')} at={c.redeemedAt} />
                     </Badge>
                   ) : c.expiresAt && c.expiresAt.getTime() <= Date.now() ? (
-                    <Badge tone="neutral">expired</Badge>
+                    <Badge tone="neutral">{t('expired')}</Badge>
                   ) : (
-                    <Badge tone="green">open</Badge>
+                    <Badge tone="green">{t('open')}</Badge>
                   )}
                 </Td>
                 <Td>

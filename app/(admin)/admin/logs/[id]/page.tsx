@@ -1,4 +1,7 @@
 import type { Metadata } from 'next';
+import { serverT } from '@/lib/i18n/server';
+import { coded, type Phrase } from '@/lib/i18n/translate';
+import { attemptReason } from '@/lib/i18n/codes';
 import { LocalTime } from '@/components/ui/local-time';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
@@ -12,7 +15,10 @@ import { Badge } from '@/components/ui/badge';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { channelLabel } from '@/lib/channels/labels';
 
-export const metadata: Metadata = { title: 'Request · Operator console' };
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await serverT();
+  return { title: `${t('Request')} · ${t('Operator console')}` };
+}
 export const dynamic = 'force-dynamic';
 
 interface AttemptRecord {
@@ -46,6 +52,7 @@ function channelName(name: string | null): string {
 
 export default async function AdminLogPage({ params }: { params: Promise<{ id: string }> }) {
   await requireOperator();
+  const t = await serverT();
   const { id } = await params;
   const e = await consoleLog(decodeURIComponent(id)).catch((err: unknown) => {
     if (err instanceof GatewayError && err.code === 'not_found') notFound();
@@ -53,30 +60,32 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
   });
   const served = e.outcome === 'ok' || e.outcome === 'client_closed';
   const attempts = attemptRecords(e.attempts);
-  const rows: [string, React.ReactNode][] = [
-    ['Time', <LocalTime key="time" iso={e.createdAt.toISOString()} />],
+  const rows: [string, React.ReactNode][] = (
     [
-      'Account',
-      <Link key="a" className="text-indigo-700 hover:underline" href={`/admin/accounts/${e.userId}`}>
-        {e.email}
-      </Link>,
-    ],
-    ['Endpoint', e.endpoint],
-    ['Model asked', e.modelRequested ?? '–'],
-    served ? ['Model served', e.modelServed ?? '–'] : ['Last model tried', e.modelServed ?? '–'],
-    served ? ['Channel', channelName(e.channel)] : ['Last channel tried', channelName(e.channel ?? attempts.at(-1)?.channel ?? null)],
-    ['Status', `${e.status} ${e.outcome}${e.errorCode ? ` (${e.errorCode})` : ''}`],
-    [
-      'Tokens',
-      `${e.promptTokens} in · ${e.completionTokens} out${e.cacheReadTokens ? ` · ${e.cacheReadTokens} cache read` : ''}${e.tokensEstimated ? ' (estimated)' : ''}`,
-    ],
-    ['Cost', `${usd(e.costUsd)} · ${cny(e.costCny)}`],
-    ['Latency', `${e.latencyMs} ms${e.firstTokenMs !== null ? ` (first token ${e.firstTokenMs} ms)` : ''}`],
-    ['Route', e.routeReason ?? '–'],
-  ];
+      ['Time', <LocalTime key="time" iso={e.createdAt.toISOString()} />],
+      [
+        'Account',
+        <Link key="a" className="text-indigo-700 hover:underline" href={`/admin/accounts/${e.userId}`}>
+          {e.email}
+        </Link>,
+      ],
+      ['Endpoint', e.endpoint],
+      ['Model asked', e.modelRequested ?? '–'],
+      served ? ['Model served', e.modelServed ?? '–'] : ['Last model tried', e.modelServed ?? '–'],
+      served ? ['Channel', channelName(e.channel)] : ['Last channel tried', channelName(e.channel ?? attempts.at(-1)?.channel ?? null)],
+      ['Status', `${e.status} ${e.outcome}${e.errorCode ? ` (${e.errorCode})` : ''}`],
+      [
+        'Tokens',
+        `${t('{i} in · {o} out', { i: e.promptTokens, o: e.completionTokens })}${e.cacheReadTokens ? ` · ${t('{n} cache read', { n: e.cacheReadTokens })}` : ''}${e.tokensEstimated ? ` ${t('(estimated)')}` : ''}`,
+      ],
+      ['Cost', `${usd(e.costUsd)} · ${cny(e.costCny)}`],
+      ['Latency', `${e.latencyMs} ms${e.firstTokenMs !== null ? ` ${t('(first token {n} ms)', { n: e.firstTokenMs })}` : ''}`],
+      ['Route', e.routeReason ?? '–'],
+    ] satisfies [Phrase, React.ReactNode][]
+  ).map(([k, v]) => [t(k), v]);
   return (
     <>
-      <PageHeader title="Request" description={<span className="font-mono text-xs">{e.id}</span>} />
+      <PageHeader title={t('Request')} description={<span className="font-mono text-xs">{e.id}</span>} />
       <Card>
         <CardBody>
           <dl className="grid gap-x-6 gap-y-2 text-sm sm:grid-cols-[12rem_1fr]">
@@ -90,22 +99,22 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
         </CardBody>
       </Card>
       <Card className="mt-6" data-testid="attempts">
-        <CardHeader title="Upstream attempts" description="In order; the label in brackets is what the account sees." />
+        <CardHeader title={t('Upstream attempts')} description={t('In order; the label in brackets is what the account sees.')} />
         {attempts.length === 0 ? (
           <CardBody>
-            <p className="text-sm text-slate-500">None: the request was answered before any upstream call.</p>
+            <p className="text-sm text-slate-500">{t('None: the request was answered before any upstream call.')}</p>
           </CardBody>
         ) : (
           <Table>
             <THead>
               <Tr>
                 <Th>#</Th>
-                <Th>Channel (users see)</Th>
-                <Th>Model</Th>
-                <Th>Result</Th>
-                <Th className="text-right">HTTP status</Th>
-                <Th>Reason</Th>
-                <Th className="text-right">Time</Th>
+                <Th>{t('Channel (users see)')}</Th>
+                <Th>{t('Model')}</Th>
+                <Th>{t('Result')}</Th>
+                <Th className="text-right">{t('HTTP status')}</Th>
+                <Th>{t('Reason')}</Th>
+                <Th className="text-right">{t('Time')}</Th>
               </Tr>
             </THead>
             <TBody>
@@ -115,10 +124,10 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
                   <Td>{channelName(a.channel)}</Td>
                   <Td className="font-mono text-xs">{a.model}</Td>
                   <Td>
-                    <Badge tone={a.ok ? 'green' : 'red'}>{a.ok ? 'succeeded' : 'failed'}</Badge>
+                    <Badge tone={a.ok ? 'green' : 'red'}>{a.ok ? t('succeeded') : t('failed')}</Badge>
                   </Td>
                   <Td className="text-right tabular-nums">{a.status ?? '–'}</Td>
-                  <Td className="text-slate-600">{a.error ?? '–'}</Td>
+                  <Td className="text-slate-600">{a.error ? coded(t, attemptReason(a.error)) : '–'}</Td>
                   <Td className="text-right tabular-nums">{a.ms === undefined ? '–' : `${a.ms} ms`}</Td>
                 </Tr>
               ))}

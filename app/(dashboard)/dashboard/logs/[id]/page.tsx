@@ -1,5 +1,6 @@
 import { serverT } from '@/lib/i18n/server';
-import type { Phrase, Translate } from '@/lib/i18n/translate';
+import { coded, type Phrase, type Translate } from '@/lib/i18n/translate';
+import { attemptReason } from '@/lib/i18n/codes';
 import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
 import Link from 'next/link';
@@ -52,7 +53,7 @@ const knownColumns: { key: string; label: Phrase; render?: (v: unknown, t: Trans
     render: (v, t) => (typeof v === 'boolean' ? <Badge tone={v ? 'green' : 'red'}>{v ? t('Succeeded') : t('Failed')}</Badge> : cellText(v, t)),
   },
   { key: 'status', label: 'HTTP status' },
-  { key: 'error', label: 'Reason' },
+  { key: 'error', label: 'Reason', render: (v, t) => (typeof v === 'string' ? coded(t, attemptReason(v)) : cellText(v, t)) },
   { key: 'ms', label: 'Time', render: (v, t) => (typeof v === 'number' ? latency(v) : cellText(v, t)) },
 ];
 

@@ -1,0 +1,262 @@
+// Messages the server composes (API errors, field errors, alert lines, attempt reasons): a stable
+// code, its parameters and one English and one Chinese template each. The server sends the code and
+// the parameters beside its English `message`; the pages render them in the reader's language
+// (`renderMessage`). English here is the API's `message`, word for word. Client-safe, no imports:
+// lib/errors.ts builds its messages from it. To add one: a code, `en` and `zh` (a unit test checks
+// both are there and name the same parameters).
+
+export type MessageParams = Record<string, string | number>;
+
+const table = {
+  // Sessions, bodies, throttles (every /api route)
+  'auth.sign_in_first': { en: 'Sign in first.', zh: '请先登录。' },
+  'auth.invalid_credentials': { en: 'Invalid email or password.', zh: '邮箱或密码不正确。' },
+  'auth.account_suspended': { en: 'This account is suspended.', zh: '此账户已被暂停，请联系客服恢复访问。' },
+  'auth.suspended_read_only': {
+    en: 'This account is suspended: it can still read its data, but not create keys, recharge or change anything.',
+    zh: '此账户已被暂停：仍可查看数据，但不能创建密钥、充值或做任何修改。',
+  },
+  'auth.email_invalid': { en: 'Enter a valid email address.', zh: '请输入有效的邮箱地址。' },
+  'auth.email_taken': { en: 'An account with this email already exists.', zh: '该邮箱已注册。' },
+  'auth.password_short': { en: 'Password must be at least {n} characters.', zh: '密码至少需要 {n} 个字符。' },
+  'auth.password_long': { en: 'Password must be at most {n} characters.', zh: '密码最多 {n} 个字符。' },
+  'auth.password_common': {
+    en: 'This password is one of the most commonly used ones. Choose another: a few unrelated words work well.',
+    zh: '这是最常用的密码之一，请换一个：几个不相关的词组合起来就很好。',
+  },
+  'auth.current_password_missing': { en: 'Enter your current password.', zh: '请输入当前密码。' },
+  'auth.current_password_wrong': { en: 'The current password is not right.', zh: '当前密码不正确。' },
+  'auth.new_password_missing': { en: 'Enter a new password.', zh: '请输入新密码。' },
+  'auth.throttled_address': {
+    en: 'Too many failed sign-in attempts from this address. Try again in {seconds} s.',
+    zh: '此地址登录失败次数过多，请 {seconds} 秒后重试。',
+  },
+  'auth.throttled_account': {
+    en: 'Too many failed sign-in attempts for this email from this address. Try again in {seconds} s.',
+    zh: '此账户从该地址登录失败次数过多，请 {seconds} 秒后重试。',
+  },
+  'request.rate_limited': { en: 'Rate limit exceeded: {what}. Try again in {seconds} s.', zh: '操作过于频繁，请 {seconds} 秒后重试。' },
+  'request.cross_site': {
+    en: 'Cross-site request refused: the Origin (or Referer) of a state-changing request must be this site.',
+    zh: '已拒绝跨站请求：修改类请求必须来自本站。',
+  },
+  'request.cross_site_no_origin': {
+    en: 'Cross-site request refused: the Origin (or Referer) of a state-changing request must be this site. This request has neither.',
+    zh: '已拒绝跨站请求：修改类请求必须来自本站。',
+  },
+  'request.not_json': { en: 'Send a JSON body with Content-Type: application/json.', zh: '请求必须是 JSON（Content-Type: application/json）。' },
+  'request.too_large': { en: 'Request body too large.', zh: '请求内容过大。' },
+  'request.invalid_json': { en: 'The request body is not valid JSON.', zh: '请求内容不是有效的 JSON。' },
+  'request.not_object': { en: 'The request body must be a JSON object.', zh: '请求内容必须是 JSON 对象。' },
+  'request.field_required': { en: 'Field "{field}" is required and must be a string.', zh: '必须填写“{field}”。' },
+  'request.invalid_field': { en: '{field}: {detail}', zh: '“{field}”的值无效。' },
+  'request.invalid_fields': { en: 'Check the fields marked below.', zh: '请检查下方标出的字段。' },
+
+  // Redeem codes
+  'redeem.invalid': { en: 'This code is not valid.', zh: '兑换码无效。' },
+  'redeem.used': { en: 'This code has already been redeemed.', zh: '此兑换码已被使用。' },
+  'redeem.expired': { en: 'This code expired on {date}.', zh: '此兑换码已于 {date} 过期。' },
+  'redeem.batch_not_found': { en: 'No such batch.', zh: '没有这个批次。' },
+  'redeem.expiry_format': { en: 'The expiry must be an ISO-8601 date or date-time.', zh: '有效期必须是日期或日期时间。' },
+  'redeem.expiry_past': { en: 'The expiry must be in the future.', zh: '有效期必须晚于现在。' },
+  'redeem.amount': { en: 'A code is worth more than $0 and at most $10,000.', zh: '每个兑换码的面值须大于 $0 且不超过 $10,000。' },
+  'redeem.count': { en: 'A batch holds 1 to {max} codes.', zh: '每批可生成 1 到 {max} 个兑换码。' },
+
+  // API keys
+  'key.not_found': { en: 'No such key.', zh: '没有这把密钥。' },
+  'key.revoked': { en: 'This key is revoked: its controls can no longer change.', zh: '此密钥已吊销，其设置不能再修改。' },
+  'key.too_many': {
+    en: 'This account already has {live} API keys, the most it may hold ({cap}). Revoke keys it no longer uses first.',
+    zh: '此账户已有 {live} 把 API 密钥，已达上限（{cap}）。请先吊销不再使用的密钥。',
+  },
+  // Field errors of the key form: said in words, shown next to the field.
+  'field.name': { en: 'Give the key a name of 1 to 64 characters.', zh: '请填写 1 到 64 个字符的名称。' },
+  'field.budget': {
+    en: 'Enter an amount in USD, such as 25 or 12.50, or leave it empty for no budget.',
+    zh: '请输入美元金额（如 25 或 12.50），留空表示不设预算。',
+  },
+  'field.budget_decimals': {
+    en: 'Enter an amount in USD with at most 12 decimals, such as 25 or 12.50.',
+    zh: '请输入最多 12 位小数的美元金额，如 25 或 12.50。',
+  },
+  'field.budget_positive': { en: 'The budget must be more than $0; leave it empty for no budget.', zh: '预算必须大于 $0；留空表示不设预算。' },
+  'field.budget_max': { en: 'The budget can be at most {max}.', zh: '预算最多为 {max}。' },
+  'field.models': { en: 'Choose at most {max} models.', zh: '最多选择 {max} 个模型。' },
+  'field.model_unknown': { en: 'There is no model named "{model}".', zh: '没有名为“{model}”的模型。' },
+  'field.rpm': {
+    en: 'Enter a whole number of requests per minute from 1 to 1,000,000, or leave it empty.',
+    zh: '请输入 1 到 1,000,000 之间的每分钟请求数（整数），或留空。',
+  },
+  'field.tpm': {
+    en: 'Enter a whole number of tokens per minute (input + output) from 1 to 1,000,000,000, or leave it empty.',
+    zh: '请输入 1 到 1,000,000,000 之间的每分钟 token 数（输入 + 输出，整数），或留空。',
+  },
+  'field.concurrency': {
+    en: 'Enter a whole number of concurrent requests from 1 to 100,000, or leave it empty.',
+    zh: '请输入 1 到 100,000 之间的并发请求数（整数），或留空。',
+  },
+  'field.ips': { en: 'List at most {max} addresses or ranges.', zh: '最多填写 {max} 个地址或地址段。' },
+  'field.ip_invalid': {
+    en: '"{value}" is not an IPv4 or IPv6 address or range (such as 203.0.113.0/24).',
+    zh: '“{value}”不是有效的 IPv4/IPv6 地址或地址段（如 203.0.113.0/24）。',
+  },
+  'field.expires': { en: 'Enter a date and time, or leave it empty for a key that never expires.', zh: '请输入日期和时间，留空表示永不过期。' },
+  'field.expires_past': { en: 'The expiry must be in the future (revoke the key to stop it now).', zh: '过期时间必须晚于现在（要立即停用请吊销密钥）。' },
+  'field.thresholds': {
+    en: 'List at most {max} whole percentages from 1 to 100, such as 50, 80, 100.',
+    zh: '请填写最多 {max} 个 1 到 100 之间的整数百分比，如 50, 80, 100。',
+  },
+  'field.low_balance': {
+    en: 'Enter an amount in USD more than 0 and at most {max}, such as 5 or 2.50, or leave it empty.',
+    zh: '请输入大于 0 且不超过 {max} 的美元金额（如 5 或 2.50），或留空。',
+  },
+  'field.webhook_url': { en: 'Enter a public https:// address, or leave it empty.', zh: '请输入公网可访问的 https:// 地址，或留空。' },
+  'field.invalid': { en: 'This value is not valid.', zh: '此项填写不正确。' },
+
+  // Alerts (banner, alert history)
+  'alert.not_found': { en: 'No such alert.', zh: '没有这条提醒。' },
+  'alert.balance_low': { en: 'Balance {balance} is below your alert threshold of {threshold}.', zh: '余额 {balance} 已低于提醒阈值 {threshold}。' },
+  'alert.key_budget_lifetime': {
+    en: 'API key "{key}" has used {percent}% of its lifetime budget: {spent} of {budget}.',
+    zh: 'API 密钥“{key}”已用掉总预算的 {percent}%：{budget} 中的 {spent}。',
+  },
+  'alert.key_budget_monthly': {
+    en: 'API key "{key}" has used {percent}% of its monthly budget ({period}): {spent} of {budget}.',
+    zh: 'API 密钥“{key}”已用掉 {period} 月预算的 {percent}%：{budget} 中的 {spent}。',
+  },
+
+  // Attempt reasons in the request log (lib/gateway/context.ts and pipeline.ts record them in English)
+  'attempt.upstream_status': { en: 'upstream answered {status}', zh: '上游返回 {status}' },
+  'attempt.upstream_limited': { en: 'upstream rate-limited or overloaded ({status})', zh: '上游限流或过载（{status}）' },
+  'attempt.upstream_refused_key': { en: "upstream refused the channel's key or account ({status})", zh: '上游拒绝了该通道的密钥或账户（{status}）' },
+  'attempt.upstream_refused_account': { en: "upstream refused the channel's account ({status})", zh: '上游拒绝了该通道的账户（{status}）' },
+  'attempt.timeout': { en: 'upstream timed out ({detail})', zh: '上游超时（{detail}）' },
+  'attempt.connect': { en: 'upstream connection failed ({detail})', zh: '连接上游失败（{detail}）' },
+  'attempt.closed': { en: 'upstream reply closed before it was read', zh: '上游回复在读取前已关闭' },
+  'attempt.too_large': { en: 'upstream reply larger than {bytes} bytes', zh: '上游回复超过 {bytes} 字节' },
+  'attempt.stream_too_long': { en: 'upstream stream longer than {bytes} bytes', zh: '上游流超过 {bytes} 字节' },
+  'attempt.unusable': { en: 'upstream reply unusable', zh: '上游回复无法使用' },
+  'attempt.stream_empty': { en: 'upstream stream ended without data', zh: '上游流未返回任何数据即结束' },
+  'attempt.stream_incomplete': { en: 'upstream stream ended before the reply was complete', zh: '上游流在回复完成前结束' },
+  'attempt.other': { en: '{detail}', zh: '上游错误：{detail}' },
+
+  // What a page says for an error the server sent without a code of its own (by its `error.code`).
+  'generic.invalid_request': { en: 'The request was not accepted. Check the values and try again.', zh: '请求未被接受，请检查填写内容后重试。' },
+  'generic.unauthenticated': { en: 'Your session has expired. Log in again.', zh: '登录已过期，请重新登录。' },
+  'generic.forbidden': { en: 'This is not allowed for your account.', zh: '你的账户无权执行此操作。' },
+  'generic.not_found': { en: 'Not found: it may have been removed.', zh: '未找到，可能已被删除。' },
+  'generic.conflict': { en: 'This conflicts with the current state. Reload the page and try again.', zh: '与当前状态冲突，请刷新页面后重试。' },
+  'generic.rate_limited': { en: 'Too many requests. Wait a moment and try again.', zh: '请求过于频繁，请稍后重试。' },
+  'generic.unavailable': { en: 'The service is unavailable right now. Try again in a moment.', zh: '服务暂时不可用，请稍后重试。' },
+  'generic.failed': { en: 'Something went wrong. Try again in a moment.', zh: '出错了，请稍后重试。' },
+} as const satisfies Record<string, { en: string; zh: string }>;
+
+export type MessageCode = keyof typeof table;
+export const messageCodes = Object.keys(table) as MessageCode[];
+export const messageTemplates: Record<MessageCode, { en: string; zh: string }> = table;
+
+/** `{name}` placeholders filled from `params`; an unknown one stays as written. */
+export function fillTemplate(text: string, params?: MessageParams): string {
+  if (!params) return text;
+  return text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
+}
+
+/** The English text of a code: what the API's `message` says. */
+export function englishMessage(code: MessageCode, params?: MessageParams): string {
+  return fillTemplate(table[code].en, params);
+}
+
+export function isMessageCode(code: unknown): code is MessageCode {
+  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(table, code);
+}
+
+/** What an error or field error carries: a code and its parameters beside the English message. */
+export interface CodedMessage {
+  message?: string;
+  message_code?: string;
+  params?: MessageParams;
+}
+
+/**
+ * A server message in `locale` ('en' | 'zh-CN'). An unknown code (a newer server) falls back to
+ * the English message, then to `fallback`.
+ */
+export function renderMessage(locale: string, m: CodedMessage | null | undefined, fallback = ''): string {
+  if (m && isMessageCode(m.message_code)) {
+    const t = table[m.message_code];
+    return fillTemplate(locale === 'zh-CN' ? t.zh : t.en, m.params);
+  }
+  return m?.message || fallback;
+}
+
+/** The code of a sign-up rule's refusal (lib/auth/password-rules.ts), whose text is its English. */
+export function ruleCode(problem: string): { code: MessageCode; params?: MessageParams } | null {
+  const min = /^Password must be at least (\d+) characters\.$/.exec(problem);
+  if (min) return { code: 'auth.password_short', params: { n: Number(min[1]) } };
+  const max = /^Password must be at most (\d+) characters\.$/.exec(problem);
+  if (max) return { code: 'auth.password_long', params: { n: Number(max[1]) } };
+  if (problem === table['auth.password_common'].en) return { code: 'auth.password_common' };
+  if (problem === table['auth.email_invalid'].en) return { code: 'auth.email_invalid' };
+  return null;
+}
+
+/** Attempt reasons as the gateway records them (plain English), read back into codes. */
+const attemptPatterns: [RegExp, MessageCode, string[]][] = [
+  [/^upstream answered (\d+)$/, 'attempt.upstream_status', ['status']],
+  [/^upstream rate-limited or overloaded \((\d+)\)$/, 'attempt.upstream_limited', ['status']],
+  [/^upstream refused the channel's key or account \((\d+)\)$/, 'attempt.upstream_refused_key', ['status']],
+  [/^upstream refused the channel's account \((\d+)\)$/, 'attempt.upstream_refused_account', ['status']],
+  [/^upstream timed out \((.*)\)$/, 'attempt.timeout', ['detail']],
+  [/^upstream connection failed \((.*)\)$/, 'attempt.connect', ['detail']],
+  [/^upstream reply closed before it was read$/, 'attempt.closed', []],
+  [/^upstream reply larger than (\d+) bytes$/, 'attempt.too_large', ['bytes']],
+  [/^upstream stream longer than (\d+) bytes$/, 'attempt.stream_too_long', ['bytes']],
+  [/^upstream reply unusable$/, 'attempt.unusable', []],
+  [/^upstream stream ended without data$/, 'attempt.stream_empty', []],
+  [/^upstream stream ended before the reply was complete$/, 'attempt.stream_incomplete', []],
+];
+
+/** The code of an attempt's recorded reason; an upstream's own text is `attempt.other` with it as `detail`. */
+export function attemptReason(text: string): { message_code: MessageCode; params: MessageParams; message: string } {
+  for (const [re, code, names] of attemptPatterns) {
+    const m = re.exec(text);
+    if (m) return { message_code: code, params: Object.fromEntries(names.map((n, i) => [n, m[i + 1]])), message: text };
+  }
+  return { message_code: 'attempt.other', params: { detail: text }, message: text };
+}
+
+/** The dashboard API's error envelope as a page reads it (lib/errors.ts apiErrorBody). */
+export interface ApiErrorJson {
+  error?: CodedMessage & { code?: string; fields?: (CodedMessage & { field: string })[] };
+}
+
+function genericCode(code: string | undefined, status: number): MessageCode {
+  if (code === 'invalid_request' || code === 'invalid_json' || code === 'body_too_large' || code === 'unsupported_media_type') return 'generic.invalid_request';
+  if (code === 'unauthenticated' || status === 401) return 'generic.unauthenticated';
+  if (code === 'not_found' || status === 404) return 'generic.not_found';
+  if (code === 'conflict' || status === 409) return 'generic.conflict';
+  if (code === 'rate_limit_exceeded' || status === 429) return 'generic.rate_limited';
+  if (status === 403) return 'generic.forbidden';
+  if (status === 503) return 'generic.unavailable';
+  return 'generic.failed';
+}
+
+/**
+ * The text of a dashboard API error in `locale`: the coded message, else (in Chinese) a general
+ * sentence for its error code, so that no English API text reaches a Chinese page.
+ */
+export function apiErrorText(locale: string, body: ApiErrorJson | null | undefined, status: number, fallback?: string): string {
+  const e = body?.error;
+  if (e && isMessageCode(e.message_code)) return renderMessage(locale, e);
+  if (locale !== 'zh-CN' && e?.message) return e.message;
+  if (fallback) return fallback;
+  return renderMessage(locale, { message_code: genericCode(e?.code, status) });
+}
+
+/** Every bad field of a form's error, field name -> text in `locale`. */
+export function apiFieldErrors(locale: string, body: ApiErrorJson | null | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of body?.error?.fields ?? [])
+    if (!(f.field in out)) out[f.field] = renderMessage(locale, f, renderMessage(locale, { message_code: 'field.invalid' }));
+  return out;
+}
