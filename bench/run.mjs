@@ -865,7 +865,14 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
       key: 'compare',
       label: `gateway, lean /v1 (${path.basename(opt.compare)})`,
       auth,
-      start: () => startMeasuredGateway(gatewayEnv, opt.compare),
+      // Without the config keys an older build would refuse as unknown (channel_health came in with
+      // channel health; the fixture sets it only to keep health from judging, which an older build never does).
+      start: () => {
+        const older = path.join(path.dirname(gatewayEnv.GATEWAY_CONFIG), 'gateway-compare.json');
+        const { channel_health: _unknownToOlderBuilds, ...rest } = JSON.parse(readFileSync(gatewayEnv.GATEWAY_CONFIG, 'utf8'));
+        writeFileSync(older, JSON.stringify(rest, null, 2));
+        return startMeasuredGateway({ ...gatewayEnv, GATEWAY_CONFIG: older }, opt.compare);
+      },
       own: true,
     });
     wantedExtra.add('compare');
