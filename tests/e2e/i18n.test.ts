@@ -242,8 +242,9 @@ const ENGLISH_MESSAGES = [
   'Rate limit exceeded',
   'is below your alert threshold',
   'must be a whole number',
-  '"rpm"',
-  '"concurrency"',
+  // The old API-speak form errors ("rpm": must be … or null.); a bare "rpm" is data the audit log shows.
+  '"rpm": must',
+  '"concurrency": must',
   'A code is worth more than',
   'Operator console',
   'Redemption codes',
