@@ -21,6 +21,7 @@ import { startCreditReconciler } from '@/lib/billing/ledger';
 import { replayLogSpool } from '@/lib/billing/writer';
 import { startChannelOverrideSync } from '@/lib/channels/overrides';
 import { initTracing } from '@/lib/telemetry/tracing';
+import { startJobs } from '@/lib/jobs/routes';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
   // connecting and run on the in-process fallback (per-instance limits, balances reloaded after).
   getLimiter();
   startCreditReconciler(); // credits recorded but not yet in the live balance (lib/billing/ledger.ts)
+  startJobs(); // video generations and batches, on every instance (lib/jobs)
   let nextHandler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
   if (env.GATEWAY_ONLY) {
     // Next's instrumentation would start this; without Next the server does.

@@ -199,6 +199,18 @@ const schema = z.object({
   ALERT_EVAL_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
   /** First retry delay of a failed alert webhook; each later one is 4 times longer (capped at 6 h). */
   ALERT_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+  /** Jobs (video generations, batches: lib/jobs) one instance runs at once; 0: this instance runs none. */
+  JOBS_WORKERS: z.coerce.number().int().min(0).max(256).default(8),
+  /** How often an instance looks for jobs to claim. */
+  JOBS_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
+  /** How often an instance beats for the jobs it runs (and sees their cancellation). */
+  JOBS_HEARTBEAT_MS: z.coerce.number().int().min(20).max(60_000).default(5000),
+  /** A running job whose heartbeat is older than this is taken over by another instance. */
+  JOBS_STALE_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** First retry delay of a failed job attempt; each later one 4 times longer (capped at a minute). */
+  JOBS_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(5000),
+  /** How often a video job polls its upstream. */
+  VIDEO_POLL_MS: z.coerce.number().int().min(20).max(600_000).default(5000),
   /** Deliveries tried per alert event before it is given up (8 at the defaults span about a day). */
   ALERT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
   /** Longest one webhook delivery may take (connect to the end of the response). */

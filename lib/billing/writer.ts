@@ -124,6 +124,16 @@ export function logQueueFull(): boolean {
 }
 
 /**
+ * Writes rows at once, bypassing the queue: a job's settlement (lib/jobs/settle.ts), which must be
+ * in the database before the job is marked done. Idempotent like every write here: a row whose
+ * ("id","createdAt") is stored already is neither logged nor charged again.
+ */
+export async function writeLogsNow(records: LogRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await writeIsolating(records.map((r) => ({ userId: r.userId, apiKeyId: r.apiKeyId, at: r.createdAt.getTime(), costPico: r.costPico, json: rowJson(r) })));
+}
+
+/**
  * Writes queued rows; concurrent callers share one flush. A timer tick writes one batch and leaves a
  * partial remainder for the next tick (tiny back-to-back batches cost far more per row);
  * `drain` (shutdown, tests) writes everything.

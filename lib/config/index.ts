@@ -66,7 +66,7 @@ export interface HealthThresholds {
 export interface ModelInfo {
   name: string;
   ownedBy: string;
-  kind: 'chat' | 'embedding';
+  kind: 'chat' | 'embedding' | 'video';
   /** The protocol of its (first) channel: informational, requests reach it from every surface. */
   protocol: UpstreamProtocolName;
   contextWindow: number;
@@ -90,6 +90,11 @@ export interface ModelInfo {
   created: number;
   /** Pico-USD per call of the built-in tools priced for it (lib/billing/tools.ts). */
   toolPrices: ToolPrices;
+  /** Video models: pico-USD per second of video, and the longest video a request may ask for. */
+  videoPricePerSecond?: bigint;
+  videoMaxSeconds?: number;
+  /** The Batch API's discount on this model's prices (percent). */
+  batchDiscountPercent?: number;
 }
 
 export interface TierInfo {
@@ -129,6 +134,10 @@ export interface GatewayConfig {
   models: Map<string, ModelInfo>;
   /** Channels serving each model, ordered by priority (highest first). */
   channelsByModel: Map<string, ChannelInfo[]>;
+  /** The job engine's caps, video storage and the Batch API (docs/decisions/037). */
+  jobs: RawConfig['jobs'];
+  videos: RawConfig['videos'];
+  batches: RawConfig['batches'];
 }
 
 export class ConfigError extends Error {}
@@ -180,7 +189,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       ownedBy: m.owned_by,
       kind: m.kind,
       protocol: m.protocol ?? raw.channels.find((c) => c.models.includes(m.name))?.protocol ?? 'openai',
-      contextWindow: m.context_window,
+      contextWindow: m.context_window ?? 0,
       maxOutputTokens: m.max_output_tokens,
       tags: m.tags,
       inputPrice,
@@ -199,6 +208,9 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       latencyMs: m.latency_ms,
       created,
       toolPrices: toolPricesOf({ ...raw.tool_prices_usd_per_thousand_calls, ...m.tool_prices_usd_per_thousand_calls }),
+      videoPricePerSecond: m.price_usd_per_second === undefined ? undefined : usdToPico(m.price_usd_per_second),
+      videoMaxSeconds: m.max_seconds,
+      batchDiscountPercent: m.batch_discount_percent ?? raw.batches.discount_percent,
     });
   }
   const h = raw.channel_health;
@@ -285,6 +297,9 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     channels,
     models,
     channelsByModel,
+    jobs: raw.jobs,
+    videos: raw.videos,
+    batches: raw.batches,
   };
 }
 

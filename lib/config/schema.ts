@@ -138,20 +138,74 @@ const logExportSchema = z
   .strict()
   .refine((c) => c.secret !== undefined || c.secret_env !== undefined, { message: 'needs secret or secret_env', path: ['secret'] });
 
+/** The job engine, video storage and the Batch API (lib/jobs, lib/videos, lib/batches; docs/decisions/037). */
+const jobsConfigShape = {
+  jobs: z
+    .object({
+      /** Jobs of one account running at once, across every instance. */
+      account_concurrency: positiveInt.max(10_000).default(4),
+      /** Jobs running at once across the platform. */
+      platform_concurrency: positiveInt.max(100_000).default(64),
+    })
+    .strict()
+    .default({ account_concurrency: 4, platform_concurrency: 64 }),
+  videos: z
+    .object({
+      /** Generated videos are kept this many days, then deleted with their job. */
+      retention_days: positiveInt.max(3650).default(7),
+      /** Where video files are kept: a directory under DATA_DIR (default) or an S3-compatible bucket. */
+      storage: z
+        .discriminatedUnion('type', [
+          z.object({ type: z.literal('local'), dir: z.string().min(1).default('videos') }).strict(),
+          z
+            .object({
+              type: z.literal('s3'),
+              bucket: z.string().min(1),
+              region: z.string().min(1).default('us-east-1'),
+              /** An S3-compatible endpoint (MinIO, R2, OSS); unset: AWS. */
+              endpoint: z.string().url().optional(),
+              prefix: z.string().default('videos/'),
+              force_path_style: z.boolean().default(false),
+              /** Credentials by environment variable name; unset: the AWS SDK's default chain. */
+              access_key_id_env: z.string().min(1).optional(),
+              secret_access_key_env: z.string().min(1).optional(),
+            })
+            .strict(),
+        ])
+        .default({ type: 'local', dir: 'videos' }),
+    })
+    .strict()
+    .default({ retention_days: 7, storage: { type: 'local', dir: 'videos' } }),
+  batches: z
+    .object({
+      /** Discount of batch lines on the model's prices, in percent (a model's batch_discount_percent overrides it). */
+      discount_percent: z.number().min(0).max(100).default(50),
+      /** Largest batch input file (bytes). */
+      max_file_bytes: positiveInt.max(512 * 1024 * 1024).default(50 * 1024 * 1024),
+      /** Lines of one batch in flight at once on an instance (its own limit: live traffic is never starved). */
+      concurrency: positiveInt.max(256).default(4),
+      /** Lines per batch, at most. */
+      max_lines: positiveInt.max(50_000).default(50_000),
+    })
+    .strict()
+    .default({ discount_percent: 50, max_file_bytes: 50 * 1024 * 1024, concurrency: 4, max_lines: 50_000 }),
+};
+
 const modelSchema = z
   .object({
     name: z.string().min(1),
     owned_by: z.string().min(1),
-    kind: z.enum(['chat', 'embedding']),
+    kind: z.enum(['chat', 'embedding', 'video']),
     /**
      * The protocol of the channels serving it (optional; checked when given). Every surface reaches
      * every model: a request is translated to its channel's protocol.
      */
     protocol: z.enum(upstreamProtocols).optional(),
-    context_window: positiveInt,
+    /** Required for chat and embedding models. */
+    context_window: positiveInt.optional(),
     max_output_tokens: positiveInt.default(4096),
     tags: z.array(z.string()).default([]),
-    input_price_usd_per_million: decimal,
+    input_price_usd_per_million: decimal.default('0'),
     output_price_usd_per_million: decimal.default('0'),
     cache_read_price_usd_per_million: decimal.optional(),
     cache_write_price_usd_per_million: decimal.optional(),
@@ -173,8 +227,19 @@ const modelSchema = z
     latency_ms: positiveInt.optional(),
     /** This model's built-in tool prices, over the top-level ones. */
     tool_prices_usd_per_thousand_calls: toolPricesSchema.optional(),
+    /** Video models (kind: video): USD per second of video generated (docs/decisions/037). */
+    price_usd_per_second: decimal.optional(),
+    /** Video models: the longest video one request may ask for, in seconds. */
+    max_seconds: positiveInt.max(600).optional(),
+    /** The Batch API's discount on this model's prices, in percent (unset: batches.discount_percent). */
+    batch_discount_percent: z.number().min(0).max(100).optional(),
   })
   .strict()
+  .refine((m) => m.kind === 'video' || m.context_window !== undefined, { message: 'chat and embedding models need context_window', path: ['context_window'] })
+  .refine((m) => m.kind !== 'video' || m.price_usd_per_second !== undefined, {
+    message: 'video models need price_usd_per_second',
+    path: ['price_usd_per_second'],
+  })
   .refine((m) => m.kind !== 'embedding' || m.dimensions !== undefined, {
     message: 'embedding models need dimensions',
     path: ['dimensions'],
@@ -235,6 +300,7 @@ export const configSchema = z
       })
       .strict()
       .default({ retention_days: 30, max_bytes_per_account: 64 * 1024 * 1024, max_per_account: 10_000 }),
+    ...jobsConfigShape,
     circuit_breaker: z
       .object({
         failures: positiveInt.default(3),

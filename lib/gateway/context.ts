@@ -172,8 +172,8 @@ const ID_PREFIX = randomBytes(8).toString('hex');
 let idSeq = 0;
 
 export class RequestContext {
-  readonly requestId = `req_${ID_PREFIX}${(idSeq++).toString(36).padStart(8, '0')}`;
-  readonly startedAt = Date.now();
+  readonly requestId: string;
+  readonly startedAt: number;
   private readonly t0 = performance.now();
   principal?: Principal;
   /** The client address the key's ranges are checked against (lib/keys/access.ts). */
@@ -218,11 +218,22 @@ export class RequestContext {
   /** The request's spans, when tracing is on (lib/telemetry/tracing.ts); every hook is `this.trace?.…`. */
   trace?: RequestTrace;
 
+  /**
+   * A line of a batch (lib/batches): its request id and time are fixed by the batch and line (a
+   * line run again after a takeover writes the same log row: logged and billed once), and its
+   * prices are lowered by the model's batch discount (percent).
+   */
+  batch?: { discountPercent(model: ModelInfo): number };
+
   constructor(
     readonly surface: Surface,
     readonly endpoint: string,
     readonly cfg: GatewayConfig,
-  ) {}
+    fixed?: { requestId: string; startedAt: number },
+  ) {
+    this.requestId = fixed?.requestId ?? `req_${ID_PREFIX}${(idSeq++).toString(36).padStart(8, '0')}`;
+    this.startedAt = fixed?.startedAt ?? Date.now();
+  }
 
   /** The key's expiry and address ranges, as every /v1 route checks them (lib/keys/access.ts). */
   checkKey(principal: Principal, req: GatewayRequest): void {
@@ -477,6 +488,7 @@ export class RequestContext {
     if (maxCompletion !== undefined && reported > maxCompletion) usage = { ...usage, completionTokens: maxCompletion };
     this.usage = usage;
     let priced = this.model ? costOf(this.model, usage) : 0n;
+    if (this.batch && this.model) priced = (priced * BigInt(Math.round((100 - this.batch.discountPercent(this.model)) * 100))) / 10_000n;
     if (tools && Object.keys(tools.reported).length > 0) {
       priced += tools.cost;
       this.noteBilling({ toolCalls: tools.billed, toolCostUsd: formatPico(tools.cost) });

@@ -11,6 +11,7 @@ import { GEMINI_PREFIX, geminiRoute } from '@/lib/gateway/surfaces/gemini';
 import { responsesCompactSurface } from '@/lib/gateway/surfaces/responses-compact';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
+import { jobParamRoutes, jobRoutes } from '@/lib/jobs/routes';
 import { startRequestTrace } from '@/lib/telemetry/tracing';
 
 const state = lifecycle();
@@ -31,6 +32,7 @@ const routes: Partial<Record<string, Route>> = {
   'GET /v1/anthropic/v1/models': listAnthropicModels,
   'POST /v1/responses': pipeline(responsesSurface),
   'POST /v1/responses/compact': pipeline(responsesCompactSurface),
+  ...jobRoutes, // videos, files and batches (lib/jobs/routes.ts)
 };
 
 /**
@@ -48,6 +50,7 @@ const paramRoutes: Partial<Record<string, Route>> = {
   'GET /v1/responses/{id}': getResponse,
   'DELETE /v1/responses/{id}': removeResponse,
   'GET /v1/responses/{id}/input_items': listInputItems,
+  ...jobParamRoutes,
 };
 
 /** A path with one segment (after /v1/x) as `{id}`, when some parameter route has that shape; the last segment is tried first. */

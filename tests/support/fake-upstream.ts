@@ -94,6 +94,28 @@ export interface FakeUpstream {
 }
 
 export const DEFAULT_REPLY = 'Hello from the fake upstream.';
+/** How long the fake takes to generate a video (a prompt's `[ms=N]` overrides it). */
+export const VIDEO_MS = 3000;
+
+interface FakeVideo {
+  id: string;
+  model: string;
+  prompt: string;
+  seconds: string;
+  size: string;
+  created: number;
+  ms: number;
+  fail: boolean;
+}
+
+/** The bytes of a fake video's content: 200 KiB, an MP4 box header then a pattern (deterministic per id). */
+export function fakeVideoBytes(id: string): Buffer {
+  const out = Buffer.alloc(200 * 1024);
+  out.write('\x00\x00\x00\x18ftypmp42', 0, 'latin1');
+  const seed = createHash('sha256').update(id).digest();
+  for (let i = 12; i < out.length; i++) out[i] = seed[i % seed.length]! ^ (i & 0xff);
+  return out;
+}
 export const DEFAULT_EMBEDDING_DIMS = 1536;
 /** arguments the fake always puts in a tool call */
 export const TOOL_CALL_ARGUMENTS = '{"city":"Paris"}';
@@ -454,6 +476,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   const dims = opts.dims ?? {};
 
   const requests: RecordedRequest[] = [];
+  const videos = new Map<string, FakeVideo>();
   let receivedCount = 0;
   const faultQueue: Fault[] = [];
   let defaultFault: Fault = { type: 'ok' };
@@ -1439,6 +1462,82 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     answerJson(ctx, { models: GEMINI_MODELS.map(geminiModel) }, '{"models": [');
   }
 
+  // ---- OpenAI videos (POST /v1/videos, GET /v1/videos/{id}, GET /v1/videos/{id}/content) -----
+
+  /**
+   * A video takes VIDEO_MS (or the `[ms=N]` of its prompt) to generate: queued for its first tenth,
+   * then in_progress with a rising progress, then completed; a prompt with FAIL_LATER fails once it
+   * would have completed, one with FAIL_NOW is refused at creation (400).
+   */
+  function openaiVideos(ctx: Ctx, method: string, pathname: string, body: Json | undefined): void {
+    if (pathname === '/v1/videos' && method === 'POST') {
+      if (!body || typeof body.prompt !== 'string' || typeof body.model !== 'string') {
+        sendJson(ctx, 400, openaiError("Missing required parameter: 'prompt'.", 'prompt'));
+        return;
+      }
+      if (body.prompt.includes('FAIL_NOW')) {
+        sendJson(ctx, 400, openaiError('Your request was rejected by the safety system (FAIL_NOW).', 'prompt', 'invalid_request_error', 'moderation_blocked'));
+        return;
+      }
+      const ms = Number(/\[ms=(\d+)\]/.exec(body.prompt)?.[1] ?? VIDEO_MS);
+      const v: FakeVideo = {
+        id: `video_${rid(32)}`,
+        model: body.model,
+        prompt: body.prompt,
+        seconds: String(body.seconds ?? '4'),
+        size: String(body.size ?? '720x1280'),
+        created: Date.now(),
+        ms,
+        fail: body.prompt.includes('FAIL_LATER'),
+      };
+      videos.set(v.id, v);
+      sendJson(ctx, 200, videoJson(v));
+      return;
+    }
+    const m = /^\/v1\/videos\/([^/]+)(\/content)?$/.exec(pathname);
+    const v = m ? videos.get(m[1]!) : undefined;
+    if (!m || method !== 'GET') {
+      sendJson(ctx, 404, openaiError(`Invalid URL (${method} ${pathname})`));
+      return;
+    }
+    if (!v) {
+      sendJson(ctx, 404, openaiError(`Video ${m[1]} not found.`, 'id', 'invalid_request_error', 'not_found'));
+      return;
+    }
+    if (!m[2]) {
+      sendJson(ctx, 200, videoJson(v));
+      return;
+    }
+    if (videoJson(v).status !== 'completed') {
+      sendJson(ctx, 400, openaiError('Video is not ready yet.', null, 'invalid_request_error', 'video_not_ready'));
+      return;
+    }
+    const bytes = fakeVideoBytes(v.id);
+    ctx.res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });
+    ctx.res.end(bytes);
+  }
+
+  function videoJson(v: FakeVideo) {
+    const elapsed = Date.now() - v.created;
+    const done = elapsed >= v.ms;
+    const status = done ? (v.fail ? 'failed' : 'completed') : elapsed < v.ms / 10 ? 'queued' : 'in_progress';
+    return {
+      id: v.id,
+      object: 'video',
+      model: v.model,
+      status,
+      progress: done ? 100 : Math.floor((elapsed / v.ms) * 100),
+      created_at: Math.floor(v.created / 1000),
+      completed_at: done && !v.fail ? Math.floor((v.created + v.ms) / 1000) : null,
+      expires_at: null,
+      prompt: v.prompt,
+      seconds: v.seconds,
+      size: v.size,
+      remixed_from_video_id: null,
+      error: done && v.fail ? { code: 'video_generation_failed', message: 'The fake upstream failed this video on demand (FAIL_LATER).' } : null,
+    };
+  }
+
   // ---- control plane ----------------------------------------------------------
 
   function control(req: http.IncomingMessage, res: http.ServerResponse, pathname: string, raw: string): void {
@@ -1781,6 +1880,11 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       if (req.headers['anthropic-version'] !== undefined) {
         if (anthropicHeadersOk(ctx)) anthropicModels(ctx, id);
       } else if (openaiAuthOk(ctx)) openaiModels(ctx, id);
+      return;
+    }
+    if (pathname === '/v1/videos' || pathname.startsWith('/v1/videos/')) {
+      if (!openaiAuthOk(ctx)) return;
+      openaiVideos(ctx, method, pathname, jsonOk && isObj(json) ? (json as Json) : undefined);
       return;
     }
     if (pathname === '/v1/chat/completions') {

@@ -1,0 +1,261 @@
+// A video generation as a job (lib/jobs): created on an OpenAI-protocol channel with OpenAI's
+// video API (POST {base}/videos), polled (GET {base}/videos/{id}) and its file downloaded
+// (GET {base}/videos/{id}/content) into the operator's video storage, then settled: the seconds
+// generated at the model's price per second, or nothing (the reservation refunded) when it fails
+// or is cancelled. The upstream's video id is checkpointed at once: an instance that takes the job
+// over polls that video instead of creating another.
+import { Readable } from 'node:stream';
+import { request } from 'undici';
+import { getConfig, type ChannelInfo, type ModelInfo } from '@/lib/config';
+import { providers } from '@/lib/gateway/providers';
+import { redactUpstreamText } from '@/lib/gateway/upstream';
+import { env } from '@/lib/env';
+import { JobFailure, RetryableJobError, registerJobHandler, type JobHandler, type JobOutcome, type JobRun } from '@/lib/jobs/engine';
+import { renewJobLease, settleJob, type JobLease } from '@/lib/jobs/settle';
+import { deleteExpired, expiredJobs, type JobRow } from '@/lib/jobs/store';
+import { videoStorage } from '@/lib/videos/storage';
+
+export const VIDEO_KIND = 'video';
+
+export interface VideoInput {
+  model: string;
+  prompt: string;
+  seconds: number;
+  size: string;
+  input_reference?: string;
+  lease?: JobLease;
+}
+
+export interface VideoState {
+  upstreamId?: string;
+  channel?: string;
+  /** The upstream's own status while polled. */
+  upstreamStatus?: string;
+  stored?: { key: string; bytes: number };
+}
+
+export const videoKey = (jobId: string) => `${jobId}.mp4`;
+
+function openaiChannels(model: ModelInfo): ChannelInfo[] {
+  return (getConfig().channelsByModel.get(model.name) ?? []).filter((c) => c.protocol === 'openai');
+}
+
+function headersOf(channel: ChannelInfo, json = false): Record<string, string> {
+  return { ...(json ? { 'content-type': 'application/json' } : {}), ...providers.openai.auth(channel.apiKey) };
+}
+
+async function call(channel: ChannelInfo, method: 'GET' | 'POST', path: string, signal: AbortSignal, body?: string) {
+  const timeout = AbortSignal.timeout(channel.timeouts.firstByteMs + channel.timeouts.connectMs);
+  return request(`${channel.baseUrl}${path}`, {
+    method,
+    headers: headersOf(channel, body !== undefined),
+    body,
+    signal: AbortSignal.any([signal, timeout]),
+    headersTimeout: channel.timeouts.firstByteMs,
+    bodyTimeout: channel.timeouts.idleMs,
+  });
+}
+
+async function json(res: Awaited<ReturnType<typeof request>>): Promise<Record<string, unknown>> {
+  const text = await res.body.text();
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
+  } catch {
+    return { raw: text.slice(0, 500) };
+  }
+}
+
+function upstreamMessage(body: Record<string, unknown>, channel: ChannelInfo): string {
+  const err = body.error as { message?: unknown } | undefined;
+  const msg = typeof err?.message === 'string' ? err.message : typeof body.raw === 'string' ? body.raw : 'no reason given';
+  return redactUpstreamText(msg.slice(0, 500), channel);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+class Stopped extends Error {}
+
+function checkStopped(run: JobRun): void {
+  if (run.signal.aborted) throw run.stopReason() === 'cancelled' ? new JobFailure('cancelled', 'The video generation was cancelled.') : new Stopped('stopped');
+}
+
+/** Creates the video on the first channel that takes it. */
+async function create(run: JobRun, input: VideoInput, model: ModelInfo): Promise<{ id: string; channel: ChannelInfo }> {
+  const body = JSON.stringify({
+    model: model.name,
+    prompt: input.prompt,
+    seconds: String(input.seconds),
+    size: input.size,
+    ...(input.input_reference ? { input_reference: input.input_reference } : {}),
+  });
+  let last = 'no OpenAI-protocol channel serves this model';
+  for (const channel of openaiChannels(model)) {
+    checkStopped(run);
+    try {
+      const res = await call(channel, 'POST', '/videos', run.signal, body);
+      const out = await json(res);
+      if (res.statusCode < 300 && typeof out.id === 'string') return { id: out.id, channel };
+      const message = upstreamMessage(out, channel);
+      if (res.statusCode >= 400 && res.statusCode < 500 && ![401, 403, 408, 429].includes(res.statusCode))
+        throw new JobFailure('upstream_rejected', `The upstream refused the video: ${message}`);
+      last = `upstream answered ${res.statusCode}`;
+    } catch (err) {
+      if (err instanceof JobFailure) throw err;
+      checkStopped(run);
+      last = (err as Error).message;
+    }
+  }
+  throw new RetryableJobError('all_channels_failed', `No channel could start the video (${last}).`);
+}
+
+export const videoHandler: JobHandler = {
+  kind: VIDEO_KIND,
+  event: 'video',
+  sweep: sweepVideos,
+
+  async run(run: JobRun): Promise<JobOutcome> {
+    const cfg = getConfig();
+    const job = run.job;
+    const input = job.input as unknown as VideoInput;
+    const state = { ...(job.state as VideoState) };
+    const model = cfg.models.get(input.model);
+    if (!model || model.kind !== 'video') throw new JobFailure('model_not_found', `The model ${input.model} is no longer configured for video.`);
+    checkStopped(run);
+    if (input.lease) await renewJobLease(job.userId, input.lease);
+    if (!state.upstreamId) {
+      const made = await create(run, input, model);
+      state.upstreamId = made.id;
+      state.channel = made.channel.name;
+      state.upstreamStatus = 'queued';
+      await run.checkpoint({ state: state as Record<string, unknown>, progress: 0 });
+    }
+    const channel = openaiChannels(model).find((c) => c.name === state.channel);
+    if (!channel) throw new RetryableJobError('channel_gone', `The channel that generates this video (${state.channel}) is no longer configured.`);
+    // Poll until the upstream is done.
+    let errors = 0;
+    let seconds = input.seconds;
+    while (!state.stored) {
+      checkStopped(run);
+      let out: Record<string, unknown>;
+      let status: number;
+      try {
+        const res = await call(channel, 'GET', `/videos/${encodeURIComponent(state.upstreamId)}`, run.signal);
+        status = res.statusCode;
+        out = await json(res);
+      } catch (err) {
+        checkStopped(run);
+        if (++errors >= 10) throw new RetryableJobError('upstream_unreachable', `The upstream could not be polled: ${(err as Error).message}`);
+        await sleep(env.VIDEO_POLL_MS, run.signal);
+        continue;
+      }
+      if (status === 404) throw new JobFailure('upstream_lost', 'The upstream no longer knows this video.');
+      if (status >= 300) {
+        if (++errors >= 10) throw new RetryableJobError('upstream_error', `The upstream answered ${status} when polled.`);
+        await sleep(env.VIDEO_POLL_MS, run.signal);
+        continue;
+      }
+      errors = 0;
+      const upstreamStatus = String(out.status ?? '');
+      if (upstreamStatus === 'failed') {
+        const err = out.error as { message?: unknown } | undefined;
+        const msg = typeof err?.message === 'string' ? redactUpstreamText(err.message.slice(0, 500), channel) : 'no reason given';
+        throw new JobFailure('video_generation_failed', `The video could not be generated: ${msg}`);
+      }
+      const reported = Number(out.seconds);
+      if (Number.isFinite(reported) && reported > 0) seconds = Math.min(input.seconds, reported);
+      if (upstreamStatus === 'completed') {
+        const res = await call(channel, 'GET', `/videos/${encodeURIComponent(state.upstreamId)}/content`, run.signal);
+        if (res.statusCode >= 300) {
+          await res.body.dump().catch(() => undefined);
+          throw new RetryableJobError('upstream_error', `The upstream answered ${res.statusCode} for the video's content.`);
+        }
+        const key = videoKey(job.id);
+        const bytes = await videoStorage(cfg).put(key, Readable.from(res.body));
+        state.stored = { key, bytes };
+        state.upstreamStatus = 'completed';
+        await run.checkpoint({ state: state as Record<string, unknown>, progress: 99 });
+        break;
+      }
+      const progress = Math.max(0, Math.min(99, Math.round(Number(out.progress) || 0)));
+      if (upstreamStatus !== state.upstreamStatus || progress !== job.progress) {
+        state.upstreamStatus = upstreamStatus;
+        await run.checkpoint({ state: state as Record<string, unknown>, progress });
+      }
+      if (input.lease) await renewJobLease(job.userId, input.lease);
+      await sleep(env.VIDEO_POLL_MS, run.signal);
+    }
+    const cost = model.videoPricePerSecond! * BigInt(seconds);
+    await settleJob(
+      {
+        id: job.id,
+        createdAt: job.createdAt,
+        userId: job.userId,
+        apiKeyId: job.apiKeyId,
+        endpoint: '/v1/videos',
+        model: model.name,
+        channel: channel.name,
+        status: 200,
+        outcome: 'ok',
+        errorCode: null,
+        cost,
+        latencyMs: Date.now() - job.createdAt.getTime(),
+        routeReason: `video job: ${seconds} s at ${model.name}'s price per second`,
+      },
+      input.lease,
+    );
+    return {
+      status: 'succeeded',
+      result: { seconds, bytes: state.stored!.bytes, cost_usd: cost.toString() },
+      expiresAt: new Date(Date.now() + cfg.videos.retention_days * 86_400_000),
+    };
+  },
+
+  async abandon(job: JobRow, status, error): Promise<JobOutcome> {
+    const input = job.input as unknown as VideoInput;
+    const state = job.state as VideoState;
+    await settleJob(
+      {
+        id: job.id,
+        createdAt: job.createdAt,
+        userId: job.userId,
+        apiKeyId: job.apiKeyId,
+        endpoint: '/v1/videos',
+        model: input.model,
+        channel: state.channel ?? null,
+        status: status === 'cancelled' ? 499 : 502,
+        outcome: status === 'cancelled' ? 'client_closed' : 'error',
+        errorCode: error.code,
+        cost: 0n,
+        latencyMs: Date.now() - job.createdAt.getTime(),
+        routeReason: `video job ${status}: ${error.message}`.slice(0, 500),
+      },
+      input.lease,
+    );
+    return { status, error, expiresAt: new Date(Date.now() + getConfig().videos.retention_days * 86_400_000) };
+  },
+};
+
+/** Deletes videos past their retention: the file, then the job. */
+async function sweepVideos(): Promise<void> {
+  const storage = videoStorage(getConfig());
+  for (const { id } of await expiredJobs(VIDEO_KIND)) {
+    await storage.remove(videoKey(id));
+    await deleteExpired(id);
+  }
+}
+
+export function registerVideoJobs(): void {
+  registerJobHandler(videoHandler);
+}
