@@ -1,0 +1,123 @@
+// The job engine across two built servers on the shared PostgreSQL and Redis: a video job's
+// instance is killed (SIGKILL) while the upstream generates it; the other instance takes the job
+// over when its heartbeat stops, resumes polling the same upstream video (never creating a second
+// one), stores it, and bills it exactly once; the account's webhook gets the completion, signed.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { balanceOf, createAccount, waitFor, type TestAccount } from '../support/accounts';
+import { FAST_JOBS_ENV, VIDEO_MODEL, videoConfig } from '../support/video-config';
+import { verifyWebhook } from '@/lib/alerts/signing';
+import { getDb } from '@/lib/db';
+
+let up: FakeUpstream;
+let gws: RunningGateway[];
+let dataDir: string;
+let receiver: http.Server;
+let hookBase: string;
+const received: { headers: Record<string, string | undefined>; body: string }[] = [];
+
+async function login(gw: RunningGateway, a: TestAccount): Promise<string> {
+  const res = await fetch(`${gw.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: gw.url, 'x-forwarded-for': '198.18.7.7' },
+    body: JSON.stringify({ email: a.email, password: a.password }),
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (res.headers.get('set-cookie') ?? '').split(';')[0];
+}
+
+beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]));
+      received.push({ headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  up = await startFakeUpstream();
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'gw-jobs-'));
+  const config = videoConfig([up.url]);
+  const env = { ...FAST_JOBS_ENV, DATA_DIR: dataDir, ALERT_WEBHOOK_ALLOW_PRIVATE: '1', TRUST_PROXY: '1' };
+  gws = await Promise.all([startGateway({ config, env }), startGateway({ config, env })]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(gws.map((g) => g.stop()));
+  await up?.close();
+  await new Promise((r) => receiver?.close(r));
+  rmSync(dataDir, { recursive: true, force: true });
+  await (await getDb()).$disconnect();
+});
+
+describe('job engine under kill -9', () => {
+  it('the other instance finishes a job whose instance died mid-job: one upstream video, billed once, webhook signed', async () => {
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
+    const cookie = await login(gws[0], acct);
+    const saved = await fetch(`${gws[0].url}/api/alerts/settings`, {
+      method: 'PUT',
+      headers: { cookie, origin: gws[0].url, 'content-type': 'application/json' },
+      body: JSON.stringify({ webhook_url: `${hookBase}/jobs` }),
+    });
+    const { secret } = (await saved.json()) as { secret: string };
+    expect(secret).toMatch(/^whsec_/);
+
+    const res = await fetch(`${gws[0].url}/v1/videos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acct.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: VIDEO_MODEL, prompt: '[ms=6000] a lighthouse at night', seconds: 5 }),
+    });
+    expect(res.status).toBe(200);
+    const { id } = (await res.json()) as { id: string };
+
+    // Wait until an instance has the job and has created the upstream video, then kill that instance.
+    const db = await getDb();
+    const owned = await waitFor(async () => {
+      const rows = await db.$queryRawUnsafe<{ owner: string | null; state: { upstreamId?: string } }[]>(
+        `SELECT "owner", "state" FROM "Job" WHERE "id" = $1`,
+        id,
+      );
+      return rows[0]?.owner && rows[0].state.upstreamId ? rows[0] : null;
+    }, 20_000);
+    const pid = Number(owned.owner!.split(':')[1]);
+    const victim = gws.find((g) => g.process.pid === pid)!;
+    const survivor = gws.find((g) => g !== victim)!;
+    expect(victim).toBeDefined();
+    victim.process.kill('SIGKILL');
+    await victim.stop();
+
+    const done = await waitFor(async () => {
+      const r = await fetch(`${survivor.url}/v1/videos/${id}`, { headers: { authorization: `Bearer ${acct.apiKey}` } });
+      const v = (await r.json()) as { status: string };
+      return v.status === 'completed' || v.status === 'failed' ? v : null;
+    }, 40_000);
+    expect(done.status, survivor.output().slice(-3000)).toBe('completed');
+    expect(survivor.output()).toContain('job taken over');
+
+    // One upstream video (the survivor polled the one created before the kill), two claims.
+    expect(up.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos')).toHaveLength(1);
+    const [job] = await db.$queryRawUnsafe<{ claims: number; status: string }[]>(`SELECT "claims", "status" FROM "Job" WHERE "id" = $1`, id);
+    expect(job).toEqual({ claims: 2, status: 'succeeded' });
+    // Billed once: 5 s at $0.10.
+    const ledger = await db.ledgerEntry.findMany({ where: { userId: acct.userId, kind: 'usage' } });
+    expect(ledger.map((l) => [l.reference, l.amountUsd.toFixed(2)])).toEqual([[id, '-0.50']]);
+    expect(await balanceOf(acct.userId)).toBe('9.500000000000');
+    const content = await fetch(`${survivor.url}/v1/videos/${id}/content`, { headers: { authorization: `Bearer ${acct.apiKey}` } });
+    expect(content.status).toBe(200);
+    expect((await content.arrayBuffer()).byteLength).toBe(200 * 1024);
+
+    // The completion webhook, signed with the account's alert secret, in OpenAI's event shape.
+    const hook = await waitFor(async () => received.find((r) => r.body.includes(id)), 15_000);
+    const event = verifyWebhook(secret, hook.headers, hook.body) as { type: string; data: { id: string } };
+    expect(event).toMatchObject({ object: 'event', type: 'video.completed', data: { id } });
+  }, 120_000);
+});
