@@ -276,6 +276,7 @@ export class RequestContext {
    * else once admitted; throws the refusal.
    */
   async admit(model: ModelInfo | null, endpoint: Endpoint, reserve: bigint, tokens = 0, firstChannel?: ChannelInfo): Promise<void> {
+    if (this.batch) endpoint = 'batch';
     this.reserved = reserve;
     this.admissionTried = true;
     this.tokensReserved = tokens;

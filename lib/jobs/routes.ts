@@ -5,13 +5,16 @@ import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { startJobEngine } from '@/lib/jobs/engine';
 import { registerVideoJobs } from '@/lib/videos/job';
 import { videoParamRoutes, videoRoutes } from '@/lib/videos/routes';
+import { registerBatchJobs } from '@/lib/batches/job';
+import { batchParamRoutes, batchRoutes } from '@/lib/batches/routes';
 
 type Route = (ctx: RequestContext, req: GatewayRequest, sink: ResponseSink) => Promise<void>;
 
-export const jobRoutes: Record<string, Route> = { ...videoRoutes };
-export const jobParamRoutes: Record<string, Route> = { ...videoParamRoutes };
+export const jobRoutes: Record<string, Route> = { ...videoRoutes, ...batchRoutes };
+export const jobParamRoutes: Record<string, Route> = { ...videoParamRoutes, ...batchParamRoutes };
 
 export function startJobs(): void {
   registerVideoJobs();
+  registerBatchJobs();
   startJobEngine();
 }

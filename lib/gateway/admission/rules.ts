@@ -6,7 +6,8 @@ import { accountKey, modelKey } from '@/lib/limits/keys';
 import type { Principal } from '@/lib/auth/principal';
 import { keyRules } from '@/lib/keys/admission';
 
-export type Endpoint = 'chat' | 'embeddings' | 'anthropic' | 'count_tokens';
+/** `batch`: a line of a batch (lib/batches): none of the rate rules, only the balance (its batch's own concurrency bounds it). */
+export type Endpoint = 'chat' | 'embeddings' | 'anthropic' | 'count_tokens' | 'batch';
 
 export const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -48,6 +49,9 @@ function windowRule(key: string, limit: number, windowMs: number, label: string,
 }
 
 function buildRules(principal: Principal, cfg: GatewayConfig, model: ModelInfo | null, endpoint: Endpoint): Rule[] {
+  // Batch lines are paced by their batch (batches.concurrency, the job caps): counted against the
+  // account's or model's request rates they would starve the account's and the platform's live traffic.
+  if (endpoint === 'batch') return [];
   const u = principal.userId;
   const rules: Rule[] = [
     { kind: 'gcra', key: 'gw:global', limit: cfg.limits.global_qps, windowMs: 1000, label: `global: ${cfg.limits.global_qps} requests per second` },

@@ -1,0 +1,169 @@
+// OpenAI's Batch API: POST /v1/batches, GET /v1/batches/{id}, POST /v1/batches/{id}/cancel,
+// GET /v1/batches; the batch itself runs as a job (lib/batches/job.ts).
+import { extractApiKey } from '@/lib/auth/keys';
+import { encryptSecret } from '@/lib/crypto';
+import { GatewayError } from '@/lib/errors';
+import type { RequestContext } from '@/lib/gateway/context';
+import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import { keyClientIp } from '@/lib/keys/access';
+import { endQueuedJob, kickJobs } from '@/lib/jobs/engine';
+import { getJob, insertJob, listJobs, newJobId, requestCancel, type JobRow } from '@/lib/jobs/store';
+import { caller, createFile, deleteFile, fileContent, fileOf, getFile, getFileContent, listFiles, segment, sendJson } from '@/lib/batches/files';
+import { BATCH_ENDPOINTS, BATCH_KIND, lineCounts, parseBatchFile, type BatchEndpoint, type BatchInput } from '@/lib/batches/job';
+
+const invalid = (message: string, param: string) => new GatewayError('invalid_request', message, { param });
+const ts = (d: Date | null | undefined) => (d ? Math.floor(d.getTime() / 1000) : null);
+
+interface BatchResult {
+  output_file_id?: string | null;
+  error_file_id?: string | null;
+  completed?: number;
+  failed?: number;
+  expired?: boolean;
+}
+
+/** A batch job as OpenAI's batch object. */
+export async function batchObject(job: JobRow) {
+  const input = job.input as unknown as BatchInput;
+  const result = (job.result ?? {}) as BatchResult;
+  const counts = job.result ? { completed: result.completed ?? 0, failed: result.failed ?? 0 } : await lineCounts(job.id);
+  const status =
+    job.status === 'queued'
+      ? job.cancelRequested
+        ? 'cancelling'
+        : 'validating'
+      : job.status === 'running'
+        ? job.cancelRequested
+          ? 'cancelling'
+          : 'in_progress'
+        : job.status === 'succeeded'
+          ? result.expired
+            ? 'expired'
+            : 'completed'
+          : job.status;
+  const finished = ts(job.finishedAt);
+  return {
+    id: job.id,
+    object: 'batch',
+    endpoint: input.endpoint,
+    errors:
+      job.status === 'failed' && job.error ? { object: 'list', data: [{ code: job.error.code, message: job.error.message, param: null, line: null }] } : null,
+    input_file_id: input.input_file_id,
+    completion_window: input.completion_window,
+    status,
+    output_file_id: result.output_file_id ?? null,
+    error_file_id: result.error_file_id ?? null,
+    created_at: ts(job.createdAt),
+    in_progress_at: ts(job.startedAt),
+    expires_at: Math.floor(job.createdAt.getTime() / 1000) + 86_400,
+    finalizing_at: job.status === 'succeeded' ? finished : null,
+    completed_at: status === 'completed' ? finished : null,
+    failed_at: job.status === 'failed' ? finished : null,
+    expired_at: status === 'expired' ? finished : null,
+    cancelling_at: null,
+    cancelled_at: job.status === 'cancelled' ? finished : null,
+    request_counts: { total: input.total, completed: counts.completed, failed: counts.failed },
+    metadata: input.metadata,
+  };
+}
+
+/** POST /v1/batches. */
+export async function createBatch(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const body = (await ctx.open(req)).json;
+  const principal = ctx.principal!;
+  if (typeof body.input_file_id !== 'string' || body.input_file_id === '')
+    throw invalid('"input_file_id" is required: the id of a file uploaded with purpose "batch".', 'input_file_id');
+  if (typeof body.endpoint !== 'string' || !(BATCH_ENDPOINTS as readonly string[]).includes(body.endpoint))
+    throw invalid(`"endpoint" must be one of ${BATCH_ENDPOINTS.join(', ')}.`, 'endpoint');
+  if (body.completion_window !== '24h') throw invalid('"completion_window" must be "24h".', 'completion_window');
+  const metadata = body.metadata ?? null;
+  if (
+    metadata !== null &&
+    (typeof metadata !== 'object' ||
+      Array.isArray(metadata) ||
+      Object.entries(metadata).length > 16 ||
+      Object.entries(metadata).some(([k, v]) => k.length > 64 || typeof v !== 'string' || v.length > 512))
+  )
+    throw invalid('"metadata" must be an object of at most 16 string values (keys up to 64, values up to 512 characters).', 'metadata');
+  const file = await fileOf(body.input_file_id, principal.userId);
+  if (!file || file.purpose !== 'batch')
+    throw new GatewayError('not_found', `No batch input file with id '${body.input_file_id}'.`, { param: 'input_file_id' });
+  const content = (await fileContent(file.id, principal.userId))!;
+  let total: number;
+  try {
+    total = parseBatchFile(content, body.endpoint, ctx.cfg.batches.max_lines).length;
+  } catch (err) {
+    throw invalid((err as Error).message, 'input_file_id');
+  }
+  const key = extractApiKey(req.headers as { authorization?: string; 'x-api-key'?: string })!;
+  const input: BatchInput = {
+    input_file_id: file.id,
+    endpoint: body.endpoint as BatchEndpoint,
+    completion_window: '24h',
+    metadata: metadata as Record<string, string> | null,
+    total,
+    key: encryptSecret(key),
+    ip: keyClientIp(req),
+  };
+  const job = await insertJob({
+    id: newJobId('batch'),
+    kind: BATCH_KIND,
+    userId: principal.userId,
+    apiKeyId: principal.keyId,
+    model: null,
+    input,
+    maxRetries: 3,
+  });
+  ctx.routeReason = `batch ${job.id} of ${total} requests queued`;
+  kickJobs();
+  sendJson(ctx, sink, await batchObject(job));
+}
+
+async function ownBatch(ctx: RequestContext, req: GatewayRequest): Promise<JobRow> {
+  const principal = await caller(ctx, req);
+  const id = segment(req);
+  const job = /^batch_[0-9a-f]{48}$/.test(id) ? await getJob(id, principal.userId) : null;
+  if (!job || job.kind !== BATCH_KIND) throw new GatewayError('not_found', `No batch found with id '${id}'.`, { param: 'batch_id' });
+  return job;
+}
+
+/** GET /v1/batches/{id}. */
+export async function getBatch(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  sendJson(ctx, sink, await batchObject(await ownBatch(ctx, req)));
+}
+
+/** POST /v1/batches/{id}/cancel: lines in flight finish (and are billed), no new line starts. */
+export async function cancelBatch(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const job = await ownBatch(ctx, req);
+  let after = (await requestCancel(job.id, job.userId)) ?? job;
+  if (after.status === 'queued') {
+    await endQueuedJob(after, 'cancelled', { code: 'cancelled', message: 'The batch was cancelled before it started.' });
+    after = (await getJob(job.id, job.userId)) ?? after;
+  }
+  sendJson(ctx, sink, await batchObject(after));
+}
+
+/** GET /v1/batches. */
+export async function listBatches(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
+  const principal = await caller(ctx, req);
+  const q = new URLSearchParams(req.query ?? '');
+  const limit = q.has('limit') ? Number(q.get('limit')) : 20;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('"limit" must be a whole number from 1 to 100.', 'limit');
+  const rows = await listJobs(principal.userId, BATCH_KIND, { limit: limit + 1, after: q.get('after') ?? undefined });
+  const data = await Promise.all(rows.slice(0, limit).map(batchObject));
+  sendJson(ctx, sink, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit });
+}
+
+export const batchRoutes = {
+  'POST /v1/files': createFile,
+  'GET /v1/files': listFiles,
+  'POST /v1/batches': createBatch,
+  'GET /v1/batches': listBatches,
+};
+export const batchParamRoutes = {
+  'GET /v1/files/{id}': getFile,
+  'DELETE /v1/files/{id}': deleteFile,
+  'GET /v1/files/{id}/content': getFileContent,
+  'GET /v1/batches/{id}': getBatch,
+  'POST /v1/batches/{id}/cancel': cancelBatch,
+};
