@@ -254,3 +254,12 @@ export async function webhookDone(id: string, error: string | null, nextAt: Date
     nextAt,
   );
 }
+
+/** An account's most recent jobs of every kind (the dashboard's logs page). */
+export async function recentJobs(userId: string, limit = 10): Promise<JobRow[]> {
+  return query<JobRow>(
+    `SELECT ${COLUMNS} FROM "Job" WHERE "userId" = $1::uuid AND (NOT "cancelRequested" OR "kind" <> 'video') ORDER BY "createdAt" DESC LIMIT $2`,
+    userId,
+    limit,
+  );
+}

@@ -96,6 +96,31 @@ describe('POST /v1/videos', () => {
     const ledger = await db.ledgerEntry.findMany({ where: { userId: acct.userId, kind: 'usage' } });
     expect(ledger.map((l) => [l.reference, l.amountUsd.toFixed(2)])).toEqual([[video.id, '-0.40']]);
 
+    // The dashboard's logs page lists the job with its status and a preview link (English and
+    // Chinese); the preview serves the video to the signed-in account, ranged as players ask.
+    const login = await fetch(`${gw.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: gw.url },
+      body: JSON.stringify({ email: acct.email, password: acct.password }),
+    });
+    expect(login.status).toBe(200);
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    const page = await (await fetch(`${gw.url}/dashboard/logs`, { headers: { cookie } })).text();
+    expect(page).toContain(video.id);
+    expect(page).toContain('Completed');
+    expect(page).toContain(`/api/jobs/${video.id}/content`);
+    expect(page).toContain('Watch video');
+    const zh = await (await fetch(`${gw.url}/dashboard/logs`, { headers: { cookie: `${cookie}; lang=zh-CN` } })).text();
+    expect(zh).toContain('观看视频');
+    expect(zh).toContain('已完成');
+    const preview = await fetch(`${gw.url}/api/jobs/${video.id}/content`, { headers: { cookie, range: 'bytes=0-9' } });
+    expect(preview.status).toBe(206);
+    expect(Buffer.from(await preview.arrayBuffer()).equals(expected.subarray(0, 10))).toBe(true);
+    const stranger = await createAccount({ tier: 'pro' });
+    const other = await fetch(`${gw.url}/v1/videos/${video.id}`, { headers: auth(stranger.apiKey) });
+    expect(other.status).toBe(404);
+    await other.arrayBuffer();
+
     // The list has it; DELETE removes it and its file.
     const list = (await (await fetch(`${gw.url}/v1/videos?limit=5`, { headers: auth(acct.apiKey) })).json()) as { data: Video[] };
     expect(list.data.map((v) => v.id)).toEqual([video.id]);

@@ -21,6 +21,7 @@ import { ModelCell, StatusBadge, TokensCell } from '@/components/dashboard/log-c
 import { RowLink } from '@/components/dashboard/row-link';
 import { LocalTime } from '@/components/ui/local-time';
 import { PLAYGROUND_KEY_ID } from '@/lib/auth/playground';
+import { JobsCard } from '@/components/dashboard/jobs-card';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -97,6 +98,8 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
           exportHref={`/api/logs/export${query.size ? `?${query}` : ''}`}
         />
       </Card>
+
+      {!paged && <JobsCard userId={user.id} />}
 
       {problem && (
         <Alert tone="error" className="mb-4" title={tr('These filters are not valid.')}>
