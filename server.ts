@@ -22,6 +22,7 @@ import { replayLogSpool } from '@/lib/billing/writer';
 import { startChannelOverrideSync } from '@/lib/channels/overrides';
 import { initTracing } from '@/lib/telemetry/tracing';
 import { startJobs } from '@/lib/jobs/routes';
+import { runningJobs, stopJobEngine } from '@/lib/jobs/engine';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
@@ -129,9 +130,10 @@ async function main(): Promise<void> {
     stopAccepting: () => {
       server.close();
       server.closeIdleConnections();
+      void stopJobEngine(); // running jobs stop at their next step and go back to the queue
     },
     // Responses still open, and pipelines that have answered but not yet settled and queued their log row.
-    busy: () => inFlight > 0 || pendingGatewayRequests() > 0,
+    busy: () => inFlight > 0 || pendingGatewayRequests() > 0 || runningJobs() > 0,
     // Streams still open are cut: they read their upstream only briefly more (abortDrainMs), then
     // settle, release and queue their log row as client_closed; the flush writes them.
     cut: () => server.closeAllConnections(),

@@ -15,7 +15,7 @@ import { singleton } from '@/lib/singleton';
 import { alertEventId } from '@/lib/alerts/signing';
 import { postWebhook, retryDelayMs } from '@/lib/alerts/deliver';
 import { openSecret } from '@/lib/alerts/settings';
-import { checkpoint, claimJob, claimWebhooks, finishJob, heartbeat, requeue, webhookDone, type JobRow, type JobStatus } from '@/lib/jobs/store';
+import { checkpoint, claimJob, claimWebhooks, finishJob, heartbeat, releaseOwned, requeue, webhookDone, type JobRow, type JobStatus } from '@/lib/jobs/store';
 
 /** A failure worth another attempt (an upstream down, a timeout): retried with back-off up to the job's maxRetries. */
 export class RetryableJobError extends Error {
@@ -145,6 +145,8 @@ export async function stopJobEngine(): Promise<void> {
     r.ctl.abort();
   }
   await Promise.all([...e.running.values()].map((r) => r.done));
+  const handed = await releaseOwned(e.owner).catch(() => 0);
+  if (handed) log('info', 'jobs handed back to the queue at shutdown', { jobs: handed });
 }
 
 async function tick(): Promise<void> {

@@ -195,6 +195,15 @@ export async function requeue(id: string, owner: string, delayMs: number, error:
   return rows.length > 0;
 }
 
+/** Hands the jobs `owner` still holds back to the queue (a clean shutdown): another instance claims them at once. */
+export async function releaseOwned(owner: string): Promise<number> {
+  const rows = await query<{ id: string }>(
+    `UPDATE "Job" SET "status" = 'queued', "owner" = NULL, "heartbeatAt" = NULL, "runAfter" = now() WHERE "owner" = $1 AND "status" = 'running' RETURNING "id"`,
+    owner,
+  );
+  return rows.length;
+}
+
 /** Asks a job to stop; answers its row after (null: no such job of the account's). */
 export async function requestCancel(id: string, userId: string): Promise<JobRow | null> {
   const rows = await query<JobRow>(

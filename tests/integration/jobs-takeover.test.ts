@@ -17,6 +17,8 @@ import { getDb } from '@/lib/db';
 
 let up: FakeUpstream;
 let gws: RunningGateway[];
+let gwConfig: Record<string, unknown>;
+let gwEnv: Record<string, string>;
 let dataDir: string;
 let receiver: http.Server;
 let hookBase: string;
@@ -46,13 +48,14 @@ beforeAll(async () => {
   hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   up = await startFakeUpstream();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'gw-jobs-'));
-  const config = videoConfig([up.url]);
-  const env = { ...FAST_JOBS_ENV, DATA_DIR: dataDir, ALERT_WEBHOOK_ALLOW_PRIVATE: '1', TRUST_PROXY: '1' };
-  gws = await Promise.all([startGateway({ config, env }), startGateway({ config, env })]);
+  gwConfig = videoConfig([up.url]);
+  gwEnv = { ...FAST_JOBS_ENV, DATA_DIR: dataDir, ALERT_WEBHOOK_ALLOW_PRIVATE: '1', TRUST_PROXY: '1' };
+  gws = await Promise.all([startGateway({ config: gwConfig, env: gwEnv }), startGateway({ config: gwConfig, env: gwEnv })]);
 }, 120_000);
 
 afterAll(async () => {
   await Promise.all(gws.map((g) => g.stop()));
+  up.setDefault({ type: 'ok' });
   await up?.close();
   await new Promise((r) => receiver?.close(r));
   rmSync(dataDir, { recursive: true, force: true });
@@ -119,5 +122,108 @@ describe('job engine under kill -9', () => {
     const hook = await waitFor(async () => received.find((r) => r.body.includes(id)), 15_000);
     const event = verifyWebhook(secret, hook.headers, hook.body) as { type: string; data: { id: string } };
     expect(event).toMatchObject({ object: 'event', type: 'video.completed', data: { id } });
+  }, 120_000);
+
+  /** Two live instances: the dead one of an earlier test replaced. */
+  async function twoLive(): Promise<RunningGateway[]> {
+    const live = gws.filter((g) => g.process.exitCode === null && g.process.signalCode === null);
+    while (live.length < 2) {
+      const g = await startGateway({ config: gwConfig, env: gwEnv });
+      gws.push(g);
+      live.push(g);
+    }
+    return live;
+  }
+
+  const ownerOf = async (id: string) => {
+    const db = await getDb();
+    const [row] = await db.$queryRawUnsafe<{ owner: string | null; claims: number; status: string }[]>(
+      `SELECT "owner", "claims", "status" FROM "Job" WHERE "id" = $1`,
+      id,
+    );
+    return row;
+  };
+
+  it('a batch whose instance is killed mid-way is finished by the other: every line once in the output, each billed once', async () => {
+    const live = await twoLive();
+    const acct = await createAccount({ balanceUsd: '10' });
+    up.reset();
+    up.setDefault({ type: 'delay', ms: 200 });
+    const auth = { authorization: `Bearer ${acct.apiKey}` };
+    const form = new FormData();
+    form.append('purpose', 'batch');
+    const lines = Array.from({ length: 60 }, (_, i) =>
+      JSON.stringify({
+        custom_id: `k-${i}`,
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+      }),
+    );
+    form.append('file', new Blob([lines.join('\n')]), 'kill.jsonl');
+    const file = (await (await fetch(`${live[0].url}/v1/files`, { method: 'POST', headers: auth, body: form })).json()) as { id: string };
+    const created = await fetch(`${live[0].url}/v1/batches`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    const db = await getDb();
+    await waitFor(async () => (await db.$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*) AS n FROM "BatchLine" WHERE "batchId" = $1`, id))[0].n >= 8n, 30_000);
+    const owner = await ownerOf(id);
+    const victim = live.find((g) => g.process.pid === Number(owner.owner!.split(':')[1]))!;
+    const survivor = live.find((g) => g !== victim)!;
+    victim.process.kill('SIGKILL');
+    await victim.stop();
+
+    const done = await waitFor(async () => {
+      const b = (await (await fetch(`${survivor.url}/v1/batches/${id}`, { headers: auth })).json()) as {
+        status: string;
+        output_file_id: string;
+        request_counts: { total: number; completed: number; failed: number };
+      };
+      return b.status === 'completed' ? b : null;
+    }, 60_000);
+    expect(done.request_counts).toEqual({ total: 60, completed: 60, failed: 0 });
+    expect((await ownerOf(id)).claims).toBe(2);
+    const output = (await (await fetch(`${survivor.url}/v1/files/${done.output_file_id}/content`, { headers: auth })).text()).trim().split('\n');
+    expect(output).toHaveLength(60);
+    expect(new Set(output.map((l) => (JSON.parse(l) as { custom_id: string }).custom_id)).size).toBe(60);
+    // Each line billed once, whether it ran before the kill, at it (run again) or after.
+    expect(await db.requestLog.count({ where: { userId: acct.userId, id: { startsWith: 'batch_req_' }, costUsd: { gt: 0 } } })).toBe(60);
+    expect(await db.ledgerEntry.count({ where: { userId: acct.userId, kind: 'usage' } })).toBe(60);
+    up.setDefault({ type: 'ok' });
+  }, 120_000);
+
+  it('SIGTERM hands a running job back to the queue; the other instance finishes it, one upstream video, billed once', async () => {
+    const live = await twoLive();
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
+    up.reset();
+    const res = await fetch(`${live[0].url}/v1/videos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acct.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: VIDEO_MODEL, prompt: '[ms=4000] a quiet harbour', seconds: 2 }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    const db = await getDb();
+    const owned = await waitFor(async () => {
+      const [row] = await db.$queryRawUnsafe<{ owner: string | null; state: { upstreamId?: string } }[]>(
+        `SELECT "owner", "state" FROM "Job" WHERE "id" = $1`,
+        id,
+      );
+      return row?.owner && row.state.upstreamId ? row : null;
+    }, 20_000);
+    const leaving = live.find((g) => g.process.pid === Number(owned.owner!.split(':')[1]))!;
+    const staying = live.find((g) => g !== leaving)!;
+    expect(await leaving.stop('SIGTERM')).toBe(0);
+    expect(leaving.output()).toContain('jobs handed back to the queue at shutdown');
+    const done = await waitFor(async () => {
+      const v = (await (await fetch(`${staying.url}/v1/videos/${id}`, { headers: { authorization: `Bearer ${acct.apiKey}` } })).json()) as { status: string };
+      return v.status === 'completed' ? v : null;
+    }, 30_000);
+    expect(done.status).toBe('completed');
+    expect(up.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos')).toHaveLength(1);
+    expect(await db.ledgerEntry.count({ where: { userId: acct.userId, kind: 'usage' } })).toBe(1);
+    expect(await balanceOf(acct.userId)).toBe('9.800000000000');
   }, 120_000);
 });
