@@ -606,7 +606,7 @@ export class RequestContext {
     }
     this.errorCode = gwErr.code;
     if (this.outcome === 'ok') this.outcome = 'error';
-    if (!sink.started && !this.admissionTried && this.principal && gwErr.status >= 400 && gwErr.status < 500) {
+    if (!sink.started && !this.admissionTried && this.principal && !this.batch && gwErr.status >= 400 && gwErr.status < 500) {
       // Refused before admission (bad body, unknown model): still counted against the account's
       // request rate, so that refused requests cannot be sent (and logged) without limit.
       this.admissionTried = true;

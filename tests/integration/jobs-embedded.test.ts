@@ -23,7 +23,8 @@ describe('jobs on the embedded database', () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gw-jobs-embedded-'));
     const fake = await startFakeUpstream();
     const gw = await startGateway({
-      config: videoConfig([fake.url], { starting_balance_usd: '5' }),
+      // One job of an account at a time: the second video waits in the queue while the first runs.
+      config: videoConfig([fake.url], { starting_balance_usd: '5', jobs: { account_concurrency: 1 } }),
       env: { ...FAST_JOBS_ENV, DATABASE_URL: '', REDIS_URL: '', DATA_DIR: dataDir },
     });
     try {
@@ -49,10 +50,19 @@ describe('jobs on the embedded database', () => {
           body: JSON.stringify({ model: VIDEO_MODEL, prompt: '[ms=1000] waves', seconds: 3 }),
         })
       ).json()) as { id: string };
-      await until(async () => {
-        const v = (await (await fetch(`${gw.url}/v1/videos/${video.id}`, { headers: auth })).json()) as { status: string };
-        return v.status === 'completed' ? v : null;
-      }, 30_000);
+      const second = (await (
+        await fetch(`${gw.url}/v1/videos`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: VIDEO_MODEL, prompt: '[ms=300] sand', seconds: 1 }),
+        })
+      ).json()) as { id: string };
+      const status = async (id: string) => ((await (await fetch(`${gw.url}/v1/videos/${id}`, { headers: auth })).json()) as { status: string }).status;
+      await until(async () => ((await status(video.id)) === 'in_progress' ? true : null), 30_000);
+      expect(await status(second.id)).toBe('queued');
+      expect(fake.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos')).toHaveLength(1);
+      await until(async () => ((await status(video.id)) === 'completed' ? true : null), 30_000);
+      await until(async () => ((await status(second.id)) === 'completed' ? true : null), 30_000);
 
       const form = new FormData();
       form.append('purpose', 'batch');
@@ -87,6 +97,7 @@ describe('jobs on the embedded database', () => {
         return l.data.filter((r) => r.id === video.id || r.id.startsWith('batch_req_')).length >= 4 ? l : null;
       }, 15_000);
       expect(logs.data.filter((r) => r.id === video.id).map((r) => r.cost_usd)).toEqual(['0.3']);
+      expect(logs.data.filter((r) => r.id === second.id).map((r) => r.cost_usd)).toEqual(['0.1']);
       expect(logs.data.filter((r) => r.id.startsWith('batch_req_'))).toHaveLength(3);
     } finally {
       await gw.stop();

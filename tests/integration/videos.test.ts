@@ -185,6 +185,19 @@ describe('POST /v1/videos', () => {
     expect(missing.status).toBe(404);
     await missing.arrayBuffer();
 
+    // The model's concurrency (3): a video in progress holds one of its slots until it ends.
+    const busy = await createAccount({ tier: 'pro', balanceUsd: '10' });
+    const running = await Promise.all([0, 1, 2].map(() => create(busy.apiKey, { model: VIDEO_MODEL, prompt: '[ms=2500] rain', seconds: 1 })));
+    expect(running.map((r) => r.status)).toEqual([200, 200, 200]);
+    const ids = await Promise.all(running.map(async (r) => ((await r.json()) as Video).id));
+    const fourth = await create(busy.apiKey, { model: VIDEO_MODEL, prompt: 'rain', seconds: 1 });
+    expect(fourth.status).toBe(429);
+    expect(((await fourth.json()) as { error: { message: string } }).error.message).toContain(`model ${VIDEO_MODEL}: 3 concurrent requests`);
+    await waitFor(async () => (await Promise.all(ids.map((id) => get(busy.apiKey, id)))).every((v) => v.status === 'completed'), 30_000);
+    const fifth = await create(busy.apiKey, { model: VIDEO_MODEL, prompt: '[ms=300] rain', seconds: 1 });
+    expect(fifth.status).toBe(200);
+    await fifth.arrayBuffer();
+
     const rich = await createAccount({ tier: 'pro', balanceUsd: '10' });
     const statuses: number[] = [];
     let message = '';

@@ -1,8 +1,10 @@
 // A test operator config with video models on the fake upstream's OpenAI video API.
+import { randomBytes } from 'node:crypto';
 import { testConfig } from './gateway';
 
 export const VIDEO_MODEL = 'sora-test';
-export const CAPPED_VIDEO_MODEL = 'sora-capped';
+/** Its platform-wide daily cap (2) lives in Redis for a day: a name of its own per run, so runs never share it. */
+export const CAPPED_VIDEO_MODEL = `sora-capped-${randomBytes(4).toString('hex')}`;
 /** USD per second of VIDEO_MODEL. */
 export const VIDEO_PRICE = '0.1';
 
