@@ -39,6 +39,11 @@ async function get(key: string, id: string): Promise<Video> {
   return (await res.json()) as Video;
 }
 
+async function listAll(key: string): Promise<string[]> {
+  const res = await fetch(`${gw.url}/v1/videos?limit=100`, { headers: auth(key) });
+  return ((await res.json()) as { data: Video[] }).data.map((v) => v.id);
+}
+
 beforeAll(async () => {
   up = await startFakeUpstream();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'gw-videos-'));
@@ -196,7 +201,8 @@ describe('POST /v1/videos', () => {
     await waitFor(async () => (await Promise.all(ids.map((id) => get(busy.apiKey, id)))).every((v) => v.status === 'completed'), 30_000);
     const fifth = await create(busy.apiKey, { model: VIDEO_MODEL, prompt: '[ms=300] rain', seconds: 1 });
     expect(fifth.status).toBe(200);
-    await fifth.arrayBuffer();
+    const fifthId = ((await fifth.json()) as Video).id;
+    await waitFor(async () => (await get(busy.apiKey, fifthId)).status === 'completed', 30_000);
 
     const rich = await createAccount({ tier: 'pro', balanceUsd: '10' });
     const statuses: number[] = [];
@@ -209,5 +215,40 @@ describe('POST /v1/videos', () => {
     }
     expect(statuses).toEqual([200, 200, 429]);
     expect(message).toContain(`model ${CAPPED_VIDEO_MODEL}: 2 requests per day across the platform`);
+    for (const r of await listAll(rich.apiKey)) await waitFor(async () => (await get(rich.apiKey, r)).status === 'completed', 30_000);
+  }, 60_000);
+
+  it('an upstream that fails to start the video is retried with back-off; billed once when it completes', async () => {
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
+    up.reset();
+    up.queue({ type: 'status', status: 503 }, { type: 'status', status: 503 });
+    const { id } = (await (await create(acct.apiKey, { model: VIDEO_MODEL, prompt: '[ms=500] retry me', seconds: 2 })).json()) as Video;
+    const done = await waitFor(async () => {
+      const v = await get(acct.apiKey, id);
+      return v.status === 'completed' || v.status === 'failed' ? v : null;
+    }, 30_000);
+    expect(done.status, gw.output().slice(-2000)).toBe('completed');
+    expect(up.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos')).toHaveLength(3);
+    const [row] = await (await getDb()).$queryRawUnsafe<{ retries: number }[]>(`SELECT "retries" FROM "Job" WHERE "id" = $1`, id);
+    expect(row.retries).toBe(2);
+    await waitFor(async () => (await balanceOf(acct.userId)) === '9.800000000000', 10_000);
+  }, 60_000);
+
+  it('DELETE of a video in progress cancels it: gone from the API, nothing charged', async () => {
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '1' });
+    const { id } = (await (await create(acct.apiKey, { model: VIDEO_MODEL, prompt: '[ms=8000] long take', seconds: 10 })).json()) as Video;
+    await waitFor(async () => (await get(acct.apiKey, id)).status === 'in_progress', 20_000);
+    const del = await fetch(`${gw.url}/v1/videos/${id}`, { method: 'DELETE', headers: auth(acct.apiKey) });
+    expect(await del.json()).toEqual({ id, object: 'video.deleted', deleted: true });
+    expect((await fetch(`${gw.url}/v1/videos/${id}`, { headers: auth(acct.apiKey) })).status).toBe(404);
+    const db = await getDb();
+    const row = await waitFor(() => db.requestLog.findFirst({ where: { id } }), 10_000);
+    expect(row.errorCode).toBe('cancelled');
+    expect(row.costUsd.toFixed(2)).toBe('0.00');
+    expect(await balanceOf(acct.userId)).toBe('1.000000000000');
+    // The reservation ($1.00) is back on the live balance: the same video is admitted again.
+    const again = await create(acct.apiKey, { model: VIDEO_MODEL, prompt: 'FAIL_NOW', seconds: 10 });
+    expect(again.status).toBe(200);
+    await again.arrayBuffer();
   }, 60_000);
 });
