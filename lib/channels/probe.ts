@@ -32,8 +32,9 @@ function jsonBody(json: JsonObject): JsonBody {
 export async function probeChannel(channel: ChannelInfo, cfg: GatewayConfig, timeoutMs = 10_000): Promise<ProbeResult> {
   const models = channel.models.map((m) => cfg.models.get(m)).filter((m) => m !== undefined);
   const chat = models.find((m) => m.kind === 'chat');
-  const model = chat ?? models[0];
-  if (!model) return { ok: false, status: null, latencyMs: 0, model: null, detail: 'the channel serves no model of the catalogue' };
+  // A video model is never probed (its API is a job's, lib/videos): a chat or embedding model is.
+  const model = chat ?? models.find((m) => m.kind === 'embedding');
+  if (!model) return { ok: false, status: null, latencyMs: 0, model: null, detail: 'the channel serves no chat or embedding model of the catalogue' };
   const provider = providers[channel.protocol];
   // The probe speaks OpenAI chat (or embeddings) and goes through the same translator as a client's
   // request would: the channel is tested in its own protocol, with its own auth header.

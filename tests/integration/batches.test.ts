@@ -198,5 +198,29 @@ describe('the Batch API', () => {
     });
     expect(await refuse({ input_file_id: 'file-nope' })).toMatchObject({ status: 404, error: { param: 'input_file_id' } });
     expect(await refuse({ input_file_id: bad.id, endpoint: '/v1/images' })).toMatchObject({ status: 400, error: { param: 'endpoint' } });
-  });
+
+    // A line the pipeline refuses (an unknown model) goes to the error file with its status and body.
+    const mixed =
+      JSON.stringify({ custom_id: 'good', method: 'POST', url: '/v1/chat/completions', body: chatBody }) +
+      '\n' +
+      JSON.stringify({ custom_id: 'bad', method: 'POST', url: '/v1/chat/completions', body: { ...chatBody, model: 'no-such-model' } });
+    const batch = await submit(acct.apiKey, mixed);
+    const done = await waitFor(async () => {
+      const b = await getBatch(acct.apiKey, batch.id);
+      return b.status === 'completed' ? b : null;
+    }, 30_000);
+    expect(done.request_counts).toEqual({ total: 2, completed: 1, failed: 1 });
+    const errors = (await fileText(acct.apiKey, done.error_file_id!))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ custom_id: 'bad', response: { status_code: 400, body: { error: { param: 'model' } } }, error: null });
+    expect(
+      (await fileText(acct.apiKey, done.output_file_id!))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).custom_id),
+    ).toEqual(['good']);
+  }, 60_000);
 });
