@@ -40,16 +40,15 @@ function openaiChannels(model: ModelInfo): ChannelInfo[] {
   return (getConfig().channelsByModel.get(model.name) ?? []).filter((c) => c.protocol === 'openai');
 }
 
-function headersOf(channel: ChannelInfo, json = false): Record<string, string> {
-  return { ...(json ? { 'content-type': 'application/json' } : {}), ...providers.openai.auth(channel.apiKey) };
+function headersOf(channel: ChannelInfo): Record<string, string> {
+  return providers.openai.auth(channel.apiKey);
 }
 
-async function call(channel: ChannelInfo, method: 'GET' | 'POST', path: string, signal: AbortSignal, body?: string) {
+async function call(channel: ChannelInfo, method: 'GET', path: string, signal: AbortSignal) {
   const timeout = AbortSignal.timeout(channel.timeouts.firstByteMs + channel.timeouts.connectMs);
   return request(`${channel.baseUrl}${path}`, {
     method,
-    headers: headersOf(channel, body !== undefined),
-    body,
+    headers: headersOf(channel),
     signal: AbortSignal.any([signal, timeout]),
     headersTimeout: channel.timeouts.firstByteMs,
     bodyTimeout: channel.timeouts.idleMs,
@@ -93,24 +92,40 @@ function checkStopped(run: JobRun): void {
 
 /** Creates the video on the first channel that takes it. */
 async function create(run: JobRun, input: VideoInput, model: ModelInfo): Promise<{ id: string; channel: ChannelInfo }> {
-  const body = JSON.stringify({
-    model: model.name,
-    prompt: input.prompt,
-    seconds: String(input.seconds),
-    size: input.size,
-    ...(input.input_reference ? { input_reference: input.input_reference } : {}),
-  });
+  // Multipart, as OpenAI's API takes it (and its SDKs send it): the reference image as a file.
+  const form = () => {
+    const f = new FormData();
+    f.set('model', model.name);
+    f.set('prompt', input.prompt);
+    f.set('seconds', String(input.seconds));
+    f.set('size', input.size);
+    const ref = input.input_reference && /^data:(image\/[a-z]+);base64,(.*)$/s.exec(input.input_reference);
+    if (ref) f.set('input_reference', new Blob([Buffer.from(ref[2], 'base64')], { type: ref[1] }), `reference.${ref[1].slice(6)}`);
+    return f;
+  };
   let last = 'no OpenAI-protocol channel serves this model';
   for (const channel of openaiChannels(model)) {
     checkStopped(run);
     try {
-      const res = await call(channel, 'POST', '/videos', run.signal, body);
-      const out = await json(res);
-      if (res.statusCode < 300 && typeof out.id === 'string') return { id: out.id, channel };
+      const timeout = AbortSignal.timeout(channel.timeouts.firstByteMs + channel.timeouts.connectMs);
+      const res = await fetch(`${channel.baseUrl}/videos`, {
+        method: 'POST',
+        headers: headersOf(channel),
+        body: form(),
+        signal: AbortSignal.any([run.signal, timeout]),
+      });
+      const text = await res.text();
+      let out: Record<string, unknown>;
+      try {
+        out = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        out = { raw: text.slice(0, 500) };
+      }
+      if (res.status < 300 && typeof out.id === 'string') return { id: out.id, channel };
       const message = upstreamMessage(out, channel);
-      if (res.statusCode >= 400 && res.statusCode < 500 && ![401, 403, 408, 429].includes(res.statusCode))
+      if (res.status >= 400 && res.status < 500 && ![401, 403, 408, 429].includes(res.status))
         throw new JobFailure('upstream_rejected', `The upstream refused the video: ${message}`);
-      last = `upstream answered ${res.statusCode}`;
+      last = `upstream answered ${res.status}`;
     } catch (err) {
       if (err instanceof JobFailure) throw err;
       checkStopped(run);

@@ -15,6 +15,7 @@ import { deleteJob, getJob, insertJob, listJobs, newJobId, requestCancel, type J
 import { leaseOf, type JobLease } from '@/lib/jobs/settle';
 import { VIDEO_KIND, videoKey, type VideoInput, type VideoState } from '@/lib/videos/job';
 import { videoStorage } from '@/lib/videos/storage';
+import { logQueueFull } from '@/lib/billing/writer';
 
 const DEFAULT_SIZE = '720x1280';
 const DEFAULT_SECONDS = 4;
@@ -73,9 +74,42 @@ function parseSeconds(v: unknown, max: number): number {
   return n;
 }
 
-/** POST /v1/videos. */
+const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/webp'];
+
+/**
+ * A multipart body (what OpenAI's SDKs send: `input_reference` is a file), read as the JSON body
+ * would be: authenticated, within the body cap, its fields as strings and the image as a data URL.
+ */
+async function openMultipart(ctx: RequestContext, req: GatewayRequest, type: string): Promise<Record<string, unknown>> {
+  const principal = await authenticate(req);
+  ctx.checkKey(principal, req);
+  ctx.principal = principal;
+  if (ctx.cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
+  if (logQueueFull()) throw new GatewayError('unavailable', 'The gateway cannot record requests right now. Please retry shortly.', { retryAfterMs: 5000 });
+  const raw = await req.readBody(ctx.cfg.limits.max_body_bytes);
+  let form: FormData;
+  try {
+    // The WHATWG multipart parser of Node's fetch (undici): no hand-written parser.
+    form = await new Response(new Uint8Array(raw), { headers: { 'content-type': type } }).formData();
+  } catch {
+    throw invalid('The multipart body could not be read.', 'body');
+  }
+  const body: Record<string, unknown> = {};
+  for (const [name, value] of form) {
+    if (typeof value === 'string') body[name] = value;
+    else if (name === 'input_reference') {
+      if (!IMAGE_TYPES.includes(value.type)) throw invalid('"input_reference" must be a JPEG, PNG or WebP image.', 'input_reference');
+      body[name] = `data:${value.type};base64,${Buffer.from(await value.arrayBuffer()).toString('base64')}`;
+    } else throw invalid(`Unexpected file field "${name}".`, name);
+  }
+  if (typeof body.model === 'string') ctx.modelRequested = body.model;
+  return body;
+}
+
+/** POST /v1/videos: JSON, or multipart as OpenAI's SDKs send it. */
 export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const body = (await ctx.open(req)).json;
+  const type = req.headers['content-type'] ?? '';
+  const body = /^multipart\/form-data;/i.test(type) ? await openMultipart(ctx, req, type) : (await ctx.open(req)).json;
   const principal = await checkDenied(ctx.principal!);
   const cfg = ctx.cfg;
   if (typeof body.model !== 'string' || body.model === '') throw invalid('"model" is required: a video model (GET /v1/models lists them).', 'model');
@@ -93,8 +127,8 @@ export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink
   const size = body.size === undefined ? DEFAULT_SIZE : body.size;
   if (typeof size !== 'string' || !/^\d{2,5}x\d{2,5}$/.test(size)) throw invalid('"size" must be WIDTHxHEIGHT, such as 720x1280.', 'size');
   const ref = body.input_reference;
-  if (ref !== undefined && ref !== null && (typeof ref !== 'string' || !/^(https?:|data:image\/)/.test(ref)))
-    throw invalid('"input_reference" must be an image URL (https://…) or a data URL (data:image/…;base64,…).', 'input_reference');
+  if (ref !== undefined && ref !== null && (typeof ref !== 'string' || !/^data:image\/(jpeg|png|webp);base64,[A-Za-z0-9+/]+=*$/.test(ref)))
+    throw invalid('"input_reference" must be an image file (multipart) or a data URL (data:image/png;base64,…): JPEG, PNG or WebP.', 'input_reference');
   if (!(cfg.channelsByModel.get(model.name) ?? []).some((c) => c.protocol === 'openai'))
     throw new GatewayError('unavailable', `No channel can generate videos with ${model.name} right now.`, { retryAfterMs: 60_000 });
 

@@ -11,6 +11,7 @@ import { fakeVideoBytes, startFakeUpstream, type FakeUpstream } from '../support
 import { balanceOf, createAccount, waitFor } from '../support/accounts';
 import { CAPPED_VIDEO_MODEL, FAST_JOBS_ENV, VIDEO_MODEL, videoConfig } from '../support/video-config';
 import { getDb } from '@/lib/db';
+import OpenAI, { toFile } from 'openai';
 
 let up: FakeUpstream;
 let gw: RunningGateway;
@@ -216,6 +217,40 @@ describe('POST /v1/videos', () => {
     expect(statuses).toEqual([200, 200, 429]);
     expect(message).toContain(`model ${CAPPED_VIDEO_MODEL}: 2 requests per day across the platform`);
     for (const r of await listAll(rich.apiKey)) await waitFor(async () => (await get(rich.apiKey, r)).status === 'completed', 30_000);
+  }, 60_000);
+
+  it("the official openai client's videos.create (multipart, a reference image) / retrieve / downloadContent work unchanged", async () => {
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
+    up.reset();
+    const client = new OpenAI({ apiKey: acct.apiKey, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    // A 1x1 PNG.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const created = await client.videos.create({
+      model: VIDEO_MODEL as 'sora-2',
+      prompt: '[ms=1500] a paper boat',
+      seconds: '4',
+      size: '720x1280',
+      input_reference: await toFile(png, 'boat.png', { type: 'image/png' }),
+    });
+    expect(created).toMatchObject({ object: 'video', status: 'queued', seconds: '4' });
+    const done = await waitFor(async () => {
+      const v = await client.videos.retrieve(created.id);
+      return v.status === 'completed' || v.status === 'failed' ? v : null;
+    }, 30_000);
+    expect(done.status).toBe('completed');
+    // The upstream got the image as a file, the fields as multipart.
+    const sent = up.requests.find((r) => r.method === 'POST' && r.path === '/v1/videos')!;
+    expect(String(sent.headers['content-type'])).toMatch(/^multipart\/form-data/);
+    expect(sent.body).toContain('name="input_reference"; filename="reference.png"');
+    expect(sent.body).toContain('a paper boat');
+    const upstreamId = up.requests.find((r) => r.method === 'GET' && /^\/v1\/videos\/[^/]+$/.test(r.path))!.path.split('/')[3];
+    const content = await client.videos.downloadContent(created.id);
+    expect(Buffer.from(await content.arrayBuffer()).equals(fakeVideoBytes(upstreamId))).toBe(true);
+    // A reference that is not an image is refused, naming the field.
+    const bad = await client.videos
+      .create({ model: VIDEO_MODEL as 'sora-2', prompt: 'x', input_reference: await toFile(Buffer.from('hello'), 'a.txt', { type: 'text/plain' }) })
+      .catch((e: unknown) => e as { status: number; error: { param: string } });
+    expect(bad).toMatchObject({ status: 400, error: { param: 'input_reference' } });
   }, 60_000);
 
   it('an upstream that fails to start the video is retried with back-off; billed once when it completes', async () => {

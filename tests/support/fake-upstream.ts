@@ -1748,7 +1748,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     await streamFrames(ctx, frames, `event: response.output_text.delta\ndata: {"type": "response.output_text.delta", "delta": "\n\n`);
   }
 
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string, rawBytes: Buffer = Buffer.from(raw)): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake.local');
     const pathname = url.pathname.replace(/\/+$/, '') || '/';
     if (pathname.startsWith('/__fake/')) {
@@ -1884,7 +1884,15 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     }
     if (pathname === '/v1/videos' || pathname.startsWith('/v1/videos/')) {
       if (!openaiAuthOk(ctx)) return;
-      openaiVideos(ctx, method, pathname, jsonOk && isObj(json) ? (json as Json) : undefined);
+      let body = jsonOk && isObj(json) ? (json as Json) : undefined;
+      const type = String(req.headers['content-type'] ?? '');
+      if (type.startsWith('multipart/form-data')) {
+        // OpenAI's API takes the video's fields as multipart (the reference image as a file).
+        body = {};
+        for (const [k, v] of await new Response(new Uint8Array(rawBytes), { headers: { 'content-type': type } }).formData())
+          body[k] = typeof v === 'string' ? v : { file: v.name, type: v.type, bytes: v.size };
+      }
+      openaiVideos(ctx, method, pathname, body);
       return;
     }
     if (pathname === '/v1/chat/completions') {
@@ -1934,8 +1942,9 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       /* client aborted while sending */
     });
     req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      handle(req, res, raw).catch((err: unknown) => {
+      const bytes = Buffer.concat(chunks);
+      const raw = bytes.toString('utf8');
+      handle(req, res, raw, bytes).catch((err: unknown) => {
         if (res.headersSent) {
           res.destroy();
           return;
