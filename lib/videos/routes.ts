@@ -114,10 +114,12 @@ export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink
   const cfg = ctx.cfg;
   if (typeof body.model !== 'string' || body.model === '') throw invalid('"model" is required: a video model (GET /v1/models lists them).', 'model');
   const model = cfg.models.get(body.model);
-  if (!model || model.kind !== 'video' || !model.tiers.has(principal.tier))
+  if (!model || model.kind !== 'video')
     throw new GatewayError('model_not_found', `The model ${body.model} is not a video model available to this account. GET /v1/models lists them.`, {
       param: 'model',
     });
+  if (!model.tiers.has(principal.tier))
+    throw new GatewayError('model_not_allowed', `The model "${model.name}" is not available on the ${principal.tier} tier.`, { param: 'model' });
   if (!keyAllowsModel(principal.guard, model.name))
     throw new GatewayError('model_not_allowed', `This API key may not use the model ${model.name}.`, { param: 'model' });
   ctx.model = model;
