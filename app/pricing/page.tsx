@@ -59,13 +59,22 @@ export default async function PricingPage() {
                   <Td>
                     <div className="font-mono text-[13px] font-medium text-slate-900">{md.name}</div>
                     <div className="text-xs text-slate-600">
-                      {md.ownedBy} · {md.kind === 'embedding' ? tr('embeddings') : tr('chat')}
+                      {md.ownedBy} · {md.kind === 'embedding' ? tr('embeddings') : md.kind === 'video' ? tr('video') : tr('chat')}
                       <span className="sm:hidden"> · {formatTokenSize(md.contextWindow)}</span>
                     </div>
                   </Td>
                   <Td className="hidden text-right tabular-nums sm:table-cell">{formatTokenSize(md.contextWindow)}</Td>
-                  <Td className="text-right">{price(md.inputUsdPerMillion)}</Td>
-                  <Td className="text-right">{md.kind === 'embedding' ? <span className="text-slate-600">—</span> : price(md.outputUsdPerMillion)}</Td>
+                  {md.kind === 'video' ? (
+                    // A video model is priced per second of video (docs/decisions/037), not per token.
+                    <Td className="text-right" colSpan={2}>
+                      {tr('{price} per second of video', { price: formatMoney(md.videoPricePerSecond ?? 0n) })}
+                    </Td>
+                  ) : (
+                    <>
+                      <Td className="text-right">{price(md.inputUsdPerMillion)}</Td>
+                      <Td className="text-right">{md.kind === 'embedding' ? <span className="text-slate-600">—</span> : price(md.outputUsdPerMillion)}</Td>
+                    </>
+                  )}
                   <Td className="hidden md:table-cell">
                     <div className="flex flex-wrap gap-1">
                       {tierNames

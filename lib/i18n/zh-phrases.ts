@@ -334,6 +334,8 @@ export const zhPhrases = {
   'Batch · {count} requests': '批处理 · {count} 个请求',
   'Watch video': '观看视频',
   'Download output': '下载结果',
+  video: '视频',
+  '{price} per second of video': '视频每秒 {price}',
   'Show all requests': '显示全部请求',
   'Requests made with your API keys appear here within a second or two.': '用你的 API 密钥发出的请求会在一两秒内出现在这里。',
   '{in} in / {out} out': '输入 {in} / 输出 {out}',
