@@ -17,8 +17,15 @@ import { postWebhook, retryDelayMs } from '@/lib/alerts/deliver';
 import { openSecret } from '@/lib/alerts/settings';
 import { checkpoint, claimJob, claimWebhooks, finishJob, heartbeat, releaseOwned, requeue, webhookDone, type JobRow, type JobStatus } from '@/lib/jobs/store';
 
+// `npm start` runs two copies of lib/ (the custom server's bundle and Next's): a job may be run by
+// one copy's engine and throw the other copy's error classes, so they are told apart by a brand
+// property, never by instanceof.
+type JobErrorKind = 'retryable' | 'failure' | 'lost';
+const kindOf = (err: unknown): JobErrorKind | undefined => (err as { jobError?: JobErrorKind } | null)?.jobError;
+
 /** A failure worth another attempt (an upstream down, a timeout): retried with back-off up to the job's maxRetries. */
 export class RetryableJobError extends Error {
+  readonly jobError = 'retryable' as const;
   constructor(
     readonly code: string,
     message: string,
@@ -29,6 +36,7 @@ export class RetryableJobError extends Error {
 
 /** A failure that ends the job (the upstream refused the request). */
 export class JobFailure extends Error {
+  readonly jobError = 'failure' as const;
   constructor(
     readonly code: string,
     message: string,
@@ -71,7 +79,9 @@ export interface JobHandler {
   sweep?(): Promise<void>;
 }
 
-class Lost extends Error {}
+class Lost extends Error {
+  readonly jobError = 'lost' as const;
+}
 
 interface Running {
   job: JobRow;
@@ -100,8 +110,10 @@ const engine = (): Engine =>
     again: false,
   }));
 
+/** Registers the handler of a kind (the first registration wins: one copy of lib/ runs each kind). */
 export function registerJobHandler(handler: JobHandler): void {
-  engine().handlers.set(handler.kind, handler);
+  const handlers = engine().handlers;
+  if (!handlers.has(handler.kind)) handlers.set(handler.kind, handler);
 }
 
 /** Starts claiming, heartbeats and webhook delivery on this instance (server start-up). */
@@ -213,18 +225,20 @@ async function execute(handler: JobHandler, run: JobRun, r: Running): Promise<vo
   try {
     outcome = await handler.run(run);
   } catch (err) {
-    if (r.reason === 'lost' || r.reason === 'shutdown' || err instanceof Lost) return; // another instance (or the next start) takes it over
-    if (err instanceof RetryableJobError && job.retries < job.maxRetries && r.reason !== 'cancelled') {
+    const kind = kindOf(err);
+    if (r.reason === 'lost' || r.reason === 'shutdown' || kind === 'lost') return; // another instance (or the next start) takes it over
+    if (kind === 'retryable' && job.retries < job.maxRetries && r.reason !== 'cancelled') {
+      const retry = err as RetryableJobError;
       const delay = Math.min(60_000, env.JOBS_RETRY_BASE_MS * 4 ** job.retries);
-      log('info', 'job attempt failed; retrying', { job: job.id, kind: job.kind, retry: job.retries + 1, delayMs: delay, error: err.message });
-      await requeue(job.id, e.owner, delay, { code: err.code, message: err.message });
+      log('info', 'job attempt failed; retrying', { job: job.id, kind: job.kind, retry: job.retries + 1, delayMs: delay, error: retry.message });
+      await requeue(job.id, e.owner, delay, { code: retry.code, message: retry.message });
       return;
     }
-    const error =
-      err instanceof JobFailure || err instanceof RetryableJobError
-        ? { code: err.code, message: err.message }
-        : { code: 'internal_error', message: 'The job failed unexpectedly.' };
-    if (!(err instanceof JobFailure || err instanceof RetryableJobError)) log('error', 'job failed', { job: job.id, kind: job.kind, ...errorFields(err) });
+    const known = kind === 'failure' || kind === 'retryable';
+    const error = known
+      ? { code: (err as JobFailure).code, message: (err as JobFailure).message }
+      : { code: 'internal_error', message: 'The job failed unexpectedly.' };
+    if (!known) log('error', 'job failed', { job: job.id, kind: job.kind, ...errorFields(err) });
     try {
       outcome = await handler.abandon(job, r.reason === 'cancelled' ? 'cancelled' : 'failed', error);
     } catch (again) {

@@ -253,6 +253,14 @@ describe('POST /v1/videos', () => {
     expect(bad).toMatchObject({ status: 400, error: { param: 'input_reference' } });
   }, 60_000);
 
+  it('the pricing page shows a video model priced per second of video, in English and Chinese', async () => {
+    const en = await (await fetch(`${gw.url}/pricing`)).text();
+    expect(en).toContain(VIDEO_MODEL);
+    expect(en).toContain('$0.10 per second of video');
+    const zh = await (await fetch(`${gw.url}/pricing`, { headers: { cookie: 'lang=zh-CN' } })).text();
+    expect(zh).toContain('视频每秒 $0.10');
+  });
+
   it('an upstream that fails to start the video is retried with back-off; billed once when it completes', async () => {
     const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
     up.reset();
