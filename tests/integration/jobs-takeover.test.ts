@@ -107,7 +107,7 @@ describe('job engine under kill -9', () => {
     expect(survivor.output()).toContain('job taken over');
 
     // One upstream video (the survivor polled the one created before the kill), two claims.
-    expect(up.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos')).toHaveLength(1);
+    expect(up.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos' && r.body.includes('a lighthouse at night'))).toHaveLength(1);
     const [job] = await db.$queryRawUnsafe<{ claims: number; status: string }[]>(`SELECT "claims", "status" FROM "Job" WHERE "id" = $1`, id);
     expect(job).toEqual({ claims: 2, status: 'succeeded' });
     // Billed once: 5 s at $0.10.
@@ -222,7 +222,7 @@ describe('job engine under kill -9', () => {
       return v.status === 'completed' ? v : null;
     }, 30_000);
     expect(done.status).toBe('completed');
-    expect(up.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos')).toHaveLength(1);
+    expect(up.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos' && r.body.includes('a quiet harbour'))).toHaveLength(1);
     expect(await db.ledgerEntry.count({ where: { userId: acct.userId, kind: 'usage' } })).toBe(1);
     expect(await balanceOf(acct.userId)).toBe('9.800000000000');
   }, 120_000);
