@@ -6,6 +6,7 @@ import { anthropicErrorBody, errorHeaders, GatewayError, geminiErrorBody, openai
 import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
 import { recordHealth } from '@/lib/channels/health';
+import { providerHeader } from '@/lib/channels/labels';
 import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
@@ -575,7 +576,7 @@ export class RequestContext {
     headers['x-service-cost-cny'] = this.costCnyText();
     headers['x-service-model-id'] = this.model?.name ?? (this.modelRequested && isModelName(this.modelRequested) ? this.modelRequested : '');
     headers['x-service-latency-ms'] = String(this.elapsedMs());
-    headers['x-service-provider'] = this.channel ?? 'none';
+    headers['x-service-provider'] = this.channel === null ? 'none' : providerHeader(this.channel, this.cfg);
     const dropped = droppedHeaderValue(this.dropped);
     if (dropped) headers[DROPPED_HEADER] = dropped;
     // The header Anthropic's SDK reads into `requestID`.
