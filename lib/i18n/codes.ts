@@ -35,6 +35,29 @@ const table = {
     en: 'Too many failed sign-in attempts for this email from this address. Try again in {seconds} s.',
     zh: '此账户从该地址登录失败次数过多，请 {seconds} 秒后重试。',
   },
+  // Log and usage filters (dashboard pages, /api/logs, /api/usage and their exports)
+  'filter.status': {
+    en: 'status must be ok, error, client_closed, an HTTP status (429) or a class (5xx).',
+    zh: '状态须为 ok、error、client_closed、HTTP 状态码（如 429）或状态类（如 5xx）。',
+  },
+  'filter.tz': { en: 'tz must be an IANA time zone such as Asia/Shanghai or UTC.', zh: 'tz 须为 IANA 时区，例如 Asia/Shanghai 或 UTC。' },
+  'filter.bound': {
+    en: '{name} must be a date (YYYY-MM-DD) or an ISO timestamp (2026-03-15T10:00:00Z) between 1970 and 9999.',
+    zh: '{name} 须为 1970 至 9999 年之间的日期（YYYY-MM-DD）或 ISO 时间戳（2026-03-15T10:00:00Z）。',
+  },
+  'filter.key': { en: 'key must be an API key id.', zh: 'key 须为 API 密钥 ID。' },
+  'filter.model_long': { en: 'model is too long.', zh: '模型名称过长。' },
+  'filter.model_control': { en: 'model must not contain control characters.', zh: '模型名称不能包含控制字符。' },
+  'filter.from_before_to': { en: 'from must be before to.', zh: '开始时间必须早于结束时间。' },
+  'filter.limit': { en: 'limit must be an integer from 1 to {max}.', zh: 'limit 须为 1 到 {max} 之间的整数。' },
+  'filter.cursor': {
+    en: '{name} is not a valid cursor. Use next_cursor or prev_cursor of a previous page.',
+    zh: '{name} 不是有效的分页游标，请使用上一页返回的 next_cursor 或 prev_cursor。',
+  },
+  'usage.day': { en: '{name} must be a day as YYYY-MM-DD (UTC).', zh: '{name} 须为 YYYY-MM-DD 格式的日期（UTC）。' },
+  'usage.from_after_to': { en: 'from must not be after to.', zh: '开始日期不能晚于结束日期。' },
+  'usage.range': { en: 'The range may span at most {days} days.', zh: '时间范围最多 {days} 天。' },
+  'usage.group_by': { en: 'group_by must be day, model or key.', zh: 'group_by 须为 day、model 或 key。' },
   'request.rate_limited': { en: 'Rate limit exceeded: {what}. Try again in {seconds} s.', zh: '操作过于频繁，请 {seconds} 秒后重试。' },
   'request.cross_site': {
     en: 'Cross-site request refused: the Origin (or Referer) of a state-changing request must be this site.',
