@@ -129,7 +129,8 @@ function GroupRow({ g, testId }: { g: UsageGroup | (UsageTotals & { label: strin
   );
 }
 
-function TotalsHead({ first, tr }: { first: string; tr: Translate }) {
+/** Called, not rendered as a component: Table reads its column labels (for phones) from a THead child. */
+function totalsHead(first: string, tr: Translate) {
   return (
     <THead>
       <tr>
@@ -277,7 +278,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
             <EmptyState title={tr('No requests in this range')} />
           ) : (
             <Table>
-              <TotalsHead first={groupLabel} tr={tr} />
+              {totalsHead(groupLabel, tr)}
               <TBody>
                 {report.groups.map((g) => (
                   <GroupRow key={g.key} g={g} testId="usage-group-row" />
@@ -294,7 +295,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
           <EmptyState title={tr('No requests in this range')}>{tr('Requests made with your API keys are counted here within a second or two.')}</EmptyState>
         ) : (
           <Table>
-            <TotalsHead first={tr('Day (UTC)')} tr={tr} />
+            {totalsHead(tr('Day (UTC)'), tr)}
             <TBody>
               {daysWithUse.map((d) => (
                 <GroupRow key={d.date} g={{ ...d, key: d.date, label: d.date }} testId="usage-day-row" />
