@@ -294,9 +294,7 @@ export const configSchema = z
         /** The in-process store's bound, without Redis (the oldest entries go first). */
         memory_max_bytes: positiveInt.default(64 * 1024 * 1024),
         /** The share of the reply's price a hit is billed (0: free, 1: full price). */
-        billed_fraction: decimal
-          .refine((v) => Number(v) <= 1, { message: 'must be between 0 and 1' })
-          .default('0'),
+        billed_fraction: decimal.refine((v) => Number(v) <= 1, { message: 'must be between 0 and 1' }).default('0'),
       })
       .strict()
       .default({ enabled: true, max_ttl_seconds: 86_400, max_entry_bytes: 1024 * 1024, memory_max_bytes: 64 * 1024 * 1024, billed_fraction: '0' }),

@@ -165,7 +165,12 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
     problem = err.message;
     query = parseUsageQuery(new URLSearchParams());
   }
-  const [report, { t }, tr, savings] = await Promise.all([usageReport(user.id, query), currentMessages(), serverT(), cacheSavingsByDay(user.id, query.from, query.to)]);
+  const [report, { t }, tr, savings] = await Promise.all([
+    usageReport(user.id, query),
+    currentMessages(),
+    serverT(),
+    cacheSavingsByDay(user.id, query.from, query.to),
+  ]);
   const { data, series } = chart(report, metric, tr);
   const today = new Date();
   const day = (offset: number) =>
