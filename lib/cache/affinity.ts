@@ -51,9 +51,9 @@ export function pinnedChannel(key: string): Promise<string | null> {
   return store().get(key);
 }
 
-/** Pins (or keeps pinned) the conversation to `channel` for the configured TTL. */
-export function pin(cfg: GatewayConfig, key: string, channel: string): void {
-  void store().set(key, channel, cfg.cacheAffinity.ttlSeconds * 1000);
+/** Pins (or keeps pinned) the conversation to `channel` for the configured TTL (never rejects). */
+export function pin(cfg: GatewayConfig, key: string, channel: string): Promise<void> {
+  return store().set(key, channel, cfg.cacheAffinity.ttlSeconds * 1000);
 }
 
 /**

@@ -198,11 +198,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
         refusal ??= err;
         continue;
       }
-      if (await attempt(ctx, req, sink, surface, prepared, client, call, channel, cache)) {
-        // The conversation stays where it was served (lib/cache/affinity.ts).
-        if (affinity && ctx.channel && ctx.outcome === 'ok' && model === plan.models[0]) pin(ctx.cfg, affinity, ctx.channel);
-        return;
-      }
+      if (await attempt(ctx, req, sink, surface, prepared, client, call, channel, cache, model === plan.models[0] ? affinity : undefined)) return;
     }
   }
   ctx.model = plan.models[0];
@@ -228,6 +224,12 @@ interface CacheHit {
   entry: CachedReply;
   model: ModelInfo;
   translator: Translator;
+}
+
+/** A conversation's pin (lib/cache/affinity.ts): its store key and the channel it held when the request came. */
+interface Affinity {
+  key: string;
+  pinned: string | null;
 }
 
 /** Where an opted-in request's reply is stored on a miss. */
@@ -287,11 +289,12 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
   const calls = new CallCache(client, ctx, prepared);
   let first = channelOrder(ctx, prepared, plan.models[0]);
   // Cache-aware routing: the conversation's channel first while it is healthy (lib/cache/affinity.ts).
-  let affinity: string | undefined;
+  let affinity: Affinity | undefined;
   const conversation = first.length > 1 && ctx.cfg.cacheAffinity.enabled ? conversationOf(req.headers, client.body.json) : undefined;
   if (conversation) {
-    affinity = affinityKey(principal.userId, plan.models[0].name, conversation);
-    const kept = preferPinned(first, await pinnedChannel(affinity));
+    const key = affinityKey(principal.userId, plan.models[0].name, conversation);
+    affinity = { key, pinned: await pinnedChannel(key) };
+    const kept = preferPinned(first, affinity.pinned);
     first = kept.channels;
     if (kept.kept) ctx.routeReason = `${ctx.routeReason ? `${ctx.routeReason}; ` : ''}conversation kept on channel ${first[0].name} (cache affinity)`;
   }
@@ -460,6 +463,7 @@ async function attempt(
   call: TranslatedCall,
   channel: ChannelInfo,
   cache?: CacheMiss,
+  affinity?: Affinity,
 ): Promise<boolean> {
   const { model, translator, info, upstream } = call;
   const provider = providers[channel.protocol];
@@ -494,6 +498,16 @@ async function attempt(
     sink.start(out.status, ctx.headers({ 'content-type': 'application/json', 'x-should-retry': 'false' }));
     sink.end(out.body);
     return true;
+  }
+  // The channel answers: the conversation is pinned to it (lib/cache/affinity.ts). A new pin is
+  // stored before the reply is relayed, so that the conversation's next request finds it on any
+  // instance; the same pin is only refreshed (its TTL), without waiting.
+  if (affinity) {
+    const pinned = pin(ctx.cfg, affinity.key, channel.name);
+    if (affinity.pinned !== channel.name) {
+      await pinned;
+      affinity.pinned = channel.name;
+    }
   }
   let ok: boolean;
   try {
