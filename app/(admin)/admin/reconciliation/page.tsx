@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import { serverT } from '@/lib/i18n/server';
 import { requireOperator } from '@/lib/admin/guard';
-import { reconcileRange, recordedUsage } from '@/lib/admin/reconcile';
+import { consoleRecordedUsage, reconcileRange } from '@/lib/admin/console';
 import { GatewayError } from '@/lib/errors';
 import { getConfig } from '@/lib/config';
 import { int, usd } from '@/lib/dashboard/format';
@@ -36,7 +36,7 @@ export default async function AdminReconciliationPage({ searchParams }: { search
     problem = err.message;
     range = reconcileRange(null, null);
   }
-  const rows = await recordedUsage(range);
+  const rows = await consoleRecordedUsage(range);
   const channels = getConfig().channels.map((c) => c.name);
   const csvHref = `/api/admin/reconciliation?${new URLSearchParams({ ...range, format: 'csv' })}`;
   return (
