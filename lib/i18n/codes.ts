@@ -19,6 +19,10 @@ const table = {
   'reconcile.number': { en: 'Line {line}: {column} is not a token count.', zh: '第 {line} 行：{column} 不是有效的 token 数。' },
   'reconcile.day': { en: 'Line {line}: the day is not a date or a unix time.', zh: '第 {line} 行：日期既不是日期也不是 Unix 时间。' },
   'reconcile.channel': { en: 'No channel is named {channel}.', zh: '没有名为 {channel} 的渠道。' },
+  'key.response_cache_ttl': {
+    en: 'response_cache_ttl_seconds must be a whole number of seconds from 1 to {max}, or null.',
+    zh: 'response_cache_ttl_seconds 必须是 1 到 {max} 之间的整数秒，或 null。',
+  },
   'reconcile.output_format': { en: 'format must be json or csv.', zh: 'format 必须是 json 或 csv。' },
   // Sessions, bodies, throttles (every /api route)
   'auth.sign_in_first': { en: 'Sign in first.', zh: '请先登录。' },

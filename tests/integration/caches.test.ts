@@ -166,10 +166,24 @@ describe('response cache', () => {
     expect(upstreamCalls()).toBe(2);
   });
 
-  it('a key opted in caches its requests without the header', async () => {
+  it('a key opted in (PATCH /api/keys/:id) caches its requests without the header', async () => {
     const a = await createAccount({ tier: 'pro', balanceUsd: '5' });
-    const db = await getDb();
-    await db.apiKey.update({ where: { id: a.keyId }, data: { responseCacheTtl: 120 } });
+    const cookie = await signIn(a);
+    const patch = (body: unknown) =>
+      fetch(`${gw.url}/api/keys/${a.keyId}`, {
+        method: 'PATCH',
+        headers: { cookie, origin: gw.url, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const bad = await patch({ response_cache_ttl_seconds: 0 });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { param: string; message_code: string } }).error).toMatchObject({
+      param: 'response_cache_ttl_seconds',
+      message_code: 'key.response_cache_ttl',
+    });
+    const ok = await patch({ response_cache_ttl_seconds: 120 });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { response_cache_ttl_seconds: number }).response_cache_ttl_seconds).toBe(120);
     const body = { messages: [{ role: 'user', content: unique() }] };
     expect((await chat(a, body)).headers.get('x-service-cache')).toBe('miss');
     expect((await chat(a, body)).headers.get('x-service-cache')).toBe('hit');
