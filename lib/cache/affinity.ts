@@ -57,13 +57,16 @@ export function pin(cfg: GatewayConfig, key: string, channel: string): Promise<v
 }
 
 /**
- * `ordered` with the pinned channel first when it is among them, healthy (lib/channels/health.ts)
- * and its breaker closed; else unchanged (the conversation moves, and is pinned where it lands).
+ * `ordered` with the pinned channel first when it is among them at the first one's priority,
+ * healthy (lib/channels/health.ts) and its breaker closed; else unchanged (the conversation moves,
+ * and is pinned where it lands).
  */
 export function preferPinned(ordered: ChannelInfo[], pinned: string | null): { channels: ChannelInfo[]; kept: boolean } {
   if (!pinned || ordered[0]?.name === pinned) return { channels: ordered, kept: pinned !== null && ordered[0]?.name === pinned };
   const i = ordered.findIndex((c) => c.name === pinned);
-  if (i < 0 || healthOf(pinned) !== 'healthy' || !channelAvailable(pinned, Date.now())) {
+  // The operator's priorities still rule: the pin chooses among the channels of the first one's
+  // priority (a conversation that fell back to a lower one returns when the higher one can serve).
+  if (i < 0 || ordered[i].priority !== ordered[0].priority || healthOf(pinned) !== 'healthy' || !channelAvailable(pinned, Date.now())) {
     inc('gateway_cache_affinity_total', { result: 'moved' });
     return { channels: ordered, kept: false };
   }

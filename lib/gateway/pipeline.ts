@@ -499,21 +499,35 @@ async function attempt(
     sink.end(out.body);
     return true;
   }
-  // The channel answers: the conversation is pinned to it (lib/cache/affinity.ts). A new pin is
-  // stored before the reply is relayed, so that the conversation's next request finds it on any
-  // instance; the same pin is only refreshed (its TTL), without waiting.
-  if (affinity) {
-    const pinned = pin(ctx.cfg, affinity.key, channel.name);
-    if (affinity.pinned !== channel.name) {
-      await pinned;
-      affinity.pinned = channel.name;
-    }
-  }
+  // The channel served: the conversation is pinned to it (lib/cache/affinity.ts). A new pin is
+  // stored before the reply's end reaches the client, so that the conversation's next request finds
+  // it on any instance; the same pin is only refreshed (its TTL), without waiting.
+  const served = affinity
+    ? () => {
+        const pinned = pin(ctx.cfg, affinity.key, channel.name);
+        if (affinity.pinned === channel.name) return undefined;
+        affinity.pinned = channel.name;
+        return pinned;
+      }
+    : undefined;
   let ok: boolean;
   try {
     ok = prepared.stream
-      ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, record, channel, cache)
-      : await relayJson(ctx, req, sink, res, translator, info, prepared, record, channel, prepared.maxReplyBytes?.(model) ?? surface.maxReplyBytes, cache);
+      ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, record, channel, cache, served)
+      : await relayJson(
+          ctx,
+          req,
+          sink,
+          res,
+          translator,
+          info,
+          prepared,
+          record,
+          channel,
+          prepared.maxReplyBytes?.(model) ?? surface.maxReplyBytes,
+          cache,
+          served,
+        );
   } catch (err) {
     // Broke off after the first byte: no fallback any more, but the channel is unhealthy.
     tracker.fail(record.error ?? (err as Error).message);
@@ -659,6 +673,7 @@ async function relayJson(
   channel: ChannelInfo,
   maxReplyBytes: number,
   cache?: CacheMiss,
+  served?: () => Promise<void> | undefined,
 ): Promise<boolean> {
   const client = new ClientWatch(ctx, req, res);
   let reply: TranslatedReply;
@@ -682,6 +697,8 @@ async function relayJson(
   ctx.markFirstToken();
   if (!client.open) return true;
   const text = reply.render(settlement(ctx, reasoning));
+  const pinned = served?.();
+  if (pinned) await pinned;
   if (prepared.beforeEnd) await prepared.beforeEnd(info.model);
   // A known length lets node send the reply in one write instead of chunked framing.
   sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
@@ -764,6 +781,7 @@ async function relayStream(
   record: Attempt,
   channel: ChannelInfo,
   cache?: CacheMiss,
+  served?: () => Promise<void> | undefined,
 ): Promise<boolean> {
   const reader = new SseEventReader();
   const st = translator.stream(info, clientReq);
@@ -824,6 +842,8 @@ async function relayStream(
     throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
   }
   const tail = st.end(settlement(ctx, reasoning));
+  const pinned = served?.();
+  if (pinned) await pinned;
   if (prepared.beforeEnd) await prepared.beforeEnd(info.model);
   ctx.endStream(sink, tail);
   const recorded = recorder?.text();
