@@ -24,6 +24,8 @@ export interface Principal {
   denyKeys: string[];
   /** The key's own controls (lib/keys); null when it has none. */
   guard: KeyGuard | null;
+  /** Seconds its replies are kept in the response cache when the request does not say (lib/cache/response-cache.ts); null: opt-in per request. */
+  responseCacheTtl?: number | null;
 }
 
 interface Entry {
@@ -88,6 +90,7 @@ async function load(hash: string): Promise<Principal | null> {
     limits: (row.user.limits as Principal['limits']) ?? null,
     denyKeys: denyKeysFor(row.userId, row.hash, row.controlsVersion),
     guard: keyGuard(row.name, keyControlsOf(row), row.controlsVersion),
+    responseCacheTtl: row.responseCacheTtl,
   };
 }
 

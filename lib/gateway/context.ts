@@ -8,6 +8,7 @@ import { recordChannelResult } from '@/lib/gateway/router';
 import { recordHealth } from '@/lib/channels/health';
 import { providerHeader } from '@/lib/channels/labels';
 import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { CACHE_HEADER, hitCost } from '@/lib/cache/response-cache';
 import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
 import { enqueueLog, logQueueFull, storableText } from '@/lib/billing/writer';
@@ -218,6 +219,10 @@ export class RequestContext {
   streamError?: (err: GatewayError) => string;
   /** The request's spans, when tracing is on (lib/telemetry/tracing.ts); every hook is `this.trace?.…`. */
   trace?: RequestTrace;
+  /** The response cache's answer for an opted-in request (the `X-Service-Cache` header): lib/cache/response-cache.ts. */
+  cacheResult?: 'hit' | 'miss';
+  /** Answered from the response cache: billed at the operator's fraction (billionths), no upstream tokens counted. */
+  cacheHitBilledNano: bigint | null = null;
 
   constructor(
     readonly surface: Surface,
@@ -342,6 +347,11 @@ export class RequestContext {
       tracker.cancel('cancelled: admission refused');
       throw err;
     }
+  }
+
+  /** Waits for a speculative admission (a cache hit's answer needs no upstream call to gate). */
+  async admitted(): Promise<void> {
+    if (this.admitting && !this.admission) this.admission = await this.admitting;
   }
 
   /** The client left before an answer: recorded as client_closed (499), thrown to end the pipeline. */
@@ -478,6 +488,7 @@ export class RequestContext {
     if (maxCompletion !== undefined && reported > maxCompletion) usage = { ...usage, completionTokens: maxCompletion };
     this.usage = usage;
     let priced = this.model ? costOf(this.model, usage) : 0n;
+    if (this.cacheHitBilledNano !== null) priced = hitCost(priced, this.cacheHitBilledNano);
     if (tools && Object.keys(tools.reported).length > 0) {
       priced += tools.cost;
       this.noteBilling({ toolCalls: tools.billed, toolCostUsd: formatPico(tools.cost) });
@@ -529,7 +540,9 @@ export class RequestContext {
   /** Sends the release of `admission` (once: later calls return the first one's promise). */
   private releaseOnce(urgent: boolean): Promise<void> {
     const u = this.usage;
-    return (this.released ??= release(this.admission!, this.cost, u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens, urgent));
+    // A cache hit used no upstream tokens: its tokens-per-minute reservation (none) settles at 0.
+    const tokens = this.cacheHitBilledNano !== null ? 0 : u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens;
+    return (this.released ??= release(this.admission!, this.cost, tokens, urgent));
   }
 
   // The cost in CNY and the decimal texts of both, computed once per cost (headers, the reply's
@@ -582,6 +595,7 @@ export class RequestContext {
     // The header Anthropic's SDK reads into `requestID`.
     if (this.surface === 'anthropic') headers['request-id'] = this.requestId;
     if (this.outputClamped !== null) headers[CLAMPED_HEADER] = String(this.outputClamped);
+    if (this.cacheResult) headers[CACHE_HEADER] = this.cacheResult;
     if (extra) for (const name in extra) headers[name] = extra[name];
     return headers;
   }

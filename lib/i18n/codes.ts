@@ -8,6 +8,22 @@
 export type MessageParams = Record<string, string | number>;
 
 const table = {
+  // Reconciliation: a provider's usage export (lib/admin/reconcile.ts)
+  'reconcile.too_large': { en: 'The export is over {max} bytes.', zh: '导出文件超过 {max} 字节。' },
+  'reconcile.empty': { en: 'The export is empty.', zh: '导出文件为空。' },
+  'reconcile.format': {
+    en: 'Not an OpenAI or Anthropic usage export: the header has neither input_tokens (OpenAI) nor uncached_input_tokens (Anthropic).',
+    zh: '不是 OpenAI 或 Anthropic 的用量导出：表头既没有 input_tokens（OpenAI）也没有 uncached_input_tokens（Anthropic）。',
+  },
+  'reconcile.column': { en: 'The export has no {column} column.', zh: '导出文件缺少 {column} 列。' },
+  'reconcile.number': { en: 'Line {line}: {column} is not a token count.', zh: '第 {line} 行：{column} 不是有效的 token 数。' },
+  'reconcile.day': { en: 'Line {line}: the day is not a date or a unix time.', zh: '第 {line} 行：日期既不是日期也不是 Unix 时间。' },
+  'reconcile.channel': { en: 'No channel is named {channel}.', zh: '没有名为 {channel} 的渠道。' },
+  'key.response_cache_ttl': {
+    en: 'response_cache_ttl_seconds must be a whole number of seconds from 1 to {max}, or null.',
+    zh: 'response_cache_ttl_seconds 必须是 1 到 {max} 之间的整数秒，或 null。',
+  },
+  'reconcile.output_format': { en: 'format must be json or csv.', zh: 'format 必须是 json 或 csv。' },
   // Sessions, bodies, throttles (every /api route)
   'auth.sign_in_first': { en: 'Sign in first.', zh: '请先登录。' },
   'auth.invalid_credentials': { en: 'Invalid email or password.', zh: '邮箱或密码不正确。' },

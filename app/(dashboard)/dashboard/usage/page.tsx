@@ -11,6 +11,8 @@ import { cny, int, toChartNumber, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { buttonClass } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { CacheSavingsCard } from '@/components/dashboard/cache-savings';
+import { cacheSavingsByDay } from '@/lib/cache/savings';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Input, Label, Select } from '@/components/ui/input';
 import { PageHeader } from '@/components/ui/page-header';
@@ -164,7 +166,12 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
     problem = err.message;
     query = parseUsageQuery(new URLSearchParams());
   }
-  const [report, { t }, tr] = await Promise.all([usageReport(user.id, query), currentMessages(), serverT()]);
+  const [report, { t }, tr, savings] = await Promise.all([
+    usageReport(user.id, query),
+    currentMessages(),
+    serverT(),
+    cacheSavingsByDay(user.id, query.from, query.to),
+  ]);
   const { data, series } = chart(report, metric, tr);
   const today = new Date();
   const day = (offset: number) =>
@@ -304,6 +311,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
           </Table>
         )}
       </Card>
+      <CacheSavingsCard savings={savings} tr={tr} />
     </>
   );
 }
