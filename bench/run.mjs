@@ -13,6 +13,8 @@
 //   npm run bench -- --tracing          also the lean gateway with OpenTelemetry tracing on (every request
 //                                       sampled, OTLP to a local sink), right after the lean row: CPU per
 //                                       request with tracing on vs off, in one run
+//   npm run bench -- --response-cache   also the lean gateway answering every request from the response
+//                                       cache (x-service-cache): CPU per hit vs per proxied request
 //   npm run bench -- --strict           also exit non-zero when a target is missed
 //   npm run bench -- --footprint        RSS after start, warm-up and a soak, c=50 latency: PostgreSQL setup
 //                                       vs the embedded default (PGlite thread / inline), and GATEWAY_ONLY=1
@@ -67,6 +69,8 @@ const { values: opt } = parseArgs({
     compare: { type: 'string' },
     // The table: also a lean gateway with OpenTelemetry tracing on (A/B against the lean row).
     tracing: { type: 'boolean', default: false },
+    // The table: also the lean gateway answering from the response cache (A/B against the lean row).
+    'response-cache': { type: 'boolean', default: false },
     // --tracing: the OTLP encoding (http/protobuf or http/json).
     'tracing-protocol': { type: 'string', default: 'http/protobuf' },
     // --ttfb-breakdown: also a lean gateway of this build with these variables (NAME=value,...).
@@ -876,6 +880,20 @@ async function runTable({ upstream, gatewayEnv, auth, anthropicAuth, header }) {
       own: true,
     });
     wantedExtra.add('compare');
+  }
+  // A/B in one run: --response-cache measures the same build answering every request from the
+  // response cache (x-service-cache; the benchmark's body never changes, so all but the first are
+  // hits), right after the lean row: CPU per request of a hit against a proxied request.
+  if (opt['response-cache']) {
+    const at = targets.findIndex((t) => t.key === 'lean') + 1 || targets.length;
+    targets.splice(at, 0, {
+      key: 'cached',
+      label: 'gateway, lean /v1, response cache hits',
+      auth: { ...auth, 'x-service-cache': 'ttl=3600' },
+      start: () => startMeasuredGateway(gatewayEnv),
+      own: true,
+    });
+    wantedExtra.add('cached');
   }
   // A/B in one run: --tracing measures the same build with OpenTelemetry tracing on, right after the lean row.
   const sink = opt.tracing ? await startOtlpSink() : null;

@@ -12,6 +12,7 @@ const items: { href: string; label: Phrase }[] = [
   { href: '/admin/channels', label: 'Channels' },
   { href: '/admin/logs', label: 'Logs' },
   { href: '/admin/log-export', label: 'Log export' },
+  { href: '/admin/reconciliation', label: 'Reconciliation' },
   { href: '/admin/codes', label: 'Codes' },
   { href: '/admin/announcements', label: 'Announcements' },
   { href: '/admin/audit', label: 'Audit log' },

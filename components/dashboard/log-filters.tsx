@@ -50,6 +50,8 @@ export function LogFilters({
     const next = { ...values, ...change };
     const query = new URLSearchParams();
     for (const [name, value] of Object.entries(next)) if (value) query.set(name, value);
+    // Days are the viewer's own (the zone the page's times are shown in), not UTC days.
+    if (next.from || next.to) query.set('tz', Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
     const qs = query.toString();
     startTransition(() => router.push(qs ? `/dashboard/logs?${qs}` : '/dashboard/logs'));
   }
@@ -103,7 +105,7 @@ export function LogFilters({
       </div>
       <div className="space-y-1 lg:w-40">
         <Label htmlFor="filter-from" className="text-xs text-slate-500">
-          {t('From (UTC)')}
+          {t('From')}
         </Label>
         <Input
           id="filter-from"
@@ -116,7 +118,7 @@ export function LogFilters({
       </div>
       <div className="space-y-1 lg:w-40">
         <Label htmlFor="filter-to" className="text-xs text-slate-500">
-          {t('To (UTC)')}
+          {t('To')}
         </Label>
         <Input
           id="filter-to"

@@ -40,10 +40,14 @@ type FieldName = 'temperature' | 'maxTokens' | 'tools' | 'draft';
 // Brand names, the same in every language; the OpenAI group's label is translated.
 const PROTOCOL_LABEL: Record<'anthropic' | 'gemini', string> = { anthropic: 'Claude (Anthropic)', gemini: 'Gemini (Google)' };
 
-/** The label users see for the channel a reply names (the header carries its internal name). */
-function providerOf(name: string | null, providers: Record<string, string>): string | null {
-  if (name === null || name === 'none' || name === '') return null;
-  return providers[name] ?? null;
+/** The provider label a reply names (the header carries the channel's public label, percent-encoded outside ASCII). */
+function providerOf(label: string | null): string | null {
+  if (label === null || label === 'none' || label === '') return null;
+  try {
+    return decodeURIComponent(label);
+  } catch {
+    return label;
+  }
 }
 
 const textarea =
@@ -84,7 +88,7 @@ const streamedCost = (line: string) => /"cost_usd":\s*(-?[0-9][0-9.eE+-]*)/.exec
  * prompt, parameters, streaming as it arrives, each turn's cost and latency, and the exact request
  * as curl / Python / TypeScript with $GATEWAY_API_KEY for the key.
  */
-export function Playground({ models, providers = {}, baseUrl }: { models: PlaygroundModel[]; providers?: Record<string, string>; baseUrl: string }) {
+export function Playground({ models, baseUrl }: { models: PlaygroundModel[]; baseUrl: string }) {
   const t = useT();
   const [model, setModel] = useState(models[0]?.name ?? '');
   const [system, setSystem] = useState('');
@@ -184,7 +188,7 @@ export function Playground({ models, providers = {}, baseUrl }: { models: Playgr
         ...meta,
         requestId: res.headers.get('x-request-id'),
         model: res.headers.get('x-service-model-id'),
-        provider: providerOf(res.headers.get('x-service-provider'), providers),
+        provider: providerOf(res.headers.get('x-service-provider')),
         costUsd: res.headers.get('x-service-cost-usd'),
       };
       if (!res.ok) {

@@ -1,17 +1,58 @@
-import type { HTMLAttributes, TdHTMLAttributes, ThHTMLAttributes } from 'react';
+import { Children, isValidElement, useId, type HTMLAttributes, type ReactNode, type TdHTMLAttributes, type ThHTMLAttributes } from 'react';
 import { cn } from './cn';
+
+/** The plain text of a header cell (strings and numbers, however nested); '' when it has none. */
+function textOf(node: ReactNode): string {
+  if (typeof node === 'string' || typeof node === 'number') return String(node);
+  if (Array.isArray(node)) return node.map(textOf).join('');
+  if (isValidElement<{ children?: ReactNode }>(node)) return textOf(node.props.children);
+  return '';
+}
+
+/** The column labels of a table's `THead` (its first row's cells, in order). */
+function headerLabels(children: ReactNode): string[] {
+  for (const child of Children.toArray(children)) {
+    if (!isValidElement<{ children?: ReactNode }>(child) || child.type !== THead) continue;
+    const row = Children.toArray(child.props.children).find((r) => isValidElement(r));
+    if (!isValidElement<{ children?: ReactNode }>(row)) return [];
+    return Children.toArray(row.props.children).map((cell) => textOf(cell).trim());
+  }
+  return [];
+}
+
+const cssString = (text: string) => `"${text.replace(/[\\"\n\r<>]/g, (c) => `\\${c.charCodeAt(0).toString(16)} `)}"`;
+
+/**
+ * On phones the header row is hidden, so each stacked cell is preceded by its column's label: CSS
+ * `::before` content keyed by column position, written here from the header's own (translated) text,
+ * so no page labels its cells twice and no script runs for it.
+ */
+function StackLabels({ id, labels }: { id: string; labels: string[] }) {
+  const rules = labels
+    .map((label, i) =>
+      label
+        ? `[data-stack="${id}"]>tbody>tr>td:nth-child(${i + 1})::before{content:${cssString(label)};display:block;font-size:.6875rem;line-height:1rem;font-weight:500;text-transform:uppercase;letter-spacing:.025em;opacity:.7}`
+        : '',
+    )
+    .join('');
+  return rules ? <style>{`@media (max-width:639.98px){${rules}}`}</style> : null;
+}
 
 /**
  * A full-width table. Below `sm` (phones) its rows become stacked cards: the header row is hidden
  * and each row's cells flow and wrap, the first cell on a line of its own and the last (actions)
  * to the right, so no column and no button sits off-screen behind a sideways scroll. From `sm` up
- * it is a plain table that scrolls sideways if its columns need more room. `stack={false}` keeps
+ * it is a plain table that scrolls sideways if its columns need more room. Each stacked cell shows its
+ * column's label above its value (StackLabels). `stack={false}` keeps
  * the table (and its sideways scroll) on phones too.
  */
 export function Table({ className, stack = true, ...props }: HTMLAttributes<HTMLTableElement> & { stack?: boolean }) {
+  const id = useId().replace(/[^a-zA-Z0-9_-]/g, '');
   return (
     <div className={cn('relative', stack ? 'sm:overflow-x-auto' : 'overflow-x-auto')}>
+      {stack && <StackLabels id={id} labels={headerLabels(props.children)} />}
       <table
+        data-stack={stack ? id : undefined}
         className={cn(
           'w-full border-collapse text-left text-sm',
           stack &&

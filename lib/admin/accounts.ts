@@ -1,7 +1,7 @@
 import { getDb, isUuid } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
 import type { TierName } from '@/lib/config';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 import { listKeys, revokeKey, setLimits, setStatus, setTier } from '@/lib/accounts/queries';
 import { creditBalance, decimalToPico } from '@/lib/billing/ledger';
 import { formatPico } from '@/lib/billing/money';
@@ -68,10 +68,10 @@ export async function searchAccounts(query: string, limit = 50): Promise<Account
 }
 
 export async function accountSummary(userId: string): Promise<AccountSummary> {
-  if (!isUuid(userId)) throw new GatewayError('not_found', 'No such account.');
+  if (!isUuid(userId)) throw codedError('not_found', 'admin.no_account');
   const db = await getDb();
   const row = await db.user.findUnique({ where: { id: userId }, select: summarySelect });
-  if (!row) throw new GatewayError('not_found', 'No such account.');
+  if (!row) throw codedError('not_found', 'admin.no_account');
   return summary(row);
 }
 
@@ -167,14 +167,17 @@ export async function adminSetStatus(actor: Actor, userId: string, status: 'acti
  * may not take the balance below zero.
  */
 export async function adminAdjustBalance(actor: Actor, userId: string, amountPico: bigint, note: string) {
-  if (amountPico === 0n) throw new GatewayError('invalid_request', 'The amount must not be zero.', { param: 'amount_usd' });
+  if (amountPico === 0n) throw codedError('invalid_request', 'admin.amount_zero', undefined, { param: 'amount_usd' });
   const trimmed = note.trim();
-  if (trimmed.length > 500) throw new GatewayError('invalid_request', 'The note is at most 500 characters.', { param: 'note' });
+  if (trimmed.length > 500) throw codedError('invalid_request', 'admin.note_long', undefined, { param: 'note' });
   const before = await accountSummary(userId);
   if (amountPico < 0n && before.balancePico + amountPico < 0n) {
-    throw new GatewayError('invalid_request', `A debit of ${formatMoney(-amountPico)} exceeds the balance (${formatMoney(before.balancePico)}).`, {
-      param: 'amount_usd',
-    });
+    throw codedError(
+      'invalid_request',
+      'admin.debit_exceeds',
+      { amount: formatMoney(-amountPico), balance: formatMoney(before.balancePico) },
+      { param: 'amount_usd' },
+    );
   }
   const credit = await creditBalance(userId, 'admin_credit', amountPico, { note: trimmed || (amountPico > 0n ? 'admin credit' : 'admin debit') });
   await writeAudit(actor, {

@@ -5,6 +5,7 @@ import { listAudit } from './audit';
 import { getAdminLog, listAdminLogs, parseAdminLogFilters } from './logs';
 import { batchCodes, listBatches } from './redemption';
 import { channelStates, overview } from './stats';
+import { recordedUsage } from './reconcile';
 
 // The operator console's page loaders. Each one checks the operator itself before its query, so
 // no page can hand out data by forgetting the check or by rendering beside a layout that made it
@@ -29,3 +30,6 @@ export const consoleBatchCodes = guarded(batchCodes);
 export const consoleLogFilters = guarded(parseAdminLogFilters);
 export const consoleLogs = guarded(listAdminLogs);
 export const consoleLog = guarded(getAdminLog);
+// Reconciliation (lib/admin/reconcile.ts): the range parser is pure.
+export const consoleRecordedUsage = guarded(recordedUsage);
+export { reconcileRange } from './reconcile';

@@ -1,7 +1,7 @@
 import { cache } from 'react';
 import { forbidden, unauthorized } from 'next/navigation';
 import { assertSameOrigin } from '@/lib/http/api';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 import { sessionUser } from '@/lib/dashboard/session';
 import { roleOf } from './roles';
 import type { Actor } from './audit';
@@ -22,9 +22,9 @@ export async function requireAdmin(req: Request): Promise<Actor> {
   if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method)) assertSameOrigin(req);
   // A session the account has ended (sign out everywhere) is no session, as on the account API.
   const user = await sessionUser();
-  if (!user) throw new GatewayError('unauthenticated', 'Sign in first.');
+  if (!user) throw codedError('unauthenticated', 'auth.sign_in_first');
   const actor = await adminActor(user.id);
-  if (!actor) throw new GatewayError('forbidden', 'This needs an operator (admin) account.');
+  if (!actor) throw codedError('forbidden', 'admin.operator_only');
   return actor;
 }
 

@@ -1,6 +1,6 @@
 import { getDb, isUuid } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 import { findUserByEmail } from '@/lib/accounts/queries';
 import { encodeCursor, isPlausibleId, parseLogFilters, type LogCursor, type LogFilters, type SearchParamsLike } from '@/lib/dashboard/filters';
 import { listSelect, statusWhere, toLogEntry, type LogEntry } from '@/lib/dashboard/queries';
@@ -29,16 +29,16 @@ export async function parseAdminLogFilters(params: SearchParamsLike): Promise<Ad
       const user = await findUserByEmail(account);
       if (user) filters.userId = user.id;
       else filters.noAccount = true;
-    } else throw new GatewayError('invalid_request', 'account must be an account id or an email.', { param: 'account' });
+    } else throw codedError('invalid_request', 'admin.log_account', undefined, { param: 'account' });
   }
   const channel = params.get('channel')?.trim();
   if (channel) {
-    if (!isPlausibleId(channel)) throw new GatewayError('invalid_request', 'channel is not a channel name.', { param: 'channel' });
+    if (!isPlausibleId(channel)) throw codedError('invalid_request', 'admin.log_channel', undefined, { param: 'channel' });
     filters.channel = channel;
   }
   const fallback = params.get('fallback')?.trim();
   if (fallback) {
-    if (!['1', '0', 'true', 'false'].includes(fallback)) throw new GatewayError('invalid_request', 'fallback must be 1 or 0.', { param: 'fallback' });
+    if (!['1', '0', 'true', 'false'].includes(fallback)) throw codedError('invalid_request', 'admin.log_fallback', undefined, { param: 'fallback' });
     filters.fallback = fallback === '1' || fallback === 'true';
   }
   return filters;
@@ -108,11 +108,11 @@ async function emailsOf(ids: string[]): Promise<Map<string, string>> {
 }
 
 export async function getAdminLog(id: string) {
-  if (!isPlausibleId(id)) throw new GatewayError('not_found', 'No such request.');
+  if (!isPlausibleId(id)) throw codedError('not_found', 'admin.no_request');
   const db = await getDb();
   // Request ids are unique; the table's key also holds the day it is partitioned by (createdAt).
   const row = await db.requestLog.findFirst({ where: { id }, select: { ...listSelect, userId: true, attempts: true } });
-  if (!row) throw new GatewayError('not_found', 'No such request.');
+  if (!row) throw codedError('not_found', 'admin.no_request');
   const { userId, attempts, ...rest } = row;
   const emails = await emailsOf([userId]);
   return { ...toLogEntry(rest), userId, email: emails.get(userId) ?? '', attempts };

@@ -1,22 +1,22 @@
 import { getDb, isUuid } from '@/lib/db';
 import { env } from '@/lib/env';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 import { normaliseEmail } from '@/lib/auth/password-rules';
 import { writeAudit, type Actor } from './audit';
 
 export type Role = 'user' | 'admin';
 
 export function parseRole(value: string): Role {
-  if (value !== 'user' && value !== 'admin') throw new GatewayError('invalid_request', `Unknown role "${value}". Roles: user, admin.`, { param: 'role' });
+  if (value !== 'user' && value !== 'admin') throw codedError('invalid_request', 'admin.role_unknown', { role: value }, { param: 'role' });
   return value;
 }
 
 export async function setRole(actor: Actor, userId: string, role: Role) {
-  if (!isUuid(userId)) throw new GatewayError('not_found', 'No such account.');
+  if (!isUuid(userId)) throw codedError('not_found', 'admin.no_account');
   const db = await getDb();
   return db.$transaction(async (tx) => {
     const before = await tx.user.findUnique({ where: { id: userId }, select: { role: true } });
-    if (!before) throw new GatewayError('not_found', 'No such account.');
+    if (!before) throw codedError('not_found', 'admin.no_account');
     const user = await tx.user.update({ where: { id: userId }, data: { role } });
     await writeAudit(actor, { action: 'account.set_role', targetType: 'account', targetId: userId, before, after: { role } }, tx);
     return user;

@@ -6,7 +6,7 @@
 // PLAYGROUND_KEY_ID in the log's key column.
 import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { env } from '@/lib/env';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 import { authSecret } from '@/lib/secrets';
 import { AUTH_TIME_CLAIM } from '@/lib/auth/session-epoch';
 import { originOf, requestOrigin } from '@/lib/auth/request-origin';
@@ -74,7 +74,7 @@ const headersOf = (h: Record<string, string | undefined>) => ({ get: (name: stri
  * out of the page works nowhere else, and not after that session signed out).
  */
 export async function checkPlaygroundRequest(claims: Claims, headers: Record<string, string | undefined>, now = Date.now()): Promise<void> {
-  if (claims.e <= now) throw new GatewayError('invalid_api_key', 'The playground session credential has expired. Reload the playground.');
+  if (claims.e <= now) throw codedError('invalid_api_key', 'playground.expired');
   const site = headers['sec-fetch-site'];
   const origin = headers.origin ? originOf(headers.origin) : null;
   const allowed = new Set<string>();
@@ -85,7 +85,7 @@ export async function checkPlaygroundRequest(claims: Claims, headers: Record<str
   const own = requestOrigin(headersOf(headers));
   if (own) allowed.add(own);
   if ((site !== undefined && site !== 'same-origin') || !origin || !allowed.has(origin)) {
-    throw new GatewayError('forbidden', 'The playground credential is only accepted from the playground page of this site.');
+    throw codedError('forbidden', 'playground.wrong_page');
   }
   // The names sessionCookieSettings (lib/auth/session-cookie.ts) picks from, either of which only
   // this server's secret can have made; not imported from there, nor next-auth statically, so the
@@ -94,6 +94,6 @@ export async function checkPlaygroundRequest(claims: Claims, headers: Record<str
   const { decode } = await import('next-auth/jwt');
   const session = cookie ? await decode({ token: cookie, secret: authSecret() }).catch(() => null) : null;
   if (!session || session.sub !== claims.u || session[AUTH_TIME_CLAIM] !== claims.t) {
-    throw new GatewayError('invalid_api_key', 'The playground credential is only accepted with the session it was issued for. Sign in again.');
+    throw codedError('invalid_api_key', 'playground.wrong_session');
   }
 }

@@ -1,6 +1,6 @@
 import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
-import { GatewayError } from '@/lib/errors';
+import { GatewayError, codedError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { accountDenyKey, denyKeysFor, onGatewayEvent } from '@/lib/events';
@@ -24,6 +24,8 @@ export interface Principal {
   denyKeys: string[];
   /** The key's own controls (lib/keys); null when it has none. */
   guard: KeyGuard | null;
+  /** Seconds its replies are kept in the response cache when the request does not say (lib/cache/response-cache.ts); null: opt-in per request. */
+  responseCacheTtl?: number | null;
 }
 
 interface Entry {
@@ -88,6 +90,7 @@ async function load(hash: string): Promise<Principal | null> {
     limits: (row.user.limits as Principal['limits']) ?? null,
     denyKeys: denyKeysFor(row.userId, row.hash, row.controlsVersion),
     guard: keyGuard(row.name, keyControlsOf(row), row.controlsVersion),
+    responseCacheTtl: row.responseCacheTtl,
   };
 }
 
@@ -112,7 +115,7 @@ function throttled(c: KeyCache, ip: string, now: number): GatewayError | null {
   const f = c.failures.get(ip);
   if (!f || f.resetAt <= now || f.count < getConfig().limits.invalid_keys_per_ip_per_minute) return null;
   inc('gateway_invalid_key_throttled_total');
-  return new GatewayError('rate_limit_exceeded', 'Too many requests with invalid API keys from this address. Check the key, and retry later.', {
+  return codedError('rate_limit_exceeded', 'key.invalid_throttled', undefined, {
     retryAfterMs: f.resetAt - now,
   });
 }
@@ -127,9 +130,7 @@ function invalidKey(c: KeyCache, ip: string, now: number): GatewayError {
     c.failures.set(ip, f);
   }
   f.count++;
-  return (
-    (f.count > getConfig().limits.invalid_keys_per_ip_per_minute && throttled(c, ip, now)) || new GatewayError('invalid_api_key', 'Invalid or revoked API key.')
-  );
+  return (f.count > getConfig().limits.invalid_keys_per_ip_per_minute && throttled(c, ip, now)) || codedError('invalid_api_key', 'key.invalid');
 }
 
 /**
@@ -144,9 +145,9 @@ function invalidKey(c: KeyCache, ip: string, now: number): GatewayError {
  */
 export async function authenticate(req: { headers: Record<string, string | undefined>; ip: string }): Promise<Principal> {
   const key = extractApiKey(req.headers as { authorization?: string; 'x-api-key'?: string });
-  if (!key) throw new GatewayError('invalid_api_key', 'Missing API key. Send it as "Authorization: Bearer <key>".');
+  if (!key) throw codedError('invalid_api_key', 'key.missing');
   if (key.startsWith(PLAYGROUND_PREFIX)) return playgroundPrincipal(key, req);
-  if (!isWellFormedKey(key)) throw new GatewayError('invalid_api_key', 'Malformed API key.');
+  if (!isWellFormedKey(key)) throw codedError('invalid_api_key', 'key.malformed');
   const hash = hashApiKey(key);
   const c = cache();
   const now = Date.now();
@@ -167,7 +168,7 @@ export async function authenticate(req: { headers: Record<string, string | undef
       // Database unreachable: a cached principal keeps serving; an unknown key cannot be checked.
       if (!entry) {
         log('warn', 'api key lookup failed', errorFields(err));
-        throw new GatewayError('unavailable', 'The gateway cannot verify this key right now. Please retry shortly.', { retryAfterMs: 2000 });
+        throw codedError('unavailable', 'key.cannot_verify', undefined, { retryAfterMs: 2000 });
       }
       principal = entry.principal;
     }
@@ -183,7 +184,7 @@ export async function authenticate(req: { headers: Record<string, string | undef
     }
   }
   const principal = entry.principal;
-  if (principal.suspended) throw new GatewayError('account_suspended', 'This account is suspended.');
+  if (principal.suspended) throw codedError('account_suspended', 'auth.account_suspended');
   markUsed(principal.keyId);
   return principal;
 }
@@ -211,9 +212,9 @@ async function playgroundPrincipal(token: string, req: { headers: Record<string,
       user = await (await getDb()).user.findUnique({ where: { id: claims.u } });
     } catch (err) {
       log('warn', 'playground account lookup failed', errorFields(err));
-      throw new GatewayError('unavailable', 'The gateway cannot verify this session right now. Please retry shortly.', { retryAfterMs: 2000 });
+      throw codedError('unavailable', 'session.cannot_verify', undefined, { retryAfterMs: 2000 });
     }
-    if (!user || !sessionIsCurrent(claims.t, user.sessionsValidFrom)) throw new GatewayError('invalid_api_key', 'This session has ended. Sign in again.');
+    if (!user || !sessionIsCurrent(claims.t, user.sessionsValidFrom)) throw codedError('invalid_api_key', 'session.ended');
     const principal: Principal = {
       keyId: PLAYGROUND_KEY_ID,
       keyHash: cacheKey,
@@ -229,7 +230,7 @@ async function playgroundPrincipal(token: string, req: { headers: Record<string,
     if (c.byHash.size >= MAX_ENTRIES) c.byHash.clear();
     c.byHash.set(cacheKey, entry);
   }
-  if (entry.principal.suspended) throw new GatewayError('account_suspended', 'This account is suspended.');
+  if (entry.principal.suspended) throw codedError('account_suspended', 'auth.account_suspended');
   return entry.principal;
 }
 
@@ -249,7 +250,7 @@ export async function reloadPrincipal(hash: string): Promise<Principal | null> {
   try {
     principal = await load(hash);
   } catch {
-    throw new GatewayError('unavailable', 'The gateway cannot verify this key right now. Please retry shortly.', { retryAfterMs: 2000 });
+    throw codedError('unavailable', 'key.cannot_verify', undefined, { retryAfterMs: 2000 });
   }
   if (principal) c.byHash.set(hash, { principal, expiresAt: Date.now() + env.AUTH_CACHE_TTL_S * 1000 });
   else rememberInvalid(c, hash, Date.now());

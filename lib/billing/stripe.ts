@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import { env } from '@/lib/env';
 import { getDb } from '@/lib/db';
 import { getConfig } from '@/lib/config';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { formatPico, parseDecimal } from '@/lib/billing/money';
@@ -15,7 +15,6 @@ import type { Prisma } from '@/lib/generated/prisma/client';
 // the browser's return to success_url proves nothing.
 
 const PICO_PER_CENT = 10_000_000_000n;
-const NOT_CONFIGURED = 'Payments are not set up on this deployment.';
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Until Checkout answers, a new Payment row holds this unique stand-in for the session id. */
@@ -38,22 +37,20 @@ export function parseAmountUsd(value: unknown): bigint {
   } catch {
     /* answered below */
   }
-  throw new GatewayError('invalid_request', 'Field "amount_usd" must be an amount in USD, e.g. 20 or "20.00".', { param: 'amount_usd' });
+  throw codedError('invalid_request', 'billing.amount_invalid', undefined, { param: 'amount_usd' });
 }
 
 /** Starts a Checkout Session for a top-up of `amount` pico-USD; the Payment row stays pending until the webhook. */
 export async function createCheckoutSession(userId: string, amount: bigint, origin: string): Promise<{ url: string; id: string }> {
   const { rechargeMin, rechargeMax } = getConfig();
   if (amount < rechargeMin || amount > rechargeMax) {
-    throw new GatewayError('invalid_request', `Recharge amount must be between ${formatMoney(rechargeMin)} and ${formatMoney(rechargeMax)}.`, {
-      param: 'amount_usd',
-    });
+    throw codedError('invalid_request', 'billing.amount_range', { min: formatMoney(rechargeMin), max: formatMoney(rechargeMax) }, { param: 'amount_usd' });
   }
   if (amount % PICO_PER_CENT !== 0n) {
-    throw new GatewayError('invalid_request', 'Recharge amount must be in whole cents.', { param: 'amount_usd' });
+    throw codedError('invalid_request', 'billing.amount_cents', undefined, { param: 'amount_usd' });
   }
   const stripe = getStripe();
-  if (!stripe) throw new GatewayError('payments_not_configured', NOT_CONFIGURED);
+  if (!stripe) throw codedError('payments_not_configured', 'billing.not_configured');
 
   const db = await getDb();
   const paymentId = randomUUID();
@@ -81,23 +78,23 @@ export async function createCheckoutSession(userId: string, amount: bigint, orig
   } catch (err) {
     log('error', 'stripe checkout session failed', { userId, paymentId, ...errorFields(err) });
     await db.payment.update({ where: { id: paymentId }, data: { status: 'failed' } });
-    throw new GatewayError('upstream_error', 'Stripe could not start the checkout. Try again in a moment.');
+    throw codedError('upstream_error', 'billing.checkout_failed');
   }
   await db.payment.update({ where: { id: paymentId }, data: { stripeSessionId: session.id } });
-  if (!session.url) throw new GatewayError('upstream_error', 'Stripe did not return a checkout URL.');
+  if (!session.url) throw codedError('upstream_error', 'billing.checkout_no_url');
   return { url: session.url, id: session.id };
 }
 
 /** Verifies the Stripe-Signature header over the raw body; 400 when it does not match, 503 without a webhook secret. */
 export function verifyWebhook(rawBody: string, signature: string | null): Stripe.Event {
   const secret = env.STRIPE_WEBHOOK_SECRET;
-  if (!secret) throw new GatewayError('payments_not_configured', NOT_CONFIGURED);
-  if (!signature) throw new GatewayError('invalid_request', 'Invalid Stripe signature');
+  if (!secret) throw codedError('payments_not_configured', 'billing.not_configured');
+  if (!signature) throw codedError('invalid_request', 'billing.bad_signature');
   try {
     // Verification is pure HMAC: the static helper needs no API key.
     return Stripe.webhooks.constructEvent(rawBody, signature, secret);
   } catch {
-    throw new GatewayError('invalid_request', 'Invalid Stripe signature');
+    throw codedError('invalid_request', 'billing.bad_signature');
   }
 }
 

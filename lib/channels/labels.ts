@@ -20,9 +20,20 @@ export function channelLabel(name: string | null, cfg: GatewayConfig = getConfig
   return name === null ? null : (labels(cfg).get(name) ?? UNKNOWN);
 }
 
-/** Every channel's public label by name, for a client component that reads a channel name from a header. */
-export function channelLabels(cfg: GatewayConfig = getConfig()): Record<string, string> {
-  return Object.fromEntries(labels(cfg));
+const headerSafe = new Map<string, string>();
+
+/**
+ * The channel's public label as an `X-Service-Provider` value. A header carries only visible ASCII, so a
+ * label in another script (an operator's Chinese label) is percent-encoded (decodeURIComponent reads it).
+ */
+export function providerHeader(name: string, cfg: GatewayConfig = getConfig()): string {
+  const label = channelLabel(name, cfg)!;
+  let value = headerSafe.get(label);
+  if (value === undefined) {
+    value = /^[\x20-\x7e]*$/.test(label) ? label : encodeURIComponent(label);
+    if (headerSafe.size < 1000) headerSafe.set(label, value);
+  }
+  return value;
 }
 
 /** A log's attempt records with each channel name replaced by its label (anything else kept as it is). */

@@ -125,6 +125,10 @@ export interface GatewayConfig {
   /** Where state changes of channel health are POSTed, signed (unset: nowhere). */
   healthWebhook: { url: string; secret: string } | null;
   circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; autoDisableMinAccounts: number; probeIntervalMs: number };
+  /** The response cache (lib/cache/response-cache.ts); `billedNano`: the share of the price a hit is billed, in billionths. */
+  responseCache: { enabled: boolean; maxTtlSeconds: number; maxEntryBytes: number; memoryMaxBytes: number; billedNano: bigint; billedFraction: string };
+  /** Cache-aware routing (lib/cache/affinity.ts). */
+  cacheAffinity: { enabled: boolean; ttlSeconds: number };
   /** How long a stored response is kept (days). */
   responsesRetentionDays: number;
   /** Per-account quota of stored responses: bytes and rows (the oldest are evicted past either). */
@@ -292,6 +296,15 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     responsesRetentionDays: raw.responses.retention_days,
     responsesQuota: { bytes: raw.responses.max_bytes_per_account, rows: raw.responses.max_per_account },
     clampOutputToBudget: raw.clamp_output_to_budget,
+    responseCache: {
+      enabled: raw.response_cache.enabled,
+      maxTtlSeconds: raw.response_cache.max_ttl_seconds,
+      maxEntryBytes: raw.response_cache.max_entry_bytes,
+      memoryMaxBytes: raw.response_cache.memory_max_bytes,
+      billedNano: parseDecimal(raw.response_cache.billed_fraction, 9),
+      billedFraction: raw.response_cache.billed_fraction,
+    },
+    cacheAffinity: { enabled: raw.cache_affinity.enabled, ttlSeconds: raw.cache_affinity.ttl_seconds },
     logExport: logExportOf(raw, source),
     tiers,
     channels,

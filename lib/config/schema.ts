@@ -346,6 +346,33 @@ export const configSchema = z
         recover_after: 3,
         recovering_share: 0.1,
       }),
+    /**
+     * The response cache (lib/cache/response-cache.ts): opt-in per key or per request
+     * (`x-service-cache: ttl=<seconds>`), exact-match, never shared across accounts.
+     */
+    response_cache: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** The longest TTL a request or key may ask for. */
+        max_ttl_seconds: positiveInt.default(86_400),
+        /** The largest reply stored (an upstream reply or stream over it is not cached). */
+        max_entry_bytes: positiveInt.default(1024 * 1024),
+        /** The in-process store's bound, without Redis (the oldest entries go first). */
+        memory_max_bytes: positiveInt.default(64 * 1024 * 1024),
+        /** The share of the reply's price a hit is billed (0: free, 1: full price). */
+        billed_fraction: decimal.refine((v) => Number(v) <= 1, { message: 'must be between 0 and 1' }).default('0'),
+      })
+      .strict()
+      .default({ enabled: true, max_ttl_seconds: 86_400, max_entry_bytes: 1024 * 1024, memory_max_bytes: 64 * 1024 * 1024, billed_fraction: '0' }),
+    /** Cache-aware routing (lib/cache/affinity.ts): a conversation stays on the channel that served it while that channel is healthy. */
+    cache_affinity: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** How long a conversation keeps its channel after its last request (upstream prompt caches live 5 to 60 minutes). */
+        ttl_seconds: positiveInt.default(600),
+      })
+      .strict()
+      .default({ enabled: true, ttl_seconds: 600 }),
     /** Built-in tool prices of every model (a model's own override them). */
     tool_prices_usd_per_thousand_calls: toolPricesSchema.default({}),
     tiers: z.object({ free: tierSchema, pro: tierSchema, vip: tierSchema, enterprise: tierSchema }).strict(),

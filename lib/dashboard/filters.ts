@@ -1,4 +1,4 @@
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 
 // Query-string parsing shared by the logs API, the CSV export and the logs page.
 
@@ -67,47 +67,95 @@ export function parseStatus(value: string): StatusFilter {
   if (/^[1-5]\d\d$/.test(v)) return { kind: 'http', status: Number(v) };
   if (/^[1-5]xx$/.test(v)) return { kind: 'http_class', hundreds: Number(v[0]) };
   if (/^[a-z_]{1,32}$/.test(v)) return { kind: 'outcome', outcome: v };
-  throw new GatewayError('invalid_request', 'status must be ok, error, client_closed, an HTTP status (429) or a class (5xx).', {
-    param: 'status',
-  });
+  throw codedError('invalid_request', 'filter.status', undefined, { param: 'status' });
 }
 
-/** A day (YYYY-MM-DD, UTC) or an ISO timestamp. A bare day as the upper bound includes that whole day. */
-export function parseBound(value: string, name: 'from' | 'to'): Date {
-  const invalid = () =>
-    new GatewayError('invalid_request', `${name} must be a date (YYYY-MM-DD) or an ISO timestamp (2026-03-15T10:00:00Z) between 1970 and 9999.`, {
-      param: name,
-    });
+/** Whether `zone` is an IANA time zone this runtime knows (`Asia/Shanghai`, `UTC`). */
+export function isTimeZone(zone: string): boolean {
+  if (zone.length > 64 || !/^[A-Za-z0-9_+\-/]+$/.test(zone)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The `tz` parameter: the viewer's IANA zone, in which bare days are read (UTC when absent). */
+export function parseTimeZone(value: string | undefined): string {
+  if (value === undefined) return 'UTC';
+  if (!isTimeZone(value)) throw codedError('invalid_request', 'filter.tz', undefined, { param: 'tz' });
+  return value;
+}
+
+/** Milliseconds `zone` is ahead of UTC at instant `ms`. */
+function zoneOffset(ms: number, zone: string): number {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    })
+      .formatToParts(new Date(ms))
+      .map((p) => [p.type, Number(p.value)]),
+  );
+  const asUtc = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  return asUtc - (ms - (ms % 1000));
+}
+
+/** The instant local midnight begins day `y-m-d` in `zone` (DST-safe: the offset is read at the result). */
+export function zonedMidnight(day: string, zone: string): Date {
+  const utc = new Date(`${day}T00:00:00.000Z`).getTime();
+  if (zone === 'UTC') return new Date(utc);
+  const first = utc - zoneOffset(utc, zone);
+  return new Date(utc - zoneOffset(first, zone));
+}
+
+/**
+ * A day (YYYY-MM-DD, in the viewer's `zone`) or an ISO timestamp. A bare day as the upper bound
+ * includes that whole day.
+ */
+export function parseBound(value: string, name: 'from' | 'to', zone = 'UTC'): Date {
+  const invalid = () => codedError('invalid_request', 'filter.bound', { name }, { param: name });
   const day = dayPattern.exec(value);
   const parts = day ?? timestampPattern.exec(value);
   if (!parts || !isCalendarDay(parts[1], parts[2], parts[3])) throw invalid();
-  const date = new Date(day ? `${value}T00:00:00.000Z` : value);
+  const date = day ? zonedMidnight(value, zone) : new Date(value);
   if (!isQueryableDate(date)) throw invalid();
+  if (!day || name === 'from') return date;
   // The whole of the last day of 9999 as an upper bound stops at the last queryable instant.
-  return day && name === 'to' ? new Date(Math.min(date.getTime() + DAY_MS, MAX_QUERY_TIME)) : date;
+  const next = new Date(`${value}T00:00:00.000Z`).getTime() + DAY_MS;
+  if (next > MAX_QUERY_TIME) return new Date(MAX_QUERY_TIME);
+  return new Date(Math.min(zonedMidnight(new Date(next).toISOString().slice(0, 10), zone).getTime(), MAX_QUERY_TIME));
 }
 
 export function parseLogFilters(params: SearchParamsLike): LogFilters {
   const filters: LogFilters = {};
   const key = param(params, 'key');
   if (key) {
-    if (!uuidPattern.test(key)) throw new GatewayError('invalid_request', 'key must be an API key id.', { param: 'key' });
+    if (!uuidPattern.test(key)) throw codedError('invalid_request', 'filter.key', undefined, { param: 'key' });
     filters.keyId = key.toLowerCase();
   }
   const model = param(params, 'model');
   if (model) {
-    if (model.length > 200) throw new GatewayError('invalid_request', 'model is too long.', { param: 'model' });
-    if (controlChar.test(model)) throw new GatewayError('invalid_request', 'model must not contain control characters.', { param: 'model' });
+    if (model.length > 200) throw codedError('invalid_request', 'filter.model_long', undefined, { param: 'model' });
+    if (controlChar.test(model)) throw codedError('invalid_request', 'filter.model_control', undefined, { param: 'model' });
     filters.model = model;
   }
   const status = param(params, 'status');
   if (status) filters.status = parseStatus(status);
+  const zone = parseTimeZone(param(params, 'tz'));
   const from = param(params, 'from');
-  if (from) filters.from = parseBound(from, 'from');
+  if (from) filters.from = parseBound(from, 'from', zone);
   const to = param(params, 'to');
-  if (to) filters.to = parseBound(to, 'to');
+  if (to) filters.to = parseBound(to, 'to', zone);
   if (filters.from && filters.to && filters.from >= filters.to) {
-    throw new GatewayError('invalid_request', 'from must be before to.', { param: 'from' });
+    throw codedError('invalid_request', 'filter.from_before_to', undefined, { param: 'from' });
   }
   return filters;
 }
@@ -115,7 +163,7 @@ export function parseLogFilters(params: SearchParamsLike): LogFilters {
 /** The filter params again, for links (pagination, export) that must keep them. */
 export function filterQuery(params: SearchParamsLike): URLSearchParams {
   const out = new URLSearchParams();
-  for (const name of ['key', 'model', 'status', 'from', 'to']) {
+  for (const name of ['key', 'model', 'status', 'from', 'to', 'tz']) {
     const value = param(params, name);
     if (value) out.set(name, value);
   }
@@ -126,7 +174,7 @@ export function parseLimit(value: string | null | undefined, fallback: number, m
   if (value === null || value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > max) {
-    throw new GatewayError('invalid_request', `limit must be an integer from 1 to ${max}.`, { param: 'limit' });
+    throw codedError('invalid_request', 'filter.limit', { max }, { param: 'limit' });
   }
   return n;
 }
@@ -137,8 +185,7 @@ export function encodeCursor(c: LogCursor): string {
 }
 
 export function decodeCursor(value: string, name = 'cursor'): LogCursor {
-  const invalid = () =>
-    new GatewayError('invalid_request', `${name} is not a valid cursor. Use next_cursor or prev_cursor of a previous page.`, { param: name });
+  const invalid = () => codedError('invalid_request', 'filter.cursor', { name }, { param: name });
   if (!/^[A-Za-z0-9_-]{1,400}$/.test(value)) throw invalid();
   const text = Buffer.from(value, 'base64url').toString('utf8');
   const match = /^(\d{1,15}):(.{1,200})$/s.exec(text);

@@ -1,4 +1,5 @@
 import { formatPico } from '@/lib/billing/money';
+import { cacheSavingJson } from '@/lib/cache/savings';
 import type { Overview } from './overview';
 import type { DailyUsage, LedgerItem, LogDetail, LogEntry, UsageTotals } from './queries';
 
@@ -35,7 +36,7 @@ export function logJson(e: LogEntry) {
 }
 
 export function logDetailJson(e: LogDetail) {
-  return { ...logJson(e), attempts: e.attempts };
+  return { ...logJson(e), attempts: e.attempts, ...cacheSavingJson(e) };
 }
 
 /** The served model differs from the requested one (and the caller did not ask the router to choose). */

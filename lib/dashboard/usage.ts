@@ -1,6 +1,6 @@
 import { getDb } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
-import { GatewayError } from '@/lib/errors';
+import { codedError } from '@/lib/errors';
 import { decimalText } from '@/lib/format';
 import type { SearchParamsLike } from './filters';
 import { NO_KEY } from '@/lib/billing/writer';
@@ -55,7 +55,7 @@ function parseDay(value: string, name: 'from' | 'to'): Date {
     date.getUTCFullYear() < 1970 ||
     date.getUTCFullYear() > 9998
   ) {
-    throw new GatewayError('invalid_request', `${name} must be a day as YYYY-MM-DD (UTC).`, { param: name });
+    throw codedError('invalid_request', 'usage.day', { name }, { param: name });
   }
   return date;
 }
@@ -69,13 +69,13 @@ export function parseUsageQuery(params: SearchParamsLike, now = new Date()): Usa
   const fromParam = params.get('from')?.trim();
   const to = toParam ? parseDay(toParam, 'to') : today;
   const from = fromParam ? parseDay(fromParam, 'from') : new Date(to.getTime() - 29 * DAY_MS);
-  if (from > to) throw new GatewayError('invalid_request', 'from must not be after to.', { param: 'from' });
+  if (from > to) throw codedError('invalid_request', 'usage.from_after_to', undefined, { param: 'from' });
   if ((to.getTime() - from.getTime()) / DAY_MS + 1 > MAX_RANGE_DAYS) {
-    throw new GatewayError('invalid_request', `The range may span at most ${MAX_RANGE_DAYS} days.`, { param: 'from' });
+    throw codedError('invalid_request', 'usage.range', { days: MAX_RANGE_DAYS }, { param: 'from' });
   }
   const group = (params.get('group_by')?.trim() || 'none').toLowerCase();
   if (group !== 'none' && group !== 'model' && group !== 'key' && group !== 'day') {
-    throw new GatewayError('invalid_request', 'group_by must be day, model or key.', { param: 'group_by' });
+    throw codedError('invalid_request', 'usage.group_by', undefined, { param: 'group_by' });
   }
   return { from: isoDay(from), to: isoDay(to), groupBy: group === 'day' ? 'none' : group };
 }

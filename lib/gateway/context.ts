@@ -6,7 +6,9 @@ import { anthropicErrorBody, errorHeaders, GatewayError, geminiErrorBody, openai
 import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
 import { recordChannelResult } from '@/lib/gateway/router';
 import { recordHealth } from '@/lib/channels/health';
+import { providerHeader } from '@/lib/channels/labels';
 import { costOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { CACHE_HEADER, hitCost } from '@/lib/cache/response-cache';
 import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
 import { enqueueLog, logQueueFull, storableText } from '@/lib/billing/writer';
@@ -217,6 +219,10 @@ export class RequestContext {
   streamError?: (err: GatewayError) => string;
   /** The request's spans, when tracing is on (lib/telemetry/tracing.ts); every hook is `this.trace?.…`. */
   trace?: RequestTrace;
+  /** The response cache's answer for an opted-in request (the `X-Service-Cache` header): lib/cache/response-cache.ts. */
+  cacheResult?: 'hit' | 'miss';
+  /** Answered from the response cache: billed at the operator's fraction (billionths), no upstream tokens counted. */
+  cacheHitBilledNano: bigint | null = null;
 
   /**
    * A line of a batch (lib/batches): its request id and time are fixed by the batch and line (a
@@ -355,6 +361,11 @@ export class RequestContext {
     }
   }
 
+  /** Waits for a speculative admission (a cache hit's answer needs no upstream call to gate). */
+  async admitted(): Promise<void> {
+    if (this.admitting && !this.admission) this.admission = await this.admitting;
+  }
+
   /** The client left before an answer: recorded as client_closed (499), thrown to end the pipeline. */
   clientGone(): GatewayError {
     this.outcome = 'client_closed';
@@ -489,6 +500,7 @@ export class RequestContext {
     if (maxCompletion !== undefined && reported > maxCompletion) usage = { ...usage, completionTokens: maxCompletion };
     this.usage = usage;
     let priced = this.model ? costOf(this.model, usage) : 0n;
+    if (this.cacheHitBilledNano !== null) priced = hitCost(priced, this.cacheHitBilledNano);
     if (this.batch && this.model) priced = (priced * BigInt(Math.round((100 - this.batch.discountPercent(this.model)) * 100))) / 10_000n;
     if (tools && Object.keys(tools.reported).length > 0) {
       priced += tools.cost;
@@ -541,7 +553,9 @@ export class RequestContext {
   /** Sends the release of `admission` (once: later calls return the first one's promise). */
   private releaseOnce(urgent: boolean): Promise<void> {
     const u = this.usage;
-    return (this.released ??= release(this.admission!, this.cost, u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens, urgent));
+    // A cache hit used no upstream tokens: its tokens-per-minute reservation (none) settles at 0.
+    const tokens = this.cacheHitBilledNano !== null ? 0 : u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens;
+    return (this.released ??= release(this.admission!, this.cost, tokens, urgent));
   }
 
   // The cost in CNY and the decimal texts of both, computed once per cost (headers, the reply's
@@ -588,12 +602,13 @@ export class RequestContext {
     headers['x-service-cost-cny'] = this.costCnyText();
     headers['x-service-model-id'] = this.model?.name ?? (this.modelRequested && isModelName(this.modelRequested) ? this.modelRequested : '');
     headers['x-service-latency-ms'] = String(this.elapsedMs());
-    headers['x-service-provider'] = this.channel ?? 'none';
+    headers['x-service-provider'] = this.channel === null ? 'none' : providerHeader(this.channel, this.cfg);
     const dropped = droppedHeaderValue(this.dropped);
     if (dropped) headers[DROPPED_HEADER] = dropped;
     // The header Anthropic's SDK reads into `requestID`.
     if (this.surface === 'anthropic') headers['request-id'] = this.requestId;
     if (this.outputClamped !== null) headers[CLAMPED_HEADER] = String(this.outputClamped);
+    if (this.cacheResult) headers[CACHE_HEADER] = this.cacheResult;
     if (extra) for (const name in extra) headers[name] = extra[name];
     return headers;
   }

@@ -33,6 +33,8 @@ import type {
 import { mergeDropped } from '@/lib/gateway/translate/dropped';
 import { startAbortDrain, trackStream } from '@/lib/shutdown';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import { cacheAsk, cacheKey, hitCost, lookup, remember, ReplyRecorder, type CacheAsk, type CachedReply } from '@/lib/cache/response-cache';
+import { affinityKey, conversationOf, pin, pinnedChannel, preferPinned } from '@/lib/cache/affinity';
 
 const MAX_ERROR_BYTES = 1024 * 1024;
 
@@ -131,9 +133,11 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   const body = await ctx.open(req);
   let client: ClientRequest = { body, headers: req.headers };
   const principal = ctx.principal!;
-  const before = await prepare(ctx, req, surface, client);
+  const ask = cacheAsk(req, ctx.cfg, principal);
+  const before = await prepare(ctx, req, surface, client, ask);
+  if (before.hit) return serveHit(ctx, sink, surface, before.prepared, client, before.hit);
   let { prepared, calls } = before;
-  const { plan, first, translated } = before;
+  const { plan, first, translated, cache, affinity } = before;
   if (!translated && prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx.cfg, m)))) {
     await ctx.admit(null, surface.endpoint, 0n);
     const text = await prepared.local(plan.models[0]);
@@ -194,7 +198,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
         refusal ??= err;
         continue;
       }
-      if (await attempt(ctx, req, sink, surface, prepared, client, call, channel)) return;
+      if (await attempt(ctx, req, sink, surface, prepared, client, call, channel, cache, model === plan.models[0] ? affinity : undefined)) return;
     }
   }
   ctx.model = plan.models[0];
@@ -215,8 +219,38 @@ function channelOrder(ctx: RequestContext, prepared: PreparedRequest, model: Mod
     : orderChannels(channelsOf(ctx.cfg, model));
 }
 
+/** A reply found in the response cache, and how to replay it (the translator its miss went through). */
+interface CacheHit {
+  entry: CachedReply;
+  model: ModelInfo;
+  translator: Translator;
+}
+
+/** A conversation's pin (lib/cache/affinity.ts): its store key and the channel it held when the request came. */
+interface Affinity {
+  key: string;
+  pinned: string | null;
+}
+
+/** Where an opted-in request's reply is stored on a miss. */
+interface CacheMiss {
+  key: string;
+  ttlMs: number;
+}
+
+/** The stored reply for this request, when there is one this configuration can still replay. */
+async function cachedReply(ctx: RequestContext, prepared: PreparedRequest, plan: ModelPlan, key: string): Promise<CacheHit | null> {
+  const entry = await lookup(ctx.cfg, key);
+  if (!entry || entry.stream !== prepared.stream) return null;
+  const model = plan.models.find((m) => m.name === entry.model);
+  const channel = ctx.cfg.channels.find((c) => c.name === entry.channel);
+  if (!model || !channel || channel.protocol !== entry.protocol) return null;
+  const translator = prepared.translator(channel.protocol, model, channel);
+  return translator ? { entry, model, translator } : null;
+}
+
 /** A request validated, its models planned and its first upstream call translated: the work before admission. */
-async function prepare(ctx: RequestContext, req: GatewayRequest, surface: SurfaceSpec, client: ClientRequest) {
+async function prepare(ctx: RequestContext, req: GatewayRequest, surface: SurfaceSpec, client: ClientRequest, ask: CacheAsk | null) {
   const principal = ctx.principal!;
   const validated = surface.validate(client, ctx.cfg, principal, client.body.raw.length, req.signal);
   const prepared = validated instanceof Promise ? await validated : validated;
@@ -243,13 +277,32 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
   ctx.routeReason = plan.reason;
   ctx.model = plan.models[0];
 
+  // The response cache (opted in): a hit is answered without any upstream work (lib/cache/).
+  let cache: CacheMiss | undefined;
+  if (ask && prepared.billed && !prepared.local) {
+    cache = { key: cacheKey(principal.userId, ctx.endpoint, plan.models[0], prepared.stream, client.body.json), ttlMs: ask.ttlMs };
+    const hit = await cachedReply(ctx, prepared, plan, cache.key);
+    if (hit) return { prepared, plan, hit } as const;
+    ctx.cacheResult = 'miss';
+  }
+
   const calls = new CallCache(client, ctx, prepared);
-  const first = channelOrder(ctx, prepared, plan.models[0]);
+  let first = channelOrder(ctx, prepared, plan.models[0]);
+  // Cache-aware routing: the conversation's channel first while it is healthy (lib/cache/affinity.ts).
+  let affinity: Affinity | undefined;
+  const conversation = first.length > 1 && ctx.cfg.cacheAffinity.enabled ? conversationOf(req.headers, client.body.json) : undefined;
+  if (conversation) {
+    const key = affinityKey(principal.userId, plan.models[0].name, conversation);
+    affinity = { key, pinned: await pinnedChannel(key) };
+    const kept = preferPinned(first, affinity.pinned);
+    first = kept.channels;
+    if (kept.kept) ctx.routeReason = `${ctx.routeReason ? `${ctx.routeReason}; ` : ''}conversation kept on channel ${first[0].name} (cache affinity)`;
+  }
   // The first attempt's translation happens before admission: a parameter the upstream cannot
   // carry (or a body it would grow past the cap) is the client's 400, with nothing admitted or sent.
   const firstTranslator = translatorFor(prepared, plan.models[0], first);
   if (firstTranslator) calls.get(plan.models[0], firstTranslator);
-  return { prepared, plan, first, calls, translated: firstTranslator !== undefined };
+  return { prepared, plan, first, calls, translated: firstTranslator !== undefined, cache, affinity, hit: undefined };
 }
 
 /** The translator of the first of `channels` that can serve `model` for this request. */
@@ -409,6 +462,8 @@ async function attempt(
   client: ClientRequest,
   call: TranslatedCall,
   channel: ChannelInfo,
+  cache?: CacheMiss,
+  affinity?: Affinity,
 ): Promise<boolean> {
   const { model, translator, info, upstream } = call;
   const provider = providers[channel.protocol];
@@ -444,11 +499,35 @@ async function attempt(
     sink.end(out.body);
     return true;
   }
+  // The channel served: the conversation is pinned to it (lib/cache/affinity.ts). A new pin is
+  // stored before the reply's end reaches the client, so that the conversation's next request finds
+  // it on any instance; the same pin is only refreshed (its TTL), without waiting.
+  const served = affinity
+    ? () => {
+        const pinned = pin(ctx.cfg, affinity.key, channel.name);
+        if (affinity.pinned === channel.name) return undefined;
+        affinity.pinned = channel.name;
+        return pinned;
+      }
+    : undefined;
   let ok: boolean;
   try {
     ok = prepared.stream
-      ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, record, channel)
-      : await relayJson(ctx, req, sink, res, translator, info, prepared, record, channel, prepared.maxReplyBytes?.(model) ?? surface.maxReplyBytes);
+      ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, record, channel, cache, served)
+      : await relayJson(
+          ctx,
+          req,
+          sink,
+          res,
+          translator,
+          info,
+          prepared,
+          record,
+          channel,
+          prepared.maxReplyBytes?.(model) ?? surface.maxReplyBytes,
+          cache,
+          served,
+        );
   } catch (err) {
     // Broke off after the first byte: no fallback any more, but the channel is unhealthy.
     tracker.fail(record.error ?? (err as Error).message);
@@ -593,11 +672,15 @@ async function relayJson(
   record: Attempt,
   channel: ChannelInfo,
   maxReplyBytes: number,
+  cache?: CacheMiss,
+  served?: () => Promise<void> | undefined,
 ): Promise<boolean> {
   const client = new ClientWatch(ctx, req, res);
   let reply: TranslatedReply;
+  let upstreamText: string;
   try {
-    reply = translator.response(await readUpstreamBody(res.body, maxReplyBytes), info);
+    upstreamText = await readUpstreamBody(res.body, maxReplyBytes);
+    reply = translator.response(upstreamText, info);
   } catch (err) {
     client.dispose();
     if (!client.open) {
@@ -614,11 +697,72 @@ async function relayJson(
   ctx.markFirstToken();
   if (!client.open) return true;
   const text = reply.render(settlement(ctx, reasoning));
+  const pinned = served?.();
+  if (pinned) await pinned;
   if (prepared.beforeEnd) await prepared.beforeEnd(info.model);
   // A known length lets node send the reply in one write instead of chunked framing.
   sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
   sink.end(text);
+  if (cache && ctx.outputClamped === null) remember(ctx.cfg, cache.key, cache.ttlMs, storedReply(ctx, channel, info, false, upstreamText));
   return true;
+}
+
+function storedReply(ctx: RequestContext, channel: ChannelInfo, info: CallInfo, stream: boolean, body: string): CachedReply {
+  return { v: 1, protocol: channel.protocol, channel: channel.name, model: info.model.name, stream, body, at: Date.now(), requestId: ctx.requestId };
+}
+
+/** The headers a stream starts with (its cost follows in trailers). */
+function streamHeaders(ctx: RequestContext, prepared: PreparedRequest): Record<string, string> {
+  return ctx.headers({
+    'content-type': prepared.streamContentType ?? 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    'x-service-cost-usd': 'pending',
+    'x-service-cost-cny': 'pending',
+    // x-service-error is sent only by a stream that ends in an error (its code).
+    trailer: 'x-service-cost-usd, x-service-cost-cny, x-service-error',
+  });
+}
+
+/**
+ * Answers from the response cache: admitted (authenticated already; the request counted against
+ * its rates, the balance reserved at the hit's price; no channel, no upstream token reservation),
+ * the stored upstream reply replayed through its translator (a stream as a stream, in the
+ * client's protocol, with this request's ids), billed at the operator's fraction and logged.
+ */
+async function serveHit(ctx: RequestContext, sink: ResponseSink, surface: SurfaceSpec, prepared: PreparedRequest, client: ClientRequest, hit: CacheHit) {
+  const { entry, model, translator } = hit;
+  const billedNano = ctx.cfg.responseCache.billedNano;
+  ctx.cacheResult = 'hit';
+  ctx.cacheHitBilledNano = billedNano;
+  ctx.model = model;
+  ctx.routeReason = `${ctx.routeReason ? `${ctx.routeReason}; ` : ''}response cache hit (stored by ${entry.requestId} from channel ${entry.channel})`;
+  const bytes = prepared.promptBytes ?? client.body.raw.length;
+  await ctx.admit(prepared.billed ? model : null, surface.endpoint, prepared.billed ? hitCost(reservation([model], prepared, bytes), billedNano) : 0n, 0);
+  await ctx.admitted();
+  const info: CallInfo = { model, stream: prepared.stream, requestId: ctx.requestId, created: Math.floor(ctx.startedAt / 1000) };
+  if (!prepared.stream) {
+    const reply = translator.response(entry.body, info);
+    const settled = settle(ctx, prepared, reply.usage, reply);
+    const reasoning = typeof settled === 'number' ? settled : await settled;
+    ctx.markFirstToken();
+    const text = reply.render(settlement(ctx, reasoning));
+    if (prepared.beforeEnd) await prepared.beforeEnd(model);
+    sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
+    sink.end(text);
+    return;
+  }
+  const st = translator.stream(info, client);
+  let out = '';
+  for (const ev of new SseEventReader().push(Buffer.from(entry.body))) out += st.push(ev);
+  ctx.markFirstToken();
+  sink.start(200, streamHeaders(ctx, prepared));
+  if (out) await sink.write(out);
+  const settled = settle(ctx, prepared, st.usage, st);
+  const reasoning = typeof settled === 'number' ? settled : await settled;
+  const tail = st.end(settlement(ctx, reasoning));
+  if (prepared.beforeEnd) await prepared.beforeEnd(model);
+  ctx.endStream(sink, tail);
 }
 
 /**
@@ -636,25 +780,17 @@ async function relayStream(
   prepared: PreparedRequest,
   record: Attempt,
   channel: ChannelInfo,
+  cache?: CacheMiss,
+  served?: () => Promise<void> | undefined,
 ): Promise<boolean> {
   const reader = new SseEventReader();
   const st = translator.stream(info, clientReq);
   const client = new ClientWatch(ctx, req, res);
+  const recorder = cache ? new ReplyRecorder(ctx.cfg.responseCache.maxEntryBytes) : undefined;
   const startClient = () => {
     if (sink.started) return;
     ctx.markFirstToken();
-    sink.start(
-      200,
-      ctx.headers({
-        'content-type': prepared.streamContentType ?? 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-        'x-service-cost-usd': 'pending',
-        'x-service-cost-cny': 'pending',
-        // x-service-error is sent only by a stream that ends in an error (its code).
-        trailer: 'x-service-cost-usd, x-service-cost-cny, x-service-error',
-      }),
-    );
+    sink.start(200, streamHeaders(ctx, prepared));
   };
 
   // Shutdown's cut-off (route-handler path) may end this stream: its upstream read stops here.
@@ -665,6 +801,7 @@ async function relayStream(
     for await (const chunk of res.body) {
       // Leaving the loop by a throw stops the reply: the upstream connection is dropped.
       if ((received += chunk.length) > maxBytes) throw new UpstreamFailure('protocol', `upstream stream longer than ${maxBytes} bytes`);
+      recorder?.push(chunk);
       let out = '';
       for (const ev of reader.push(chunk)) out += st.push(ev);
       if (out && client.open) {
@@ -705,7 +842,11 @@ async function relayStream(
     throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
   }
   const tail = st.end(settlement(ctx, reasoning));
+  const pinned = served?.();
+  if (pinned) await pinned;
   if (prepared.beforeEnd) await prepared.beforeEnd(info.model);
   ctx.endStream(sink, tail);
+  const recorded = recorder?.text();
+  if (cache && recorded && ctx.outputClamped === null) remember(ctx.cfg, cache.key, cache.ttlMs, storedReply(ctx, channel, info, true, recorded));
   return true;
 }

@@ -8,6 +8,22 @@
 export type MessageParams = Record<string, string | number>;
 
 const table = {
+  // Reconciliation: a provider's usage export (lib/admin/reconcile.ts)
+  'reconcile.too_large': { en: 'The export is over {max} bytes.', zh: '导出文件超过 {max} 字节。' },
+  'reconcile.empty': { en: 'The export is empty.', zh: '导出文件为空。' },
+  'reconcile.format': {
+    en: 'Not an OpenAI or Anthropic usage export: the header has neither input_tokens (OpenAI) nor uncached_input_tokens (Anthropic).',
+    zh: '不是 OpenAI 或 Anthropic 的用量导出：表头既没有 input_tokens（OpenAI）也没有 uncached_input_tokens（Anthropic）。',
+  },
+  'reconcile.column': { en: 'The export has no {column} column.', zh: '导出文件缺少 {column} 列。' },
+  'reconcile.number': { en: 'Line {line}: {column} is not a token count.', zh: '第 {line} 行：{column} 不是有效的 token 数。' },
+  'reconcile.day': { en: 'Line {line}: the day is not a date or a unix time.', zh: '第 {line} 行：日期既不是日期也不是 Unix 时间。' },
+  'reconcile.channel': { en: 'No channel is named {channel}.', zh: '没有名为 {channel} 的渠道。' },
+  'key.response_cache_ttl': {
+    en: 'response_cache_ttl_seconds must be a whole number of seconds from 1 to {max}, or null.',
+    zh: 'response_cache_ttl_seconds 必须是 1 到 {max} 之间的整数秒，或 null。',
+  },
+  'reconcile.output_format': { en: 'format must be json or csv.', zh: 'format 必须是 json 或 csv。' },
   // Sessions, bodies, throttles (every /api route)
   'auth.sign_in_first': { en: 'Sign in first.', zh: '请先登录。' },
   'auth.invalid_credentials': { en: 'Invalid email or password.', zh: '邮箱或密码不正确。' },
@@ -34,6 +50,71 @@ const table = {
   'auth.throttled_account': {
     en: 'Too many failed sign-in attempts for this email from this address. Try again in {seconds} s.',
     zh: '此账户从该地址登录失败次数过多，请 {seconds} 秒后重试。',
+  },
+  // Log and usage filters (dashboard pages, /api/logs, /api/usage and their exports)
+  'filter.status': {
+    en: 'status must be ok, error, client_closed, an HTTP status (429) or a class (5xx).',
+    zh: '状态须为 ok、error、client_closed、HTTP 状态码（如 429）或状态类（如 5xx）。',
+  },
+  'filter.tz': { en: 'tz must be an IANA time zone such as Asia/Shanghai or UTC.', zh: 'tz 须为 IANA 时区，例如 Asia/Shanghai 或 UTC。' },
+  'filter.bound': {
+    en: '{name} must be a date (YYYY-MM-DD) or an ISO timestamp (2026-03-15T10:00:00Z) between 1970 and 9999.',
+    zh: '{name} 须为 1970 至 9999 年之间的日期（YYYY-MM-DD）或 ISO 时间戳（2026-03-15T10:00:00Z）。',
+  },
+  'filter.key': { en: 'key must be an API key id.', zh: 'key 须为 API 密钥 ID。' },
+  'filter.model_long': { en: 'model is too long.', zh: '模型名称过长。' },
+  'filter.model_control': { en: 'model must not contain control characters.', zh: '模型名称不能包含控制字符。' },
+  'filter.from_before_to': { en: 'from must be before to.', zh: '开始时间必须早于结束时间。' },
+  'filter.limit': { en: 'limit must be an integer from 1 to {max}.', zh: 'limit 须为 1 到 {max} 之间的整数。' },
+  'filter.cursor': {
+    en: '{name} is not a valid cursor. Use next_cursor or prev_cursor of a previous page.',
+    zh: '{name} 不是有效的分页游标，请使用上一页返回的 next_cursor 或 prev_cursor。',
+  },
+  'usage.day': { en: '{name} must be a day as YYYY-MM-DD (UTC).', zh: '{name} 须为 YYYY-MM-DD 格式的日期（UTC）。' },
+  'usage.from_after_to': { en: 'from must not be after to.', zh: '开始日期不能晚于结束日期。' },
+  'usage.range': { en: 'The range may span at most {days} days.', zh: '时间范围最多 {days} 天。' },
+  'usage.group_by': { en: 'group_by must be day, model or key.', zh: 'group_by 须为 day、model 或 key。' },
+  // Operator console (lib/admin)
+  'admin.no_account': { en: 'No such account.', zh: '没有这个账户。' },
+  'admin.no_request': { en: 'No such request.', zh: '没有这条请求。' },
+  'admin.operator_only': { en: 'This needs an operator (admin) account.', zh: '此操作需要运营（管理员）账户。' },
+  'admin.amount_zero': { en: 'The amount must not be zero.', zh: '金额不能为零。' },
+  'admin.note_long': { en: 'The note is at most 500 characters.', zh: '备注最多 500 个字符。' },
+  'admin.debit_exceeds': { en: 'A debit of {amount} exceeds the balance ({balance}).', zh: '扣减 {amount} 超过了余额（{balance}）。' },
+  'admin.log_account': { en: 'account must be an account id or an email.', zh: '账户须为账户 ID 或邮箱。' },
+  'admin.log_channel': { en: 'channel is not a channel name.', zh: '这不是渠道名称。' },
+  'admin.log_fallback': { en: 'fallback must be 1 or 0.', zh: 'fallback 须为 1 或 0。' },
+  'admin.role_unknown': { en: 'Unknown role "{role}". Roles: user, admin.', zh: '未知角色“{role}”。可选角色：user、admin。' },
+  // Payments (Stripe)
+  'billing.amount_invalid': { en: 'Field "amount_usd" must be an amount in USD, e.g. 20 or "20.00".', zh: '充值金额须为美元金额，例如 20 或 "20.00"。' },
+  'billing.amount_range': { en: 'Recharge amount must be between {min} and {max}.', zh: '充值金额须在 {min} 到 {max} 之间。' },
+  'billing.amount_cents': { en: 'Recharge amount must be in whole cents.', zh: '充值金额须精确到分。' },
+  'billing.not_configured': { en: 'Payments are not set up on this deployment.', zh: '此部署尚未开通在线支付。' },
+  'billing.checkout_failed': { en: 'Stripe could not start the checkout. Try again in a moment.', zh: 'Stripe 暂时无法发起支付，请稍后重试。' },
+  'billing.checkout_no_url': { en: 'Stripe did not return a checkout URL.', zh: 'Stripe 未返回支付页面地址。' },
+  'billing.bad_signature': { en: 'Invalid Stripe signature', zh: 'Stripe 签名无效' },
+  // API keys and sessions on /v1 (the playground shows them)
+  'key.invalid_throttled': {
+    en: 'Too many requests with invalid API keys from this address. Check the key, and retry later.',
+    zh: '此地址使用无效 API 密钥的请求过多，请检查密钥后稍后重试。',
+  },
+  'key.invalid': { en: 'Invalid or revoked API key.', zh: 'API 密钥无效或已撤销。' },
+  'key.missing': { en: 'Missing API key. Send it as "Authorization: Bearer <key>".', zh: '缺少 API 密钥，请以 "Authorization: Bearer <key>" 发送。' },
+  'key.malformed': { en: 'Malformed API key.', zh: 'API 密钥格式不正确。' },
+  'key.cannot_verify': { en: 'The gateway cannot verify this key right now. Please retry shortly.', zh: '网关暂时无法验证此密钥，请稍后重试。' },
+  'session.cannot_verify': { en: 'The gateway cannot verify this session right now. Please retry shortly.', zh: '网关暂时无法验证当前会话，请稍后重试。' },
+  'session.ended': { en: 'This session has ended. Sign in again.', zh: '此会话已结束，请重新登录。' },
+  'playground.expired': {
+    en: 'The playground session credential has expired. Reload the playground.',
+    zh: '演练场的会话凭据已过期，请重新加载演练场。',
+  },
+  'playground.wrong_page': {
+    en: 'The playground credential is only accepted from the playground page of this site.',
+    zh: '演练场凭据只能在本站的演练场页面使用。',
+  },
+  'playground.wrong_session': {
+    en: 'The playground credential is only accepted with the session it was issued for. Sign in again.',
+    zh: '演练场凭据只能配合签发它的会话使用，请重新登录。',
   },
   'request.rate_limited': { en: 'Rate limit exceeded: {what}. Try again in {seconds} s.', zh: '操作过于频繁，请 {seconds} 秒后重试。' },
   'request.cross_site': {

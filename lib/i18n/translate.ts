@@ -6,12 +6,13 @@
 import type { Locale } from './messages';
 import { zhPhrases } from './zh-phrases';
 import { zhConsole } from './zh-console';
+import { zhCaches } from './zh-caches';
 import { renderMessage, type CodedMessage } from './codes';
 
-export type Phrase = keyof typeof zhPhrases | keyof typeof zhConsole;
+export type Phrase = keyof typeof zhPhrases | keyof typeof zhConsole | keyof typeof zhCaches;
 
 // The operator console's phrases live in their own table (zh-console.ts); one lookup for both.
-const zhAll: Record<string, string> = { ...zhConsole, ...zhPhrases };
+const zhAll: Record<string, string> = { ...zhCaches, ...zhConsole, ...zhPhrases };
 export type Translate = (phrase: Phrase, vars?: Record<string, string | number>) => string;
 
 function fill(text: string, vars?: Record<string, string | number>): string {

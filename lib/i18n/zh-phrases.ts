@@ -91,8 +91,6 @@ export const zhPhrases = {
   'Day (UTC)': '日期（UTC）',
   From: '开始',
   To: '结束',
-  'From (UTC)': '开始（UTC）',
-  'To (UTC)': '结束（UTC）',
   Clear: '清除',
   'Loading…': '加载中…',
   Request: '请求',

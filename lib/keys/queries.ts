@@ -7,6 +7,7 @@ import { publishGatewayEvent } from '@/lib/events';
 import { enforceLimit } from '@/lib/limits/enforce';
 import { generateApiKey } from '@/lib/auth/keys';
 import { publicKey } from '@/lib/accounts/queries';
+import { responseCacheData, responseCacheJson } from '@/lib/cache/key-setting';
 import { monthOf, nameProblem, parseKeyControls, publicControls, type KeyControls } from '@/lib/keys/controls';
 
 // Database access for per-key controls and spend.
@@ -90,7 +91,16 @@ async function spendByKey(userId: string): Promise<Map<string, { total: bigint; 
 
 const DAY_MS = 86_400_000;
 
-type Row = KeyControlColumns & { id: string; name: string; prefix: string; lastFour: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
+type Row = KeyControlColumns & {
+  responseCacheTtl?: number | null;
+  id: string;
+  name: string;
+  prefix: string;
+  lastFour: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+};
 
 /** A key as the API shows it, with its controls and (when known) its spend in USD and CNY. */
 export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: bigint }) {
@@ -100,6 +110,7 @@ export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: 
   return {
     ...publicKey(row),
     ...publicControls(controls),
+    ...responseCacheJson(row),
     expired: controls.expiresAt !== null && controls.expiresAt.getTime() <= Date.now(),
     spend: {
       total_usd: formatPico(s.total),
@@ -145,7 +156,7 @@ export async function updateKey(userId: string, keyId: string, body: Record<stri
   if (!row) throw codedError('not_found', 'key.not_found');
   if (row.revokedAt) throw codedError('conflict', 'key.revoked');
   const name = body.name === undefined ? undefined : typeof body.name === 'string' ? body.name.trim() : '';
-  const data = controlsData(parseControlsBody(body, name));
+  const data: Record<string, unknown> = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body) };
   if (name !== undefined) data.name = name;
   // The version moves in the same statement as the edit: two concurrent edits get two versions.
   const updated = await db.apiKey.update({ where: { id: row.id }, data: { ...data, controlsVersion: { increment: 1 } } });
@@ -166,7 +177,7 @@ async function throttleKeyChanges(userId: string): Promise<void> {
 /** Creates a key with its controls (validated before anything is written); the full key is answered once. */
 export async function createKeyWithControls(userId: string, body: Record<string, unknown>) {
   const name = (typeof body.name === 'string' ? body.name : 'default').trim();
-  const data = controlsData(parseControlsBody(body, name));
+  const data = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body) };
   await throttleKeyChanges(userId);
   const cap = getConfig().limits.keys_per_account;
   const db = await getDb();

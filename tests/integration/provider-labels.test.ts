@@ -20,6 +20,7 @@ beforeAll(async () => {
   failing.setDefault({ type: 'status', status: 500 });
   healthy = await startFakeUpstream();
   const config = testConfig({ channelPrefix: PREFIX, openaiUrls: [failing.url, healthy.url] }) as { channels: Record<string, unknown>[] };
+  delete config.channels[0]!.label;
   config.channels[1]!.label = 'Acme Cloud';
   gw = await startGateway({ config, env: { TRUST_PROXY: '1' } });
   account = await createAccount({ tier: 'pro', balanceUsd: '5' });
@@ -68,6 +69,8 @@ describe('provider labels', { timeout: 60_000 }, () => {
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     const id = res.headers.get('x-request-id')!;
+    // The reply's own header names the provider by its label too, never the channel's name.
+    expect(res.headers.get('x-service-provider')).toBe('Acme Cloud');
     const log = await logOf(id);
     expect(log.channel).toBe('Acme Cloud');
     expect(log.attempts.map((a) => [a.channel, a.ok])).toEqual([
@@ -92,6 +95,8 @@ describe('provider labels', { timeout: 60_000 }, () => {
     try {
       const res = await chat();
       expect(res.status).toBeGreaterThanOrEqual(500);
+      // No channel served it: the header says so (the log names the providers tried).
+      expect(res.headers.get('x-service-provider')).toBe('none');
       await res.arrayBuffer();
       const id = res.headers.get('x-request-id')!;
       const log = await logOf(id);

@@ -93,11 +93,15 @@ export const CHANNEL_MODELS = {
 
 /**
  * A channel `<prefix><protocol>-<suffix>` to a fake upstream at `url` (OpenAI channels under `/v1`), with
- * an upstream key the log-secret scan looks for (`upstream-secret-…`).
+ * an upstream key the log-secret scan looks for (`upstream-secret-…`), labelled with its name.
  */
 export function fixtureChannel({ protocol, suffix, url, priority, timeouts, models = CHANNEL_MODELS[protocol], prefix = '' }) {
+  const name = `${prefix}${protocol}-${suffix}`;
   return {
-    name: `${prefix}${protocol}-${suffix}`,
+    name,
+    // Public label = name, so that tests can tell the fixture channels apart by `X-Service-Provider`
+    // (which carries the label); provider-labels.test.ts removes it to see the generic names.
+    label: name,
     protocol,
     base_url: protocol === 'openai' ? `${url}/v1` : url,
     api_key: `upstream-secret-${protocol}-${suffix}`,

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { apiErrorText, apiFieldErrors, attemptReason, englishMessage, messageCodes, messageTemplates, renderMessage } from '@/lib/i18n/codes';
 import { apiErrorBody, codedError, GatewayError } from '@/lib/errors';
 import { parseKeyControls } from '@/lib/keys/controls';
+import { decodeCursor, parseLimit, parseLogFilters } from '@/lib/dashboard/filters';
+import { parseUsageQuery } from '@/lib/dashboard/usage';
 import { zhPhrases } from '@/lib/i18n/zh-phrases';
 import { zhConsole } from '@/lib/i18n/zh-console';
 import { translator } from '@/lib/i18n/translate';
@@ -47,6 +49,32 @@ describe('message codes', () => {
 });
 
 describe('the dashboard API envelope', () => {
+  it('codes the log and usage filters’ refusals, so the pages render them in Chinese', () => {
+    const refusal = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return apiErrorBody(e as GatewayError).error as { message: string; message_code?: string; params?: Record<string, string | number> };
+      }
+      throw new Error('not refused');
+    };
+    const cases: [() => unknown, string, string][] = [
+      [() => parseLogFilters(new URLSearchParams('status=weird!')), 'filter.status', '状态须为'],
+      [() => parseLogFilters(new URLSearchParams('from=2026-02-30')), 'filter.bound', 'from 须为'],
+      [() => parseLogFilters(new URLSearchParams('from=2026-03-02&to=2026-03-01')), 'filter.from_before_to', '开始时间'],
+      [() => parseLogFilters(new URLSearchParams('from=2026-03-01&tz=Nowhere/City')), 'filter.tz', 'IANA 时区'],
+      [() => decodeCursor('zzz'), 'filter.cursor', '分页游标'],
+      [() => parseLimit('0', 50, 200), 'filter.limit', '1 到 200'],
+      [() => parseUsageQuery(new URLSearchParams('group_by=planet')), 'usage.group_by', 'group_by 须为'],
+    ];
+    for (const [f, code, zh] of cases) {
+      const err = refusal(f);
+      expect(err.message_code, code).toBe(code);
+      expect(renderMessage('zh-CN', err), code).toContain(zh);
+      expect(renderMessage('en', err), code).toBe(err.message);
+    }
+  });
+
   it('keeps code and message and adds message_code and params', () => {
     const body = apiErrorBody(codedError('not_found', 'redeem.invalid', undefined, { param: 'code' }));
     expect(body).toEqual({ error: { code: 'not_found', message: 'This code is not valid.', param: 'code', message_code: 'redeem.invalid', params: {} } });

@@ -6,11 +6,15 @@ import { getOverview } from '@/lib/dashboard/overview';
 import { overviewJson } from '@/lib/dashboard/serialize';
 import { parseUsageQuery, usageReport, usageReportJson } from '@/lib/dashboard/usage';
 import { usageByKey } from '@/lib/keys/queries';
+import { cacheSavingsByDay, daySavingJson } from '@/lib/cache/savings';
 
 export const GET = apiRoute(async (req) => {
   const userId = await requireUserId(req);
   const params = new URL(req.url).searchParams;
   if (!params.has('from') && !params.has('to') && !params.has('group_by')) return json(overviewJson(await getOverview(userId)));
-  const report = usageReportJson(await usageReport(userId, parseUsageQuery(params)));
+  const query = parseUsageQuery(params);
+  const [raw, savings] = await Promise.all([usageReport(userId, query), cacheSavingsByDay(userId, query.from, query.to)]);
+  // What the upstreams' prompt caches saved per day (lib/cache/savings.ts).
+  const report = { ...usageReportJson(raw), cache_savings: savings.map(daySavingJson) };
   return json(params.get('group_by') === 'key' ? { ...report, by_key: await usageByKey(userId) } : report);
 });

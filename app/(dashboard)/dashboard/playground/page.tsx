@@ -1,5 +1,4 @@
 import { serverT } from '@/lib/i18n/server';
-import { channelLabels } from '@/lib/channels/labels';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import { getConfig } from '@/lib/config';
@@ -25,7 +24,7 @@ export default async function PlaygroundPage() {
   return (
     <>
       <PageHeader title={t.pages.playground.title} description={t.pages.playground.description} />
-      <Playground models={models} providers={channelLabels()} baseUrl={baseUrl} />
+      <Playground models={models} baseUrl={baseUrl} />
     </>
   );
 }

@@ -11,6 +11,8 @@ import { cny, int, toChartNumber, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { buttonClass } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { CacheSavingsCard } from '@/components/dashboard/cache-savings';
+import { cacheSavingsByDay } from '@/lib/cache/savings';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Input, Label, Select } from '@/components/ui/input';
 import { PageHeader } from '@/components/ui/page-header';
@@ -129,7 +131,8 @@ function GroupRow({ g, testId }: { g: UsageGroup | (UsageTotals & { label: strin
   );
 }
 
-function TotalsHead({ first, tr }: { first: string; tr: Translate }) {
+/** Called, not rendered as a component: Table reads its column labels (for phones) from a THead child. */
+function totalsHead(first: string, tr: Translate) {
   return (
     <THead>
       <tr>
@@ -163,7 +166,12 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
     problem = err.message;
     query = parseUsageQuery(new URLSearchParams());
   }
-  const [report, { t }, tr] = await Promise.all([usageReport(user.id, query), currentMessages(), serverT()]);
+  const [report, { t }, tr, savings] = await Promise.all([
+    usageReport(user.id, query),
+    currentMessages(),
+    serverT(),
+    cacheSavingsByDay(user.id, query.from, query.to),
+  ]);
   const { data, series } = chart(report, metric, tr);
   const today = new Date();
   const day = (offset: number) =>
@@ -277,7 +285,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
             <EmptyState title={tr('No requests in this range')} />
           ) : (
             <Table>
-              <TotalsHead first={groupLabel} tr={tr} />
+              {totalsHead(groupLabel, tr)}
               <TBody>
                 {report.groups.map((g) => (
                   <GroupRow key={g.key} g={g} testId="usage-group-row" />
@@ -294,7 +302,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
           <EmptyState title={tr('No requests in this range')}>{tr('Requests made with your API keys are counted here within a second or two.')}</EmptyState>
         ) : (
           <Table>
-            <TotalsHead first={tr('Day (UTC)')} tr={tr} />
+            {totalsHead(tr('Day (UTC)'), tr)}
             <TBody>
               {daysWithUse.map((d) => (
                 <GroupRow key={d.date} g={{ ...d, key: d.date, label: d.date }} testId="usage-day-row" />
@@ -303,6 +311,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
           </Table>
         )}
       </Card>
+      <CacheSavingsCard savings={savings} tr={tr} />
     </>
   );
 }

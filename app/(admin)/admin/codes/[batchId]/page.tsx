@@ -33,7 +33,7 @@ export default async function AdminBatchPage({ params }: { params: Promise<{ bat
         <Table>
           <THead>
             <Tr>
-              <Th>{t('Code')}</Th>
+              <Th>{t('Redemption code')}</Th>
               <Th className="text-right">{t('Value')}</Th>
               <Th>{t('State')}</Th>
               <Th>{t('Redeemed by')}</Th>

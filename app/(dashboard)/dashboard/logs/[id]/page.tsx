@@ -15,6 +15,7 @@ import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RouteBadge, StatusBadge } from '@/components/dashboard/log-cells';
 import { LocalTime } from '@/components/ui/local-time';
 import { PLAYGROUND_KEY_ID } from '@/lib/auth/playground';
+import { cacheSavingPico, isResponseCacheHit } from '@/lib/cache/savings';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -207,6 +208,8 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
                   [t('Completion tokens'), <span className="tabular-nums">{int(log.completionTokens)}</span>],
                   [t('Cache read tokens'), <span className="tabular-nums">{int(log.cacheReadTokens)}</span>],
                   [t('Cache write tokens'), <span className="tabular-nums">{int(log.cacheWriteTokens)}</span>],
+                  [t('Saved by prompt cache'), <span className="tabular-nums">{formatMoney(cacheSavingPico(log.modelServed, log.cacheReadTokens))}</span>],
+                  ...(isResponseCacheHit(log.routeReason) ? ([[t('Response cache'), t('Answered from the response cache')]] as [string, ReactNode][]) : []),
                   [
                     t('Token counts'),
                     log.tokensEstimated ? (
