@@ -37,7 +37,9 @@ export type ErrorCode =
   | 'all_channels_failed'
   | 'maintenance'
   | 'unavailable'
-  | 'payments_not_configured';
+  | 'payments_not_configured'
+  | 'region_not_allowed'
+  | 'region_unavailable';
 
 interface CodeInfo {
   status: number;
@@ -71,6 +73,9 @@ const codes: Record<ErrorCode, CodeInfo> = {
   maintenance: { status: 503, openaiType: 'service_unavailable', anthropicType: 'overloaded_error', final: false },
   unavailable: { status: 503, openaiType: 'service_unavailable', anthropicType: 'overloaded_error', final: false },
   payments_not_configured: { status: 503, openaiType: 'service_unavailable', anthropicType: 'api_error', final: true },
+  region_not_allowed: { status: 403, openaiType: 'permission_error', anthropicType: 'permission_error', final: true },
+  // Retrying may find an in-region channel back (a failed one recovers): not final.
+  region_unavailable: { status: 503, openaiType: 'service_unavailable', anthropicType: 'overloaded_error', final: false },
 };
 
 export class GatewayError extends Error {

@@ -24,6 +24,7 @@ const summarySelect = {
   role: true,
   balanceUsd: true,
   limits: true,
+  region: true,
   createdAt: true,
 } as const;
 type SummaryRow = Prisma.UserGetPayload<{ select: typeof summarySelect }>;
@@ -37,6 +38,8 @@ export interface AccountSummary {
   role: 'user' | 'admin';
   balancePico: bigint;
   limits: Prisma.JsonValue | null;
+  /** Region pin (lib/gateway/region.ts); null = served anywhere. */
+  region: string | null;
   createdAt: Date;
 }
 
@@ -122,6 +125,21 @@ export async function adminSetTier(actor: Actor, userId: string, tier: TierName,
     after: { tier: after.tier, tierLocked: after.tierLocked },
   });
   return after;
+}
+
+/** Pins the account to a region (its requests are served only by that region's channels), or clears it. */
+export async function adminSetRegion(actor: Actor, userId: string, region: string | null): Promise<AccountSummary> {
+  const before = await accountSummary(userId);
+  await (await getDb()).user.update({ where: { id: userId }, data: { region } });
+  await publishGatewayEvent({ type: 'account-changed', userId });
+  await writeAudit(actor, {
+    action: 'account.set_region',
+    targetType: 'account',
+    targetId: userId,
+    before: { region: before.region },
+    after: { region },
+  });
+  return accountSummary(userId);
 }
 
 export interface LimitsInput {

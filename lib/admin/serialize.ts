@@ -31,6 +31,7 @@ export function serializeAccount(a: AccountSummary) {
     role: a.role,
     balance_usd: formatPico(a.balancePico),
     limits: a.limits,
+    region: a.region,
     created_at: a.createdAt.toISOString(),
   };
 }

@@ -26,6 +26,8 @@ export interface Principal {
   guard: KeyGuard | null;
   /** Seconds its replies are kept in the response cache when the request does not say (lib/cache/response-cache.ts); null: opt-in per request. */
   responseCacheTtl?: number | null;
+  /** Region pins (lib/gateway/region.ts): the key's, else the account's; unset: served anywhere. */
+  regionPin?: { key: string | null; account: string | null };
 }
 
 interface Entry {
@@ -91,6 +93,7 @@ async function load(hash: string): Promise<Principal | null> {
     denyKeys: denyKeysFor(row.userId, row.hash, row.controlsVersion),
     guard: keyGuard(row.name, keyControlsOf(row), row.controlsVersion),
     responseCacheTtl: row.responseCacheTtl,
+    regionPin: row.region || row.user.region ? { key: row.region, account: row.user.region } : undefined,
   };
 }
 
@@ -225,6 +228,7 @@ async function playgroundPrincipal(token: string, req: { headers: Record<string,
       // Only the account's marker: there is no key to revoke or edit.
       denyKeys: [accountDenyKey(user.id)],
       guard: null,
+      regionPin: user.region ? { key: null, account: user.region } : undefined,
     };
     entry = { principal, expiresAt: Math.min(claims.e, now + env.AUTH_CACHE_TTL_S * 1000) };
     if (c.byHash.size >= MAX_ENTRIES) c.byHash.clear();

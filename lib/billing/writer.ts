@@ -50,6 +50,8 @@ export interface LogRecord {
   firstTokenMs: number | null;
   errorCode: string | null;
   routeReason: string | null;
+  /** The region of the channel that served (its operator-config `region`), if it has one. */
+  region?: string | null;
 }
 
 /**
@@ -184,7 +186,7 @@ export async function flushLogs(drain = true): Promise<void> {
 // from the committed balance in (createdAt, id) order.
 // The log is partitioned by day, so its key is ("id","createdAt"): a row's createdAt is its request's
 // own time, serialised once when queued, so a replayed row carries the same key and conflicts.
-const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason"`;
+const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason","region"`;
 /** UsageDaily's key for requests made without an API key (its primary key holds the key). */
 export const NO_KEY = '00000000-0000-0000-0000-000000000000';
 export const WRITE_BATCH = `WITH input AS (
@@ -280,6 +282,7 @@ function toRow(r: LogRecord) {
     firstTokenMs: r.firstTokenMs === null ? null : int4(r.firstTokenMs),
     errorCode: text(r.errorCode),
     routeReason: text(r.routeReason),
+    region: r.region ?? null,
   };
 }
 

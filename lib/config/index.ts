@@ -42,6 +42,8 @@ export interface ChannelInfo {
   responses?: boolean;
   /** What users are shown for it (lib/channels/labels.ts); unset: a generic name for its protocol. */
   label?: string;
+  /** Where it runs (cn, eu, us…): requests restricted to a region use only its channels (lib/gateway/region.ts). */
+  region?: string;
   /** Requests in flight at most, across instances (lib/gateway/admission/channel.ts). */
   concurrency?: number;
   /** Tokens per minute at most, across instances and accounts. */
@@ -248,6 +250,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       timeouts: { connectMs: c.timeouts.connect_ms, firstByteMs: c.timeouts.first_byte_ms, idleMs: c.timeouts.idle_ms },
       responses: c.responses,
       label: c.label,
+      region: c.region,
       concurrency: c.concurrency,
       tpm: c.tpm,
       health: healthOf(c.health),

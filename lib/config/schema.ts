@@ -75,6 +75,11 @@ const channelSchema = z
     name: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'letters, digits, dot, dash and underscore only'),
     /** What users see in their logs and playground ("Acme Cloud"); unset: a generic name for the protocol. The name is the operator's alone. */
     label: z.string().trim().min(1).max(60).optional(),
+    /** Where the upstream runs (free text: cn, eu, us): a request or account pinned to a region is served only by channels of it. */
+    region: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'a region name: lower-case letters, digits and dashes (cn, eu, us-east)')
+      .optional(),
     /** What the upstream speaks: every surface reaches it through a translator. */
     protocol: z.enum(upstreamProtocols),
     base_url: z.string().url(),

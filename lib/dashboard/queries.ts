@@ -67,6 +67,7 @@ export const listSelect = {
   cnyRate: true,
   firstTokenMs: true,
   routeReason: true,
+  region: true,
 } satisfies Prisma.RequestLogSelect;
 
 type ListRow = Prisma.RequestLogGetPayload<{ select: typeof listSelect }>;

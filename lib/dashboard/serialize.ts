@@ -32,6 +32,7 @@ export function logJson(e: LogEntry) {
     latency_ms: e.latencyMs,
     first_token_ms: e.firstTokenMs,
     route_reason: e.routeReason,
+    region: e.region,
   };
 }
 

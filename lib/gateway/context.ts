@@ -198,6 +198,10 @@ export class RequestContext {
   channel: string | null = null;
   attempts: Attempt[] = [];
   routeReason: string | null = null;
+  /** The region the request must be served in (lib/gateway/region.ts); null: anywhere. */
+  region: string | null = null;
+  /** The region of the channel that served (X-Service-Region, the log). */
+  servedRegion: string | null = null;
   /** What the answering attempt dropped from the request (the `x-service-dropped` header). */
   dropped: readonly string[] | undefined = undefined;
   /** The output cap a request was lowered to, to fit its key budget or balance (admission/clamp.ts). */
@@ -603,6 +607,7 @@ export class RequestContext {
     headers['x-service-model-id'] = this.model?.name ?? (this.modelRequested && isModelName(this.modelRequested) ? this.modelRequested : '');
     headers['x-service-latency-ms'] = String(this.elapsedMs());
     headers['x-service-provider'] = this.channel === null ? 'none' : providerHeader(this.channel, this.cfg);
+    if (this.servedRegion !== null && this.channel !== null) headers['x-service-region'] = this.servedRegion;
     const dropped = droppedHeaderValue(this.dropped);
     if (dropped) headers[DROPPED_HEADER] = dropped;
     // The header Anthropic's SDK reads into `requestID`.
@@ -691,6 +696,7 @@ export class RequestContext {
       firstTokenMs: this.firstTokenMs,
       errorCode: this.errorCode,
       routeReason: this.routeReason,
+      region: this.channel === null ? null : this.servedRegion,
     });
     logged?.();
   }

@@ -1,4 +1,5 @@
-import { authenticate } from '@/lib/auth/principal';
+import { authenticate, type Principal } from '@/lib/auth/principal';
+import { inRegion, REGION_HEADER, requestRegion } from '@/lib/gateway/region';
 import { checkDenied } from '@/lib/gateway/admission';
 import type { GatewayConfig, ModelInfo, TierName } from '@/lib/config';
 import type { RequestContext } from '@/lib/gateway/context';
@@ -25,6 +26,13 @@ export function callableModels(cfg: GatewayConfig, tier: TierName): ModelInfo[] 
   return [...cfg.models.values()].filter((m) => m.tiers.has(tier) && servable(cfg, m));
 }
 
+/** `?region=` (or the x-service-region header, or the caller's pin): only models a channel of that region serves. */
+function inRegionFilter(cfg: GatewayConfig, req: GatewayRequest, principal: Principal): (m: ModelInfo) => boolean {
+  const asked = new URLSearchParams(req.query ?? '').get('region') ?? req.headers[REGION_HEADER];
+  const region = requestRegion(asked, undefined, principal.regionPin ?? {});
+  return region === null ? () => true : (m) => inRegion(cfg.channelsByModel.get(m.name) ?? [], region).length > 0;
+}
+
 /** The caller of a model list: these requests admit nothing, so the deny markers are read here. */
 async function caller(req: GatewayRequest) {
   const principal = await authenticate(req);
@@ -36,8 +44,9 @@ async function caller(req: GatewayRequest) {
 export async function listModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await caller(req);
   const strict = (req.headers.accept ?? '').toLowerCase().includes('application/openai+json');
+  const region = inRegionFilter(ctx.cfg, req, principal);
   const data = callableModels(ctx.cfg, principal.tier)
-    .filter((m) => keyAllowsModel(principal.guard, m.name))
+    .filter((m) => keyAllowsModel(principal.guard, m.name) && region(m))
     .map((m) => openaiRecord(m, strict));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ object: 'list', data }));
@@ -46,8 +55,9 @@ export async function listModels(ctx: RequestContext, req: GatewayRequest, sink:
 /** GET /v1/anthropic/v1/models: every chat model the caller's tier may use, in Anthropic's shape. */
 export async function listAnthropicModels(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const principal = await caller(req);
+  const region = inRegionFilter(ctx.cfg, req, principal);
   const data = callableModels(ctx.cfg, principal.tier)
-    .filter((m) => m.kind === 'chat' && keyAllowsModel(principal.guard, m.name))
+    .filter((m) => m.kind === 'chat' && keyAllowsModel(principal.guard, m.name) && region(m))
     .map((m) => ({ type: 'model', id: m.name, display_name: m.name, created_at: new Date(m.created * 1000).toISOString() }));
   sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }));

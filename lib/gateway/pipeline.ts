@@ -35,6 +35,7 @@ import { startAbortDrain, trackStream } from '@/lib/shutdown';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { cacheAsk, cacheKey, hitCost, lookup, remember, ReplyRecorder, type CacheAsk, type CachedReply } from '@/lib/cache/response-cache';
 import { affinityKey, conversationOf, pin, pinnedChannel, preferPinned } from '@/lib/cache/affinity';
+import { inRegion, REGION_HEADER, regionUnavailable, requestRegion } from '@/lib/gateway/region';
 
 const MAX_ERROR_BYTES = 1024 * 1024;
 
@@ -138,7 +139,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   if (before.hit) return serveHit(ctx, sink, surface, before.prepared, client, before.hit);
   let { prepared, calls } = before;
   const { plan, first, translated, cache, affinity } = before;
-  if (!translated && prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx.cfg, m)))) {
+  if (!translated && prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx, m)))) {
     await ctx.admit(null, surface.endpoint, 0n);
     const text = await prepared.local(plan.models[0]);
     sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
@@ -206,6 +207,11 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   const atCap = ctx.channelsAtCap();
   if (atCap) throw atCap;
   if (refusal && ctx.attempts.length === 0) throw refusal;
+  if (ctx.region !== null)
+    throw regionUnavailable(
+      ctx.region,
+      plan.models.map((m) => m.name),
+    );
   throw new GatewayError('all_channels_failed', `All upstream channels failed for ${plan.models.map((m) => m.name).join(', ')}.`);
 }
 
@@ -215,8 +221,8 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
  */
 function channelOrder(ctx: RequestContext, prepared: PreparedRequest, model: ModelInfo) {
   return prepared.affinity
-    ? orderChannels(channelsOf(ctx.cfg, model), Date.now(), keyedRandom(`${prepared.affinity}\0${model.name}`))
-    : orderChannels(channelsOf(ctx.cfg, model));
+    ? orderChannels(channelsOf(ctx, model), Date.now(), keyedRandom(`${prepared.affinity}\0${model.name}`))
+    : orderChannels(channelsOf(ctx, model));
 }
 
 /** A reply found in the response cache, and how to replay it (the translator its miss went through). */
@@ -245,6 +251,8 @@ async function cachedReply(ctx: RequestContext, prepared: PreparedRequest, plan:
   const model = plan.models.find((m) => m.name === entry.model);
   const channel = ctx.cfg.channels.find((c) => c.name === entry.channel);
   if (!model || !channel || channel.protocol !== entry.protocol) return null;
+  // A reply made out of the request's region is not served to it.
+  if (ctx.region !== null && channel.region !== ctx.region) return null;
   const translator = prepared.translator(channel.protocol, model, channel);
   return translator ? { entry, model, translator } : null;
 }
@@ -262,6 +270,15 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
   const autoNeeds = requested === AUTO_MODEL ? prepared.autoNeeds?.bind(prepared) : undefined;
   const needs = autoNeeds ? await preAdmission(principal.userId, req.signal, () => autoNeeds(maxContextWindow(ctx.cfg), req.signal)) : undefined;
   const plan = planModels(ctx.cfg, surface, requested, principal, needs);
+  // Where it may be served: the pin, or what the request asks (lib/gateway/region.ts). No channel of
+  // that region for any planned model: refused before anything is admitted, never routed elsewhere.
+  ctx.region = requestRegion(req.headers[REGION_HEADER], client.body.json, principal.regionPin ?? {});
+  if (ctx.region !== null && !plan.models.some((m) => channelsOf(ctx, m).length > 0)) {
+    throw regionUnavailable(
+      ctx.region,
+      plan.models.map((m) => m.name),
+    );
+  }
   if (prepared.noFallback) plan.models.length = 1;
   const tools = prepared.builtInTools;
   if (tools?.length) {
@@ -269,7 +286,7 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
     // refused for the model asked for, skipped among its fallbacks. A model whose channels cannot
     // run the tools gets the request without them (x-service-dropped): no fee to price.
     const runOn = prepared.builtInToolsRunOn?.bind(prepared);
-    const runs = (m: ModelInfo) => !runOn || channelsOf(ctx.cfg, m).some(runOn);
+    const runs = (m: ModelInfo) => !runOn || channelsOf(ctx, m).some(runOn);
     const refusal = runs(plan.models[0]) ? unpricedTool(plan.models[0], tools) : undefined;
     if (refusal) throw refusal;
     plan.models = plan.models.filter((m) => !runs(m) || pricedFor(m, tools));
@@ -314,8 +331,9 @@ function translatorFor(prepared: PreparedRequest, model: ModelInfo, channels: Ch
   return undefined;
 }
 
-function channelsOf(cfg: GatewayConfig, model: ModelInfo): ChannelInfo[] {
-  return cfg.channelsByModel.get(model.name) ?? [];
+/** The channels that may serve `model` for this request: its region's only, when one applies. */
+function channelsOf(ctx: RequestContext, model: ModelInfo): ChannelInfo[] {
+  return inRegion(ctx.cfg.channelsByModel.get(model.name) ?? [], ctx.region);
 }
 
 /** The model and its fallbacks (`needs`: what service-auto weighs); an unknown model is answered as the surface's clients expect. */
@@ -479,6 +497,7 @@ async function attempt(
   ctx.dropped = dropped;
   ctx.model = model;
   ctx.channel = channel.name;
+  ctx.servedRegion = channel.region ?? null;
   if (res.status >= 400) {
     // The caller's mistake as the upstream sees it: answered in the client's envelope, not retried, not billed.
     const text = await readUpstreamBody(res.body, MAX_ERROR_BYTES).catch(() => '');

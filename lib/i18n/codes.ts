@@ -74,6 +74,10 @@ const table = {
   'usage.from_after_to': { en: 'from must not be after to.', zh: '开始日期不能晚于结束日期。' },
   'usage.range': { en: 'The range may span at most {days} days.', zh: '时间范围最多 {days} 天。' },
   'usage.group_by': { en: 'group_by must be day, model or key.', zh: 'group_by 须为 day、model 或 key。' },
+  'key.region': {
+    en: 'region must be a region name such as cn, eu or us (lower-case letters, digits and dashes), or null.',
+    zh: '区域须为区域名称（如 cn、eu、us，仅小写字母、数字和连字符），或为 null。',
+  },
   // Operator console (lib/admin)
   'admin.no_account': { en: 'No such account.', zh: '没有这个账户。' },
   'admin.no_request': { en: 'No such request.', zh: '没有这条请求。' },

@@ -90,6 +90,7 @@ export const zhPhrases = {
   Day: '日期',
   'Day (UTC)': '日期（UTC）',
   From: '开始',
+  Region: '区域',
   To: '结束',
   Clear: '清除',
   'Loading…': '加载中…',

@@ -8,6 +8,7 @@ import { enforceLimit } from '@/lib/limits/enforce';
 import { generateApiKey } from '@/lib/auth/keys';
 import { publicKey } from '@/lib/accounts/queries';
 import { responseCacheData, responseCacheJson } from '@/lib/cache/key-setting';
+import { keyRegionData } from '@/lib/gateway/region';
 import { monthOf, nameProblem, parseKeyControls, publicControls, type KeyControls } from '@/lib/keys/controls';
 
 // Database access for per-key controls and spend.
@@ -93,6 +94,7 @@ const DAY_MS = 86_400_000;
 
 type Row = KeyControlColumns & {
   responseCacheTtl?: number | null;
+  region?: string | null;
   id: string;
   name: string;
   prefix: string;
@@ -111,6 +113,7 @@ export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: 
     ...publicKey(row),
     ...publicControls(controls),
     ...responseCacheJson(row),
+    region: row.region ?? null,
     expired: controls.expiresAt !== null && controls.expiresAt.getTime() <= Date.now(),
     spend: {
       total_usd: formatPico(s.total),
@@ -156,7 +159,7 @@ export async function updateKey(userId: string, keyId: string, body: Record<stri
   if (!row) throw codedError('not_found', 'key.not_found');
   if (row.revokedAt) throw codedError('conflict', 'key.revoked');
   const name = body.name === undefined ? undefined : typeof body.name === 'string' ? body.name.trim() : '';
-  const data: Record<string, unknown> = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body) };
+  const data: Record<string, unknown> = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body), ...keyRegionData(body) };
   if (name !== undefined) data.name = name;
   // The version moves in the same statement as the edit: two concurrent edits get two versions.
   const updated = await db.apiKey.update({ where: { id: row.id }, data: { ...data, controlsVersion: { increment: 1 } } });
@@ -177,7 +180,7 @@ async function throttleKeyChanges(userId: string): Promise<void> {
 /** Creates a key with its controls (validated before anything is written); the full key is answered once. */
 export async function createKeyWithControls(userId: string, body: Record<string, unknown>) {
   const name = (typeof body.name === 'string' ? body.name : 'default').trim();
-  const data = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body) };
+  const data = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body), ...keyRegionData(body) };
   await throttleKeyChanges(userId);
   const cap = getConfig().limits.keys_per_account;
   const db = await getDb();

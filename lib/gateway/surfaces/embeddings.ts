@@ -55,7 +55,7 @@ function embeddingsTranslator(body: JsonObject, count: number, format: 'float' |
     request(req, call) {
       dimensionsFor(body, call.model);
       // Always floats upstream: the dimensions are checked here and base64 encoded here.
-      return { body: upstreamBody(req.body, { encoding_format: 'float' }) };
+      return { body: upstreamBody(req.body, { encoding_format: 'float', service: undefined }) };
     },
     response(text, call) {
       let parsed: { data?: { index?: number; embedding?: number[] }[]; usage?: { prompt_tokens?: number } };

@@ -179,7 +179,8 @@ class NativeStream implements StreamTranslator {
  * sealed on a translated turn: OpenAI cannot open them (it refuses reasoning it did not encrypt).
  */
 export function nativeBody(body: JsonBody, model: string): string | Buffer {
-  const members: Record<string, unknown> = { model };
+  // `service` (region, task) is the gateway's and never goes upstream.
+  const members: Record<string, unknown> = { model, service: undefined };
   const input = body.json.input;
   if (Array.isArray(input) && body.text.includes(`"${SEALED_PREFIX}`)) {
     const kept = input.filter(

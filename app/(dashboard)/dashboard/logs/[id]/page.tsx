@@ -193,6 +193,7 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
                         t('Last provider tried'),
                         log.channel ?? lastAttemptProvider(log.attempts) ?? <span className="text-slate-500">{t('None: no provider was called')}</span>,
                       ],
+                  ...(log.region ? ([[t('Region'), log.region]] as [string, ReactNode][]) : []),
                   [t('Route reason'), log.routeReason],
                 ]}
               />

@@ -1,10 +1,11 @@
 // GET /api/admin/accounts/:id - an account with its keys, recent requests and ledger
-// POST /api/admin/accounts/:id - one operator action: set_tier, set_status, adjust_balance, set_limits, set_role
+// POST /api/admin/accounts/:id - one operator action: set_tier, set_status, adjust_balance, set_limits, set_role, set_region
 import { z } from 'zod';
 import { apiRoute, json } from '@/lib/http/api';
 import { tierNames } from '@/lib/config';
 import { requireAdmin } from '@/lib/admin/guard';
-import { accountDetail, adminAdjustBalance, adminSetLimits, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
+import { accountDetail, adminAdjustBalance, adminSetLimits, adminSetRegion, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
+import { REGION_PATTERN } from '@/lib/gateway/region';
 import { setRole } from '@/lib/admin/roles';
 import { readBody, usdAmount } from '@/lib/admin/input';
 import { serializeAccount, serializeDetail } from '@/lib/admin/serialize';
@@ -22,6 +23,7 @@ const action = z.discriminatedUnion('action', [
       .strict(),
   }),
   z.object({ action: z.literal('set_role'), role: z.enum(['user', 'admin']) }),
+  z.object({ action: z.literal('set_region'), region: z.string().regex(REGION_PATTERN, 'a region name such as cn, eu or us').nullable() }),
 ]);
 
 export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) => {
@@ -37,6 +39,8 @@ export const POST = apiRoute<{ id: string }>(async (req, _ctx, params) => {
       return json(serializeAccount(await adminSetTier(actor, params.id, body.tier, body.pinned)));
     case 'set_status':
       return json(serializeAccount(await adminSetStatus(actor, params.id, body.status)));
+    case 'set_region':
+      return json(serializeAccount(await adminSetRegion(actor, params.id, body.region)));
     case 'set_limits':
       return json(serializeAccount(await adminSetLimits(actor, params.id, body.limits)));
     case 'set_role': {
