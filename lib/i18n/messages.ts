@@ -29,7 +29,7 @@ const en = {
     logs: {
       title: 'Logs',
       description:
-        'Every request made with your keys, newest first, in your time zone (UTC on hover; the date filters are UTC). Click a row for its attempts and routing.',
+        'Every request made with your keys, newest first, in your time zone (UTC on hover; the date filters use your time zone too). Click a row for its attempts and routing.',
     },
     billing: { title: 'Billing', description: 'Prepaid credit in US dollars. Every request is charged to this balance at the listed model prices.' },
     playground: {
@@ -133,7 +133,7 @@ const zh: Messages = {
   pages: {
     overview: { title: '概览', description: '账户的消费、请求与限额。按 UTC 日期统计；人民币按每次请求时的汇率折算。' },
     usage: { title: '用量', description: '按 UTC 日统计的消费、请求、token 与失败数，可按模型或 API 密钥细分。人民币按每次请求时的汇率折算。' },
-    logs: { title: '日志', description: '用你的密钥发出的每个请求，最新在前，按你的时区显示（悬停显示 UTC；日期筛选按 UTC）。点击一行查看重试与路由。' },
+    logs: { title: '日志', description: '用你的密钥发出的每个请求，最新在前，按你的时区显示（悬停显示 UTC；日期筛选也按你的时区）。点击一行查看重试与路由。' },
     billing: { title: '账单', description: '预付美元余额。每个请求按所列模型价格从余额扣费。' },
     playground: {
       title: '调试台',
