@@ -26,6 +26,8 @@ export function AccountActions({
   status,
   role,
   limits,
+  region = null,
+  regions = [],
 }: {
   id: string;
   tier: string;
@@ -33,10 +35,15 @@ export function AccountActions({
   status: string;
   role: string;
   limits: Limits | null;
+  /** The account's region pin (null: anywhere). */
+  region?: string | null;
+  /** The regions the operator config's channels declare. */
+  regions?: string[];
 }) {
   const { busy, error, send } = useAdminAction();
   const t = useT();
   const [newTier, setNewTier] = useState(tier);
+  const [newRegion, setNewRegion] = useState(region ?? '');
   const [pin, setPin] = useState(pinned);
   const [amount, setAmount] = useState('');
   const [note, setNote] = useState('');
@@ -151,6 +158,26 @@ export function AccountActions({
             {t('Save limits')}
           </Button>
         </div>
+      </div>
+      <div className="flex flex-wrap items-end gap-3 border-t border-slate-100 pt-4">
+        <Field label={t('Region pin')} htmlFor="region" hint={t('Its requests are served only by channels of this region.')}>
+          <Select id="region" value={newRegion} onChange={(e) => setNewRegion(e.target.value)} data-testid="region-select">
+            <option value="">{t('Any region')}</option>
+            {[...new Set([...regions, ...(region ? [region] : [])])].map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </Select>
+        </Field>
+        <Button
+          variant="secondary"
+          disabled={busy}
+          onClick={() => send(url, 'POST', { action: 'set_region', region: newRegion === '' ? null : newRegion })}
+          data-testid="set-region"
+        >
+          {t('Save region')}
+        </Button>
       </div>
       <div className="flex flex-wrap gap-2 border-t border-slate-100 pt-4">
         {status === 'active' ? (

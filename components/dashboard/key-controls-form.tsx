@@ -24,6 +24,8 @@ export interface ControlValues {
   allowed_ips: string;
   /** `datetime-local` text, in the viewer's own time zone (as every time on the dashboard). */
   expires_at: string;
+  /** Region pin (cn, eu, us…); empty: the account's, else anywhere. */
+  region: string;
 }
 
 export const EMPTY_CONTROLS: ControlValues = {
@@ -35,6 +37,7 @@ export const EMPTY_CONTROLS: ControlValues = {
   concurrency: '',
   allowed_ips: '',
   expires_at: '',
+  region: '',
 };
 
 export function valuesOf(k: KeyWithControlsJson): ControlValues {
@@ -47,6 +50,7 @@ export function valuesOf(k: KeyWithControlsJson): ControlValues {
     concurrency: k.concurrency === null ? '' : String(k.concurrency),
     allowed_ips: k.allowed_ips.join('\n'),
     expires_at: k.expires_at ? localInput(k.expires_at) : '',
+    region: k.region ?? '',
   };
 }
 
@@ -79,6 +83,7 @@ export function bodyOf(v: ControlValues): Record<string, unknown> {
     concurrency: int(v.concurrency),
     allowed_ips: v.allowed_ips.split(/[\s,]+/).filter(Boolean),
     expires_at: v.expires_at ? instantOf(v.expires_at) : null,
+    region: v.region.trim() || null,
   };
 }
 
@@ -225,6 +230,17 @@ export function KeyControlsFields({
           type="datetime-local"
           value={values.expires_at}
           onChange={(e) => set({ expires_at: e.target.value })}
+        />
+      </Field>
+      <Field label={t('Region')} htmlFor={id('region')} error={errors.region} hint={t('Served only by channels of this region (cn, eu, us…). Empty: any.')}>
+        <Input
+          id={id('region')}
+          aria-invalid={errors.region ? true : undefined}
+          aria-describedby={errors.region ? `${id('region')}-error` : undefined}
+          data-testid={id('region')}
+          value={values.region}
+          maxLength={32}
+          onChange={(e) => set({ region: e.target.value })}
         />
       </Field>
       <fieldset className="sm:col-span-2">

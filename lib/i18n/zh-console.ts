@@ -54,6 +54,10 @@ export const zhConsole = {
   // Redemption codes
   'Redemption codes': '兑换码',
   'Redemption code': '兑换码',
+  'Region pin': '区域限定',
+  'Its requests are served only by channels of this region.': '该账户的请求只由此区域的渠道处理。',
+  'Any region': '任意区域',
+  'Save region': '保存区域',
   'Prepaid balance for customers who cannot pay by card. Codes are stored hashed: export them when you create them.':
     '为无法刷卡付款的客户提供预付余额。兑换码以哈希形式保存：请在创建时导出。',
   'New batch': '新建批次',

@@ -91,6 +91,7 @@ export const zhPhrases = {
   'Day (UTC)': '日期（UTC）',
   From: '开始',
   Region: '区域',
+  'Served only by channels of this region (cn, eu, us…). Empty: any.': '只由此区域的渠道处理（如 cn、eu、us）。留空：任意区域。',
   To: '结束',
   Clear: '清除',
   'Loading…': '加载中…',

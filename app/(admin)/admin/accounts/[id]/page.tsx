@@ -1,3 +1,4 @@
+import { getConfig } from '@/lib/config';
 import { LocalTime } from '@/components/ui/local-time';
 import type { Metadata } from 'next';
 import { serverT } from '@/lib/i18n/server';
@@ -56,6 +57,8 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
             pinned={account.tierLocked}
             status={account.status}
             role={account.role}
+            region={account.region}
+            regions={[...new Set(getConfig().channels.flatMap((c) => (c.region ? [c.region] : [])))].sort()}
             limits={account.limits && typeof account.limits === 'object' && !Array.isArray(account.limits) ? (account.limits as Record<string, number>) : null}
           />
         </CardBody>
