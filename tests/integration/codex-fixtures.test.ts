@@ -47,6 +47,8 @@ beforeAll(async () => {
   const channel = (name: string, model: string, priority: number, extra: Json = {}) =>
     (config.channels as unknown[]).push({
       name,
+      // X-Service-Provider carries the public label: the channel's name, so turns can be told apart.
+      label: name,
       protocol: 'openai',
       base_url: `${fake.url}/v1`,
       api_key: `upstream-secret-${name}`,
