@@ -133,7 +133,9 @@ describe('POST /api/payment/webhook', () => {
 
     const res = await webhookPOST(webhookRequest(payload, forged), routeCtx);
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: { code: 'invalid_request', message: 'Invalid Stripe signature' } });
+    expect(await res.json()).toEqual({
+      error: { code: 'invalid_request', message: 'Invalid Stripe signature', message_code: 'billing.bad_signature', params: {} },
+    });
     expect(await balanceOf(user.id)).toBe('0.00');
     expect(await rechargeEntries(user.id)).toHaveLength(0);
     expect((await db.payment.findUniqueOrThrow({ where: { id: payment.id } })).status).toBe('pending');
