@@ -8,6 +8,7 @@ import { env } from '@/lib/env';
 import { clientIpFrom } from '@/lib/client-ip';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 import { originOf, requestOrigin } from '@/lib/auth/request-origin';
+import { actingForRequest, type Acting } from '@/lib/orgs/access';
 
 export { enforceLimit } from '@/lib/limits/enforce';
 export { requestOrigin };
@@ -121,6 +122,31 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * it can no longer create keys, recharge or change anything.
  */
 export async function requireUserId(req: Request): Promise<string> {
+  return (await requireActor(req)).accountId;
+}
+
+const actingByRequest = new WeakMap<Request, Acting>();
+
+/**
+ * The account a dashboard call acts on (the selected organization's, or the person's own) and the
+ * person and role acting, checked against the role table of lib/orgs/roles.ts (403 otherwise).
+ * requireUserId answers its `accountId`, so every route keyed by account works for organizations.
+ */
+export async function requireActor(req: Request): Promise<Acting> {
+  const known = actingByRequest.get(req);
+  if (known) return known;
+  const personId = await requireSessionPerson(req);
+  const acting = await actingForRequest(req, personId);
+  if (!acting.personal && !SAFE_METHODS.has(req.method)) {
+    const org = await getAccount(acting.accountId);
+    if (!org) throw codedError('forbidden', 'org.not_member');
+    if (org.status === 'suspended') throw codedError('account_suspended', 'auth.suspended_read_only');
+  }
+  actingByRequest.set(req, acting);
+  return acting;
+}
+
+async function requireSessionPerson(req: Request): Promise<string> {
   const mutation = !SAFE_METHODS.has(req.method);
   if (mutation) assertSameOrigin(req);
   const session = await getServerSession(authOptions);

@@ -120,6 +120,28 @@ const table = {
     en: 'The playground credential is only accepted with the session it was issued for. Sign in again.',
     zh: '演练场凭据只能配合签发它的会话使用，请重新登录。',
   },
+  // Organizations, members, invitations (issue 41, docs/decisions/040)
+  'org.not_member': { en: 'You are not a member of this organization.', zh: '你不是该组织的成员。' },
+  'org.role_refused': { en: 'Your role in this organization ({role}) does not allow this.', zh: '你在该组织中的角色（{role}）不允许此操作。' },
+  'org.own_keys_only': { en: 'A developer can only use their own keys and their logs.', zh: '开发者只能使用自己创建的密钥及其日志。' },
+  'org.name_invalid': { en: 'An organization name is 1 to 80 characters.', zh: '组织名称须为 1 到 80 个字符。' },
+  'org.not_found': { en: 'No such organization.', zh: '没有这个组织。' },
+  'org.member_not_found': { en: 'No such member.', zh: '没有这个成员。' },
+  'org.role_invalid': { en: 'Role must be one of owner, admin, developer, billing.', zh: '角色必须是 owner、admin、developer、billing 之一。' },
+  'org.owner_only': { en: 'Only the owner can do this.', zh: '只有所有者可以执行此操作。' },
+  'org.owner_stays': {
+    en: 'The owner cannot be removed or demoted: transfer ownership first.',
+    zh: '不能移除或降级所有者：请先转让所有权。',
+  },
+  'org.already_member': { en: 'This person is already a member.', zh: '此人已是成员。' },
+  'org.invite_invalid': { en: 'This invitation link is not valid.', zh: '此邀请链接无效。' },
+  'org.invite_expired': { en: 'This invitation has expired or was revoked.', zh: '此邀请已过期或已被撤销。' },
+  'org.invite_email_mismatch': {
+    en: 'This invitation is for {email}. Sign in with that address to accept it.',
+    zh: '此邀请发给 {email}，请用该邮箱登录后接受。',
+  },
+  'org.personal': { en: 'A personal account is not an organization: create one first.', zh: '个人账户不是组织，请先创建组织。' },
+  'org.budget_invalid': { en: 'monthly_budget_usd must be a non-negative amount or null.', zh: '每月预算必须是非负金额或留空。' },
   'request.rate_limited': { en: 'Rate limit exceeded: {what}. Try again in {seconds} s.', zh: '操作过于频繁，请 {seconds} 秒后重试。' },
   'request.cross_site': {
     en: 'Cross-site request refused: the Origin (or Referer) of a state-changing request must be this site.',

@@ -102,6 +102,7 @@ type Row = KeyControlColumns & {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  createdById?: string | null;
 };
 
 /** A key as the API shows it, with its controls and (when known) its spend in USD and CNY. */
@@ -114,6 +115,8 @@ export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: 
     ...publicControls(controls),
     ...responseCacheJson(row),
     region: row.region ?? null,
+    // The organization member who made it (docs/decisions/040); null before organizations.
+    created_by: row.createdById ?? null,
     expired: controls.expiresAt !== null && controls.expiresAt.getTime() <= Date.now(),
     spend: {
       total_usd: formatPico(s.total),
@@ -140,9 +143,10 @@ export async function usageByKey(userId: string) {
   return keys.map((k) => ({ key_id: k.id, name: k.name, display: k.display, revoked: k.revoked, ...k.spend }));
 }
 
-export async function listKeysWithSpend(userId: string) {
+/** The account's keys; with `createdById`, only that member's (a developer sees their own). */
+export async function listKeysWithSpend(userId: string, createdById?: string) {
   const db = await getDb();
-  const [rows, spend] = await Promise.all([db.apiKey.findMany({ where: { userId }, orderBy: { createdAt: 'desc' } }), spendByKey(userId)]);
+  const [rows, spend] = await Promise.all([db.apiKey.findMany({ where: { userId, createdById }, orderBy: { createdAt: 'desc' } }), spendByKey(userId)]);
   return rows.map((row) => publicKeyWithControls(row, spend.get(row.id)));
 }
 
@@ -178,7 +182,7 @@ async function throttleKeyChanges(userId: string): Promise<void> {
 }
 
 /** Creates a key with its controls (validated before anything is written); the full key is answered once. */
-export async function createKeyWithControls(userId: string, body: Record<string, unknown>) {
+export async function createKeyWithControls(userId: string, body: Record<string, unknown>, createdById?: string) {
   const name = (typeof body.name === 'string' ? body.name : 'default').trim();
   const data = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body), ...keyRegionData(body) };
   await throttleKeyChanges(userId);
@@ -192,7 +196,7 @@ export async function createKeyWithControls(userId: string, body: Record<string,
     if (live >= cap) {
       throw codedError('conflict', 'key.too_many', { live, cap });
     }
-    return tx.apiKey.create({ data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, ...data } });
+    return tx.apiKey.create({ data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, createdById, ...data } });
   });
   await publishGatewayEvent({ type: 'key-created', hash: row.hash });
   return { ...publicKeyWithControls(row), key: generated.key };

@@ -1,12 +1,15 @@
-// GET /api/keys - list the caller's keys with their controls and spend; POST /api/keys - create one
-// (with optional controls; the full key is answered once)
-import { apiRoute, json, readJson, requireUserId } from '@/lib/http/api';
+// GET /api/keys - list the caller's keys with their controls and spend (a developer: their own);
+// POST /api/keys - create one (with optional controls; the full key is answered once)
+import { apiRoute, json, readJson, requireActor } from '@/lib/http/api';
 import { createKeyWithControls, listKeysWithSpend } from '@/lib/keys/queries';
 
-export const GET = apiRoute(async (req) => json({ data: await listKeysWithSpend(await requireUserId(req)) }));
+export const GET = apiRoute(async (req) => {
+  const acting = await requireActor(req);
+  return json({ data: await listKeysWithSpend(acting.accountId, acting.role === 'developer' ? acting.personId : undefined) });
+});
 
 export const POST = apiRoute(async (req) => {
-  const userId = await requireUserId(req);
+  const acting = await requireActor(req);
   const body = await readJson(req);
-  return json(await createKeyWithControls(userId, body), 201);
+  return json(await createKeyWithControls(acting.accountId, body, acting.personId), 201);
 });

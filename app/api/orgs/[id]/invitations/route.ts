@@ -1,0 +1,21 @@
+// GET /api/orgs/:id/invitations - invitations and their state; POST {email, role} - invite (owner,
+// admin): the signed link is mailed when SMTP is configured, and answered (`link`) either way
+import { apiRoute, json, readJson } from '@/lib/http/api';
+import { createInvitation, listInvitations } from '@/lib/orgs/queries';
+import { requirePerson } from '@/lib/orgs/http';
+import { publicOriginOf } from '@/lib/orgs/origin';
+import { sendInvitationMail } from '@/lib/mail/messages';
+
+export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) => json({ data: await listInvitations(params.id, await requirePerson(req)) }));
+
+export const POST = apiRoute<{ id: string }>(async (req, _ctx, params) => {
+  const person = await requirePerson(req);
+  const created = await createInvitation(params.id, person, await readJson(req), publicOriginOf(req));
+  const mailed = await sendInvitationMail(created.invitation.email, {
+    org: created.org_name,
+    inviter: person.email,
+    link: created.link,
+    role: created.invitation.role,
+  });
+  return json({ ...created.invitation, link: created.link, mailed }, 201);
+});

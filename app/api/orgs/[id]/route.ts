@@ -1,0 +1,21 @@
+// GET /api/orgs/:id - the organization and the caller's role; PATCH {name} - rename (owner, admin);
+// DELETE - delete it (owner: every key revoked, the account closed, its ledger kept)
+import { apiRoute, json, readJson } from '@/lib/http/api';
+import { deleteOrganization, renameOrganization, requireOrgRole } from '@/lib/orgs/queries';
+import { orgCookie, requirePerson } from '@/lib/orgs/http';
+
+export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) => {
+  const person = await requirePerson(req);
+  const m = await requireOrgRole(params.id, person, 'view');
+  return json({ id: params.id, name: m.name, role: m.role, personal: false });
+});
+
+export const PATCH = apiRoute<{ id: string }>(async (req, _ctx, params) => {
+  const person = await requirePerson(req);
+  return json(await renameOrganization(params.id, person, await readJson(req)));
+});
+
+export const DELETE = apiRoute<{ id: string }>(async (req, _ctx, params) => {
+  const person = await requirePerson(req);
+  return json(await deleteOrganization(params.id, person), 200, { 'set-cookie': orgCookie(null) });
+});

@@ -1,0 +1,20 @@
+// GET /api/orgs - the signed-in person's organizations (their personal account first) and which is
+// selected; POST /api/orgs - create one (the creator is its owner; it is selected)
+import { apiRoute, json, readJson } from '@/lib/http/api';
+import { createOrganization, listOrganizations } from '@/lib/orgs/queries';
+import { orgCookie, requirePerson } from '@/lib/orgs/http';
+import { cookieValue, ORG_COOKIE } from '@/lib/orgs/access';
+
+export const GET = apiRoute(async (req) => {
+  const person = await requirePerson(req);
+  const data = await listOrganizations(person);
+  const chosen = cookieValue(req.headers.get('cookie'), ORG_COOKIE);
+  const selected = data.find((o) => o.id === chosen)?.id ?? person.id;
+  return json({ data, selected });
+});
+
+export const POST = apiRoute(async (req) => {
+  const person = await requirePerson(req);
+  const org = await createOrganization(person, await readJson(req));
+  return json(org, 201, { 'set-cookie': orgCookie(org.id) });
+});
