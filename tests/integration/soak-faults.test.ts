@@ -387,8 +387,9 @@ describe(`${N.toLocaleString('en')} faulty requests at concurrency ${C}`, () => 
     expect(ra.TCPSocketWrap ?? 0).toBeLessThanOrEqual((rb.TCPSocketWrap ?? 0) + 2);
     // Upstream sockets: bounded by the keep-alive pool during the load (one per upstream call in
     // flight: up to C, plus aborted streams still drained for their usage and sockets whose close is
-    // not yet noticed; 66-70 measured here; a leak would reach the thousands), all closed once idle.
-    expect(main.peakSockets).toBeLessThanOrEqual(3 * C);
+    // not yet noticed; 66-70 measured on a quiet machine, 152 once with both cores saturated by
+    // builds beside it; a leak would reach the thousands), all closed once idle.
+    expect(main.peakSockets).toBeLessThanOrEqual(5 * C);
     expect(sumOf(after, 'gateway_upstream_sockets')).toBeLessThanOrEqual(sumOf(base, 'gateway_upstream_sockets'));
     expect(after.get('http_server_connections')!).toBeLessThanOrEqual(base.get('http_server_connections')! + 1);
     // Memory.
