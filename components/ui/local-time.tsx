@@ -42,7 +42,14 @@ export function LocalTime({ iso, className }: { iso: string; className?: string 
  */
 export function TimeZoneNote({ template }: { template: string }) {
   const [zone, setZone] = useState<string | null>(null);
-  useEffect(() => setZone(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'), []);
+  useEffect(() => {
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+    setZone(zone);
+    // The server reads days in this zone (the usage page's ranges): it cannot know it otherwise.
+    if (!document.cookie.split('; ').includes(`tz=${encodeURIComponent(zone)}`)) {
+      document.cookie = `tz=${encodeURIComponent(zone)}; path=/; max-age=31536000; samesite=lax`;
+    }
+  }, []);
   return (
     <p className="mt-8 text-xs text-slate-500" data-testid="time-zone">
       {template.replace('{zone}', zone ?? 'UTC')}

@@ -2,9 +2,10 @@ import { getDb } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { codedError } from '@/lib/errors';
 import { decimalText } from '@/lib/format';
-import type { SearchParamsLike } from './filters';
+import { parseTimeZone, zonedMidnight, type SearchParamsLike } from './filters';
+import { env } from '@/lib/env';
 import { NO_KEY } from '@/lib/billing/writer';
-import { listKeyNames, rollupColumns, startOfUtcDay, toTotals, utcDay, type TotalsRow, type UsageTotals } from './queries';
+import { listKeyNames, rollupColumns, toTotals, totalsColumns, ts, utcDay, type TotalsRow, type UsageTotals } from './queries';
 import { csvRow } from './csv';
 
 // The usage report: spend, requests, tokens and failures per UTC day over a date range, optionally
@@ -15,11 +16,13 @@ import { csvRow } from './csv';
 export type UsageGroupBy = 'none' | 'model' | 'key';
 
 export interface UsageQuery {
-  /** First UTC day, inclusive. */
+  /** First day, inclusive (a calendar day of `tz`). */
   from: string;
-  /** Last UTC day, inclusive. */
+  /** Last day, inclusive. */
   to: string;
   groupBy: UsageGroupBy;
+  /** The viewer's IANA zone the days are read in (`tz`; UTC when absent). */
+  tz?: string;
 }
 
 export interface UsageGroup extends UsageTotals {
@@ -35,6 +38,11 @@ export interface UsageDay extends UsageTotals {
 
 export interface UsageReport {
   query: UsageQuery;
+  /**
+   * The zone its days are: the query's, or UTC when the range reaches past the request log's
+   * retention (only the UTC daily rollup holds those days).
+   */
+  zone: string;
   totals: UsageTotals;
   /** Every day of the range, oldest first; days without requests are zero. */
   days: UsageDay[];
@@ -62,9 +70,21 @@ function parseDay(value: string, name: 'from' | 'to'): Date {
 
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 
-/** from, to (UTC days, inclusive; default the 30 days ending today) and group_by (none, model, key). */
+/** Today's calendar day in `zone`, as a UTC midnight (the day arithmetic below works on those). */
+export function localToday(now: Date, zone: string): Date {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', { timeZone: zone, year: 'numeric', month: 'numeric', day: 'numeric' }).formatToParts(now).map((p) => [p.type, p.value]),
+  );
+  return new Date(Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day)));
+}
+
+/**
+ * from, to (days of `tz`, inclusive; default the 30 days ending today), group_by (none, model, key)
+ * and tz (the viewer's IANA zone; default UTC).
+ */
 export function parseUsageQuery(params: SearchParamsLike, now = new Date()): UsageQuery {
-  const today = startOfUtcDay(now);
+  const tz = parseTimeZone(params.get('tz')?.trim() || undefined);
+  const today = localToday(now, tz);
   const toParam = params.get('to')?.trim();
   const fromParam = params.get('from')?.trim();
   const to = toParam ? parseDay(toParam, 'to') : today;
@@ -77,7 +97,7 @@ export function parseUsageQuery(params: SearchParamsLike, now = new Date()): Usa
   if (group !== 'none' && group !== 'model' && group !== 'key' && group !== 'day') {
     throw codedError('invalid_request', 'usage.group_by', undefined, { param: 'group_by' });
   }
-  return { from: isoDay(from), to: isoDay(to), groupBy: group === 'day' ? 'none' : group };
+  return { from: isoDay(from), to: isoDay(to), groupBy: group === 'day' ? 'none' : group, tz };
 }
 
 const NONE = '(none)';
@@ -95,23 +115,64 @@ function addTotals(a: UsageTotals, b: UsageTotals): UsageTotals {
 
 const zero = (): UsageTotals => toTotals(undefined);
 
-export async function usageReport(userId: string, query: UsageQuery): Promise<UsageReport> {
-  const start = new Date(`${query.from}T00:00:00.000Z`);
-  const end = new Date(new Date(`${query.to}T00:00:00.000Z`).getTime() + DAY_MS);
+/** Grouped rows per UTC day from the daily rollup (any age). */
+function rollupRows(userId: string, query: UsageQuery, start: Date, end: Date) {
   const groupExpr =
     query.groupBy === 'model'
       ? Prisma.sql`CASE WHEN "model" = '' THEN ${NONE} ELSE "model" END`
       : query.groupBy === 'key'
         ? Prisma.sql`CASE WHEN "apiKeyId" = CAST(${NO_KEY} AS uuid) THEN ${NONE} ELSE "apiKeyId"::text END`
         : Prisma.sql`''`;
-  const db = await getDb();
-  const [rows, keys] = await Promise.all([
-    db.$queryRaw<(TotalsRow & { day: string; grp: string })[]>`
+  return getDb().then(
+    (db) => db.$queryRaw<(TotalsRow & { day: string; grp: string })[]>`
       SELECT to_char("day", 'YYYY-MM-DD') AS day, ${groupExpr} AS grp, ${rollupColumns}
       FROM "UsageDaily"
       WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${utcDay(start)} AND "day" < ${utcDay(end)}
       GROUP BY 1, 2
       ORDER BY 1, 2`,
+  );
+}
+
+/**
+ * Grouped rows per calendar day of `zone`, from the request log itself (the rollup is per UTC day):
+ * the stored UTC wall time read as UTC, then as the zone's local time. Same columns as the rollup.
+ */
+function zonedRows(userId: string, query: UsageQuery, zone: string) {
+  const start = zonedMidnight(query.from, zone);
+  const end = zonedMidnight(isoDay(new Date(new Date(`${query.to}T00:00:00.000Z`).getTime() + DAY_MS)), zone);
+  const model = Prisma.sql`COALESCE("modelServed", "modelRequested", '')`;
+  const groupExpr =
+    query.groupBy === 'model'
+      ? Prisma.sql`CASE WHEN ${model} = '' THEN ${NONE} ELSE ${model} END`
+      : query.groupBy === 'key'
+        ? Prisma.sql`CASE WHEN "apiKeyId" IS NULL THEN ${NONE} ELSE "apiKeyId"::text END`
+        : Prisma.sql`''`;
+  return getDb().then(
+    (db) => db.$queryRaw<(TotalsRow & { day: string; grp: string })[]>`
+      SELECT to_char(("createdAt" AT TIME ZONE 'UTC') AT TIME ZONE ${zone}, 'YYYY-MM-DD') AS day, ${groupExpr} AS grp, ${totalsColumns}
+      FROM "RequestLog"
+      WHERE "userId" = CAST(${userId} AS uuid) AND "createdAt" >= ${ts(start)} AND "createdAt" < ${ts(end)}
+      GROUP BY 1, 2
+      ORDER BY 1, 2`,
+  );
+}
+
+/** The zone a report can be in: the query's while the whole range is within the request log's retention. */
+export function reportZone(query: UsageQuery, now = Date.now(), retention = env.REQUEST_LOG_RETENTION_DAYS): string {
+  if (!query.tz || query.tz === 'UTC') return 'UTC';
+  if (retention === 0) return query.tz;
+  // The oldest whole UTC day the log still holds (partitions are dropped by UTC day): the range's
+  // first instant in the zone must not be older.
+  const oldest = Math.floor(now / DAY_MS) * DAY_MS - (retention - 1) * DAY_MS;
+  return zonedMidnight(query.from, query.tz).getTime() >= oldest ? query.tz : 'UTC';
+}
+
+export async function usageReport(userId: string, query: UsageQuery): Promise<UsageReport> {
+  const start = new Date(`${query.from}T00:00:00.000Z`);
+  const end = new Date(new Date(`${query.to}T00:00:00.000Z`).getTime() + DAY_MS);
+  const zone = reportZone(query);
+  const [rows, keys] = await Promise.all([
+    zone === 'UTC' ? rollupRows(userId, query, start, end) : zonedRows(userId, query, zone),
     query.groupBy === 'key' ? listKeyNames(userId) : Promise.resolve([]),
   ]);
   const keyLabels = new Map(keys.map((k) => [k.id, `${k.name} (${k.display})`]));
@@ -136,7 +197,7 @@ export async function usageReport(userId: string, query: UsageQuery): Promise<Us
   const groups = [...groupTotals.entries()]
     .map(([key, t]) => ({ key, label: labelOf(key), ...t }))
     .sort((a, b) => (b.spendUsd > a.spendUsd ? 1 : b.spendUsd < a.spendUsd ? -1 : b.requests - a.requests || a.key.localeCompare(b.key)));
-  return { query, totals: days.reduce((sum, d) => addTotals(sum, d), zero()), days, groups };
+  return { query, zone, totals: days.reduce((sum, d) => addTotals(sum, d), zero()), days, groups };
 }
 
 function totalsJson(t: UsageTotals) {
@@ -155,6 +216,7 @@ export function usageReportJson(r: UsageReport) {
   return {
     from: r.query.from,
     to: r.query.to,
+    time_zone: r.zone,
     group_by: r.query.groupBy,
     totals: totalsJson(r.totals),
     groups: r.groups.map(group),

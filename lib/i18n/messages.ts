@@ -25,7 +25,10 @@ const en = {
   },
   pages: {
     overview: { title: 'Overview', description: 'Spend, requests and limits of your account. Days are UTC; CNY at the rate of each request.' },
-    usage: { title: 'Usage', description: 'Spend, requests, tokens and failures per UTC day, by model or by API key. CNY at the rate of each request.' },
+    usage: {
+      title: 'Usage',
+      description: 'Spend, requests, tokens and failures per day of your time zone, by model or by API key. CNY at the rate of each request.',
+    },
     logs: {
       title: 'Logs',
       description:
@@ -132,7 +135,7 @@ const zh: Messages = {
   },
   pages: {
     overview: { title: '概览', description: '账户的消费、请求与限额。按 UTC 日期统计；人民币按每次请求时的汇率折算。' },
-    usage: { title: '用量', description: '按 UTC 日统计的消费、请求、token 与失败数，可按模型或 API 密钥细分。人民币按每次请求时的汇率折算。' },
+    usage: { title: '用量', description: '按你所在时区的日期统计的消费、请求、token 与失败数，可按模型或 API 密钥细分。人民币按每次请求时的汇率折算。' },
     logs: { title: '日志', description: '用你的密钥发出的每个请求，最新在前，按你的时区显示（悬停显示 UTC；日期筛选也按你的时区）。点击一行查看重试与路由。' },
     billing: { title: '账单', description: '预付美元余额。每个请求按所列模型价格从余额扣费。' },
     playground: {

@@ -89,6 +89,7 @@ export const zhPhrases = {
   Embeddings: '向量（Embeddings）',
   Day: '日期',
   'Day (UTC)': '日期（UTC）',
+  'Day ({zone})': '日期（{zone}）',
   From: '开始',
   Region: '区域',
   'Served only by channels of this region (cn, eu, us…). Empty: any.': '只由此区域的渠道处理（如 cn、eu、us）。留空：任意区域。',
@@ -306,6 +307,7 @@ export const zhPhrases = {
   'By model': '按模型',
   'By api key': '按 API 密钥',
   '{from} to {to} (UTC)': '{from} 至 {to}（UTC）',
+  '{from} to {to} ({zone})': '{from} 至 {to}（{zone}）',
   'Stacked bar chart of {metric} per day from {from} to {to}; the same figures are in the tables below.':
     '{from} 至 {to} 每日{metric}的堆叠柱状图；相同数据见下方表格。',
   'Totals over the range, highest spend first.': '所选范围内的合计，按消费从高到低。',

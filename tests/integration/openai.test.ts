@@ -54,7 +54,11 @@ beforeAll(async () => {
   [up1, up2] = await Promise.all([startFakeUpstream({ dims: DIMS }), startFakeUpstream({ dims: DIMS })]);
   const config = testConfig({ openaiUrls: [up1.url, up2.url] });
   // Short upstream timeouts keep the timeout-fallback tests quick.
-  for (const ch of config.channels as { timeouts: Record<string, number> }[]) ch.timeouts = { connect_ms: 1000, first_byte_ms: 1000, idle_ms: 1000 };
+  for (const ch of config.channels as { timeouts: Record<string, number>; region?: string }[]) {
+    ch.timeouts = { connect_ms: 1000, first_byte_ms: 1000, idle_ms: 1000 };
+    // Both channels in one region: a request's service.region (a spec field) is honoured, not only accepted.
+    ch.region = 'eu';
+  }
   // All four gateways start in parallel: each mode, plus one in maintenance per mode.
   const start = async (mode: GatewayMode) => {
     const [gw, maintenance] = await Promise.all([startGateway({ config, mode }), startGateway({ config: { ...config, maintenance: true }, mode })]);
@@ -342,7 +346,7 @@ describe.each(['lean', 'next'] as GatewayMode[])('OpenAI-compatible surface (%s)
         ...hello,
         stream: true,
         stream_options: { include_usage: true },
-        service: { region: 'us' },
+        service: { region: 'eu' },
       });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);

@@ -271,7 +271,6 @@ describe('no SSRF', () => {
       endpoint: elsewhere,
       upstream: elsewhere,
       channel: 'trap',
-      service: { region: elsewhere },
     };
     const headers = {
       'x-upstream-url': elsewhere,
@@ -298,6 +297,11 @@ describe('no SSRF', () => {
       body: JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'ssrf' }], ...fields }),
     });
     expect(r4.status).toBeLessThan(500);
+    // A URL as the service region is no region name: refused (400), never a place to send the request.
+    const r5 = await chat(a.apiKey, { service: { region: elsewhere } }, { 'x-service-region': 'eu' });
+    expect(r5.status).toBe(400);
+    const r6 = await chat(a.apiKey, {}, { 'x-service-region': elsewhere });
+    expect(r6.status).toBe(400);
 
     expect(trap.requests).toHaveLength(0);
     expect(fake.requests.length - before).toBeGreaterThanOrEqual(3);

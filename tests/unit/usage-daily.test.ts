@@ -8,7 +8,7 @@ import { getDb } from '@/lib/db';
 import { createAccount } from '../support/accounts';
 import { logRecord } from '../support/log-record';
 import { dailyUsage, dailyUsageFromRollup, listKeyNames, usageTotals, usageTotalsByDay } from '@/lib/dashboard/queries';
-import { usageReport } from '@/lib/dashboard/usage';
+import { reportZone, usageReport } from '@/lib/dashboard/usage';
 import { firstRunState } from '@/lib/dashboard/first-run';
 import { loadKeySpend, usageByKey } from '@/lib/keys/queries';
 
@@ -92,6 +92,37 @@ describe('UsageDaily rollup', () => {
     const rollup = await db.usageDaily.findMany({ where: { userId: u } });
     expect(rollup.map((r) => Number(r.requests))).toEqual([2]);
     expect(await db.ledgerEntry.count({ where: { userId: u, kind: 'usage' } })).toBe(2);
+  });
+
+  it('counts the viewer’s days when asked for a zone (from the log), and UTC days otherwise (from the rollup)', async () => {
+    const acct = await createAccount({ balanceUsd: '1' });
+    const u = acct.userId;
+    // 10:00 UTC is 18:00 in Shanghai the same day; 23:30 UTC is 07:30 the next day there.
+    enqueueLog(record(u, { createdAt: new Date('2026-11-21T10:00:00Z'), costPico: 7n }));
+    enqueueLog(record(u, { createdAt: new Date('2026-11-21T23:30:00Z'), costPico: 11n }));
+    await flushLogs();
+    const days = (r: Awaited<ReturnType<typeof usageReport>>) => r.days.map((d) => [d.date, d.requests, d.spendUsd]);
+    const utc = await usageReport(u, { from: '2026-11-21', to: '2026-11-22', groupBy: 'none' });
+    expect(utc.zone).toBe('UTC');
+    expect(days(utc)).toEqual([
+      ['2026-11-21', 2, 18n],
+      ['2026-11-22', 0, 0n],
+    ]);
+    const shanghai = await usageReport(u, { from: '2026-11-21', to: '2026-11-22', groupBy: 'model', tz: 'Asia/Shanghai' });
+    expect(shanghai.zone).toBe('Asia/Shanghai');
+    expect(days(shanghai)).toEqual([
+      ['2026-11-21', 1, 7n],
+      ['2026-11-22', 1, 11n],
+    ]);
+    expect(shanghai.totals).toEqual(utc.totals);
+    // A range older than the log keeps (its retention) can only be counted by UTC day, and says so.
+    expect(reportZone({ from: '2026-01-01', to: '2026-01-02', groupBy: 'none', tz: 'Asia/Shanghai' }, Date.parse('2026-11-28T00:00:00Z'), 35)).toBe('UTC');
+    expect(reportZone({ from: '2026-11-01', to: '2026-11-02', groupBy: 'none', tz: 'Asia/Shanghai' }, Date.parse('2026-11-28T00:00:00Z'), 35)).toBe(
+      'Asia/Shanghai',
+    );
+    expect(reportZone({ from: '2020-01-01', to: '2020-01-02', groupBy: 'none', tz: 'Asia/Shanghai' }, Date.parse('2026-11-28T00:00:00Z'), 0)).toBe(
+      'Asia/Shanghai',
+    );
   });
 
   it('the usage report (by day, model and key) reads the rollup and matches the log', async () => {

@@ -5,7 +5,9 @@ import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { GatewayError } from '@/lib/errors';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { parseUsageQuery, usageReport, type UsageGroup, type UsageQuery, type UsageReport } from '@/lib/dashboard/usage';
+import { localToday, parseUsageQuery, usageReport, type UsageGroup, type UsageQuery, type UsageReport } from '@/lib/dashboard/usage';
+import { isTimeZone } from '@/lib/dashboard/filters';
+import { cookies } from 'next/headers';
 import type { UsageTotals } from '@/lib/dashboard/queries';
 import { cny, int, toChartNumber, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
@@ -150,10 +152,14 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
   const user = await requirePageUser('/dashboard/usage');
   const sp = await searchParams;
   const params = new URLSearchParams();
-  for (const name of ['from', 'to', 'group_by']) {
+  for (const name of ['from', 'to', 'group_by', 'tz']) {
     const v = first(sp[name]);
     if (v) params.set(name, v);
   }
+  // Days are the viewer's (the zone every time on the page is shown in; the browser keeps it in a cookie).
+  const rawZone = (await cookies()).get('tz')?.value;
+  const zoneCookie = rawZone?.includes('%') ? decodeURIComponent(rawZone) : rawZone;
+  if (!params.has('tz') && zoneCookie && isTimeZone(zoneCookie)) params.set('tz', zoneCookie);
   const metricParam = first(sp.metric);
   const metric: Metric = metrics.some((m) => m.id === metricParam) ? (metricParam as Metric) : 'spend';
 
@@ -173,9 +179,8 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
     cacheSavingsByDay(user.id, query.from, query.to),
   ]);
   const { data, series } = chart(report, metric, tr);
-  const today = new Date();
-  const day = (offset: number) =>
-    new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate()) - offset * DAY_MS).toISOString().slice(0, 10);
+  const today = localToday(new Date(), query.tz ?? 'UTC');
+  const day = (offset: number) => new Date(today.getTime() - offset * DAY_MS).toISOString().slice(0, 10);
   const monthStart = `${day(0).slice(0, 8)}01`;
   const presets = [
     { label: tr('7 days'), from: day(6), to: day(0) },
@@ -186,7 +191,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
   const groupLabel = tr(query.groupBy === 'model' ? 'Model' : query.groupBy === 'key' ? 'API key' : 'Day');
   const byGroup = tr(query.groupBy === 'model' ? 'by model' : 'by api key');
   const metricLabel = tr(metrics.find((m) => m.id === metric)!.label);
-  const exportQuery = new URLSearchParams({ from: query.from, to: query.to, group_by: query.groupBy === 'none' ? 'day' : query.groupBy });
+  const exportQuery = new URLSearchParams({ from: query.from, to: query.to, group_by: query.groupBy === 'none' ? 'day' : query.groupBy, tz: report.zone });
   const daysWithUse = report.days.filter((d) => d.requests > 0).reverse();
 
   return (
@@ -262,7 +267,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
           title={
             query.groupBy === 'none' ? tr('{metric} per day', { metric: metricLabel }) : tr('{metric} per day, {by}', { metric: metricLabel, by: byGroup })
           }
-          description={<span className="tabular-nums">{tr('{from} to {to} (UTC)', { from: query.from, to: query.to })}</span>}
+          description={<span className="tabular-nums">{tr('{from} to {to} ({zone})', { from: query.from, to: query.to, zone: report.zone })}</span>}
         />
         <CardBody>
           <LazyUsageBreakdownChart
@@ -302,7 +307,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
           <EmptyState title={tr('No requests in this range')}>{tr('Requests made with your API keys are counted here within a second or two.')}</EmptyState>
         ) : (
           <Table>
-            {totalsHead(tr('Day (UTC)'), tr)}
+            {totalsHead(tr('Day ({zone})', { zone: report.zone }), tr)}
             <TBody>
               {daysWithUse.map((d) => (
                 <GroupRow key={d.date} g={{ ...d, key: d.date, label: d.date }} testId="usage-day-row" />
