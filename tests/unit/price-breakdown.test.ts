@@ -61,3 +61,15 @@ describe('priceOf', () => {
     expect(j.lines[0]).toEqual({ class: 'input', count: 1000, rate_pico_usd: '3000000', cost_pico_usd: '3000000000', cost_pico_cny: '21600000000' });
   });
 });
+
+describe('costOf and maxCostOf read the price list', () => {
+  it('prices a long-context request at the tier and reserves at least that much', async () => {
+    const { costOf, maxCostOf, noUsage } = await import('@/lib/billing/cost');
+    const { modelInfo } = await import('../support/model-info');
+    const m = modelInfo({ priceModel: sonnet });
+    const usage = { ...noUsage(), promptTokens: 250_000, completionTokens: 100 };
+    expect(costOf(m, usage)).toBe(250_000n * perM('6') + 100n * perM('22.5'));
+    expect(costOf(m, { ...noUsage(), promptTokens: 1000, cacheReadTokens: 10 })).toBe(1000n * perM('3') + 10n * perM('0.3'));
+    expect(maxCostOf(m, 250_000, 100)).toBeGreaterThanOrEqual(costOf(m, usage));
+  });
+});
