@@ -1,5 +1,6 @@
 import type { ModelInfo } from '@/lib/config';
 import { usdToCny } from '@/lib/billing/money';
+import { priceOf, type Breakdown, type ClassCounts, type PriceModel } from '@/lib/billing/breakdown';
 
 export interface Usage {
   promptTokens: number;
@@ -25,20 +26,38 @@ export function usageCount(v: unknown): number | undefined {
 
 export const noUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false });
 
-/** Exact cost in pico-USD: each token class at its own per-token price. */
+/** The model's price list, its four classic prices as the ModelInfo carries them (tests override those). */
+function priceModelFor(model: ModelInfo): PriceModel {
+  const pm = model.priceModel ?? { base: {} };
+  return {
+    ...pm,
+    base: { ...pm.base, input: model.inputPrice, output: model.outputPrice, cache_read: model.cacheReadPrice, cache_write_5m: model.cacheWritePrice },
+  };
+}
+
+/** A request's usage as priced token classes. */
+export function classCountsOf(usage: Usage): ClassCounts {
+  return { input: usage.promptTokens, output: usage.completionTokens, cache_read: usage.cacheReadTokens, cache_write_5m: usage.cacheWriteTokens };
+}
+
+/** Cost and itemised breakdown of a request: the one computation every figure of its price comes from. */
+export function breakdownOf(model: ModelInfo, usage: Usage, serviceTier?: string): Breakdown {
+  return priceOf(priceModelFor(model), classCountsOf(usage), serviceTier);
+}
+
+/** Exact cost in pico-USD: each token class at its own per-token price (docs/decisions/035). */
 export function costOf(model: ModelInfo, usage: Usage): bigint {
-  return (
-    BigInt(usage.promptTokens) * model.inputPrice +
-    BigInt(usage.completionTokens) * model.outputPrice +
-    BigInt(usage.cacheReadTokens) * model.cacheReadPrice +
-    BigInt(usage.cacheWriteTokens) * model.cacheWritePrice
-  );
+  return breakdownOf(model, usage).costUsd;
 }
 
 /** The most a request can cost: what is reserved against the balance before going upstream. */
 export function maxCostOf(model: ModelInfo, promptTokens: number, maxOutputTokens: number): bigint {
-  const cacheWrite = model.cacheWritePrice > model.inputPrice ? model.cacheWritePrice : model.inputPrice;
-  return BigInt(promptTokens) * cacheWrite + BigInt(maxOutputTokens) * model.outputPrice;
+  const max = (...v: (bigint | undefined)[]) => v.reduce<bigint>((a, b) => (b !== undefined && b > a ? b : a), 0n);
+  const long = model.priceModel?.longContext?.prices ?? {};
+  // The prompt may all be cache writes (1h ones included) or cross the long-context tier.
+  const perPrompt = max(model.inputPrice, model.cacheWritePrice, model.priceModel?.base.cache_write_1h, long.input, long.cache_write_5m, long.cache_write_1h);
+  const perOutput = max(model.outputPrice, model.priceModel?.base.reasoning, long.output);
+  return BigInt(promptTokens) * perPrompt + BigInt(maxOutputTokens) * perOutput;
 }
 
 export function cnyOf(costUsd: bigint, rateNano: bigint): bigint {

@@ -5,6 +5,7 @@ import { env, envSecret } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
 import { parseDecimal, usdToPico } from '@/lib/billing/money';
 import { perCallPrice, type BuiltInTool, type ToolPrices } from '@/lib/billing/tools';
+import type { ClassPrices, PriceModel } from '@/lib/billing/breakdown';
 import { decryptSecret } from '@/lib/crypto';
 import { configSchema, upstreamProtocols, type RawConfig, type TierName } from './schema';
 
@@ -97,6 +98,8 @@ export interface ModelInfo {
   videoMaxSeconds?: number;
   /** The Batch API's discount on this model's prices (percent). */
   batchDiscountPercent?: number;
+  /** The full price list (lib/billing/breakdown.ts, docs/decisions/035). */
+  priceModel: PriceModel;
 }
 
 export interface TierInfo {
@@ -147,6 +150,50 @@ export interface GatewayConfig {
 }
 
 export class ConfigError extends Error {}
+
+const optPerToken = (v: string | undefined): bigint | undefined => (v === undefined ? undefined : perToken(v, 0n));
+
+/** A model's price list as priceOf takes it: per-use prices are the built-in tool prices (per call). */
+function priceModelOf(m: RawConfig['models'][number], tools: ToolPrices): PriceModel {
+  const input = perToken(m.input_price_usd_per_million, 0n);
+  const base: ClassPrices = {
+    input,
+    output: perToken(m.output_price_usd_per_million, 0n),
+    cache_read: perToken(m.cache_read_price_usd_per_million, input),
+    cache_write_5m: perToken(m.cache_write_price_usd_per_million, input),
+    cache_write_1h: optPerToken(m.cache_write_1h_price_usd_per_million),
+    reasoning: optPerToken(m.reasoning_price_usd_per_million),
+    audio_input: optPerToken(m.audio_input_price_usd_per_million),
+    audio_output: optPerToken(m.audio_output_price_usd_per_million),
+    image_input: optPerToken(m.image_input_price_usd_per_million),
+    image_output: optPerToken(m.image_output_price_usd_per_million),
+    web_search: tools.web_search,
+    code_execution: tools.code_execution ?? tools.code_interpreter,
+  };
+  for (const k of Object.keys(base) as (keyof ClassPrices)[]) if (base[k] === undefined) delete base[k];
+  const lc = m.long_context;
+  const longContext = lc && {
+    threshold: lc.threshold_tokens,
+    prices: Object.fromEntries(
+      (
+        [
+          ['input', lc.input_price_usd_per_million],
+          ['output', lc.output_price_usd_per_million],
+          ['cache_read', lc.cache_read_price_usd_per_million],
+          ['cache_write_5m', lc.cache_write_price_usd_per_million],
+          ['cache_write_1h', lc.cache_write_1h_price_usd_per_million],
+        ] as const
+      )
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => [k, perToken(v, 0n)]),
+    ) as ClassPrices,
+  };
+  const st = m.service_tier_multipliers;
+  // Multipliers to basis points, exactly enough for list multipliers (0.5, 1.8): two decimals.
+  const bp = (x: number | undefined) => (x === undefined ? undefined : Math.round(x * 10_000));
+  const serviceTiers = st && { batch: bp(st.batch), flex: bp(st.flex), priority: bp(st.priority) };
+  return { base, longContext, serviceTiers };
+}
 
 function perToken(pricePerMillion: string | undefined, fallback: bigint): bigint {
   // pico-USD per token = USD per million * 10^12 / 10^6
@@ -217,6 +264,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
       videoPricePerSecond: m.price_usd_per_second === undefined ? undefined : usdToPico(m.price_usd_per_second),
       videoMaxSeconds: m.max_seconds,
       batchDiscountPercent: m.batch_discount_percent ?? raw.batches.discount_percent,
+      priceModel: priceModelOf(m, toolPricesOf({ ...raw.tool_prices_usd_per_thousand_calls, ...m.tool_prices_usd_per_thousand_calls })),
     });
   }
   const h = raw.channel_health;

@@ -17,6 +17,20 @@ const positiveInt = z.number().int().positive();
  */
 const toolPricesSchema = z.partialRecord(z.enum(BUILT_IN_TOOLS), decimal);
 
+const longContextSchema = z
+  .object({
+    threshold_tokens: positiveInt,
+    input_price_usd_per_million: decimal.optional(),
+    output_price_usd_per_million: decimal.optional(),
+    cache_read_price_usd_per_million: decimal.optional(),
+    cache_write_price_usd_per_million: decimal.optional(),
+    cache_write_1h_price_usd_per_million: decimal.optional(),
+  })
+  .strict();
+
+const multiplier = z.number().min(0).max(10);
+const serviceTierSchema = z.object({ batch: multiplier.optional(), flex: multiplier.optional(), priority: multiplier.optional() }).strict();
+
 export const tierNames = ['free', 'pro', 'vip', 'enterprise'] as const;
 export type TierName = (typeof tierNames)[number];
 
@@ -214,6 +228,18 @@ const modelSchema = z
     output_price_usd_per_million: decimal.default('0'),
     cache_read_price_usd_per_million: decimal.optional(),
     cache_write_price_usd_per_million: decimal.optional(),
+    /** Price list classes beyond the four above (docs/decisions/035); unset: not priced (reported as unpriced). */
+    cache_write_1h_price_usd_per_million: decimal.optional(),
+    /** Unset: reasoning tokens are priced as output. */
+    reasoning_price_usd_per_million: decimal.optional(),
+    audio_input_price_usd_per_million: decimal.optional(),
+    audio_output_price_usd_per_million: decimal.optional(),
+    image_input_price_usd_per_million: decimal.optional(),
+    image_output_price_usd_per_million: decimal.optional(),
+    /** Above threshold_tokens prompt tokens these prices replace the ones above (unset ones keep them). */
+    long_context: longContextSchema.optional(),
+    /** Multipliers on the whole price per service tier (batch 0.5, flex 0.5, priority 1.8, ...). */
+    service_tier_multipliers: serviceTierSchema.optional(),
     dimensions: positiveInt.optional(),
     tiers: z
       .array(z.enum(tierNames))

@@ -20,6 +20,7 @@ export function modelInfo(overrides: Partial<ModelInfo> = {}): ModelInfo {
     fallbackModels: [],
     created: 1_700_000_000,
     toolPrices: {},
+    priceModel: { base: { input: 3_000_000n, output: 15_000_000n, cache_read: 300_000n, cache_write_5m: 3_750_000n } },
     ...overrides,
   };
 }
