@@ -161,6 +161,13 @@ describe('regions', { timeout: 60_000 }, () => {
     });
     expect(patch.status, await patch.clone().text()).toBe(200);
     expect(((await patch.json()) as { region: string }).region).toBe('us');
+    // The edit reaches every instance's key cache through the gateway's events: wait until it is seen.
+    await waitFor(async () => {
+      const r = await chat({}, { 'x-service-region': 'eu' }, pinned.apiKey);
+      await r.arrayBuffer();
+      return r.status === 403;
+    }, 10_000);
+    for (const f of [eu, us, claudeEu]) f.reset();
     const served = await chat({}, {}, pinned.apiKey);
     expect(served.status).toBe(200);
     expect(served.headers.get('x-service-region')).toBe('us');
