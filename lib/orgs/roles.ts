@@ -33,8 +33,6 @@ export const API_RULES: readonly ApiRule[] = [
   { method: 'POST', path: /^\/api\/payment\/(recharge|redeem)$/, roles: MONEY_WRITE },
   { method: 'GET', path: /^\/api\/plan$/, roles: ALL },
   { method: 'POST', path: /^\/api\/plan(\/(checkout|portal))?$/, roles: MONEY_WRITE },
-  { method: 'GET', path: /^\/api\/plan$/, roles: ALL },
-  { method: 'POST', path: /^\/api\/plan(\/(checkout|portal))?$/, roles: MONEY_WRITE },
   { method: 'GET', path: /^\/api\/logs$/, roles: KEYS, own: 'key-param' },
   { method: 'GET', path: /^\/api\/logs\/export$/, roles: KEYS, own: 'key-param' },
   { method: 'GET', path: new RegExp(`^/api/logs/(?!export$)[^/]+$`), roles: KEYS, own: 'log-id' },
