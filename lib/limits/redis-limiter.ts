@@ -480,7 +480,7 @@ export class RedisLimiter implements Limiter {
    */
   async usage(rules: readonly UsageRule[]): Promise<number[]> {
     if (rules.length === 0) return [];
-    const [sec, usec] = (await sendEncoded(this.client, 'time', [[]], rules[0].key)) as [string, string];
+    const [sec, usec] = await this.client.time();
     const now = Number(sec) * 1000 + Number(usec) / 1000;
     return Promise.all(
       rules.map(async (rule) => {
