@@ -51,6 +51,9 @@ interface State {
   lastProbe: Map<string, number>;
   probing: Set<string>;
   instanceId: string;
+  /** Local changes under way, and made so far: a refresh whose read may predate one installs nothing (the next one reads it). */
+  writing: number;
+  writes: number;
 }
 
 const state = () =>
@@ -61,6 +64,8 @@ const state = () =>
     lastProbe: new Map(),
     probing: new Set(),
     instanceId: randomUUID(),
+    writing: 0,
+    writes: 0,
   }));
 
 function redis(): RedisClient | undefined {
@@ -168,14 +173,20 @@ function install(next: Map<string, ChannelOverride>): void {
 async function refresh(): Promise<void> {
   const s = state();
   const client = redis();
+  // A copy read while this instance was changing an override may be older than the change it
+  // already installed: installed, it would undo that change here until the next refresh.
+  const seen = s.writes;
+  const installFresh = (next: Map<string, ChannelOverride>) => {
+    if (s.writing === 0 && s.writes === seen) install(next);
+  };
   if (client) {
     try {
       const hash = await client.hgetall(OVERRIDES_KEY);
       if (!hash[SEEDED_FIELD]) {
         const fromDb = await readDb();
         await seedRedis(client, fromDb);
-        install(fromDb);
-      } else install(parseHash(hash));
+        installFresh(fromDb);
+      } else installFresh(parseHash(hash));
       return;
     } catch {
       /* Redis unreachable: fall back to the database below */
@@ -183,7 +194,7 @@ async function refresh(): Promise<void> {
   }
   if (Date.now() - s.lastDbSync >= DB_SYNC_MS) {
     s.lastDbSync = Date.now();
-    install(await readDb());
+    installFresh(await readDb());
   }
 }
 
@@ -321,6 +332,22 @@ export async function setChannelOverride(
   channelId: string,
   change: OverrideChange,
   opts: { reason?: string | null; note?: string } = {},
+): Promise<ChannelOverride | undefined> {
+  const s = state();
+  s.writing++;
+  try {
+    return await writeChannelOverride(actor, channelId, change, opts);
+  } finally {
+    s.writing--;
+    s.writes++;
+  }
+}
+
+async function writeChannelOverride(
+  actor: Actor,
+  channelId: string,
+  change: OverrideChange,
+  opts: { reason?: string | null; note?: string },
 ): Promise<ChannelOverride | undefined> {
   if (!getConfig().channels.some((c) => c.name === channelId)) throw new GatewayError('not_found', 'No such channel.');
   if (change.weight !== undefined && change.weight !== null && (!Number.isInteger(change.weight) || change.weight < 0 || change.weight > 1_000_000)) {
