@@ -6,6 +6,7 @@ import { env } from '@/lib/env';
 import { formatPico, usdToPico } from '@/lib/billing/money';
 import { log, errorFields } from '@/lib/log';
 import { inc } from '@/lib/metrics';
+import { backoffDelayMs } from '@/lib/backoff';
 import { resetSingleton, singleton } from '@/lib/singleton';
 import pg from 'pg';
 import { promoteByMonthlySpend } from '@/lib/billing/promotion';
@@ -194,7 +195,7 @@ export async function flushLogs(drain = true): Promise<void> {
         q.failures++;
         inc('gateway_log_write_failures_total');
         log('warn', 'request log batch not written; will retry', { queued: q.items.length, ...errorFields(err) });
-        schedule(Math.min(30_000, 250 * 2 ** Math.min(q.failures, 7)));
+        schedule(backoffDelayMs(q.failures, { baseMs: 500, factor: 2, maxMs: 30_000 }));
         return;
       }
     }

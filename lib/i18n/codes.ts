@@ -100,6 +100,10 @@ const table = {
   'admin.debit_exceeds': { en: 'A debit of {amount} exceeds the balance ({balance}).', zh: '扣减 {amount} 超过了余额（{balance}）。' },
   'admin.log_account': { en: 'account must be an account id or an email.', zh: '账户须为账户 ID 或邮箱。' },
   'admin.log_channel': { en: 'channel is not a channel name.', zh: '这不是渠道名称。' },
+  'admin.channel_limit': {
+    en: "{field} must be a whole number from {min} to {max}, or empty for the operator config's limit.",
+    zh: '{field} 必须是 {min} 到 {max} 之间的整数；留空则使用运营配置中的限制。',
+  },
   'admin.log_fallback': { en: 'fallback must be 1 or 0.', zh: 'fallback 须为 1 或 0。' },
   'admin.role_unknown': { en: 'Unknown role "{role}". Roles: user, admin.', zh: '未知角色“{role}”。可选角色：user、admin。' },
   // Payments (Stripe)
