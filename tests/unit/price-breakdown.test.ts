@@ -36,10 +36,26 @@ describe('priceOf', () => {
     expect(priceOf(sonnet, { input: 200_000, output: 10 }).tier).toBe('base');
   });
 
-  it('reports a class with no price as unpriced instead of charging zero for it silently', () => {
-    const b = priceOf(sonnet, { input: 10, audio_input: 5 });
-    expect(b.unpriced).toEqual(['audio_input']);
-    expect(b.costUsd).toBe(10n * perM('3'));
+  it('reports a class with no price as unpriced, billing a share of a priced class at that class rate instead of zero', () => {
+    const b = priceOf(sonnet, { input: 10, audio_input: 5, image_output: 2 });
+    expect(b.unpriced).toEqual(['audio_input', 'image_output']);
+    expect(b.costUsd).toBe(15n * perM('3') + 2n * perM('15'));
+    expect(b.lines.find((l) => l.class === 'audio_input')).toEqual({
+      class: 'audio_input',
+      pricedAs: 'input',
+      count: 5,
+      rate: perM('3'),
+      cost: 5n * perM('3'),
+    });
+    expect(breakdownJson(b, 7_200_000_000n).lines[1]).toMatchObject({ class: 'audio_input', priced_as: 'input', count: 5 });
+    // A 1-hour write without a price of its own: at the 5-minute rate, and said so.
+    const w = priceOf({ base: { cache_write_5m: perM('3.75') } }, { cache_write_1h: 4 });
+    expect(w.unpriced).toEqual(['cache_write_1h']);
+    expect(w.costUsd).toBe(4n * perM('3.75'));
+    // Nothing to fall back to: left out of the total, and listed.
+    const s = priceOf({ base: { input: perM('3') } }, { input: 1, web_search: 2 });
+    expect(s.unpriced).toEqual(['web_search']);
+    expect(s.costUsd).toBe(perM('3'));
   });
 
   it('prices reasoning at the output rate unless priced apart', () => {
@@ -59,6 +75,45 @@ describe('priceOf', () => {
     expect(j.cost_pico_usd).toBe('3000000000');
     expect(j.cost_pico_cny).toBe('21600000000');
     expect(j.lines[0]).toEqual({ class: 'input', count: 1000, rate_pico_usd: '3000000', cost_pico_usd: '3000000000', cost_pico_cny: '21600000000' });
+  });
+});
+
+describe('classCountsOf', () => {
+  it('splits each total into the shares priced apart, which never exceed it', async () => {
+    const { classCountsOf, noUsage } = await import('@/lib/billing/cost');
+    expect(
+      classCountsOf({
+        ...noUsage(),
+        promptTokens: 100,
+        completionTokens: 50,
+        cacheReadTokens: 7,
+        cacheWriteTokens: 30,
+        cacheWrite1hTokens: 10,
+        reasoningTokens: 20,
+        audioInputTokens: 40,
+        imageInputTokens: 5,
+        audioOutputTokens: 8,
+      }),
+    ).toEqual({
+      input: 55,
+      output: 22,
+      cache_read: 7,
+      cache_write_5m: 20,
+      cache_write_1h: 10,
+      reasoning: 20,
+      audio_input: 40,
+      image_input: 5,
+      audio_output: 8,
+    });
+    // A completion capped below its reported reasoning: the shares shrink, the classes still sum to the total.
+    expect(classCountsOf({ ...noUsage(), completionTokens: 10, reasoningTokens: 20, cacheWriteTokens: 3, cacheWrite1hTokens: 9 })).toEqual({
+      input: 0,
+      output: 0,
+      cache_read: 0,
+      cache_write_5m: 0,
+      cache_write_1h: 3,
+      reasoning: 10,
+    });
   });
 });
 

@@ -3,7 +3,7 @@
 // the comments here say why where it is not obvious.
 import type { ModelInfo } from '@/lib/config';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
-import { openaiUsage } from '@/lib/gateway/translate/anthropic-openai';
+import { openaiUsage } from '@/lib/gateway/translate/usage';
 import {
   CallIds,
   GeminiChunkWriter,
