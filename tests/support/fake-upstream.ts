@@ -54,7 +54,12 @@ export type Fault =
   /** a stream (200, text/event-stream) of `bytes` bytes without a newline: one endless SSE line */
   | { type: 'flood'; bytes: number }
   /** a stream that never ends: its first frame, then its first content frame again and again, until the client leaves */
-  | { type: 'endless' };
+  | { type: 'endless' }
+  /**
+   * a recorded reply sent verbatim whatever was asked (200): JSON, or with `stream` an SSE text whose
+   * events (blank-line separated) are written one by one; `cutAfterEvents` breaks the connection after that many
+   */
+  | { type: 'replay'; body: string; stream?: boolean; cutAfterEvents?: number };
 
 export interface FakeUpstreamOptions {
   port?: number;
@@ -446,7 +451,7 @@ function float32Base64(v: number[]): string {
 
 function parseFault(v: unknown): Fault | undefined {
   if (!isObj(v) || typeof v.type !== 'string') return undefined;
-  const known = ['ok', 'status', 'refuse', 'hang', 'delay', 'malformed', 'cut', 'no-done', 'stall', 'huge', 'no-usage', 'flood', 'endless'];
+  const known = ['ok', 'status', 'refuse', 'hang', 'delay', 'malformed', 'cut', 'no-done', 'stall', 'huge', 'no-usage', 'flood', 'endless', 'replay'];
   if (!known.includes(v.type)) return undefined;
   return v as unknown as Fault;
 }
@@ -1832,6 +1837,17 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         await sleep(Math.max(0, fault.ms));
         if (ctx.gone()) return;
         break;
+      case 'replay':
+        if (!fault.stream) return sendJson(ctx, 200, fault.body);
+        await streamFrames(
+          { ...ctx, fault: fault.cutAfterEvents === undefined ? { type: 'ok' } : { type: 'cut', afterChunks: fault.cutAfterEvents } },
+          fault.body
+            .split(/(?<=\n\n)/)
+            .filter((e) => e.trim() !== '')
+            .map((data) => ({ data })),
+          '',
+        );
+        return;
       default:
         break;
     }
