@@ -11,6 +11,7 @@ import { createAccount, type TestAccount } from '../support/accounts';
 import { expectBooked } from '../support/booking';
 import { pico } from '../support/money';
 import { billingConfig, billingFixtures, maxOutputOf, surfacesOf, upstreamBody, type BillingFixture, type ClientSurface } from '../support/billing-fixtures';
+import { sseEvents } from '../support/sse-fixtures';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
@@ -64,7 +65,13 @@ function ask(surface: ClientSurface, f: BillingFixture, extra: Record<string, un
     case 'openai':
       return post(
         '/v1/chat/completions',
-        { model: f.model, messages: [{ role: 'user', content: 'Hi' }], stream: f.stream, ...(f.stream ? { stream_options: { include_usage: true } } : {}), ...extra },
+        {
+          model: f.model,
+          messages: [{ role: 'user', content: 'Hi' }],
+          stream: f.stream,
+          ...(f.stream ? { stream_options: { include_usage: true } } : {}),
+          ...extra,
+        },
         auth,
       );
     case 'responses':
@@ -87,6 +94,30 @@ function ask(surface: ClientSurface, f: BillingFixture, extra: Record<string, un
 /** The cost a body states (OpenAI's `service.cost_usd`, a stream's usage chunk, a Response's `service`): its last one, as written. */
 function bodyCost(body: string): string | undefined {
   return [...body.matchAll(/"cost_usd":(\d+(?:\.\d+)?)/g)].at(-1)?.[1];
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * The usage object the client got, in its protocol: a reply's `usage` (Gemini's `usageMetadata`);
+ * of a stream, the usage chunk (OpenAI), the completed Response, Anthropic's message_start usage
+ * updated by message_delta's, Gemini's last usageMetadata.
+ */
+function clientUsageOf(surface: ClientSurface, answer: Answer, stream: boolean): Json | undefined {
+  const key = surface === 'gemini' ? 'usageMetadata' : 'usage';
+  if (!stream) return (JSON.parse(answer.body) as Json)[key] as Json;
+  let usage: Json | undefined;
+  for (const ev of sseEvents(answer.body)) {
+    if (ev.data === '[DONE]') continue;
+    const data = JSON.parse(ev.data) as Json;
+    if (surface === 'responses') {
+      if (data.type === 'response.completed') usage = (data.response as Json).usage as Json;
+    } else if (surface === 'anthropic') {
+      const u = data.type === 'message_start' ? (data.message as Json).usage : data.type === 'message_delta' ? data.usage : undefined;
+      if (u) usage = { ...usage, ...(u as Json) };
+    } else if (data[key]) usage = data[key] as Json;
+  }
+  return usage;
 }
 
 const fixtures = billingFixtures();
@@ -114,6 +145,10 @@ describe('billing conformance: every fixture through every surface', () => {
       // The body, where the protocol carries a cost (OpenAI chat and Responses; not a stream cut before its end).
       if ((surface === 'openai' || surface === 'responses') && f.cut_after_events === undefined) expect(bodyCost(answer.body)).toBe(headerCost);
       if (f.cut_after_events !== undefined) expect(answer.body).toMatch(/error/);
+
+      // Every usage class the upstream reported, in the client's own usage fields.
+      const shown = f.client_usage?.[surface];
+      if (shown) expect(clientUsageOf(surface, answer, f.stream)).toMatchObject(shown);
 
       // The log row and the ledger.
       const row = await expectBooked(answer.headers['x-request-id'] as string, headerCost, { tokens: false });

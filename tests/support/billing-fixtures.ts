@@ -23,6 +23,8 @@ export interface BillingFixture {
   cut_after_events?: number;
   /** The surfaces that can ask for this reply, with what their request must add (default: all, nothing). */
   surfaces?: Partial<Record<ClientSurface, Record<string, unknown>>>;
+  /** What the client's usage object must show, per surface (matched as a subset): every class carried where the protocol has a field. */
+  client_usage?: Partial<Record<ClientSurface, Record<string, unknown>>>;
   /** How the cost is made up (documentation). */
   priced: string;
   cost_pico_usd: string;
@@ -112,7 +114,12 @@ export const BILLING_MODELS = [
     input_price_usd_per_million: '1.25',
     output_price_usd_per_million: '10',
     cache_read_price_usd_per_million: '0.125',
-    long_context: { threshold_tokens: 200000, input_price_usd_per_million: '2.5', output_price_usd_per_million: '15', cache_read_price_usd_per_million: '0.25' },
+    long_context: {
+      threshold_tokens: 200000,
+      input_price_usd_per_million: '2.5',
+      output_price_usd_per_million: '15',
+      cache_read_price_usd_per_million: '0.25',
+    },
   },
 ] as const;
 

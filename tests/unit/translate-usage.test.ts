@@ -37,7 +37,12 @@ describe('upstream usage readers', () => {
 
   it('Responses: cached and written input, reasoning output', () => {
     expect(
-      responsesUsage({ input_tokens: 900, input_tokens_details: { cached_tokens: 500, cache_write_tokens: 100 }, output_tokens: 70, output_tokens_details: { reasoning_tokens: 40 } }),
+      responsesUsage({
+        input_tokens: 900,
+        input_tokens_details: { cached_tokens: 500, cache_write_tokens: 100 },
+        output_tokens: 70,
+        output_tokens_details: { reasoning_tokens: 40 },
+      }),
     ).toMatchObject({ promptTokens: 300, cacheReadTokens: 500, cacheWriteTokens: 100, completionTokens: 70, reasoningTokens: 40 });
   });
 
@@ -53,9 +58,23 @@ describe('upstream usage readers', () => {
       },
       false,
     );
-    expect(u).toMatchObject({ promptTokens: 12, cacheWriteTokens: 3000, cacheWrite1hTokens: 2000, cacheReadTokens: 8000, completionTokens: 1, completionFinal: false });
+    expect(u).toMatchObject({
+      promptTokens: 12,
+      cacheWriteTokens: 3000,
+      cacheWrite1hTokens: 2000,
+      cacheReadTokens: 8000,
+      completionTokens: 1,
+      completionFinal: false,
+    });
     u = takeAnthropicUsage(u, { output_tokens: 420, server_tool_use: { web_search_requests: 2 } }, true);
-    expect(u).toMatchObject({ promptTokens: 12, cacheWriteTokens: 3000, cacheWrite1hTokens: 2000, cacheReadTokens: 8000, completionTokens: 420, completionFinal: true });
+    expect(u).toMatchObject({
+      promptTokens: 12,
+      cacheWriteTokens: 3000,
+      cacheWrite1hTokens: 2000,
+      cacheReadTokens: 8000,
+      completionTokens: 420,
+      completionFinal: true,
+    });
     // Only the split given: the writes are its sum.
     expect(takeAnthropicUsage(null, { input_tokens: 1, cache_creation: { ephemeral_5m_input_tokens: 5, ephemeral_1h_input_tokens: 7 } }, true)).toMatchObject({
       cacheWriteTokens: 12,
@@ -100,7 +119,16 @@ describe('upstream usage readers', () => {
 });
 
 describe('client usage writers carry the shares where the protocol has a field', () => {
-  const u = settledUsage({ promptTokens: 600, cacheReadTokens: 400, cacheWriteTokens: 30, cacheWrite1hTokens: 10, completionTokens: 300, reasoningTokens: 100, audioInputTokens: 200, audioOutputTokens: 50 });
+  const u = settledUsage({
+    promptTokens: 600,
+    cacheReadTokens: 400,
+    cacheWriteTokens: 30,
+    cacheWrite1hTokens: 10,
+    completionTokens: 300,
+    reasoningTokens: 100,
+    audioInputTokens: 200,
+    audioOutputTokens: 50,
+  });
 
   it('OpenAI chat: audio_tokens in both details', () => {
     expect(clientUsage({ usage: u, costUsd: '0', costCny: '0', channel: 'c', latencyMs: 1 })).toEqual({
