@@ -17,6 +17,9 @@ export interface UsageSplit {
   imageOutputTokens?: number;
 }
 
+/** The service tiers an upstream reports that change a price (lib/billing/breakdown.ts multipliers). */
+export type PricedServiceTier = 'flex' | 'priority';
+
 export interface Usage extends UsageSplit {
   promptTokens: number;
   completionTokens: number;
@@ -24,6 +27,8 @@ export interface Usage extends UsageSplit {
   cacheWriteTokens: number;
   /** True when counted by our tokenizer because the upstream reported none. */
   estimated: boolean;
+  /** The tier the upstream served at, when it is priced apart (its multiplier applies). */
+  serviceTier?: PricedServiceTier;
 }
 
 /** Largest token count believed from an upstream (no model's context or output comes near it). */
@@ -90,7 +95,7 @@ export function classCountsOf(usage: Usage): ClassCounts {
 }
 
 /** Cost and itemised breakdown of a request: the one computation every figure of its price comes from. */
-export function breakdownOf(model: ModelInfo, usage: Usage, serviceTier?: string): Breakdown {
+export function breakdownOf(model: ModelInfo, usage: Usage, serviceTier: string | undefined = usage.serviceTier): Breakdown {
   return priceOf(priceModelFor(model), classCountsOf(usage), serviceTier);
 }
 
@@ -116,7 +121,11 @@ export function maxCostOf(model: ModelInfo, promptTokens: number, maxOutputToken
     long.cache_write_1h,
   );
   const perOutput = max(model.outputPrice, base.reasoning, base.audio_output, base.image_output, long.output);
-  return BigInt(promptTokens) * perPrompt + BigInt(maxOutputTokens) * perOutput;
+  const tokens = BigInt(promptTokens) * perPrompt + BigInt(maxOutputTokens) * perOutput;
+  // The upstream may serve at a dearer tier than asked (priority): its multiplier, rounded up.
+  const tiers = model.priceModel?.serviceTiers ?? {};
+  const multiplier = Math.max(10_000, tiers.flex ?? 0, tiers.priority ?? 0);
+  return multiplier === 10_000 ? tokens : (tokens * BigInt(multiplier) + 9_999n) / 10_000n;
 }
 
 export function cnyOf(costUsd: bigint, rateNano: bigint): bigint {

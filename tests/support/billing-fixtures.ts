@@ -57,7 +57,7 @@ export function surfacesOf(f: BillingFixture): [ClientSurface, Record<string, un
 /**
  * Price lists of the fixtures' models (USD per million tokens), today's published ones for the
  * model each stands for: Claude Sonnet 4.5 (1-hour writes, 200k long context, web search), GPT-4o
- * audio (audio in and out apart), Gemini 2.5 Pro (long context; no audio price: the unpriced case).
+ * audio (audio in and out apart; flex and priority tiers), Gemini 2.5 Pro (long context; no audio price: the unpriced case).
  */
 export const BILLING_MODELS = [
   {
@@ -93,6 +93,7 @@ export const BILLING_MODELS = [
     cache_read_price_usd_per_million: '1.25',
     audio_input_price_usd_per_million: '40',
     audio_output_price_usd_per_million: '80',
+    service_tier_multipliers: { flex: 0.5, priority: 1.7 },
   },
   {
     name: 'bill-gpt-r',

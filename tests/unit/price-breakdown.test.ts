@@ -128,3 +128,16 @@ describe('costOf and maxCostOf read the price list', () => {
     expect(maxCostOf(m, 250_000, 100)).toBeGreaterThanOrEqual(costOf(m, usage));
   });
 });
+
+describe('service tier reported by the upstream', () => {
+  it('prices the usage at its multiplier and reserves enough for the dearest tier', async () => {
+    const { breakdownOf, maxCostOf, noUsage } = await import('@/lib/billing/cost');
+    const { modelInfo } = await import('../support/model-info');
+    const m = modelInfo({ priceModel: { base: {}, serviceTiers: { flex: 5_000, priority: 17_000 } } });
+    const usage = { ...noUsage(), promptTokens: 1000, completionTokens: 100 };
+    const list = breakdownOf(m, usage).costUsd;
+    expect(breakdownOf(m, { ...usage, serviceTier: 'priority' }).costUsd).toBe((list * 17n) / 10n);
+    expect(breakdownOf(m, { ...usage, serviceTier: 'flex' }).costUsd).toBe(list / 2n);
+    expect(maxCostOf(m, 1000, 100)).toBeGreaterThanOrEqual((list * 17n) / 10n);
+  });
+});

@@ -169,3 +169,15 @@ describe('client usage writers carry the shares where the protocol has a field',
     });
   });
 });
+
+describe('service tiers that change the price', () => {
+  it('are read from OpenAI, Responses and Anthropic; the list-price tiers are not', () => {
+    expect(openaiUsage({ prompt_tokens: 1 }, 'priority')?.serviceTier).toBe('priority');
+    expect(openaiUsage({ prompt_tokens: 1 }, 'default')).not.toHaveProperty('serviceTier');
+    expect(responsesUsage({ input_tokens: 1 }, 'flex')?.serviceTier).toBe('flex');
+    expect(takeAnthropicUsage(null, { input_tokens: 1, service_tier: 'priority' }, true)?.serviceTier).toBe('priority');
+    expect(takeAnthropicUsage(null, { input_tokens: 1, service_tier: 'standard' }, true)).not.toHaveProperty('serviceTier');
+    // A live call is never billed as a batch: the Batch API applies its own discount.
+    expect(openaiUsage({ prompt_tokens: 1 }, 'batch')).not.toHaveProperty('serviceTier');
+  });
+});

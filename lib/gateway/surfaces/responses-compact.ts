@@ -98,7 +98,7 @@ const nativeCompaction: Translator = {
   request: (req, call) => ({ body: nativeBody(req.body, call.model.name), operation: 'responses_compact' }),
   response(text): TranslatedReply {
     const parsed = nativeReply(text, 'a compaction');
-    return { usage: responsesUsage(parsed.usage), completion: '', render: (settled) => withService(parsed, settled) };
+    return { usage: responsesUsage(parsed.usage, parsed.service_tier), completion: '', render: (settled) => withService(parsed, settled) };
   },
   stream() {
     throw new GatewayError('invalid_request', 'The compaction endpoint does not stream.', { param: 'stream' });

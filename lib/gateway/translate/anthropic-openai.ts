@@ -277,7 +277,7 @@ function response(text: string, call: CallInfo): TranslatedReply {
   const stopSequence = calls.length === 0 ? matchedStop(choice) : null;
   const stopReason = stopSequence ? 'stop_sequence' : stopReasonOf(choice.finish_reason, calls.length > 0, refusal !== '');
   return {
-    usage: openaiUsage(parsed.usage),
+    usage: openaiUsage(parsed.usage, parsed.service_tier),
     completion,
     render: (settled) => anthropicMessage(call, content, stopReason, stopSequence, settled),
   };
@@ -326,7 +326,7 @@ class OpenaiStream implements StreamTranslator {
       throw new UpstreamFailure('status', `upstream stream error: ${upstreamErrorText(chunk.error)}`);
     }
     let bytes = this.out.start();
-    this.usage = openaiUsage(chunk.usage) ?? this.usage;
+    this.usage = openaiUsage(chunk.usage, chunk.service_tier) ?? this.usage;
     const choice = Array.isArray(chunk.choices) ? chunk.choices.find(isObject) : undefined;
     if (!choice) return bytes;
     const delta = isObject(choice.delta) ? choice.delta : {};

@@ -55,7 +55,7 @@ class OpenaiStream implements StreamTranslator {
         if (c?.finish_reason) this.finished = true;
       }
     }
-    const u = openaiUsage(parsed.usage);
+    const u = openaiUsage(parsed.usage, parsed.service_tier);
     if (u) this.usage = u;
     // The usage chunk (always asked for: billing needs it) goes out at the end, priced.
     if (u && (!choices || choices.length === 0)) return '';
@@ -121,7 +121,7 @@ export const openaiToOpenai: Translator = {
       throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
     }
     if (typeof parsed !== 'object' || parsed === null || !Array.isArray(parsed.choices)) throw new UpstreamFailure('protocol', 'upstream reply has no choices');
-    return new OpenaiReply(text, parsed, openaiUsage(parsed.usage), call);
+    return new OpenaiReply(text, parsed, openaiUsage(parsed.usage, parsed.service_tier), call);
   },
 
   stream: (_call, req) => new OpenaiStream(wantsStreamUsage(req)),

@@ -139,7 +139,7 @@ class NativeStream implements StreamTranslator {
       this.toolCalls = maxCalls(this.toolCalls, this.added);
     }
     if (TERMINAL.has(type) && isObject(parsed.response)) {
-      this.usage = responsesUsage(parsed.response.usage) ?? this.usage;
+      this.usage = responsesUsage(parsed.response.usage, parsed.response.service_tier) ?? this.usage;
       this.toolCalls = maxCalls(this.toolCalls, responsesToolCalls(parsed.response.output));
       this.finished = true;
       this.terminal = { type, seq: seq ?? this.rt.sequence ?? 0, response: parsed.response };
@@ -184,7 +184,7 @@ export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
       const parsed = nativeReply(text, 'a Response object');
       if (parsed.object !== 'response') throw new UpstreamFailure('protocol', 'upstream reply is not a Response object');
       return {
-        usage: responsesUsage(parsed.usage),
+        usage: responsesUsage(parsed.usage, parsed.service_tier),
         completion: outputText(parsed.output),
         toolCalls: responsesToolCalls(parsed.output),
         render(settled) {

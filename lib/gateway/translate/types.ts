@@ -5,7 +5,7 @@ import type { ModelInfo, UpstreamProtocolName } from '@/lib/config';
 import type { JsonBody, JsonObject } from '@/lib/gateway/body';
 import type { Operation } from '@/lib/gateway/providers/types';
 import type { ToolCalls } from '@/lib/billing/tools';
-import type { UsageSplit } from '@/lib/billing/cost';
+import type { PricedServiceTier, UsageSplit } from '@/lib/billing/cost';
 
 /** What the client speaks (the surface it called). */
 export type ClientProtocol = 'openai' | 'anthropic';
@@ -64,6 +64,8 @@ export interface UpstreamUsage extends UsageSplit {
   reasoningTokens: number;
   /** False while a stream's completion count may still grow (Anthropic's message_start). */
   completionFinal: boolean;
+  /** The service tier served, when priced apart (OpenAI's flex and priority, Anthropic's priority). */
+  serviceTier?: PricedServiceTier;
 }
 
 /** What the pipeline settled, for the bytes a translator writes last. */

@@ -3,12 +3,22 @@
 // Gemini. One reader per protocol, shared by every translator with that upstream, so a class read
 // for one client surface is read for all of them (docs/decisions/042). A share priced apart
 // (audio, 1-hour writes, …) is set only when the upstream reported some.
-import { usageCount, type UsageSplit } from '@/lib/billing/cost';
+import { usageCount, type PricedServiceTier, type UsageSplit } from '@/lib/billing/cost';
 import type { JsonObject } from '@/lib/gateway/body';
 import type { UpstreamUsage } from '@/lib/gateway/translate/types';
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const objectAt = (o: JsonObject, key: string): JsonObject => (isObject(o[key]) ? o[key] : {});
+
+/**
+ * The service tier an upstream says it served at, when it changes the price: OpenAI's `flex` and
+ * `priority` (`service_tier` of a reply or chunk), Anthropic's `priority` (`usage.service_tier`).
+ * `default`, `auto`, `standard` are the list price; `batch` never answers a live call (the Batch
+ * API's discount is applied by the batch itself).
+ */
+export function pricedServiceTier(v: unknown): PricedServiceTier | undefined {
+  return v === 'flex' || v === 'priority' ? v : undefined;
+}
 
 /** Sets a share when the upstream reported a positive count of it. */
 function share(usage: UpstreamUsage, key: keyof UsageSplit, v: unknown): void {
@@ -20,9 +30,9 @@ function share(usage: UpstreamUsage, key: keyof UsageSplit, v: unknown): void {
  * OpenAI chat's usage (and the compatible providers'): prompt_tokens includes the cached tokens
  * (`prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`) and any written
  * (`cache_write_tokens`); audio and image input are shares of it, reasoning and audio output shares
- * of completion_tokens. Null without a usable prompt count.
+ * of completion_tokens; `tier` is the reply's `service_tier`. Null without a usable prompt count.
  */
-export function openaiUsage(u: unknown): UpstreamUsage | null {
+export function openaiUsage(u: unknown, tier?: unknown): UpstreamUsage | null {
   if (!isObject(u)) return null;
   const prompt = usageCount(u.prompt_tokens);
   if (prompt === undefined) return null;
@@ -42,18 +52,20 @@ export function openaiUsage(u: unknown): UpstreamUsage | null {
   share(usage, 'imageInputTokens', details.image_tokens);
   share(usage, 'audioOutputTokens', out.audio_tokens);
   share(usage, 'imageOutputTokens', out.image_tokens);
+  const serviceTier = pricedServiceTier(tier);
+  if (serviceTier) usage.serviceTier = serviceTier;
   return usage;
 }
 
-/** The Responses API's usage: input_tokens includes the cached (and written) tokens, output_tokens the reasoning. */
-export function responsesUsage(u: unknown): UpstreamUsage | null {
+/** The Responses API's usage: input_tokens includes the cached (and written) tokens, output_tokens the reasoning; `tier` is the Response's `service_tier`. */
+export function responsesUsage(u: unknown, tier?: unknown): UpstreamUsage | null {
   if (!isObject(u)) return null;
   const input = usageCount(u.input_tokens);
   if (input === undefined) return null;
   const details = objectAt(u, 'input_tokens_details');
   const cached = Math.min(input, usageCount(details.cached_tokens) ?? 0);
   const written = Math.min(input - cached, usageCount(details.cache_write_tokens) ?? 0);
-  return {
+  const usage: UpstreamUsage = {
     promptTokens: input - cached - written,
     completionTokens: usageCount(u.output_tokens) ?? 0,
     cacheReadTokens: cached,
@@ -61,6 +73,9 @@ export function responsesUsage(u: unknown): UpstreamUsage | null {
     reasoningTokens: usageCount(objectAt(u, 'output_tokens_details').reasoning_tokens) ?? 0,
     completionFinal: true,
   };
+  const serviceTier = pricedServiceTier(tier);
+  if (serviceTier) usage.serviceTier = serviceTier;
+  return usage;
 }
 
 /**
@@ -68,7 +83,7 @@ export function responsesUsage(u: unknown): UpstreamUsage | null {
  * and cache counts) then message_delta (cumulative output; newer API versions repeat the input and
  * cache counts there, and add server_tool_use). input_tokens is the uncached prompt; the cache
  * writes are `cache_creation_input_tokens`, split by `cache_creation` into 5-minute and 1-hour
- * ones (their sum when the total is missing). `final`: the output count is the last one.
+ * ones (their sum when the total is missing); `service_tier` the tier served. `final`: the output count is the last one.
  */
 export function takeAnthropicUsage(acc: UpstreamUsage | null, u: unknown, final: boolean): UpstreamUsage | null {
   if (!isObject(u)) return acc;
@@ -87,6 +102,8 @@ export function takeAnthropicUsage(acc: UpstreamUsage | null, u: unknown, final:
     else delete acc.cacheWrite1hTokens;
   }
   acc.cacheReadTokens = usageCount(u.cache_read_input_tokens) ?? acc.cacheReadTokens;
+  const serviceTier = pricedServiceTier(u.service_tier);
+  if (serviceTier) acc.serviceTier = serviceTier;
   const output = usageCount(u.output_tokens);
   if (output !== undefined) {
     acc.completionTokens = output;
