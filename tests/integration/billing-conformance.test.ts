@@ -130,7 +130,9 @@ describe('billing conformance: every fixture through every surface', () => {
 
   describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (_name, f) => {
     it.each(surfacesOf(f))(`bills exactly ${f.cost_pico_usd} pico-USD on the %s surface: header = body = log = ledger`, async (surface, extra) => {
-      replay = { type: 'replay', body: upstreamBody(f), stream: f.stream, cutAfterEvents: f.cut_after_events };
+      // A cut comes a while after the last event: before the gateway relayed anything it would be a
+      // failure before the first byte (a 502), not a stream cut mid-way.
+      replay = { type: 'replay', body: upstreamBody(f), stream: f.stream, cutAfterEvents: f.cut_after_events, cutDelayMs: 1500 };
       const answer = await ask(surface, f, extra);
       expect(answer.status, answer.body).toBe(200);
       const expected = BigInt(f.cost_pico_usd);
