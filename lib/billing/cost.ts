@@ -104,28 +104,38 @@ export function costOf(model: ModelInfo, usage: Usage): bigint {
   return breakdownOf(model, usage).costUsd;
 }
 
-/** The most a request can cost: what is reserved against the balance before going upstream. */
-export function maxCostOf(model: ModelInfo, promptTokens: number, maxOutputTokens: number): bigint {
+/**
+ * The rates a reservation assumes (the dearest a token can be billed): per prompt token (a cache
+ * write, 1-hour ones included, audio or images, past the long-context threshold), per output token
+ * (reasoning, audio or images, long context), and the dearest service-tier multiplier, since the
+ * upstream may serve at a dearer tier than asked (priority). The output clamp uses the same rates.
+ */
+export function reservationRates(model: ModelInfo): { perPrompt: bigint; perOutput: bigint; multiplierBp: number } {
   const max = (...v: (bigint | undefined)[]) => v.reduce<bigint>((a, b) => (b !== undefined && b > a ? b : a), 0n);
   const base = model.priceModel?.base ?? {};
   const long = model.priceModel?.longContext?.prices ?? {};
-  // The prompt may all be cache writes (1h ones included), audio or images, or cross the long-context tier.
-  const perPrompt = max(
-    model.inputPrice,
-    model.cacheWritePrice,
-    base.cache_write_1h,
-    base.audio_input,
-    base.image_input,
-    long.input,
-    long.cache_write_5m,
-    long.cache_write_1h,
-  );
-  const perOutput = max(model.outputPrice, base.reasoning, base.audio_output, base.image_output, long.output);
-  const tokens = BigInt(promptTokens) * perPrompt + BigInt(maxOutputTokens) * perOutput;
-  // The upstream may serve at a dearer tier than asked (priority): its multiplier, rounded up.
   const tiers = model.priceModel?.serviceTiers ?? {};
-  const multiplier = Math.max(10_000, tiers.flex ?? 0, tiers.priority ?? 0);
-  return multiplier === 10_000 ? tokens : (tokens * BigInt(multiplier) + 9_999n) / 10_000n;
+  return {
+    perPrompt: max(
+      model.inputPrice,
+      model.cacheWritePrice,
+      base.cache_write_1h,
+      base.audio_input,
+      base.image_input,
+      long.input,
+      long.cache_write_5m,
+      long.cache_write_1h,
+    ),
+    perOutput: max(model.outputPrice, base.reasoning, base.audio_output, base.image_output, long.output),
+    multiplierBp: Math.max(10_000, tiers.flex ?? 0, tiers.priority ?? 0),
+  };
+}
+
+/** The most a request can cost: what is reserved against the balance before going upstream (a multiplier rounds up). */
+export function maxCostOf(model: ModelInfo, promptTokens: number, maxOutputTokens: number): bigint {
+  const { perPrompt, perOutput, multiplierBp } = reservationRates(model);
+  const tokens = BigInt(promptTokens) * perPrompt + BigInt(maxOutputTokens) * perOutput;
+  return multiplierBp === 10_000 ? tokens : (tokens * BigInt(multiplierBp) + 9_999n) / 10_000n;
 }
 
 export function cnyOf(costUsd: bigint, rateNano: bigint): bigint {
