@@ -8,7 +8,7 @@ import { recordChannelResult } from '@/lib/gateway/router';
 import { recordHealth } from '@/lib/channels/health';
 import { providerHeader } from '@/lib/channels/labels';
 import { breakdownOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
-import type { Breakdown, UsageClass } from '@/lib/billing/breakdown';
+import type { UsageClass } from '@/lib/billing/breakdown';
 import { CACHE_HEADER, hitCost } from '@/lib/cache/response-cache';
 import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
@@ -219,8 +219,8 @@ export class RequestContext {
   firstTokenMs: number | null = null;
   usage: Usage = noUsage();
   cost = 0n;
-  /** The price of the usage, itemised (lib/billing/breakdown.ts), once settled: what `cost` was computed from. */
-  breakdown?: Breakdown;
+  /** Usage classes the upstream reported that the model has no price of its own for, once settled (x-service-unpriced). */
+  unpriced: readonly UsageClass[] = [];
   status = 200;
   outcome = 'ok';
   errorCode: string | null = null;
@@ -514,9 +514,10 @@ export class RequestContext {
     const reported = usage.completionTokens;
     if (maxCompletion !== undefined && reported > maxCompletion) usage = { ...usage, completionTokens: maxCompletion };
     this.usage = usage;
-    this.breakdown = this.model ? breakdownOf(this.model, usage) : undefined;
-    if (this.breakdown?.unpriced.length) this.noteUnpriced(this.breakdown.unpriced);
-    let priced = this.breakdown?.costUsd ?? 0n;
+    const breakdown = this.model ? breakdownOf(this.model, usage) : null;
+    let priced = breakdown?.costUsd ?? 0n;
+    this.unpriced = breakdown?.unpriced ?? [];
+    if (this.unpriced.length) this.noteUnpriced(breakdown!.unpriced);
     if (this.cacheHitBilledNano !== null) priced = hitCost(priced, this.cacheHitBilledNano);
     if (this.batch && this.model) priced = (priced * BigInt(Math.round((100 - this.batch.discountPercent(this.model)) * 100))) / 10_000n;
     if (tools && Object.keys(tools.reported).length > 0) {
@@ -555,7 +556,7 @@ export class RequestContext {
 
   /** The classes of UNPRICED_HEADER, once settled ('' when every class had its price). */
   private unpricedText(): string {
-    return this.breakdown?.unpriced.join(', ') ?? '';
+    return this.unpriced.join(', ');
   }
 
   /** Adds to the `billing` note of the serving attempt (the last one tried): what the log detail shows of how the charge was made. */
