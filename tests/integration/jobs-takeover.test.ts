@@ -2,7 +2,8 @@
 // instance is killed (SIGKILL) while the upstream generates it; the other instance takes the job
 // over when its heartbeat stops, resumes polling the same upstream video (never creating a second
 // one), stores it, and bills it exactly once; the account's webhook gets the completion, signed.
-// A batch killed mid-way: lines recorded are never sent again, and the live (Redis) balance ends
+// A video killed between its upstream creation and the saving of its id is created again with the
+// same idempotency key: the upstream answers the video it made. A batch killed mid-way: lines recorded are never sent again, and the live (Redis) balance ends
 // equal to the database's (a line in flight at the kill, run again, is charged once in both).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -215,6 +216,45 @@ describe('job engine under kill -9', () => {
     const liveBalance = BigInt((await redis.get(key))!) + held;
     expect(liveBalance).toBe(pico(await balanceOf(acct.userId)));
     up.setDefault({ type: 'ok' });
+  }, 120_000);
+
+  it('a video killed between its upstream creation and the checkpoint of its id is created once upstream (idempotency key)', async () => {
+    const live = await twoLive();
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
+    up.reset();
+    const auth = { authorization: `Bearer ${acct.apiKey}` };
+    // The fake makes the video at once but answers its creation 3.5 s later: the kill lands in between.
+    const res = await fetch(`${live[0].url}/v1/videos`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: VIDEO_MODEL, prompt: '[create_ms=3500] [ms=1500] a paper boat', seconds: 3 }),
+    });
+    expect(res.status).toBe(200);
+    const { id } = (await res.json()) as { id: string };
+    const creations = () => up.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos' && r.body.includes('a paper boat'));
+    await waitFor(async () => creations().length === 1, 20_000);
+    const db = await getDb();
+    const [row] = await db.$queryRawUnsafe<{ owner: string | null; state: { upstreamId?: string; creatingOn?: string } }[]>(
+      `SELECT "owner", "state" FROM "Job" WHERE "id" = $1`,
+      id,
+    );
+    expect(row.state.upstreamId).toBeUndefined();
+    expect(row.state.creatingOn).toBeDefined();
+    const victim = live.find((g) => g.process.pid === Number(row.owner!.split(':')[1]))!;
+    const survivor = live.find((g) => g !== victim)!;
+    victim.process.kill('SIGKILL');
+    await victim.stop();
+
+    const done = await waitFor(async () => {
+      const v = (await (await fetch(`${survivor.url}/v1/videos/${id}`, { headers: auth })).json()) as { status: string };
+      return v.status === 'completed' || v.status === 'failed' ? v : null;
+    }, 40_000);
+    expect(done.status, survivor.output().slice(-3000)).toBe('completed');
+    // The creation was sent again by the survivor with the same key, and the upstream made one video.
+    expect(creations().map((r) => r.headers['idempotency-key'])).toEqual([`gw-${id}`, `gw-${id}`]);
+    expect(up.videosCreated().filter((v) => v.prompt.includes('a paper boat'))).toHaveLength(1);
+    expect(await db.ledgerEntry.count({ where: { userId: acct.userId, kind: 'usage' } })).toBe(1);
+    expect(await balanceOf(acct.userId)).toBe('9.700000000000');
   }, 120_000);
 
   it('SIGTERM hands a running job back to the queue; the other instance finishes it, one upstream video, billed once', async () => {
