@@ -42,6 +42,8 @@ export interface BatchInput {
   /** The submitting API key, sealed with SECRETS_KEY: each line is authenticated as it. */
   key: string;
   ip: string;
+  /** The region every line must be served in (x-service-region, service.region or a pin at creation); absent: anywhere. */
+  region?: string;
 }
 
 export interface BatchLineInput {
@@ -96,8 +98,11 @@ class LineRequest implements GatewayRequest {
     private readonly body: Buffer,
     key: string,
     readonly ip: string,
+    region: string | undefined,
   ) {
     this.headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(body.length) };
+    // The batch's region, as the x-service-region header of a live request: the pipeline keeps the line in it.
+    if (region) this.headers['x-service-region'] = region;
   }
   async readBody(): Promise<Buffer> {
     return this.body;
@@ -150,7 +155,7 @@ async function runLine(
     const ctx = new RequestContext('openai', input.endpoint, getConfig(), { requestId, startedAt: startedAt + index * 10 + attempt });
     ctx.batch = { discountPercent: discountOf };
     sink = new CaptureSink();
-    const req = new LineRequest(input.endpoint, body, key, input.ip);
+    const req = new LineRequest(input.endpoint, body, key, input.ip, input.region);
     try {
       await runPipeline(ctx, req, sink, surface);
     } catch (err) {

@@ -10,6 +10,7 @@ import { request } from 'undici';
 import { getConfig, type ChannelInfo, type ModelInfo } from '@/lib/config';
 import { providers } from '@/lib/gateway/providers';
 import { redactUpstreamText } from '@/lib/gateway/upstream';
+import { inRegion } from '@/lib/gateway/region';
 import { env } from '@/lib/env';
 import { JobFailure, RetryableJobError, registerJobHandler, type JobHandler, type JobOutcome, type JobRun } from '@/lib/jobs/engine';
 import { renewJobLease, settleJob, type JobLease } from '@/lib/jobs/settle';
@@ -24,6 +25,8 @@ export interface VideoInput {
   seconds: number;
   size: string;
   input_reference?: string;
+  /** The region it must be generated in (x-service-region, service.region or a pin); absent: anywhere. */
+  region?: string;
   lease?: JobLease;
 }
 
@@ -39,8 +42,9 @@ export interface VideoState {
 
 export const videoKey = (jobId: string) => `${jobId}.mp4`;
 
-function openaiChannels(model: ModelInfo): ChannelInfo[] {
-  return (getConfig().channelsByModel.get(model.name) ?? []).filter((c) => c.protocol === 'openai');
+/** The OpenAI-protocol channels of the model, of the job's region only when it has one. */
+export function videoChannels(model: ModelInfo, region: string | null | undefined): ChannelInfo[] {
+  return inRegion(getConfig().channelsByModel.get(model.name) ?? [], region ?? null).filter((c) => c.protocol === 'openai');
 }
 
 function headersOf(channel: ChannelInfo): Record<string, string> {
@@ -93,6 +97,10 @@ function checkStopped(run: JobRun): void {
   if (run.signal.aborted) throw run.stopReason() === 'cancelled' ? new JobFailure('cancelled', 'The video generation was cancelled.') : new Stopped('stopped');
 }
 
+/** No channel of the job's region left (the operator's config changed): retried, then failed, never sent elsewhere. */
+const regionUnavailableJob = (region: string, model: ModelInfo) =>
+  new RetryableJobError('region_unavailable', `No channel in region "${region}" can generate videos with ${model.name}; it was not sent to another region.`);
+
 /** The Idempotency-Key of a job's creation upstream: the same on every try and every instance. */
 export const videoIdempotencyKey = (jobId: string) => `gw-${jobId}`;
 
@@ -115,7 +123,8 @@ async function create(run: JobRun, input: VideoInput, model: ModelInfo, state: V
     return f;
   };
   let last = 'no OpenAI-protocol channel serves this model';
-  const channels = openaiChannels(model);
+  const channels = videoChannels(model, input.region);
+  if (channels.length === 0 && input.region) throw regionUnavailableJob(input.region, model);
   const tried = channels.findIndex((c) => c.name === state.creatingOn);
   if (tried > 0) channels.unshift(...channels.splice(tried, 1));
   for (const channel of channels) {
@@ -174,7 +183,7 @@ export const videoHandler: JobHandler = {
       state.upstreamStatus = 'queued';
       await run.checkpoint({ state: state as Record<string, unknown>, progress: 0 });
     }
-    const channel = openaiChannels(model).find((c) => c.name === state.channel);
+    const channel = videoChannels(model, input.region).find((c) => c.name === state.channel);
     if (!channel) throw new RetryableJobError('channel_gone', `The channel that generates this video (${state.channel}) is no longer configured.`);
     // Poll until the upstream is done.
     let errors = 0;
@@ -239,6 +248,7 @@ export const videoHandler: JobHandler = {
         endpoint: '/v1/videos',
         model: model.name,
         channel: channel.name,
+        region: channel.region ?? null,
         status: 200,
         outcome: 'ok',
         errorCode: null,
