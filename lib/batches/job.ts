@@ -19,7 +19,8 @@ import { embeddingsSurface } from '@/lib/gateway/surfaces/embeddings';
 import { responsesSurface } from '@/lib/gateway/surfaces/responses';
 import { JobFailure, registerJobHandler, type JobHandler, type JobOutcome, type JobRun } from '@/lib/jobs/engine';
 import type { JobRow } from '@/lib/jobs/store';
-import { fileContent, insertFile } from '@/lib/batches/files';
+import { fileContent, insertFile, sweepFiles } from '@/lib/batches/files';
+import { log } from '@/lib/log';
 
 export const BATCH_KIND = 'batch';
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/responses'] as const;
@@ -249,6 +250,12 @@ async function finalize(job: JobRow, input: BatchInput, lines: BatchLineInput[],
 export const batchHandler: JobHandler = {
   kind: BATCH_KIND,
   event: 'batch',
+
+  /** Batch files past `batches.file_retention_days` are deleted. */
+  async sweep(): Promise<void> {
+    const n = await sweepFiles();
+    if (n > 0) log('info', 'batch files past their retention deleted', { files: n });
+  },
 
   async run(run: JobRun): Promise<JobOutcome> {
     const job = run.job;
