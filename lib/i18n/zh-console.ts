@@ -199,4 +199,5 @@ export const zhConsole = {
   'Set weight': '设置权重',
   Test: '测试',
   OK: '正常',
+  'UTC months, exact sums of the ledger; the same statement the account sees.': '按 UTC 月份，账目的精确合计；与账户自己看到的账单相同。',
 } as const satisfies Record<string, string>;

@@ -50,6 +50,18 @@ function details(item: LedgerItem, t: Translate): string {
   return [item.note, item.reference && item.kind === 'recharge' ? t('payment {ref}', { ref: item.reference }) : item.reference].filter(Boolean).join(' · ');
 }
 
+const paymentId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A Stripe recharge (its reference is the Payment id; a code's is `redeem:…`) has a receipt. */
+function ReceiptLink({ item, t }: { item: LedgerItem; t: Translate }) {
+  if (item.kind !== 'recharge' || !item.reference || !paymentId.test(item.reference)) return null;
+  return (
+    <a href={`/api/receipts/${item.reference}.pdf`} className="text-xs font-medium text-indigo-700 underline" data-testid="ledger-receipt">
+      {t('Receipt')}
+    </a>
+  );
+}
+
 /** Stripe sends the browser back here; the query names what happened. */
 function returnNotice(sp: SearchParams): 'paid' | 'cancelled' | null {
   const values = ['recharge', 'payment', 'checkout', 'status'].map((k) => sp[k]).flat();
@@ -167,7 +179,15 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
       </div>
 
       <Card className="mt-4 sm:mt-6">
-        <CardHeader title={tr('History')} description={tr('Recharges, credits and refunds one by one; usage totalled per UTC day.')} />
+        <CardHeader
+          title={tr('History')}
+          description={tr('Recharges, credits and refunds one by one; usage totalled per UTC day.')}
+          actions={
+            <Link href="/dashboard/billing/statements" className={buttonClass({ variant: 'secondary', size: 'sm' })} data-testid="billing-statements">
+              {tr('Monthly statements')}
+            </Link>
+          }
+        />
         {problem && (
           <Alert tone="error" className="m-4">
             {problem}
@@ -194,6 +214,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                       <span className="tabular-nums">{tr('Balance {amount}', { amount: usd(item.balanceAfterUsd) })}</span>
                     </div>
                     {details(item, tr) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item, tr)}</p>}
+                    <ReceiptLink item={item} t={tr} />
                   </li>
                 ))}
               </>
@@ -216,8 +237,9 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                       <Td>
                         <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
                       </Td>
-                      <Td className="max-w-72 truncate text-slate-500" title={details(item, tr)}>
-                        {details(item, tr) || '—'}
+                      <Td className="max-w-72 text-slate-500" title={details(item, tr)}>
+                        <span className="block truncate">{details(item, tr) || '—'}</span>
+                        <ReceiptLink item={item} t={tr} />
                       </Td>
                       <Td className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}>
                         {item.amountUsd > 0n ? '+' : ''}
