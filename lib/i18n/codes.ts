@@ -99,7 +99,10 @@ const table = {
   // Statements and receipts (lib/statements)
   'statement.month_invalid': { en: 'month must be a month written YYYY-MM, e.g. 2026-11.', zh: 'month 须为 YYYY-MM 格式的月份，例如 2026-11。' },
   'statement.month_future': { en: 'The month {month} has not begun yet.', zh: '{month} 月尚未开始。' },
-  'statement.format_invalid': { en: 'A statement is YYYY-MM.csv, YYYY-MM.pdf or YYYY-MM (JSON).', zh: '账单须为 YYYY-MM.csv、YYYY-MM.pdf 或 YYYY-MM（JSON）。' },
+  'statement.format_invalid': {
+    en: 'A statement is YYYY-MM.csv, YYYY-MM.pdf or YYYY-MM (JSON).',
+    zh: '账单须为 YYYY-MM.csv、YYYY-MM.pdf 或 YYYY-MM（JSON）。',
+  },
   'statement.account_not_found': { en: 'No such account.', zh: '没有这个账户。' },
   'receipt.not_found': { en: 'No such paid recharge.', zh: '没有这笔已支付的充值。' },
   'billing.bad_signature': { en: 'Invalid Stripe signature', zh: 'Stripe 签名无效' },

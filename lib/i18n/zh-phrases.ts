@@ -608,7 +608,8 @@ export const zhPhrases = {
   'Reconciled: the closing balance is the ledger’s balance after its last entry of the month.': '已核对：期末余额等于账目中本月最后一笔之后的余额。',
   'The ledger’s balance after its last entry of the month reads {amount}.': '账目中本月最后一笔之后的余额为 {amount}。',
   Transactions: '交易明细',
-  'Recharges, codes, plan charges, refunds and adjustments one by one; usage is by model below.': '充值、兑换码、套餐费用、退款与调整逐笔列出；用量按模型列在下方。',
+  'Recharges, codes, plan charges, refunds and adjustments one by one; usage is by model below.':
+    '充值、兑换码、套餐费用、退款与调整逐笔列出；用量按模型列在下方。',
   'No transactions this month': '本月没有交易',
   'Date (UTC)': '日期（UTC）',
   'Usage by model': '按模型的用量',

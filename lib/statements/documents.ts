@@ -25,7 +25,18 @@ export function categoryLabel(category: StatementCategory): string {
 /** The category's key in the CSV's `category` column: the kind's own name for unknown kinds. */
 const categoryKey = (category: StatementCategory) => (category.startsWith('kind:') ? category.slice(5) : category);
 
-export const CSV_HEADER = ['section', 'date', 'category', 'description', 'requests', 'amount_usd', 'amount_cny', 'balance_after_usd', 'reference', 'hosted_invoice_url'];
+export const CSV_HEADER = [
+  'section',
+  'date',
+  'category',
+  'description',
+  'requests',
+  'amount_usd',
+  'amount_cny',
+  'balance_after_usd',
+  'reference',
+  'hosted_invoice_url',
+];
 
 export function statementCsv(s: Statement): string {
   const cny = (usd: bigint) => decimalText(statementCny(s, usd));
@@ -39,7 +50,13 @@ export function statementCsv(s: Statement): string {
   summary('', 'total_debits', 'Total debits', null, -s.debitsUsd);
   const end = s.partial ? s.generatedAt : new Date(s.to.getTime() - 1);
   summary(formatDateUtc(end), 'closing_balance', 'Closing balance', null, s.closingUsd);
-  summary(formatDateUtc(end), 'ledger_balance', s.reconciled ? 'Ledger balance at month end (reconciled)' : 'Ledger balance at month end (DIFFERS)', null, s.ledgerClosingUsd);
+  summary(
+    formatDateUtc(end),
+    'ledger_balance',
+    s.reconciled ? 'Ledger balance at month end (reconciled)' : 'Ledger balance at month end (DIFFERS)',
+    null,
+    s.ledgerClosingUsd,
+  );
   for (const t of s.transactions) {
     rows.push(
       csvRow([
@@ -58,7 +75,8 @@ export function statementCsv(s: Statement): string {
   for (const u of s.usageByModel) {
     rows.push(csvRow(['usage', null, 'usage', u.model || '(unknown model)', u.requests, ...money(-u.debitsUsd), null, null, null]));
   }
-  for (const inv of s.invoices) rows.push(csvRow(['invoice', null, 'plan', `${inv.planId} (${inv.status})`, null, null, null, null, null, inv.hostedInvoiceUrl]));
+  for (const inv of s.invoices)
+    rows.push(csvRow(['invoice', null, 'plan', `${inv.planId} (${inv.status})`, null, null, null, null, null, inv.hostedInvoiceUrl]));
   return rows.join('');
 }
 
@@ -108,15 +126,21 @@ export function statementPdf(s: Statement): Buffer {
 
   if (s.transactions.length) {
     w.keep(60).text(MARGIN, 'Transactions', { font: 'bold', size: 12 }).next(16);
-    const head = () => tableHead([MARGIN, 'DATE (UTC)', 'left'], [MARGIN + 100, 'TYPE', 'left'], [MARGIN + 190, 'DETAILS', 'left'], [USD_COL, 'AMOUNT', 'right'], [CNY_COL, 'BALANCE AFTER', 'right']);
-    head();
+    const amountCol = USD_COL + 40;
+    tableHead(
+      [MARGIN, 'DATE (UTC)', 'left'],
+      [MARGIN + 90, 'TYPE', 'left'],
+      [MARGIN + 180, 'DETAILS', 'left'],
+      [amountCol, 'AMOUNT', 'right'],
+      [CNY_COL, 'BALANCE AFTER', 'right'],
+    );
     for (const t of s.transactions) {
       w.keep(14);
       w.text(MARGIN, formatDateTimeUtc(t.at).slice(0, 16), { size: 8 });
-      w.text(MARGIN + 100, categoryLabel(t.category), { size: 8 });
+      w.text(MARGIN + 90, categoryLabel(t.category), { size: 8 });
       const details = [t.note, t.paymentId ? `payment ${t.paymentId.slice(0, 8)}` : t.hostedInvoiceUrl ? 'Stripe invoice' : null].filter(Boolean).join(' · ');
-      w.text(MARGIN + 190, clip(details, 30), { size: 8 });
-      w.text(USD_COL, usd(t.amountUsd), { align: 'right', size: 8 }).text(CNY_COL, usd(t.balanceAfterUsd), { align: 'right', size: 8 });
+      w.text(MARGIN + 180, clip(details, 26), { size: 8 });
+      w.text(amountCol, usd(t.amountUsd), { align: 'right', size: 8 }).text(CNY_COL, usd(t.balanceAfterUsd), { align: 'right', size: 8 });
       w.next(12);
     }
     w.next(14);
@@ -157,7 +181,9 @@ export function receiptPdf(r: Receipt): Buffer {
   row('Paid with', 'Card, through Stripe Checkout');
   row('Stripe session', r.stripeSessionId, true);
   w.next(10);
-  w.text(MARGIN, 'Description', { font: 'bold', size: 8, gray: 0.3 }).text(USD_COL, 'USD', { align: 'right', size: 8 }).text(CNY_COL, 'CNY', { align: 'right', size: 8 });
+  w.text(MARGIN, 'Description', { font: 'bold', size: 8, gray: 0.3 })
+    .text(USD_COL, 'USD', { align: 'right', size: 8 })
+    .text(CNY_COL, 'CNY', { align: 'right', size: 8 });
   w.rule().next(15);
   w.text(MARGIN, 'Prepaid API balance top-up');
   w.text(USD_COL, formatMoney(r.amountUsd, 'USD'), { align: 'right' }).text(CNY_COL, formatMoney(r.amountCny, 'CNY'), { align: 'right' });

@@ -54,7 +54,8 @@ export class PdfWriter {
     const size = opts.size ?? 9;
     const font = opts.align === 'right' ? 'mono' : (opts.font ?? 'regular');
     const left = opts.align === 'right' ? x - monoWidth(text, size) : x;
-    const color = opts.gray === undefined ? '' : `${num(opts.gray)} g `;
+    // The fill colour outlives ET: every text sets its own (black unless asked).
+    const color = `${num(opts.gray ?? 0)} g `;
     this.ops.push(`BT ${color}/${FONT_NAME[font]} ${size} Tf ${num(left)} ${num(this.y)} Td ${pdfString(text)} Tj ET`);
     return this;
   }
@@ -93,15 +94,23 @@ export class PdfWriter {
     };
     const catalog = add('');
     const pagesId = add('');
-    const fontIds = (['regular', 'bold', 'mono'] as const).map((f) => add(`<< /Type /Font /Subtype /Type1 /BaseFont /${BASE_FONT[f]} /Encoding /WinAnsiEncoding >>`));
+    const fontIds = (['regular', 'bold', 'mono'] as const).map((f) =>
+      add(`<< /Type /Font /Subtype /Type1 /BaseFont /${BASE_FONT[f]} /Encoding /WinAnsiEncoding >>`),
+    );
     const fonts = (['regular', 'bold', 'mono'] as const).map((f, i) => `/${FONT_NAME[f]} ${fontIds[i]} 0 R`).join(' ');
     const total = this.pages.length;
     const kids: number[] = [];
     this.pages.forEach((ops, i) => {
       const footer = `BT 0.45 g /F1 8 Tf ${MARGIN} ${MARGIN - 20} Td ${pdfString(`${this.title} · page ${i + 1} of ${total}`)} Tj ET`;
       const content = deflateSync(Buffer.from([...ops, footer].join('\n'), 'latin1'));
-      const contentId = add(Buffer.concat([Buffer.from(`<< /Length ${content.length} /Filter /FlateDecode >>\nstream\n`, 'latin1'), content, Buffer.from('\nendstream', 'latin1')]));
-      kids.push(add(`<< /Type /Page /Parent ${pagesId} 0 R /MediaBox [0 0 ${PAGE_WIDTH} ${PAGE_HEIGHT}] /Resources << /Font << ${fonts} >> >> /Contents ${contentId} 0 R >>`));
+      const contentId = add(
+        Buffer.concat([Buffer.from(`<< /Length ${content.length} /Filter /FlateDecode >>\nstream\n`, 'latin1'), content, Buffer.from('\nendstream', 'latin1')]),
+      );
+      kids.push(
+        add(
+          `<< /Type /Page /Parent ${pagesId} 0 R /MediaBox [0 0 ${PAGE_WIDTH} ${PAGE_HEIGHT}] /Resources << /Font << ${fonts} >> >> /Contents ${contentId} 0 R >>`,
+        ),
+      );
     });
     objects[catalog - 1] = Buffer.from(`<< /Type /Catalog /Pages ${pagesId} 0 R >>`, 'latin1');
     objects[pagesId - 1] = Buffer.from(`<< /Type /Pages /Kids [${kids.map((k) => `${k} 0 R`).join(' ')}] /Count ${kids.length} >>`, 'latin1');
@@ -117,7 +126,9 @@ export class PdfWriter {
       offset += chunk.length;
     });
     const xref = [`xref\n0 ${objects.length + 1}\n`, '0000000000 65535 f \n', ...offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`)].join('');
-    chunks.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R /Info ${info} 0 R >>\nstartxref\n${offset}\n%%EOF\n`, 'latin1'));
+    chunks.push(
+      Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R /Info ${info} 0 R >>\nstartxref\n${offset}\n%%EOF\n`, 'latin1'),
+    );
     return Buffer.concat(chunks);
   }
 }

@@ -17,6 +17,7 @@ import { writeLogsNow } from '@/lib/billing/writer';
 import { createCodeBatch } from '@/lib/admin/redemption';
 import { formatMoney } from '@/lib/format';
 import { getDb } from '@/lib/db';
+import { parseCsv } from '@/lib/admin/reconcile';
 
 const WEBHOOK_SECRET = 'whsec_statements_suite';
 const PICO = 1_000_000_000_000n;
@@ -221,11 +222,19 @@ describe('monthly statements', { timeout: 60_000 }, () => {
     expect(csv.status).toBe(200);
     expect(csv.headers.get('content-type')).toContain('text/csv');
     expect(csv.headers.get('content-disposition')).toContain(`statement-${MONTH}.csv`);
-    const rows = (await csv.text())
-      .trimEnd()
-      .split('\r\n')
-      .map((r) => r.split(','));
-    expect(rows[0]).toEqual(['section', 'date', 'category', 'description', 'requests', 'amount_usd', 'amount_cny', 'balance_after_usd', 'reference', 'hosted_invoice_url']);
+    const rows = parseCsv(await csv.text());
+    expect(rows[0]).toEqual([
+      'section',
+      'date',
+      'category',
+      'description',
+      'requests',
+      'amount_usd',
+      'amount_cny',
+      'balance_after_usd',
+      'reference',
+      'hosted_invoice_url',
+    ]);
     const summary = (key: string) => picoOf(rows.find((r) => r[0] === 'summary' && r[2] === key)![5]!);
     expect(summary('opening_balance')).toBe(expected.opening);
     expect(summary('closing_balance')).toBe(closing());

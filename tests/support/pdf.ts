@@ -40,7 +40,10 @@ export function parsePdf(buf: Buffer): ParsedPdf {
   const head = /^xref\s+0 (\d+)\s+/.exec(raw.slice(xrefAt));
   if (!head) throw new Error('bad xref header');
   const count = Number(head[1]);
-  const entries = raw.slice(xrefAt + head[0].length).split('\n').slice(0, count);
+  const entries = raw
+    .slice(xrefAt + head[0].length)
+    .split('\n')
+    .slice(0, count);
   const objects = new Map<number, string>();
   const offsets = new Map<number, number>();
   entries.forEach((line, n) => {

@@ -132,7 +132,12 @@ export default async function StatementsPage({ searchParams }: { searchParams: P
                   </dd>
                 </div>
                 {s.lines.map((line) => (
-                  <div key={line.category} className="flex items-start justify-between gap-3 py-2 pl-3" data-testid="statement-line" data-category={line.category}>
+                  <div
+                    key={line.category}
+                    className="flex items-start justify-between gap-3 py-2 pl-3"
+                    data-testid="statement-line"
+                    data-category={line.category}
+                  >
                     <dt className="min-w-0 text-slate-600">
                       {label(line.category, tr)} <span className="text-slate-400">({formatCount(line.entries)})</span>
                     </dt>
@@ -169,7 +174,10 @@ export default async function StatementsPage({ searchParams }: { searchParams: P
           </Card>
 
           <Card className="mt-4 sm:mt-6">
-            <CardHeader title={tr('Transactions')} description={tr('Recharges, codes, plan charges, refunds and adjustments one by one; usage is by model below.')} />
+            <CardHeader
+              title={tr('Transactions')}
+              description={tr('Recharges, codes, plan charges, refunds and adjustments one by one; usage is by model below.')}
+            />
             {s.transactions.length === 0 ? (
               <EmptyState title={tr('No transactions this month')} />
             ) : (
