@@ -267,5 +267,10 @@ function rank(category: StatementCategory): number {
   return i === -1 ? CATEGORY_ORDER.length : i;
 }
 
-/** A pico-USD figure of a statement in CNY at its rate (each figure converted on its own). */
-export const statementCny = (s: Pick<Statement, 'cnyRateNano'>, usd: bigint): bigint => usdToCny(usd, s.cnyRateNano);
+/**
+ * A pico-USD figure of a statement in CNY at its rate (each figure converted on its own), rounded
+ * half away from zero: a debit reads as the negative of the same credit (usdToCny's integer division
+ * would round a negative half toward zero).
+ */
+export const statementCny = (s: Pick<Statement, 'cnyRateNano'>, usd: bigint): bigint =>
+  usd < 0n ? -usdToCny(-usd, s.cnyRateNano) : usdToCny(usd, s.cnyRateNano);

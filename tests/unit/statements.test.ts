@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { categoryOf, parseStatementMonth, recentMonths, type Statement } from '@/lib/statements/statement';
+import { categoryOf, parseStatementMonth, recentMonths, statementCny, type Statement } from '@/lib/statements/statement';
 import { categoryLabel, statementCsv, statementPdf } from '@/lib/statements/documents';
 import { pdfString } from '@/lib/statements/pdf';
 import { GatewayError } from '@/lib/errors';
@@ -104,6 +104,9 @@ describe('statement documents', () => {
     expect(closing[6]).toBe('86.399999999957'); // 11.999999999994 x 7.2 = 86.3999999999568, half up
     const details = rows.filter((r) => r[0] === 'transaction' || r[0] === 'usage').map((r) => r[5]!);
     expect(details).toEqual(['10', '-3', '-0.000000000007']);
+    // A debit's CNY is the negative of the same credit's: -0.0000042 USD is -0.00003024 CNY exactly, -7e-12 USD rounds to -5e-11.
+    expect(rows.find((r) => r[0] === 'usage')![6]).toBe('-0.00000000005');
+    expect(statementCny(statement, -4_200_000n)).toBe(-30_240_000n);
     expect(rows.find((r) => r[2] === 'plan' && r[0] === 'transaction')![9]).toBe('https://invoice.stripe.com/i/acct_1/test_1');
   });
 

@@ -139,7 +139,7 @@ export default async function StatementsPage({ searchParams }: { searchParams: P
                     data-category={line.category}
                   >
                     <dt className="min-w-0 text-slate-600">
-                      {label(line.category, tr)} <span className="text-slate-400">({formatCount(line.entries)})</span>
+                      {label(line.category, tr)} <span className="text-slate-500">({formatCount(line.entries)})</span>
                     </dt>
                     <dd>
                       <Money s={s} usd={line.amountUsd} testId={`statement-line-${line.category}`} />
@@ -242,7 +242,7 @@ export default async function StatementsPage({ searchParams }: { searchParams: P
                       <span className="min-w-0 break-all font-medium text-slate-900">{u.model || tr('(unknown model)')}</span>
                       <Money s={s} usd={-u.debitsUsd} />
                     </div>
-                    <p className="text-sm text-slate-600">{tr('{n} requests', { n: formatCount(u.requests) })}</p>
+                    <p className="text-sm text-slate-600">{u.requests === 1 ? tr('1 request') : tr('{n} requests', { n: formatCount(u.requests) })}</p>
                   </li>
                 ))}
                 table={
