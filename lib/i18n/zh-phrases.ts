@@ -594,7 +594,7 @@ export const zhPhrases = {
   'Month (UTC)': '月份（UTC）',
   Show: '查看',
   'Download PDF': '下载 PDF',
-  'Statement for {month}': '{month} 月账单',
+  'Statement for {month}': '{month} 账单',
   'Month to date, as of {time} UTC. CNY at {rate} per USD.': '本月截至 {time}（UTC）。人民币按 1 美元 = {rate} 元折算。',
   'The whole month, UTC. CNY at {rate} per USD.': '整月（UTC）。人民币按 1 美元 = {rate} 元折算。',
   'Opening balance': '期初余额',
