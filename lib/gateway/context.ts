@@ -697,6 +697,7 @@ export class RequestContext {
       errorCode: this.errorCode,
       routeReason: this.routeReason,
       region: this.channel === null ? null : this.servedRegion,
+      billedTo: this.admission?.plan ? 'plan' : null,
     });
     logged?.();
   }
