@@ -620,4 +620,5 @@ export const zhPhrases = {
   'Plan invoices': '套餐发票',
   'Stripe invoice': 'Stripe 发票',
   Receipt: '收据',
+  'Plan charge': '套餐费用',
 } as const satisfies Record<string, string>;

@@ -58,7 +58,8 @@ async function dateLastEntry(userId: string, at: Date) {
     WHERE id = (SELECT max(id) FROM "LedgerEntry" WHERE "userId" = CAST(${userId} AS uuid))`;
 }
 
-const expected = { opening: 0n, recharge: 0n, code: 0n, refund: 0n, adjustment: 0n, usage: new Map<string, { requests: number; debits: bigint }>() };
+const INVOICE = 'https://invoice.stripe.com/i/acct_test/statements';
+const expected = { opening: 0n, recharge: 0n, code: 0n, refund: 0n, adjustment: 0n, plan: 0n, usage: new Map<string, { requests: number; debits: bigint }>() };
 let paymentId = '';
 
 async function usage(userId: string, at: Date, model: string, costPico: bigint, count = true) {
@@ -143,6 +144,16 @@ beforeAll(async () => {
   expected.adjustment = -1_250_000_000_000n;
   await dateLastEntry(uid, day(12));
 
+  // A plan charge as the plans code records one (ledger kind `subscription`, its Stripe invoice page as reference).
+  await db.$transaction(async (tx) => {
+    const user = await tx.user.update({ where: { id: uid }, data: { balanceUsd: { decrement: '9.99' } } });
+    await tx.ledgerEntry.create({
+      data: { userId: uid, kind: 'subscription', amountUsd: '-9.99', balanceAfterUsd: user.balanceUsd, reference: INVOICE, note: 'plan pro' },
+    });
+  });
+  expected.plan = -9_990_000_000_000n;
+  await dateLastEntry(uid, day(15));
+
   await usage(uid, day(20), 'deepseek-chat', 12_345n);
   await usage(uid, new Date(to.getTime() - 1), 'gpt-4o-mini', 7_000_000n); // the month's last millisecond
 
@@ -159,7 +170,7 @@ afterAll(async () => {
 
 const usageDebits = () => [...expected.usage.values()].reduce((s, u) => s + u.debits, 0n);
 const credits = () => expected.recharge + expected.code + expected.refund;
-const debits = () => usageDebits() - expected.adjustment;
+const debits = () => usageDebits() - expected.adjustment - expected.plan;
 const closing = () => expected.opening + credits() - debits();
 
 interface Money {
@@ -177,7 +188,7 @@ interface StatementJson {
   ledger_balance: Money;
   reconciled: boolean;
   lines: { category: string; entries: number; amount: Money }[];
-  transactions: { category: string; amount: Money; payment_id: string | null }[];
+  transactions: { category: string; amount: Money; payment_id: string | null; hosted_invoice_url: string | null }[];
   usage_by_model: { model: string; requests: number; amount: Money }[];
 }
 
@@ -210,6 +221,8 @@ describe('monthly statements', { timeout: 60_000 }, () => {
     expect(line('refund')).toMatchObject({ entries: 1, amount: { usd: dec(expected.refund) } });
     expect(line('adjustment')).toMatchObject({ entries: 1, amount: { usd: dec(expected.adjustment) } });
     expect(line('usage')).toMatchObject({ entries: 5, amount: { usd: dec(-usageDebits()) } });
+    expect(line('plan')).toMatchObject({ entries: 1, amount: { usd: dec(expected.plan) } });
+    expect(s.transactions.find((t) => t.category === 'plan')?.hosted_invoice_url).toBe(INVOICE);
     expect(s.transactions.find((t) => t.category === 'recharge')?.payment_id).toBe(paymentId);
     for (const [model, u] of expected.usage) {
       expect(s.usage_by_model.find((m) => m.model === model)).toMatchObject({ requests: u.requests, amount: { usd: dec(-u.debits) } });
@@ -239,7 +252,9 @@ describe('monthly statements', { timeout: 60_000 }, () => {
     expect(summary('opening_balance')).toBe(expected.opening);
     expect(summary('closing_balance')).toBe(closing());
     expect(summary('ledger_balance')).toBe(closing());
-    const categories = rows.filter((r) => r[0] === 'summary' && ['recharge', 'code', 'refund', 'usage', 'adjustment'].includes(r[2]!));
+    const categories = rows.filter((r) => r[0] === 'summary' && ['recharge', 'code', 'plan', 'refund', 'usage', 'adjustment'].includes(r[2]!));
+    expect(categories).toHaveLength(6);
+    expect(rows.find((r) => r[0] === 'transaction' && r[2] === 'plan')?.[9]).toBe(INVOICE);
     expect(expected.opening + categories.reduce((s, r) => s + picoOf(r[5]!), 0n)).toBe(closing());
     const detail = rows.filter((r) => r[0] === 'transaction' || r[0] === 'usage').reduce((s, r) => s + picoOf(r[5]!), 0n);
     expect(expected.opening + detail).toBe(closing());
@@ -253,6 +268,14 @@ describe('monthly statements', { timeout: 60_000 }, () => {
     expect(shown('statement-line-usage')).toBe(formatMoney(picoOf(categories.find((r) => r[2] === 'usage')![5]!)));
     expect(html).toContain('data-reconciled="true"');
     expect(html).toContain(`/api/receipts/${paymentId}.pdf`);
+
+    // The billing history lists the plan charge, and links the recharge's receipt.
+    const billing = await api(owner.cookie, '/dashboard/billing');
+    expect(billing.status).toBe(200);
+    const history = await billing.text();
+    expect(history).toContain('Plan charge');
+    expect(history).toContain(`/api/receipts/${paymentId}.pdf`);
+    expect(history).toContain('href="/dashboard/billing/statements"');
   });
 
   it('the PDF is a valid PDF that shows the totals', async () => {

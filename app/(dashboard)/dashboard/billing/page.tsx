@@ -38,12 +38,19 @@ export async function generateMetadata(): Promise<Metadata> {
 
 type SearchParams = Record<string, string | string[] | undefined>;
 
-const kinds: Record<LedgerItem['kind'], { label: Phrase; tone: BadgeTone }> = {
+const kinds: Record<string, { label: Phrase; tone: BadgeTone } | undefined> = {
   recharge: { label: 'Recharge', tone: 'green' },
   usage: { label: 'Usage', tone: 'neutral' },
   admin_credit: { label: 'Credit', tone: 'blue' },
   refund: { label: 'Refund', tone: 'violet' },
+  subscription: { label: 'Plan charge', tone: 'violet' },
 };
+
+/** A ledger kind's badge; a kind this page does not know shows under its own name rather than break the page. */
+function KindBadge({ kind, t }: { kind: string; t: Translate }) {
+  const known = kinds[kind];
+  return <Badge tone={known?.tone ?? 'neutral'}>{known ? t(known.label) : kind}</Badge>;
+}
 
 function details(item: LedgerItem, t: Translate): string {
   if (item.kind === 'usage') return item.entries === 1 ? t('1 request') : t('{n} requests', { n: int(item.entries) });
@@ -203,7 +210,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                 {ledger.data.map((item) => (
                   <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
                     <div className="flex items-center justify-between gap-3">
-                      <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
+                      <KindBadge kind={item.kind} t={tr} />
                       <span className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}>
                         {item.amountUsd > 0n ? '+' : ''}
                         {usd(item.amountUsd)}
@@ -235,7 +242,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                     <Tr key={item.key} data-testid="ledger-row" data-kind={item.kind}>
                       <Td className="whitespace-nowrap tabular-nums">{item.day ?? <LocalTime iso={item.at.toISOString()} />}</Td>
                       <Td>
-                        <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
+                        <KindBadge kind={item.kind} t={tr} />
                       </Td>
                       <Td className="max-w-72 text-slate-500" title={details(item, tr)}>
                         <span className="block truncate">{details(item, tr) || '—'}</span>
