@@ -113,6 +113,15 @@ const table = {
   'billing.not_configured': { en: 'Payments are not set up on this deployment.', zh: '此部署尚未开通在线支付。' },
   'billing.checkout_failed': { en: 'Stripe could not start the checkout. Try again in a moment.', zh: 'Stripe 暂时无法发起支付，请稍后重试。' },
   'billing.checkout_no_url': { en: 'Stripe did not return a checkout URL.', zh: 'Stripe 未返回支付页面地址。' },
+  // Statements and receipts (lib/statements)
+  'statement.month_invalid': { en: 'month must be a month written YYYY-MM, e.g. 2026-11.', zh: 'month 须为 YYYY-MM 格式的月份，例如 2026-11。' },
+  'statement.month_future': { en: 'The month {month} has not begun yet.', zh: '{month} 月尚未开始。' },
+  'statement.format_invalid': {
+    en: 'A statement is YYYY-MM.csv, YYYY-MM.pdf or YYYY-MM (JSON).',
+    zh: '账单须为 YYYY-MM.csv、YYYY-MM.pdf 或 YYYY-MM（JSON）。',
+  },
+  'statement.account_not_found': { en: 'No such account.', zh: '没有这个账户。' },
+  'receipt.not_found': { en: 'No such paid recharge.', zh: '没有这笔已支付的充值。' },
   'billing.bad_signature': { en: 'Invalid Stripe signature', zh: 'Stripe 签名无效' },
   // API keys and sessions on /v1 (the playground shows them)
   'key.invalid_throttled': {

@@ -59,3 +59,17 @@ export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Signs `account` in on a running server (POST /api/auth/login); the session cookie to send with /api calls. */
+export async function signIn(baseUrl: string, account: { email: string; password: string }, ip: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+    body: JSON.stringify({ email: account.email, password: account.password }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in answered ${res.status}: ${await res.text()}`);
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+}

@@ -40,16 +40,35 @@ export async function generateMetadata(): Promise<Metadata> {
 
 type SearchParams = Record<string, string | string[] | undefined>;
 
-const kinds: Record<LedgerItem['kind'], { label: Phrase; tone: BadgeTone }> = {
+const kinds: Record<string, { label: Phrase; tone: BadgeTone } | undefined> = {
   recharge: { label: 'Recharge', tone: 'green' },
   usage: { label: 'Usage', tone: 'neutral' },
   admin_credit: { label: 'Credit', tone: 'blue' },
   refund: { label: 'Refund', tone: 'violet' },
+  subscription: { label: 'Plan charge', tone: 'violet' },
 };
+
+/** A ledger kind's badge; a kind this page does not know shows under its own name rather than break the page. */
+function KindBadge({ kind, t }: { kind: string; t: Translate }) {
+  const known = kinds[kind];
+  return <Badge tone={known?.tone ?? 'neutral'}>{known ? t(known.label) : kind}</Badge>;
+}
 
 function details(item: LedgerItem, t: Translate): string {
   if (item.kind === 'usage') return item.entries === 1 ? t('1 request') : t('{n} requests', { n: int(item.entries) });
   return [item.note, item.reference && item.kind === 'recharge' ? t('payment {ref}', { ref: item.reference }) : item.reference].filter(Boolean).join(' · ');
+}
+
+const paymentId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A Stripe recharge (its reference is the Payment id; a code's is `redeem:…`) has a receipt. */
+function ReceiptLink({ item, t }: { item: LedgerItem; t: Translate }) {
+  if (item.kind !== 'recharge' || !item.reference || !paymentId.test(item.reference)) return null;
+  return (
+    <a href={`/api/receipts/${item.reference}.pdf`} className="text-xs font-medium text-indigo-700 underline" data-testid="ledger-receipt">
+      {t('Receipt')}
+    </a>
+  );
 }
 
 /** Stripe sends the browser back here; the query names what happened. */
@@ -178,7 +197,15 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
       </div>
 
       <Card className="mt-4 sm:mt-6">
-        <CardHeader title={tr('History')} description={tr('Recharges, credits and refunds one by one; usage totalled per UTC day.')} />
+        <CardHeader
+          title={tr('History')}
+          description={tr('Recharges, credits and refunds one by one; usage totalled per UTC day.')}
+          actions={
+            <Link href="/dashboard/billing/statements" className={buttonClass({ variant: 'secondary', size: 'sm' })} data-testid="billing-statements">
+              {tr('Monthly statements')}
+            </Link>
+          }
+        />
         {problem && (
           <Alert tone="error" className="m-4">
             {problem}
@@ -194,7 +221,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                 {ledger.data.map((item) => (
                   <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
                     <div className="flex items-center justify-between gap-3">
-                      <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
+                      <KindBadge kind={item.kind} t={tr} />
                       <span className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}>
                         {item.amountUsd > 0n ? '+' : ''}
                         {usd(item.amountUsd)}
@@ -205,6 +232,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                       <span className="tabular-nums">{tr('Balance {amount}', { amount: usd(item.balanceAfterUsd) })}</span>
                     </div>
                     {details(item, tr) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item, tr)}</p>}
+                    <ReceiptLink item={item} t={tr} />
                   </li>
                 ))}
               </>
@@ -225,10 +253,11 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                     <Tr key={item.key} data-testid="ledger-row" data-kind={item.kind}>
                       <Td className="whitespace-nowrap tabular-nums">{item.day ?? <LocalTime iso={item.at.toISOString()} />}</Td>
                       <Td>
-                        <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
+                        <KindBadge kind={item.kind} t={tr} />
                       </Td>
-                      <Td className="max-w-72 truncate text-slate-500" title={details(item, tr)}>
-                        {details(item, tr) || '—'}
+                      <Td className="max-w-72 text-slate-500" title={details(item, tr)}>
+                        <span className="block truncate">{details(item, tr) || '—'}</span>
+                        <ReceiptLink item={item} t={tr} />
                       </Td>
                       <Td className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}>
                         {item.amountUsd > 0n ? '+' : ''}
