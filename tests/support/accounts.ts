@@ -66,4 +66,3 @@ export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-
