@@ -29,6 +29,7 @@ export const logCsvHeader = [
   'latency_ms',
   'first_token_ms',
   'route_reason',
+  'billed_to',
 ] as const;
 
 export function logCsvValues(e: LogEntry, keyName: string | undefined): CsvValue[] {
@@ -56,6 +57,7 @@ export function logCsvValues(e: LogEntry, keyName: string | undefined): CsvValue
     e.latencyMs,
     e.firstTokenMs,
     e.routeReason,
+    e.billedTo === 'plan' ? 'plan' : 'balance',
   ];
 }
 

@@ -68,6 +68,7 @@ export const listSelect = {
   firstTokenMs: true,
   routeReason: true,
   region: true,
+  billedTo: true,
 } satisfies Prisma.RequestLogSelect;
 
 type ListRow = Prisma.RequestLogGetPayload<{ select: typeof listSelect }>;
