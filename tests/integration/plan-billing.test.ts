@@ -498,3 +498,36 @@ describe('a covered model after checkout.session.completed', () => {
     expect(after.status).toBe(200);
   });
 });
+
+// ---- the billing page ----------------------------------------------------------------------
+
+describe('the billing page with Stripe set up', () => {
+  async function billingPage(account: { email: string; password: string }): Promise<string> {
+    const login = await fetch(`${gateway.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: account.email, password: account.password }),
+    });
+    expect(login.status).toBe(200);
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const res = await fetch(`${gateway.url}/dashboard/billing`, { headers: { cookie } });
+    expect(res.status).toBe(200);
+    return res.text();
+  }
+
+  it('offers Subscribe on the plans Stripe sells, and none on a plan granted only by code', async () => {
+    const html = await billingPage(await accounts.createAccount());
+    expect(html).toContain('data-testid="plan-subscribe-starter"');
+    expect(html).toContain('data-testid="plan-subscribe-max"');
+    expect(html).not.toContain('data-testid="plan-subscribe-gift"');
+    expect(html).not.toContain('data-testid="plan-manage-billing"');
+  });
+
+  it('shows Manage billing on the card of a plan paid with Stripe', async () => {
+    const { account } = await subscribed();
+    const html = await billingPage(account);
+    expect(html).toContain('data-testid="plan-card"');
+    expect(html).toContain('data-testid="plan-manage-billing"');
+    expect(html).not.toContain('data-testid="plan-subscribe-');
+  });
+});
