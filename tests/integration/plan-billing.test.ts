@@ -164,12 +164,12 @@ async function deliver(payload: string, signature = sign(payload)) {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-function post(route: Route, path: string, body: unknown = {}) {
+function post(route: Route, path: string, body: unknown = {}, headers: Record<string, string> = {}) {
   return route(
     new Request(`http://localhost${path}`, {
       method: 'POST',
       // A same-origin browser request: the CSRF guard needs its Origin to match the Host.
-      headers: { 'content-type': 'application/json', host: 'localhost', origin: 'http://localhost' },
+      headers: { 'content-type': 'application/json', host: 'localhost', origin: 'http://localhost', ...headers },
       body: JSON.stringify(body),
     }),
     routeCtx,
@@ -447,6 +447,31 @@ describe('POST /api/plan/checkout and /api/plan/portal', () => {
     expect(update).not.toHaveBeenCalled();
     for (const spy of [retrieve, update, create]) spy.mockRestore();
     session.userId = null;
+  });
+
+  it('subscribes the selected organization, not the person, and the webhook gives the organization the plan', async () => {
+    const owner = await accounts.createAccount();
+    const org = await (await import('@/lib/orgs/queries')).createOrganization({ id: owner.userId, email: owner.email }, { name: 'Plan Co' });
+    session.userId = owner.userId;
+    const create = vi
+      .spyOn(stripe.checkout.sessions, 'create')
+      .mockResolvedValue({ id: 'cs_test_org', url: 'https://checkout.stripe.test/org' } as unknown as Stripe.Response<Stripe.Checkout.Session>);
+    const res = await post(checkoutPOST, '/api/plan/checkout', { plan: 'starter' }, { 'x-organization-id': org.id });
+    expect(res.status).toBe(200);
+    expect(create.mock.calls[0]![0]).toMatchObject({ client_reference_id: org.id, metadata: { userId: org.id, planId: 'starter' } });
+    create.mockRestore();
+    session.userId = null;
+
+    const subscriptionId = id('sub');
+    const retrieve = vi
+      .spyOn(stripe.subscriptions, 'retrieve')
+      .mockResolvedValue(
+        stripeSubscription({ id: subscriptionId, price: 'price_starter', periodEnd: Date.now() + 30 * DAY }) as unknown as Stripe.Response<Stripe.Subscription>,
+      );
+    await deliver(event('checkout.session.completed', checkoutSession({ userId: org.id, subscriptionId })));
+    retrieve.mockRestore();
+    expect((await subscriptions.currentSubscription(org.id))?.stripeSubscriptionId).toBe(subscriptionId);
+    expect(await subscriptions.currentSubscription(owner.userId)).toBeNull();
   });
 
   it('opens the billing portal for the account customer, and answers 404 before any subscription', async () => {
