@@ -37,6 +37,17 @@ const table = {
     en: 'This plan is billed by Stripe: change or cancel it in the billing portal.',
     zh: '此套餐由 Stripe 计费：请在账单门户中变更或取消。',
   },
+  // Plans paid with Stripe Billing (lib/plans/stripe.ts)
+  'plan.required': { en: 'plan is required: the id of a plan.', zh: 'plan 为必填项：套餐的 id。' },
+  'plan.not_subscribable': {
+    en: 'The plan {plan} cannot be bought with a card here (it has no Stripe price); it is granted by code or by the operator.',
+    zh: '套餐 {plan} 不能在此刷卡购买（未配置 Stripe 价格），只能通过兑换码或由运营者授予。',
+  },
+  'plan.already_subscribed': { en: 'This account already subscribes to {plan}.', zh: '此账户已订阅 {plan}。' },
+  'plan.no_stripe_customer': {
+    en: 'This account has no Stripe billing yet: subscribe to a plan first.',
+    zh: '此账户尚无 Stripe 账单信息：请先订阅套餐。',
+  },
   // Sessions, bodies, throttles (every /api route)
   'auth.sign_in_first': { en: 'Sign in first.', zh: '请先登录。' },
   'auth.invalid_credentials': { en: 'Invalid email or password.', zh: '邮箱或密码不正确。' },
@@ -122,6 +133,7 @@ const table = {
   },
   'statement.account_not_found': { en: 'No such account.', zh: '没有这个账户。' },
   'receipt.not_found': { en: 'No such paid recharge.', zh: '没有这笔已支付的充值。' },
+  'billing.portal_failed': { en: 'Stripe could not open the billing portal. Try again in a moment.', zh: 'Stripe 暂时无法打开账单门户，请稍后重试。' },
   'billing.bad_signature': { en: 'Invalid Stripe signature', zh: 'Stripe 签名无效' },
   // API keys and sessions on /v1 (the playground shows them)
   'key.invalid_throttled': {

@@ -31,6 +31,7 @@ import { RechargeForm } from '@/components/dashboard/recharge-form';
 import { RedeemForm } from '@/components/dashboard/redeem-form';
 import { LocalTime } from '@/components/ui/local-time';
 import { PlanCard, PlansOnOffer } from '@/components/dashboard/plan-card';
+import { PlanBillingButton } from '@/components/dashboard/plan-billing-button';
 import { planStatus } from '@/lib/plans/subscriptions';
 
 export async function generateMetadata(): Promise<Metadata> {
@@ -143,7 +144,17 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
           {tr('The credit is added as soon as Stripe confirms it, usually within a few seconds. Reload to see it.')}
         </Alert>
       )}
-      {notice === 'cancelled' && (
+      {sp.plan === 'success' && (
+        <Alert tone="success" className="mb-4" title={tr('Thanks, your payment went through.')}>
+          {tr('Thanks: your plan starts as soon as Stripe confirms the payment, usually within a few seconds. Reload to see it.')}
+        </Alert>
+      )}
+      {sp.plan === 'updated' && (
+        <Alert tone="success" className="mb-4">
+          {tr('Your plan was changed; Stripe prorates the rest of this period.')}
+        </Alert>
+      )}
+      {(notice === 'cancelled' || sp.plan === 'cancelled') && (
         <Alert tone="info" className="mb-4">
           {tr('The payment was cancelled; nothing was charged.')}
         </Alert>
@@ -151,9 +162,23 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
 
       <div className="mb-4 sm:mb-6">
         {plan ? (
-          <PlanCard status={plan} cfg={config} t={tr} />
+          <PlanCard
+            status={plan}
+            cfg={config}
+            t={tr}
+            actions={env.STRIPE_SECRET_KEY && plan.subscription.source === 'stripe' ? <PlanBillingButton action="portal" variant="secondary" /> : undefined}
+          />
         ) : (
-          <PlansOnOffer cfg={config} t={tr} footer={tr('To get a plan, redeem a plan code below or ask the operator of this gateway.')} />
+          <PlansOnOffer
+            cfg={config}
+            t={tr}
+            subscribe={env.STRIPE_SECRET_KEY ? (p) => (p.stripePriceId ? <PlanBillingButton action="subscribe" plan={p.id} /> : null) : undefined}
+            footer={
+              env.STRIPE_SECRET_KEY && [...config.plans.values()].some((p) => p.stripePriceId)
+                ? tr('Subscribe by card with Stripe, or redeem a plan code below.')
+                : tr('To get a plan, redeem a plan code below or ask the operator of this gateway.')
+            }
+          />
         )}
       </div>
 
