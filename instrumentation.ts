@@ -12,6 +12,8 @@ export async function register(): Promise<void> {
   // Runtime channel overrides from the operator console, shared through Redis (lib/channels/overrides.ts).
   const { startChannelOverrideSync } = await import('@/lib/channels/overrides');
   startChannelOverrideSync();
+  const { startPlanSync } = await import('@/lib/plans/catalogue');
+  startPlanSync();
   // Request-log rows a shutdown spooled (the database was down), written once (lib/billing/writer.ts).
   const { replayLogSpool } = await import('@/lib/billing/writer');
   void replayLogSpool().catch(async (err) =>

@@ -21,6 +21,7 @@ import { getLimiter } from '@/lib/gateway/runtime';
 import { startCreditReconciler } from '@/lib/billing/ledger';
 import { replayLogSpool } from '@/lib/billing/writer';
 import { startChannelOverrideSync } from '@/lib/channels/overrides';
+import { startPlanSync } from '@/lib/plans/catalogue';
 import { initTracing } from '@/lib/telemetry/tracing';
 import { startJobs } from '@/lib/jobs/routes';
 import { runningJobs, stopJobEngine } from '@/lib/jobs/engine';
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
   if (env.GATEWAY_ONLY) {
     // Next's instrumentation would start this; without Next the server does.
     startChannelOverrideSync();
+    startPlanSync();
     nextHandler = async (_req, res) => {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(

@@ -21,7 +21,9 @@ export type GatewayEvent =
   /** A key was made: no instance may still remember its hash as invalid. */
   | { type: 'key-created'; hash: string }
   /** `suspended` is set when the account's status changed. */
-  | { type: 'account-changed'; userId: string; suspended?: boolean };
+  | { type: 'account-changed'; userId: string; suspended?: boolean }
+  /** A plan was edited in the console: every instance reads the plans again (lib/plans/catalogue.ts). */
+  | { type: 'plans-changed' };
 type Listener = (event: GatewayEvent) => void;
 
 const CHANNEL = 'gw:events';

@@ -14,6 +14,7 @@ const items: { href: string; label: Phrase }[] = [
   { href: '/admin/log-export', label: 'Log export' },
   { href: '/admin/reconciliation', label: 'Reconciliation' },
   { href: '/admin/codes', label: 'Codes' },
+  { href: '/admin/plans', label: 'Plans' },
   { href: '/admin/announcements', label: 'Announcements' },
   { href: '/admin/audit', label: 'Audit log' },
 ];

@@ -13,7 +13,7 @@ export function useAdminAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
-  async function send<T = unknown>(url: string, method: 'POST' | 'DELETE', body?: unknown): Promise<T | null> {
+  async function send<T = unknown>(url: string, method: 'POST' | 'PUT' | 'DELETE', body?: unknown): Promise<T | null> {
     setBusy(true);
     setError(null);
     try {

@@ -89,7 +89,7 @@ export function PlansOnOffer({
   footer?: React.ReactNode;
   subscribe?: (plan: PlanInfo) => React.ReactNode;
 }) {
-  const plans = [...cfg.plans.values()];
+  const plans = [...cfg.plans.values()].filter((p) => !p.retired);
   if (plans.length === 0) return null;
   return (
     <Card data-testid="plans-on-offer">

@@ -12,7 +12,7 @@ export const SYSTEM_ACTOR: Actor = { id: null, label: 'system' };
 
 export interface AuditEntry {
   action: string;
-  targetType: 'account' | 'key' | 'channel' | 'redemption' | 'announcement' | 'log_export' | 'organization';
+  targetType: 'account' | 'key' | 'channel' | 'redemption' | 'announcement' | 'log_export' | 'organization' | 'plan';
   targetId?: string | null;
   before?: unknown;
   after?: unknown;

@@ -56,7 +56,7 @@ export async function createCodeBatch(
   if (withPlan) {
     // A plan code: the plan and its days both; an amount besides it is optional.
     if (input.planId === undefined) throw codedError('invalid_request', 'plan.unknown', { plan: '' }, { param: 'plan' });
-    planOrThrow(input.planId);
+    planOrThrow(input.planId, 'plan', { offered: true });
     if (input.planDays === undefined) throw codedError('invalid_request', 'plan.days', { max: MAX_PLAN_DAYS }, { param: 'plan_days' });
   }
   if ((withPlan ? input.amountPico < 0n : input.amountPico <= 0n) || input.amountPico > MAX_CODE_USD) {

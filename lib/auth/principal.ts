@@ -74,6 +74,7 @@ function cache(): KeyCache {
       // A new key is random, so its hash was never looked up; dropping it costs nothing and keeps
       // "a key works the moment it is shown" true whatever made the hash known before.
       else if (event.type === 'key-created') c.negative.delete(event.hash);
+      else if (event.type === 'plans-changed') return;
       else for (const [hash, entry] of c.byHash) if (entry.principal.userId === event.userId) c.byHash.delete(hash);
     });
     return c;

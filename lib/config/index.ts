@@ -172,6 +172,10 @@ export interface PlanInfo {
   tier?: TierName;
   overflow: 'balance' | 'refuse';
   stripePriceId?: string;
+  /** Where it is defined: the config file, or the console (a PlanOverride row; lib/plans/catalogue.ts). */
+  source: 'config' | 'console';
+  /** Not offered any more (console): its subscribers keep it until their period ends. */
+  retired?: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -220,7 +224,7 @@ function priceModelOf(m: RawConfig['models'][number], tools: ToolPrices): PriceM
   return { base, longContext, serviceTiers };
 }
 
-function planOf(p: RawConfig['plans'][number]): PlanInfo {
+export function planOf(p: RawConfig['plans'][number], source: 'config' | 'console' = 'config'): PlanInfo {
   return {
     id: p.id,
     name: p.name,
@@ -236,6 +240,7 @@ function planOf(p: RawConfig['plans'][number]): PlanInfo {
     tier: p.tier,
     overflow: p.overflow,
     stripePriceId: p.stripe_price_id,
+    source,
   };
 }
 

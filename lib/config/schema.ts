@@ -67,7 +67,7 @@ const planWindowSchema = z
   .strict()
   .refine((w) => (w.hours === undefined) !== (w.days === undefined), { message: 'give the window exactly one of hours or days' });
 
-const planSchema = z
+export const planSchema = z
   .object({
     id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'must be lower-case letters, digits, - or _ (at most 64)' }),
     name: z.string().min(1).max(80),
@@ -480,16 +480,7 @@ export const configSchema = z
     cfg.plans.forEach((plan, i) => {
       if (planIds.has(plan.id)) ctx.addIssue({ code: 'custom', path: ['plans', i, 'id'], message: `duplicate plan ${plan.id}` });
       planIds.add(plan.id);
-      plan.models.forEach((m, j) => {
-        if (m !== '*' && !names.has(m)) ctx.addIssue({ code: 'custom', path: ['plans', i, 'models', j], message: `unknown model ${m}` });
-      });
-      const windowNames = new Set<string>();
-      plan.windows.forEach((w, j) => {
-        if (windowNames.has(w.name)) ctx.addIssue({ code: 'custom', path: ['plans', i, 'windows', j, 'name'], message: `duplicate window ${w.name}` });
-        windowNames.add(w.name);
-        if (plan.unit !== 'usd' && !/^\d+$/.test(w.limit))
-          ctx.addIssue({ code: 'custom', path: ['plans', i, 'windows', j, 'limit'], message: `must be a whole number of ${plan.unit}` });
-      });
+      for (const problem of planProblems(plan, names)) ctx.addIssue({ code: 'custom', path: ['plans', i, ...problem.path], message: problem.message });
     });
     cfg.models.forEach((m, i) => {
       m.fallback_models.forEach((f, j) => {
@@ -499,3 +490,19 @@ export const configSchema = z
   });
 
 export type RawConfig = z.infer<typeof configSchema>;
+export type RawPlan = z.infer<typeof planSchema>;
+
+/** What the schema alone cannot check of a plan: its models exist, its window names are distinct, counts are whole. */
+export function planProblems(plan: RawPlan, modelNames: Set<string>): { path: (string | number)[]; message: string }[] {
+  const out: { path: (string | number)[]; message: string }[] = [];
+  plan.models.forEach((m, j) => {
+    if (m !== '*' && !modelNames.has(m)) out.push({ path: ['models', j], message: `unknown model ${m}` });
+  });
+  const windowNames = new Set<string>();
+  plan.windows.forEach((w, j) => {
+    if (windowNames.has(w.name)) out.push({ path: ['windows', j, 'name'], message: `duplicate window ${w.name}` });
+    windowNames.add(w.name);
+    if (plan.unit !== 'usd' && !/^\d+$/.test(w.limit)) out.push({ path: ['windows', j, 'limit'], message: `must be a whole number of ${plan.unit}` });
+  });
+  return out;
+}

@@ -45,4 +45,22 @@ export const zhPlans = {
   'Thanks: your plan starts as soon as Stripe confirms the payment, usually within a few seconds. Reload to see it.':
     '感谢订阅：Stripe 确认付款后（通常几秒内）套餐即生效。刷新页面即可看到。',
   'Your plan was changed; Stripe prorates the rest of this period.': '套餐已变更；本期剩余部分由 Stripe 按比例计费。',
+  'New plan': '新建套餐',
+  'Plan id': '套餐 ID',
+  'Lower-case letters, digits, - or _.': '小写字母、数字、- 或 _。',
+  'Plan (as the operator config writes it)': '套餐（按运营配置的写法）',
+  'Not valid JSON: {problem}': '不是有效的 JSON：{problem}',
+  'Save plan': '保存套餐',
+  'Offer again': '重新提供',
+  Retire: '停止提供',
+  'Stop offering this plan? Nobody can subscribe to it or get it by a new code; its subscribers keep it until their period ends.':
+    '停止提供此套餐？此后无法再订阅或通过新兑换码获得；现有订阅者保留至其周期结束。',
+  'Reset to config': '恢复为运营配置',
+  'Drop the console’s changes to this plan? The operator config’s version applies again (a plan made here is removed).':
+    '放弃控制台对此套餐的修改？将重新使用运营配置中的版本（在此新建的套餐将被删除）。',
+  'Monthly plans with windows of allowance. Those of the operator config can be changed here; a change reaches every instance within a second.':
+    '按时间窗口分配额度的月度套餐。运营配置中的套餐可在此修改；修改会在一秒内同步到所有实例。',
+  'No plans yet': '暂无套餐',
+  retired: '已停止提供',
+  '{n} subscribers': '{n} 位订阅者',
 } as const;

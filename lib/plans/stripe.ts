@@ -42,7 +42,7 @@ function stripeOrThrow(): Stripe {
 /** The plan a Stripe Checkout can sell: known, with a stripe_price_id; 400 naming `plan` otherwise. */
 function subscribablePlan(planId: unknown): PlanInfo & { stripePriceId: string } {
   if (typeof planId !== 'string' || planId === '') throw codedError('invalid_request', 'plan.required', undefined, { param: 'plan' });
-  const plan = planOrThrow(planId);
+  const plan = planOrThrow(planId, 'plan', { offered: true });
   if (!plan.stripePriceId) throw codedError('invalid_request', 'plan.not_subscribable', { plan: plan.id }, { param: 'plan' });
   return plan as PlanInfo & { stripePriceId: string };
 }

@@ -27,9 +27,10 @@ export async function currentSubscription(userId: string, tx?: Tx): Promise<Subs
   return rows.find((s) => isLive(s)) ?? null;
 }
 
-export function planOrThrow(planId: string, param = 'plan'): PlanInfo {
+/** The plan named, or a 400 naming `param`; `offered`: a retired plan (lib/plans/catalogue.ts) is refused too. */
+export function planOrThrow(planId: string, param = 'plan', opts: { offered?: boolean } = {}): PlanInfo {
   const plan = getConfig().plans.get(planId);
-  if (!plan) throw codedError('invalid_request', 'plan.unknown', { plan: planId }, { param });
+  if (!plan || (opts.offered && plan.retired)) throw codedError('invalid_request', 'plan.unknown', { plan: planId }, { param });
   return plan;
 }
 

@@ -255,3 +255,59 @@ describe('plans by redemption code', () => {
     expect((await api(cookie, 'POST', '/api/payment/redeem', { code: codes[0]!.code })).status).toBe(409);
   });
 });
+
+describe('plans edited in the console', () => {
+  it('a plan saved in the console is used at once on both instances; bad fields are named; retired plans are not offered but kept', async () => {
+    // A new plan, from the console: a 2-request window.
+    const bad = await api(admin.cookie, 'PUT', '/api/admin/plans/duo', {
+      name: 'Duo',
+      price_usd_monthly: '3',
+      unit: 'requests',
+      windows: [{ name: 'd', days: 1, limit: '2.5' }],
+      models: ['nope'],
+    });
+    expect(bad.status).toBe(400);
+    const badText = ((await bad.json()) as { error: { message: string } }).error.message;
+    expect(badText).toContain('models.0: unknown model nope');
+    expect(badText).toContain('windows.0.limit: must be a whole number of requests');
+    const saved = await api(admin.cookie, 'PUT', '/api/admin/plans/duo', {
+      name: 'Duo',
+      price_usd_monthly: '3',
+      unit: 'requests',
+      windows: [{ name: 'd', days: 1, limit: '2' }],
+      models: ['*'],
+      overflow: 'refuse',
+    });
+    expect(saved.status, await saved.clone().text()).toBe(200);
+    expect(((await saved.json()) as { source: string }).source).toBe('console');
+    const a = await createAccount(ROOMY);
+    await grant(a.userId, 'duo');
+    // The other instance learnt the plan too (announced): its requests count against the same window.
+    const statuses: number[] = [];
+    for (const g of [gw2, gw, gw2]) statuses.push(await chat(g, a.apiKey).then(async (r) => (await r.text(), r.status)));
+    expect(statuses).toEqual([200, 200, 429]);
+    // Edited: a larger window, used at once.
+    const edited = await api(admin.cookie, 'PUT', '/api/admin/plans/duo', {
+      name: 'Duo',
+      price_usd_monthly: '3',
+      unit: 'requests',
+      windows: [{ name: 'd', days: 1, limit: '3' }],
+      models: ['*'],
+      overflow: 'refuse',
+    });
+    expect(edited.status).toBe(200);
+    await expect.poll(async () => (await chat(gw2, a.apiKey)).status, { timeout: 10_000 }).toBe(200);
+    // Retired: no longer offered or granted, its subscriber keeps it.
+    expect((await api(admin.cookie, 'POST', '/api/admin/plans/duo', { action: 'retire' })).status).toBe(200);
+    const cookie = await signIn(a);
+    const view = (await (await api(cookie, 'GET', '/api/plan')).json()) as { current: { plan: { id: string } }; plans: { id: string }[] };
+    expect(view.plans.map((p) => p.id)).not.toContain('duo');
+    expect(view.current.plan.id).toBe('duo');
+    const code = await api(admin.cookie, 'POST', '/api/admin/codes', { count: 1, plan: 'duo', plan_days: 30 });
+    expect(code.status).toBe(400);
+    // Reset: a console-only plan is removed.
+    expect((await api(admin.cookie, 'POST', '/api/admin/plans/duo', { action: 'reset' })).status).toBe(200);
+    const list = (await (await api(admin.cookie, 'GET', '/api/admin/plans')).json()) as { data: { id: string }[] };
+    expect(list.data.map((p) => p.id)).toEqual(['coder', 'flex', 'five', 'tok']);
+  });
+});

@@ -8,11 +8,12 @@ import { getConfig } from '@/lib/config';
 import { codedError } from '@/lib/errors';
 import { currentSubscription, endPlan, planStatus } from '@/lib/plans/subscriptions';
 import { serializePlan, serializePlanStatus } from '@/lib/plans/serialize';
+import { offeredPlans } from '@/lib/plans/catalogue';
 
 export const GET = apiRoute(async (req) => {
   const userId = await requireUserId(req);
   const cfg = getConfig();
-  return json({ current: serializePlanStatus(await planStatus(userId), cfg), plans: [...cfg.plans.values()].map((p) => serializePlan(p, cfg)) });
+  return json({ current: serializePlanStatus(await planStatus(userId), cfg), plans: offeredPlans(cfg).map((p) => serializePlan(p, cfg)) });
 });
 
 export const POST = apiRoute(async (req) => {

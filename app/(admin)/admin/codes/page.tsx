@@ -29,7 +29,7 @@ export default async function AdminCodesPage() {
       <Card>
         <CardHeader title={t('New batch')} />
         <CardBody>
-          <CodeBatchForm plans={[...getConfig().plans.values()].map((p) => ({ id: p.id, name: p.name }))} />
+          <CodeBatchForm plans={[...getConfig().plans.values()].filter((p) => !p.retired).map((p) => ({ id: p.id, name: p.name }))} />
         </CardBody>
       </Card>
       <Card className="mt-6">

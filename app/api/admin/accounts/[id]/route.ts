@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { apiRoute, json } from '@/lib/http/api';
 import { getConfig, tierNames } from '@/lib/config';
-import { endPlan, grantPlan, MAX_PLAN_DAYS, planStatus } from '@/lib/plans/subscriptions';
+import { endPlan, grantPlan, MAX_PLAN_DAYS, planOrThrow, planStatus } from '@/lib/plans/subscriptions';
 import { serializePlanStatus } from '@/lib/plans/serialize';
 import { requireAdmin } from '@/lib/admin/guard';
 import { accountDetail, adminAdjustBalance, adminSetLimits, adminSetRegion, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
@@ -50,6 +50,7 @@ export const POST = apiRoute<{ id: string }>(async (req, _ctx, params) => {
       return json(serializeAccount(await adminSetLimits(actor, params.id, body.limits)));
     case 'grant_plan': {
       await accountDetail(params.id); // a 404 for an unknown account
+      planOrThrow(body.plan, 'plan', { offered: true });
       await grantPlan(params.id, body.plan, body.days, 'operator', { actor });
       return json({ plan: serializePlanStatus(await planStatus(params.id), getConfig()) });
     }
