@@ -10,6 +10,7 @@ import { resetSingleton, singleton } from '@/lib/singleton';
 import pg from 'pg';
 import { promoteByMonthlySpend } from '@/lib/billing/promotion';
 import { FAILED_CONDITION } from '@/lib/billing/failed';
+import type { StoredBreakdown } from '@/lib/billing/breakdown';
 
 // Write-behind queue for request logs and their usage charges. One transaction per batch writes
 // the log rows, one usage ledger entry per charged request and each account's balance.
@@ -52,6 +53,8 @@ export interface LogRecord {
   routeReason: string | null;
   /** The region of the channel that served (its operator-config `region`), if it has one. */
   region?: string | null;
+  /** How the cost was made (lib/billing/breakdown.ts): null when nothing was priced. */
+  priceBreakdown?: StoredBreakdown | null;
 }
 
 /**
@@ -186,7 +189,7 @@ export async function flushLogs(drain = true): Promise<void> {
 // from the committed balance in (createdAt, id) order.
 // The log is partitioned by day, so its key is ("id","createdAt"): a row's createdAt is its request's
 // own time, serialised once when queued, so a replayed row carries the same key and conflicts.
-const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason","region"`;
+const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason","region","priceBreakdown"`;
 /** UsageDaily's key for requests made without an API key (its primary key holds the key). */
 export const NO_KEY = '00000000-0000-0000-0000-000000000000';
 export const WRITE_BATCH = `WITH input AS (
@@ -283,6 +286,7 @@ function toRow(r: LogRecord) {
     errorCode: text(r.errorCode),
     routeReason: text(r.routeReason),
     region: r.region ?? null,
+    priceBreakdown: r.priceBreakdown ?? null,
   };
 }
 
