@@ -54,7 +54,9 @@ export function PriceBreakdown({ breakdown, t }: { breakdown: PriceBreakdownView
   return (
     <div data-testid="price-breakdown" data-tier={breakdown.tier}>
       <div className="flex flex-wrap items-center gap-2 px-4 pb-2 sm:px-5">
-        <Badge tone={breakdown.tier === 'long_context' ? 'amber' : 'neutral'}>{breakdown.tier === 'long_context' ? t('Long-context tier') : t('Base prices')}</Badge>
+        <Badge tone={breakdown.tier === 'long_context' ? 'amber' : 'neutral'}>
+          {breakdown.tier === 'long_context' ? t('Long-context tier') : t('Base prices')}
+        </Badge>
         {breakdown.unpriced.length > 0 && (
           <span className="text-sm text-red-700" data-testid="price-unpriced">
             {t('Not priced (reported by the upstream, no price set): {classes}', { classes: breakdown.unpriced.map((c) => label(c, t)).join(', ') })}

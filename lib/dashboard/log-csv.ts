@@ -38,7 +38,8 @@ function breakdownCsvValues(b: StoredBreakdown | null | undefined): CsvValue[] {
   const amounts = breakdownAmounts(b);
   return breakdownCsvHeader.map((col) => {
     if (col === 'price_tier') return b.t;
-    if (col === 'adjustments') return (b.a ?? []).map(([kind, detail, amount]) => `${kind}${detail ? ` ${detail}` : ''}: ${formatPico(BigInt(amount))}`).join('; ');
+    if (col === 'adjustments')
+      return (b.a ?? []).map(([kind, detail, amount]) => `${kind}${detail ? ` ${detail}` : ''}: ${formatPico(BigInt(amount))}`).join('; ');
     if (col === 'unpriced_classes') return (b.u ?? []).join(' ');
     return formatPico(amounts.get(col) ?? 0n);
   });

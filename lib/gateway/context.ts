@@ -514,7 +514,8 @@ export class RequestContext {
       steps.push({ kind, detail, amount: after - priced });
       return after;
     };
-    if (this.cacheHitBilledNano !== null) priced = step('response_cache', formatPico(this.cacheHitBilledNano * 1000n), hitCost(priced, this.cacheHitBilledNano));
+    if (this.cacheHitBilledNano !== null)
+      priced = step('response_cache', formatPico(this.cacheHitBilledNano * 1000n), hitCost(priced, this.cacheHitBilledNano));
     if (this.batch && this.model) {
       const percent = this.batch.discountPercent(this.model);
       priced = step('batch_discount', String(percent), (priced * BigInt(Math.round((100 - percent) * 100))) / 10_000n);

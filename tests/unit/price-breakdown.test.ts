@@ -53,15 +53,16 @@ describe('priceOf', () => {
     expect(priceOf(sonnet, { input: 1 }, 'flex').costUsd).toBe(3_000_000n);
     expect(priceOf({ base: { input: 3n }, serviceTiers: { batch: 5_000 } }, { input: 1 }, 'batch').costUsd).toBe(2n);
   });
-
 });
 
 describe('the breakdown a log row stores (docs/decisions/043)', () => {
   it('stores lines, per-call lines and adjustments that sum exactly to the charge', () => {
     const b = priceOf(sonnet, { input: 3, output: 1 }, 'batch'); // 3 x 3 + 15 = 24 micro-USD, x0.5
-    const s = storedBreakdown(b, [{ tool: 'web_search', calls: 2, rate: usdToPico('0.01'), cost: 2n * usdToPico('0.01') }], [
-      { kind: 'batch_discount', detail: '50', amount: -(b.costUsd / 2n) },
-    ]);
+    const s = storedBreakdown(
+      b,
+      [{ tool: 'web_search', calls: 2, rate: usdToPico('0.01'), cost: 2n * usdToPico('0.01') }],
+      [{ kind: 'batch_discount', detail: '50', amount: -(b.costUsd / 2n) }],
+    );
     expect(s).toEqual({
       t: 'base',
       l: [
@@ -94,7 +95,14 @@ describe('the breakdown a log row stores (docs/decisions/043)', () => {
 
   it('shows rates per million and costs in USD and CNY as exact decimal text', () => {
     const v = breakdownView(storedBreakdown(priceOf(sonnet, { input: 1000, cache_read: 10 }), [], []), 7_200_000_000n);
-    expect(v.lines[0]).toEqual({ class: 'input', tokens: 1000, rate_usd_per_million: '3', rate_cny_per_million: '21.6', cost_usd: '0.003', cost_cny: '0.0216' });
+    expect(v.lines[0]).toEqual({
+      class: 'input',
+      tokens: 1000,
+      rate_usd_per_million: '3',
+      rate_cny_per_million: '21.6',
+      cost_usd: '0.003',
+      cost_cny: '0.0216',
+    });
     expect(v.lines[1]).toMatchObject({ class: 'cache_read', rate_usd_per_million: '0.3', cost_usd: '0.000003' });
     expect(v.total_usd).toBe('0.003003');
     expect(v.total_cny).toBe('0.0216216');
