@@ -39,3 +39,14 @@ export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Signs `a` in on the gateway at `baseUrl`: its session cookie (`name=value`), for the account API. */
+export async function signIn(baseUrl: string, a: Pick<TestAccount, 'email' | 'password'>): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: a.email, password: a.password }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in answered ${res.status}: ${await res.text()}`);
+  return (res.headers.get('set-cookie') ?? '').split(';')[0];
+}
