@@ -10,9 +10,13 @@ const usdPerMillion = (picoPerToken: bigint) => new Prisma.Decimal(formatPico(pi
 const optPerMillion = (picoPerToken: bigint | undefined) => (picoPerToken === undefined ? null : usdPerMillion(picoPerToken));
 const perMillionText = (picoPerToken: bigint) => formatPico(picoPerToken * 1_000_000n);
 
+/** The config's names of the long-context prices (`cache_write_price_…` is the 5-minute write). */
+const LONG_CONTEXT_KEYS: Record<string, string> = { cache_write_5m: 'cache_write_price_usd_per_million' };
+
 /**
- * The rest of a model's price list (docs/decisions/035), as the config names it: the other token
- * classes per million, the long-context tier, the service-tier multipliers, per-use prices.
+ * The rest of a model's price list (docs/decisions/035), as the config writes it: the other token
+ * classes per million, the long-context tier (the config's keys), the service-tier multipliers,
+ * the per-call tool prices (per thousand calls) and the Batch API discount.
  */
 export function priceListMirror(m: ModelInfo) {
   const { base, longContext, serviceTiers } = m.priceModel;
@@ -28,7 +32,7 @@ export function priceListMirror(m: ModelInfo) {
     longContext: longContext
       ? {
           threshold_tokens: longContext.threshold,
-          ...Object.fromEntries(Object.entries(longContext.prices).map(([k, v]) => [`${k}_usd_per_million`, perMillionText(v)])),
+          ...Object.fromEntries(Object.entries(longContext.prices).map(([k, v]) => [LONG_CONTEXT_KEYS[k] ?? `${k}_price_usd_per_million`, perMillionText(v)])),
         }
       : Prisma.DbNull,
     // Basis points back to the multiplier the config wrote (5000 -> "0.5").
