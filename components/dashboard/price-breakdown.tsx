@@ -51,6 +51,7 @@ export function PriceBreakdown({ breakdown, t }: { breakdown: PriceBreakdownView
   const usd = (v: string) => formatMoneyText(v, 'USD');
   const cny = (v: string) => formatMoneyText(v, 'CNY');
   const money = 'text-right tabular-nums whitespace-nowrap';
+  // Adjustment and total rows leave the count and rate columns empty: hidden on phones, where each cell is labelled.
   return (
     <div data-testid="price-breakdown" data-tier={breakdown.tier}>
       <div className="flex flex-wrap items-center gap-2 px-4 pb-2 sm:px-5">
@@ -106,9 +107,9 @@ export function PriceBreakdown({ breakdown, t }: { breakdown: PriceBreakdownView
           {breakdown.adjustments.map((a, i) => (
             <Tr key={`adj${i}`} data-testid="price-adjustment" data-kind={a.kind}>
               <Td>{adjustmentLabel(a.kind, a.detail, t)}</Td>
-              <Td />
-              <Td />
-              <Td />
+              <Td className="max-sm:hidden" />
+              <Td className="max-sm:hidden" />
+              <Td className="max-sm:hidden" />
               <Td className={money} data-testid="price-row-usd">
                 {usd(a.amount_usd)}
               </Td>
@@ -117,9 +118,9 @@ export function PriceBreakdown({ breakdown, t }: { breakdown: PriceBreakdownView
           ))}
           <Tr className="font-medium" data-testid="price-total">
             <Td className="text-slate-900">{t('Total')}</Td>
-            <Td />
-            <Td />
-            <Td />
+            <Td className="max-sm:hidden" />
+            <Td className="max-sm:hidden" />
+            <Td className="max-sm:hidden" />
             <Td className={`${money} text-slate-900`} data-testid="price-total-usd">
               {usd(breakdown.total_usd)}
             </Td>
