@@ -10,6 +10,7 @@ import { clientIpFrom } from '@/lib/client-ip';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
 import { maintainPartitionsNow, startPartitionMaintenance } from '@/lib/db/partitions';
+import { precompressedStatic } from '@/lib/http/static-assets';
 import { handleNodeRequest, pendingGatewayRequests } from '@/lib/gateway/node-adapter';
 import { lifecycle, onShutdownSignals } from '@/lib/shutdown';
 import { healthz, metrics, readyz, type OpsResponse } from '@/lib/ops';
@@ -80,7 +81,9 @@ async function main(): Promise<void> {
     const { default: next } = await import('next');
     const app = next({ dev: false, dir: process.cwd() });
     await app.prepare();
-    nextHandler = app.getRequestHandler();
+    const serveNext = app.getRequestHandler();
+    const serveStatic = precompressedStatic();
+    nextHandler = (req, res) => (serveStatic(req, res) ? Promise.resolve() : serveNext(req, res));
   }
   let inFlight = 0;
   // How long the request loop was held (anything synchronous: JSON, the embedded database when
