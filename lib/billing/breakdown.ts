@@ -93,6 +93,26 @@ export function priceOf(model: PriceModel, counts: ClassCounts, serviceTier?: st
   return { lines, tier: long ? 'long_context' : 'base', serviceTier, multiplierBp, unpriced, costUsd };
 }
 
+/** The breakdown as pico-unit decimal strings, USD and CNY (what the log row stores and the API shows: storedBreakdown and breakdownView below). */
+export function breakdownJson(b: Breakdown, rateNano: bigint) {
+  const s = (v: bigint) => v.toString();
+  return {
+    tier: b.tier,
+    service_tier: b.serviceTier ?? null,
+    multiplier_bp: b.multiplierBp,
+    unpriced: b.unpriced,
+    lines: b.lines.map((l) => ({
+      class: l.class,
+      count: l.count,
+      rate_pico_usd: s(l.rate),
+      cost_pico_usd: s(l.cost),
+      cost_pico_cny: s(usdToCny(l.cost, rateNano)),
+    })),
+    cost_pico_usd: s(b.costUsd),
+    cost_pico_cny: s(usdToCny(b.costUsd, rateNano)),
+  };
+}
+
 // ---- what a request's log row keeps, and what GET /api/logs/{id} shows (docs/decisions/043) ------
 
 /**
