@@ -6,7 +6,8 @@
 import { spawn } from 'node:child_process';
 import { inc, observe } from '@/lib/metrics';
 import { observeGenAi } from '@/lib/telemetry/genai-metrics';
-import { flushTracing, initTracing, shutdownTracing, startRequestTrace } from '@/lib/telemetry/tracing';
+import { flushTracing, startRequestTrace } from '@/lib/telemetry/tracing';
+import { servedRequest, startInProcessTracing } from '../tests/support/in-process-tracing';
 
 const ROUNDS = 7;
 
@@ -30,23 +31,12 @@ async function cpuPerCall(name: string, n: number, f: (i: number) => void): Prom
   console.log(`${name.padEnd(72)} ${runs[ROUNDS >> 1].toFixed(2).padStart(7)} µs CPU/request (min ${runs[0].toFixed(2)})`);
 }
 
-const served = {
+const served = servedRequest({
   requestId: 'req_bench',
-  endpoint: '/v1/chat/completions',
-  surface: 'openai',
   stream: true,
-  status: 200,
-  outcome: 'ok',
-  errorCode: null,
-  modelRequested: 'gpt-4o-mini',
-  model: { name: 'gpt-4o-mini' },
-  channel: 'openai-1',
   usage: { promptTokens: 20, completionTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0 },
   firstTokenMs: 12,
-  attempts: [{}],
-  routeReason: null,
-  elapsedMs: () => 40,
-};
+});
 const channel = { name: 'openai-1', protocol: 'openai' };
 const upstreamHeaders = { 'content-type': 'application/json', authorization: 'Bearer upstream' };
 
@@ -83,10 +73,11 @@ const sinkPort = await new Promise<number>((resolve) => sink.stdout!.once('data'
 await cpuPerCall('metrics: the 6 counter/histogram updates of a served request', 200_000, metricsOfOneRequest);
 await cpuPerCall('metrics: the GenAI histograms of a stream (token usage x2, TTFT, TPOT)', 200_000, () => observeGenAi(served));
 await cpuPerCall('tracing off (no OTLP endpoint): the hooks of a request', 200_000, spansOfOneRequest);
-process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${sinkPort}`;
-process.env.OTEL_TRACES_SAMPLER = 'always_on';
-process.env.OTEL_BSP_MAX_QUEUE_SIZE = '65536';
-await initTracing();
+const stopTracing = await startInProcessTracing({
+  OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
+  OTEL_TRACES_SAMPLER: 'always_on',
+  OTEL_BSP_MAX_QUEUE_SIZE: '65536',
+});
 await cpuPerCall('tracing on, every request sampled: 4 spans, traceparent, OTLP export', 20_000, spansOfOneRequest);
-await shutdownTracing();
+await stopTracing();
 sink.kill();

@@ -26,6 +26,7 @@ const HELP: Record<string, string> = {
   gateway_upstream_attempts_total: 'Upstream calls made, by channel.',
   gateway_upstream_failures_total: 'Upstream calls that failed (fallback may follow), by channel.',
   gateway_upstream_rate_limited_total: 'Upstream calls answered 429/529, by channel.',
+  gateway_usage_unpriced_total: 'Requests whose upstream reported a usage class the model has no price of its own for, by model and class.',
   gen_ai_client_token_usage: 'Tokens per request (gen_ai.client.token.usage), by token type, model and channel.',
   gen_ai_server_time_to_first_token_seconds: 'Time to the first streamed token, by model and channel.',
   gen_ai_server_time_per_output_token_seconds: 'Time per output token after the first of a stream, by model and channel.',

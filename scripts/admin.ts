@@ -5,6 +5,7 @@ import { adminAdjustBalance, adminRevokeKey, adminSetLimits, adminSetStatus, adm
 import { CLI_ACTOR, writeAudit } from '@/lib/admin/audit';
 import { parseRole, roleForNewAccount, setRole } from '@/lib/admin/roles';
 import { createCodeBatch } from '@/lib/admin/redemption';
+import { endPlan, grantPlan } from '@/lib/plans/subscriptions';
 import { usdToPico } from '@/lib/billing/money';
 import { EmbeddedDatabaseBusyError, getDb } from '@/lib/db';
 import { runMigrations } from '@/lib/db/migrate';
@@ -27,7 +28,10 @@ const usage = `Usage: npm run admin -- <command> [options]
   create-key  --user ID|--email E [--name NAME]                      -> {"keyId","apiKey"}
   revoke-key  --user ID|--email E --key KEY_ID
   set-role    --user ID|--email E --role user|admin   (promotes or demotes an existing account)
-  create-codes --usd N --count K [--expires ISO-8601]                 -> ["code", ...]
+  create-codes --usd N --count K [--expires ISO-8601] [--plan ID --days D]   -> ["code", ...]
+               (with --plan a code grants that plan for D days; --usd may then be 0)
+  grant-plan  --user ID|--email E --plan ID --days D   (the same plan, still live, is extended)
+  end-plan    --user ID|--email E                      (ends the account's plan now)
   import      --from new-api|one-api --database-url URL [--dry-run] [--quota-per-usd N] [--channels-out FILE]
               users, tokens, balances and redemption codes into this database; channels to a
               YAML file for the operator config (default imported-channels-<from>.yaml). URL: a
@@ -36,7 +40,21 @@ const usage = `Usage: npm run admin -- <command> [options]
   help [command], <command> --help, -h   this text, or that command's lines
 Every command that changes something is written to the audit log (actor "cli").`;
 
-const COMMANDS = ['create-user', 'set-tier', 'set-limits', 'suspend', 'unsuspend', 'credit', 'create-key', 'revoke-key', 'set-role', 'create-codes', 'import'];
+const COMMANDS = [
+  'create-user',
+  'set-tier',
+  'set-limits',
+  'suspend',
+  'unsuspend',
+  'credit',
+  'create-key',
+  'revoke-key',
+  'set-role',
+  'create-codes',
+  'grant-plan',
+  'end-plan',
+  'import',
+];
 
 /** Usage on stderr and the exit code for a command line this script cannot run (before any database work). */
 function refuse(message: string | undefined): never {
@@ -62,6 +80,8 @@ const options = {
   role: { type: 'string' },
   count: { type: 'string' },
   expires: { type: 'string' },
+  plan: { type: 'string' },
+  days: { type: 'string' },
   from: { type: 'string' },
   'database-url': { type: 'string' },
   'dry-run': { type: 'boolean' },
@@ -113,6 +133,12 @@ function optionalInt(flag: 'rpm' | 'rph' | 'tokens-per-day' | 'concurrency'): nu
   if (v === undefined) return undefined;
   if (!/^\d+$/.test(v) || Number(v) < 1) throw new GatewayError('invalid_request', `--${flag} must be a positive integer`);
   return Number(v);
+}
+
+function planDays(): number {
+  const days = need('days');
+  if (!/^\d{1,4}$/.test(days)) throw new GatewayError('invalid_request', '--days must be a whole number of days');
+  return Number(days);
 }
 
 async function userId(): Promise<string> {
@@ -191,8 +217,22 @@ async function run(command: string | undefined): Promise<unknown> {
     case 'create-codes': {
       const count = need('count');
       if (!/^\d+$/.test(count)) throw new GatewayError('invalid_request', '--count must be a positive integer');
-      const batch = await createCodeBatch(CLI_ACTOR, { amountPico: amount(need('usd'), 'usd'), count: Number(count), expiresAt: values.expires });
+      const batch = await createCodeBatch(CLI_ACTOR, {
+        amountPico: values.plan && values.usd === undefined ? 0n : amount(need('usd'), 'usd'),
+        count: Number(count),
+        expiresAt: values.expires,
+        planId: values.plan,
+        planDays: values.plan ? planDays() : undefined,
+      });
       return batch.codes.map((c) => c.code);
+    }
+    case 'grant-plan': {
+      const sub = await grantPlan(await userId(), need('plan'), planDays(), 'operator', { actor: CLI_ACTOR });
+      return { plan: sub.planId, until: sub.currentPeriodEnd.toISOString() };
+    }
+    case 'end-plan': {
+      const sub = await endPlan(await userId(), 'now', CLI_ACTOR);
+      return { ended: sub?.planId ?? null };
     }
     case 'import': {
       const from = need('from');

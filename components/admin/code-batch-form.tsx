@@ -4,7 +4,7 @@ import { useT } from '@/lib/i18n/client';
 import { useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
-import { Field, Input } from '@/components/ui/input';
+import { Field, Input, Select } from '@/components/ui/input';
 import { useAdminAction } from './use-admin-action';
 import { formatMoneyText } from '@/lib/format';
 
@@ -16,12 +16,15 @@ interface Created {
 }
 
 /** Creates a batch; its codes are shown (and downloadable as CSV) only now: the server keeps hashes. */
-export function CodeBatchForm() {
+export function CodeBatchForm({ plans = [] }: { plans?: { id: string; name: string }[] }) {
   const { busy, error, send } = useAdminAction();
   const t = useT();
   const [amount, setAmount] = useState('10');
   const [count, setCount] = useState('10');
   const [expires, setExpires] = useState('');
+  // A code may carry a plan for some days (lib/plans), with or without an amount.
+  const [plan, setPlan] = useState('');
+  const [planDays, setPlanDays] = useState('30');
   const [created, setCreated] = useState<Created | null>(null);
 
   async function submit(e: FormEvent) {
@@ -29,9 +32,10 @@ export function CodeBatchForm() {
     setCreated(null);
     setCreated(
       await send<Created>('/api/admin/codes', 'POST', {
-        amount_usd: amount.trim(),
+        ...(plan && amount.trim() === '' ? {} : { amount_usd: amount.trim() }),
         count: Number(count),
         expires_at: expires ? new Date(`${expires}T23:59:59Z`).toISOString() : null,
+        ...(plan ? { plan, plan_days: Number(planDays) } : {}),
       }),
     );
   }
@@ -51,7 +55,7 @@ export function CodeBatchForm() {
     <div className="space-y-4">
       <form onSubmit={submit} className="grid gap-3 sm:grid-cols-4 sm:items-end">
         <Field label={t('Value (USD)')} htmlFor="code-amount">
-          <Input id="code-amount" value={amount} onChange={(e) => setAmount(e.target.value)} data-testid="code-amount" required />
+          <Input id="code-amount" value={amount} onChange={(e) => setAmount(e.target.value)} data-testid="code-amount" required={!plan} />
         </Field>
         <Field label={t('Count')} htmlFor="code-count">
           <Input id="code-count" type="number" min={1} max={1000} value={count} onChange={(e) => setCount(e.target.value)} data-testid="code-count" required />
@@ -59,6 +63,30 @@ export function CodeBatchForm() {
         <Field label={t('Expires (optional)')} htmlFor="code-expires">
           <Input id="code-expires" type="date" value={expires} onChange={(e) => setExpires(e.target.value)} data-testid="code-expires" />
         </Field>
+        {plans.length > 0 && (
+          <Field label={t('Plan')} htmlFor="code-plan">
+            <Select id="code-plan" value={plan} onChange={(e) => setPlan(e.target.value)} data-testid="code-plan">
+              <option value="">{t('No plan')}</option>
+              {plans.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </Select>
+          </Field>
+        )}
+        {plan && (
+          <Field label={t('Days')} htmlFor="code-plan-days">
+            <Input
+              id="code-plan-days"
+              inputMode="numeric"
+              value={planDays}
+              onChange={(e) => setPlanDays(e.target.value)}
+              data-testid="code-plan-days"
+              required
+            />
+          </Field>
+        )}
         <Button type="submit" disabled={busy} data-testid="create-codes">
           {t('Create codes')}
         </Button>

@@ -4,6 +4,7 @@ import { codedError } from '@/lib/errors';
 import { applyPendingCredits, creditBalance, decimalToPico, picoToDecimal } from '@/lib/billing/ledger';
 import { formatPico } from '@/lib/billing/money';
 import { writeAudit, type Actor } from './audit';
+import { announcePlanChange, grantPlan, MAX_PLAN_DAYS, planOrThrow } from '@/lib/plans/subscriptions';
 
 // Redemption codes: prepaid balance for markets without Stripe. A code is 20 random Crockford
 // base32 characters (100 bits) shown once at creation; only its SHA-256 is stored.
@@ -44,10 +45,21 @@ export interface CreatedBatch {
   amountUsd: string;
   expiresAt: string | null;
   codes: { id: string; code: string }[];
+  plan?: { id: string; days: number };
 }
 
-export async function createCodeBatch(actor: Actor, input: { amountPico: bigint; count: number; expiresAt?: string | Date | null }): Promise<CreatedBatch> {
-  if (input.amountPico <= 0n || input.amountPico > MAX_CODE_USD) {
+export async function createCodeBatch(
+  actor: Actor,
+  input: { amountPico: bigint; count: number; expiresAt?: string | Date | null; planId?: string; planDays?: number },
+): Promise<CreatedBatch> {
+  const withPlan = input.planId !== undefined || input.planDays !== undefined;
+  if (withPlan) {
+    // A plan code: the plan and its days both; an amount besides it is optional.
+    if (input.planId === undefined) throw codedError('invalid_request', 'plan.unknown', { plan: '' }, { param: 'plan' });
+    planOrThrow(input.planId);
+    if (input.planDays === undefined) throw codedError('invalid_request', 'plan.days', { max: MAX_PLAN_DAYS }, { param: 'plan_days' });
+  }
+  if ((withPlan ? input.amountPico < 0n : input.amountPico <= 0n) || input.amountPico > MAX_CODE_USD) {
     throw codedError('invalid_request', 'redeem.amount', undefined, { param: 'amount_usd' });
   }
   if (!Number.isInteger(input.count) || input.count < 1 || input.count > MAX_BATCH) {
@@ -67,6 +79,8 @@ export async function createCodeBatch(actor: Actor, input: { amountPico: bigint;
         amountUsd: picoToDecimal(input.amountPico),
         expiresAt,
         createdBy: actor.label,
+        planId: input.planId ?? null,
+        planDays: input.planDays ?? null,
       })),
     });
     await writeAudit(
@@ -75,12 +89,18 @@ export async function createCodeBatch(actor: Actor, input: { amountPico: bigint;
         action: 'redemption.create_batch',
         targetType: 'redemption',
         targetId: batchId,
-        after: { count: input.count, amountUsd: formatPico(input.amountPico), expiresAt },
+        after: { count: input.count, amountUsd: formatPico(input.amountPico), expiresAt, plan: input.planId, planDays: input.planDays },
       },
       tx,
     );
   });
-  return { batchId, amountUsd: formatPico(input.amountPico), expiresAt: expiresAt?.toISOString() ?? null, codes };
+  return {
+    batchId,
+    amountUsd: formatPico(input.amountPico),
+    expiresAt: expiresAt?.toISOString() ?? null,
+    codes,
+    ...(input.planId ? { plan: { id: input.planId, days: input.planDays! } } : {}),
+  };
 }
 
 /**
@@ -88,7 +108,7 @@ export async function createCodeBatch(actor: Actor, input: { amountPico: bigint;
  * redemptions exactly one matches) and the balance credited through the ledger in the same
  * transaction; the credit then reaches the live balance like any other (creditBalance's outbox).
  */
-export async function redeemCode(userId: string, code: string): Promise<{ creditedPico: bigint; balancePico: bigint }> {
+export async function redeemCode(userId: string, code: string): Promise<{ creditedPico: bigint; balancePico: bigint; plan?: { id: string; until: Date } }> {
   const normalised = normaliseCode(code);
   // Ours are 20 characters; codes imported from new-api/one-api (`admin import`) are 32 hex digits.
   if (!/^[0-9A-Z]{20}$/.test(normalised) && !/^[0-9A-F]{32}$/.test(normalised)) throw codedError('not_found', 'redeem.invalid', undefined, { param: 'code' });
@@ -104,12 +124,19 @@ export async function redeemCode(userId: string, code: string): Promise<{ credit
     const claimed = await tx.redemptionCode.updateMany({ where: { id: row.id, redeemedAt: null }, data: { redeemedAt: new Date(), redeemedBy: userId } });
     if (claimed.count !== 1) throw codedError('conflict', 'redeem.used', undefined, { param: 'code' });
     const amount = decimalToPico(row.amountUsd);
+    // A plan code: the plan is granted (or extended) in the same transaction as the claim.
+    const sub = row.planId && row.planDays ? await grantPlan(userId, row.planId, row.planDays, 'code', { tx }) : null;
+    if (amount === 0n) {
+      const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { balanceUsd: true } });
+      return { creditedPico: 0n, balancePico: decimalToPico(user.balanceUsd), plan: sub ? { id: sub.planId, until: sub.currentPeriodEnd } : undefined };
+    }
     const credit = await creditBalance(userId, 'recharge', amount, { reference: `redeem:${row.id}`, note: `redemption code …${row.lastFour}`, tx });
     await tx.redemptionCode.update({ where: { id: row.id }, data: { ledgerEntryId: credit.entryId } });
-    return { creditedPico: amount, balancePico: credit.balance };
+    return { creditedPico: amount, balancePico: credit.balance, plan: sub ? { id: sub.planId, until: sub.currentPeriodEnd } : undefined };
   });
   // Committed: put it in the live balance now (the reconcilers would within CREDIT_RECONCILE_MS).
   await applyPendingCredits({ userId }).catch(() => undefined);
+  if (result.plan) await announcePlanChange(userId);
   return result;
 }
 

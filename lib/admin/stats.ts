@@ -4,6 +4,9 @@ import { usdToCny, usdToPico } from '@/lib/billing/money';
 import { failedSql } from '@/lib/billing/failed';
 import { fleetBreakers, listChannelOverrides } from '@/lib/channels/overrides';
 import { healthSnapshot, type ChannelHealthView } from '@/lib/channels/health';
+import { channelKey } from '@/lib/limits/keys';
+import { getLimiter } from '@/lib/limits/runtime';
+import type { UsageRule } from '@/lib/limits/types';
 
 // Figures for the operator console, across every account. Sums are done by PostgreSQL in numeric
 // and parsed exactly from text: no float touches money.
@@ -130,6 +133,42 @@ export interface ChannelState {
   rpm: number;
   /** Channel health across instances (lib/channels/health.ts): state, why and since when, recent error samples. */
   health: ChannelHealthView;
+  /** The channel's own limits (docs/decisions/030, 044) and what they hold now, across instances. */
+  limits: { concurrency: ChannelLimit; tpm: ChannelLimit };
+}
+
+/**
+ * One limit of a channel: the one enforced (the console's override, else the operator config's;
+ * null: none), both sources, and what it holds now (requests in flight; tokens reserved or used in
+ * the last minute). `current` is null without a limit: nothing counts a channel without one.
+ */
+export interface ChannelLimit {
+  limit: number | null;
+  config: number | null;
+  override: number | null;
+  current: number | null;
+}
+
+/** The window of a channel's tokens-per-minute rule (lib/gateway/admission/channel.ts). */
+const TPM_WINDOW_MS = 60_000;
+
+function channelLimit(limit: number | null, config: number | undefined, override: number | undefined, current: number | undefined): ChannelLimit {
+  return { limit, config: config ?? null, override: override ?? null, current: limit === null ? null : (current ?? 0) };
+}
+
+/** What each limited channel's rules hold now (channel -> in flight, tokens this minute): one read-only limiter call for all. */
+async function channelUsage(
+  limited: { name: string; concurrency: number | null; tpm: number | null }[],
+): Promise<Map<string, { concurrency?: number; tpm?: number }>> {
+  const rules: (UsageRule & { channel: string; limit: 'concurrency' | 'tpm' })[] = [];
+  for (const c of limited) {
+    if (c.concurrency !== null) rules.push({ kind: 'concurrency', key: channelKey(c.name, 'conc'), channel: c.name, limit: 'concurrency' });
+    if (c.tpm !== null) rules.push({ kind: 'tokens', key: channelKey(c.name, 'tpm'), windowMs: TPM_WINDOW_MS, channel: c.name, limit: 'tpm' });
+  }
+  const values = rules.length ? await getLimiter().usage(rules) : [];
+  const out = new Map<string, { concurrency?: number; tpm?: number }>();
+  rules.forEach((r, i) => out.set(r.channel, { ...out.get(r.channel), [r.limit]: values[i] }));
+  return out;
 }
 
 /** Every configured channel with its runtime state across instances. Never exposes the key. */
@@ -148,8 +187,15 @@ export async function channelStates(): Promise<ChannelState[]> {
   ]);
   const stats = new Map(rows.map((r) => [r.channel, r]));
   const health = healthSnapshot();
-  return cfg.channels.map((c) => {
+  const limits = cfg.channels.map((c) => {
     const o = overrides.get(c.name);
+    return { name: c.name, concurrency: o?.concurrency ?? c.concurrency ?? null, tpm: o?.tpm ?? c.tpm ?? null };
+  });
+  const usage = await channelUsage(limits);
+  return cfg.channels.map((c, i) => {
+    const o = overrides.get(c.name);
+    const l = limits[i];
+    const now = usage.get(c.name);
     const s = stats.get(c.name);
     const breakers = fleet.byChannel.get(c.name) ?? [];
     const requests = Number(s?.requests ?? 0);
@@ -182,6 +228,10 @@ export async function channelStates(): Promise<ChannelState[]> {
       p99Ms: s?.p99 == null ? null : Math.round(Number(s.p99)),
       rpm: Math.round((requests / 5) * 10) / 10,
       health: health.get(c.name)!,
+      limits: {
+        concurrency: channelLimit(l.concurrency, c.concurrency, o?.concurrency, now?.concurrency),
+        tpm: channelLimit(l.tpm, c.tpm, o?.tpm, now?.tpm),
+      },
     };
   });
 }

@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import { getDb } from '@/lib/db';
+import { backoffDelayMs } from '@/lib/backoff';
 import { env } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
 import { webhookHeaders } from '@/lib/alerts/signing';
@@ -17,8 +18,7 @@ const MAX_DELAY_MS = 6 * 60 * 60 * 1000;
 
 /** Delay before the retry that follows failed attempt number `attempt` (1-based): base × 4^(attempt−1), capped, +0–10 % jitter. */
 export function retryDelayMs(attempt: number, baseMs = env.ALERT_RETRY_BASE_MS, random = Math.random()): number {
-  const delay = Math.min(baseMs * 4 ** Math.max(0, attempt - 1), MAX_DELAY_MS);
-  return Math.round(delay * (1 + 0.1 * random));
+  return backoffDelayMs(attempt, { baseMs, factor: 4, maxMs: MAX_DELAY_MS, jitter: 0.1 }, random);
 }
 
 const agent = () =>

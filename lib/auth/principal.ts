@@ -9,6 +9,7 @@ import { getConfig, type TierName } from '@/lib/config';
 import { countedClientIp, keyGuard, type KeyGuard } from '@/lib/keys/access';
 import { inc } from '@/lib/metrics';
 import { keyControlsOf } from '@/lib/keys/queries';
+import { effectiveTier, principalPlanOf, type PrincipalPlan } from '@/lib/plans/windows';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 import { checkPlaygroundRequest, PLAYGROUND_KEY_ID, PLAYGROUND_PREFIX, readPlaygroundToken } from '@/lib/auth/playground';
 
@@ -28,6 +29,8 @@ export interface Principal {
   responseCacheTtl?: number | null;
   /** Region pins (lib/gateway/region.ts): the key's, else the account's; unset: served anywhere. */
   regionPin?: { key: string | null; account: string | null };
+  /** The account's live plan (lib/plans), if it has one: it pays for the models it covers. */
+  plan?: PrincipalPlan;
 }
 
 interface Entry {
@@ -77,23 +80,28 @@ function cache(): KeyCache {
   });
 }
 
+/** The rows that may be the account's live plan (principalPlanOf picks the live one). */
+const LIVE_SUBSCRIPTIONS = { where: { status: { in: ['active' as const, 'past_due' as const] } }, orderBy: { startedAt: 'desc' as const }, take: 3 };
+
 async function load(hash: string): Promise<Principal | null> {
   const db = await getDb();
-  const row = await db.apiKey.findUnique({ where: { hash }, include: { user: true } });
+  const row = await db.apiKey.findUnique({ where: { hash }, include: { user: { include: { subscriptions: LIVE_SUBSCRIPTIONS } } } });
   const found = row !== null && !row.revokedAt && sameHash(row.hash, hash);
   inc('gateway_key_lookups_total', { result: found ? 'found' : 'invalid' });
   if (!found) return null;
+  const plan = principalPlanOf(row.user.subscriptions.find((s) => principalPlanOf(s)));
   return {
     keyId: row.id,
     keyHash: row.hash,
     userId: row.userId,
-    tier: row.user.tier,
+    tier: effectiveTier(row.user.tier, plan, getConfig()),
     suspended: row.user.status === 'suspended',
     limits: (row.user.limits as Principal['limits']) ?? null,
     denyKeys: denyKeysFor(row.userId, row.hash, row.controlsVersion),
     guard: keyGuard(row.name, keyControlsOf(row), row.controlsVersion),
     responseCacheTtl: row.responseCacheTtl,
     regionPin: row.region || row.user.region ? { key: row.region, account: row.user.region } : undefined,
+    plan,
   };
 }
 
@@ -212,17 +220,19 @@ async function playgroundPrincipal(token: string, req: { headers: Record<string,
   if (!entry || entry.expiresAt <= now) {
     let user;
     try {
-      user = await (await getDb()).user.findUnique({ where: { id: claims.u } });
+      user = await (await getDb()).user.findUnique({ where: { id: claims.u }, include: { subscriptions: LIVE_SUBSCRIPTIONS } });
     } catch (err) {
       log('warn', 'playground account lookup failed', errorFields(err));
       throw codedError('unavailable', 'session.cannot_verify', undefined, { retryAfterMs: 2000 });
     }
     if (!user || !sessionIsCurrent(claims.t, user.sessionsValidFrom)) throw codedError('invalid_api_key', 'session.ended');
+    const plan = principalPlanOf(user.subscriptions.find((s) => principalPlanOf(s)));
     const principal: Principal = {
       keyId: PLAYGROUND_KEY_ID,
       keyHash: cacheKey,
       userId: user.id,
-      tier: user.tier,
+      tier: effectiveTier(user.tier, plan, getConfig()),
+      plan,
       suspended: user.status === 'suspended',
       limits: (user.limits as Principal['limits']) ?? null,
       // Only the account's marker: there is no key to revoke or edit.

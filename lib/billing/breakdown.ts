@@ -37,6 +37,8 @@ export interface PriceModel {
 
 export interface BreakdownLine {
   class: UsageClass;
+  /** Set when the class has no price of its own and was billed at this class's rate (it is also in `unpriced`). */
+  pricedAs?: UsageClass;
   count: number;
   /** pico-USD per token or use. */
   rate: bigint;
@@ -49,7 +51,11 @@ export interface Breakdown {
   tier: 'base' | 'long_context';
   serviceTier?: string;
   multiplierBp: number;
-  /** Classes the upstream reported that the price model has no price for: never silently priced at zero. */
+  /**
+   * Classes the upstream reported that the price model has no price for: never silently priced at
+   * zero. A share of a priced class (audio or image tokens, 1-hour cache writes) is billed at that
+   * class's rate (its line says `pricedAs`); one with nothing to fall back to is left out of the total.
+   */
   unpriced: UsageClass[];
   costUsd: bigint;
 }
@@ -60,8 +66,22 @@ export function promptSize(c: ClassCounts): number {
 }
 
 /**
+ * The class whose rate bills a share that has no price of its own (docs/decisions/042): audio and
+ * image tokens are input or output tokens to a list that does not tell them apart, a 1-hour write a
+ * cache write. Reasoning is output on every list, so its fallback is silent (not "unpriced").
+ */
+const FALLBACK: Partial<Record<UsageClass, UsageClass>> = {
+  audio_input: 'input',
+  image_input: 'input',
+  audio_output: 'output',
+  image_output: 'output',
+  cache_write_1h: 'cache_write_5m',
+};
+
+/**
  * Cost and breakdown of `counts` under `model`. A class with no price of its own in the tier falls
- * back: long-context prices to the base ones; reasoning to output; cache_write_1h to nothing (unpriced).
+ * back: long-context prices to the base ones; reasoning to output; the shares of FALLBACK to their
+ * class's rate (listed in `unpriced`); anything else is unpriced and left out.
  * A multiplier rounds half up once on the total, so line costs sum to the pre-multiplier cost exactly.
  */
 export function priceOf(model: PriceModel, counts: ClassCounts, serviceTier?: string): Breakdown {
@@ -78,13 +98,14 @@ export function priceOf(model: PriceModel, counts: ClassCounts, serviceTier?: st
   for (const k of usageClasses) {
     const count = counts[k] ?? 0;
     if (count <= 0) continue;
-    const rate = priceFor(k);
-    if (rate === undefined) {
-      unpriced.push(k);
-      continue;
-    }
+    let rate = priceFor(k);
+    const fallback = FALLBACK[k];
+    const pricedAs = rate === undefined && fallback !== undefined && priceFor(fallback) !== undefined ? fallback : undefined;
+    if (rate === undefined) unpriced.push(k);
+    if (pricedAs) rate = priceFor(pricedAs);
+    if (rate === undefined) continue;
     const cost = BigInt(count) * rate;
-    lines.push({ class: k, count, rate, cost });
+    lines.push(pricedAs ? { class: k, pricedAs, count, rate, cost } : { class: k, count, rate, cost });
     sum += cost;
   }
   const tierKey = serviceTier as 'batch' | 'flex' | 'priority' | undefined;
@@ -103,6 +124,7 @@ export function breakdownJson(b: Breakdown, rateNano: bigint) {
     unpriced: b.unpriced,
     lines: b.lines.map((l) => ({
       class: l.class,
+      ...(l.pricedAs ? { priced_as: l.pricedAs } : {}),
       count: l.count,
       rate_pico_usd: s(l.rate),
       cost_pico_usd: s(l.cost),

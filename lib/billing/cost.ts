@@ -2,13 +2,33 @@ import type { ModelInfo } from '@/lib/config';
 import { usdToCny } from '@/lib/billing/money';
 import { priceOf, type Breakdown, type ClassCounts, type PriceModel } from '@/lib/billing/breakdown';
 
-export interface Usage {
+/**
+ * The parts of a usage's four totals that have prices of their own (docs/decisions/042). Each is a
+ * share of a total, never added to it: audio and image input of `promptTokens`, 1-hour writes of
+ * `cacheWriteTokens`, reasoning and audio/image output of `completionTokens`. So everything that
+ * counts tokens (limits, the log's columns, the client's usage) keeps reading the totals.
+ */
+export interface UsageSplit {
+  cacheWrite1hTokens?: number;
+  reasoningTokens?: number;
+  audioInputTokens?: number;
+  imageInputTokens?: number;
+  audioOutputTokens?: number;
+  imageOutputTokens?: number;
+}
+
+/** The service tiers an upstream reports that change a price (lib/billing/breakdown.ts multipliers). */
+export type PricedServiceTier = 'flex' | 'priority';
+
+export interface Usage extends UsageSplit {
   promptTokens: number;
   completionTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
   /** True when counted by our tokenizer because the upstream reported none. */
   estimated: boolean;
+  /** The tier the upstream served at, when it is priced apart (its multiplier applies). */
+  serviceTier?: PricedServiceTier;
 }
 
 /** Largest token count believed from an upstream (no model's context or output comes near it). */
@@ -35,13 +55,47 @@ function priceModelFor(model: ModelInfo): PriceModel {
   };
 }
 
-/** A request's usage as priced token classes. */
+/**
+ * A request's usage as priced token classes: each total less the shares priced apart. A share is
+ * capped by what is left of its total (a capped completion, an upstream reporting more audio than
+ * prompt), so the classes always sum to the totals.
+ */
 export function classCountsOf(usage: Usage): ClassCounts {
-  return { input: usage.promptTokens, output: usage.completionTokens, cache_read: usage.cacheReadTokens, cache_write_5m: usage.cacheWriteTokens };
+  let input = usage.promptTokens;
+  let output = usage.completionTokens;
+  const takeIn = (n = 0) => {
+    const t = Math.min(Math.max(0, n), input);
+    input -= t;
+    return t;
+  };
+  const takeOut = (n = 0) => {
+    const t = Math.min(Math.max(0, n), output);
+    output -= t;
+    return t;
+  };
+  const audioIn = takeIn(usage.audioInputTokens);
+  const imageIn = takeIn(usage.imageInputTokens);
+  const reasoning = takeOut(usage.reasoningTokens);
+  const audioOut = takeOut(usage.audioOutputTokens);
+  const imageOut = takeOut(usage.imageOutputTokens);
+  const write1h = Math.min(Math.max(0, usage.cacheWrite1hTokens ?? 0), usage.cacheWriteTokens);
+  const counts: ClassCounts = {
+    input,
+    output,
+    cache_read: usage.cacheReadTokens,
+    cache_write_5m: usage.cacheWriteTokens - write1h,
+  };
+  if (write1h) counts.cache_write_1h = write1h;
+  if (reasoning) counts.reasoning = reasoning;
+  if (audioIn) counts.audio_input = audioIn;
+  if (imageIn) counts.image_input = imageIn;
+  if (audioOut) counts.audio_output = audioOut;
+  if (imageOut) counts.image_output = imageOut;
+  return counts;
 }
 
 /** Cost and itemised breakdown of a request: the one computation every figure of its price comes from. */
-export function breakdownOf(model: ModelInfo, usage: Usage, serviceTier?: string): Breakdown {
+export function breakdownOf(model: ModelInfo, usage: Usage, serviceTier: string | undefined = usage.serviceTier): Breakdown {
   return priceOf(priceModelFor(model), classCountsOf(usage), serviceTier);
 }
 
@@ -50,14 +104,38 @@ export function costOf(model: ModelInfo, usage: Usage): bigint {
   return breakdownOf(model, usage).costUsd;
 }
 
-/** The most a request can cost: what is reserved against the balance before going upstream. */
-export function maxCostOf(model: ModelInfo, promptTokens: number, maxOutputTokens: number): bigint {
+/**
+ * The rates a reservation assumes (the dearest a token can be billed): per prompt token (a cache
+ * write, 1-hour ones included, audio or images, past the long-context threshold), per output token
+ * (reasoning, audio or images, long context), and the dearest service-tier multiplier, since the
+ * upstream may serve at a dearer tier than asked (priority). The output clamp uses the same rates.
+ */
+export function reservationRates(model: ModelInfo): { perPrompt: bigint; perOutput: bigint; multiplierBp: number } {
   const max = (...v: (bigint | undefined)[]) => v.reduce<bigint>((a, b) => (b !== undefined && b > a ? b : a), 0n);
+  const base = model.priceModel?.base ?? {};
   const long = model.priceModel?.longContext?.prices ?? {};
-  // The prompt may all be cache writes (1h ones included) or cross the long-context tier.
-  const perPrompt = max(model.inputPrice, model.cacheWritePrice, model.priceModel?.base.cache_write_1h, long.input, long.cache_write_5m, long.cache_write_1h);
-  const perOutput = max(model.outputPrice, model.priceModel?.base.reasoning, long.output);
-  return BigInt(promptTokens) * perPrompt + BigInt(maxOutputTokens) * perOutput;
+  const tiers = model.priceModel?.serviceTiers ?? {};
+  return {
+    perPrompt: max(
+      model.inputPrice,
+      model.cacheWritePrice,
+      base.cache_write_1h,
+      base.audio_input,
+      base.image_input,
+      long.input,
+      long.cache_write_5m,
+      long.cache_write_1h,
+    ),
+    perOutput: max(model.outputPrice, base.reasoning, base.audio_output, base.image_output, long.output),
+    multiplierBp: Math.max(10_000, tiers.flex ?? 0, tiers.priority ?? 0),
+  };
+}
+
+/** The most a request can cost: what is reserved against the balance before going upstream (a multiplier rounds up). */
+export function maxCostOf(model: ModelInfo, promptTokens: number, maxOutputTokens: number): bigint {
+  const { perPrompt, perOutput, multiplierBp } = reservationRates(model);
+  const tokens = BigInt(promptTokens) * perPrompt + BigInt(maxOutputTokens) * perOutput;
+  return multiplierBp === 10_000 ? tokens : (tokens * BigInt(multiplierBp) + 9_999n) / 10_000n;
 }
 
 export function cnyOf(costUsd: bigint, rateNano: bigint): bigint {

@@ -6,6 +6,7 @@ import { env } from '@/lib/env';
 import { formatPico, usdToPico } from '@/lib/billing/money';
 import { log, errorFields } from '@/lib/log';
 import { inc } from '@/lib/metrics';
+import { backoffDelayMs } from '@/lib/backoff';
 import { resetSingleton, singleton } from '@/lib/singleton';
 import pg from 'pg';
 import { promoteByMonthlySpend } from '@/lib/billing/promotion';
@@ -53,6 +54,8 @@ export interface LogRecord {
   routeReason: string | null;
   /** The region of the channel that served (its operator-config `region`), if it has one. */
   region?: string | null;
+  /** 'plan': the account's subscription paid (lib/plans); not charged to the balance. Unset: the balance. */
+  billedTo?: 'plan' | null;
   /** How the cost was made (lib/billing/breakdown.ts): null when nothing was priced. */
   priceBreakdown?: StoredBreakdown | null;
 }
@@ -67,7 +70,10 @@ interface QueuedRow {
   apiKeyId: string | null;
   /** Unix ms of the request (a key's monthly spend counts only this month's). */
   at: number;
+  /** What the row charges the balance (0 for a plan-paid row). */
   costPico: bigint;
+  /** A plan-paid row's use of the plan's windows, until it is written (lib/plans: loading a window). */
+  plan?: { usd: bigint; tokens: number };
   json: string;
 }
 
@@ -85,11 +91,23 @@ const queue = (): Queue => singleton('log-queue', () => ({ items: [], failures: 
 
 export function enqueueLog(record: LogRecord): void {
   const q = queue();
-  q.items.push({ userId: record.userId, apiKeyId: record.apiKeyId, at: record.createdAt.getTime(), costPico: record.costPico, json: rowJson(record) });
+  q.items.push(queued(record));
   // A full batch is written at once, unless a flush is running (it takes the new rows too) or a
   // failed one is backing off (its retry timer takes them).
   if (q.items.length >= MAX_BATCH && !q.flushing && q.failures === 0) void flushLogs(false);
   else schedule(env.LOG_FLUSH_MS);
+}
+
+function queued(r: LogRecord): QueuedRow {
+  const onPlan = r.billedTo === 'plan';
+  return {
+    userId: r.userId,
+    apiKeyId: r.apiKeyId,
+    at: r.createdAt.getTime(),
+    costPico: onPlan ? 0n : r.costPico,
+    plan: onPlan ? { usd: r.costPico, tokens: r.promptTokens + r.completionTokens + r.cacheReadTokens + r.cacheWriteTokens } : undefined,
+    json: rowJson(r),
+  };
 }
 
 function schedule(ms: number): void {
@@ -116,6 +134,18 @@ export function pendingKeyCharges(keyId: string, sinceMs = 0): bigint {
   return total;
 }
 
+/** Plan-paid rows of an account queued here and not yet in the database, made at or after `sinceMs`: their list-price USD, tokens and count. */
+export function pendingPlanUse(userId: string, sinceMs: number): { usd: bigint; tokens: number; requests: number } {
+  const out = { usd: 0n, tokens: 0, requests: 0 };
+  for (const item of queue().items) {
+    if (item.userId !== userId || !item.plan || item.at < sinceMs) continue;
+    out.usd += item.plan.usd;
+    out.tokens += item.plan.tokens;
+    out.requests++;
+  }
+  return out;
+}
+
 export function queuedLogCount(): number {
   return queue().items.length;
 }
@@ -135,7 +165,7 @@ export function logQueueFull(): boolean {
  */
 export async function writeLogsNow(records: LogRecord[]): Promise<void> {
   if (records.length === 0) return;
-  await writeIsolating(records.map((r) => ({ userId: r.userId, apiKeyId: r.apiKeyId, at: r.createdAt.getTime(), costPico: r.costPico, json: rowJson(r) })));
+  await writeIsolating(records.map(queued));
 }
 
 /**
@@ -168,7 +198,7 @@ export async function flushLogs(drain = true): Promise<void> {
         q.failures++;
         inc('gateway_log_write_failures_total');
         log('warn', 'request log batch not written; will retry', { queued: q.items.length, ...errorFields(err) });
-        schedule(Math.min(30_000, 250 * 2 ** Math.min(q.failures, 7)));
+        schedule(backoffDelayMs(q.failures, { baseMs: 500, factor: 2, maxMs: 30_000 }));
         return;
       }
     }
@@ -189,7 +219,7 @@ export async function flushLogs(drain = true): Promise<void> {
 // from the committed balance in (createdAt, id) order.
 // The log is partitioned by day, so its key is ("id","createdAt"): a row's createdAt is its request's
 // own time, serialised once when queued, so a replayed row carries the same key and conflicts.
-const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason","region","priceBreakdown"`;
+const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason","region","billedTo","priceBreakdown"`;
 /** UsageDaily's key for requests made without an API key (its primary key holds the key). */
 export const NO_KEY = '00000000-0000-0000-0000-000000000000';
 export const WRITE_BATCH = `WITH input AS (
@@ -197,12 +227,14 @@ export const WRITE_BATCH = `WITH input AS (
 ), ins AS (
   INSERT INTO "RequestLog" (${COLUMNS}) SELECT ${COLUMNS} FROM input
   ON CONFLICT ("id","createdAt") DO NOTHING
-  RETURNING "id", "userId", "apiKeyId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny"
+  RETURNING "id", "userId", "apiKeyId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny", "billedTo"
 ), rollup AS (
   INSERT INTO "UsageDaily" AS r ("userId","day","model","apiKeyId","requests","failed","promptTokens","completionTokens","costUsd","costCny")
   SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), COALESCE("apiKeyId", '${NO_KEY}'), count(*),
          count(*) FILTER (WHERE ${FAILED_CONDITION}),
-         sum("promptTokens"), sum("completionTokens"), sum("costUsd"), sum("costCny")
+         sum("promptTokens"), sum("completionTokens"),
+         -- Money charged to the balance: a plan-paid row's list price is the plan's (lib/plans), not spend.
+         COALESCE(sum("costUsd") FILTER (WHERE "billedTo" IS NULL), 0), COALESCE(sum("costCny") FILTER (WHERE "billedTo" IS NULL), 0)
   FROM ins GROUP BY 1, 2, 3, 4
   ON CONFLICT ("userId","day","model","apiKeyId") DO UPDATE SET
     "requests" = r."requests" + EXCLUDED."requests",
@@ -212,7 +244,7 @@ export const WRITE_BATCH = `WITH input AS (
     "completionTokens" = r."completionTokens" + EXCLUDED."completionTokens",
     "costUsd" = r."costUsd" + EXCLUDED."costUsd"
 ), charged AS (
-  SELECT * FROM ins WHERE "costUsd" > 0
+  SELECT * FROM ins WHERE "costUsd" > 0 AND "billedTo" IS NULL
 ), totals AS (
   SELECT "userId", sum("costUsd") AS total FROM charged GROUP BY "userId"
 ), debited AS (
@@ -286,6 +318,7 @@ function toRow(r: LogRecord) {
     errorCode: text(r.errorCode),
     routeReason: text(r.routeReason),
     region: r.region ?? null,
+    billedTo: r.billedTo ?? null,
     priceBreakdown: r.priceBreakdown ?? null,
   };
 }
@@ -491,7 +524,14 @@ function spooledRow(line: string): QueuedRow | null {
       userId: r.userId,
       apiKeyId: typeof r.apiKeyId === 'string' ? r.apiKeyId : null,
       at: Date.parse(r.createdAt),
-      costPico: usdToPico(r.costUsd),
+      costPico: r.billedTo === 'plan' ? 0n : usdToPico(r.costUsd),
+      plan:
+        r.billedTo === 'plan'
+          ? {
+              usd: usdToPico(r.costUsd),
+              tokens: Number(r.promptTokens) + Number(r.completionTokens) + Number(r.cacheReadTokens) + Number(r.cacheWriteTokens) || 0,
+            }
+          : undefined,
       json: line,
     };
   } catch {

@@ -4,6 +4,7 @@ import { getConfig } from '@/lib/config';
 import { alertEventId, webhookHeaders } from '@/lib/alerts/signing';
 import { log, errorFields } from '@/lib/log';
 import { newRedisClient, redisConfigured, type RedisClient } from '@/lib/redis-client';
+import { backoffDelayMs } from '@/lib/backoff';
 import { singleton } from '@/lib/singleton';
 import { startPeriodic } from '@/lib/periodic';
 import {
@@ -318,10 +319,12 @@ function announce(cfg: GatewayConfig, name: string, from: ChannelHealth, to: Cha
   void deliver(hook, id, JSON.stringify(payload));
 }
 
+const WEBHOOK_BACKOFF = { baseMs: 1000, factor: 4, maxMs: Infinity };
+
 /** A few tries with back-off (1 s, 4 s, 16 s): state changes are rare and a later one supersedes. */
 async function deliver(hook: { url: string; secret: string }, id: string, body: string): Promise<void> {
   for (let attempt = 0; attempt < 4; attempt++) {
-    if (attempt) await new Promise((r) => setTimeout(r, 1000 * 4 ** (attempt - 1)).unref());
+    if (attempt) await new Promise((r) => setTimeout(r, backoffDelayMs(attempt, WEBHOOK_BACKOFF)).unref());
     try {
       // The operator's own URL from the operator config: trusted, so private addresses are allowed
       // (the budget alerts' account-set URLs are not; lib/alerts/webhook-url.ts).

@@ -4,7 +4,7 @@ import type { ChannelInfo } from '@/lib/config';
 import { getConfig } from '@/lib/config';
 import { getDb } from '@/lib/db';
 import { newRedisClient, redisConfigured, type RedisClient } from '@/lib/redis-client';
-import { GatewayError } from '@/lib/errors';
+import { codedError, GatewayError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { periodicRunning, startPeriodic } from '@/lib/periodic';
@@ -13,7 +13,8 @@ import { writeAudit, SYSTEM_ACTOR, type Actor } from '@/lib/admin/audit';
 import { probeChannel } from './probe';
 import { startChannelHealth } from './health';
 
-// Runtime channel state set from the operator console: disabled or not, and a weight override.
+// Runtime channel state set from the operator console: disabled or not, a weight override, and
+// overrides of the channel's limits (concurrency, tokens per minute) over the operator config's.
 // PostgreSQL keeps it (it survives restarts); Redis shares it: the hash OVERRIDES_KEY holds one JSON
 // per channel and every instance re-reads it every SYNC_MS, so a change reaches every instance
 // within that (a hash of a few channels: one cheap HGETALL per instance per half second, off the
@@ -24,6 +25,9 @@ import { startChannelHealth } from './health';
 export interface ChannelOverride {
   disabled: boolean;
   weight?: number;
+  /** In place of the config's `concurrency` / `tpm` (lib/gateway/admission/channel.ts). */
+  concurrency?: number;
+  tpm?: number;
   /** "manual", or "auto" when disabled after consecutive failures (the probe may enable it again). */
   reason?: string | null;
   updatedBy?: string | null;
@@ -47,6 +51,9 @@ interface State {
   lastProbe: Map<string, number>;
   probing: Set<string>;
   instanceId: string;
+  /** Local changes under way, and made so far: a refresh whose read may predate one installs nothing (the next one reads it). */
+  writing: number;
+  writes: number;
 }
 
 const state = () =>
@@ -57,6 +64,8 @@ const state = () =>
     lastProbe: new Map(),
     probing: new Set(),
     instanceId: randomUUID(),
+    writing: 0,
+    writes: 0,
   }));
 
 function redis(): RedisClient | undefined {
@@ -69,13 +78,20 @@ function redis(): RedisClient | undefined {
 }
 
 /** The override of one channel, if any (synchronous: the in-memory copy). */
-export function channelOverride(channelId: string): { disabled: boolean; weight?: number } | undefined {
+export function channelOverride(channelId: string): { disabled: boolean; weight?: number; concurrency?: number; tpm?: number } | undefined {
   return state().map.get(channelId);
 }
 
+/** Whether an override changes anything (a row of all defaults is none). */
+const isActive = (o: { disabled: boolean; weight?: number; concurrency?: number; tpm?: number }) =>
+  o.disabled || o.weight !== undefined || o.concurrency !== undefined || o.tpm !== undefined;
+
+/** Limits a console change may set: whole numbers within these (null: back to the operator config's). */
+export const CHANNEL_LIMIT_BOUNDS = { concurrency: { min: 1, max: 100_000 }, tpm: { min: 1, max: 1_000_000_000 } } as const;
+
 /**
- * The router's one call: drops disabled channels and applies weight overrides. Without overrides
- * (the usual case) it returns the same array.
+ * The router's one call: drops disabled channels and applies weight and limit overrides. Without
+ * overrides (the usual case) it returns the same array.
  */
 export function applyChannelOverrides(channels: ChannelInfo[]): ChannelInfo[] {
   const s = state();
@@ -86,8 +102,12 @@ export function applyChannelOverrides(channels: ChannelInfo[]): ChannelInfo[] {
     const o = s.map.get(c.name);
     if (!o) out.push(c);
     else if (o.disabled) changed = true;
-    else if (o.weight !== undefined && o.weight !== c.weight) {
-      out.push({ ...c, weight: o.weight });
+    else if (
+      (o.weight !== undefined && o.weight !== c.weight) ||
+      (o.concurrency !== undefined && o.concurrency !== c.concurrency) ||
+      (o.tpm !== undefined && o.tpm !== c.tpm)
+    ) {
+      out.push({ ...c, weight: o.weight ?? c.weight, concurrency: o.concurrency ?? c.concurrency, tpm: o.tpm ?? c.tpm });
       changed = true;
     } else out.push(c);
   }
@@ -100,7 +120,7 @@ function parseHash(hash: Record<string, string>): Map<string, ChannelOverride> {
     if (id === SEEDED_FIELD) continue;
     try {
       const o = JSON.parse(text) as ChannelOverride;
-      if (o.disabled || o.weight !== undefined) map.set(id, o);
+      if (isActive(o)) map.set(id, o);
     } catch {
       /* a foreign value: ignore */
     }
@@ -112,10 +132,10 @@ async function readDb(): Promise<Map<string, ChannelOverride>> {
   const rows = await (await getDb()).channelOverride.findMany();
   const map = new Map<string, ChannelOverride>();
   for (const r of rows) {
-    if (r.disabled || r.weight !== null) {
+    const o = { disabled: r.disabled, weight: r.weight ?? undefined, concurrency: r.concurrency ?? undefined, tpm: r.tpm ?? undefined };
+    if (isActive(o)) {
       map.set(r.channelId, {
-        disabled: r.disabled,
-        weight: r.weight ?? undefined,
+        ...o,
         reason: r.reason,
         updatedBy: r.updatedBy,
         updatedAt: r.updatedAt.toISOString(),
@@ -153,14 +173,20 @@ function install(next: Map<string, ChannelOverride>): void {
 async function refresh(): Promise<void> {
   const s = state();
   const client = redis();
+  // A copy read while this instance was changing an override may be older than the change it
+  // already installed: installed, it would undo that change here until the next refresh.
+  const seen = s.writes;
+  const installFresh = (next: Map<string, ChannelOverride>) => {
+    if (s.writing === 0 && s.writes === seen) install(next);
+  };
   if (client) {
     try {
       const hash = await client.hgetall(OVERRIDES_KEY);
       if (!hash[SEEDED_FIELD]) {
         const fromDb = await readDb();
         await seedRedis(client, fromDb);
-        install(fromDb);
-      } else install(parseHash(hash));
+        installFresh(fromDb);
+      } else installFresh(parseHash(hash));
       return;
     } catch {
       /* Redis unreachable: fall back to the database below */
@@ -168,7 +194,7 @@ async function refresh(): Promise<void> {
   }
   if (Date.now() - s.lastDbSync >= DB_SYNC_MS) {
     s.lastDbSync = Date.now();
-    install(await readDb());
+    installFresh(await readDb());
   }
 }
 
@@ -292,6 +318,9 @@ export interface OverrideChange {
   disabled?: boolean;
   /** A number sets the weight override; null removes it. */
   weight?: number | null;
+  /** A number sets the limit over the config's; null goes back to the config's (CHANNEL_LIMIT_BOUNDS). */
+  concurrency?: number | null;
+  tpm?: number | null;
 }
 
 /**
@@ -304,32 +333,60 @@ export async function setChannelOverride(
   change: OverrideChange,
   opts: { reason?: string | null; note?: string } = {},
 ): Promise<ChannelOverride | undefined> {
+  const s = state();
+  s.writing++;
+  try {
+    return await writeChannelOverride(actor, channelId, change, opts);
+  } finally {
+    s.writing--;
+    s.writes++;
+  }
+}
+
+async function writeChannelOverride(
+  actor: Actor,
+  channelId: string,
+  change: OverrideChange,
+  opts: { reason?: string | null; note?: string },
+): Promise<ChannelOverride | undefined> {
   if (!getConfig().channels.some((c) => c.name === channelId)) throw new GatewayError('not_found', 'No such channel.');
   if (change.weight !== undefined && change.weight !== null && (!Number.isInteger(change.weight) || change.weight < 0 || change.weight > 1_000_000)) {
     throw new GatewayError('invalid_request', 'The weight must be an integer from 0 to 1000000.', { param: 'weight' });
+  }
+  for (const field of ['concurrency', 'tpm'] as const) {
+    const v: unknown = change[field];
+    const { min, max } = CHANNEL_LIMIT_BOUNDS[field];
+    if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max))
+      throw codedError('invalid_request', 'admin.channel_limit', { field, min, max }, { param: field });
   }
   const db = await getDb();
   const row = await db.$transaction(async (tx) => {
     const before = await tx.channelOverride.findUnique({ where: { channelId } });
     const disabled = change.disabled ?? before?.disabled ?? false;
     const weight = change.weight === undefined ? (before?.weight ?? null) : change.weight;
+    const concurrency = change.concurrency === undefined ? (before?.concurrency ?? null) : change.concurrency;
+    const tpm = change.tpm === undefined ? (before?.tpm ?? null) : change.tpm;
     const reason = disabled ? (opts.reason !== undefined ? opts.reason : change.disabled === true ? 'manual' : (before?.reason ?? 'manual')) : null;
-    const data = { disabled, weight, reason, updatedBy: actor.label, updatedAt: new Date() };
+    const data = { disabled, weight, concurrency, tpm, reason, updatedBy: actor.label, updatedAt: new Date() };
     const after = await tx.channelOverride.upsert({ where: { channelId }, create: { channelId, ...data }, update: data });
     const action =
       change.disabled === true && !before?.disabled
         ? 'channel.disable'
         : change.disabled === false && before?.disabled
           ? 'channel.enable'
-          : 'channel.set_weight';
+          : change.concurrency !== undefined || change.tpm !== undefined
+            ? 'channel.set_limits'
+            : 'channel.set_weight';
     await writeAudit(
       actor,
       {
         action,
         targetType: 'channel',
         targetId: channelId,
-        before: before ? { disabled: before.disabled, weight: before.weight, reason: before.reason } : { disabled: false, weight: null },
-        after: { disabled: after.disabled, weight: after.weight, reason: after.reason },
+        before: before
+          ? { disabled: before.disabled, weight: before.weight, concurrency: before.concurrency, tpm: before.tpm, reason: before.reason }
+          : { disabled: false, weight: null, concurrency: null, tpm: null },
+        after: { disabled: after.disabled, weight: after.weight, concurrency: after.concurrency, tpm: after.tpm, reason: after.reason },
         note: opts.note,
       },
       tx,
@@ -339,11 +396,13 @@ export async function setChannelOverride(
   const value: ChannelOverride = {
     disabled: row.disabled,
     weight: row.weight ?? undefined,
+    concurrency: row.concurrency ?? undefined,
+    tpm: row.tpm ?? undefined,
     reason: row.reason,
     updatedBy: row.updatedBy,
     updatedAt: row.updatedAt.toISOString(),
   };
-  const active = value.disabled || value.weight !== undefined;
+  const active = isActive(value);
   const next = new Map(state().map);
   if (active) next.set(channelId, value);
   else next.delete(channelId);

@@ -139,6 +139,10 @@ export interface GatewayConfig {
   /** Per-account quota of stored responses: bytes and rows (the oldest are evicted past either). */
   responsesQuota: { bytes: number; rows: number };
   tiers: Record<TierName, TierInfo>;
+  /** Plans by id (lib/plans; docs/decisions/047), in the config's order. */
+  plans: Map<string, PlanInfo>;
+  /** Days a past-due subscription is still served. */
+  planGraceDays: number;
   channels: ChannelInfo[];
   models: Map<string, ModelInfo>;
   /** Channels serving each model, ordered by priority (highest first). */
@@ -147,6 +151,27 @@ export interface GatewayConfig {
   jobs: RawConfig['jobs'];
   videos: RawConfig['videos'];
   batches: RawConfig['batches'];
+}
+
+/** One window of a plan: its length and its cap, in the plan's unit (pico-USD, requests or tokens). */
+export interface PlanWindow {
+  name: string;
+  ms: number;
+  cap: bigint;
+}
+
+export interface PlanInfo {
+  id: string;
+  name: string;
+  description?: string;
+  priceMonthly: bigint;
+  unit: 'usd' | 'requests' | 'tokens';
+  windows: PlanWindow[];
+  /** null: every model. */
+  models: Set<string> | null;
+  tier?: TierName;
+  overflow: 'balance' | 'refuse';
+  stripePriceId?: string;
 }
 
 export class ConfigError extends Error {}
@@ -193,6 +218,25 @@ function priceModelOf(m: RawConfig['models'][number], tools: ToolPrices): PriceM
   const bp = (x: number | undefined) => (x === undefined ? undefined : Math.round(x * 10_000));
   const serviceTiers = st && { batch: bp(st.batch), flex: bp(st.flex), priority: bp(st.priority) };
   return { base, longContext, serviceTiers };
+}
+
+function planOf(p: RawConfig['plans'][number]): PlanInfo {
+  return {
+    id: p.id,
+    name: p.name,
+    description: p.description,
+    priceMonthly: usdToPico(p.price_usd_monthly),
+    unit: p.unit,
+    windows: p.windows.map((w) => ({
+      name: w.name,
+      ms: (w.hours ?? 0) * 3_600_000 + (w.days ?? 0) * 86_400_000,
+      cap: p.unit === 'usd' ? usdToPico(w.limit) : BigInt(w.limit),
+    })),
+    models: p.models.includes('*') ? null : new Set(p.models),
+    tier: p.tier,
+    overflow: p.overflow,
+    stripePriceId: p.stripe_price_id,
+  };
 }
 
 function perToken(pricePerMillion: string | undefined, fallback: bigint): bigint {
@@ -358,6 +402,8 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     cacheAffinity: { enabled: raw.cache_affinity.enabled, ttlSeconds: raw.cache_affinity.ttl_seconds },
     logExport: logExportOf(raw, source),
     tiers,
+    plans: new Map(raw.plans.map((p) => [p.id, planOf(p)])),
+    planGraceDays: raw.plan_grace_days,
     channels,
     models,
     channelsByModel,

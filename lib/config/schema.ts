@@ -50,6 +50,42 @@ const tierSchema = z
   .strict();
 
 /** The protocols an upstream channel may speak. */
+/**
+ * A plan (issue 42; docs/decisions/047): a monthly price and an allowance in stacked windows, each
+ * anchored at the subscription's start. `unit` is what every window of the plan counts: USD of usage
+ * at list prices, requests, or tokens (input + output).
+ */
+const planWindowSchema = z
+  .object({
+    /** Shown to users and in the 429: "5h", "weekly". */
+    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, { message: 'must be lower-case letters, digits, - or _ (at most 32)' }),
+    hours: positiveInt.optional(),
+    days: positiveInt.optional(),
+    /** USD (a decimal) for unit usd; a whole number for requests and tokens. */
+    limit: decimal,
+  })
+  .strict()
+  .refine((w) => (w.hours === undefined) !== (w.days === undefined), { message: 'give the window exactly one of hours or days' });
+
+const planSchema = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'must be lower-case letters, digits, - or _ (at most 64)' }),
+    name: z.string().min(1).max(80),
+    price_usd_monthly: decimal,
+    unit: z.enum(['usd', 'requests', 'tokens']).default('usd'),
+    windows: z.array(planWindowSchema).min(1).max(6),
+    /** Models it pays for; ["*"] for every model. Others bill the balance. */
+    models: z.array(z.string()).min(1),
+    /** The tier the account has while the plan is active (its limits); unset: the account's own. */
+    tier: z.enum(['free', 'pro', 'vip', 'enterprise']).optional(),
+    /** Past a window's cap: bill the balance ('balance') or refuse with a 429 naming the window ('refuse'). */
+    overflow: z.enum(['balance', 'refuse']).default('balance'),
+    /** The Stripe Price (recurring, monthly) Checkout subscribes to; unset: granted by code or operator only. */
+    stripe_price_id: z.string().optional(),
+    description: z.string().max(300).optional(),
+  })
+  .strict();
+
 export const upstreamProtocols = ['openai', 'anthropic', 'gemini'] as const;
 
 const timeoutsSchema = z
@@ -407,6 +443,9 @@ export const configSchema = z
     /** Built-in tool prices of every model (a model's own override them). */
     tool_prices_usd_per_thousand_calls: toolPricesSchema.default({}),
     tiers: z.object({ free: tierSchema, pro: tierSchema, vip: tierSchema, enterprise: tierSchema }).strict(),
+    plans: z.array(planSchema).max(50).default([]),
+    /** Days a subscription whose renewal payment failed is still served (Stripe retries meanwhile). */
+    plan_grace_days: z.number().int().min(0).max(30).default(3),
     channels: z.array(channelSchema).min(1),
     models: z.array(modelSchema).min(1),
     log_export: logExportSchema.optional(),
@@ -433,6 +472,21 @@ export const configSchema = z
             path: ['channels', i, 'models', j],
             message: `embedding model ${m} needs an openai channel (embeddings are served on the OpenAI protocol only)`,
           });
+      });
+    });
+    const planIds = new Set<string>();
+    cfg.plans.forEach((plan, i) => {
+      if (planIds.has(plan.id)) ctx.addIssue({ code: 'custom', path: ['plans', i, 'id'], message: `duplicate plan ${plan.id}` });
+      planIds.add(plan.id);
+      plan.models.forEach((m, j) => {
+        if (m !== '*' && !names.has(m)) ctx.addIssue({ code: 'custom', path: ['plans', i, 'models', j], message: `unknown model ${m}` });
+      });
+      const windowNames = new Set<string>();
+      plan.windows.forEach((w, j) => {
+        if (windowNames.has(w.name)) ctx.addIssue({ code: 'custom', path: ['plans', i, 'windows', j, 'name'], message: `duplicate window ${w.name}` });
+        windowNames.add(w.name);
+        if (plan.unit !== 'usd' && !/^\d+$/.test(w.limit))
+          ctx.addIssue({ code: 'custom', path: ['plans', i, 'windows', j, 'limit'], message: `must be a whole number of ${plan.unit}` });
       });
     });
     cfg.models.forEach((m, i) => {

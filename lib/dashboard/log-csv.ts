@@ -69,6 +69,7 @@ export const logCsvHeader = [
   'latency_ms',
   'first_token_ms',
   'route_reason',
+  'billed_to',
   ...breakdownCsvHeader,
 ] as const;
 
@@ -97,6 +98,7 @@ export function logCsvValues(e: LogEntry, keyName: string | undefined): CsvValue
     e.latencyMs,
     e.firstTokenMs,
     e.routeReason,
+    e.billedTo === 'plan' ? 'plan' : 'balance',
     ...breakdownCsvValues(e.priceBreakdown),
   ];
 }

@@ -69,6 +69,7 @@ export const listSelect = {
   firstTokenMs: true,
   routeReason: true,
   region: true,
+  billedTo: true,
   // Small (a few hundred bytes): the CSV export's breakdown columns and the detail views read it.
   priceBreakdown: true,
 } satisfies Prisma.RequestLogSelect;

@@ -34,6 +34,8 @@ export function logJson(e: LogEntry) {
     first_token_ms: e.firstTokenMs,
     route_reason: e.routeReason,
     region: e.region,
+    /** Which pool paid: 'plan' (the subscription; the balance was not charged) or 'balance'. */
+    billed_to: e.billedTo === 'plan' ? 'plan' : 'balance',
   };
 }
 

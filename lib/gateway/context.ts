@@ -8,7 +8,7 @@ import { recordChannelResult } from '@/lib/gateway/router';
 import { recordHealth } from '@/lib/channels/health';
 import { providerHeader } from '@/lib/channels/labels';
 import { breakdownOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
-import { storedBreakdown, type Adjustment, type CallLine, type StoredBreakdown } from '@/lib/billing/breakdown';
+import { storedBreakdown, type Adjustment, type CallLine, type StoredBreakdown, type UsageClass } from '@/lib/billing/breakdown';
 import { CACHE_HEADER, hitCost } from '@/lib/cache/response-cache';
 import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
@@ -92,7 +92,15 @@ export interface BillingNote {
   toolCostUsd?: string;
   /** The calls the upstream reported, when more than were reserved (and billed). */
   toolCallsReported?: ToolCalls;
+  /**
+   * Usage classes the upstream reported that the model's price list has no price for
+   * (docs/decisions/042): billed at the rate of the class they are part of, or not at all.
+   */
+  unpriced?: UsageClass[];
 }
+
+/** The header (and stream trailer) naming the usage classes a request reported without a price of their own. */
+export const UNPRICED_HEADER = 'x-service-unpriced';
 
 /** The per-call fee of a reply's built-in tool calls (lib/billing/tools.ts). */
 export interface ToolFee {
@@ -211,6 +219,8 @@ export class RequestContext {
   firstTokenMs: number | null = null;
   usage: Usage = noUsage();
   cost = 0n;
+  /** Usage classes the upstream reported that the model has no price of its own for, once settled (x-service-unpriced). */
+  unpriced: readonly UsageClass[] = [];
   /** How `cost` was made (settleCost): stored with the log row (docs/decisions/043). */
   priceBreakdown: StoredBreakdown | null = null;
   status = 200;
@@ -509,6 +519,8 @@ export class RequestContext {
     // Every step from the priced lines to the charge is recorded as it is applied (the log's breakdown).
     const breakdown = this.model ? breakdownOf(this.model, usage) : null;
     let priced = breakdown?.costUsd ?? 0n;
+    this.unpriced = breakdown?.unpriced ?? [];
+    if (this.unpriced.length) this.noteUnpriced(breakdown!.unpriced);
     const steps: Adjustment[] = [];
     const step = (kind: Adjustment['kind'], detail: string, after: bigint) => {
       steps.push({ kind, detail, amount: after - priced });
@@ -553,6 +565,21 @@ export class RequestContext {
     return this.cost;
   }
 
+  /**
+   * Usage the price list cannot price exactly: never silent. A warning, a metric per model and
+   * class, the billing note of the log row, and the x-service-unpriced header (a stream's trailer).
+   */
+  private noteUnpriced(classes: UsageClass[]): void {
+    this.noteBilling({ unpriced: classes });
+    for (const c of classes) inc('gateway_usage_unpriced_total', { model: this.model!.name, class: c });
+    log('warn', 'upstream reported usage the price list has no price for', { requestId: this.requestId, model: this.model!.name, unpriced: classes });
+  }
+
+  /** The classes of UNPRICED_HEADER, once settled ('' when every class had its price). */
+  private unpricedText(): string {
+    return this.unpriced.join(', ');
+  }
+
   /** Adds to the `billing` note of the serving attempt (the last one tried): what the log detail shows of how the charge was made. */
   noteBilling(note: BillingNote): void {
     const served = this.attempts.at(-1);
@@ -574,7 +601,10 @@ export class RequestContext {
   }
 
   private costTrailers(): Record<string, string> {
-    return { 'x-service-cost-usd': this.costUsdText(), 'x-service-cost-cny': this.costCnyText() };
+    const trailers: Record<string, string> = { 'x-service-cost-usd': this.costUsdText(), 'x-service-cost-cny': this.costCnyText() };
+    const unpriced = this.unpricedText();
+    if (unpriced) trailers[UNPRICED_HEADER] = unpriced;
+    return trailers;
   }
 
   /** Sends the release of `admission` (once: later calls return the first one's promise). */
@@ -637,6 +667,8 @@ export class RequestContext {
     if (this.surface === 'anthropic') headers['request-id'] = this.requestId;
     if (this.outputClamped !== null) headers[CLAMPED_HEADER] = String(this.outputClamped);
     if (this.cacheResult) headers[CACHE_HEADER] = this.cacheResult;
+    const unpriced = this.unpricedText();
+    if (unpriced) headers[UNPRICED_HEADER] = unpriced;
     if (extra) for (const name in extra) headers[name] = extra[name];
     return headers;
   }
@@ -721,6 +753,7 @@ export class RequestContext {
       errorCode: this.errorCode,
       routeReason: this.routeReason,
       region: this.channel === null ? null : this.servedRegion,
+      billedTo: this.admission?.plan ? 'plan' : null,
     });
     logged?.();
   }

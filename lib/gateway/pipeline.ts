@@ -623,18 +623,14 @@ function settle(ctx: RequestContext, prepared: PreparedRequest, reported: Upstre
   if (ctx.trace?.captureContent) ctx.trace.completion(generated.completion);
   if (!prepared.billed) return 0;
   if (!reported || !reported.completionFinal) return settleCounted(ctx, prepared, reported, generated);
-  ctx.settleCost(
-    {
-      promptTokens: reported.promptTokens,
-      completionTokens: reported.completionTokens,
-      cacheReadTokens: reported.cacheReadTokens,
-      cacheWriteTokens: reported.cacheWriteTokens,
-      estimated: false,
-    },
-    outputTokensOf(ctx.model!, prepared),
-    toolFeeOf(ctx, prepared, generated),
-  );
+  ctx.settleCost(billedUsage(reported), outputTokensOf(ctx.model!, prepared), toolFeeOf(ctx, prepared, generated));
   return reported.reasoningTokens;
+}
+
+/** An upstream's report as the usage billed: its totals and every share priced apart (not `completionFinal`). */
+function billedUsage(reported: UpstreamUsage): Usage {
+  const { completionFinal: _final, ...usage } = reported;
+  return { ...usage, estimated: false };
 }
 
 async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): Promise<number> {
@@ -645,13 +641,7 @@ async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, rep
   if (!reported) {
     usage = { ...noUsage(), promptTokens: await prepared.estimatePrompt(), completionTokens: await countTokens(completion, maxCompletion), estimated: true };
   } else {
-    usage = {
-      promptTokens: reported.promptTokens,
-      completionTokens: reported.completionTokens,
-      cacheReadTokens: reported.cacheReadTokens,
-      cacheWriteTokens: reported.cacheWriteTokens,
-      estimated: false,
-    };
+    usage = billedUsage(reported);
     // A stream that broke before its final count: at least what we saw generated.
     const counted = await countTokens(completion, maxCompletion);
     if (counted > usage.completionTokens) {
@@ -666,13 +656,9 @@ async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, rep
 function settlement(ctx: RequestContext, reasoningTokens: number): Settlement {
   const u = ctx.usage;
   return {
-    usage: {
-      promptTokens: u.promptTokens,
-      completionTokens: u.completionTokens,
-      cacheReadTokens: u.cacheReadTokens,
-      cacheWriteTokens: u.cacheWriteTokens,
-      reasoningTokens,
-    },
+    // The shares as reported (each billed at most its total: lib/billing/cost.ts), the reasoning too.
+    usage: { ...u, reasoningTokens },
+    toolCalls: ctx.attempts.at(-1)?.billing?.toolCalls,
     costUsd: ctx.costUsdText(),
     costCny: ctx.costCnyText(),
     channel: ctx.channel ?? 'none',
@@ -738,8 +724,8 @@ function streamHeaders(ctx: RequestContext, prepared: PreparedRequest): Record<s
     'x-accel-buffering': 'no',
     'x-service-cost-usd': 'pending',
     'x-service-cost-cny': 'pending',
-    // x-service-error is sent only by a stream that ends in an error (its code).
-    trailer: 'x-service-cost-usd, x-service-cost-cny, x-service-error',
+    // x-service-unpriced only when the usage had classes without a price, x-service-error only when the stream ended in an error (its code).
+    trailer: 'x-service-cost-usd, x-service-cost-cny, x-service-unpriced, x-service-error',
   });
 }
 

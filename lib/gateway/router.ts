@@ -29,7 +29,7 @@ export function keyedRandom(key: string): () => number {
  * `recovering_share` of requests (it needs some live traffic to prove itself).
  */
 export function orderChannels(channels: ChannelInfo[], now = Date.now(), random = Math.random): ChannelInfo[] {
-  channels = applyChannelOverrides(channels); // the console's runtime disable / weight (lib/channels/overrides.ts)
+  channels = applyChannelOverrides(channels); // the console's runtime disable, weight and limits (lib/channels/overrides.ts)
   // One channel (the common case): tried whatever its circuit says, as it would be when last.
   if (channels.length <= 1) return channels;
   const groups = new Map<number, ChannelInfo[]>();

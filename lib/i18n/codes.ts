@@ -24,6 +24,19 @@ const table = {
     zh: 'response_cache_ttl_seconds 必须是 1 到 {max} 之间的整数秒，或 null。',
   },
   'reconcile.output_format': { en: 'format must be json or csv.', zh: 'format 必须是 json 或 csv。' },
+  // Plans and subscriptions (lib/plans)
+  'plan.unknown': { en: 'No plan is named {plan}.', zh: '没有名为 {plan} 的套餐。' },
+  'plan.days': { en: 'days must be a whole number from 1 to {max}.', zh: 'days 必须是 1 到 {max} 之间的整数。' },
+  'plan.none': { en: 'This account has no active plan.', zh: '此账户没有生效中的套餐。' },
+  'plan.window_exhausted': {
+    en: 'Plan allowance used up: the {window} window of {plan} ({limit}) resets at {reset}. Usage beyond it is not billed to the balance on this plan.',
+    zh: '套餐额度已用完：{plan} 的 {window} 窗口（{limit}）将于 {reset} 重置。此套餐超出部分不从余额扣费。',
+  },
+  'plan.code_empty': { en: 'A code carries an amount, a plan, or both.', zh: '兑换码须包含金额、套餐或两者。' },
+  'plan.stripe_managed': {
+    en: 'This plan is billed by Stripe: change or cancel it in the billing portal.',
+    zh: '此套餐由 Stripe 计费：请在账单门户中变更或取消。',
+  },
   // Sessions, bodies, throttles (every /api route)
   'auth.sign_in_first': { en: 'Sign in first.', zh: '请先登录。' },
   'auth.invalid_credentials': { en: 'Invalid email or password.', zh: '邮箱或密码不正确。' },
@@ -87,6 +100,10 @@ const table = {
   'admin.debit_exceeds': { en: 'A debit of {amount} exceeds the balance ({balance}).', zh: '扣减 {amount} 超过了余额（{balance}）。' },
   'admin.log_account': { en: 'account must be an account id or an email.', zh: '账户须为账户 ID 或邮箱。' },
   'admin.log_channel': { en: 'channel is not a channel name.', zh: '这不是渠道名称。' },
+  'admin.channel_limit': {
+    en: "{field} must be a whole number from {min} to {max}, or empty for the operator config's limit.",
+    zh: '{field} 必须是 {min} 到 {max} 之间的整数；留空则使用运营配置中的限制。',
+  },
   'admin.log_fallback': { en: 'fallback must be 1 or 0.', zh: 'fallback 须为 1 或 0。' },
   'admin.role_unknown': { en: 'Unknown role "{role}". Roles: user, admin.', zh: '未知角色“{role}”。可选角色：user、admin。' },
   // Payments (Stripe)

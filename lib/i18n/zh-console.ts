@@ -174,8 +174,8 @@ export const zhConsole = {
   Route: '路由',
 
   // Channels
-  'Live state across instances (request figures: last 5 minutes). Disable, enable and weight take effect on every instance within a second and survive restarts.':
-    '各实例的实时状态（请求数据：最近 5 分钟）。停用、启用与权重在一秒内对所有实例生效，重启后仍保留。',
+  'Live state across instances (request figures: last 5 minutes). Disable, enable, weight and limits take effect on every instance within a second and survive restarts.':
+    '各实例的实时状态（请求数据：最近 5 分钟）。停用、启用、权重与限制在一秒内对所有实例生效，重启后仍保留。',
   'Req/min': '请求/分钟',
   'Priority · weight': '优先级 · 权重',
   Controls: '操作',
@@ -199,4 +199,23 @@ export const zhConsole = {
   'Set weight': '设置权重',
   Test: '测试',
   OK: '正常',
+
+  // Channel limits
+  'Channel limits': '渠道限制',
+  "Requests in flight and tokens per minute (input and output) each channel may take, across every instance. A value set here replaces the operator config's on every instance within a second and survives restarts; a channel at its limit is skipped for the model's other channels.":
+    '每个渠道在所有实例上可同时处理的请求数与每分钟 token 数（输入加输出）。此处设置的值会在一秒内替换所有实例上运营配置中的值，重启后仍保留；达到限制的渠道会被跳过，改用该模型的其他渠道。',
+  'In flight': '进行中',
+  'Tokens this minute': '本分钟 token 数',
+  'no limit (not counted)': '不限（不计数）',
+  '{n} of {limit}': '{n} / {limit}',
+  'set in the console': '在控制台设置',
+  'from the config': '来自运营配置',
+  Concurrency: '并发数',
+  'no limit': '不限',
+  'Config: no limit. Empty: the config.': '运营配置：不限。留空：使用运营配置。',
+  'Config: {n}. Empty: the config.': '运营配置：{n}。留空：使用运营配置。',
+  'Use the config': '使用运营配置',
+  '{field}: {from} → {to} (now {current})': '{field}：{from} → {to}（当前 {current}）',
+  'Tighten the limits of channel "{name}" on every instance? {changes}. Requests beyond them go to the other channels of their model, or get a 429 naming this channel when none has room.':
+    '在所有实例上收紧渠道“{name}”的限制？{changes}。超出的请求将转到该模型的其他渠道；若都没有余量，则返回指明此渠道的 429。',
 } as const satisfies Record<string, string>;

@@ -14,6 +14,7 @@ import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { alertEventId } from '@/lib/alerts/signing';
 import { postWebhook, retryDelayMs } from '@/lib/alerts/deliver';
+import { backoffDelayMs } from '@/lib/backoff';
 import { openSecret } from '@/lib/alerts/settings';
 import { checkpoint, claimJob, claimWebhooks, finishJob, heartbeat, releaseOwned, requeue, webhookDone, type JobRow, type JobStatus } from '@/lib/jobs/store';
 
@@ -229,7 +230,7 @@ async function execute(handler: JobHandler, run: JobRun, r: Running): Promise<vo
     if (r.reason === 'lost' || r.reason === 'shutdown' || kind === 'lost') return; // another instance (or the next start) takes it over
     if (kind === 'retryable' && job.retries < job.maxRetries && r.reason !== 'cancelled') {
       const retry = err as RetryableJobError;
-      const delay = Math.min(60_000, env.JOBS_RETRY_BASE_MS * 4 ** job.retries);
+      const delay = backoffDelayMs(job.retries + 1, { baseMs: env.JOBS_RETRY_BASE_MS, factor: 4, maxMs: 60_000 });
       log('info', 'job attempt failed; retrying', { job: job.id, kind: job.kind, retry: job.retries + 1, delayMs: delay, error: retry.message });
       await requeue(job.id, e.owner, delay, { code: retry.code, message: retry.message });
       return;

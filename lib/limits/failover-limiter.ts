@@ -6,7 +6,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MemoryLimiter } from './memory-limiter';
 import { RedisLimiter, type RedisClient } from './redis-limiter';
-import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule } from './types';
+import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule, UsageRule } from './types';
 
 /** Client options that make Redis failures fast instead of queued or retried. */
 export const FAILOVER_REDIS_OPTIONS: RedisOptions = {
@@ -227,6 +227,15 @@ export class FailoverLimiter implements Limiter {
       'denied',
       () => this.redis.denied(keys),
       () => this.memory.denied(),
+    );
+  }
+
+  /** From where admissions go now: Redis, or the in-process limits while on the fallback. */
+  usage(rules: readonly UsageRule[]): Promise<number[]> {
+    return this.run(
+      'usage',
+      () => this.redis.usage(rules),
+      () => this.memory.usage(rules),
     );
   }
 

@@ -15,6 +15,7 @@ import type {
   RuleState,
   TokenSettlement,
   TokensRule,
+  UsageRule,
   WindowRule,
 } from './types';
 
@@ -51,6 +52,15 @@ const WINDOW_BUCKETS = 60;
 export function windowShape(windowMs: number): { g: number; nb: number } {
   const g = Math.max(1, Math.floor(windowMs / WINDOW_BUCKETS));
   return { g, nb: Math.ceil(windowMs / g) };
+}
+
+/** What a window counts at `now`: its buckets still inside (those of the last nb + 1, as an admission counts). */
+export function windowCount(counts: Iterable<[number, number]>, windowMs: number, now: number): number {
+  const { g, nb } = windowShape(windowMs);
+  const first = Math.floor(now / g) - nb;
+  let n = 0;
+  for (const [bucket, c] of counts) if (bucket >= first) n += c;
+  return Math.max(0, n);
 }
 
 interface LeaseSet {
@@ -269,6 +279,14 @@ export class MemoryLimiter implements Limiter {
   async forgetBalance(key: string): Promise<void> {
     this.balances.delete(key);
     this.abandonReservations(key);
+  }
+
+  async usage(rules: readonly UsageRule[]): Promise<number[]> {
+    const now = this.now();
+    return rules.map((rule) => {
+      if (rule.kind === 'concurrency') return this.liveLeaseSet(rule.key, now)?.leases.size ?? 0;
+      return windowCount(this.windows.get(rule.key)?.counts ?? new Map<number, number>(), rule.windowMs, now);
+    });
   }
 
   /** Deny keys live in Redis only: with one instance, invalidation is synchronous (lib/events.ts). */

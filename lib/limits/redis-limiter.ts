@@ -10,8 +10,8 @@ import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { hashTag } from './keys';
 import { sendEncoded, type Arg } from './resp';
-import { windowShape } from './memory-limiter';
-import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule, RuleState } from './types';
+import { windowCount, windowShape } from './memory-limiter';
+import type { AdmitInput, AdmitResult, Limiter, ReleaseInput, Rule, RuleState, UsageRule } from './types';
 
 export { encodeCommand } from './resp';
 
@@ -472,6 +472,25 @@ export class RedisLimiter implements Limiter {
     }
     const values = (await sendEncoded(this.client, 'mget', [keys])) as (string | null)[];
     return values.findIndex((v) => v !== null);
+  }
+
+  /**
+   * Read-only, one command per rule (each key in its own slot on a cluster), at the server's clock:
+   * a concurrency set's leases not yet expired (scored by expiry), a window's buckets still inside.
+   */
+  async usage(rules: readonly UsageRule[]): Promise<number[]> {
+    if (rules.length === 0) return [];
+    const [sec, usec] = await this.client.time();
+    const now = Number(sec) * 1000 + Number(usec) / 1000;
+    return Promise.all(
+      rules.map(async (rule) => {
+        if (rule.kind === 'concurrency') return this.client.zcount(rule.key, `(${Math.floor(now)}`, '+inf');
+        const hash = await this.client.hgetall(rule.key);
+        // Bucket fields are the bucket index; 'n' and 'lo' are the window's running state.
+        const buckets = Object.entries(hash).flatMap(([field, count]): [number, number][] => (/^\d+$/.test(field) ? [[Number(field), Number(count)]] : []));
+        return windowCount(buckets, rule.windowMs, now);
+      }),
+    );
   }
 
   async close(): Promise<void> {

@@ -65,6 +65,9 @@ export interface TokensRule {
 
 export type Rule = WindowRule | GcraRule | ConcurrencyRule | QuotaRule | TokensRule;
 
+/** The rules whose usage can be read (Limiter.usage). */
+export type UsageRule = Pick<ConcurrencyRule, 'kind' | 'key'> | Pick<WindowRule | TokensRule, 'kind' | 'key' | 'windowMs'>;
+
 export interface RuleState {
   rule: Rule;
   limit: number;
@@ -195,5 +198,10 @@ export interface Limiter {
   forgetBalance(key: string): Promise<void>;
   /** Which of these deny keys (AdmitInput.denyKeys) exists first, or -1: for calls that admit nothing. */
   denied(keys: string[]): Promise<number>;
+  /**
+   * What each rule holds now, read without changing anything (the console, off the request path):
+   * a concurrency rule its live leases, a window or tokens rule what its window counts.
+   */
+  usage(rules: readonly UsageRule[]): Promise<number[]>;
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { webhookHeaders } from '@/lib/alerts/signing';
 import { formatPico, parseDecimal } from '@/lib/billing/money';
 import { breakdownView, parseStoredBreakdown } from '@/lib/billing/breakdown';
 import { decimalToPico } from '@/lib/billing/ledger';
+import { backoffDelayMs } from '@/lib/backoff';
 import { singleton } from '@/lib/singleton';
 import { startPeriodic } from '@/lib/periodic';
 import { log } from '@/lib/log';
@@ -167,7 +168,7 @@ async function holdLease(owner: string): Promise<boolean> {
 
 function backoff(s: LocalState, error: string): Promise<unknown> {
   s.failures++;
-  const delay = Math.min(1000 * 2 ** (s.failures - 1), MAX_BACKOFF_MS);
+  const delay = backoffDelayMs(s.failures, { baseMs: 1000, factor: 2, maxMs: MAX_BACKOFF_MS });
   s.nextAttemptMs = Date.now() + delay;
   log('warn', 'log export delivery failed; retrying', { error, retryInMs: delay });
   return getDb().then((db) => db.logExportState.update({ where: { id: SINK_ID }, data: { lastError: error.slice(0, 500), lastErrorAt: new Date() } }));

@@ -1,8 +1,9 @@
 // OpenTelemetry traces of /v1 requests (docs/decisions/027-opentelemetry-traces.md).
 //
 // Off unless an OTLP endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): then nothing of the SDK is even imported, and each hook on the
-// request path is one test of an undefined field. On, the SDK is imported once at start-up
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; or OTEL_TRACES_EXPORTER names an exporter): then nothing of the
+// SDK is even imported, and each hook on the request path is one test of an undefined field. The
+// standard OTEL_* variables work as the specification defines them (docs/decisions/044). On, the SDK is imported once at start-up
 // (`initTracing`) and the pipeline's hooks make spans by hand with the API: one SERVER span per
 // request (GenAI semantic conventions), children for admission, each upstream attempt and the log
 // write. Contexts are passed explicitly (no async-hooks context manager: nothing to pay per await).
@@ -14,6 +15,8 @@ interface Otel {
   api: typeof import('@opentelemetry/api');
   tracer: Tracer;
   propagator: TextMapPropagator;
+  /** The header names the propagators read (traceparent, tracestate, baggage). */
+  propagationHeaders: string[];
   /** Prompt and completion text on the request span (opt-in). */
   captureContent: boolean;
   provider: { forceFlush(): Promise<void>; shutdown(): Promise<void> };
@@ -26,27 +29,82 @@ const state = singleton('otel-tracing', () => ({ otel: null as Otel | null, star
 type Env = Record<string, string | undefined>;
 
 const truthy = (v: string | undefined) => v !== undefined && ['1', 'true', 'yes', 'on'].includes(v.trim().toLowerCase());
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((x) => x.trim().toLowerCase())
+    .filter(Boolean);
 
-/** Whether the environment asks for traces: an OTLP endpoint is set, the SDK is not disabled, the exporter is not `none`. */
-export function tracingConfigured(e: Env = process.env): boolean {
-  if (truthy(e.OTEL_SDK_DISABLED)) return false;
-  if ((e.OTEL_TRACES_EXPORTER ?? 'otlp').trim().toLowerCase() === 'none') return false;
-  return Boolean(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || e.OTEL_EXPORTER_OTLP_ENDPOINT?.trim());
+/** The trace exporters asked for (OTEL_TRACES_EXPORTER; the spec's default `otlp`). */
+function exportersOf(e: Env): string[] {
+  const named = list(e.OTEL_TRACES_EXPORTER);
+  return named.length ? named : ['otlp'];
 }
 
-/** The OTLP encoding asked for: http/protobuf (the default) or http/json. */
+/**
+ * Whether the environment asks for traces: not OTEL_SDK_DISABLED=true (the spec's boolean: only
+ * `true` disables), an exporter that is not `none`, and for OTLP an endpoint (OTEL_EXPORTER_OTLP_ENDPOINT
+ * or _TRACES_ENDPOINT) or an explicit OTEL_TRACES_EXPORTER=otlp (the SDK's default endpoint then,
+ * localhost:4318). Nothing set: off, and nothing of the SDK is imported.
+ */
+export function tracingConfigured(e: Env = process.env): boolean {
+  if (e.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = exportersOf(e);
+  if (exporters.includes('none')) return false;
+  if (exporters.includes('console')) return true;
+  const endpoint = Boolean(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || e.OTEL_EXPORTER_OTLP_ENDPOINT?.trim());
+  return exporters.includes('otlp') && (endpoint || e.OTEL_TRACES_EXPORTER !== undefined);
+}
+
+/**
+ * The OTLP encoding asked for (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL):
+ * http/protobuf (the default) or http/json. `grpc` is not built in (it would add @grpc/grpc-js): it
+ * is answered with a warning at start-up and http/protobuf, as is any other value.
+ */
 export function otlpProtocol(e: Env = process.env): 'http/protobuf' | 'http/json' {
-  const p = (e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim().toLowerCase();
-  if (p === 'http/json') return 'http/json';
-  if (p !== 'http/protobuf') log('warn', `OTEL_EXPORTER_OTLP_PROTOCOL=${p} is not supported (http/protobuf or http/json); using http/protobuf`);
+  const name = e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const p = (e[name] ?? '').trim().toLowerCase() || 'http/protobuf';
+  if (p === 'http/json' || p === 'http/protobuf') return p;
+  if (p === 'grpc')
+    log(
+      'warn',
+      `${name}=grpc is not supported by this gateway (OTLP over HTTP only, no gRPC exporter installed); exporting traces over http/protobuf instead: point the endpoint at the collector's OTLP/HTTP port (4318), not its gRPC port (4317)`,
+      { variable: name, requested: 'grpc', using: 'http/protobuf' },
+    );
+  else
+    log('warn', `${name}=${p} is not an OTLP protocol (http/protobuf, http/json); exporting traces over http/protobuf`, {
+      variable: name,
+      requested: p,
+      using: 'http/protobuf',
+    });
   return 'http/protobuf';
+}
+
+/** Propagators this gateway can run (OTEL_PROPAGATORS); the spec's others need packages it does not install. */
+const PROPAGATORS = ['tracecontext', 'baggage'] as const;
+type PropagatorName = (typeof PROPAGATORS)[number];
+
+/**
+ * The propagators OTEL_PROPAGATORS asks for (the spec's default `tracecontext,baggage`; `none`: none),
+ * and the names this gateway cannot run (b3, b3multi, jaeger, xray, ottrace: no such package is
+ * installed), which are left out with a warning at start-up.
+ */
+export function propagatorsOf(e: Env = process.env): { use: PropagatorName[]; unsupported: string[] } {
+  const named = list(e.OTEL_PROPAGATORS);
+  if (named.length === 0) return { use: [...PROPAGATORS], unsupported: [] };
+  if (named.includes('none')) return { use: [], unsupported: [] };
+  const use = PROPAGATORS.filter((p) => named.includes(p));
+  return { use, unsupported: [...new Set(named.filter((n) => !(PROPAGATORS as readonly string[]).includes(n)))] };
 }
 
 /**
  * Starts tracing when configured (once per process; later calls wait for the first). Resolves
- * whether tracing is on. The exporters read the standard OTEL_EXPORTER_OTLP_* variables (endpoint,
- * headers, timeout, compression), the tracer provider OTEL_TRACES_SAMPLER(_ARG) and the span
- * limits, the batch processor OTEL_BSP_*, the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
+ * whether tracing is on. The SDK reads the standard variables itself: the exporters the
+ * OTEL_EXPORTER_OTLP_(TRACES_)* ones (endpoint, headers, timeout, compression, certificates), the
+ * tracer provider OTEL_TRACES_SAMPLER(_ARG) and the span and attribute limits, the batch processor
+ * OTEL_BSP_*, the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. This module picks what the
+ * SDK leaves to its caller: the exporter (OTEL_TRACES_EXPORTER), its protocol, the propagators
+ * (OTEL_PROPAGATORS) and the SDK's own log level (OTEL_LOG_LEVEL).
  */
 export function initTracing(e: Env = process.env): Promise<boolean> {
   if (state.otel) return Promise.resolve(true);
@@ -58,41 +116,71 @@ export function initTracing(e: Env = process.env): Promise<boolean> {
 }
 
 async function start(e: Env): Promise<boolean> {
-  const protocol = otlpProtocol(e);
+  const exporters = exportersOf(e);
+  const otlp = exporters.includes('otlp');
+  const protocol = otlp ? otlpProtocol(e) : undefined;
   const [api, core, resources, base, exporterModule] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/core'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/sdk-trace-base'),
-    protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
+    protocol === undefined
+      ? undefined
+      : protocol === 'http/json'
+        ? import('@opentelemetry/exporter-trace-otlp-http')
+        : import('@opentelemetry/exporter-trace-otlp-proto'),
   ]);
-  // The SDK's own errors (an export the collector refused or never answered) in our log, once per batch at most.
+  // The SDK's own messages (an export the collector refused or never answered) in our log, at
+  // OTEL_LOG_LEVEL (default: warnings and errors).
+  const forward =
+    (level: 'warn' | 'info' | 'debug') =>
+    (message: string, ...args: unknown[]) =>
+      log(level, `OpenTelemetry: ${message}`, args.length ? { detail: args.map(String).join(' ') } : {});
   api.diag.setLogger(
-    {
-      error: (message, ...args) => log('warn', `OpenTelemetry: ${message}`, args.length ? { detail: args.map(String).join(' ') } : {}),
-      warn: (message, ...args) => log('warn', `OpenTelemetry: ${message}`, args.length ? { detail: args.map(String).join(' ') } : {}),
-      info: () => undefined,
-      debug: () => undefined,
-      verbose: () => undefined,
-    },
-    { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true },
+    { error: forward('warn'), warn: forward('warn'), info: forward('info'), debug: forward('debug'), verbose: forward('debug') },
+    { logLevel: core.diagLogLevelFromString(e.OTEL_LOG_LEVEL) ?? api.DiagLogLevel.WARN, suppressOverrideMessage: true },
   );
+  for (const name of exporters.filter((x) => x !== 'otlp' && x !== 'console'))
+    log('warn', `OTEL_TRACES_EXPORTER=${name} is not supported by this gateway (otlp, console, none); left out`, {
+      variable: 'OTEL_TRACES_EXPORTER',
+      ignored: name,
+    });
+  const { use, unsupported } = propagatorsOf(e);
+  if (unsupported.length)
+    log(
+      'warn',
+      `OTEL_PROPAGATORS: ${unsupported.join(', ')} not supported by this gateway (tracecontext, baggage, none; no other propagator is installed); left out`,
+      {
+        variable: 'OTEL_PROPAGATORS',
+        ignored: unsupported,
+        using: use,
+      },
+    );
+  const propagators: TextMapPropagator[] = use.map((p) => (p === 'tracecontext' ? new core.W3CTraceContextPropagator() : new core.W3CBaggagePropagator()));
   const resource = resources
     .defaultResource()
     .merge(resources.resourceFromAttributes({ 'service.name': 'model-gateway' }))
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  const provider = new base.BasicTracerProvider({
-    resource,
-    spanProcessors: [new base.BatchSpanProcessor(new exporterModule.OTLPTraceExporter())],
-  });
+  const spanProcessors = [];
+  if (exporterModule) spanProcessors.push(new base.BatchSpanProcessor(new exporterModule.OTLPTraceExporter()));
+  if (exporters.includes('console')) spanProcessors.push(new base.SimpleSpanProcessor(new base.ConsoleSpanExporter()));
+  const provider = new base.BasicTracerProvider({ resource, spanProcessors });
+  const propagator = new core.CompositePropagator({ propagators });
   state.otel = {
     api,
     tracer: provider.getTracer('model-gateway'),
-    propagator: new core.W3CTraceContextPropagator(),
+    propagator,
+    // The headers the propagators read: a request without any of them starts its own trace (no extract call).
+    propagationHeaders: propagator.fields(),
     captureContent: truthy(e.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT),
     provider,
   };
-  log('info', 'OpenTelemetry tracing on', { protocol, sampler: e.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on' });
+  log('info', 'OpenTelemetry tracing on', {
+    exporters: exporters.filter((x) => x === 'otlp' || x === 'console'),
+    protocol,
+    propagators: use,
+    sampler: e.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on',
+  });
   return true;
 }
 
@@ -332,7 +420,9 @@ export function startRequestTrace(method: string, route: string, path: string, h
   const otel = state.otel;
   if (!otel) return undefined;
   const api = otel.api;
-  const parent = headers.traceparent ? otel.propagator.extract(api.ROOT_CONTEXT, headers, headerGetter) : api.ROOT_CONTEXT;
+  const parent = otel.propagationHeaders.some((h) => headers[h] !== undefined)
+    ? otel.propagator.extract(api.ROOT_CONTEXT, headers, headerGetter)
+    : api.ROOT_CONTEXT;
   const span = otel.tracer.startSpan(
     // Named by its route ('other' for unknown paths: anyone can send any path), renamed `{operation} {model}` at the end.
     `${method} ${route}`,

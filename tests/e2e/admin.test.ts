@@ -152,6 +152,40 @@ describe('operator console in a browser', { timeout: 60_000 }, () => {
     await waitFor(async () => (await chat(customer.apiKey)).headers.get('x-service-provider') === 'adme-openai-1', 10_000);
   });
 
+  it("sets a channel's limits on the channels page: a bad value is refused naming the field, a tightening asks first, routing follows, the config again", async () => {
+    await page.goto(`${gw.url}/admin/channels`);
+    const card = page.locator('[data-limits-channel="adme-openai-1"]');
+    await expect(card.getByTestId('limit-concurrency-now').textContent()).resolves.toBe('no limit (not counted)');
+    const asked = dialogs.length;
+    await card.getByTestId('limit-concurrency').fill('0');
+    await card.getByTestId('limit-tpm').fill('12k');
+    await card.getByTestId('save-limits').click();
+    await expect(page.locator('#limit-concurrency-adme-openai-1-error').textContent()).resolves.toBe(
+      "Concurrency must be a whole number from 1 to 100000, or empty for the operator config's limit.",
+    );
+    await expect(page.locator('#limit-tpm-adme-openai-1-error').textContent()).resolves.toMatch(/^Tokens per minute must be a whole number from 1 to/);
+    expect(await card.getByTestId('limit-concurrency').getAttribute('aria-invalid')).toBe('true');
+    expect(dialogs.length).toBe(asked);
+    await card.getByTestId('limit-concurrency').fill('1');
+    await card.getByTestId('limit-tpm').fill('');
+    await card.getByTestId('save-limits').click();
+    await waitFor(async () => ((await card.getByTestId('limit-concurrency-now').textContent()) ?? '').startsWith('0 of 1'), 10_000);
+    // A new limit where there was none tightens: asked first, naming the change and its effect.
+    expect(dialogs.at(-1)).toBe(
+      'Tighten the limits of channel "adme-openai-1" on every instance? Concurrency: no limit → 1 (now 0). Requests beyond them go to the other channels of their model, or get a 429 naming this channel when none has room.',
+    );
+    await expect(card.getByTestId('limit-concurrency-now').textContent()).resolves.toBe('0 of 1 · set in the console');
+    await expect(page.locator('#limit-concurrency-adme-openai-1-error').count()).resolves.toBe(0);
+    expect((await chat(customer.apiKey)).headers.get('x-service-provider')).toBe('adme-openai-1');
+    await shot(page, '05b-channel-limits');
+    // Back to the config (no limit): loosening asks nothing.
+    const before = dialogs.length;
+    await card.getByTestId('reset-limits').click();
+    await waitFor(async () => (await card.getByTestId('limit-concurrency-now').textContent()) === 'no limit (not counted)', 10_000);
+    expect(dialogs.length).toBe(before);
+    await expect(card.getByTestId('reset-limits').count()).resolves.toBe(0);
+  });
+
   it('creates codes, and a user redeems one on the billing page', async () => {
     await page.goto(`${gw.url}/admin/codes`);
     await page.getByTestId('code-amount').fill('2');

@@ -401,5 +401,12 @@ describe('the operator console in Chinese', { timeout: 120_000 }, () => {
     await op.getByTestId('create-codes').click();
     await expect(op.getByTestId('codes-error').textContent()).resolves.toBe('每个兑换码的面值须大于 $0 且不超过 $10,000。');
     expect(await englishMessagesLeft(op)).toEqual([]);
+    // A channel limit the form refuses names the field in Chinese.
+    await op.goto(`${gw.url}/admin/channels`);
+    const card = op.getByTestId('channel-limits').first();
+    await card.getByTestId('limit-concurrency').fill('0');
+    await card.getByTestId('save-limits').click();
+    await expect(card.locator('[id$="-error"]').textContent()).resolves.toBe('并发数 必须是 1 到 100000 之间的整数；留空则使用运营配置中的限制。');
+    expect(await englishMessagesLeft(op)).toEqual([]);
   });
 });

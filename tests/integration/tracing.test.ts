@@ -1,7 +1,9 @@
 // OpenTelemetry traces (lib/telemetry/tracing.ts): the built gateway exports to a local OTLP
 // receiver, in JSON (http/json) and in protobuf (http/protobuf); the spans of a fallback, a stream
 // and a refusal, the client's traceparent continued and carried upstream, no prompt text by default.
-// And the GenAI metrics on /metrics.
+// And the GenAI metrics on /metrics. The standard OTEL_* variables as the specification defines
+// them: a traces endpoint taken as is, exporter headers, resource attributes, a sampler, the
+// propagators (baggage by default, a propagator not installed left out), grpc answered over http/protobuf.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, testConfig, type RunningGateway } from '../support/gateway';
@@ -13,6 +15,7 @@ let fake: FakeUpstream;
 let receiver: OtlpReceiver;
 let json: RunningGateway;
 let proto: RunningGateway;
+let standard: RunningGateway;
 let account: TestAccount;
 
 const otelEnv = (protocol: string, service: string) => ({
@@ -25,28 +28,43 @@ const otelEnv = (protocol: string, service: string) => ({
 
 beforeAll(async () => {
   fake = await startFakeUpstream();
-  receiver = await startOtlpReceiver();
+  receiver = await startOtlpReceiver(['/v1/traces', '/collector/traces']);
   // Two channels of the same upstream: a 500 queued on the first is a fallback to the second.
   const config = (prefix: string) => testConfig({ openaiUrls: [fake.url, fake.url], channelPrefix: prefix });
-  [json, proto, account] = await Promise.all([
+  [json, proto, standard, account] = await Promise.all([
     startGateway({ config: config('otj'), env: otelEnv('http/json', 'gw-json') }),
     startGateway({ config: config('otp'), env: otelEnv('http/protobuf', 'gw-proto') }),
+    startGateway({
+      config: config('ots'),
+      env: {
+        // Taken as is (no /v1/traces appended), over the base endpoint.
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/collector/traces`,
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-token=tok%20123,x-team=gateway',
+        OTEL_SERVICE_NAME: 'gw-standard',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=ci,service.namespace=llm',
+        OTEL_TRACES_SAMPLER: 'parentbased_always_off',
+        OTEL_PROPAGATORS: 'tracecontext,b3',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      },
+    }),
     createAccount({ balanceUsd: '5' }),
   ]);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([json?.stop(), proto?.stop()]);
+  await Promise.all([json?.stop(), proto?.stop(), standard?.stop()]);
   await fake?.close();
   await receiver?.close();
 });
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
-function chat(gw: RunningGateway, apiKey: string, body: Record<string, unknown>, traceparent?: string) {
+function chat(gw: RunningGateway, apiKey: string, body: Record<string, unknown>, traceparent?: string, extra: Record<string, string> = {}) {
   return fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(traceparent ? { traceparent } : {}) },
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(traceparent ? { traceparent } : {}), ...extra },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'the secret prompt text' }], ...body }),
   });
 }
@@ -158,6 +176,55 @@ it('without a client traceparent a request starts its own trace, and the upstrea
   const spans = await traceOf(traceId, 4);
   expect(requestSpan(spans).parentSpanId).toBe('');
   expect(attemptSpans(spans)[0].spanId).toBe(spanId);
+});
+
+describe('the standard OTEL_* variables', () => {
+  it('grpc asked: a start-up warning, then http/protobuf to the traces endpoint as given, with the exporter headers and the resource attributes', async () => {
+    expect(standard.output()).toMatch(/OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported[^\n]*http\/protobuf/);
+    expect(standard.output()).toMatch(/OTEL_PROPAGATORS: b3 not supported/);
+    fake.reset();
+    const traceId = hex(16);
+    const res = await chat(standard, account.apiKey, {}, `00-${traceId}-${hex(8)}-01`);
+    expect(res.status).toBe(200);
+    const spans = await traceOf(traceId, 4);
+    const root = requestSpan(spans);
+    expect(root.encoding).toBe('protobuf');
+    expect(root.serviceName).toBe('gw-standard');
+    expect(root.resource).toMatchObject({ 'deployment.environment.name': 'ci', 'service.namespace': 'llm' });
+    const sent = receiver.exports.filter((e) => e.headers['x-team'] === 'gateway');
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.every((e) => e.path === '/collector/traces' && e.headers['x-collector-token'] === 'tok 123')).toBe(true);
+    expect(sent.every((e) => String(e.headers['content-type']).includes('protobuf'))).toBe(true);
+  });
+
+  it('OTEL_TRACES_SAMPLER=parentbased_always_off: a request without a sampled parent is not exported yet carries its trace upstream (flag 00); a sampled parent is followed', async () => {
+    fake.reset();
+    const res = await chat(standard, account.apiKey, {});
+    expect(res.status).toBe(200);
+    const unsampled = String(fake.requests[0].headers.traceparent);
+    expect(unsampled).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    const notSampledParent = hex(16);
+    expect((await chat(standard, account.apiKey, {}, `00-${notSampledParent}-${hex(8)}-00`)).status).toBe(200);
+    expect(String(fake.requests[1].headers.traceparent)).toMatch(new RegExp(`^00-${notSampledParent}-[0-9a-f]{16}-00$`));
+    // A sampled request after them: once its spans are in, the earlier ones would have been too.
+    const sampled = hex(16);
+    expect((await chat(standard, account.apiKey, {}, `00-${sampled}-${hex(8)}-01`)).status).toBe(200);
+    await traceOf(sampled, 4);
+    const unsampledId = unsampled.split('-')[1];
+    expect(receiver.spans.filter((s) => s.traceId === unsampledId || s.traceId === notSampledParent)).toEqual([]);
+  });
+
+  it('OTEL_PROPAGATORS: by default (tracecontext,baggage) the client baggage goes upstream beside traceparent; with tracecontext alone it does not', async () => {
+    fake.reset();
+    const baggage = { baggage: 'tenant=acme,plan=pro' };
+    expect((await chat(json, account.apiKey, {}, `00-${hex(16)}-${hex(8)}-01`, baggage)).status).toBe(200);
+    expect((await chat(standard, account.apiKey, {}, `00-${hex(16)}-${hex(8)}-01`, baggage)).status).toBe(200);
+    const [byDefault, tracecontextOnly] = fake.requests.map((r) => r.headers);
+    expect(String(byDefault.baggage).split(',').sort()).toEqual(['plan=pro', 'tenant=acme']);
+    expect(byDefault.traceparent).toBeDefined();
+    expect(tracecontextOnly.baggage).toBeUndefined();
+    expect(tracecontextOnly.traceparent).toBeDefined();
+  });
 });
 
 it('GenAI metrics per model and channel: token usage by type, time to first token and per output token of streams', async () => {

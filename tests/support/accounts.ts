@@ -4,6 +4,8 @@ import { createKey, createUser, setLimits } from '@/lib/accounts/queries';
 import { creditBalance } from '@/lib/billing/ledger';
 import { usdToPico } from '@/lib/billing/money';
 import { getDb } from '@/lib/db';
+import { CLI_ACTOR } from '@/lib/admin/audit';
+import { setRole } from '@/lib/admin/roles';
 import type { TierName } from '@/lib/config';
 
 export interface TestAccount {
@@ -24,6 +26,24 @@ export async function createAccount(opts: { tier?: TierName; balanceUsd?: string
   return { userId: user.id, email, password, apiKey: key.key, keyId: key.id };
 }
 
+/** An operator (role admin, set as the CLI's set-role does). */
+export async function createOperator(): Promise<TestAccount> {
+  const a = await createAccount();
+  await setRole(CLI_ACTOR, a.userId, 'admin');
+  return a;
+}
+
+/** Signs in through the login API: the session cookie (`name=value`) the pages and /api routes take. */
+export async function signIn(baseUrl: string, account: { email: string; password: string }, headers: Record<string, string> = {}): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ email: account.email, password: account.password }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in of ${account.email}: HTTP ${res.status} ${await res.text()}`);
+  return (res.headers.get('set-cookie') ?? '').split(';')[0];
+}
+
 export async function balanceOf(userId: string): Promise<string> {
   const db = await getDb();
   const user = await db.user.findUniqueOrThrow({ where: { id: userId } });
@@ -38,15 +58,4 @@ export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** Signs `a` in on the gateway at `baseUrl`: its session cookie (`name=value`), for the account API. */
-export async function signIn(baseUrl: string, a: Pick<TestAccount, 'email' | 'password'>): Promise<string> {
-  const res = await fetch(`${baseUrl}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: a.email, password: a.password }),
-  });
-  if (res.status !== 200) throw new Error(`sign-in answered ${res.status}: ${await res.text()}`);
-  return (res.headers.get('set-cookie') ?? '').split(';')[0];
 }

@@ -46,7 +46,8 @@ export type Fault =
   | { type: 'hang' }
   | { type: 'delay'; ms: number }
   | { type: 'malformed' }
-  | { type: 'cut'; afterChunks: number }
+  /** `delayMs`: how long after its last chunk the connection breaks (default MID_STREAM_CUT_MS) */
+  | { type: 'cut'; afterChunks: number; delayMs?: number }
   | { type: 'no-done' }
   | { type: 'stall'; afterChunks: number }
   | { type: 'huge'; bytes: number }
@@ -54,7 +55,13 @@ export type Fault =
   /** a stream (200, text/event-stream) of `bytes` bytes without a newline: one endless SSE line */
   | { type: 'flood'; bytes: number }
   /** a stream that never ends: its first frame, then its first content frame again and again, until the client leaves */
-  | { type: 'endless' };
+  | { type: 'endless' }
+  /**
+   * a recorded reply sent verbatim whatever was asked (200): JSON, or with `stream` an SSE text whose
+   * events (blank-line separated) are written one by one; `cutAfterEvents` breaks the connection after that many
+   * (`cutDelayMs` after the last: long enough for the gateway to have relayed them on a loaded machine)
+   */
+  | { type: 'replay'; body: string; stream?: boolean; cutAfterEvents?: number; cutDelayMs?: number };
 
 export interface FakeUpstreamOptions {
   port?: number;
@@ -446,7 +453,7 @@ function float32Base64(v: number[]): string {
 
 function parseFault(v: unknown): Fault | undefined {
   if (!isObj(v) || typeof v.type !== 'string') return undefined;
-  const known = ['ok', 'status', 'refuse', 'hang', 'delay', 'malformed', 'cut', 'no-done', 'stall', 'huge', 'no-usage', 'flood', 'endless'];
+  const known = ['ok', 'status', 'refuse', 'hang', 'delay', 'malformed', 'cut', 'no-done', 'stall', 'huge', 'no-usage', 'flood', 'endless', 'replay'];
   if (!known.includes(v.type)) return undefined;
   return v as unknown as Fault;
 }
@@ -610,7 +617,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       // could reach the gateway while it still holds the reply for a speculative admission (nothing
       // relayed yet: a failure before the first byte, served by the next channel), so the test
       // would depend on that race instead of testing a mid-stream break.
-      if (limit > 0) await sleep(MID_STREAM_CUT_MS);
+      if (limit > 0) await sleep(f.delayMs ?? MID_STREAM_CUT_MS);
       if (ctx.gone()) return;
       destroyAfterFlush(res);
       return;
@@ -1832,6 +1839,20 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         await sleep(Math.max(0, fault.ms));
         if (ctx.gone()) return;
         break;
+      case 'replay':
+        if (!fault.stream) return sendJson(ctx, 200, fault.body);
+        await streamFrames(
+          {
+            ...ctx,
+            fault: fault.cutAfterEvents === undefined ? { type: 'ok' } : { type: 'cut', afterChunks: fault.cutAfterEvents, delayMs: fault.cutDelayMs },
+          },
+          fault.body
+            .split(/(?<=\n\n)/)
+            .filter((e) => e.trim() !== '')
+            .map((data) => ({ data })),
+          '',
+        );
+        return;
       default:
         break;
     }

@@ -18,6 +18,8 @@ export interface ReceivedSpan {
   statusCode: number;
   statusMessage: string;
   serviceName: string;
+  /** Every attribute of its resource (service.name among them). */
+  resource: Record<string, AttrValue>;
   /** How it arrived. */
   encoding: 'json' | 'protobuf';
 }
@@ -27,12 +29,16 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** Content types of the exports received. */
   contentTypes: string[];
+  /** Each export's path and request headers, in order. */
+  exports: { path: string; headers: http.IncomingHttpHeaders }[];
   close(): Promise<void>;
 }
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/** `paths`: where exports are accepted (others answer 400), by default the OTLP/HTTP default `/v1/traces`. */
+export async function startOtlpReceiver(paths: string[] = ['/v1/traces']): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const contentTypes: string[] = [];
+  const exports: OtlpReceiver['exports'] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -40,8 +46,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const body = Buffer.concat(chunks);
       const type = req.headers['content-type'] ?? '';
       contentTypes.push(type);
+      exports.push({ path: req.url ?? '', headers: req.headers });
       try {
-        if (req.url !== '/v1/traces') throw new Error(`unexpected path ${req.url}`);
+        if (!paths.includes(req.url ?? '')) throw new Error(`unexpected path ${req.url}`);
         spans.push(...(type.includes('json') ? fromJson(JSON.parse(body.toString('utf8'))) : fromProtobuf(body)));
         res.writeHead(200, { 'content-type': type.includes('json') ? 'application/json' : 'application/x-protobuf' });
         res.end(type.includes('json') ? '{}' : undefined);
@@ -57,6 +64,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${port}`,
     spans,
     contentTypes,
+    exports,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -102,7 +110,8 @@ function fromJson(body: {
 }): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   for (const rs of body.resourceSpans ?? []) {
-    const serviceName = String(jsonAttrs(rs.resource?.attributes)['service.name'] ?? '');
+    const resource = jsonAttrs(rs.resource?.attributes);
+    const serviceName = String(resource['service.name'] ?? '');
     for (const ss of rs.scopeSpans ?? [])
       for (const s of ss.spans ?? [])
         out.push({
@@ -115,6 +124,7 @@ function fromJson(body: {
           statusCode: s.status?.code ?? 0,
           statusMessage: s.status?.message ?? '',
           serviceName,
+          resource,
           encoding: 'json',
         });
   }
@@ -194,8 +204,8 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   for (const rsBuf of bytesOf(readMessage(body), 1)) {
     const rs = readMessage(rsBuf);
-    const resource = readMessage(firstBytes(rs, 1));
-    const serviceName = String(attributes(bytesOf(resource, 1))['service.name'] ?? '');
+    const resource = attributes(bytesOf(readMessage(firstBytes(rs, 1)), 1));
+    const serviceName = String(resource['service.name'] ?? '');
     for (const ssBuf of bytesOf(rs, 2)) {
       for (const spanBuf of bytesOf(readMessage(ssBuf), 2)) {
         const s = readMessage(spanBuf);
@@ -210,6 +220,7 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
           statusCode: num(status, 3),
           statusMessage: str(status, 2),
           serviceName,
+          resource,
           encoding: 'protobuf',
         });
       }

@@ -30,6 +30,19 @@ describe('affordableOutputTokens', () => {
     expect(affordableOutputTokens([mini], 100, 1, undefined, usd('0.002'), () => usd('0.001'))).toBe(1641);
   });
 
+  it('fits what admission reserves for a price list with audio output and a priority tier', async () => {
+    const { maxCostOf } = await import('@/lib/billing/cost');
+    const audio = {
+      ...mini,
+      priceModel: { base: { audio_output: 80_000_000n }, serviceTiers: { priority: 17_000 } },
+    } as ModelInfo;
+    const tokens = affordableOutputTokens([audio], 100, 1, undefined, usd('0.01'));
+    // ($0.01 / 1.7 - 100 * $0.15/M) / $80/M = 73 tokens, and their reservation fits the $0.01.
+    expect(tokens).toBe(73);
+    expect(maxCostOf(audio, 100, tokens)).toBeLessThanOrEqual(usd('0.01'));
+    expect(maxCostOf(audio, 100, tokens + 1)).toBeGreaterThan(usd('0.01'));
+  });
+
   it('is 0 when not even the prompt fits', () => {
     expect(affordableOutputTokens([mini], 100, 1, undefined, usd('0.00001'))).toBe(0);
   });

@@ -144,6 +144,10 @@ describe('limiter on Redis Cluster', () => {
     await a.release({ leaseId: ids[results.findIndex((r) => r.ok)], concurrencyKeys: [cap.key] });
     expect((await admit(b, [cap])).ok).toBe(true);
     expect((await admit(a, [cap])).ok).toBe(false);
+    // What the console reads (read-only, each key on its own slot): the live leases and a tokens window.
+    const tpm: Rule = { kind: 'tokens', key: channelKey(channel, 'tpm'), limit: 10_000, windowMs: 60_000, label: 'channel tpm' };
+    expect((await admit(a, [tpm], { tokens: 1_234 })).ok).toBe(true);
+    expect(await b.usage([cap, tpm])).toEqual([3, 1_234]);
   });
 
   it('deny markers in the account slot and in the key slot refuse before anything is counted', async () => {

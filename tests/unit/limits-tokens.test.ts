@@ -136,6 +136,22 @@ describe.each(implementations)('%s limiter: tokens per minute and channel concur
     ok(await admit(b, [channel]));
     refused(await admit(a, [channel]));
   });
+
+  it('usage (the console): live leases and the tokens the window holds, read without changing them, settled and released', async () => {
+    const k = ns();
+    const channel = conc(k('ch:conc'), 5);
+    const rule = tpm(k('ch:tpm'), 10_000);
+    expect(await b.usage([channel, rule])).toEqual([0, 0]);
+    const first = ok(await admit(a, [channel, rule], { tokens: 3_000, leaseId: 'lease-1' }));
+    ok(await admit(a, [channel, rule], { tokens: 500, leaseId: 'lease-2' }));
+    expect(await b.usage([channel, rule])).toEqual([2, 3_500]);
+    expect(await b.usage([channel, rule])).toEqual([2, 3_500]);
+    await a.release({ leaseId: 'lease-1', concurrencyKeys: [channel.key], tokens: settlements(first, 3_000, 1_200) });
+    expect(await b.usage([channel, rule])).toEqual([1, 1_700]);
+    // Reading changed nothing: exactly the room left still fits.
+    ok(await admit(b, [rule], { tokens: 8_300 }));
+    refused(await admit(b, [rule], { tokens: 1 }));
+  });
 });
 
 describe('redis limiter: token settlements batched with admissions of the same key', () => {

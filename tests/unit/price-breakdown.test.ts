@@ -36,10 +36,26 @@ describe('priceOf', () => {
     expect(priceOf(sonnet, { input: 200_000, output: 10 }).tier).toBe('base');
   });
 
-  it('reports a class with no price as unpriced instead of charging zero for it silently', () => {
-    const b = priceOf(sonnet, { input: 10, audio_input: 5 });
-    expect(b.unpriced).toEqual(['audio_input']);
-    expect(b.costUsd).toBe(10n * perM('3'));
+  it('reports a class with no price as unpriced, billing a share of a priced class at that class rate instead of zero', () => {
+    const b = priceOf(sonnet, { input: 10, audio_input: 5, image_output: 2 });
+    expect(b.unpriced).toEqual(['audio_input', 'image_output']);
+    expect(b.costUsd).toBe(15n * perM('3') + 2n * perM('15'));
+    expect(b.lines.find((l) => l.class === 'audio_input')).toEqual({
+      class: 'audio_input',
+      pricedAs: 'input',
+      count: 5,
+      rate: perM('3'),
+      cost: 5n * perM('3'),
+    });
+    expect(breakdownJson(b, 7_200_000_000n).lines[1]).toMatchObject({ class: 'audio_input', priced_as: 'input', count: 5 });
+    // A 1-hour write without a price of its own: at the 5-minute rate, and said so.
+    const w = priceOf({ base: { cache_write_5m: perM('3.75') } }, { cache_write_1h: 4 });
+    expect(w.unpriced).toEqual(['cache_write_1h']);
+    expect(w.costUsd).toBe(4n * perM('3.75'));
+    // Nothing to fall back to: left out of the total, and listed.
+    const s = priceOf({ base: { input: perM('3') } }, { input: 1, web_search: 2 });
+    expect(s.unpriced).toEqual(['web_search']);
+    expect(s.costUsd).toBe(perM('3'));
   });
 
   it('prices reasoning at the output rate unless priced apart', () => {
@@ -62,6 +78,45 @@ describe('priceOf', () => {
   });
 });
 
+describe('classCountsOf', () => {
+  it('splits each total into the shares priced apart, which never exceed it', async () => {
+    const { classCountsOf, noUsage } = await import('@/lib/billing/cost');
+    expect(
+      classCountsOf({
+        ...noUsage(),
+        promptTokens: 100,
+        completionTokens: 50,
+        cacheReadTokens: 7,
+        cacheWriteTokens: 30,
+        cacheWrite1hTokens: 10,
+        reasoningTokens: 20,
+        audioInputTokens: 40,
+        imageInputTokens: 5,
+        audioOutputTokens: 8,
+      }),
+    ).toEqual({
+      input: 55,
+      output: 22,
+      cache_read: 7,
+      cache_write_5m: 20,
+      cache_write_1h: 10,
+      reasoning: 20,
+      audio_input: 40,
+      image_input: 5,
+      audio_output: 8,
+    });
+    // A completion capped below its reported reasoning: the shares shrink, the classes still sum to the total.
+    expect(classCountsOf({ ...noUsage(), completionTokens: 10, reasoningTokens: 20, cacheWriteTokens: 3, cacheWrite1hTokens: 9 })).toEqual({
+      input: 0,
+      output: 0,
+      cache_read: 0,
+      cache_write_5m: 0,
+      cache_write_1h: 3,
+      reasoning: 10,
+    });
+  });
+});
+
 describe('costOf and maxCostOf read the price list', () => {
   it('prices a long-context request at the tier and reserves at least that much', async () => {
     const { costOf, maxCostOf, noUsage } = await import('@/lib/billing/cost');
@@ -71,5 +126,18 @@ describe('costOf and maxCostOf read the price list', () => {
     expect(costOf(m, usage)).toBe(250_000n * perM('6') + 100n * perM('22.5'));
     expect(costOf(m, { ...noUsage(), promptTokens: 1000, cacheReadTokens: 10 })).toBe(1000n * perM('3') + 10n * perM('0.3'));
     expect(maxCostOf(m, 250_000, 100)).toBeGreaterThanOrEqual(costOf(m, usage));
+  });
+});
+
+describe('service tier reported by the upstream', () => {
+  it('prices the usage at its multiplier and reserves enough for the dearest tier', async () => {
+    const { breakdownOf, maxCostOf, noUsage } = await import('@/lib/billing/cost');
+    const { modelInfo } = await import('../support/model-info');
+    const m = modelInfo({ priceModel: { base: {}, serviceTiers: { flex: 5_000, priority: 17_000 } } });
+    const usage = { ...noUsage(), promptTokens: 1000, completionTokens: 100 };
+    const list = breakdownOf(m, usage).costUsd;
+    expect(breakdownOf(m, { ...usage, serviceTier: 'priority' }).costUsd).toBe((list * 17n) / 10n);
+    expect(breakdownOf(m, { ...usage, serviceTier: 'flex' }).costUsd).toBe(list / 2n);
+    expect(maxCostOf(m, 1000, 100)).toBeGreaterThanOrEqual((list * 17n) / 10n);
   });
 });

@@ -8,7 +8,7 @@ vi.hoisted(() => {
 import { log } from '@/lib/log';
 import { inc, observe, renderMetrics } from '@/lib/metrics';
 import { observeGenAi } from '@/lib/telemetry/genai-metrics';
-import { initTracing, otlpProtocol, startRequestTrace, tracingConfigured } from '@/lib/telemetry/tracing';
+import { initTracing, otlpProtocol, propagatorsOf, startRequestTrace, tracingConfigured } from '@/lib/telemetry/tracing';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -83,6 +83,37 @@ describe('tracing switch', () => {
     expect(otlpProtocol({})).toBe('http/protobuf');
     expect(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe('http/json');
     expect(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })).toBe('http/protobuf');
+  });
+
+  it('as the specification reads them: only OTEL_SDK_DISABLED=true disables; an explicit exporter turns tracing on without an endpoint', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' };
+    expect(tracingConfigured({ ...endpoint, OTEL_SDK_DISABLED: 'TRUE' })).toBe(false);
+    expect(tracingConfigured({ ...endpoint, OTEL_SDK_DISABLED: 'false' })).toBe(true);
+    expect(tracingConfigured({ ...endpoint, OTEL_SDK_DISABLED: '1' })).toBe(true);
+    expect(tracingConfigured({ ...endpoint, OTEL_TRACES_EXPORTER: 'otlp, none' })).toBe(false);
+    expect(tracingConfigured({ OTEL_TRACES_EXPORTER: 'otlp' })).toBe(true);
+    expect(tracingConfigured({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
+    expect(tracingConfigured({ OTEL_TRACES_EXPORTER: 'zipkin' })).toBe(false);
+    expect(tracingConfigured({ ...endpoint, OTEL_TRACES_EXPORTER: 'zipkin' })).toBe(false);
+  });
+
+  it('grpc (or any other protocol) falls back to http/protobuf with a warning naming the variable', () => {
+    const err: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (err.push(String(chunk)), true));
+    expect(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toBe('http/protobuf');
+    expect(otlpProtocol({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/thrift' })).toBe('http/protobuf');
+    const lines = err.map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ level: 'warn', variable: 'OTEL_EXPORTER_OTLP_PROTOCOL', requested: 'grpc', using: 'http/protobuf' });
+    expect(lines[0].msg).toContain('4318');
+    expect(lines[1]).toMatchObject({ level: 'warn', variable: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', requested: 'http/thrift' });
+  });
+
+  it('OTEL_PROPAGATORS: tracecontext and baggage by default, none, and names without an installed propagator left out', () => {
+    expect(propagatorsOf({})).toEqual({ use: ['tracecontext', 'baggage'], unsupported: [] });
+    expect(propagatorsOf({ OTEL_PROPAGATORS: 'tracecontext' })).toEqual({ use: ['tracecontext'], unsupported: [] });
+    expect(propagatorsOf({ OTEL_PROPAGATORS: ' Baggage , tracecontext ' })).toEqual({ use: ['tracecontext', 'baggage'], unsupported: [] });
+    expect(propagatorsOf({ OTEL_PROPAGATORS: 'none' })).toEqual({ use: [], unsupported: [] });
+    expect(propagatorsOf({ OTEL_PROPAGATORS: 'b3,tracecontext,xray,b3' })).toEqual({ use: ['tracecontext'], unsupported: ['b3', 'xray'] });
   });
 
   it('off: initTracing loads nothing and a request gets no trace', async () => {

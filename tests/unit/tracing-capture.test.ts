@@ -1,43 +1,28 @@
 // Tracing in-process with the real SDK, exporting to a local OTLP receiver: prompt and completion
 // text reach a span only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true; a sampler of
 // always_off exports nothing but still propagates the trace upstream.
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { flushTracing, initTracing, shutdownTracing, startRequestTrace } from '@/lib/telemetry/tracing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { flushTracing, startRequestTrace } from '@/lib/telemetry/tracing';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
+import { servedRequest, startInProcessTracing } from '../support/in-process-tracing';
 
 let receiver: OtlpReceiver;
+let stopTracing: () => Promise<void>;
+const served = servedRequest();
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
-  // The SDK's exporter and sampler read process.env themselves.
-  vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiver.url);
-  vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', 'http/json');
-  vi.stubEnv('OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', 'true');
-  expect(await initTracing()).toBe(true);
+  stopTracing = await startInProcessTracing({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+  });
 });
 
 afterAll(async () => {
-  await shutdownTracing();
-  vi.unstubAllEnvs();
+  await stopTracing?.();
   await receiver?.close();
 });
-
-const served = {
-  requestId: 'req_x',
-  endpoint: '/v1/chat/completions',
-  surface: 'openai',
-  stream: false,
-  status: 200,
-  outcome: 'ok',
-  errorCode: null,
-  modelRequested: 'gpt-4o-mini',
-  model: { name: 'gpt-4o-mini' },
-  channel: 'openai-1',
-  usage: { promptTokens: 12, completionTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 },
-  firstTokenMs: 3,
-  attempts: [{}],
-  routeReason: null,
-};
 
 it('with content capture opted in, the request span carries the messages, the system prompt and the completion', async () => {
   const traceId = 'a'.repeat(32);

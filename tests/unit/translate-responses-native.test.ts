@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildConfig, ConfigError } from '@/lib/config';
 import { chatClientRequest, type FinishedResponse, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
-import { nativeResponsesTranslator, responsesUsage } from '@/lib/gateway/translate/responses-native';
+import { nativeResponsesTranslator } from '@/lib/gateway/translate/responses-native';
+import { responsesUsage } from '@/lib/gateway/translate/usage';
 import type { CallInfo, ClientRequest, Settlement } from '@/lib/gateway/translate/types';
 import { modelInfo } from '../support/model-info';
 import { testConfig } from '../support/gateway';

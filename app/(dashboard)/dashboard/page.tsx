@@ -1,4 +1,7 @@
 import { serverT } from '@/lib/i18n/server';
+import { PlanCard } from '@/components/dashboard/plan-card';
+import { getConfig } from '@/lib/config';
+import { planStatus } from '@/lib/plans/subscriptions';
 import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import type { Messages } from '@/lib/i18n/messages';
@@ -87,7 +90,13 @@ function TierCard({ o, t }: { o: Overview; t: Messages['overview'] }) {
 export default async function OverviewPage() {
   const user = await requirePageUser('/dashboard');
   const o = await getOverview(user.id);
-  const [firstRun, origin, { t }, tr] = await Promise.all([firstRunState(user.id, o.account.balanceUsd), publicOrigin(), currentMessages(), serverT()]);
+  const [firstRun, origin, { t }, tr, plan] = await Promise.all([
+    firstRunState(user.id, o.account.balanceUsd),
+    publicOrigin(),
+    currentMessages(),
+    serverT(),
+    planStatus(user.id),
+  ]);
   const started = firstRun.hasKey && firstRun.hasCredit && firstRun.hasCall;
   const totalDays = o.daily.reduce((sum, d) => sum + d.spendUsd, 0n);
   const requestsDays = o.daily.reduce((sum, d) => sum + d.requests, 0);
@@ -154,6 +163,11 @@ export default async function OverviewPage() {
         </Card>
         <TierCard o={o} t={t.overview} />
       </div>
+      {plan && (
+        <div className="mt-4 sm:mt-6">
+          <PlanCard status={plan} cfg={getConfig()} t={tr} />
+        </div>
+      )}
     </>
   );
 }

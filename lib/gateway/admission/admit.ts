@@ -5,6 +5,10 @@ import type { GatewayConfig, ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { env } from '@/lib/env';
 import { formatMoney } from '@/lib/format';
+import { codedError } from '@/lib/errors';
+import { formatPico } from '@/lib/billing/money';
+import { formatAllowance, planFor, type PlanAdmission } from '@/lib/plans/windows';
+import { windowUse } from '@/lib/plans/subscriptions';
 import { loadAccountBalance, type AccountBalanceSnapshot } from '@/lib/billing/queries';
 import { inc } from '@/lib/metrics';
 import type { AdmitResult } from '@/lib/limits/types';
@@ -31,6 +35,8 @@ export interface AdmissionRequest {
   leaseId: string;
   /** The client address the key's ranges are checked against, should the key be reloaded after an edit. */
   ip?: string;
+  /** Set once the plan's window refused and the plan overflows: the balance pays this one. */
+  pastPlan?: boolean;
 }
 
 /** An admission on its way, and whether the upstream may be called before it is answered. */
@@ -84,18 +90,67 @@ export function limitError(result: Extract<AdmitResult, { reason: 'limit' }>, sc
   });
 }
 
+/** A plan window's counter, loaded from the database: the first holds what is left, the others minus what is used. */
+async function loadPlanWindow(pa: PlanAdmission, index: number, userId: string): Promise<void> {
+  const w = pa.windows[index]!;
+  let used: bigint;
+  try {
+    used = await windowUse(userId, pa.plan, w.start);
+  } catch {
+    throw new GatewayError('unavailable', "The gateway cannot read this plan's use right now. Please retry shortly.", { retryAfterMs: 2000 });
+  }
+  // Kept a day past the window's end: late settlements of its requests still find it.
+  await getLimiter().initBalance(w.key, index === 0 ? w.cap - used : -used, [], [], Math.max(1, w.end - Date.now()) + 86_400_000);
+}
+
+/** The 429 of a plan window that is used up, on a plan that does not overflow to the balance. */
+function planWindowError(pa: PlanAdmission, index: number): GatewayError {
+  const w = pa.windows[index]!;
+  const retryAfterMs = Math.max(1000, w.end - Date.now());
+  const headers: Record<string, string> = {
+    'x-service-plan': pa.plan.id,
+    'x-service-plan-window': w.name,
+    'x-service-plan-remaining': '0',
+    'x-service-plan-reset': new Date(w.end).toISOString(),
+  };
+  if (retryAfterMs > LONGEST_RETRIED_WAIT_MS) headers['x-should-retry'] = 'false';
+  inc('gateway_limiter_rejections_total', { limit: 'plan', scope: 'u' });
+  return codedError(
+    'rate_limit_exceeded',
+    'plan.window_exhausted',
+    { window: w.name, plan: pa.plan.name, limit: formatAllowance(pa.plan, w.cap, formatMoney), reset: new Date(w.end).toISOString() },
+    { retryAfterMs, headers },
+  );
+}
+
+/** Headers of an admission the plan pays: the plan, its first window's allowance left after this reservation, and its reset. */
+function planHeaders(pa: PlanAdmission, left: bigint | undefined): Record<string, string> {
+  const w = pa.windows[0]!;
+  const h: Record<string, string> = {
+    'x-service-billed-to': 'plan',
+    'x-service-plan': pa.plan.id,
+    'x-service-plan-window': w.name,
+    'x-service-plan-reset': new Date(w.end).toISOString(),
+  };
+  if (left !== undefined) h['x-service-plan-remaining'] = pa.plan.unit === 'usd' ? formatPico(left > 0n ? left : 0n) : String(left > 0n ? left : 0n);
+  return h;
+}
+
 /** Admits in the limiter (one round trip); `roomKey`: where to keep the room reading, if anywhere. */
 async function admit(request: AdmissionRequest, roomKey: string | undefined, urgent = false, refreshed = false): Promise<Admission> {
   const { principal, cfg, model, endpoint, reserve, leaseId } = request;
   const limiter = getLimiter();
   const rules = rulesFor(principal, cfg, model, endpoint);
-  const key = balanceKey(principal.userId);
-  const budgets = keyBudgets(principal);
+  // A plan that covers the model pays from its windows (lib/plans), else the balance (and the key's budgets).
+  const pa = request.pastPlan || reserve === 0n || endpoint === 'batch' || model?.kind === 'video' ? null : planFor(principal, cfg, model);
+  const planAmount = pa ? (pa.plan.unit === 'usd' ? reserve : pa.plan.unit === 'tokens' ? BigInt(request.tokens ?? 0) : 1n) : 0n;
+  const key = pa ? pa.windows[0]!.key : balanceKey(principal.userId);
+  const budgets = pa ? pa.windows.slice(1).map((w) => ({ key: w.key, cap: w.cap })) : keyBudgets(principal);
   const input = {
     rules,
     leaseId,
     leaseTtlMs: LEASE_TTL_MS,
-    reserve: { key, amount: reserve },
+    reserve: { key, amount: pa ? planAmount : reserve },
     budgets,
     denyKeys: principal.denyKeys,
     urgent: sendNow(urgent, 'admit'),
@@ -109,8 +164,9 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
     // First request of this account since start-up (or since Redis lost it): one database read.
     // The limiter may switch backends in between, so try twice before calling it unavailable.
     for (let tries = 0; tries < 2 + (budgets?.length ?? 0) && !result.ok && result.reason === 'balance_unknown'; tries++) {
-      if (result.index && budgets)
-        await loadKeyBudget(limiter, principal, budgets[result.index - 1]); // a key budget's counter
+      if (pa) await loadPlanWindow(pa, result.index ?? 0, principal.userId);
+      else if (result.index && budgets)
+        await loadKeyBudget(limiter, principal, keyBudgets(principal)![result.index - 1]!); // a key budget's counter
       else {
         const loaded = await loadBalance(principal.userId);
         await limiter.initBalance(key, loaded.amount, loaded.credits, loaded.included);
@@ -131,7 +187,12 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
     if (result.reason === 'balance_unknown') {
       throw new GatewayError('unavailable', 'The gateway cannot read this account balance right now. Please retry shortly.', { retryAfterMs: 1000 });
     }
-    if (result.index && budgets) throw keyBudgetError(principal, budgets[result.index - 1], result.available, reserve);
+    if (pa) {
+      // A window is used up: past it, the balance pays (overflow) or the request is refused.
+      if (pa.plan.overflow === 'balance') return admit({ ...request, pastPlan: true }, roomKey, urgent, refreshed);
+      throw planWindowError(pa, result.index ?? 0);
+    }
+    if (result.index && budgets) throw keyBudgetError(principal, keyBudgets(principal)![result.index - 1]!, result.available, reserve);
     const available = result.available > 0n ? result.available : 0n;
     throw new Unaffordable(
       'insufficient_balance',
@@ -139,16 +200,20 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
       available,
     );
   }
-  if (roomKey) noteHeadroom(roomKey, result.states, result.balance, reserve);
+  if (roomKey && !pa) noteHeadroom(roomKey, result.states, result.balance, reserve);
+  const headers = rateLimitHeaders(result.states);
+  if (pa) Object.assign(headers, planHeaders(pa, result.balance));
+  else if (reserve > 0n && cfg.plans.size > 0) headers['x-service-billed-to'] = 'balance';
   const admission: Admission = {
     leaseId,
     userId: principal.userId,
     concurrencyKeys: concurrencyKeysOf(rules),
     quotaKey: quotaKeyOf(rules),
-    reserved: reserve,
+    reserved: pa ? planAmount : reserve,
     budgetKeys: budgets?.map((b) => b.key),
-    headers: rateLimitHeaders(result.states),
+    headers,
     renewedAt: Date.now(),
+    plan: pa ? { info: pa.plan, key } : undefined,
   };
   const tokenRules = tokensRuleIndexes(rules);
   if (tokenRules.length > 0 && request.tokens) {
@@ -180,7 +245,8 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   const key = mode === 'off' ? undefined : headroomKey(principal.userId, model, endpoint);
   const eligible = stream || mode === 'all' || (mode === 'auto' && quiet());
   const h = key && eligible ? headroomOf(key) : undefined;
-  const speculative = maySpeculate(h, reserve) && mayOutrunAdmission(principal); // lib/keys: not with a key budget
+  // lib/keys: not with a key budget; lib/plans: not on a plan (its windows are not in the room reading).
+  const speculative = maySpeculate(h, reserve) && mayOutrunAdmission(principal) && !planFor(principal, request.cfg, model);
   // A speculative admission asks to be sent at once (urgent, on a quiet instance): its reply gates the first byte.
   const admission = admit(request, key, speculative);
   if (!speculative) return { admission, speculative: false };

@@ -4,6 +4,7 @@
 // log in its route reason. When not even a short reply fits, or the operator turned clamping off
 // (`clamp_output_to_budget: false`), the 402 names the largest cap that would have fitted.
 import type { ModelInfo } from '@/lib/config';
+import { reservationRates } from '@/lib/billing/cost';
 import type { JsonBody, JsonObject } from '@/lib/gateway/body';
 import type { ClientRequest } from '@/lib/gateway/translate/types';
 
@@ -34,11 +35,13 @@ export function affordableOutputTokens(
 ): number {
   let best = Number.MAX_SAFE_INTEGER;
   for (const m of models) {
-    const promptPrice = m.cacheWritePrice > m.inputPrice ? m.cacheWritePrice : m.inputPrice;
-    const left = available - BigInt(promptBound) * promptPrice - extra(m);
+    // The reservation's own rates (lib/billing/cost.ts maxCostOf): what fits here is what admission reserves.
+    const { perPrompt, perOutput, multiplierBp } = reservationRates(m);
+    const forTokens = available - extra(m);
+    const left = (forTokens < 0n ? forTokens : (forTokens * 10_000n) / BigInt(multiplierBp)) - BigInt(promptBound) * perPrompt;
     if (left < 0n) return 0;
     const cap = Math.min(asked ?? m.maxOutputTokens, m.maxOutputTokens);
-    const perToken = m.outputPrice * BigInt(choices);
+    const perToken = perOutput * BigInt(choices);
     const fits = perToken === 0n ? cap : Number(left / perToken < BigInt(cap) ? left / perToken : BigInt(cap));
     best = Math.min(best, fits);
   }

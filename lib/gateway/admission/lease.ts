@@ -5,6 +5,8 @@ import { inc } from '@/lib/metrics';
 import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
 import { DAY } from '@/lib/gateway/admission/rules';
 import type { TokenSettlement } from '@/lib/limits/types';
+import type { PlanInfo } from '@/lib/config';
+import { planUseOf } from '@/lib/plans/windows';
 
 /** A token reservation of an admission (a tokens rule that admitted): settled by the release to what was used. */
 export interface TokenReservation {
@@ -34,7 +36,15 @@ export interface Admission {
   headers: Record<string, string>;
   /** When the leases were last set to live LEASE_TTL_MS from then. */
   renewedAt: number;
+  /**
+   * Paid by the account's plan (lib/plans): `key` is its first window's counter, which stands for the
+   * balance (the others are budgetKeys); `reserved` is in the plan's unit, settled to the request's use.
+   */
+  plan?: { info: PlanInfo; key: string };
 }
+
+/** The counter that holds the reservation: the plan's first window, or the balance. */
+const reservationKey = (a: Admission): string => a.plan?.key ?? balanceKey(a.userId);
 
 export const LEASE_TTL_MS = env.LEASE_TTL_MS;
 
@@ -68,7 +78,7 @@ function renewLeases(): void {
     if (now - a.renewedAt < RENEW_EVERY_MS) continue;
     a.renewedAt = now;
     // The balance reservation is a lease too: renewed with the concurrency leases.
-    void limiter.renew(a.concurrencyKeys, a.leaseId, LEASE_TTL_MS, { key: balanceKey(a.userId), amount: a.reserved }).catch(() => undefined);
+    void limiter.renew(a.concurrencyKeys, a.leaseId, LEASE_TTL_MS, { key: reservationKey(a), amount: a.reserved }).catch(() => undefined);
     for (const k of a.budgetKeys ?? []) void limiter.renew([], a.leaseId, LEASE_TTL_MS, { key: k, amount: a.reserved }).catch(() => undefined);
   }
   if (live.size === 0) {
@@ -132,13 +142,15 @@ export function expireLeases(admission: Admission): void {
 export async function release(admission: Admission, cost: bigint, tokens: number, urgent = false): Promise<void> {
   urgent = sendNow(urgent, 'release');
   untrackLeases(admission);
+  // On a plan the windows settle to the request's use in the plan's unit; the balance is untouched.
+  const used = admission.plan ? planUseOf(admission.plan.info, cost, tokens) : cost;
   await getLimiter()
     .release({
       leaseId: admission.leaseId,
       concurrencyKeys: admission.concurrencyKeys,
       // With `reserved`: the reservation lease is settled exactly once, whatever became of it.
-      settle: { key: balanceKey(admission.userId), delta: admission.reserved - cost, reserved: admission.reserved },
-      budgets: admission.budgetKeys?.map((key) => ({ key, delta: admission.reserved - cost, reserved: admission.reserved })),
+      settle: { key: reservationKey(admission), delta: admission.reserved - used, reserved: admission.reserved },
+      budgets: admission.budgetKeys?.map((key) => ({ key, delta: admission.reserved - used, reserved: admission.reserved })),
       usage: admission.quotaKey && tokens > 0 ? [{ key: admission.quotaKey, windowMs: DAY, amount: tokens }] : undefined,
       tokens: tokenSettlements(admission.tokenReservations, admission.tokensReserved ?? 0, tokens),
       urgent,

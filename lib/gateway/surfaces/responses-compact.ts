@@ -12,7 +12,8 @@ import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
 import { chatClientRequest, chatPlanOf, responsesTranslator, type ChatPlan, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
-import { nativeBody, nativeError, nativeReply, responsesUsage, withService } from '@/lib/gateway/translate/responses-native';
+import { nativeBody, nativeError, nativeReply, withService } from '@/lib/gateway/translate/responses-native';
+import { responsesUsage } from '@/lib/gateway/translate/usage';
 import type { Translator, TranslatedReply, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 
@@ -97,7 +98,7 @@ const nativeCompaction: Translator = {
   request: (req, call) => ({ body: nativeBody(req.body, call.model.name), operation: 'responses_compact' }),
   response(text): TranslatedReply {
     const parsed = nativeReply(text, 'a compaction');
-    return { usage: responsesUsage(parsed.usage), completion: '', render: (settled) => withService(parsed, settled) };
+    return { usage: responsesUsage(parsed.usage, parsed.service_tier), completion: '', render: (settled) => withService(parsed, settled) };
   },
   stream() {
     throw new GatewayError('invalid_request', 'The compaction endpoint does not stream.', { param: 'stream' });

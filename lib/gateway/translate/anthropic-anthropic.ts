@@ -3,6 +3,7 @@
 // serves another model), with the caller's anthropic-version / anthropic-beta; replies, stream
 // events and errors come back exactly as the upstream sent them. Cost travels in headers only.
 import { usageCount } from '@/lib/billing/cost';
+import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
 import type { BuiltInTool, ToolCalls } from '@/lib/billing/tools';
 import { maxCalls } from '@/lib/gateway/builtin-tools';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
@@ -11,25 +12,6 @@ import { GEMINI_SIGNATURE_PREFIX } from '@/lib/gateway/translate/anthropic-gemin
 import { leadingSystemTurns, turnsOf, type AnthropicTurn } from '@/lib/gateway/translate/anthropic-client';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import type { ClientRequest, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamCall, UpstreamUsage } from '@/lib/gateway/translate/types';
-
-/** Folds an Anthropic usage object into `acc` (message_delta counts are cumulative totals). */
-export function takeAnthropicUsage(acc: UpstreamUsage | null, u: unknown, final: boolean): UpstreamUsage | null {
-  if (typeof u !== 'object' || u === null) return acc;
-  const o = u as JsonObject;
-  const input = usageCount(o.input_tokens);
-  if (!acc) {
-    if (input === undefined) return null;
-    acc = { promptTokens: input, completionTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, completionFinal: false };
-  } else if (input !== undefined) acc.promptTokens = input;
-  acc.cacheWriteTokens = usageCount(o.cache_creation_input_tokens) ?? acc.cacheWriteTokens;
-  acc.cacheReadTokens = usageCount(o.cache_read_input_tokens) ?? acc.cacheReadTokens;
-  const output = usageCount(o.output_tokens);
-  if (output !== undefined) {
-    acc.completionTokens = output;
-    if (final) acc.completionFinal = true;
-  }
-  return acc;
-}
 
 /** Server tools by the name of their `server_tool_use` blocks; code execution counts once a reply (priced per container). */
 const SERVER_TOOL_NAMES: Record<string, BuiltInTool> = {

@@ -426,16 +426,27 @@ export interface AnthropicUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  server_tool_use?: { web_search_requests: number };
 }
 
-/** Settled usage in Anthropic's terms: input_tokens is the uncached prompt. */
-export function anthropicUsage(u: Settlement['usage']): AnthropicUsage {
-  return {
+/**
+ * Settled usage in Anthropic's terms: input_tokens is the uncached prompt; cache writes split into
+ * 5-minute and 1-hour ones when there were any, web searches billed in `server_tool_use`.
+ */
+export function anthropicUsage(u: Settlement['usage'], toolCalls?: Settlement['toolCalls']): AnthropicUsage {
+  const usage: AnthropicUsage = {
     input_tokens: u.promptTokens,
     output_tokens: u.completionTokens,
     cache_creation_input_tokens: u.cacheWriteTokens,
     cache_read_input_tokens: u.cacheReadTokens,
   };
+  if (u.cacheWriteTokens > 0) {
+    const hour = Math.min(u.cacheWrite1hTokens ?? 0, u.cacheWriteTokens);
+    usage.cache_creation = { ephemeral_5m_input_tokens: u.cacheWriteTokens - hour, ephemeral_1h_input_tokens: hour };
+  }
+  if (toolCalls?.web_search) usage.server_tool_use = { web_search_requests: toolCalls.web_search };
+  return usage;
 }
 
 /** A whole reply: `{id, type: "message", role, model, content, stop_reason, stop_sequence, usage}`. */
@@ -448,7 +459,7 @@ export function anthropicMessage(call: CallInfo, content: JsonObject[], stopReas
     content,
     stop_reason: stopReason,
     stop_sequence: stopSequence,
-    usage: anthropicUsage(settled.usage),
+    usage: anthropicUsage(settled.usage, settled.toolCalls),
   });
 }
 

@@ -1,7 +1,8 @@
 // Anthropic Messages client -> Gemini upstream (generateContent / streamGenerateContent?alt=sse).
 // The mapping choices are listed in docs/protocols.md ("Anthropic Messages clients on OpenAI and Gemini
 // models"); the protocol facts in translation.md.
-import { geminiUsage, mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
+import { mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
+import { geminiUsage } from '@/lib/gateway/translate/usage';
 import type { ModelInfo } from '@/lib/config';
 import type { JsonObject } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
@@ -373,7 +374,7 @@ class GeminiStream implements StreamTranslator {
   }
 
   end(settled: Parameters<StreamTranslator['end']>[0]): string {
-    return this.out.finish(stopReasonOf(this.finishReason, this.calls > 0, this.blocked), null, anthropicUsage(settled.usage));
+    return this.out.finish(stopReasonOf(this.finishReason, this.calls > 0, this.blocked), null, anthropicUsage(settled.usage, settled.toolCalls));
   }
 }
 

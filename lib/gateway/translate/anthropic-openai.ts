@@ -2,7 +2,7 @@
 // reaching a GPT, DeepSeek or Qwen model). The mapping choices are listed in docs/protocols.md ("Anthropic
 // Messages clients on OpenAI and Gemini models"); the protocol facts in translation.md.
 import type { ModelInfo } from '@/lib/config';
-import { usageCount } from '@/lib/billing/cost';
+import { openaiUsage } from '@/lib/gateway/translate/usage';
 import type { JsonObject } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import {
@@ -194,25 +194,6 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
 // ---------------------------------------------------------------------------------------------
 // Replies
 
-/** OpenAI usage in billing terms (shared by every translator with an OpenAI upstream); DeepSeek's prompt_cache_hit_tokens where the details are missing. */
-export function openaiUsage(u: unknown): UpstreamUsage | null {
-  if (!isObject(u)) return null;
-  const prompt = usageCount(u.prompt_tokens);
-  if (prompt === undefined) return null;
-  const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  const out = isObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
-  const cacheRead = Math.min(prompt, usageCount(details.cached_tokens) ?? usageCount(u.prompt_cache_hit_tokens) ?? 0);
-  const cacheWrite = Math.min(prompt - cacheRead, usageCount(details.cache_write_tokens) ?? 0);
-  return {
-    promptTokens: prompt - cacheRead - cacheWrite,
-    completionTokens: usageCount(u.completion_tokens) ?? 0,
-    cacheReadTokens: cacheRead,
-    cacheWriteTokens: cacheWrite,
-    reasoningTokens: usageCount(out.reasoning_tokens) ?? 0,
-    completionFinal: true,
-  };
-}
-
 /** finish_reason -> stop_reason. A reply with tool calls is tool_use whatever the server said. */
 function stopReasonOf(finish: unknown, hasToolCalls: boolean, refused: boolean): StopReason {
   if (hasToolCalls) return 'tool_use';
@@ -296,7 +277,7 @@ function response(text: string, call: CallInfo): TranslatedReply {
   const stopSequence = calls.length === 0 ? matchedStop(choice) : null;
   const stopReason = stopSequence ? 'stop_sequence' : stopReasonOf(choice.finish_reason, calls.length > 0, refusal !== '');
   return {
-    usage: openaiUsage(parsed.usage),
+    usage: openaiUsage(parsed.usage, parsed.service_tier),
     completion,
     render: (settled) => anthropicMessage(call, content, stopReason, stopSequence, settled),
   };
@@ -345,7 +326,7 @@ class OpenaiStream implements StreamTranslator {
       throw new UpstreamFailure('status', `upstream stream error: ${upstreamErrorText(chunk.error)}`);
     }
     let bytes = this.out.start();
-    this.usage = openaiUsage(chunk.usage) ?? this.usage;
+    this.usage = openaiUsage(chunk.usage, chunk.service_tier) ?? this.usage;
     const choice = Array.isArray(chunk.choices) ? chunk.choices.find(isObject) : undefined;
     if (!choice) return bytes;
     const delta = isObject(choice.delta) ? choice.delta : {};
@@ -411,7 +392,7 @@ class OpenaiStream implements StreamTranslator {
     const tools = this.startedCalls > 0;
     const stopSequence = tools ? null : this.stopSequence;
     const reason = stopSequence ? 'stop_sequence' : stopReasonOf(this.finishReason, tools, this.refused);
-    return this.out.finish(reason, stopSequence, anthropicUsage(settled.usage));
+    return this.out.finish(reason, stopSequence, anthropicUsage(settled.usage, settled.toolCalls));
   }
 }
 

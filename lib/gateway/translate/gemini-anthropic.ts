@@ -3,7 +3,7 @@
 // here say why where it is not obvious.
 import type { ModelInfo } from '@/lib/config';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
-import { takeAnthropicUsage } from '@/lib/gateway/translate/anthropic-anthropic';
+import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
 import { ANTHROPIC_VERSION, JSON_OBJECT_INSTRUCTION, jsonSchemaInstruction } from '@/lib/gateway/translate/openai-anthropic';
 import {
   CallIds,

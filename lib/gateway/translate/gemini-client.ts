@@ -475,6 +475,13 @@ export function openThinking(signature: string | undefined): JsonObject[] | unde
 
 export type GeminiFinish = 'STOP' | 'MAX_TOKENS' | 'SAFETY' | 'OTHER';
 
+/** Gemini's `*TokensDetails` list: TEXT and the other modalities with tokens. */
+function modalities(text: number, other: Record<string, number>): JsonObject[] {
+  const list: JsonObject[] = [{ modality: 'TEXT', tokenCount: text }];
+  for (const [modality, tokenCount] of Object.entries(other)) if (tokenCount > 0) list.push({ modality, tokenCount });
+  return list;
+}
+
 /** usageMetadata of what was billed: promptTokenCount includes the cached part, candidates exclude the thoughts. */
 export function usageMetadata(u: Settlement['usage']): JsonObject {
   const prompt = u.promptTokens + u.cacheReadTokens + u.cacheWriteTokens;
@@ -482,6 +489,13 @@ export function usageMetadata(u: Settlement['usage']): JsonObject {
   const out: JsonObject = { promptTokenCount: prompt, candidatesTokenCount: u.completionTokens - thoughts, totalTokenCount: prompt + u.completionTokens };
   if (u.cacheReadTokens > 0) out.cachedContentTokenCount = u.cacheReadTokens;
   if (thoughts > 0) out.thoughtsTokenCount = thoughts;
+  // Modality details when an upstream reported audio or image tokens (the rest is text).
+  const audioIn = Math.min(u.audioInputTokens ?? 0, u.promptTokens);
+  if (audioIn > 0) out.promptTokensDetails = modalities(prompt - audioIn, { AUDIO: audioIn });
+  const audioOut = u.audioOutputTokens ?? 0;
+  const imageOut = u.imageOutputTokens ?? 0;
+  if (audioOut + imageOut > 0)
+    out.candidatesTokensDetails = modalities(Math.max(0, u.completionTokens - thoughts - audioOut - imageOut), { AUDIO: audioOut, IMAGE: imageOut });
   return out;
 }
 

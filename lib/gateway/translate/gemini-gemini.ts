@@ -3,7 +3,7 @@
 // the path); replies, stream chunks and errors come back as the upstream sent them. Cost travels
 // in headers only.
 import { UpstreamFailure } from '@/lib/gateway/upstream';
-import { geminiUsage } from '@/lib/gateway/translate/gemini-reply';
+import { geminiUsage } from '@/lib/gateway/translate/usage';
 import { SKIP_THOUGHT_SIGNATURE } from '@/lib/gateway/translate/openai-gemini';
 import { ANTHROPIC_SIGNATURE_PREFIX, ChunkFramer, isObject, type GeminiClientOptions } from './gemini-client';
 import type { ClientRequest, JsonObject, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamUsage } from './types';

@@ -3,7 +3,7 @@
 // the comments here say why where it is not obvious.
 import type { ModelInfo } from '@/lib/config';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
-import { openaiUsage } from '@/lib/gateway/translate/anthropic-openai';
+import { openaiUsage } from '@/lib/gateway/translate/usage';
 import {
   CallIds,
   GeminiChunkWriter,
@@ -205,7 +205,7 @@ function response(text: string, call: CallInfo, includeThoughts: boolean): Trans
     );
   });
   const finish = finishOf(choice.finish_reason);
-  return { usage: openaiUsage(parsed.usage), completion, render: (settled) => geminiResponse(call, parts, finish, settled) };
+  return { usage: openaiUsage(parsed.usage, parsed.service_tier), completion, render: (settled) => geminiResponse(call, parts, finish, settled) };
 }
 
 interface PendingCall {
@@ -244,7 +244,7 @@ class OpenaiStream implements StreamTranslator {
     }
     const chunk = upstreamObject(data, 'the stream');
     if (chunk.error !== undefined && chunk.error !== null) throw upstreamError(chunk.error);
-    this.usage = openaiUsage(chunk.usage) ?? this.usage;
+    this.usage = openaiUsage(chunk.usage, chunk.service_tier) ?? this.usage;
     const choice = Array.isArray(chunk.choices) ? chunk.choices.find(isObject) : undefined;
     if (!choice) return '';
     const delta = isObject(choice.delta) ? choice.delta : {};

@@ -2,7 +2,7 @@
 // The mapping choices (defaults, what is refused, thinking) are listed in docs/protocols.md
 // (Unified protocols); the comments here say why where it is not obvious.
 import type { ModelInfo } from '@/lib/config';
-import { usageCount } from '@/lib/billing/cost';
+import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import {
   ChunkWriter,
@@ -253,21 +253,6 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
 // ---------------------------------------------------------------------------------------------
 // Replies
 
-function readUsage(u: unknown, completionFinal: boolean): UpstreamUsage | null {
-  if (!isObject(u)) return null;
-  const input = usageCount(u.input_tokens);
-  if (input === undefined) return null;
-  return {
-    promptTokens: input,
-    completionTokens: usageCount(u.output_tokens) ?? 0,
-    cacheReadTokens: usageCount(u.cache_read_input_tokens) ?? 0,
-    cacheWriteTokens: usageCount(u.cache_creation_input_tokens) ?? 0,
-    // Anthropic bills thinking as output and does not count it apart.
-    reasoningTokens: 0,
-    completionFinal,
-  };
-}
-
 function finishReason(stopReason: unknown, toolCalls: number): FinishReason {
   switch (stopReason) {
     case 'max_tokens':
@@ -324,7 +309,7 @@ function response(text: string, call: CallInfo) {
   const finish = finishReason(msg.stop_reason, toolCalls.length);
   const message = { content: sawText || toolCalls.length === 0 ? content : null, reasoning, toolCalls, thinkingBlocks };
   return {
-    usage: readUsage(msg.usage, true),
+    usage: takeAnthropicUsage(null, msg.usage, true),
     completion: reasoning + content + toolCalls.map((t) => t.arguments).join(''),
     render: (settled: Settlement) => renderCompletion(call, message, finish, settled),
   };
@@ -354,7 +339,7 @@ class AnthropicStream implements StreamTranslator {
     switch (type) {
       case 'message_start': {
         const message = isObject(data.message) ? data.message : {};
-        this.usage = readUsage(message.usage, false) ?? this.usage;
+        this.usage = takeAnthropicUsage(this.usage, message.usage, false);
         return '';
       }
       case 'content_block_start': {
@@ -412,17 +397,8 @@ class AnthropicStream implements StreamTranslator {
         return this.out.toolCallArguments(tool.index, '{}');
       }
       case 'message_delta': {
-        const usage = isObject(data.usage) ? data.usage : {};
-        if (this.usage) {
-          // Cumulative counts; newer API versions repeat the input counts here too.
-          this.usage = {
-            ...this.usage,
-            completionTokens: usageCount(usage.output_tokens) ?? this.usage.completionTokens,
-            promptTokens: usageCount(usage.input_tokens) ?? this.usage.promptTokens,
-            cacheReadTokens: usageCount(usage.cache_read_input_tokens) ?? this.usage.cacheReadTokens,
-            cacheWriteTokens: usageCount(usage.cache_creation_input_tokens) ?? this.usage.cacheWriteTokens,
-          };
-        } else this.usage = readUsage(usage, false);
+        // Cumulative counts; newer API versions repeat the input and cache counts here too.
+        this.usage = takeAnthropicUsage(this.usage, data.usage, true);
         const delta = isObject(data.delta) ? data.delta : {};
         if (delta.stop_reason === undefined || delta.stop_reason === null || this.finishSent) return '';
         this.finishSent = true;

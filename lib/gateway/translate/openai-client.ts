@@ -282,16 +282,23 @@ function jsonNumber(text: string): string {
   return /^-?\d+(?:\.\d+)?$/.test(text) ? text : '0';
 }
 
-/** The usage the client sees: the settled usage, its prompt count including the cached tokens. */
+/**
+ * The usage the client sees: the settled usage, its prompt count including the cached tokens; the
+ * audio shares (OpenAI's `audio_tokens` details) when an upstream reported any.
+ */
 export function clientUsage(settled: Settlement): JsonObject {
   const u = settled.usage;
   const prompt = u.promptTokens + u.cacheReadTokens + u.cacheWriteTokens;
+  const promptDetails: JsonObject = { cached_tokens: u.cacheReadTokens };
+  const completionDetails: JsonObject = { reasoning_tokens: u.reasoningTokens };
+  if (u.audioInputTokens) promptDetails.audio_tokens = u.audioInputTokens;
+  if (u.audioOutputTokens) completionDetails.audio_tokens = u.audioOutputTokens;
   return {
     prompt_tokens: prompt,
     completion_tokens: u.completionTokens,
     total_tokens: prompt + u.completionTokens,
-    prompt_tokens_details: { cached_tokens: u.cacheReadTokens },
-    completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
+    prompt_tokens_details: promptDetails,
+    completion_tokens_details: completionDetails,
   };
 }
 

@@ -1,7 +1,8 @@
 // OpenAI chat client -> Gemini upstream (POST {base}/v1beta/models/{model}:generateContent, or
 // :streamGenerateContent?alt=sse). The mapping choices are listed in docs/protocols.md (Unified
 // protocols); the comments here say why where it is not obvious.
-import { geminiUsage, mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
+import { mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
+import { geminiUsage } from '@/lib/gateway/translate/usage';
 import type { ModelInfo } from '@/lib/config';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { geminiSchema, schemaBudget } from '@/lib/gateway/translate/gemini-schema';

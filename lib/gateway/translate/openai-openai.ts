@@ -1,28 +1,11 @@
 // OpenAI chat client -> OpenAI chat upstream: the identity. The client's body goes upstream as its
 // own bytes (only `model`, the `service` options and, for streams, `stream_options` change), and
 // the upstream's reply comes back as it came, with the gateway's cost spliced in.
-import { usageCount } from '@/lib/billing/cost';
+import { openaiUsage } from '@/lib/gateway/translate/usage';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { chunkHead, clientUsage, serviceMember, streamEnd, wantsStreamUsage } from '@/lib/gateway/translate/openai-client';
 import type { CallInfo, Settlement, StreamTranslator, TranslatedReply, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
-
-/** OpenAI's usage object in billing terms; null when it gave no usable prompt count. */
-export function openaiUsage(u: unknown): UpstreamUsage | null {
-  if (typeof u !== 'object' || u === null) return null;
-  const o = u as JsonObject;
-  const prompt = usageCount(o.prompt_tokens);
-  if (prompt === undefined) return null;
-  const cached = Math.min(prompt, usageCount((o.prompt_tokens_details as JsonObject | undefined)?.cached_tokens) ?? 0);
-  return {
-    promptTokens: prompt - cached,
-    completionTokens: usageCount(o.completion_tokens) ?? 0,
-    cacheReadTokens: cached,
-    cacheWriteTokens: 0,
-    reasoningTokens: usageCount((o.completion_tokens_details as JsonObject | undefined)?.reasoning_tokens) ?? 0,
-    completionFinal: true,
-  };
-}
 
 /** Generated text of a message or delta (content, refusal, tool arguments, reasoning): for estimates. */
 function generatedText(m: JsonObject | undefined): string {
@@ -72,7 +55,7 @@ class OpenaiStream implements StreamTranslator {
         if (c?.finish_reason) this.finished = true;
       }
     }
-    const u = openaiUsage(parsed.usage);
+    const u = openaiUsage(parsed.usage, parsed.service_tier);
     if (u) this.usage = u;
     // The usage chunk (always asked for: billing needs it) goes out at the end, priced.
     if (u && (!choices || choices.length === 0)) return '';
@@ -138,7 +121,7 @@ export const openaiToOpenai: Translator = {
       throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
     }
     if (typeof parsed !== 'object' || parsed === null || !Array.isArray(parsed.choices)) throw new UpstreamFailure('protocol', 'upstream reply has no choices');
-    return new OpenaiReply(text, parsed, openaiUsage(parsed.usage), call);
+    return new OpenaiReply(text, parsed, openaiUsage(parsed.usage, parsed.service_tier), call);
   },
 
   stream: (_call, req) => new OpenaiStream(wantsStreamUsage(req)),

@@ -3,7 +3,7 @@
 // upstream's Response object and stream events come back as they came. Usage is read from the
 // Response's `usage` (a stream's terminal event); the gateway's `service` member is spliced into
 // the Response object, and the stream's terminal event is held back until the cost is known.
-import { usageCount } from '@/lib/billing/cost';
+import { responsesUsage } from '@/lib/gateway/translate/usage';
 import { builtInToolOf, type ToolCalls } from '@/lib/billing/tools';
 import { maxCalls } from '@/lib/gateway/builtin-tools';
 import { upstreamBody, type JsonBody } from '@/lib/gateway/body';
@@ -12,22 +12,6 @@ import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
 import { chatMessagesOf, type ChatMessage, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
 import type { JsonObject, Settlement, StreamTranslator, TranslatedError, TranslatedReply, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
-
-/** The Responses API's usage object in billing terms; null when it gave no usable input count. */
-export function responsesUsage(u: unknown): UpstreamUsage | null {
-  if (!isObject(u)) return null;
-  const input = usageCount(u.input_tokens);
-  if (input === undefined) return null;
-  const cached = Math.min(input, usageCount(isObject(u.input_tokens_details) ? u.input_tokens_details.cached_tokens : undefined) ?? 0);
-  return {
-    promptTokens: input - cached,
-    completionTokens: usageCount(u.output_tokens) ?? 0,
-    cacheReadTokens: cached,
-    cacheWriteTokens: 0,
-    reasoningTokens: usageCount(isObject(u.output_tokens_details) ? u.output_tokens_details.reasoning_tokens : undefined) ?? 0,
-    completionFinal: true,
-  };
-}
 
 /**
  * Built-in tool calls among a Response's output items: one per web search, file search or image
@@ -155,7 +139,7 @@ class NativeStream implements StreamTranslator {
       this.toolCalls = maxCalls(this.toolCalls, this.added);
     }
     if (TERMINAL.has(type) && isObject(parsed.response)) {
-      this.usage = responsesUsage(parsed.response.usage) ?? this.usage;
+      this.usage = responsesUsage(parsed.response.usage, parsed.response.service_tier) ?? this.usage;
       this.toolCalls = maxCalls(this.toolCalls, responsesToolCalls(parsed.response.output));
       this.finished = true;
       this.terminal = { type, seq: seq ?? this.rt.sequence ?? 0, response: parsed.response };
@@ -200,7 +184,7 @@ export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
       const parsed = nativeReply(text, 'a Response object');
       if (parsed.object !== 'response') throw new UpstreamFailure('protocol', 'upstream reply is not a Response object');
       return {
-        usage: responsesUsage(parsed.usage),
+        usage: responsesUsage(parsed.usage, parsed.service_tier),
         completion: outputText(parsed.output),
         toolCalls: responsesToolCalls(parsed.output),
         render(settled) {

@@ -5,6 +5,7 @@ import type { ModelInfo, UpstreamProtocolName } from '@/lib/config';
 import type { JsonBody, JsonObject } from '@/lib/gateway/body';
 import type { Operation } from '@/lib/gateway/providers/types';
 import type { ToolCalls } from '@/lib/billing/tools';
+import type { PricedServiceTier, UsageSplit } from '@/lib/billing/cost';
 
 /** What the client speaks (the surface it called). */
 export type ClientProtocol = 'openai' | 'anthropic';
@@ -48,13 +49,14 @@ export interface UpstreamCall {
 }
 
 /**
- * Token counts as the upstream reported them, in billing terms. `promptTokens` excludes the cache
- * tokens (each class is billed at its own price): from OpenAI's usage it is prompt_tokens minus
- * prompt_tokens_details.cached_tokens; from Gemini's, promptTokenCount minus cachedContentTokenCount.
- * Reasoning tokens are part of completionTokens (billed at the output price); reported separately
- * only for the client's usage details.
+ * Token counts as the upstream reported them, in billing terms (every reader is in
+ * translate/usage.ts). `promptTokens` excludes the cache tokens (each class is billed at its own
+ * price): from OpenAI's usage it is prompt_tokens minus prompt_tokens_details.cached_tokens; from
+ * Gemini's, promptTokenCount minus cachedContentTokenCount. The UsageSplit shares (1-hour cache
+ * writes, reasoning, audio and image tokens) are parts of those totals, priced apart where the
+ * model's price list has a price for them.
  */
-export interface UpstreamUsage {
+export interface UpstreamUsage extends UsageSplit {
   promptTokens: number;
   completionTokens: number;
   cacheReadTokens: number;
@@ -62,12 +64,16 @@ export interface UpstreamUsage {
   reasoningTokens: number;
   /** False while a stream's completion count may still grow (Anthropic's message_start). */
   completionFinal: boolean;
+  /** The service tier served, when priced apart (OpenAI's flex and priority, Anthropic's priority). */
+  serviceTier?: PricedServiceTier;
 }
 
 /** What the pipeline settled, for the bytes a translator writes last. */
 export interface Settlement {
-  /** The usage billed (the upstream's, or our estimate where it gave none). */
-  usage: { promptTokens: number; completionTokens: number; cacheReadTokens: number; cacheWriteTokens: number; reasoningTokens: number };
+  /** The usage billed (the upstream's, or our estimate where it gave none), with its shares for the client's usage details. */
+  usage: UsageSplit & { promptTokens: number; completionTokens: number; cacheReadTokens: number; cacheWriteTokens: number; reasoningTokens: number };
+  /** Built-in tool calls billed (Anthropic's `usage.server_tool_use`). */
+  toolCalls?: ToolCalls;
   /** Exact decimal texts, written as JSON numbers (never through a float). */
   costUsd: string;
   costCny: string;

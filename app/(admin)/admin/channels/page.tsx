@@ -3,11 +3,13 @@ import { serverT } from '@/lib/i18n/server';
 import { consoleChannels } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { ChannelControls } from '@/components/admin/channel-controls';
+import { ChannelLimits } from '@/components/admin/channel-limits';
 import { Badge } from '@/components/ui/badge';
 import { Card } from '@/components/ui/card';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import type { ChannelHealthView } from '@/lib/channels/health';
+import type { ChannelLimit } from '@/lib/admin/stats';
 import type { HealthState } from '@/lib/channels/health-machine';
 import type { Translate } from '@/lib/i18n/translate';
 
@@ -27,7 +29,7 @@ export default async function AdminChannelsPage() {
       <PageHeader
         title={t('Channels')}
         description={t(
-          'Live state across instances (request figures: last 5 minutes). Disable, enable and weight take effect on every instance within a second and survive restarts.',
+          'Live state across instances (request figures: last 5 minutes). Disable, enable, weight and limits take effect on every instance within a second and survive restarts.',
         )}
       />
       <Card>
@@ -102,6 +104,30 @@ export default async function AdminChannelsPage() {
           </TBody>
         </Table>
       </Card>
+      <section aria-labelledby="limits-heading" className="mt-6">
+        <h2 id="limits-heading" className="mb-1 text-base font-semibold text-slate-900">
+          {t('Channel limits')}
+        </h2>
+        <p className="mb-3 text-sm text-slate-600">
+          {t(
+            "Requests in flight and tokens per minute (input and output) each channel may take, across every instance. A value set here replaces the operator config's on every instance within a second and survives restarts; a channel at its limit is skipped for the model's other channels.",
+          )}
+        </p>
+        <ul className="grid gap-3 sm:grid-cols-2">
+          {channels.map((c) => (
+            <li key={c.name} data-testid="channel-limits" data-limits-channel={c.name}>
+              <Card className="h-full p-4">
+                <div className="break-all font-medium text-slate-900">{c.name}</div>
+                <dl className="mt-2 grid grid-cols-1 gap-1 text-sm text-slate-700">
+                  <LimitLine label={t('In flight')} limit={c.limits.concurrency} t={t} testId="limit-concurrency-now" />
+                  <LimitLine label={t('Tokens this minute')} limit={c.limits.tpm} t={t} testId="limit-tpm-now" />
+                </dl>
+                <ChannelLimits name={c.name} concurrency={c.limits.concurrency} tpm={c.limits.tpm} />
+              </Card>
+            </li>
+          ))}
+        </ul>
+      </section>
       <section aria-labelledby="health-heading" className="mt-6">
         <h2 id="health-heading" className="mb-1 text-base font-semibold text-slate-900">
           {t('Channel health')}
@@ -150,6 +176,21 @@ export default async function AdminChannelsPage() {
         </ul>
       </section>
     </>
+  );
+}
+
+/** What a limit holds now against it, and where the limit comes from. */
+function LimitLine({ label, limit, t, testId }: { label: string; limit: ChannelLimit; t: Translate; testId: string }) {
+  return (
+    <div className="flex flex-wrap justify-between gap-x-2">
+      <dt className="text-slate-500">{label}</dt>
+      <dd className="tabular-nums" data-testid={testId}>
+        {limit.limit === null
+          ? t('no limit (not counted)')
+          : t('{n} of {limit}', { n: (limit.current ?? 0).toLocaleString('en-US'), limit: limit.limit.toLocaleString('en-US') })}
+        {limit.limit !== null && <span className="text-xs text-slate-500"> · {limit.override !== null ? t('set in the console') : t('from the config')}</span>}
+      </dd>
+    </div>
   );
 }
 

@@ -5,6 +5,7 @@ import { consoleBatches } from '@/lib/admin/console';
 import { requireOperator } from '@/lib/admin/guard';
 import { date, usd } from '@/lib/dashboard/format';
 import { CodeBatchForm } from '@/components/admin/code-batch-form';
+import { getConfig } from '@/lib/config';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
@@ -28,7 +29,7 @@ export default async function AdminCodesPage() {
       <Card>
         <CardHeader title={t('New batch')} />
         <CardBody>
-          <CodeBatchForm />
+          <CodeBatchForm plans={[...getConfig().plans.values()].map((p) => ({ id: p.id, name: p.name }))} />
         </CardBody>
       </Card>
       <Card className="mt-6">

@@ -30,6 +30,8 @@ import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { RechargeForm } from '@/components/dashboard/recharge-form';
 import { RedeemForm } from '@/components/dashboard/redeem-form';
 import { LocalTime } from '@/components/ui/local-time';
+import { PlanCard, PlansOnOffer } from '@/components/dashboard/plan-card';
+import { planStatus } from '@/lib/plans/subscriptions';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -102,10 +104,11 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
   }
   const emptyPage: LedgerPage = { data: [], nextCursor: null };
   const now = new Date();
-  const [account, ledger, month] = await Promise.all([
+  const [account, ledger, month, plan] = await Promise.all([
     getAccount(user.id),
     problem ? emptyPage : ledgerHistory(user.id, { limit: 50, before }),
     usageTotals(user.id, startOfUtcMonth(now), new Date(now.getTime() + 60_000)),
+    planStatus(user.id),
   ]);
   const { t } = await currentMessages();
   const tr = await serverT();
@@ -126,6 +129,14 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
           {tr('The payment was cancelled; nothing was charged.')}
         </Alert>
       )}
+
+      <div className="mb-4 sm:mb-6">
+        {plan ? (
+          <PlanCard status={plan} cfg={config} t={tr} />
+        ) : (
+          <PlansOnOffer cfg={config} t={tr} footer={tr('To get a plan, redeem a plan code below or ask the operator of this gateway.')} />
+        )}
+      </div>
 
       <div className="grid gap-4 lg:grid-cols-3">
         <Card className="px-4 py-4 sm:px-5" data-testid="billing-balance">

@@ -197,7 +197,10 @@ export default async function LogsPage({ searchParams }: { searchParams: Promise
                         </Td>
                         <Td className="whitespace-nowrap text-right tabular-nums">
                           <div className="text-slate-900">{usd(e.costUsd)}</div>
-                          <div className="text-xs text-slate-500">{cny(e.costCny)}</div>
+                          <div className="text-xs text-slate-500">
+                            {cny(e.costCny)}
+                            {e.billedTo === 'plan' && <span data-testid="log-billed-plan"> · {tr('Plan')}</span>}
+                          </div>
                         </Td>
                         <Td className="hidden whitespace-nowrap text-right tabular-nums md:table-cell">
                           {latency(e.latencyMs)}

@@ -15,5 +15,9 @@ export const POST = apiRoute(async (req, ctx) => {
   await enforceLimit(`gw:ip:redeem:${ctx.ip}`, REDEEM_PER_IP, `redeem: ${REDEEM_PER_IP} per IP per minute`);
   const { code } = await readBody(req, z.object({ code: z.string().min(1).max(100) }));
   const result = await redeemCode(userId, code);
-  return json({ credited_usd: formatPico(result.creditedPico), balance_usd: formatPico(result.balancePico) });
+  return json({
+    credited_usd: formatPico(result.creditedPico),
+    balance_usd: formatPico(result.balancePico),
+    plan: result.plan ? { id: result.plan.id, until: result.plan.until.toISOString() } : null,
+  });
 });

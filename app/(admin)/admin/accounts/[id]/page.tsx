@@ -8,6 +8,9 @@ import { requireOperator } from '@/lib/admin/guard';
 import { GatewayError } from '@/lib/errors';
 import { tierLabel, usd } from '@/lib/dashboard/format';
 import { AccountActions, RevokeKeyButton } from '@/components/admin/account-actions';
+import { PlanActions } from '@/components/admin/plan-actions';
+import { PlanCard } from '@/components/dashboard/plan-card';
+import { planStatus } from '@/lib/plans/subscriptions';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
@@ -29,7 +32,7 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
     if (err instanceof GatewayError && err.code === 'not_found') notFound();
     throw err;
   });
-  const audit = await consoleAudit({ targetType: 'account', targetId: id, limit: 10 });
+  const [audit, plan] = await Promise.all([consoleAudit({ targetType: 'account', targetId: id, limit: 10 }), planStatus(id)]);
   const { account } = detail;
   return (
     <>
@@ -48,6 +51,11 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
           }
         />
       </div>
+      {plan && (
+        <div className="mt-6">
+          <PlanCard status={plan} cfg={getConfig()} t={t} />
+        </div>
+      )}
       <Card className="mt-6">
         <CardHeader title={t('Actions')} description={t('Same effect as the admin CLI, on every instance at once; each is written to the audit log.')} />
         <CardBody>
@@ -61,6 +69,7 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
             regions={[...new Set(getConfig().channels.flatMap((c) => (c.region ? [c.region] : [])))].sort()}
             limits={account.limits && typeof account.limits === 'object' && !Array.isArray(account.limits) ? (account.limits as Record<string, number>) : null}
           />
+          <PlanActions id={account.id} plans={[...getConfig().plans.values()].map((p) => ({ id: p.id, name: p.name }))} current={plan?.plan.id ?? null} />
         </CardBody>
       </Card>
       <Card className="mt-6">

@@ -237,6 +237,7 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
                     </span>,
                   ],
                   [t('Rate'), <span className="tabular-nums">{t('{rate} CNY per USD', { rate: log.cnyRate })}</span>],
+                  [t('Paid by'), <span data-testid="billed-to">{log.billedTo === 'plan' ? t('Plan') : t('Balance')}</span>],
                 ]}
               />
             </CardBody>

@@ -1,8 +1,10 @@
 // GET /api/admin/accounts/:id - an account with its keys, recent requests and ledger
-// POST /api/admin/accounts/:id - one operator action: set_tier, set_status, adjust_balance, set_limits, set_role, set_region
+// POST /api/admin/accounts/:id - one operator action: set_tier, set_status, adjust_balance, set_limits, set_role, set_region, grant_plan, end_plan
 import { z } from 'zod';
 import { apiRoute, json } from '@/lib/http/api';
-import { tierNames } from '@/lib/config';
+import { getConfig, tierNames } from '@/lib/config';
+import { endPlan, grantPlan, MAX_PLAN_DAYS, planStatus } from '@/lib/plans/subscriptions';
+import { serializePlanStatus } from '@/lib/plans/serialize';
 import { requireAdmin } from '@/lib/admin/guard';
 import { accountDetail, adminAdjustBalance, adminSetLimits, adminSetRegion, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
 import { REGION_PATTERN } from '@/lib/gateway/region';
@@ -24,11 +26,14 @@ const action = z.discriminatedUnion('action', [
   }),
   z.object({ action: z.literal('set_role'), role: z.enum(['user', 'admin']) }),
   z.object({ action: z.literal('set_region'), region: z.string().regex(REGION_PATTERN, 'a region name such as cn, eu or us').nullable() }),
+  z.object({ action: z.literal('grant_plan'), plan: z.string().min(1).max(64), days: z.number().int().min(1).max(MAX_PLAN_DAYS) }),
+  z.object({ action: z.literal('end_plan') }),
 ]);
 
 export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) => {
   await requireAdmin(req);
-  return json(serializeDetail(await accountDetail(params.id)));
+  const detail = serializeDetail(await accountDetail(params.id));
+  return json({ ...detail, plan: serializePlanStatus(await planStatus(params.id), getConfig()) });
 });
 
 export const POST = apiRoute<{ id: string }>(async (req, _ctx, params) => {
@@ -43,6 +48,14 @@ export const POST = apiRoute<{ id: string }>(async (req, _ctx, params) => {
       return json(serializeAccount(await adminSetRegion(actor, params.id, body.region)));
     case 'set_limits':
       return json(serializeAccount(await adminSetLimits(actor, params.id, body.limits)));
+    case 'grant_plan': {
+      await accountDetail(params.id); // a 404 for an unknown account
+      await grantPlan(params.id, body.plan, body.days, 'operator', { actor });
+      return json({ plan: serializePlanStatus(await planStatus(params.id), getConfig()) });
+    }
+    case 'end_plan':
+      await endPlan(params.id, 'now', actor);
+      return json({ plan: null });
     case 'set_role': {
       const user = await setRole(actor, params.id, body.role);
       return json({ id: user.id, role: user.role });
