@@ -60,7 +60,9 @@ export function PriceBreakdown({ breakdown, t }: { breakdown: PriceBreakdownView
         </Badge>
         {breakdown.unpriced.length > 0 && (
           <span className="text-sm text-red-700" data-testid="price-unpriced">
-            {t('Not priced (reported by the upstream, no price set): {classes}', { classes: breakdown.unpriced.map((c) => label(c, t)).join(', ') })}
+            {t('No price of its own (billed at the rate of the class it is part of, or not at all): {classes}', {
+              classes: breakdown.unpriced.map((c) => label(c, t)).join(', '),
+            })}
           </span>
         )}
       </div>
@@ -78,7 +80,10 @@ export function PriceBreakdown({ breakdown, t }: { breakdown: PriceBreakdownView
         <TBody>
           {breakdown.lines.map((l) => (
             <Tr key={l.class} data-testid="price-row" data-class={l.class}>
-              <Td>{label(l.class, t)}</Td>
+              <Td>
+                {label(l.class, t)}
+                {l.priced_as && <span className="block text-xs text-slate-500">{t('at the {class} rate', { class: label(l.priced_as, t) })}</span>}
+              </Td>
               <Td className={money}>{formatCount(l.tokens)}</Td>
               <Td className={money}>
                 {usd(l.rate_usd_per_million)} <span className="text-xs text-slate-500">{t('per 1M tokens')}</span>

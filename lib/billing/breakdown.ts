@@ -160,13 +160,14 @@ export interface CallLine {
 
 /**
  * The log row's `priceBreakdown` (JSONB), compact: `l` token lines `[class, tokens, pico-USD per
- * token, pico-USD]`, `k` per-call lines `[tool, calls, pico-USD per call, pico-USD]`, `a`
+ * token, pico-USD]` (a fifth member names the class whose rate billed it, when it has none of its
+ * own: `pricedAs`, docs/decisions/042), `k` per-call lines `[tool, calls, pico-USD per call, pico-USD]`, `a`
  * adjustments `[kind, detail, signed pico-USD]`, `u` unpriced classes. Pico amounts are integer
  * text (exact beyond 2^53). The lines plus the adjustments sum to the row's cost exactly.
  */
 export interface StoredBreakdown {
   t: 'base' | 'long_context';
-  l: [string, number, string, string][];
+  l: ([string, number, string, string] | [string, number, string, string, string])[];
   k?: [string, number, string, string][];
   a?: [AdjustmentKind, string, string][];
   u?: string[];
@@ -174,7 +175,13 @@ export interface StoredBreakdown {
 
 /** The compact form of a breakdown, the per-call lines and the adjustments applied after it. */
 export function storedBreakdown(b: Breakdown, calls: CallLine[], adjustments: Adjustment[]): StoredBreakdown {
-  const out: StoredBreakdown = { t: b.tier, l: b.lines.map((l) => [l.class, l.count, l.rate.toString(), l.cost.toString()]) };
+  const out: StoredBreakdown = {
+    t: b.tier,
+    l: b.lines.map((l) => {
+      const line: [string, number, string, string] = [l.class, l.count, l.rate.toString(), l.cost.toString()];
+      return l.pricedAs ? [...line, l.pricedAs] : line;
+    }),
+  };
   const sum = b.lines.reduce((a, l) => a + l.cost, 0n);
   // The multiplier is inside b.costUsd: shown as the step it is, rounding included.
   const tier: Adjustment[] =
@@ -200,11 +207,17 @@ export function parseStoredBreakdown(v: unknown): StoredBreakdown | null {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
   const s = v as Record<string, unknown>;
   const int = (x: unknown) => typeof x === 'string' && /^-?\d{1,40}$/.test(x);
-  const line = (x: unknown) => Array.isArray(x) && x.length === 4 && typeof x[0] === 'string' && typeof x[1] === 'number' && int(x[2]) && int(x[3]);
+  const line = (x: unknown, priced = false) =>
+    Array.isArray(x) &&
+    (x.length === 4 || (priced && x.length === 5 && typeof x[4] === 'string')) &&
+    typeof x[0] === 'string' &&
+    typeof x[1] === 'number' &&
+    int(x[2]) &&
+    int(x[3]);
   const adj = (x: unknown) => Array.isArray(x) && x.length === 3 && typeof x[0] === 'string' && typeof x[1] === 'string' && int(x[2]);
   if (s.t !== 'base' && s.t !== 'long_context') return null;
-  if (!Array.isArray(s.l) || !s.l.every(line)) return null;
-  if (s.k !== undefined && !(Array.isArray(s.k) && s.k.every(line))) return null;
+  if (!Array.isArray(s.l) || !s.l.every((x) => line(x, true))) return null;
+  if (s.k !== undefined && !(Array.isArray(s.k) && s.k.every((x) => line(x)))) return null;
   if (s.a !== undefined && !(Array.isArray(s.a) && s.a.every(adj))) return null;
   if (s.u !== undefined && !(Array.isArray(s.u) && s.u.every((x) => typeof x === 'string'))) return null;
   return s as unknown as StoredBreakdown;
@@ -221,8 +234,10 @@ export function breakdownView(s: StoredBreakdown, rateNano: bigint) {
   const cny = (pico: bigint) => text(usdToCny(pico, rateNano));
   return {
     tier: s.t,
-    lines: s.l.map(([cls, tokens, rate, cost]) => ({
+    lines: s.l.map(([cls, tokens, rate, cost, pricedAs]) => ({
       class: cls,
+      /** The class whose rate billed this one (it has no price of its own); null when its own. */
+      priced_as: pricedAs ?? null,
       tokens,
       rate_usd_per_million: text(BigInt(rate) * 1_000_000n),
       rate_cny_per_million: cny(BigInt(rate) * 1_000_000n),

@@ -15,7 +15,9 @@ export const zhPrices = {
   '{n} calls': '{n} 次调用',
   'Long-context tier': '长上下文档位',
   'Base prices': '基础价格',
-  'Not priced (reported by the upstream, no price set): {classes}': '未计价（上游报告了用量，但未设置价格）：{classes}',
+  'No price of its own (billed at the rate of the class it is part of, or not at all): {classes}':
+    '没有单独价格（按其所属类别的单价计费，或不计费）：{classes}',
+  'at the {class} rate': '按{class}单价',
   Input: '输入',
   'Cache write (5 min)': '缓存写入（5 分钟）',
   'Cache write (1 h)': '缓存写入（1 小时）',

@@ -43,8 +43,12 @@ describe('the breakdown a log row stores (docs/decisions/043)', () => {
     expect(breakdownTotal(s)).toBe(b.costUsd);
   });
 
-  it('lists unpriced classes and refuses what is not a stored breakdown', () => {
-    expect(storedBreakdown(priceOf(sonnet, { input: 10, audio_input: 5 }), [], []).u).toEqual(['audio_input']);
+  it('lists unpriced classes, keeps the class whose rate billed one, and refuses what is not a stored breakdown', () => {
+    const s = storedBreakdown(priceOf(sonnet, { input: 10, audio_input: 5 }), [], []);
+    expect(s.u).toEqual(['audio_input']);
+    expect(s.l[1]).toEqual(['audio_input', 5, '3000000', '15000000', 'input']); // decision 042: billed at the input rate
+    expect(parseStoredBreakdown(JSON.parse(JSON.stringify(s)))).toEqual(s);
+    expect(breakdownView(s, 7_200_000_000n).lines[1]).toMatchObject({ class: 'audio_input', priced_as: 'input', cost_usd: '0.000015' });
     expect(parseStoredBreakdown(null)).toBeNull();
     expect(parseStoredBreakdown({ t: 'base', l: [['input', 1, '1.5', '1']] })).toBeNull();
     expect(parseStoredBreakdown({ t: 'other', l: [] })).toBeNull();
@@ -54,6 +58,7 @@ describe('the breakdown a log row stores (docs/decisions/043)', () => {
     const v = breakdownView(storedBreakdown(priceOf(sonnet, { input: 1000, cache_read: 10 }), [], []), 7_200_000_000n);
     expect(v.lines[0]).toEqual({
       class: 'input',
+      priced_as: null,
       tokens: 1000,
       rate_usd_per_million: '3',
       rate_cny_per_million: '21.6',
