@@ -209,6 +209,8 @@ const schema = z.object({
   JOBS_STALE_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** First retry delay of a failed job attempt; each later one 4 times longer (capped at a minute). */
   JOBS_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(5000),
+  /** How often each instance removes what outlived its retention (videos, batch files). */
+  JOBS_SWEEP_MS: z.coerce.number().int().min(100).max(86_400_000).default(600_000),
   /** How often a video job polls its upstream. */
   VIDEO_POLL_MS: z.coerce.number().int().min(20).max(600_000).default(5000),
   /** Deliveries tried per alert event before it is given up (8 at the defaults span about a day). */

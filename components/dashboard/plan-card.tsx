@@ -1,5 +1,6 @@
 // The account's plan (issue 42 item 4): each window's use as a bar with its reset, the period's end,
-// and, without a plan, the plans on offer to compare. A server component: no script of its own.
+// and, without a plan, the plans on offer to compare. A server component: no script of its own
+// (the billing page passes in its Stripe buttons, so other pages load none).
 import type { GatewayConfig, PlanInfo } from '@/lib/config';
 import type { PlanStatus } from '@/lib/plans/subscriptions';
 import { usdToCny } from '@/lib/billing/money';
@@ -23,7 +24,8 @@ function length(ms: number, t: Translate): string {
 /** Fraction used, for the bar (exact enough at 4 digits). */
 const fraction = (used: bigint, cap: bigint) => (cap === 0n ? 1 : Number((used * 10_000n) / cap) / 10_000);
 
-export function PlanCard({ status, cfg, t }: { status: PlanStatus; cfg: GatewayConfig; t: Translate }) {
+/** `actions`: beside the status badge (the billing page's "Manage billing"). */
+export function PlanCard({ status, cfg, t, actions }: { status: PlanStatus; cfg: GatewayConfig; t: Translate; actions?: React.ReactNode }) {
   const { plan, subscription: s } = status;
   const end = s.status === 'past_due' && s.graceUntil ? s.graceUntil : s.currentPeriodEnd;
   return (
@@ -34,7 +36,12 @@ export function PlanCard({ status, cfg, t }: { status: PlanStatus; cfg: GatewayC
           name: plan.name,
           price: `${usd(plan.priceMonthly)} (${cny(usdToCny(plan.priceMonthly, cfg.cnyRateNano))})`,
         })}
-        actions={<Badge tone={s.status === 'past_due' ? 'amber' : 'green'}>{s.status === 'past_due' ? t('Past due') : t('Active')}</Badge>}
+        actions={
+          <div className="flex items-center gap-2">
+            <Badge tone={s.status === 'past_due' ? 'amber' : 'green'}>{s.status === 'past_due' ? t('Past due') : t('Active')}</Badge>
+            {actions}
+          </div>
+        }
       />
       <CardBody className="space-y-4">
         <p className="text-sm text-slate-600" data-testid="plan-period">
@@ -70,7 +77,18 @@ export function PlanCard({ status, cfg, t }: { status: PlanStatus; cfg: GatewayC
 }
 
 /** The plans on offer, side by side (a table; stacked cards on phones). */
-export function PlansOnOffer({ cfg, t, footer }: { cfg: GatewayConfig; t: Translate; footer?: React.ReactNode }) {
+/** `subscribe`: a plan's button (the billing page's "Subscribe" for plans Stripe sells), or null. */
+export function PlansOnOffer({
+  cfg,
+  t,
+  footer,
+  subscribe,
+}: {
+  cfg: GatewayConfig;
+  t: Translate;
+  footer?: React.ReactNode;
+  subscribe?: (plan: PlanInfo) => React.ReactNode;
+}) {
   const plans = [...cfg.plans.values()];
   if (plans.length === 0) return null;
   return (
@@ -84,6 +102,7 @@ export function PlansOnOffer({ cfg, t, footer }: { cfg: GatewayConfig; t: Transl
             <Th>{t('Windows')}</Th>
             <Th>{t('Models')}</Th>
             <Th>{t('Beyond the allowance')}</Th>
+            {subscribe && <Th className="sr-only">{t('Subscribe')}</Th>}
           </Tr>
         </THead>
         <TBody>
@@ -99,6 +118,7 @@ export function PlansOnOffer({ cfg, t, footer }: { cfg: GatewayConfig; t: Transl
               <Td>{p.windows.map((w) => `${amount(p, w.cap)} / ${length(w.ms, t)}`).join(' · ')}</Td>
               <Td>{p.models ? [...p.models].join(', ') : t('every model')}</Td>
               <Td>{p.overflow === 'balance' ? t('Billed to the balance') : t('Refused')}</Td>
+              {subscribe && <Td>{subscribe(p)}</Td>}
             </Tr>
           ))}
         </TBody>

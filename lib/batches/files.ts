@@ -1,6 +1,7 @@
 // OpenAI's Files API, for the Batch API: POST /v1/files (multipart: purpose=batch and a JSONL
 // file, size-capped), GET /v1/files, GET/DELETE /v1/files/{id}, GET /v1/files/{id}/content. The
-// bytes are kept in the database (StoredFile), so every instance serves them.
+// bytes are kept in the database (StoredFile), so every instance serves them, for
+// `batches.file_retention_days` from their creation: then gone (404), and deleted by the sweep.
 import { randomBytes } from 'node:crypto';
 import { authenticate, type Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
@@ -8,6 +9,7 @@ import { getDb } from '@/lib/db';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkDenied } from '@/lib/gateway/admission';
+import { getConfig } from '@/lib/config';
 
 export interface FileRow {
   id: string;
@@ -37,10 +39,40 @@ export async function insertFile(f: { id: string; userId: string; purpose: strin
   return rows[0] ?? (await fileOf(f.id, f.userId))!;
 }
 
+/** Milliseconds a batch file is kept from its creation (`batches.file_retention_days`). */
+export const fileRetentionMs = () => Math.round(getConfig().batches.file_retention_days * 86_400_000);
+/** SQL: a file still within its retention ($n: the retention in ms). A file past it is gone to its owner at once, before the sweep deletes it. */
+const LIVE = (n: number) => `"createdAt" > now() - ($${n}::bigint * interval '1 millisecond')`;
+
+/** A file of the account's, unless it outlived its retention. */
 export async function fileOf(id: string, userId: string): Promise<FileRow | null> {
   const db = await getDb();
-  const rows = await db.$queryRawUnsafe<FileRow[]>(`SELECT ${COLS} FROM "StoredFile" WHERE "id" = $1 AND "userId" = $2::uuid`, id, userId);
+  const rows = await db.$queryRawUnsafe<FileRow[]>(
+    `SELECT ${COLS} FROM "StoredFile" WHERE "id" = $1 AND "userId" = $2::uuid AND ${LIVE(3)}`,
+    id,
+    userId,
+    fileRetentionMs(),
+  );
   return rows[0] ?? null;
+}
+
+/**
+ * Deletes the files past their retention (the job engine's sweep, every JOBS_SWEEP_MS), save the
+ * input of a batch still queued or running (it would fail for want of its lines).
+ */
+export async function sweepFiles(limit = 1000): Promise<number> {
+  const db = await getDb();
+  const rows = await db.$queryRawUnsafe<{ id: string }[]>(
+    `DELETE FROM "StoredFile" WHERE "id" IN (
+       SELECT f."id" FROM "StoredFile" f
+       WHERE f."createdAt" <= now() - ($1::bigint * interval '1 millisecond')
+         AND NOT EXISTS (SELECT 1 FROM "Job" j WHERE j."kind" = 'batch' AND j."status" IN ('queued','running') AND j."input"->>'input_file_id' = f."id")
+       LIMIT $2)
+     RETURNING "id"`,
+    fileRetentionMs(),
+    limit,
+  );
+  return rows.length;
 }
 
 export async function fileContent(id: string, userId: string): Promise<Buffer | null> {
@@ -58,7 +90,7 @@ export function fileObject(f: FileRow) {
     filename: f.filename,
     purpose: f.purpose,
     status: 'processed',
-    expires_at: null,
+    expires_at: Math.floor((f.createdAt.getTime() + fileRetentionMs()) / 1000),
     status_details: null,
   };
 }
@@ -142,8 +174,9 @@ export async function listFiles(ctx: RequestContext, req: GatewayRequest, sink: 
   const principal = await caller(ctx, req);
   const db = await getDb();
   const rows = await db.$queryRawUnsafe<FileRow[]>(
-    `SELECT ${COLS} FROM "StoredFile" WHERE "userId" = $1::uuid ORDER BY "createdAt" DESC LIMIT 10000`,
+    `SELECT ${COLS} FROM "StoredFile" WHERE "userId" = $1::uuid AND ${LIVE(2)} ORDER BY "createdAt" DESC LIMIT 10000`,
     principal.userId,
+    fileRetentionMs(),
   );
   const data = rows.map(fileObject);
   sendJson(ctx, sink, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false });

@@ -19,7 +19,8 @@ import { embeddingsSurface } from '@/lib/gateway/surfaces/embeddings';
 import { responsesSurface } from '@/lib/gateway/surfaces/responses';
 import { JobFailure, registerJobHandler, type JobHandler, type JobOutcome, type JobRun } from '@/lib/jobs/engine';
 import type { JobRow } from '@/lib/jobs/store';
-import { fileContent, insertFile } from '@/lib/batches/files';
+import { fileContent, insertFile, sweepFiles } from '@/lib/batches/files';
+import { log } from '@/lib/log';
 
 export const BATCH_KIND = 'batch';
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/responses'] as const;
@@ -42,6 +43,8 @@ export interface BatchInput {
   /** The submitting API key, sealed with SECRETS_KEY: each line is authenticated as it. */
   key: string;
   ip: string;
+  /** The region every line must be served in (x-service-region, service.region or a pin at creation); absent: anywhere. */
+  region?: string;
 }
 
 export interface BatchLineInput {
@@ -96,8 +99,11 @@ class LineRequest implements GatewayRequest {
     private readonly body: Buffer,
     key: string,
     readonly ip: string,
+    region: string | undefined,
   ) {
     this.headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(body.length) };
+    // The batch's region, as the x-service-region header of a live request: the pipeline keeps the line in it.
+    if (region) this.headers['x-service-region'] = region;
   }
   async readBody(): Promise<Buffer> {
     return this.body;
@@ -150,7 +156,7 @@ async function runLine(
     const ctx = new RequestContext('openai', input.endpoint, getConfig(), { requestId, startedAt: startedAt + index * 10 + attempt });
     ctx.batch = { discountPercent: discountOf };
     sink = new CaptureSink();
-    const req = new LineRequest(input.endpoint, body, key, input.ip);
+    const req = new LineRequest(input.endpoint, body, key, input.ip, input.region);
     try {
       await runPipeline(ctx, req, sink, surface);
     } catch (err) {
@@ -244,6 +250,12 @@ async function finalize(job: JobRow, input: BatchInput, lines: BatchLineInput[],
 export const batchHandler: JobHandler = {
   kind: BATCH_KIND,
   event: 'batch',
+
+  /** Batch files past `batches.file_retention_days` are deleted. */
+  async sweep(): Promise<void> {
+    const n = await sweepFiles();
+    if (n > 0) log('info', 'batch files past their retention deleted', { files: n });
+  },
 
   async run(run: JobRun): Promise<JobOutcome> {
     const job = run.job;

@@ -9,7 +9,8 @@ import { keyClientIp } from '@/lib/keys/access';
 import { endQueuedJob, kickJobs } from '@/lib/jobs/engine';
 import { getJob, insertJob, listJobs, newJobId, requestCancel, type JobRow } from '@/lib/jobs/store';
 import { caller, createFile, deleteFile, fileContent, fileOf, getFile, getFileContent, listFiles, segment, sendJson } from '@/lib/batches/files';
-import { BATCH_ENDPOINTS, BATCH_KIND, lineCounts, parseBatchFile, type BatchEndpoint, type BatchInput } from '@/lib/batches/job';
+import { BATCH_ENDPOINTS, BATCH_KIND, lineCounts, parseBatchFile, type BatchEndpoint, type BatchInput, type BatchLineInput } from '@/lib/batches/job';
+import { inRegion, REGION_HEADER, regionUnavailable, requestRegion } from '@/lib/gateway/region';
 
 const invalid = (message: string, param: string) => new GatewayError('invalid_request', message, { param });
 const ts = (d: Date | null | undefined) => (d ? Math.floor(d.getTime() / 1000) : null);
@@ -89,11 +90,22 @@ export async function createBatch(ctx: RequestContext, req: GatewayRequest, sink
   if (!file || file.purpose !== 'batch')
     throw new GatewayError('not_found', `No batch input file with id '${body.input_file_id}'.`, { param: 'input_file_id' });
   const content = (await fileContent(file.id, principal.userId))!;
-  let total: number;
+  let lines: BatchLineInput[];
   try {
-    total = parseBatchFile(content, body.endpoint, ctx.cfg.batches.max_lines).length;
+    lines = parseBatchFile(content, body.endpoint, ctx.cfg.batches.max_lines);
   } catch (err) {
     throw invalid((err as Error).message, 'input_file_id');
+  }
+  const total = lines.length;
+  // Where its lines may be served (as a live request's: lib/gateway/region.ts), kept with the batch:
+  // each line is routed only to that region's channels. A model of the file no channel of the
+  // region serves: a 503 naming the region now, rather than every line of it failing later.
+  ctx.region = requestRegion(req.headers[REGION_HEADER], body, principal.regionPin ?? {});
+  if (ctx.region !== null) {
+    const region = ctx.region;
+    const named = [...new Set(lines.map((l) => l.body.model).filter((m): m is string => typeof m === 'string'))];
+    const outside = named.filter((m) => ctx.cfg.models.has(m) && inRegion(ctx.cfg.channelsByModel.get(m) ?? [], region).length === 0);
+    if (outside.length > 0) throw regionUnavailable(region, outside.slice(0, 5));
   }
   const key = extractApiKey(req.headers as { authorization?: string; 'x-api-key'?: string })!;
   const input: BatchInput = {
@@ -104,6 +116,7 @@ export async function createBatch(ctx: RequestContext, req: GatewayRequest, sink
     total,
     key: encryptSecret(key),
     ip: keyClientIp(req),
+    ...(ctx.region !== null ? { region: ctx.region } : {}),
   };
   const job = await insertJob({
     id: newJobId('batch'),

@@ -107,6 +107,8 @@ export type StripeEventOutcome = 'credited' | 'already_paid' | 'marked_failed' |
 export async function handleStripeEvent(event: Stripe.Event): Promise<StripeEventOutcome> {
   switch (event.type) {
     case 'checkout.session.completed':
+      // A subscription's checkout (lib/plans/stripe.ts) is no top-up: its amount never reaches the balance.
+      if (event.data.object.mode !== 'payment') return 'ignored';
       if (event.data.object.payment_status !== 'paid') return 'unpaid'; // async methods settle later
       return settleSession(event, event.data.object, 'paid');
     case 'checkout.session.async_payment_succeeded':

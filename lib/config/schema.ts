@@ -241,9 +241,11 @@ const jobsConfigShape = {
       concurrency: positiveInt.max(256).default(4),
       /** Lines per batch, at most. */
       max_lines: positiveInt.max(50_000).default(50_000),
+      /** Batch files (inputs, outputs, errors) are kept this many days from their creation, then deleted (fractions allowed). */
+      file_retention_days: z.number().positive().max(3650).default(30),
     })
     .strict()
-    .default({ discount_percent: 50, max_file_bytes: 50 * 1024 * 1024, concurrency: 4, max_lines: 50_000 }),
+    .default({ discount_percent: 50, max_file_bytes: 50 * 1024 * 1024, concurrency: 4, max_lines: 50_000, file_retention_days: 30 }),
 };
 
 const modelSchema = z

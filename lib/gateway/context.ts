@@ -256,7 +256,13 @@ export class RequestContext {
   ) {
     this.requestId = fixed?.requestId ?? `req_${ID_PREFIX}${(idSeq++).toString(36).padStart(8, '0')}`;
     this.startedAt = fixed?.startedAt ?? Date.now();
+    // A fixed id (a batch line) may be run again by another instance while the first run's leases
+    // still live: each run's leases are its own, so the second never overwrites the first's.
+    this.leaseId = fixed ? `${this.requestId}.${randomBytes(4).toString('hex')}` : this.requestId;
   }
+
+  /** The id of this run's leases (its concurrency slots and reservations): the request id, or per run for a fixed one. */
+  private readonly leaseId: string;
 
   /** The key's expiry and address ranges, as every /v1 route checks them (lib/keys/access.ts). */
   checkKey(principal: Principal, req: GatewayRequest): void {
@@ -305,11 +311,11 @@ export class RequestContext {
     this.tokensReserved = tokens;
     // A limited first channel is taken in the same turn as the admission (admission/channel.ts).
     if (firstChannel && channelLimited(firstChannel) && !this.pendingChannel) {
-      const taken = acquireChannel(firstChannel, this.cfg, `${this.requestId}|${firstChannel.name}`, tokens, false).catch(() => null);
+      const taken = acquireChannel(firstChannel, this.cfg, `${this.leaseId}|${firstChannel.name}`, tokens, false).catch(() => null);
       this.pendingChannel = { channel: firstChannel.name, taken };
     }
     const pending = startAdmission(
-      { principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.requestId, ip: this.keyIp, tokens },
+      { principal: this.principal!, cfg: this.cfg, model, endpoint, reserve, leaseId: this.leaseId, ip: this.keyIp, tokens },
       this.stream,
     );
     if (this.trace) {
@@ -409,7 +415,7 @@ export class RequestContext {
       // The first attempt went elsewhere (its channel could not carry the call): its place is not held for nothing.
       if (pending) this.releaseChannelOnce(false);
       if (channelLimited(channel))
-        taken = await acquireChannel(channel, this.cfg, `${this.requestId}|${channel.name}`, this.tokensReserved, true).catch(() => null);
+        taken = await acquireChannel(channel, this.cfg, `${this.leaseId}|${channel.name}`, this.tokensReserved, true).catch(() => null);
     }
     // A limiter that cannot answer does not stop the request (the failover limiter answers from memory).
     if (taken === null) return true;
@@ -612,7 +618,8 @@ export class RequestContext {
     const u = this.usage;
     // A cache hit used no upstream tokens: its tokens-per-minute reservation (none) settles at 0.
     const tokens = this.cacheHitBilledNano !== null ? 0 : u.promptTokens + u.completionTokens + u.cacheReadTokens + u.cacheWriteTokens;
-    return (this.released ??= release(this.admission!, this.cost, tokens, urgent));
+    // A batch line's id is fixed by the batch and line: run again after a takeover, it is charged once.
+    return (this.released ??= release(this.admission!, this.cost, tokens, urgent, this.batch ? this.requestId : undefined));
   }
 
   // The cost in CNY and the decimal texts of both, computed once per cost (headers, the reply's

@@ -27,7 +27,7 @@ export function callableModels(cfg: GatewayConfig, tier: TierName): ModelInfo[] 
 }
 
 /** `?region=` (or the x-service-region header, or the caller's pin): only models a channel of that region serves. */
-function inRegionFilter(cfg: GatewayConfig, req: GatewayRequest, principal: Principal): (m: ModelInfo) => boolean {
+export function inRegionFilter(cfg: GatewayConfig, req: GatewayRequest, principal: Principal): (m: ModelInfo) => boolean {
   const asked = new URLSearchParams(req.query ?? '').get('region') ?? req.headers[REGION_HEADER];
   const region = requestRegion(asked, undefined, principal.regionPin ?? {});
   return region === null ? () => true : (m) => inRegion(cfg.channelsByModel.get(m.name) ?? [], region).length > 0;

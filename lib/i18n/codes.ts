@@ -37,6 +37,17 @@ const table = {
     en: 'This plan is billed by Stripe: change or cancel it in the billing portal.',
     zh: '此套餐由 Stripe 计费：请在账单门户中变更或取消。',
   },
+  // Plans paid with Stripe Billing (lib/plans/stripe.ts)
+  'plan.required': { en: 'plan is required: the id of a plan.', zh: 'plan 为必填项：套餐的 id。' },
+  'plan.not_subscribable': {
+    en: 'The plan {plan} cannot be bought with a card here (it has no Stripe price); it is granted by code or by the operator.',
+    zh: '套餐 {plan} 不能在此刷卡购买（未配置 Stripe 价格），只能通过兑换码或由运营者授予。',
+  },
+  'plan.already_subscribed': { en: 'This account already subscribes to {plan}.', zh: '此账户已订阅 {plan}。' },
+  'plan.no_stripe_customer': {
+    en: 'This account has no Stripe billing yet: subscribe to a plan first.',
+    zh: '此账户尚无 Stripe 账单信息：请先订阅套餐。',
+  },
   // Sessions, bodies, throttles (every /api route)
   'auth.sign_in_first': { en: 'Sign in first.', zh: '请先登录。' },
   'auth.invalid_credentials': { en: 'Invalid email or password.', zh: '邮箱或密码不正确。' },
@@ -113,6 +124,16 @@ const table = {
   'billing.not_configured': { en: 'Payments are not set up on this deployment.', zh: '此部署尚未开通在线支付。' },
   'billing.checkout_failed': { en: 'Stripe could not start the checkout. Try again in a moment.', zh: 'Stripe 暂时无法发起支付，请稍后重试。' },
   'billing.checkout_no_url': { en: 'Stripe did not return a checkout URL.', zh: 'Stripe 未返回支付页面地址。' },
+  // Statements and receipts (lib/statements)
+  'statement.month_invalid': { en: 'month must be a month written YYYY-MM, e.g. 2026-11.', zh: 'month 须为 YYYY-MM 格式的月份，例如 2026-11。' },
+  'statement.month_future': { en: 'The month {month} has not begun yet.', zh: '{month} 月尚未开始。' },
+  'statement.format_invalid': {
+    en: 'A statement is YYYY-MM.csv, YYYY-MM.pdf or YYYY-MM (JSON).',
+    zh: '账单须为 YYYY-MM.csv、YYYY-MM.pdf 或 YYYY-MM（JSON）。',
+  },
+  'statement.account_not_found': { en: 'No such account.', zh: '没有这个账户。' },
+  'receipt.not_found': { en: 'No such paid recharge.', zh: '没有这笔已支付的充值。' },
+  'billing.portal_failed': { en: 'Stripe could not open the billing portal. Try again in a moment.', zh: 'Stripe 暂时无法打开账单门户，请稍后重试。' },
   'billing.bad_signature': { en: 'Invalid Stripe signature', zh: 'Stripe 签名无效' },
   // API keys and sessions on /v1 (the playground shows them)
   'key.invalid_throttled': {

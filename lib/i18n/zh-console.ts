@@ -218,4 +218,5 @@ export const zhConsole = {
   '{field}: {from} → {to} (now {current})': '{field}：{from} → {to}（当前 {current}）',
   'Tighten the limits of channel "{name}" on every instance? {changes}. Requests beyond them go to the other channels of their model, or get a 429 naming this channel when none has room.':
     '在所有实例上收紧渠道“{name}”的限制？{changes}。超出的请求将转到该模型的其他渠道；若都没有余量，则返回指明此渠道的 429。',
+  'UTC months, exact sums of the ledger; the same statement the account sees.': '按 UTC 月份，账目的精确合计；与账户自己看到的账单相同。',
 } as const satisfies Record<string, string>;

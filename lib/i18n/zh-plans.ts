@@ -39,4 +39,10 @@ export const zhPlans = {
   'End this account’s plan now? Its requests are billed to the balance from the next one.': '立即结束此账户的套餐？从下一个请求起将从余额扣费。',
   '{n} hours': '{n} 小时',
   '{n} days': '{n} 天',
+  Subscribe: '订阅',
+  'Manage billing': '管理账单',
+  'Subscribe by card with Stripe, or redeem a plan code below.': '可通过 Stripe 刷卡订阅，或在下方兑换套餐兑换码。',
+  'Thanks: your plan starts as soon as Stripe confirms the payment, usually within a few seconds. Reload to see it.':
+    '感谢订阅：Stripe 确认付款后（通常几秒内）套餐即生效。刷新页面即可看到。',
+  'Your plan was changed; Stripe prorates the rest of this period.': '套餐已变更；本期剩余部分由 Stripe 按比例计费。',
 } as const;

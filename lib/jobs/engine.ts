@@ -76,7 +76,7 @@ export interface JobHandler {
   run(run: JobRun): Promise<JobOutcome>;
   /** Settles a job that ends without `run` finishing it (retries spent, an unexpected error, cancelled while queued). */
   abandon(job: JobRow, status: 'failed' | 'cancelled', error: { code: string; message: string }): Promise<JobOutcome>;
-  /** Removes what outlived its retention (run every few minutes on each instance). */
+  /** Removes what outlived its retention (run every JOBS_SWEEP_MS on each instance). */
   sweep?(): Promise<void>;
 }
 
@@ -130,7 +130,7 @@ export function startJobEngine(): void {
   every(env.JOBS_POLL_MS, tick);
   every(env.JOBS_HEARTBEAT_MS, beat);
   every(Math.max(env.JOBS_POLL_MS, 1000), deliverWebhooks);
-  every(10 * 60_000, async () => {
+  every(env.JOBS_SWEEP_MS, async () => {
     for (const h of e.handlers.values()) await h.sweep?.();
   });
   kickJobs();

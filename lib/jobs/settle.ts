@@ -53,6 +53,8 @@ export interface JobCharge {
   endpoint: string;
   model: string;
   channel: string | null;
+  /** The region of the channel that served, if it has one (RequestLog.region). */
+  region?: string | null;
   status: number;
   outcome: string;
   errorCode: string | null;
@@ -91,6 +93,7 @@ export async function settleJob(charge: JobCharge, lease: JobLease | undefined):
       firstTokenMs: null,
       errorCode: charge.errorCode,
       routeReason: charge.routeReason ?? null,
+      region: charge.region ?? null,
     },
   ]);
   if (lease) await release(admissionOf(charge.userId, lease), charge.cost, 0, true);

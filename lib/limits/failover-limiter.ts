@@ -349,7 +349,7 @@ export class FailoverLimiter implements Limiter {
 
   private keepSettlement(input: ReleaseInput): void {
     // Only the settlement: the concurrency leases have been released in memory or expire in Redis.
-    this.pendingSettlements.push({ leaseId: input.leaseId, concurrencyKeys: [], settle: input.settle, budgets: input.budgets });
+    this.pendingSettlements.push({ leaseId: input.leaseId, concurrencyKeys: [], settle: input.settle, budgets: input.budgets, chargeId: input.chargeId });
     if (this.pendingSettlements.length > this.options.maxPendingSettlements) this.pendingSettlements.shift();
   }
 

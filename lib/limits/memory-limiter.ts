@@ -83,6 +83,8 @@ interface Reservation {
 /** How long reservations returned unsettled (and applied-credit markers) are remembered. */
 const GONE_MS = 86_400_000;
 const CREDIT_MARKER_MS = 30 * 86_400_000;
+/** How long a settled charge is remembered (as RedisLimiter's CHARGE_MARKER_MS). */
+const CHARGE_MARKER_MS = 26 * 3_600_000;
 /** How long a credit applied to an unloaded balance waits for its load (as RedisLimiter's LATE_CREDIT_MS). */
 const LATE_CREDIT_MS = 10 * 60_000;
 
@@ -114,6 +116,8 @@ export class MemoryLimiter implements Limiter {
   private readonly gone = new Map<string, Map<string, number>>();
   /** Credit ledger entries applied (entry id -> marker expiry). */
   private readonly appliedCredits = new Map<string, number>();
+  /** Charges settled (balance key:charged:charge id -> marker expiry; ReleaseInput.chargeId). */
+  private readonly chargedMarkers = new Map<string, number>();
   /** Credits applied while their balance was not loaded (see RedisLimiter's CREDIT_LUA). */
   private readonly lateCredits = new Map<string, { until: number; credits: Map<string, bigint> }>();
   private readonly now: () => number;
@@ -198,12 +202,19 @@ export class MemoryLimiter implements Limiter {
     const now = this.now();
     for (const key of input.concurrencyKeys) this.leaseSets.get(key)?.leases.delete(input.leaseId);
     const settle = input.settle;
+    // A charge settled before (ReleaseInput.chargeId): this settlement charges nothing.
+    let dup = false;
+    if (settle && input.chargeId !== undefined) {
+      const marker = `${settle.key}:charged:${input.chargeId}`;
+      dup = (this.chargedMarkers.get(marker) ?? 0) > now;
+      if (!dup) this.chargedMarkers.set(marker, now + CHARGE_MARKER_MS);
+    }
     if (settle && settle.reserved !== undefined) {
-      this.settleReservation(settle.key, settle.delta, settle.reserved, input.leaseId);
-    } else if (settle && settle.delta !== 0n) {
+      this.settleReservation(settle.key, dup ? settle.reserved : settle.delta, settle.reserved, input.leaseId);
+    } else if (settle && settle.delta !== 0n && !dup) {
       this.addToBalance(settle.key, settle.delta);
     }
-    for (const b of input.budgets ?? []) this.settleReservation(b.key, b.delta, b.reserved, input.leaseId);
+    for (const b of input.budgets ?? []) this.settleReservation(b.key, dup ? b.reserved : b.delta, b.reserved, input.leaseId);
     for (const u of input.usage ?? []) this.addUsage(u.key, u.windowMs, u.amount, now);
     for (const t of input.tokens ?? []) this.settleTokens(t);
   }
@@ -359,6 +370,7 @@ export class MemoryLimiter implements Limiter {
       if (gone.size === 0) this.gone.delete(key);
     }
     for (const [id, expiry] of this.appliedCredits) if (expiry <= now) this.appliedCredits.delete(id);
+    for (const [id, expiry] of this.chargedMarkers) if (expiry <= now) this.chargedMarkers.delete(id);
   }
 
   // ---- per-rule checks -------------------------------------------------------------

@@ -58,8 +58,10 @@ const ADMIT_LUA = lua('prelude', 'admit-core', 'admit');
 // KEYS: concurrency keys (ARGV[2] of them), the settle key when ARGV[3] ~= '' (with its reservation
 // and gone keys when ARGV[4] ~= ''), then each budget's counter, reservation and gone keys, then
 // quota keys.
+// The settle key's charge marker follows them when ARGV[6] ~= '' (ReleaseInput.chargeId).
 // ARGV: leaseId, concurrency key count, settle delta ('' for none), reserved ('' for a plain
-// settlement), budget count, per budget its delta and reserved, then windowMs, amount per quota key.
+// settlement), budget count, the charge marker's lifetime in ms ('' for none), per budget its delta
+// and reserved, then windowMs, amount per quota key.
 // release_one(ko, ao, nk): the item's KEYS and ARGV start after the offsets; nk: its key count.
 // release_one: lib/limits/lua/release-core.lua.
 const RELEASE_LUA = lua('prelude', 'release-core', 'release');
@@ -139,6 +141,10 @@ export const LATE_CREDIT_MS = 10 * 60_000;
 // Under the balance's key: ledger ids are a database sequence, so a database restored or replaced
 // (a test run's) reuses them, and a marker by id alone would make a new credit look applied.
 export const creditMarkerKey = (balanceKey: string, entryId: string) => `${balanceKey}:applied:${entryId}`;
+/** Marks a charge (ReleaseInput.chargeId) as settled on the live balance. */
+export const chargeMarkerKey = (balanceKey: string, chargeId: string) => `${balanceKey}:charged:${chargeId}`;
+/** How long a charge marker is kept: past the 24 h window in which a batch's lines can run. */
+export const CHARGE_MARKER_MS = 26 * 3_600_000;
 /** How long an applied marker is kept: far longer than any credit can stay pending in the database. */
 const CREDIT_MARKER_MS = 30 * 86_400_000;
 const batchScript = new LuaScript(BATCH_LUA);
@@ -389,6 +395,8 @@ export class RedisLimiter implements Limiter {
     const leased = settle?.reserved !== undefined;
     if (settle) keys.push(settle.key);
     if (settle && leased) keys.push(reservationsKey(settle.key), goneReservationsKey(settle.key));
+    const once = settle && input.chargeId !== undefined;
+    if (once) keys.push(chargeMarkerKey(settle.key, input.chargeId!));
     const budgets = input.budgets ?? [];
     const args: (string | number)[] = [
       input.leaseId,
@@ -396,6 +404,7 @@ export class RedisLimiter implements Limiter {
       settle ? settle.delta.toString() : '',
       settle && leased ? String(settle.reserved) : '',
       budgets.length,
+      once ? CHARGE_MARKER_MS : '',
     ];
     for (const b of budgets) {
       keys.push(b.key, reservationsKey(b.key), goneReservationsKey(b.key));
@@ -561,6 +570,7 @@ function splitRelease(input: ReleaseInput): ReleaseInput[] {
   if (input.settle) {
     const p = partOf(hashTag(input.settle.key));
     p.settle = input.settle;
+    p.chargeId = input.chargeId;
     if (input.budgets) p.budgets = input.budgets;
   } else if (input.budgets?.length) {
     partOf(hashTag(input.budgets[0].key)).budgets = input.budgets;

@@ -153,6 +153,13 @@ export interface ReleaseInput {
    * already settled, nothing. So a settlement may be sent again (replayed) without double counting.
    */
   settle?: { key: string; delta: bigint; reserved?: bigint };
+  /**
+   * The id of the charge this settlement makes (a batch line's fixed log id): the first settlement
+   * of a charge id is applied and remembered (for a day and more); any later one, from another
+   * admission of the same work (a line run again by the instance that took its batch over), charges
+   * nothing and returns its reservations whole. Only with `settle`.
+   */
+  chargeId?: string;
   /** The settlements of the admission's budget reservations (AdmitInput.budgets), each as `settle` with `reserved`. */
   budgets?: { key: string; delta: bigint; reserved: bigint }[];
   /** Token usage added to quota rules after the reply. */

@@ -30,6 +30,7 @@ export const API_RULES: readonly ApiRule[] = [
   { method: 'GET', path: /^\/api\/me$/, roles: ALL },
   { method: 'GET', path: /^\/api\/usage(\/export)?$/, roles: MONEY_READ },
   { method: 'GET', path: /^\/api\/ledger$/, roles: MONEY_READ },
+  { method: 'GET', path: /^\/api\/(statements|receipts)\/[^/]+$/, roles: MONEY_READ },
   { method: 'POST', path: /^\/api\/payment\/(recharge|redeem)$/, roles: MONEY_WRITE },
   { method: 'GET', path: /^\/api\/plan$/, roles: ALL },
   { method: 'POST', path: /^\/api\/plan(\/(checkout|portal))?$/, roles: MONEY_WRITE },

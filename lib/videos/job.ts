@@ -3,12 +3,14 @@
 // (GET {base}/videos/{id}/content) into the operator's video storage, then settled: the seconds
 // generated at the model's price per second, or nothing (the reservation refunded) when it fails
 // or is cancelled. The upstream's video id is checkpointed at once: an instance that takes the job
-// over polls that video instead of creating another.
+// over polls that video instead of creating another; a creation whose id was not saved (a kill in
+// between) is sent again with the same idempotency key, so the upstream answers the same video.
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { getConfig, type ChannelInfo, type ModelInfo } from '@/lib/config';
 import { providers } from '@/lib/gateway/providers';
 import { redactUpstreamText } from '@/lib/gateway/upstream';
+import { inRegion } from '@/lib/gateway/region';
 import { env } from '@/lib/env';
 import { JobFailure, RetryableJobError, registerJobHandler, type JobHandler, type JobOutcome, type JobRun } from '@/lib/jobs/engine';
 import { renewJobLease, settleJob, type JobLease } from '@/lib/jobs/settle';
@@ -23,11 +25,15 @@ export interface VideoInput {
   seconds: number;
   size: string;
   input_reference?: string;
+  /** The region it must be generated in (x-service-region, service.region or a pin); absent: anywhere. */
+  region?: string;
   lease?: JobLease;
 }
 
 export interface VideoState {
   upstreamId?: string;
+  /** The channel a creation was sent to, saved before the call (its id may not have been saved: a kill). */
+  creatingOn?: string;
   channel?: string;
   /** The upstream's own status while polled. */
   upstreamStatus?: string;
@@ -36,8 +42,9 @@ export interface VideoState {
 
 export const videoKey = (jobId: string) => `${jobId}.mp4`;
 
-function openaiChannels(model: ModelInfo): ChannelInfo[] {
-  return (getConfig().channelsByModel.get(model.name) ?? []).filter((c) => c.protocol === 'openai');
+/** The OpenAI-protocol channels of the model, of the job's region only when it has one. */
+export function videoChannels(model: ModelInfo, region: string | null | undefined): ChannelInfo[] {
+  return inRegion(getConfig().channelsByModel.get(model.name) ?? [], region ?? null).filter((c) => c.protocol === 'openai');
 }
 
 function headersOf(channel: ChannelInfo): Record<string, string> {
@@ -90,8 +97,20 @@ function checkStopped(run: JobRun): void {
   if (run.signal.aborted) throw run.stopReason() === 'cancelled' ? new JobFailure('cancelled', 'The video generation was cancelled.') : new Stopped('stopped');
 }
 
-/** Creates the video on the first channel that takes it. */
-async function create(run: JobRun, input: VideoInput, model: ModelInfo): Promise<{ id: string; channel: ChannelInfo }> {
+/** No channel of the job's region left (the operator's config changed): retried, then failed, never sent elsewhere. */
+const regionUnavailableJob = (region: string, model: ModelInfo) =>
+  new RetryableJobError('region_unavailable', `No channel in region "${region}" can generate videos with ${model.name}; it was not sent to another region.`);
+
+/** The Idempotency-Key of a job's creation upstream: the same on every try and every instance. */
+export const videoIdempotencyKey = (jobId: string) => `gw-${jobId}`;
+
+/**
+ * Creates the video on the first channel that takes it. Each try sends the job's idempotency key,
+ * and the channel is checkpointed before the call (`creatingOn`): an instance that takes over a job
+ * killed between the upstream's creation and the checkpoint of its id tries that channel first with
+ * the same key, and an upstream that honours it (OpenAI's does) answers the video it already made.
+ */
+async function create(run: JobRun, input: VideoInput, model: ModelInfo, state: VideoState): Promise<{ id: string; channel: ChannelInfo }> {
   // Multipart, as OpenAI's API takes it (and its SDKs send it): the reference image as a file.
   const form = () => {
     const f = new FormData();
@@ -104,13 +123,21 @@ async function create(run: JobRun, input: VideoInput, model: ModelInfo): Promise
     return f;
   };
   let last = 'no OpenAI-protocol channel serves this model';
-  for (const channel of openaiChannels(model)) {
+  const channels = videoChannels(model, input.region);
+  if (channels.length === 0 && input.region) throw regionUnavailableJob(input.region, model);
+  const tried = channels.findIndex((c) => c.name === state.creatingOn);
+  if (tried > 0) channels.unshift(...channels.splice(tried, 1));
+  for (const channel of channels) {
     checkStopped(run);
+    if (state.creatingOn !== channel.name) {
+      state.creatingOn = channel.name;
+      await run.checkpoint({ state: state as Record<string, unknown> });
+    }
     try {
       const timeout = AbortSignal.timeout(channel.timeouts.firstByteMs + channel.timeouts.connectMs);
       const res = await fetch(`${channel.baseUrl}/videos`, {
         method: 'POST',
-        headers: headersOf(channel),
+        headers: { ...headersOf(channel), 'idempotency-key': videoIdempotencyKey(run.job.id) },
         body: form(),
         signal: AbortSignal.any([run.signal, timeout]),
       });
@@ -150,13 +177,13 @@ export const videoHandler: JobHandler = {
     checkStopped(run);
     if (input.lease) await renewJobLease(job.userId, input.lease);
     if (!state.upstreamId) {
-      const made = await create(run, input, model);
+      const made = await create(run, input, model, state);
       state.upstreamId = made.id;
       state.channel = made.channel.name;
       state.upstreamStatus = 'queued';
       await run.checkpoint({ state: state as Record<string, unknown>, progress: 0 });
     }
-    const channel = openaiChannels(model).find((c) => c.name === state.channel);
+    const channel = videoChannels(model, input.region).find((c) => c.name === state.channel);
     if (!channel) throw new RetryableJobError('channel_gone', `The channel that generates this video (${state.channel}) is no longer configured.`);
     // Poll until the upstream is done.
     let errors = 0;
@@ -221,6 +248,7 @@ export const videoHandler: JobHandler = {
         endpoint: '/v1/videos',
         model: model.name,
         channel: channel.name,
+        region: channel.region ?? null,
         status: 200,
         outcome: 'ok',
         errorCode: null,

@@ -13,7 +13,9 @@ import { keyAllowsModel } from '@/lib/keys/access';
 import { endQueuedJob, kickJobs } from '@/lib/jobs/engine';
 import { deleteJob, getJob, insertJob, listJobs, newJobId, requestCancel, type JobRow } from '@/lib/jobs/store';
 import { leaseOf, type JobLease } from '@/lib/jobs/settle';
-import { VIDEO_KIND, videoKey, type VideoInput, type VideoState } from '@/lib/videos/job';
+import { VIDEO_KIND, videoChannels, videoKey, type VideoInput, type VideoState } from '@/lib/videos/job';
+import { REGION_HEADER, regionUnavailable, requestRegion } from '@/lib/gateway/region';
+import type { JsonObject } from '@/lib/gateway/body';
 import { videoStorage } from '@/lib/videos/storage';
 import { logQueueFull } from '@/lib/billing/writer';
 
@@ -133,6 +135,10 @@ export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink
     throw invalid('"input_reference" must be an image file (multipart) or a data URL (data:image/png;base64,…): JPEG, PNG or WebP.', 'input_reference');
   if (!(cfg.channelsByModel.get(model.name) ?? []).some((c) => c.protocol === 'openai'))
     throw new GatewayError('unavailable', `No channel can generate videos with ${model.name} right now.`, { retryAfterMs: 60_000 });
+  // Where it may be generated (lib/gateway/region.ts, as a live request): the job keeps the region
+  // and calls only that region's channels. None there: a 503 naming it, before anything is reserved.
+  ctx.region = requestRegion(req.headers[REGION_HEADER], body as JsonObject, principal.regionPin ?? {});
+  if (ctx.region !== null && videoChannels(model, ctx.region).length === 0) throw regionUnavailable(ctx.region, [model.name]);
 
   const id = newJobId('video');
   const reserve = model.videoPricePerSecond! * BigInt(seconds);
@@ -152,7 +158,15 @@ export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink
       .renew(others, id, 1)
       .catch(() => undefined);
   const lease: JobLease = { ...leaseOf(admission), concurrencyKeys: admission.concurrencyKeys.filter((k) => k === modelConc) };
-  const input: VideoInput = { model: model.name, prompt: body.prompt, seconds, size, ...(typeof ref === 'string' ? { input_reference: ref } : {}), lease };
+  const input: VideoInput = {
+    model: model.name,
+    prompt: body.prompt,
+    seconds,
+    size,
+    ...(typeof ref === 'string' ? { input_reference: ref } : {}),
+    ...(ctx.region !== null ? { region: ctx.region } : {}),
+    lease,
+  };
   let job: JobRow;
   try {
     job = await insertJob({ id, kind: VIDEO_KIND, userId: principal.userId, apiKeyId: principal.keyId, model: model.name, input, maxRetries: 3 });

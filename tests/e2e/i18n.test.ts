@@ -176,6 +176,7 @@ describe('the interface in Chinese', { timeout: 90_000 }, () => {
       ['usage-by-key', '/dashboard/usage?group_by=key&metric=failed'],
       ['logs-filtered-empty', '/dashboard/logs?status=429'],
       ['billing', '/dashboard/billing'],
+      ['statements', '/dashboard/billing/statements'],
       ['models', '/dashboard/models'],
       ['playground', '/dashboard/playground'],
       ['settings', '/dashboard/settings'],

@@ -232,3 +232,57 @@ describe('the Batch API', () => {
     ).toEqual(['good']);
   }, 60_000);
 });
+
+describe('batch file retention', () => {
+  it('files past batches.file_retention_days are a 404 in OpenAI’s envelope and deleted by the sweep; inputs and outputs alike', async () => {
+    // A retention of 0.0001 day (8.64 s), swept every half second, on a gateway of its own.
+    const short = await startGateway({
+      config: testConfig({ openaiUrls: [up.url], channelPrefix: 'retain', overrides: { batches: { file_retention_days: 0.0001 } } }),
+      env: { ...FAST_JOBS_ENV, JOBS_SWEEP_MS: '500' },
+    });
+    try {
+      const acct = await createAccount({ balanceUsd: '5' });
+      const auth = { authorization: `Bearer ${acct.apiKey}` };
+      const form = new FormData();
+      form.append('purpose', 'batch');
+      form.append('file', new Blob([jsonl(2)]), 'short.jsonl');
+      const uploaded = await fetch(`${short.url}/v1/files`, { method: 'POST', headers: auth, body: form });
+      expect(uploaded.status).toBe(200);
+      const file = (await uploaded.json()) as { id: string; created_at: number; expires_at: number };
+      expect(file.expires_at - file.created_at).toBeGreaterThanOrEqual(8);
+      expect(file.expires_at - file.created_at).toBeLessThanOrEqual(9);
+      const created = await fetch(`${short.url}/v1/batches`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+      });
+      expect(created.status).toBe(200);
+      const { id } = (await created.json()) as { id: string };
+      const done = await waitFor(async () => {
+        const b = (await (await fetch(`${short.url}/v1/batches/${id}`, { headers: auth })).json()) as Batch;
+        return b.status === 'completed' ? b : null;
+      }, 30_000);
+      const output = await fetch(`${short.url}/v1/files/${done.output_file_id}`, { headers: auth });
+      expect(output.status).toBe(200);
+      expect(((await output.json()) as { expires_at: number }).expires_at).toBeGreaterThan(Date.now() / 1000);
+
+      // Once past their retention: 404 in OpenAI's envelope, gone from the list, and their rows deleted.
+      const db = await getDb();
+      for (const fid of [file.id, done.output_file_id!]) {
+        const gone = await waitFor(async () => {
+          const r = await fetch(`${short.url}/v1/files/${fid}/content`, { headers: auth });
+          return r.status === 404 ? r : (await r.arrayBuffer(), null);
+        }, 20_000);
+        const body = (await gone.json()) as { error: { message: string; type: string; param: string | null; code: string } };
+        expect(body.error).toMatchObject({ type: 'invalid_request_error', message: `No such File object: ${fid}` });
+        expect((await fetch(`${short.url}/v1/files/${fid}`, { headers: auth })).status).toBe(404);
+        await waitFor(async () => (await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "StoredFile" WHERE "id" = $1`, fid)).length === 0, 20_000);
+      }
+      const list = (await (await fetch(`${short.url}/v1/files`, { headers: auth })).json()) as { data: unknown[] };
+      expect(list.data).toEqual([]);
+      expect(short.output()).toContain('batch files past their retention deleted');
+    } finally {
+      await short.stop();
+    }
+  }, 90_000);
+});

@@ -2,6 +2,9 @@
 // instance is killed (SIGKILL) while the upstream generates it; the other instance takes the job
 // over when its heartbeat stops, resumes polling the same upstream video (never creating a second
 // one), stores it, and bills it exactly once; the account's webhook gets the completion, signed.
+// A video killed between its upstream creation and the saving of its id is created again with the
+// same idempotency key: the upstream answers the video it made. A batch killed mid-way: lines recorded are never sent again, and the live (Redis) balance ends
+// equal to the database's (a line in flight at the kill, run again, is charged once in both).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,8 +15,11 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { balanceOf, createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { FAST_JOBS_ENV, VIDEO_MODEL, videoConfig } from '../support/video-config';
+import { Redis } from 'ioredis';
+import { pico } from '../support/money';
 import { verifyWebhook } from '@/lib/alerts/signing';
 import { getDb } from '@/lib/db';
+import { balanceKey } from '@/lib/limits/keys';
 
 let up: FakeUpstream;
 let gws: RunningGateway[];
@@ -21,6 +27,7 @@ let gwConfig: Record<string, unknown>;
 let gwEnv: Record<string, string>;
 let dataDir: string;
 let receiver: http.Server;
+let redis: Redis;
 let hookBase: string;
 const received: { headers: Record<string, string | undefined>; body: string }[] = [];
 
@@ -35,6 +42,7 @@ async function login(gw: RunningGateway, a: TestAccount): Promise<string> {
 }
 
 beforeAll(async () => {
+  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -59,6 +67,7 @@ afterAll(async () => {
   await up?.close();
   await new Promise((r) => receiver?.close(r));
   rmSync(dataDir, { recursive: true, force: true });
+  redis?.disconnect();
   await (await getDb()).$disconnect();
 });
 
@@ -157,7 +166,7 @@ describe('job engine under kill -9', () => {
         custom_id: `k-${i}`,
         method: 'POST',
         url: '/v1/chat/completions',
-        body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+        body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `line ${i} of the killed batch` }] },
       }),
     );
     form.append('file', new Blob([lines.join('\n')]), 'kill.jsonl');
@@ -175,6 +184,9 @@ describe('job engine under kill -9', () => {
     const survivor = live.find((g) => g !== victim)!;
     victim.process.kill('SIGKILL');
     await victim.stop();
+    // The lines whose result the dead instance recorded (the takeover waits JOBS_STALE_MS: none is the survivor's yet).
+    const recorded = (await db.$queryRawUnsafe<{ line: number }[]>(`SELECT "line" FROM "BatchLine" WHERE "batchId" = $1`, id)).map((r) => r.line);
+    expect((await ownerOf(id)).claims).toBe(1);
 
     const done = await waitFor(async () => {
       const b = (await (await fetch(`${survivor.url}/v1/batches/${id}`, { headers: auth })).json()) as {
@@ -192,7 +204,57 @@ describe('job engine under kill -9', () => {
     // Each line billed once, whether it ran before the kill, at it (run again) or after.
     expect(await db.requestLog.count({ where: { userId: acct.userId, id: { startsWith: 'batch_req_' }, costUsd: { gt: 0 } } })).toBe(60);
     expect(await db.ledgerEntry.count({ where: { userId: acct.userId, kind: 'usage' } })).toBe(60);
+    // A line recorded before the kill is never sent again; at most the lines in flight at the kill are.
+    const sent = (i: number) => up.requests.filter((r) => r.method === 'POST' && r.body.includes(`line ${i} of the killed batch`)).length;
+    for (const i of recorded) expect(sent(i), `line ${i}`).toBe(1);
+    const again = Array.from({ length: 60 }, (_, i) => i).filter((i) => sent(i) > 1);
+    expect(again.length).toBeLessThanOrEqual(4); // batches.concurrency
+    // The live (Redis) balance equals the database's: a line run again is charged once there too.
+    // Reservations of the dead instance's lines in flight still held in Redis go back to the balance.
+    const key = balanceKey(acct.userId);
+    const held = (await redis.zrange(`${key}:res`, 0, -1)).reduce((sum, m) => sum + BigInt(m.split('|')[1]), 0n);
+    const liveBalance = BigInt((await redis.get(key))!) + held;
+    expect(liveBalance).toBe(pico(await balanceOf(acct.userId)));
     up.setDefault({ type: 'ok' });
+  }, 120_000);
+
+  it('a video killed between its upstream creation and the checkpoint of its id is created once upstream (idempotency key)', async () => {
+    const live = await twoLive();
+    const acct = await createAccount({ tier: 'pro', balanceUsd: '10' });
+    up.reset();
+    const auth = { authorization: `Bearer ${acct.apiKey}` };
+    // The fake makes the video at once but answers its creation 3.5 s later: the kill lands in between.
+    const res = await fetch(`${live[0].url}/v1/videos`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: VIDEO_MODEL, prompt: '[create_ms=3500] [ms=1500] a paper boat', seconds: 3 }),
+    });
+    expect(res.status).toBe(200);
+    const { id } = (await res.json()) as { id: string };
+    const creations = () => up.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos' && r.body.includes('a paper boat'));
+    await waitFor(async () => creations().length === 1, 20_000);
+    const db = await getDb();
+    const [row] = await db.$queryRawUnsafe<{ owner: string | null; state: { upstreamId?: string; creatingOn?: string } }[]>(
+      `SELECT "owner", "state" FROM "Job" WHERE "id" = $1`,
+      id,
+    );
+    expect(row.state.upstreamId).toBeUndefined();
+    expect(row.state.creatingOn).toBeDefined();
+    const victim = live.find((g) => g.process.pid === Number(row.owner!.split(':')[1]))!;
+    const survivor = live.find((g) => g !== victim)!;
+    victim.process.kill('SIGKILL');
+    await victim.stop();
+
+    const done = await waitFor(async () => {
+      const v = (await (await fetch(`${survivor.url}/v1/videos/${id}`, { headers: auth })).json()) as { status: string };
+      return v.status === 'completed' || v.status === 'failed' ? v : null;
+    }, 40_000);
+    expect(done.status, survivor.output().slice(-3000)).toBe('completed');
+    // The creation was sent again by the survivor with the same key, and the upstream made one video.
+    expect(creations().map((r) => r.headers['idempotency-key'])).toEqual([`gw-${id}`, `gw-${id}`]);
+    expect(up.videosCreated().filter((v) => v.prompt.includes('a paper boat'))).toHaveLength(1);
+    expect(await db.ledgerEntry.count({ where: { userId: acct.userId, kind: 'usage' } })).toBe(1);
+    expect(await balanceOf(acct.userId)).toBe('9.700000000000');
   }, 120_000);
 
   it('SIGTERM hands a running job back to the queue; the other instance finishes it, one upstream video, billed once', async () => {

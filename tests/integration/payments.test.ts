@@ -29,6 +29,7 @@ let db: Awaited<ReturnType<typeof import('@/lib/db').getDb>>;
 let stripeLib: StripeLib;
 let webhookPOST: Route;
 let rechargePOST: Route;
+let planCheckoutPOST: Route;
 let GatewayErrorClass: typeof import('@/lib/errors').GatewayError;
 
 beforeAll(async () => {
@@ -36,6 +37,7 @@ beforeAll(async () => {
   stripeLib = await import('@/lib/billing/stripe');
   webhookPOST = (await import('@/app/api/payment/webhook/route')).POST;
   rechargePOST = (await import('@/app/api/payment/recharge/route')).POST;
+  planCheckoutPOST = (await import('@/app/api/plan/checkout/route')).POST;
   GatewayErrorClass = (await import('@/lib/errors')).GatewayError;
 });
 
@@ -334,6 +336,23 @@ describe('POST /api/payment/recharge', () => {
     const limited = await rechargePOST(rechargeRequest(), routeCtx);
     expect(limited.status).toBe(429);
     expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
+    session.userId = null;
+  });
+});
+
+describe('POST /api/plan/checkout without Stripe', () => {
+  it('answers 503 payments_not_configured, as the recharge does', async () => {
+    session.userId = (await makeUser()).id;
+    const res = await planCheckoutPOST(
+      new Request('http://localhost/api/plan/checkout', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', host: 'localhost', origin: 'http://localhost' },
+        body: JSON.stringify({ plan: 'any' }),
+      }),
+      routeCtx,
+    );
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ error: { code: 'payments_not_configured', message: 'Payments are not set up on this deployment.' } });
     session.userId = null;
   });
 });

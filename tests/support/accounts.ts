@@ -33,15 +33,22 @@ export async function createOperator(): Promise<TestAccount> {
   return a;
 }
 
-/** Signs in through the login API: the session cookie (`name=value`) the pages and /api routes take. */
-export async function signIn(baseUrl: string, account: { email: string; password: string }, headers: Record<string, string> = {}): Promise<string> {
+/**
+ * Signs in through the login API: the session cookies (`name=value; …`) the pages and /api routes
+ * take. `from`: extra request headers, or the client address to sign in from (x-forwarded-for).
+ */
+export async function signIn(baseUrl: string, account: { email: string; password: string }, from: Record<string, string> | string = {}): Promise<string> {
+  const headers = typeof from === 'string' ? { 'x-forwarded-for': from } : from;
   const res = await fetch(`${baseUrl}/api/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ email: account.email, password: account.password }),
   });
   if (res.status !== 200) throw new Error(`sign-in of ${account.email}: HTTP ${res.status} ${await res.text()}`);
-  return (res.headers.get('set-cookie') ?? '').split(';')[0];
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
 }
 
 export async function balanceOf(userId: string): Promise<string> {

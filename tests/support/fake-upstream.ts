@@ -96,6 +96,8 @@ export interface FakeUpstream {
   openConnections(): number;
   /** Bytes written by the last 'flood' or 'endless' stream (so far): how soon the client dropped it. */
   faultBytes(): number;
+  /** The videos created (POST /v1/videos that made one; a creation answered by its idempotency key makes none). */
+  videosCreated(): { id: string; prompt: string }[];
   /** closes all sockets too */
   close(): Promise<void>;
 }
@@ -484,6 +486,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
   const requests: RecordedRequest[] = [];
   const videos = new Map<string, FakeVideo>();
+  /** Idempotency-Key of a creation -> the video it made (a creation sent again answers the same video, as OpenAI's API does). */
+  const videoByKey = new Map<string, FakeVideo>();
   let receivedCount = 0;
   const faultQueue: Fault[] = [];
   let defaultFault: Fault = { type: 'ok' };
@@ -1474,12 +1478,20 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   /**
    * A video takes VIDEO_MS (or the `[ms=N]` of its prompt) to generate: queued for its first tenth,
    * then in_progress with a rising progress, then completed; a prompt with FAIL_LATER fails once it
-   * would have completed, one with FAIL_NOW is refused at creation (400).
+   * would have completed, one with FAIL_NOW is refused at creation (400). A creation with an
+   * Idempotency-Key seen before answers the video that key made; `[create_ms=N]` in the prompt
+   * answers a creation N ms after the video is made (a caller killed in between never sees its id).
    */
   function openaiVideos(ctx: Ctx, method: string, pathname: string, body: Json | undefined): void {
     if (pathname === '/v1/videos' && method === 'POST') {
       if (!body || typeof body.prompt !== 'string' || typeof body.model !== 'string') {
         sendJson(ctx, 400, openaiError("Missing required parameter: 'prompt'.", 'prompt'));
+        return;
+      }
+      const idemKey = ctx.req.headers['idempotency-key'];
+      const again = typeof idemKey === 'string' ? videoByKey.get(idemKey) : undefined;
+      if (again) {
+        sendJson(ctx, 200, videoJson(again));
         return;
       }
       if (body.prompt.includes('FAIL_NOW')) {
@@ -1498,7 +1510,10 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         fail: body.prompt.includes('FAIL_LATER'),
       };
       videos.set(v.id, v);
-      sendJson(ctx, 200, videoJson(v));
+      if (typeof idemKey === 'string') videoByKey.set(idemKey, v);
+      const createMs = Number(/\[create_ms=(\d+)\]/.exec(body.prompt)?.[1] ?? 0);
+      if (createMs > 0) setTimeout(() => sendJson(ctx, 200, videoJson(v)), createMs);
+      else sendJson(ctx, 200, videoJson(v));
       return;
     }
     const m = /^\/v1\/videos\/([^/]+)(\/content)?$/.exec(pathname);
@@ -2018,6 +2033,9 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     },
     openConnections() {
       return sockets.size;
+    },
+    videosCreated() {
+      return [...videos.values()].map((v) => ({ id: v.id, prompt: v.prompt }));
     },
     faultBytes: () => faultBytes,
     close() {

@@ -9,7 +9,11 @@ export const CAPPED_VIDEO_MODEL = `sora-capped-${randomBytes(4).toString('hex')}
 export const VIDEO_PRICE = '0.1';
 
 export function videoConfig(openaiUrls: string[], extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const config = testConfig({ openaiUrls, overrides: extra });
+  return withVideoModels(testConfig({ openaiUrls, overrides: extra }));
+}
+
+/** Adds the video models to a test config, served by its OpenAI-protocol channels. */
+export function withVideoModels(config: Record<string, unknown>): Record<string, unknown> {
   const base = { owned_by: 'openai', kind: 'video', tags: ['video'], price_usd_per_second: VIDEO_PRICE, max_seconds: 20, rpm: 30, concurrency: 3 };
   (config.models as unknown[]).push(
     { ...base, name: VIDEO_MODEL, platform_daily_requests: 1000 },

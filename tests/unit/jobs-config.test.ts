@@ -63,6 +63,18 @@ describe('jobs, videos and batches in the operator config', () => {
     expect(errorOf(badDiscount)).toContain('batches.discount_percent');
   });
 
+  it('batch files are kept batches.file_retention_days (30 by default, fractions allowed), refused at zero, below or past ten years', () => {
+    expect(buildConfig(valid(), 'test.yaml').batches.file_retention_days).toBe(30);
+    const half = valid();
+    half.batches = { file_retention_days: 0.5 };
+    expect(buildConfig(half, 'test.yaml').batches).toMatchObject({ file_retention_days: 0.5, discount_percent: 50 });
+    for (const bad of [0, -1, 3651, '7']) {
+      const raw = valid();
+      raw.batches = { file_retention_days: bad };
+      expect(errorOf(raw)).toContain('batches.file_retention_days');
+    }
+  });
+
   it("a finished job's webhook in OpenAI's event shape, its id the same on every instance and retry", () => {
     const at = new Date('2026-11-28T07:00:00Z');
     const a = webhookPayload('video', { id: 'video_1', status: 'succeeded', finishedAt: at });

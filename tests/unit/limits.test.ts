@@ -363,6 +363,29 @@ describe.each(implementations)('%s limiter', (_name, make) => {
     expect(await availableBalance(limiter, key)).toBe(880n);
   });
 
+  it('a charge id is settled once: the same work admitted and settled again (a batch line after a takeover) charges nothing more', async () => {
+    const key = ns()('balance');
+    await limiter.initBalance(key, 1_000n);
+    const chargeId = `batch_req_${randomUUID()}`;
+    // First run: reserved 400, cost 300.
+    const first = randomUUID();
+    expectOk(await admit(limiter, [], { leaseId: first, reserve: { key, amount: 400n } }));
+    await limiter.release({ leaseId: first, concurrencyKeys: [], settle: { key, delta: 100n, reserved: 400n }, chargeId });
+    expect(await availableBalance(limiter, key)).toBe(700n);
+    // Run again under the same charge id (same or another lease): the reservation comes back whole.
+    for (const again of [first, randomUUID()]) {
+      expectOk(await admit(limiter, [], { leaseId: again, reserve: { key, amount: 400n } }));
+      expect(await availableBalance(limiter, key)).toBe(300n);
+      await limiter.release({ leaseId: again, concurrencyKeys: [], settle: { key, delta: 100n, reserved: 400n }, chargeId });
+      expect(await availableBalance(limiter, key)).toBe(700n);
+    }
+    // Another charge id is charged as usual.
+    const other = randomUUID();
+    expectOk(await admit(limiter, [], { leaseId: other, reserve: { key, amount: 400n } }));
+    await limiter.release({ leaseId: other, concurrencyKeys: [], settle: { key, delta: 100n, reserved: 400n }, chargeId: `${chargeId}x` });
+    expect(await availableBalance(limiter, key)).toBe(400n);
+  });
+
   it('reservation leases: a balance reloaded from the database drops its open reservations; their settlements charge the cost', async () => {
     const key = ns()('balance');
     await limiter.initBalance(key, 1_000n);

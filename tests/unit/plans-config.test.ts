@@ -71,7 +71,10 @@ describe('windows', () => {
     expect(five!.end).toBe(anchor + 15 * 3_600_000);
     expect(week!.start).toBe(anchor);
     expect(week!.end).toBe(anchor + 7 * 86_400_000);
-    expect(five!.key).toBe('gw:{u:u}:plan:s:5h:2');
+    // The plan is in the counter's name: after an upgrade (the same subscription) the new caps count afresh.
+    expect(five!.key).toBe('gw:{u:u}:plan:s:coder:5h:2');
+    const other = { ...p, id: 'coder-max' };
+    expect(windowsAt(other, { subscriptionId: 's', anchor }, now, 'u')[0]!.key).toBe('gw:{u:u}:plan:s:coder-max:5h:2');
     // The last millisecond of a window and the first of the next.
     expect(windowsAt(p, { subscriptionId: 's', anchor }, anchor + 5 * 3_600_000 - 1)[0]!.start).toBe(anchor);
     expect(windowsAt(p, { subscriptionId: 's', anchor }, anchor + 5 * 3_600_000)[0]!.start).toBe(anchor + 5 * 3_600_000);

@@ -137,9 +137,10 @@ export function expireLeases(admission: Admission): void {
 /**
  * Frees the leases, settles the reservation to the real cost and counts tokens for the daily quota.
  * `urgent` sends it at once rather than with the event-loop turn's batch (ReleaseInput.urgent),
- * if this instance is quiet (see quiet()).
+ * if this instance is quiet (see quiet()). `chargeId`: the charge's fixed id when the same work
+ * may be admitted again (a batch line after a takeover): it is charged to the live balance once.
  */
-export async function release(admission: Admission, cost: bigint, tokens: number, urgent = false): Promise<void> {
+export async function release(admission: Admission, cost: bigint, tokens: number, urgent = false, chargeId?: string): Promise<void> {
   urgent = sendNow(urgent, 'release');
   untrackLeases(admission);
   // On a plan the windows settle to the request's use in the plan's unit; the balance is untouched.
@@ -150,6 +151,7 @@ export async function release(admission: Admission, cost: bigint, tokens: number
       concurrencyKeys: admission.concurrencyKeys,
       // With `reserved`: the reservation lease is settled exactly once, whatever became of it.
       settle: { key: reservationKey(admission), delta: admission.reserved - used, reserved: admission.reserved },
+      chargeId,
       budgets: admission.budgetKeys?.map((key) => ({ key, delta: admission.reserved - used, reserved: admission.reserved })),
       usage: admission.quotaKey && tokens > 0 ? [{ key: admission.quotaKey, windowMs: DAY, amount: tokens }] : undefined,
       tokens: tokenSettlements(admission.tokenReservations, admission.tokensReserved ?? 0, tokens),

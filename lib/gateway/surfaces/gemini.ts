@@ -16,6 +16,7 @@ import type { GeminiClientOptions, StreamFraming } from '@/lib/gateway/translate
 import type { Translator, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { geminiOutputCap } from '@/lib/gateway/admission/clamp';
+import { inRegionFilter } from '@/lib/gateway/models';
 
 export const GEMINI_PREFIX = '/v1/gemini';
 const MODELS_PATH = `${GEMINI_PREFIX}/v1beta/models`;
@@ -224,13 +225,14 @@ function modelRecord(m: ModelInfo): JsonObject {
   };
 }
 
-/** The chat models the caller may use, in catalogue order. */
+/** The chat models the caller may use, in catalogue order; of one region with `?region=`, the x-service-region header or a pin (as /v1/models). */
 async function callerModels(ctx: RequestContext, req: GatewayRequest): Promise<ModelInfo[]> {
   const principal = await authenticate(req);
   checkKeyAccess(principal.guard, keyClientIp(req));
   const p = await checkDenied(principal, keyClientIp(req));
+  const region = inRegionFilter(ctx.cfg, req, p);
   return [...ctx.cfg.models.values()].filter(
-    (m) => m.kind === 'chat' && m.tiers.has(p.tier) && (ctx.cfg.channelsByModel.get(m.name)?.length ?? 0) > 0 && keyAllowsModel(p.guard, m.name),
+    (m) => m.kind === 'chat' && m.tiers.has(p.tier) && (ctx.cfg.channelsByModel.get(m.name)?.length ?? 0) > 0 && keyAllowsModel(p.guard, m.name) && region(m),
   );
 }
 

@@ -43,15 +43,26 @@ local lease = ARGV[ao + 1]
 local nc = num(ARGV[ao + 2])
 local delta = ARGV[ao + 3]
 local reserved = ARGV[ao + 4]
+local nb = num(ARGV[ao + 5])
+local once = ARGV[ao + 6]
 for i = 1, nc do call('ZREM', KEYS[ko + i], lease) end
 local k = nc
+-- A charge settled once (ReleaseInput.chargeId): its marker, set with the settlement, makes any
+-- later settlement of the same charge (a batch line run again after a takeover) charge nothing:
+-- its reservation is returned whole.
+local dup = false
+if delta ~= '' and once ~= '' then
+  local marker = KEYS[ko + k + (reserved == '' and 1 or 3) + 1]
+  if not call('SET', marker, '1', 'NX', 'PX', once) then dup = true end
+end
 if delta ~= '' then
   local bal = KEYS[ko + k + 1]
   if reserved == '' then
     k = k + 1
     -- A missing balance is reloaded from the database, which already has the real cost.
-    if call('EXISTS', bal) == 1 then call('INCRBY', bal, delta) end
+    if not dup and call('EXISTS', bal) == 1 then call('INCRBY', bal, delta) end
   else
+    if dup then delta = reserved end
     -- The reservation lease: live, settle it; returned already (gone), charge the cost only;
     -- neither, it was settled before (a replayed settlement).
     local member = lease .. '|' .. reserved
@@ -66,13 +77,14 @@ if delta ~= '' then
       if state == 2 then call('DECRBY', bal, reserved) end
     end
   end
+  if once ~= '' then k = k + 1 end
 end
-local nb = num(ARGV[ao + 5])
 for j = 1, nb do
-  settle_lease(KEYS[ko + k + 1], KEYS[ko + k + 2], KEYS[ko + k + 3], lease, ARGV[ao + 4 + 2 * j], ARGV[ao + 5 + 2 * j])
+  local bres = ARGV[ao + 6 + 2 * j]
+  settle_lease(KEYS[ko + k + 1], KEYS[ko + k + 2], KEYS[ko + k + 3], lease, dup and bres or ARGV[ao + 5 + 2 * j], bres)
   k = k + 3
 end
-local qa = ao + 1 + 2 * nb
+local qa = ao + 2 + 2 * nb
 -- Only the token quota's hour buckets need the clock.
 local bucket = 0
 if nk > k then bucket = format('%d', floor(clock() / HOUR)) end

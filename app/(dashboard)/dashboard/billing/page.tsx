@@ -31,6 +31,7 @@ import { RechargeForm } from '@/components/dashboard/recharge-form';
 import { RedeemForm } from '@/components/dashboard/redeem-form';
 import { LocalTime } from '@/components/ui/local-time';
 import { PlanCard, PlansOnOffer } from '@/components/dashboard/plan-card';
+import { PlanBillingButton } from '@/components/dashboard/plan-billing-button';
 import { planStatus } from '@/lib/plans/subscriptions';
 
 export async function generateMetadata(): Promise<Metadata> {
@@ -40,16 +41,35 @@ export async function generateMetadata(): Promise<Metadata> {
 
 type SearchParams = Record<string, string | string[] | undefined>;
 
-const kinds: Record<LedgerItem['kind'], { label: Phrase; tone: BadgeTone }> = {
+const kinds: Record<string, { label: Phrase; tone: BadgeTone } | undefined> = {
   recharge: { label: 'Recharge', tone: 'green' },
   usage: { label: 'Usage', tone: 'neutral' },
   admin_credit: { label: 'Credit', tone: 'blue' },
   refund: { label: 'Refund', tone: 'violet' },
+  subscription: { label: 'Plan charge', tone: 'violet' },
 };
+
+/** A ledger kind's badge; a kind this page does not know shows under its own name rather than break the page. */
+function KindBadge({ kind, t }: { kind: string; t: Translate }) {
+  const known = kinds[kind];
+  return <Badge tone={known?.tone ?? 'neutral'}>{known ? t(known.label) : kind}</Badge>;
+}
 
 function details(item: LedgerItem, t: Translate): string {
   if (item.kind === 'usage') return item.entries === 1 ? t('1 request') : t('{n} requests', { n: int(item.entries) });
   return [item.note, item.reference && item.kind === 'recharge' ? t('payment {ref}', { ref: item.reference }) : item.reference].filter(Boolean).join(' · ');
+}
+
+const paymentId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A Stripe recharge (its reference is the Payment id; a code's is `redeem:…`) has a receipt. */
+function ReceiptLink({ item, t }: { item: LedgerItem; t: Translate }) {
+  if (item.kind !== 'recharge' || !item.reference || !paymentId.test(item.reference)) return null;
+  return (
+    <a href={`/api/receipts/${item.reference}.pdf`} className="text-xs font-medium text-indigo-700 underline" data-testid="ledger-receipt">
+      {t('Receipt')}
+    </a>
+  );
 }
 
 /** Stripe sends the browser back here; the query names what happened. */
@@ -124,7 +144,17 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
           {tr('The credit is added as soon as Stripe confirms it, usually within a few seconds. Reload to see it.')}
         </Alert>
       )}
-      {notice === 'cancelled' && (
+      {sp.plan === 'success' && (
+        <Alert tone="success" className="mb-4" title={tr('Thanks, your payment went through.')}>
+          {tr('Thanks: your plan starts as soon as Stripe confirms the payment, usually within a few seconds. Reload to see it.')}
+        </Alert>
+      )}
+      {sp.plan === 'updated' && (
+        <Alert tone="success" className="mb-4">
+          {tr('Your plan was changed; Stripe prorates the rest of this period.')}
+        </Alert>
+      )}
+      {(notice === 'cancelled' || sp.plan === 'cancelled') && (
         <Alert tone="info" className="mb-4">
           {tr('The payment was cancelled; nothing was charged.')}
         </Alert>
@@ -132,9 +162,23 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
 
       <div className="mb-4 sm:mb-6">
         {plan ? (
-          <PlanCard status={plan} cfg={config} t={tr} />
+          <PlanCard
+            status={plan}
+            cfg={config}
+            t={tr}
+            actions={env.STRIPE_SECRET_KEY && plan.subscription.source === 'stripe' ? <PlanBillingButton action="portal" variant="secondary" /> : undefined}
+          />
         ) : (
-          <PlansOnOffer cfg={config} t={tr} footer={tr('To get a plan, redeem a plan code below or ask the operator of this gateway.')} />
+          <PlansOnOffer
+            cfg={config}
+            t={tr}
+            subscribe={env.STRIPE_SECRET_KEY ? (p) => (p.stripePriceId ? <PlanBillingButton action="subscribe" plan={p.id} /> : null) : undefined}
+            footer={
+              env.STRIPE_SECRET_KEY && [...config.plans.values()].some((p) => p.stripePriceId)
+                ? tr('Subscribe by card with Stripe, or redeem a plan code below.')
+                : tr('To get a plan, redeem a plan code below or ask the operator of this gateway.')
+            }
+          />
         )}
       </div>
 
@@ -178,7 +222,15 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
       </div>
 
       <Card className="mt-4 sm:mt-6">
-        <CardHeader title={tr('History')} description={tr('Recharges, credits and refunds one by one; usage totalled per UTC day.')} />
+        <CardHeader
+          title={tr('History')}
+          description={tr('Recharges, credits and refunds one by one; usage totalled per UTC day.')}
+          actions={
+            <Link href="/dashboard/billing/statements" className={buttonClass({ variant: 'secondary', size: 'sm' })} data-testid="billing-statements">
+              {tr('Monthly statements')}
+            </Link>
+          }
+        />
         {problem && (
           <Alert tone="error" className="m-4">
             {problem}
@@ -194,7 +246,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                 {ledger.data.map((item) => (
                   <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
                     <div className="flex items-center justify-between gap-3">
-                      <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
+                      <KindBadge kind={item.kind} t={tr} />
                       <span className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}>
                         {item.amountUsd > 0n ? '+' : ''}
                         {usd(item.amountUsd)}
@@ -205,6 +257,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                       <span className="tabular-nums">{tr('Balance {amount}', { amount: usd(item.balanceAfterUsd) })}</span>
                     </div>
                     {details(item, tr) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item, tr)}</p>}
+                    <ReceiptLink item={item} t={tr} />
                   </li>
                 ))}
               </>
@@ -225,10 +278,11 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                     <Tr key={item.key} data-testid="ledger-row" data-kind={item.kind}>
                       <Td className="whitespace-nowrap tabular-nums">{item.day ?? <LocalTime iso={item.at.toISOString()} />}</Td>
                       <Td>
-                        <Badge tone={kinds[item.kind].tone}>{tr(kinds[item.kind].label)}</Badge>
+                        <KindBadge kind={item.kind} t={tr} />
                       </Td>
-                      <Td className="max-w-72 truncate text-slate-500" title={details(item, tr)}>
-                        {details(item, tr) || '—'}
+                      <Td className="max-w-72 text-slate-500" title={details(item, tr)}>
+                        <span className="block truncate">{details(item, tr) || '—'}</span>
+                        <ReceiptLink item={item} t={tr} />
                       </Td>
                       <Td className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}>
                         {item.amountUsd > 0n ? '+' : ''}

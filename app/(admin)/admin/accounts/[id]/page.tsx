@@ -17,6 +17,7 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
 import { Stat } from '@/components/ui/stat';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { recentMonths } from '@/lib/statements/statement';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -71,6 +72,21 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
           />
           <PlanActions id={account.id} plans={[...getConfig().plans.values()].map((p) => ({ id: p.id, name: p.name }))} current={plan?.plan.id ?? null} />
         </CardBody>
+      </Card>
+      <Card className="mt-6" data-testid="admin-statements">
+        <CardHeader title={t('Monthly statements')} description={t('UTC months, exact sums of the ledger; the same statement the account sees.')} />
+        <ul className="grid gap-x-6 gap-y-1 px-4 py-3 text-sm sm:grid-cols-3 sm:px-5">
+          {recentMonths(new Date()).map((m) => (
+            <li key={m} className="flex gap-3 tabular-nums">
+              <span className="w-16 text-slate-600">{m}</span>
+              {(['pdf', 'csv', 'json'] as const).map((ext) => (
+                <a key={ext} href={`/api/admin/accounts/${account.id}/statements/${m}.${ext}`} className="font-medium text-indigo-700 underline">
+                  {ext.toUpperCase()}
+                </a>
+              ))}
+            </li>
+          ))}
+        </ul>
       </Card>
       <Card className="mt-6">
         <CardHeader title={t('API keys')} />

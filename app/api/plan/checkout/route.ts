@@ -1,0 +1,18 @@
+// POST /api/plan/checkout - {"plan": id}: a Stripe Checkout in subscription mode ({url}), or, while the
+//   account pays a Stripe subscription, its price changed to the plan's with proration ({url, updated})
+import { apiRoute, enforceLimit, json, readJson, requireUserId } from '@/lib/http/api';
+import { getConfig } from '@/lib/config';
+import { env } from '@/lib/env';
+import { codedError } from '@/lib/errors';
+import { paymentsConfigured } from '@/lib/billing/stripe';
+import { startPlanCheckout } from '@/lib/plans/stripe';
+
+export const POST = apiRoute(async (req) => {
+  const userId = await requireUserId(req);
+  const limit = getConfig().limits.recharge_per_user_per_minute;
+  await enforceLimit(`gw:user:plan-checkout:${userId}`, limit, `plan checkout: ${limit} per user per minute`);
+  if (!paymentsConfigured()) throw codedError('payments_not_configured', 'billing.not_configured');
+  const body = await readJson(req);
+  const origin = env.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? new URL(req.url).origin;
+  return json(await startPlanCheckout(userId, body.plan, origin));
+});
