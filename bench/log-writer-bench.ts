@@ -57,6 +57,7 @@ try {
     return {
       ...rest,
       attempts: rest.attempts as Prisma.InputJsonValue,
+      priceBreakdown: (rest.priceBreakdown ?? undefined) as Prisma.InputJsonValue | undefined,
       costUsd: new Prisma.Decimal('0.000006'),
       costCny: new Prisma.Decimal('0.0000432'),
       cnyRate: new Prisma.Decimal('7.2'),

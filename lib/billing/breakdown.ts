@@ -1,4 +1,4 @@
-import { usdToCny } from '@/lib/billing/money';
+import { formatPico, usdToCny } from '@/lib/billing/money';
 
 /**
  * One request's price, itemised (docs/decisions/035). The single function that computes a cost and
@@ -114,7 +114,7 @@ export function priceOf(model: PriceModel, counts: ClassCounts, serviceTier?: st
   return { lines, tier: long ? 'long_context' : 'base', serviceTier, multiplierBp, unpriced, costUsd };
 }
 
-/** The breakdown as stored with the log row and returned by GET /api/logs/{id}: decimal strings, USD and CNY. */
+/** The breakdown as pico-unit decimal strings, USD and CNY (what the log row stores and the API shows: storedBreakdown and breakdownView below). */
 export function breakdownJson(b: Breakdown, rateNano: bigint) {
   const s = (v: bigint) => v.toString();
   return {
@@ -132,5 +132,129 @@ export function breakdownJson(b: Breakdown, rateNano: bigint) {
     })),
     cost_pico_usd: s(b.costUsd),
     cost_pico_cny: s(usdToCny(b.costUsd, rateNano)),
+  };
+}
+
+// ---- what a request's log row keeps, and what GET /api/logs/{id} shows (docs/decisions/043) ------
+
+/**
+ * A step between the priced lines and the billed cost, in the order the charge applied them:
+ * the service-tier multiplier (its rounding included), the response cache's billed fraction, the
+ * Batch API's discount, and the cap at the reservation. `amount` is signed pico-USD.
+ */
+export type AdjustmentKind = 'service_tier' | 'response_cache' | 'batch_discount' | 'reservation_cap';
+export interface Adjustment {
+  kind: AdjustmentKind;
+  /** What was applied, as text: the tier and multiplier ("batch x0.5"), the fraction ("0.1"), the percent ("50"). */
+  detail: string;
+  amount: bigint;
+}
+
+/** A priced line beyond the token classes: a built-in tool billed per call (lib/billing/tools.ts). */
+export interface CallLine {
+  tool: string;
+  calls: number;
+  rate: bigint;
+  cost: bigint;
+}
+
+/**
+ * The log row's `priceBreakdown` (JSONB), compact: `l` token lines `[class, tokens, pico-USD per
+ * token, pico-USD]` (a fifth member names the class whose rate billed it, when it has none of its
+ * own: `pricedAs`, docs/decisions/042), `k` per-call lines `[tool, calls, pico-USD per call, pico-USD]`, `a`
+ * adjustments `[kind, detail, signed pico-USD]`, `u` unpriced classes. Pico amounts are integer
+ * text (exact beyond 2^53). The lines plus the adjustments sum to the row's cost exactly.
+ */
+export interface StoredBreakdown {
+  t: 'base' | 'long_context';
+  l: ([string, number, string, string] | [string, number, string, string, string])[];
+  k?: [string, number, string, string][];
+  a?: [AdjustmentKind, string, string][];
+  u?: string[];
+}
+
+/** The compact form of a breakdown, the per-call lines and the adjustments applied after it. */
+export function storedBreakdown(b: Breakdown, calls: CallLine[], adjustments: Adjustment[]): StoredBreakdown {
+  const out: StoredBreakdown = {
+    t: b.tier,
+    l: b.lines.map((l) => {
+      const line: [string, number, string, string] = [l.class, l.count, l.rate.toString(), l.cost.toString()];
+      return l.pricedAs ? [...line, l.pricedAs] : line;
+    }),
+  };
+  const sum = b.lines.reduce((a, l) => a + l.cost, 0n);
+  // The multiplier is inside b.costUsd: shown as the step it is, rounding included.
+  const tier: Adjustment[] =
+    b.multiplierBp === 10_000 ? [] : [{ kind: 'service_tier', detail: `${b.serviceTier ?? ''} x${b.multiplierBp / 10_000}`, amount: b.costUsd - sum }];
+  const adj = [...tier, ...adjustments];
+  if (calls.length) out.k = calls.map((c) => [c.tool, c.calls, c.rate.toString(), c.cost.toString()]);
+  if (adj.length) out.a = adj.map((x) => [x.kind, x.detail, x.amount.toString()]);
+  if (b.unpriced.length) out.u = [...b.unpriced];
+  return out;
+}
+
+/** The sum of a stored breakdown's lines and adjustments: the cost it explains, pico-USD. */
+export function breakdownTotal(s: StoredBreakdown): bigint {
+  let total = 0n;
+  for (const l of s.l) total += BigInt(l[3]);
+  for (const k of s.k ?? []) total += BigInt(k[3]);
+  for (const a of s.a ?? []) total += BigInt(a[2]);
+  return total;
+}
+
+/** A stored breakdown read back from the database, or null when the value is not one (rows from before it, hand edits). */
+export function parseStoredBreakdown(v: unknown): StoredBreakdown | null {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
+  const s = v as Record<string, unknown>;
+  const int = (x: unknown) => typeof x === 'string' && /^-?\d{1,40}$/.test(x);
+  const line = (x: unknown, priced = false) =>
+    Array.isArray(x) &&
+    (x.length === 4 || (priced && x.length === 5 && typeof x[4] === 'string')) &&
+    typeof x[0] === 'string' &&
+    typeof x[1] === 'number' &&
+    int(x[2]) &&
+    int(x[3]);
+  const adj = (x: unknown) => Array.isArray(x) && x.length === 3 && typeof x[0] === 'string' && typeof x[1] === 'string' && int(x[2]);
+  if (s.t !== 'base' && s.t !== 'long_context') return null;
+  if (!Array.isArray(s.l) || !s.l.every((x) => line(x, true))) return null;
+  if (s.k !== undefined && !(Array.isArray(s.k) && s.k.every((x) => line(x)))) return null;
+  if (s.a !== undefined && !(Array.isArray(s.a) && s.a.every(adj))) return null;
+  if (s.u !== undefined && !(Array.isArray(s.u) && s.u.every((x) => typeof x === 'string'))) return null;
+  return s as unknown as StoredBreakdown;
+}
+
+const text = (pico: bigint) => formatPico(pico);
+
+/**
+ * The breakdown as GET /api/logs/{id} returns it: each line's count, rate and cost, each adjustment,
+ * in USD and in CNY at `rateNano` (the request's own rate), as exact decimal text. Each CNY amount
+ * is converted and rounded to the pico on its own; the totals are converted once, as the row's cost.
+ */
+export function breakdownView(s: StoredBreakdown, rateNano: bigint) {
+  const cny = (pico: bigint) => text(usdToCny(pico, rateNano));
+  return {
+    tier: s.t,
+    lines: s.l.map(([cls, tokens, rate, cost, pricedAs]) => ({
+      class: cls,
+      /** The class whose rate billed this one (it has no price of its own); null when its own. */
+      priced_as: pricedAs ?? null,
+      tokens,
+      rate_usd_per_million: text(BigInt(rate) * 1_000_000n),
+      rate_cny_per_million: cny(BigInt(rate) * 1_000_000n),
+      cost_usd: text(BigInt(cost)),
+      cost_cny: cny(BigInt(cost)),
+    })),
+    calls: (s.k ?? []).map(([tool, calls, rate, cost]) => ({
+      tool,
+      calls,
+      rate_usd_per_call: text(BigInt(rate)),
+      rate_cny_per_call: cny(BigInt(rate)),
+      cost_usd: text(BigInt(cost)),
+      cost_cny: cny(BigInt(cost)),
+    })),
+    adjustments: (s.a ?? []).map(([kind, detail, amount]) => ({ kind, detail, amount_usd: text(BigInt(amount)), amount_cny: cny(BigInt(amount)) })),
+    unpriced: s.u ?? [],
+    total_usd: text(breakdownTotal(s)),
+    total_cny: cny(breakdownTotal(s)),
   };
 }

@@ -11,6 +11,7 @@ import { resetSingleton, singleton } from '@/lib/singleton';
 import pg from 'pg';
 import { promoteByMonthlySpend } from '@/lib/billing/promotion';
 import { FAILED_CONDITION } from '@/lib/billing/failed';
+import type { StoredBreakdown } from '@/lib/billing/breakdown';
 
 // Write-behind queue for request logs and their usage charges. One transaction per batch writes
 // the log rows, one usage ledger entry per charged request and each account's balance.
@@ -55,6 +56,8 @@ export interface LogRecord {
   region?: string | null;
   /** 'plan': the account's subscription paid (lib/plans); not charged to the balance. Unset: the balance. */
   billedTo?: 'plan' | null;
+  /** How the cost was made (lib/billing/breakdown.ts): null when nothing was priced. */
+  priceBreakdown?: StoredBreakdown | null;
 }
 
 /**
@@ -216,7 +219,7 @@ export async function flushLogs(drain = true): Promise<void> {
 // from the committed balance in (createdAt, id) order.
 // The log is partitioned by day, so its key is ("id","createdAt"): a row's createdAt is its request's
 // own time, serialised once when queued, so a replayed row carries the same key and conflicts.
-const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason","region","billedTo"`;
+const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason","region","billedTo","priceBreakdown"`;
 /** UsageDaily's key for requests made without an API key (its primary key holds the key). */
 export const NO_KEY = '00000000-0000-0000-0000-000000000000';
 export const WRITE_BATCH = `WITH input AS (
@@ -316,6 +319,7 @@ function toRow(r: LogRecord) {
     routeReason: text(r.routeReason),
     region: r.region ?? null,
     billedTo: r.billedTo ?? null,
+    priceBreakdown: r.priceBreakdown ?? null,
   };
 }
 

@@ -1,9 +1,49 @@
 import { formatPico } from '@/lib/billing/money';
+import { usageClasses, type StoredBreakdown } from '@/lib/billing/breakdown';
 import { GatewayError } from '@/lib/errors';
 import type { CsvValue } from './csv';
 import type { LogEntry } from './log-entry';
 
 // Columns of the request-log CSV export. Money is exact (not rounded); times are ISO 8601 UTC.
+// The price breakdown (docs/decisions/043) follows as fixed columns an accountant can sum: the cost
+// of each token class, of per-use tools, and the signed adjustments (multiplier, discounts, cap),
+// which add up to cost_usd on every row. Empty where the row has no breakdown (logged before it was
+// recorded, or nothing was priced).
+
+/** Token classes with a cost column of their own; per-use classes (web search, code execution) go to `tools_cost_usd`. */
+const PER_USE = new Set<string>(['web_search', 'code_execution']);
+const TOKEN_CLASSES = usageClasses.filter((c) => !PER_USE.has(c));
+
+export const breakdownCsvHeader = [
+  'price_tier',
+  ...TOKEN_CLASSES.map((c) => `${c}_cost_usd` as const),
+  'tools_cost_usd',
+  'adjustments_usd',
+  'adjustments',
+  'unpriced_classes',
+] as const;
+
+/** Pico-USD per cost column of a breakdown (the columns that are money). */
+function breakdownAmounts(b: StoredBreakdown): Map<string, bigint> {
+  const m = new Map<string, bigint>([...TOKEN_CLASSES.map((c) => [`${c}_cost_usd`, 0n] as const), ['tools_cost_usd', 0n], ['adjustments_usd', 0n]]);
+  const add = (col: string, v: string) => m.set(col, (m.get(col) ?? 0n) + BigInt(v));
+  for (const [cls, , , cost] of b.l) add(PER_USE.has(cls) ? 'tools_cost_usd' : `${cls}_cost_usd`, cost);
+  for (const [, , , cost] of b.k ?? []) add('tools_cost_usd', cost);
+  for (const [, , amount] of b.a ?? []) add('adjustments_usd', amount);
+  return m;
+}
+
+function breakdownCsvValues(b: StoredBreakdown | null | undefined): CsvValue[] {
+  if (!b) return breakdownCsvHeader.map(() => undefined);
+  const amounts = breakdownAmounts(b);
+  return breakdownCsvHeader.map((col) => {
+    if (col === 'price_tier') return b.t;
+    if (col === 'adjustments')
+      return (b.a ?? []).map(([kind, detail, amount]) => `${kind}${detail ? ` ${detail}` : ''}: ${formatPico(BigInt(amount))}`).join('; ');
+    if (col === 'unpriced_classes') return (b.u ?? []).join(' ');
+    return formatPico(amounts.get(col) ?? 0n);
+  });
+}
 
 export const logCsvHeader = [
   'id',
@@ -30,6 +70,7 @@ export const logCsvHeader = [
   'first_token_ms',
   'route_reason',
   'billed_to',
+  ...breakdownCsvHeader,
 ] as const;
 
 export function logCsvValues(e: LogEntry, keyName: string | undefined): CsvValue[] {
@@ -58,6 +99,7 @@ export function logCsvValues(e: LogEntry, keyName: string | undefined): CsvValue
     e.firstTokenMs,
     e.routeReason,
     e.billedTo === 'plan' ? 'plan' : 'balance',
+    ...breakdownCsvValues(e.priceBreakdown),
   ];
 }
 
@@ -82,7 +124,10 @@ export class LogTotals {
   cacheWriteTokens = 0;
   costUsd = 0n;
   costCny = 0n;
+  /** Sums of the breakdown's money columns. */
+  breakdown = new Map<string, bigint>();
   add(e: LogEntry): void {
+    if (e.priceBreakdown) for (const [col, v] of breakdownAmounts(e.priceBreakdown)) this.breakdown.set(col, (this.breakdown.get(col) ?? 0n) + v);
     this.requests++;
     this.promptTokens += e.promptTokens;
     this.completionTokens += e.completionTokens;
@@ -105,6 +150,7 @@ export function logTotalsCsvValues(t: LogTotals): CsvValue[] {
     cost_usd: formatPico(t.costUsd),
     cost_cny: formatPico(t.costCny),
   };
+  for (const [col, v] of t.breakdown) byColumn[col as (typeof logCsvHeader)[number]] = formatPico(v);
   return logCsvHeader.map((c) => byColumn[c]);
 }
 

@@ -3,6 +3,7 @@ import { channelLabel, publicAttempts } from '@/lib/channels/labels';
 import { NOT_FAILED_OUTCOMES, failedSql } from '@/lib/billing/failed';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { usdToPico } from '@/lib/billing/money';
+import { parseStoredBreakdown } from '@/lib/billing/breakdown';
 import { GatewayError } from '@/lib/errors';
 import { decodeCursor, encodeCursor, isPlausibleId, isQueryableDate, type LogCursor, type LogFilters, type StatusFilter } from './filters';
 import { LogTotals, logCsvHeader, logCsvValues, logJsonLine, logTotalsCsvValues, logTotalsJsonLine, type LogExportFormat } from './log-csv';
@@ -69,6 +70,8 @@ export const listSelect = {
   routeReason: true,
   region: true,
   billedTo: true,
+  // Small (a few hundred bytes): the CSV export's breakdown columns and the detail views read it.
+  priceBreakdown: true,
 } satisfies Prisma.RequestLogSelect;
 
 type ListRow = Prisma.RequestLogGetPayload<{ select: typeof listSelect }>;
@@ -79,6 +82,7 @@ export function toLogEntry(row: ListRow): LogEntry {
     costUsd: pico(row.costUsd),
     costCny: pico(row.costCny),
     cnyRate: row.cnyRate.toFixed(8).replace(/\.?0+$/, ''),
+    priceBreakdown: parseStoredBreakdown(row.priceBreakdown),
   };
 }
 

@@ -1,4 +1,5 @@
-import { formatPico } from '@/lib/billing/money';
+import { formatPico, parseDecimal } from '@/lib/billing/money';
+import { breakdownView } from '@/lib/billing/breakdown';
 import { cacheSavingJson } from '@/lib/cache/savings';
 import type { Overview } from './overview';
 import type { DailyUsage, LedgerItem, LogDetail, LogEntry, UsageTotals } from './queries';
@@ -39,7 +40,12 @@ export function logJson(e: LogEntry) {
 }
 
 export function logDetailJson(e: LogDetail) {
-  return { ...logJson(e), attempts: e.attempts, ...cacheSavingJson(e) };
+  return { ...logJson(e), attempts: e.attempts, ...cacheSavingJson(e), price_breakdown: priceBreakdownJson(e) };
+}
+
+/** How the request's cost was made, in USD and in CNY at the request's own rate; null for a row logged without one (docs/decisions/043). */
+export function priceBreakdownJson(e: Pick<LogEntry, 'priceBreakdown' | 'cnyRate'>) {
+  return e.priceBreakdown ? breakdownView(e.priceBreakdown, parseDecimal(e.cnyRate, 9)) : null;
 }
 
 /** The served model differs from the requested one (and the caller did not ask the router to choose). */

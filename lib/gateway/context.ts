@@ -8,7 +8,7 @@ import { recordChannelResult } from '@/lib/gateway/router';
 import { recordHealth } from '@/lib/channels/health';
 import { providerHeader } from '@/lib/channels/labels';
 import { breakdownOf, cnyOf, noUsage, type Usage } from '@/lib/billing/cost';
-import type { UsageClass } from '@/lib/billing/breakdown';
+import { storedBreakdown, type Adjustment, type CallLine, type StoredBreakdown, type UsageClass } from '@/lib/billing/breakdown';
 import { CACHE_HEADER, hitCost } from '@/lib/cache/response-cache';
 import { BUILT_IN_TOOLS, type ToolCalls } from '@/lib/billing/tools';
 import { formatPico } from '@/lib/billing/money';
@@ -221,6 +221,8 @@ export class RequestContext {
   cost = 0n;
   /** Usage classes the upstream reported that the model has no price of its own for, once settled (x-service-unpriced). */
   unpriced: readonly UsageClass[] = [];
+  /** How `cost` was made (settleCost): stored with the log row (docs/decisions/043). */
+  priceBreakdown: StoredBreakdown | null = null;
   status = 200;
   outcome = 'ok';
   errorCode: string | null = null;
@@ -520,14 +522,29 @@ export class RequestContext {
     const reported = usage.completionTokens;
     if (maxCompletion !== undefined && reported > maxCompletion) usage = { ...usage, completionTokens: maxCompletion };
     this.usage = usage;
+    // Every step from the priced lines to the charge is recorded as it is applied (the log's breakdown).
     const breakdown = this.model ? breakdownOf(this.model, usage) : null;
     let priced = breakdown?.costUsd ?? 0n;
     this.unpriced = breakdown?.unpriced ?? [];
     if (this.unpriced.length) this.noteUnpriced(breakdown!.unpriced);
-    if (this.cacheHitBilledNano !== null) priced = hitCost(priced, this.cacheHitBilledNano);
-    if (this.batch && this.model) priced = (priced * BigInt(Math.round((100 - this.batch.discountPercent(this.model)) * 100))) / 10_000n;
+    const steps: Adjustment[] = [];
+    const step = (kind: Adjustment['kind'], detail: string, after: bigint) => {
+      steps.push({ kind, detail, amount: after - priced });
+      return after;
+    };
+    if (this.cacheHitBilledNano !== null)
+      priced = step('response_cache', formatPico(this.cacheHitBilledNano * 1000n), hitCost(priced, this.cacheHitBilledNano));
+    if (this.batch && this.model) {
+      const percent = this.batch.discountPercent(this.model);
+      priced = step('batch_discount', String(percent), (priced * BigInt(Math.round((100 - percent) * 100))) / 10_000n);
+    }
+    const calls: CallLine[] = [];
     if (tools && Object.keys(tools.reported).length > 0) {
       priced += tools.cost;
+      for (const [tool, n] of Object.entries(tools.billed)) {
+        const rate = this.model?.toolPrices[tool as keyof ToolCalls] ?? 0n;
+        if (n) calls.push({ tool, calls: n, rate, cost: BigInt(n) * rate });
+      }
       this.noteBilling({ toolCalls: tools.billed, toolCostUsd: formatPico(tools.cost) });
       if (BUILT_IN_TOOLS.some((t) => (tools.reported[t] ?? 0) > (tools.billed[t] ?? 0))) this.noteBilling({ toolCallsReported: tools.reported });
     }
@@ -545,6 +562,10 @@ export class RequestContext {
       }
       this.noteBilling(note);
       log('warn', 'upstream usage beyond the reservation; charged the reservation', { requestId: this.requestId, model: this.model.name, ...note });
+    }
+    if (breakdown) {
+      if (cost !== priced) step('reservation_cap', '', cost);
+      this.priceBreakdown = storedBreakdown(breakdown, calls, steps);
     }
     this.cost = cost;
     return this.cost;
@@ -733,6 +754,7 @@ export class RequestContext {
       costPico: this.cost,
       costCnyPico: this.costCny(),
       cnyRate: this.cfg.usdToCny,
+      priceBreakdown: this.priceBreakdown,
       latencyMs: latency,
       firstTokenMs: this.firstTokenMs,
       errorCode: this.errorCode,

@@ -4,7 +4,8 @@ import { getDb } from '@/lib/db';
 import { getConfig, type LogExportConfig } from '@/lib/config';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { webhookHeaders } from '@/lib/alerts/signing';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico, parseDecimal } from '@/lib/billing/money';
+import { breakdownView, parseStoredBreakdown } from '@/lib/billing/breakdown';
 import { decimalToPico } from '@/lib/billing/ledger';
 import { backoffDelayMs } from '@/lib/backoff';
 import { singleton } from '@/lib/singleton';
@@ -56,6 +57,7 @@ const exportSelect = {
   latencyMs: true,
   firstTokenMs: true,
   routeReason: true,
+  priceBreakdown: true,
 } satisfies Prisma.RequestLogSelect;
 
 export type ExportRow = Prisma.RequestLogGetPayload<{ select: typeof exportSelect }>;
@@ -87,7 +89,14 @@ export function exportRowJson(r: ExportRow, extra: Record<string, unknown> = {})
     latency_ms: r.latencyMs,
     first_token_ms: r.firstTokenMs,
     route_reason: r.routeReason,
+    price_breakdown: priceBreakdownOf(r),
   };
+}
+
+/** The row's price breakdown as GET /api/logs/{id} shows it (docs/decisions/043); null when it has none. */
+function priceBreakdownOf(r: ExportRow) {
+  const stored = parseStoredBreakdown(r.priceBreakdown);
+  return stored ? breakdownView(stored, parseDecimal(r.cnyRate.toFixed(8), 9)) : null;
 }
 
 interface Cursor {

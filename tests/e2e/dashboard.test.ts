@@ -140,6 +140,11 @@ describe('dashboard in a browser', { timeout: 60_000 }, () => {
     await page.waitForURL(/\/dashboard\/logs\/req_/, { waitUntil: 'commit' });
     const shown = (await page.getByTestId('cost-usd').first().textContent())!;
     expect(shown).toBe(formatMoney(usdToPico(cost))); // every digit of the header's exact figure
+    // The price breakdown: each token class at its rate, adding up to the same figure.
+    const priceRows = page.getByTestId('price-row');
+    await expect(priceRows.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-class')))).resolves.toEqual(['input', 'output']);
+    await expect(priceRows.first().textContent()).resolves.toContain('$0.15'); // gpt-4o-mini's input price per 1M tokens
+    await expect(page.getByTestId('price-total-usd').textContent()).resolves.toBe(shown);
     logUrl = page.url();
     const time = page.locator('main time').first();
     await page.waitForFunction(() => !document.querySelector('main time')?.textContent?.endsWith('UTC'));

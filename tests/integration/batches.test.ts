@@ -11,6 +11,8 @@ import { balanceOf, createAccount, waitFor } from '../support/accounts';
 import { FAST_JOBS_ENV } from '../support/video-config';
 import { testConfig } from '../support/gateway';
 import { getDb } from '@/lib/db';
+import { breakdownTotal, parseStoredBreakdown } from '@/lib/billing/breakdown';
+import { usdToPico } from '@/lib/billing/money';
 
 let down: FakeUpstream;
 let up: FakeUpstream;
@@ -108,6 +110,12 @@ describe('the Batch API', () => {
     const rows = await db.requestLog.findMany({ where: { userId: acct.userId, id: { startsWith: 'batch_req_' } } });
     expect(rows).toHaveLength(200);
     for (const r of rows) expect(Number(r.costUsd) * 2).toBeCloseTo(liveCost, 11);
+    // Each row's price breakdown shows the discount, and its lines and adjustments add up to the charge (docs/decisions/043).
+    for (const r of rows) {
+      const b = parseStoredBreakdown(r.priceBreakdown)!;
+      expect(b.a?.map((a) => [a[0], a[1]])).toEqual([['batch_discount', '50']]);
+      expect(breakdownTotal(b)).toBe(usdToPico(r.costUsd.toFixed(12)));
+    }
     expect(await db.ledgerEntry.count({ where: { userId: acct.userId, kind: 'usage' } })).toBe(201);
     const charged = rows.reduce((s, r) => s + Number(r.costUsd), 0) + liveCost;
     expect(Number(await balanceOf(acct.userId))).toBeCloseTo(10 - charged, 9);

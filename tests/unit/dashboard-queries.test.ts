@@ -5,6 +5,7 @@ import { Prisma } from '@/lib/generated/prisma/client';
 import { formatPico, usdToPico } from '@/lib/billing/money';
 import { loadConfigFile } from '@/lib/config';
 import { csvCell, csvRow } from '@/lib/dashboard/csv';
+import { breakdownCsvHeader } from '@/lib/dashboard/log-csv';
 import { decodeCursor, parseLogFilters } from '@/lib/dashboard/filters';
 import {
   dailyUsage,
@@ -282,7 +283,8 @@ describe('CSV export', () => {
     expect(lines[1].startsWith(`${rid('08')},2026-03-15T11:00:00.000Z,`)).toBe(true);
     expect(lines[2]).toContain(',"prod, ""main""",gpt-4o,gpt-4o-mini,');
     expect(lines[2]).toContain(',0.000123456789,0.000888888881,7.2,');
-    expect(lines[2].endsWith(',fallback: gpt-4o failed')).toBe(true);
+    // A row logged without a price breakdown leaves the breakdown's columns (after route_reason and billed_to) empty.
+    expect(lines[2].endsWith(`,fallback: gpt-4o failed,balance${','.repeat(breakdownCsvHeader.length)}`)).toBe(true);
     expect(text).not.toContain(rid('b1'));
   });
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { buildConfig, ConfigError } from '@/lib/config';
+import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
+import { buildConfig, ConfigError, loadConfigFile } from '@/lib/config';
+import { priceListMirror } from '@/lib/config/sync';
+import { getDb } from '@/lib/db';
+import { Prisma } from '@/lib/generated/prisma/client';
 import { priceOf } from '@/lib/billing/breakdown';
 import { testConfig } from '../support/gateway';
 
@@ -50,5 +55,40 @@ describe('price model in the operator config (docs/decisions/035)', () => {
     }
     expect(message).toMatch(/models\[0\]\.long_context\.threshold_tokens/);
     expect(message).toMatch(/models\[0\]\.service_tier_multipliers/);
+  });
+});
+
+describe('the catalogue mirror (ModelPrice) carries the whole price list (docs/decisions/043)', () => {
+  const file = 'config/gateway.example.yaml';
+  const raw = YAML.parse(readFileSync(file, 'utf8')) as { models: Record<string, unknown>[]; tool_prices_usd_per_thousand_calls: Record<string, string> };
+  const cfg = loadConfigFile(file);
+  const rawModel = (name: string) => raw.models.find((m) => m.name === name)!;
+  const text = (d: { toFixed(n: number): string } | null) => (d === null ? null : d.toFixed(12).replace(/\.?0+$/, ''));
+
+  it('mirrors what the config writes: 1h writes, the long-context tier, multipliers, tool prices, in its own terms', () => {
+    const sonnet = priceListMirror(cfg.models.get('claude-sonnet-4-5')!);
+    const r = rawModel('claude-sonnet-4-5');
+    expect(text(sonnet.cacheWrite1hUsdPerM)).toBe(r.cache_write_1h_price_usd_per_million);
+    expect(sonnet.longContext).toEqual(r.long_context);
+    expect(sonnet.serviceTierMultipliers).toEqual({ batch: '0.5' });
+    expect(sonnet.toolUsdPerThousandCalls).toEqual(raw.tool_prices_usd_per_thousand_calls);
+    expect(sonnet.reasoningUsdPerM).toBeNull();
+    const gpt4o = priceListMirror(cfg.models.get('gpt-4o')!);
+    expect(gpt4o.serviceTierMultipliers).toEqual({ batch: '0.5', priority: '1.7' });
+    expect(gpt4o.longContext).toBe(Prisma.DbNull);
+    expect(text(priceListMirror(cfg.models.get('gemini-2.5-flash')!).audioInputUsdPerM)).toBe(rawModel('gemini-2.5-flash').audio_input_price_usd_per_million);
+  });
+
+  it('is stored as it is mirrored', async () => {
+    const db = await getDb();
+    const name = `mirror-${Date.now()}`;
+    const base = { ownedBy: 'x', kind: 'chat', protocol: 'anthropic', contextWindow: 1, maxOutputTokens: 1, tags: [], tiers: [] };
+    const money = { inputUsdPerM: new Prisma.Decimal(3), outputUsdPerM: new Prisma.Decimal(15) };
+    await db.modelPrice.create({ data: { name, ...base, ...money, ...priceListMirror(cfg.models.get('claude-sonnet-4-5')!) } });
+    const row = await db.modelPrice.findUniqueOrThrow({ where: { name } });
+    await db.modelPrice.delete({ where: { name } });
+    expect(text(row.cacheWrite1hUsdPerM)).toBe('6');
+    expect(row.longContext).toEqual(rawModel('claude-sonnet-4-5').long_context);
+    expect(text(row.batchDiscountPercent)).toBe('50');
   });
 });

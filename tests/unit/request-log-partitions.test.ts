@@ -201,5 +201,20 @@ for (const backend of [postgresBackend(), pgliteBackend()]) {
       const [{ kept }] = await sql.query<{ kept: number }>(`SELECT count(*)::int AS kept FROM "RequestLog"`);
       expect(kept).toBe(3);
     });
+
+    it('stores the price breakdown with the row, in its day partition (migration 20261128181000); older rows have none', async () => {
+      const breakdown = { t: 'base', l: [['input', 10, '150000', '1500000']], a: [['batch_discount', '50', '-750000']] };
+      const priced = row(userId, '2026-11-21T09:00:00.000Z', { costUsd: '0.00000075', priceBreakdown: breakdown });
+      await write([priced]);
+      expect(await partitionOf(priced.id)).toEqual(['RequestLog_p20261121']);
+      const stored = await sql.query<{ b: unknown; id: string }>(`SELECT id, "priceBreakdown" AS b FROM "RequestLog" WHERE id = ANY($1) ORDER BY id`, [
+        [priced.id, 'old_2'],
+      ]);
+      const b = stored.find((r) => r.id === priced.id)!.b;
+      expect(typeof b === 'string' ? JSON.parse(b) : b).toEqual(breakdown);
+      expect(stored.find((r) => r.id === 'old_2')).toBeUndefined(); // dropped by retention above; rows from before carry NULL
+      const [{ nulls }] = await sql.query<{ nulls: number }>(`SELECT count(*)::int AS nulls FROM "RequestLog" WHERE "priceBreakdown" IS NULL`);
+      expect(nulls).toBe(3);
+    });
   });
 }

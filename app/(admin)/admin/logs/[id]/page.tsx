@@ -14,6 +14,8 @@ import { PageHeader } from '@/components/ui/page-header';
 import { Badge } from '@/components/ui/badge';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { channelLabel } from '@/lib/channels/labels';
+import { priceBreakdownJson } from '@/lib/dashboard/serialize';
+import { PriceBreakdown } from '@/components/dashboard/price-breakdown';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -97,6 +99,10 @@ export default async function AdminLogPage({ params }: { params: Promise<{ id: s
             ))}
           </dl>
         </CardBody>
+      </Card>
+      <Card className="mt-6">
+        <CardHeader title={t('Price breakdown')} description={t('Each token class at its rate, then any discount: the lines add up to the cost charged.')} />
+        <PriceBreakdown breakdown={priceBreakdownJson(e)} t={t} />
       </Card>
       <Card className="mt-6" data-testid="attempts">
         <CardHeader title={t('Upstream attempts')} description={t('In order; the label in brackets is what the account sees.')} />

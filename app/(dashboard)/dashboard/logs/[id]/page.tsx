@@ -16,6 +16,8 @@ import { RouteBadge, StatusBadge } from '@/components/dashboard/log-cells';
 import { LocalTime } from '@/components/ui/local-time';
 import { PLAYGROUND_KEY_ID } from '@/lib/auth/playground';
 import { cacheSavingPico, isResponseCacheHit } from '@/lib/cache/savings';
+import { priceBreakdownJson } from '@/lib/dashboard/serialize';
+import { PriceBreakdown } from '@/components/dashboard/price-breakdown';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -241,6 +243,11 @@ export default async function LogDetailPage({ params }: { params: Promise<{ id: 
             </CardBody>
           </Card>
         </div>
+
+        <Card className="lg:col-span-2">
+          <CardHeader title={t('Price breakdown')} description={t('Each token class at its rate, then any discount: the lines add up to the cost charged.')} />
+          <PriceBreakdown breakdown={priceBreakdownJson(log)} t={t} />
+        </Card>
 
         <Card className="lg:col-span-2">
           <CardHeader title={t('Attempts')} description={t('Each upstream call made for this request, in order.')} />
