@@ -70,7 +70,11 @@ export default async function AdminAccountPage({ params }: { params: Promise<{ i
             regions={[...new Set(getConfig().channels.flatMap((c) => (c.region ? [c.region] : [])))].sort()}
             limits={account.limits && typeof account.limits === 'object' && !Array.isArray(account.limits) ? (account.limits as Record<string, number>) : null}
           />
-          <PlanActions id={account.id} plans={[...getConfig().plans.values()].filter((p) => !p.retired).map((p) => ({ id: p.id, name: p.name }))} current={plan?.plan.id ?? null} />
+          <PlanActions
+            id={account.id}
+            plans={[...getConfig().plans.values()].filter((p) => !p.retired).map((p) => ({ id: p.id, name: p.name }))}
+            current={plan?.plan.id ?? null}
+          />
         </CardBody>
       </Card>
       <Card className="mt-6" data-testid="admin-statements">
