@@ -17,7 +17,14 @@ import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 
 type Obj = Record<string, unknown>;
-type Sub = Obj & { id: string; customer: string; status: string; cancel_at_period_end: boolean; metadata: Record<string, string>; items: { data: Obj[] } };
+type Sub = Obj & {
+  id: string;
+  customer: string;
+  status: string;
+  cancel_at_period_end: boolean;
+  metadata: Record<string, string>;
+  items: Obj & { data: Obj[] };
+};
 
 export interface FakeStripe {
   url: string;
