@@ -1,7 +1,8 @@
 // Issue 42 item 6 in a real browser, paid by card: the customer subscribes on /dashboard/billing
 // through Stripe Checkout, uses the plan and sees the window bar move, then cancels in Stripe's
 // billing portal: first at the period's end (the card says when it ends, requests still bill the
-// plan), then at once (the card gives way to the plans on offer, requests bill the balance).
+// plan), then at once (the card gives way to the plans on offer, requests bill the balance). And a
+// balance recharge through the same fake Checkout.
 // Stripe is tests/support/fake-stripe.ts, reached through STRIPE_API_BASE (docs/decisions/049); the
 // webhooks it sends are signed with the gateway's secret and take the same path as Stripe's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -127,5 +128,21 @@ describe('a plan paid by card, from checkout to cancellation', { timeout: 180_00
     await onBilling(user, () => user.getByTestId('plan-card').count()).toBe(0);
     await user.getByTestId('plan-subscribe-coder').waitFor();
     await expect.poll(() => billedTo(customer.apiKey), { timeout: 10_000 }).toBe('balance');
+  });
+
+  it('a recharge through the same Checkout comes back to this gateway and credits the balance once', async () => {
+    const user = await (await browser.newContext()).newPage();
+    await signIn(user, customer);
+    const dollars = async () => Number(/\$([\d.]+)/.exec((await user.getByTestId('billing-balance').textContent()) ?? '')?.[1]);
+    await user.goto(`${gw.url}/dashboard/billing`);
+    const before = await dollars();
+    expect(before).toBeGreaterThan(0);
+
+    await user.getByTestId('recharge-amount').fill('10');
+    await user.getByTestId('recharge-submit').click();
+    // The return URL is the host the browser used (not the server's bind address).
+    await user.waitForURL(`${gw.url}/dashboard/billing?recharge=success`, { timeout: 30_000 });
+    expect(stripe.events.at(-1)).toMatchObject({ type: 'checkout.session.completed', status: 200 });
+    await onBilling(user, async () => Math.round(((await dollars()) - before) * 100) / 100).toBe(10);
   });
 });

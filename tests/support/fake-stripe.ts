@@ -2,9 +2,10 @@
 // subset lib/billing/stripe.ts and lib/plans/stripe.ts call, in Stripe's wire format (form-encoded
 // requests, JSON objects of Stripe's shapes), plus the two pages Stripe hosts for the browser:
 //
-// - GET /checkout/:session: "pays" a subscription Checkout. Creates the customer (unless the session
-//   named one) and the subscription, then sends the gateway, signed with its webhook secret,
-//   `checkout.session.completed` and `invoice.paid`, and redirects to the session's success_url.
+// - GET /checkout/:session: "pays" a Checkout. In subscription mode it creates the customer (unless
+//   the session named one) and the subscription, then sends the gateway, signed with its webhook
+//   secret, `checkout.session.completed` and `invoice.paid`; in payment mode (a recharge) just
+//   `checkout.session.completed`, paid. Then it redirects to the session's success_url.
 // - GET /portal/:session: the billing portal, a page listing the customer's live subscriptions with
 //   "Cancel plan" (cancel_at_period_end: `customer.subscription.updated`) and "Cancel now"
 //   (`customer.subscription.deleted`); either redirects to the session's return_url.
@@ -220,16 +221,19 @@ export async function startFakeStripe(opts: { prices: Record<string, number> }):
       return c ? ok(res, c) : apiError(res, 404, `No such customer: '${match[1]}'`, 'id');
     }
     if (m === 'POST' && path === '/v1/checkout/sessions') {
-      if (body.mode !== 'subscription') return apiError(res, 400, 'This fake only sells subscriptions (mode=subscription)', 'mode');
+      if (body.mode !== 'subscription' && body.mode !== 'payment') return apiError(res, 400, 'This fake sells subscriptions and one-off payments only', 'mode');
       const lineItems = (body.line_items as Obj[] | undefined) ?? [];
-      if (!lineItems.length || lineItems.some((li) => !price(li.price as string))) return apiError(res, 400, 'No such price', 'line_items');
+      // A subscription's lines name configured prices; a payment's carry price_data (the recharge's amount).
+      const unitAmount = (li: Obj) =>
+        body.mode === 'payment' ? Number((li.price_data as Obj | undefined)?.unit_amount ?? NaN) : (price(li.price as string)?.unit_amount ?? NaN);
+      if (!lineItems.length || lineItems.some((li) => !Number.isSafeInteger(unitAmount(li)))) return apiError(res, 400, 'No such price', 'line_items');
       if (typeof body.success_url !== 'string') return apiError(res, 400, 'Missing required param: success_url.', 'success_url');
       if (body.customer && !customers.has(body.customer as string)) return apiError(res, 400, `No such customer: '${body.customer}'`, 'customer');
       const sid = id('cs');
       const session: Obj = {
         id: sid,
         object: 'checkout.session',
-        mode: 'subscription',
+        mode: body.mode,
         status: 'open',
         payment_status: 'unpaid',
         customer: body.customer ?? null,
@@ -239,7 +243,7 @@ export async function startFakeStripe(opts: { prices: Record<string, number> }):
         success_url: body.success_url,
         cancel_url: body.cancel_url ?? null,
         currency: 'usd',
-        amount_total: lineItems.reduce((n, li) => n + price(li.price as string)!.unit_amount * Number(li.quantity ?? 1), 0),
+        amount_total: lineItems.reduce((n, li) => n + unitAmount(li) * Number(li.quantity ?? 1), 0),
         livemode: false,
         created: now(),
         expires_at: now() + DAY_S,
@@ -292,6 +296,11 @@ export async function startFakeStripe(opts: { prices: Record<string, number> }):
       const session = sessions.get(match[1]);
       if (!session) return page(res, 404, '<h1>No such checkout</h1>');
       if (session.status !== 'open') return res.writeHead(303, { location: session.success_url as string }).end();
+      if (session.mode === 'payment') {
+        Object.assign(session, { status: 'complete', payment_status: 'paid', payment_intent: id('pi'), url: null });
+        const { line_items: _l, subscription_data: _s, ...wire } = session;
+        return sendAll(res, [['checkout.session.completed', wire]], session.success_url as string);
+      }
       const customer = (session.customer as string | null) ?? (newCustomer().id as string);
       const sub = subscriptionFor(session, customer);
       Object.assign(session, { status: 'complete', payment_status: 'paid', customer, subscription: sub.id, url: null });
