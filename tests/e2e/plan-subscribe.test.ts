@@ -105,7 +105,7 @@ describe('a plan paid by card, from checkout to cancellation', { timeout: 180_00
     expect(await user.locator('body').textContent()).toContain('Plan charge');
 
     // Use it: requests paid by the plan, and the bar moves.
-    await expect.poll(() => billedTo(customer.apiKey), { timeout: 10_000 }).toBe('plan');
+    await expect.poll(() => billedTo(customer.apiKey), { timeout: 20_000 }).toBe('plan');
     expect(await billedTo(customer.apiKey)).toBe('plan');
     await onBilling(user, () => window5h.getByTestId('plan-window-used').textContent()).toBe('2 requests of 50 requests');
     expect(await window5h.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('4');
@@ -127,7 +127,7 @@ describe('a plan paid by card, from checkout to cancellation', { timeout: 180_00
     expect(stripe.events.at(-1)).toMatchObject({ type: 'customer.subscription.deleted', status: 200 });
     await onBilling(user, () => user.getByTestId('plan-card').count()).toBe(0);
     await user.getByTestId('plan-subscribe-coder').waitFor();
-    await expect.poll(() => billedTo(customer.apiKey), { timeout: 10_000 }).toBe('balance');
+    await expect.poll(() => billedTo(customer.apiKey), { timeout: 20_000 }).toBe('balance');
   });
 
   it('a recharge through the same Checkout comes back to this gateway and credits the balance once', async () => {
