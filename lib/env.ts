@@ -84,6 +84,18 @@ const schema = z.object({
   SECRETS_KEY: z.string().min(32).optional(),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  /**
+   * Another Stripe API base (`http://127.0.0.1:12111` for stripe-mock or a test double); unset = api.stripe.com.
+   * Only an origin: the client speaks to its host, port and protocol.
+   */
+  STRIPE_API_BASE: z
+    .string()
+    .url()
+    .transform((v) => new URL(v))
+    .refine((u) => (u.protocol === 'http:' || u.protocol === 'https:') && (u.pathname === '/' || u.pathname === '') && !u.search && !u.username, {
+      message: 'STRIPE_API_BASE must be an http(s) origin such as http://127.0.0.1:12111 (no path, query or credentials)',
+    })
+    .optional(),
   /** Bearer token for GET /metrics; without it /metrics answers 404. */
   METRICS_TOKEN: z.string().min(8).optional(),
   /** Lets `GET /metrics?gc=1` force a full GC first (needs node --expose-gc): leak tests only. */

@@ -22,7 +22,14 @@ const sessionPlaceholder = (paymentId: string) => `pending:${paymentId}`;
 
 /** The Stripe API client of this process, or null when STRIPE_SECRET_KEY is not set. */
 export function getStripe(): Stripe | null {
-  return singleton('stripe', () => (env.STRIPE_SECRET_KEY ? new Stripe(env.STRIPE_SECRET_KEY) : null));
+  return singleton('stripe', () => (env.STRIPE_SECRET_KEY ? new Stripe(env.STRIPE_SECRET_KEY, stripeApiBaseOptions(env.STRIPE_API_BASE)) : null));
+}
+
+/** The client's host/port/protocol for STRIPE_API_BASE (stripe-mock or a test double); none: api.stripe.com. */
+export function stripeApiBaseOptions(base: URL | undefined): Stripe.StripeConfig {
+  if (!base) return {};
+  const protocol = base.protocol === 'http:' ? 'http' : 'https';
+  return { host: base.hostname, port: base.port || (protocol === 'http' ? 80 : 443), protocol };
 }
 
 export function paymentsConfigured(): boolean {

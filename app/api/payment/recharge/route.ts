@@ -1,7 +1,7 @@
 // POST /api/payment/recharge - start a Stripe Checkout for a balance top-up
 import { apiRoute, enforceLimit, json, readJson, requireUserId } from '@/lib/http/api';
 import { getConfig } from '@/lib/config';
-import { env } from '@/lib/env';
+import { publicOriginOf } from '@/lib/orgs/origin';
 import { GatewayError } from '@/lib/errors';
 import { createCheckoutSession, parseAmountUsd, paymentsConfigured } from '@/lib/billing/stripe';
 
@@ -12,6 +12,7 @@ export const POST = apiRoute(async (req) => {
   if (!paymentsConfigured()) throw new GatewayError('payments_not_configured', 'Payments are not set up on this deployment.');
   const body = await readJson(req);
   const amount = parseAmountUsd(body.amount_usd);
-  const origin = env.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? new URL(req.url).origin;
+  // Not req.url's origin: behind the server it is the bind address (localhost:3000), not the host the browser used.
+  const origin = publicOriginOf(req);
   return json(await createCheckoutSession(userId, amount, origin));
 });

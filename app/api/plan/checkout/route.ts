@@ -2,7 +2,7 @@
 //   account pays a Stripe subscription, its price changed to the plan's with proration ({url, updated})
 import { apiRoute, enforceLimit, json, readJson, requireUserId } from '@/lib/http/api';
 import { getConfig } from '@/lib/config';
-import { env } from '@/lib/env';
+import { publicOriginOf } from '@/lib/orgs/origin';
 import { codedError } from '@/lib/errors';
 import { paymentsConfigured } from '@/lib/billing/stripe';
 import { startPlanCheckout } from '@/lib/plans/stripe';
@@ -13,6 +13,7 @@ export const POST = apiRoute(async (req) => {
   await enforceLimit(`gw:user:plan-checkout:${userId}`, limit, `plan checkout: ${limit} per user per minute`);
   if (!paymentsConfigured()) throw codedError('payments_not_configured', 'billing.not_configured');
   const body = await readJson(req);
-  const origin = env.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? new URL(req.url).origin;
+  // Not req.url's origin: behind the server it is the bind address (localhost:3000), not the host the browser used.
+  const origin = publicOriginOf(req);
   return json(await startPlanCheckout(userId, body.plan, origin));
 });
