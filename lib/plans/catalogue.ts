@@ -107,8 +107,9 @@ async function announce(): Promise<void> {
 }
 
 /** Saves a plan (new, or replacing the config's or an earlier edit) from the console. */
-export async function savePlan(actor: Actor, id: string, data: unknown): Promise<PlanInfo> {
-  const plan = parsePlan(data, id);
+export async function savePlan(actor: Actor, id: string, data: Record<string, unknown>): Promise<PlanInfo> {
+  // The id is the URL's; a body naming another is refused (parsePlan).
+  const plan = parsePlan({ id, ...data }, id);
   const db = await getDb();
   await db.$transaction(async (tx) => {
     const before = await tx.planOverride.findUnique({ where: { id } });
