@@ -52,14 +52,15 @@ export function windowsAt(plan: PlanInfo, sub: { subscriptionId: string; anchor:
   return plan.windows.map((w) => {
     const k = Math.max(0, Math.floor((now - sub.anchor) / w.ms));
     const start = sub.anchor + k * w.ms;
-    return { ...w, start, end: start + w.ms, key: userId === undefined ? '' : windowKey(userId, sub.subscriptionId, plan.id, w.name, k) };
+    return { ...w, start, end: start + w.ms, key: userId === undefined ? '' : windowKey(userId, sub.subscriptionId, plan.id, w, k) };
   });
 }
 
-// The plan is in the name: after a change of plan (an upgrade keeps its subscription) the new caps
-// start from a fresh counter, loaded with what the window has used so far.
-export const windowKey = (userId: string, subscriptionId: string, planId: string, window: string, k: number): string =>
-  accountKey(userId, `plan:${subscriptionId}:${planId}:${window}:${k}`);
+// The plan and the window's length and cap are in the name: after a change of plan (an upgrade keeps
+// its subscription) or an edit of the plan in the console, the new caps start from a fresh counter,
+// loaded with what the window has used so far (the first window's counter holds cap minus use).
+export const windowKey = (userId: string, subscriptionId: string, planId: string, w: PlanWindow, k: number): string =>
+  accountKey(userId, `plan:${subscriptionId}:${planId}:${w.name}:${w.ms}:${w.cap}:${k}`);
 
 /** What one request uses of a window, in the plan's unit: its list price, one request, or its tokens. */
 export function planUseOf(plan: PlanInfo, cost: bigint, tokens: number): bigint {

@@ -71,10 +71,13 @@ describe('windows', () => {
     expect(five!.end).toBe(anchor + 15 * 3_600_000);
     expect(week!.start).toBe(anchor);
     expect(week!.end).toBe(anchor + 7 * 86_400_000);
-    // The plan is in the counter's name: after an upgrade (the same subscription) the new caps count afresh.
-    expect(five!.key).toBe('gw:{u:u}:plan:s:coder:5h:2');
+    // The plan, the window's length and its cap are in the counter's name: after an upgrade (the same
+    // subscription) or an edit in the console the new caps count afresh.
+    expect(five!.key).toBe('gw:{u:u}:plan:s:coder:5h:18000000:5000000000000:2');
     const other = { ...p, id: 'coder-max' };
-    expect(windowsAt(other, { subscriptionId: 's', anchor }, now, 'u')[0]!.key).toBe('gw:{u:u}:plan:s:coder-max:5h:2');
+    expect(windowsAt(other, { subscriptionId: 's', anchor }, now, 'u')[0]!.key).toBe('gw:{u:u}:plan:s:coder-max:5h:18000000:5000000000000:2');
+    const raised = { ...p, windows: [{ ...p.windows[0]!, cap: 6_000_000_000_000n }, p.windows[1]!] };
+    expect(windowsAt(raised, { subscriptionId: 's', anchor }, now, 'u')[0]!.key).not.toBe(five!.key);
     // The last millisecond of a window and the first of the next.
     expect(windowsAt(p, { subscriptionId: 's', anchor }, anchor + 5 * 3_600_000 - 1)[0]!.start).toBe(anchor);
     expect(windowsAt(p, { subscriptionId: 's', anchor }, anchor + 5 * 3_600_000)[0]!.start).toBe(anchor + 5 * 3_600_000);
