@@ -39,6 +39,8 @@ const PLANS = {
     { id: 'gift', name: 'Gift', price_usd_monthly: '0', windows: [{ name: 'monthly', days: 30, limit: '5' }], models: ['*'] },
   ],
   plan_grace_days: GRACE_DAYS,
+  // Sign-ins of every test file running at once share one per-IP counter in Redis.
+  limits: { login_per_ip_per_minute: 10_000 },
 };
 const planConfig = (openaiUrl: string) => testConfig({ openaiUrls: [openaiUrl], channelPrefix: 'planbill-', overrides: PLANS });
 

@@ -21,7 +21,10 @@ let dataDir: string;
 
 beforeAll(async () => {
   [eu, us, claudeEu] = await Promise.all([startFakeUpstream(), startFakeUpstream(), startFakeUpstream()]);
-  const config = withVideoModels(testConfig({ openaiUrls: [eu.url, us.url], anthropicUrls: [claudeEu.url], channelPrefix: 'rgn-' })) as {
+  // Logins of every test file running at once count against one per-IP counter in the shared Redis:
+  // this file's own sign-in must not meet the default 10 per minute that others used up.
+  const overrides = { limits: { login_per_ip_per_minute: 10_000 } };
+  const config = withVideoModels(testConfig({ openaiUrls: [eu.url, us.url], anthropicUrls: [claudeEu.url], channelPrefix: 'rgn-', overrides })) as {
     channels: { name: string; region?: string }[];
   };
   // openai-1 (eu) is the preferred channel; openai-2 (us) the fallback; the Claude channel is in eu.
@@ -164,6 +167,7 @@ describe('regions', { timeout: 60_000 }, () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: pinned.email, password: pinned.password }),
     });
+    expect(login.status, await login.clone().text()).toBe(200);
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
     const patch = await fetch(`${gw.url}/api/keys/${pinned.keyId}`, {
       method: 'PATCH',

@@ -46,7 +46,8 @@ describe('scripts/admin.ts --help for every command', () => {
   // The commands as the script defines them: its COMMANDS list, the cases it runs and its usage.
   // They must agree, so a command added to one cannot miss the loop below.
   const source = readFileSync('scripts/admin.ts', 'utf8');
-  const listed = JSON.parse(/const COMMANDS = (\[[^\]]*\]);/.exec(source)![1]!.replaceAll("'", '"')) as string[];
+  // The list's names, however the formatter lays the array out (one line, or one name per line).
+  const listed = [.../const COMMANDS = \[([^\]]*)\];/.exec(source)![1]!.matchAll(/'([a-z-]+)'/g)].map((m) => m[1]!);
   const run = source.slice(source.indexOf('async function run('));
   const cases = [...run.matchAll(/^\s+case '([a-z-]+)':/gm)].map((m) => m[1]!);
   const usage = source.slice(source.indexOf('const usage = `'), source.indexOf('`;', source.indexOf('const usage = `')));
