@@ -1,6 +1,7 @@
 import type { Phrase, Translate } from '@/lib/i18n/translate';
 import type { priceBreakdownJson } from '@/lib/dashboard/serialize';
 import { formatCount, formatMoneyText } from '@/lib/format';
+import { VIDEO_SECONDS } from '@/lib/billing/breakdown';
 import { Badge } from '@/components/ui/badge';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
@@ -27,6 +28,7 @@ const classLabels: Record<string, Phrase> = {
   code_interpreter: 'Code interpreter',
   file_search: 'File search',
   image_generation: 'Image generation',
+  video_seconds: 'Video',
 };
 
 const label = (name: string, t: Translate) => (classLabels[name] ? t(classLabels[name]) : name);
@@ -98,9 +100,9 @@ export function PriceBreakdown({ breakdown, t }: { breakdown: PriceBreakdownView
           {breakdown.calls.map((c) => (
             <Tr key={c.tool} data-testid="price-row" data-class={c.tool}>
               <Td>{label(c.tool, t)}</Td>
-              <Td className={money}>{t('{n} calls', { n: formatCount(c.calls) })}</Td>
+              <Td className={money}>{c.tool === VIDEO_SECONDS ? t('{n} s', { n: formatCount(c.calls) }) : t('{n} calls', { n: formatCount(c.calls) })}</Td>
               <Td className={money}>
-                {usd(c.rate_usd_per_call)} <span className="text-xs text-slate-500">{t('per call')}</span>
+                {usd(c.rate_usd_per_call)} <span className="text-xs text-slate-500">{c.tool === VIDEO_SECONDS ? t('per second') : t('per call')}</span>
               </Td>
               <Td className={money}>{cny(c.rate_cny_per_call)}</Td>
               <Td className={money} data-testid="price-row-usd">

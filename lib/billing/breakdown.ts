@@ -150,6 +150,9 @@ export interface Adjustment {
   amount: bigint;
 }
 
+/** The per-use line of a video job: seconds of video at the model's price per second. */
+export const VIDEO_SECONDS = 'video_seconds';
+
 /** A priced line beyond the token classes: a built-in tool billed per call (lib/billing/tools.ts). */
 export interface CallLine {
   tool: string;

@@ -13,6 +13,9 @@ export const zhPrices = {
   'per 1M tokens': '每百万 token',
   'per call': '每次调用',
   '{n} calls': '{n} 次调用',
+  'per second': '每秒',
+  '{n} s': '{n} 秒',
+  Video: '视频',
   'Long-context tier': '长上下文档位',
   'Base prices': '基础价格',
   'No price of its own (billed at the rate of the class it is part of, or not at all): {classes}':

@@ -10,6 +10,7 @@ import { LEASE_TTL_MS } from '@/lib/gateway/admission/lease';
 import { writeLogsNow } from '@/lib/billing/writer';
 import { cnyOf } from '@/lib/billing/cost';
 import { getConfig } from '@/lib/config';
+import type { StoredBreakdown } from '@/lib/billing/breakdown';
 
 /** What a job keeps of its admission: enough to renew and settle it from any instance. */
 export interface JobLease {
@@ -62,6 +63,8 @@ export interface JobCharge {
   latencyMs: number;
   attempts?: unknown[];
   routeReason?: string | null;
+  /** How `cost` was made (lib/billing/breakdown.ts), shown on the log detail like any request's. */
+  priceBreakdown?: StoredBreakdown | null;
 }
 
 /** Writes the job's log row (charging `cost`) and settles its reservation. Safe to call again. */
@@ -94,6 +97,7 @@ export async function settleJob(charge: JobCharge, lease: JobLease | undefined):
       errorCode: charge.errorCode,
       routeReason: charge.routeReason ?? null,
       region: charge.region ?? null,
+      priceBreakdown: charge.priceBreakdown ?? null,
     },
   ]);
   if (lease) await release(admissionOf(charge.userId, lease), charge.cost, 0, true);

@@ -16,6 +16,7 @@ import { JobFailure, RetryableJobError, registerJobHandler, type JobHandler, typ
 import { renewJobLease, settleJob, type JobLease } from '@/lib/jobs/settle';
 import { deleteExpired, expiredJobs, type JobRow } from '@/lib/jobs/store';
 import { videoStorage } from '@/lib/videos/storage';
+import { VIDEO_SECONDS, type StoredBreakdown } from '@/lib/billing/breakdown';
 
 export const VIDEO_KIND = 'video';
 
@@ -239,6 +240,9 @@ export const videoHandler: JobHandler = {
       await sleep(env.VIDEO_POLL_MS, run.signal);
     }
     const cost = model.videoPricePerSecond! * BigInt(seconds);
+    // A video is priced per second, not per token: its one line is a per-use line (`k`) whose unit
+    // the log detail names as seconds (components/dashboard/price-breakdown.tsx).
+    const priceBreakdown: StoredBreakdown = { t: 'base', l: [], k: [[VIDEO_SECONDS, seconds, model.videoPricePerSecond!.toString(), cost.toString()]] };
     await settleJob(
       {
         id: job.id,
@@ -255,6 +259,7 @@ export const videoHandler: JobHandler = {
         cost,
         latencyMs: Date.now() - job.createdAt.getTime(),
         routeReason: `video job: ${seconds} s at ${model.name}'s price per second`,
+        priceBreakdown,
       },
       input.lease,
     );

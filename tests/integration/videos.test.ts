@@ -127,6 +127,17 @@ describe('POST /v1/videos', () => {
     const preview = await fetch(`${gw.url}/api/jobs/${video.id}/content`, { headers: { cookie, range: 'bytes=0-9' } });
     expect(preview.status).toBe(206);
     expect(Buffer.from(await preview.arrayBuffer()).equals(expected.subarray(0, 10))).toBe(true);
+    // The log row explains the charge like any request's: 4 seconds x $0.10 per second = $0.40.
+    const detail = (await (await fetch(`${gw.url}/api/logs/${video.id}`, { headers: { cookie } })).json()) as {
+      price_breakdown: { lines: unknown[]; calls: { tool: string; calls: number; rate_usd_per_call: string; cost_usd: string }[]; total_usd: string };
+    };
+    expect(detail.price_breakdown.lines).toEqual([]);
+    expect(detail.price_breakdown.calls).toMatchObject([{ tool: 'video_seconds', calls: 4 }]);
+    expect(Number(detail.price_breakdown.calls[0]!.rate_usd_per_call)).toBe(0.1);
+    expect(Number(detail.price_breakdown.total_usd)).toBe(0.4);
+    const detailPage = await (await fetch(`${gw.url}/dashboard/logs/${video.id}`, { headers: { cookie } })).text();
+    expect(detailPage).toContain('per second');
+    expect(detailPage).toMatch(/data-class="video_seconds"/);
     const stranger = await createAccount({ tier: 'pro' });
     const other = await fetch(`${gw.url}/v1/videos/${video.id}`, { headers: auth(stranger.apiKey) });
     expect(other.status).toBe(404);
