@@ -1,6 +1,7 @@
 // The operator config the tests and the benchmark run the gateway with: tiers, the model catalogue
-// and channels pointing at local fake upstreams. Plain JavaScript so that bench/run.mjs (run by node
-// as it is) and the TypeScript tests (tests/support/gateway.ts) share the one module.
+// and channels pointing at local fake upstreams. Plain JavaScript (typed by operator-config.d.mts) so
+// that the plain-node helpers (fake upstreams run as child processes), the benchmark and the
+// TypeScript tests (tests/support/gateway.ts) share the one module.
 
 export const FIXTURE_TIERS = {
   free: { rpm: 60, rph: 600, tokens_per_day: 100000, concurrency: 2 },
