@@ -2,7 +2,7 @@ import { getDb, isUuid } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { codedError } from '@/lib/errors';
 import { decimalToPico, formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
-import { NO_KEY, pendingKeyCharges } from '@/lib/billing/writer';
+import { NO_KEY, pendingGroupCharges, pendingKeyCharges } from '@/lib/billing/writer';
 import { publishGatewayEvent } from '@/lib/events';
 import { enforceLimit } from '@/lib/limits/enforce';
 import { generateApiKey } from '@/lib/auth/keys';
@@ -77,6 +77,26 @@ export async function loadKeySpend(userId: string, keyId: string, sinceMs?: numb
     SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "UsageDaily"
     WHERE "userId" = ${userId}::uuid AND "apiKeyId" = ${keyId}::uuid AND "day" >= ${since}::date`;
   return usdToPico(rows[0]?.spent ?? '0') + pendingKeyCharges(keyId, sinceMs ?? 0);
+}
+
+/**
+ * What the keys of one project, or of one organization member, spent since `sinceMs` (a UTC day's
+ * start: the month's), from the daily rollup plus the charges still queued here: the loading of a
+ * project's or member's live budget counter (docs/decisions/056).
+ */
+export async function loadGroupSpend(userId: string, group: { memberId: string } | { projectId: string }, sinceMs: number): Promise<bigint> {
+  if (sinceMs % DAY_MS !== 0) throw new Error('group spend is read by whole UTC days');
+  const db = await getDb();
+  const since = new Date(sinceMs).toISOString().slice(0, 10);
+  const rows =
+    'memberId' in group
+      ? await db.$queryRaw<{ spent: string | null }[]>`
+          SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "UsageDaily"
+          WHERE "userId" = ${userId}::uuid AND "memberId" = ${group.memberId}::uuid AND "day" >= ${since}::date`
+      : await db.$queryRaw<{ spent: string | null }[]>`
+          SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "UsageDaily"
+          WHERE "userId" = ${userId}::uuid AND "projectId" = ${group.projectId}::uuid AND "day" >= ${since}::date`;
+  return usdToPico(rows[0]?.spent ?? '0') + pendingGroupCharges(userId, group, sinceMs);
 }
 
 /** Spend per key of one account: in total and this calendar month (UTC), pico-USD, from the daily rollup. */
