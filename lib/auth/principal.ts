@@ -98,7 +98,10 @@ async function load(hash: string): Promise<Principal | null> {
   // An organization's key counts against the monthly budget of the member who made it (docs/decisions/056).
   const member =
     row.createdById && row.createdById !== row.userId
-      ? await db.membership.findUnique({ where: { orgId_userId: { orgId: row.userId, userId: row.createdById } }, include: { user: { select: { email: true } } } })
+      ? await db.membership.findUnique({
+          where: { orgId_userId: { orgId: row.userId, userId: row.createdById } },
+          include: { user: { select: { email: true } } },
+        })
       : null;
   const p = row.project?.userId === row.userId ? row.project : null;
   return {

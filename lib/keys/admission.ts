@@ -74,7 +74,9 @@ export function keyBudgets(principal: Principal, now = Date.now()): KeyBudget[] 
 }
 
 function hasBudget(g: NonNullable<Principal['guard']>): boolean {
-  return g.budgetPico !== null || g.monthlyBudgetPico !== null || (g.project?.monthlyBudgetPico ?? null) !== null || (g.member?.monthlyBudgetPico ?? null) !== null;
+  return (
+    g.budgetPico !== null || g.monthlyBudgetPico !== null || (g.project?.monthlyBudgetPico ?? null) !== null || (g.member?.monthlyBudgetPico ?? null) !== null
+  );
 }
 
 /**
@@ -100,7 +102,11 @@ export async function loadKeyBudget(limiter: Limiter, principal: Principal, budg
   let spent: bigint;
   try {
     spent = budget.owner
-      ? await loadGroupSpend(principal.userId, budget.owner.kind === 'member' ? { memberId: budget.owner.id } : { projectId: budget.owner.id }, budget.month!.start)
+      ? await loadGroupSpend(
+          principal.userId,
+          budget.owner.kind === 'member' ? { memberId: budget.owner.id } : { projectId: budget.owner.id },
+          budget.month!.start,
+        )
       : await loadKeySpend(principal.userId, principal.keyId, budget.month?.start);
   } catch {
     throw new GatewayError('unavailable', "The gateway cannot read this key's spend right now. Please retry shortly.", { retryAfterMs: 2000 });

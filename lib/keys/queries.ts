@@ -9,6 +9,7 @@ import { generateApiKey } from '@/lib/auth/keys';
 import { publicKey } from '@/lib/accounts/queries';
 import { responseCacheData, responseCacheJson } from '@/lib/cache/key-setting';
 import { keyRegionData } from '@/lib/gateway/region';
+import { projectIdOf } from '@/lib/projects/queries';
 import { monthOf, nameProblem, parseKeyControls, publicControls, type KeyControls } from '@/lib/keys/controls';
 
 // Database access for per-key controls and spend.
@@ -123,6 +124,7 @@ type Row = KeyControlColumns & {
   lastUsedAt: Date | null;
   revokedAt: Date | null;
   createdById?: string | null;
+  projectId?: string | null;
 };
 
 /** A key as the API shows it, with its controls and (when known) its spend in USD and CNY. */
@@ -137,6 +139,8 @@ export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: 
     region: row.region ?? null,
     // The organization member who made it (docs/decisions/040); null before organizations.
     created_by: row.createdById ?? null,
+    // Its project (docs/decisions/056); null: none.
+    project_id: row.projectId ?? null,
     expired: controls.expiresAt !== null && controls.expiresAt.getTime() <= Date.now(),
     spend: {
       total_usd: formatPico(s.total),
@@ -185,6 +189,8 @@ export async function updateKey(userId: string, keyId: string, body: Record<stri
   const name = body.name === undefined ? undefined : typeof body.name === 'string' ? body.name.trim() : '';
   const data: Record<string, unknown> = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body), ...keyRegionData(body) };
   if (name !== undefined) data.name = name;
+  const projectId = await projectIdOf(userId, body);
+  if (projectId !== undefined) data.projectId = projectId;
   // The version moves in the same statement as the edit: two concurrent edits get two versions.
   const updated = await db.apiKey.update({ where: { id: row.id }, data: { ...data, controlsVersion: { increment: 1 } } });
   await publishGatewayEvent({ type: 'key-changed', hash: row.hash, staleVersion: updated.controlsVersion - 1 });
@@ -205,6 +211,7 @@ async function throttleKeyChanges(userId: string): Promise<void> {
 export async function createKeyWithControls(userId: string, body: Record<string, unknown>, createdById?: string) {
   const name = (typeof body.name === 'string' ? body.name : 'default').trim();
   const data = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body), ...keyRegionData(body) };
+  const projectId = await projectIdOf(userId, body);
   await throttleKeyChanges(userId);
   const cap = getConfig().limits.keys_per_account;
   const db = await getDb();
@@ -216,7 +223,9 @@ export async function createKeyWithControls(userId: string, body: Record<string,
     if (live >= cap) {
       throw codedError('conflict', 'key.too_many', { live, cap });
     }
-    return tx.apiKey.create({ data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, createdById, ...data } });
+    return tx.apiKey.create({
+      data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, createdById, projectId, ...data },
+    });
   });
   await publishGatewayEvent({ type: 'key-created', hash: row.hash });
   return { ...publicKeyWithControls(row), key: generated.key };
