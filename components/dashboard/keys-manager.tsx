@@ -23,6 +23,7 @@ import {
   type BudgetGauge,
   type ControlValues,
   type KeyWithControlsJson,
+  type ProjectOption,
 } from '@/components/dashboard/key-controls-form';
 
 export type ApiKeyJson = KeyWithControlsJson;
@@ -34,12 +35,15 @@ export function KeysManager({
   baseUrl = '',
   sampleModel = 'gpt-4o-mini',
   budgetGauge,
+  projects = [],
 }: {
   initialKeys: ApiKeyJson[];
   models?: string[];
   baseUrl?: string;
   sampleModel?: string;
   budgetGauge?: BudgetGauge;
+  /** The account's projects, for the key form's project select (docs/decisions/056). */
+  projects?: ProjectOption[];
 }) {
   const t = useT();
   const readError = useApiError();
@@ -170,7 +174,15 @@ export function KeysManager({
             <details className="w-full" data-testid="new-controls" open={Object.keys(createFields).some((f) => f !== 'name') || undefined}>
               <summary className="cursor-pointer text-sm font-medium text-indigo-700">{t('Limits and restrictions (optional)')}</summary>
               <div className="mt-3">
-                <KeyControlsFields idPrefix="new" values={controls} onChange={setControls} models={models} gauge={budgetGauge} errors={createFields} />
+                <KeyControlsFields
+                  idPrefix="new"
+                  values={controls}
+                  onChange={setControls}
+                  models={models}
+                  gauge={budgetGauge}
+                  errors={createFields}
+                  projects={projects}
+                />
               </div>
             </details>
           </form>
@@ -314,6 +326,7 @@ export function KeysManager({
                 models={models}
                 gauge={budgetGauge}
                 errors={editFields}
+                projects={projects}
               />
               {editError && (
                 <Alert tone="error" data-testid="edit-error">
