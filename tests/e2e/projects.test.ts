@@ -89,7 +89,7 @@ describe('projects page', { timeout: 120_000 }, () => {
         });
       const refused = await call('gpt-4o-mini');
       expect(refused.status).toBe(403);
-      expect(await refused.text()).toContain(`project "${projectName}"`);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(`project "${projectName}"`);
       const served = await call('deepseek-chat');
       expect(served.status).toBe(200);
       const id = served.headers.get('x-request-id')!;
