@@ -249,19 +249,30 @@ export const WRITE_BATCH = `WITH input AS (
 ), ins AS (
   INSERT INTO "RequestLog" (${COLUMNS}) SELECT ${COLUMNS} FROM input
   ON CONFLICT ("id","createdAt") DO NOTHING
-  RETURNING "id", "userId", "apiKeyId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny", "billedTo", "projectId", "memberId"
+  RETURNING "id", "userId", "apiKeyId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny", "billedTo", "projectId"
 ), rollup AS (
-  INSERT INTO "UsageDaily" AS r ("userId","day","model","apiKeyId","projectId","memberId","requests","failed","promptTokens","completionTokens","costUsd","costCny")
-  SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), COALESCE("apiKeyId", '${NO_KEY}'), COALESCE("projectId", '${NO_KEY}'),
-         -- A key's member is fixed: max() only picks the one value of the group.
-         max("memberId"::text)::uuid, count(*),
+  INSERT INTO "UsageDaily" AS r ("userId","day","model","apiKeyId","requests","failed","promptTokens","completionTokens","costUsd","costCny")
+  SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), COALESCE("apiKeyId", '${NO_KEY}'), count(*),
          count(*) FILTER (WHERE ${FAILED_CONDITION}),
          sum("promptTokens"), sum("completionTokens"),
          -- Money charged to the balance: a plan-paid row's list price is the plan's (lib/plans), not spend.
          COALESCE(sum("costUsd") FILTER (WHERE "billedTo" IS NULL), 0), COALESCE(sum("costCny") FILTER (WHERE "billedTo" IS NULL), 0)
-  FROM ins GROUP BY 1, 2, 3, 4, 5
-  ON CONFLICT ("userId","day","model","apiKeyId","projectId") DO UPDATE SET
-    "memberId" = COALESCE(r."memberId", EXCLUDED."memberId"),
+  FROM ins GROUP BY 1, 2, 3, 4
+  ON CONFLICT ("userId","day","model","apiKeyId") DO UPDATE SET
+    "requests" = r."requests" + EXCLUDED."requests",
+    "failed" = r."failed" + EXCLUDED."failed",
+    "costCny" = r."costCny" + EXCLUDED."costCny",
+    "promptTokens" = r."promptTokens" + EXCLUDED."promptTokens",
+    "completionTokens" = r."completionTokens" + EXCLUDED."completionTokens",
+    "costUsd" = r."costUsd" + EXCLUDED."costUsd"
+), project_rollup AS (
+  -- The same per project (docs/decisions/056): only rows of keys in a project.
+  INSERT INTO "UsageDailyProject" AS r ("userId","day","projectId","requests","failed","promptTokens","completionTokens","costUsd","costCny")
+  SELECT "userId", "createdAt"::date, "projectId", count(*), count(*) FILTER (WHERE ${FAILED_CONDITION}),
+         sum("promptTokens"), sum("completionTokens"),
+         COALESCE(sum("costUsd") FILTER (WHERE "billedTo" IS NULL), 0), COALESCE(sum("costCny") FILTER (WHERE "billedTo" IS NULL), 0)
+  FROM ins WHERE "projectId" IS NOT NULL GROUP BY 1, 2, 3
+  ON CONFLICT ("userId","day","projectId") DO UPDATE SET
     "requests" = r."requests" + EXCLUDED."requests",
     "failed" = r."failed" + EXCLUDED."failed",
     "costCny" = r."costCny" + EXCLUDED."costCny",

@@ -129,22 +129,55 @@ const zero = (): UsageTotals => toTotals(undefined);
 
 /** Grouped rows per UTC day from the daily rollup (any age). */
 function rollupRows(userId: string, query: UsageQuery, start: Date, end: Date) {
+  if (query.groupBy === 'member') return memberRollupRows(userId, start, end);
+  if (query.groupBy === 'project') return projectRollupRows(userId, start, end);
   const groupExpr =
     query.groupBy === 'model'
       ? Prisma.sql`CASE WHEN "model" = '' THEN ${NONE} ELSE "model" END`
       : query.groupBy === 'key'
         ? Prisma.sql`CASE WHEN "apiKeyId" = CAST(${NO_KEY} AS uuid) THEN ${NONE} ELSE "apiKeyId"::text END`
-        : query.groupBy === 'member'
-          ? Prisma.sql`COALESCE("memberId"::text, ${NONE})`
-          : query.groupBy === 'project'
-            ? Prisma.sql`CASE WHEN "projectId" = CAST(${NO_KEY} AS uuid) THEN ${NONE} ELSE "projectId"::text END`
-            : Prisma.sql`''`;
+        : Prisma.sql`''`;
   return getDb().then(
     (db) => db.$queryRaw<(TotalsRow & { day: string; grp: string })[]>`
       SELECT to_char("day", 'YYYY-MM-DD') AS day, ${groupExpr} AS grp, ${rollupColumns}
       FROM "UsageDaily"
       WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${utcDay(start)} AND "day" < ${utcDay(end)}
       GROUP BY 1, 2
+      ORDER BY 1, 2`,
+  );
+}
+
+/** By the member who made each key (fixed per key, docs/decisions/056): the rollup by key, keys joined. */
+function memberRollupRows(userId: string, start: Date, end: Date) {
+  return getDb().then(
+    (db) => db.$queryRaw<(TotalsRow & { day: string; grp: string })[]>`
+      SELECT to_char(u."day", 'YYYY-MM-DD') AS day, COALESCE(k."createdById"::text, ${NONE}) AS grp, ${rollupColumns}
+      FROM "UsageDaily" u LEFT JOIN "ApiKey" k ON k.id = u."apiKeyId"
+      WHERE u."userId" = CAST(${userId} AS uuid) AND u."day" >= ${utcDay(start)} AND u."day" < ${utcDay(end)}
+      GROUP BY 1, 2
+      ORDER BY 1, 2`,
+  );
+}
+
+/**
+ * By project: the project rollup (UsageDailyProject), and per day what the account's rollup holds
+ * beyond it as "(none)" (requests of keys in no project).
+ */
+function projectRollupRows(userId: string, start: Date, end: Date) {
+  const range = Prisma.sql`"userId" = CAST(${userId} AS uuid) AND "day" >= ${utcDay(start)} AND "day" < ${utcDay(end)}`;
+  const sums = Prisma.sql`sum("requests") AS r, sum("failed") AS f, sum("costUsd") AS u, sum("costCny") AS y, sum("promptTokens") AS p, sum("completionTokens") AS c`;
+  return getDb().then(
+    (db) => db.$queryRaw<(TotalsRow & { day: string; grp: string })[]>`
+      WITH t AS (SELECT "day", ${sums} FROM "UsageDaily" WHERE ${range} GROUP BY 1),
+      pr AS (SELECT "day", "projectId"::text AS grp, ${sums} FROM "UsageDailyProject" WHERE ${range} GROUP BY 1, 2),
+      ps AS (SELECT "day", sum(r) AS r, sum(f) AS f, sum(u) AS u, sum(y) AS y, sum(p) AS p, sum(c) AS c FROM pr GROUP BY 1),
+      rest AS (
+        SELECT t."day", ${NONE} AS grp, t.r - COALESCE(ps.r, 0) AS r, t.f - COALESCE(ps.f, 0) AS f, t.u - COALESCE(ps.u, 0) AS u,
+               t.y - COALESCE(ps.y, 0) AS y, t.p - COALESCE(ps.p, 0) AS p, t.c - COALESCE(ps.c, 0) AS c
+        FROM t LEFT JOIN ps ON ps."day" = t."day"
+      )
+      SELECT to_char("day", 'YYYY-MM-DD') AS day, grp, r::int AS requests, f::int AS failed, u::text AS usd, y::text AS cny, p::text AS prompt, c::text AS completion
+      FROM (SELECT * FROM pr UNION ALL SELECT * FROM rest WHERE r > 0 OR u <> 0) x
       ORDER BY 1, 2`,
   );
 }

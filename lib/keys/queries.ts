@@ -91,11 +91,12 @@ export async function loadGroupSpend(userId: string, group: { memberId: string }
   const since = new Date(sinceMs).toISOString().slice(0, 10);
   const rows =
     'memberId' in group
-      ? await db.$queryRaw<{ spent: string | null }[]>`
-          SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "UsageDaily"
-          WHERE "userId" = ${userId}::uuid AND "memberId" = ${group.memberId}::uuid AND "day" >= ${since}::date`
+      ? // A key's maker never changes: the member's spend is their keys' (UsageDaily by key).
+        await db.$queryRaw<{ spent: string | null }[]>`
+          SELECT COALESCE(SUM(u."costUsd"), 0)::text AS spent FROM "UsageDaily" u JOIN "ApiKey" k ON k.id = u."apiKeyId"
+          WHERE u."userId" = ${userId}::uuid AND k."userId" = ${userId}::uuid AND k."createdById" = ${group.memberId}::uuid AND u."day" >= ${since}::date`
       : await db.$queryRaw<{ spent: string | null }[]>`
-          SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "UsageDaily"
+          SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "UsageDailyProject"
           WHERE "userId" = ${userId}::uuid AND "projectId" = ${group.projectId}::uuid AND "day" >= ${since}::date`;
   return usdToPico(rows[0]?.spent ?? '0') + pendingGroupCharges(userId, group, sinceMs);
 }

@@ -9,7 +9,6 @@ import { publishGatewayEvent } from '@/lib/events';
 import { writeAudit, type Actor } from '@/lib/admin/audit';
 import { formatPico, usdToPico } from '@/lib/billing/money';
 import { monthOf, nameProblem, parseKeyControls } from '@/lib/keys/controls';
-import { NO_KEY } from '@/lib/billing/writer';
 
 /** Most projects an account may hold (each is a budget counter and a line of every usage report). */
 export const MAX_PROJECTS = 100;
@@ -40,8 +39,8 @@ async function monthSpendByProject(userId: string): Promise<Map<string, bigint>>
   const db = await getDb();
   const since = new Date(monthOf(Date.now()).start).toISOString().slice(0, 10);
   const rows = await db.$queryRaw<{ project: string; spent: string }[]>`
-    SELECT "projectId"::text AS project, SUM("costUsd")::text AS spent FROM "UsageDaily"
-    WHERE "userId" = ${userId}::uuid AND "projectId" <> ${NO_KEY}::uuid AND "day" >= ${since}::date GROUP BY 1`;
+    SELECT "projectId"::text AS project, SUM("costUsd")::text AS spent FROM "UsageDailyProject"
+    WHERE "userId" = ${userId}::uuid AND "day" >= ${since}::date GROUP BY 1`;
   return new Map(rows.map((r) => [r.project, usdToPico(r.spent)]));
 }
 

@@ -19,14 +19,23 @@ ALTER TABLE "ApiKey" ADD CONSTRAINT "ApiKey_projectId_fkey" FOREIGN KEY ("projec
 ALTER TABLE "Membership" ADD COLUMN "budgetVersion" INTEGER NOT NULL DEFAULT 0;
 
 -- On the partitioned log, a column added to the parent reaches every day partition (and the
--- DEFAULT one); rows written before stay NULL (the rollup below carries the member for them).
+-- DEFAULT one); rows written before stay NULL (spend by member reads the keys' makers).
 ALTER TABLE "RequestLog" ADD COLUMN "projectId" UUID;
 ALTER TABLE "RequestLog" ADD COLUMN "memberId" UUID;
 
--- The rollup gains the project (in its key: a key may move between projects) and the member who
--- made the key (fixed per key, so outside the key), filled from the keys for the rows already there.
-ALTER TABLE "UsageDaily" ADD COLUMN "projectId" UUID NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
-ALTER TABLE "UsageDaily" ADD COLUMN "memberId" UUID;
-ALTER TABLE "UsageDaily" DROP CONSTRAINT "UsageDaily_pkey";
-ALTER TABLE "UsageDaily" ADD CONSTRAINT "UsageDaily_pkey" PRIMARY KEY ("userId","day","model","apiKeyId","projectId");
-UPDATE "UsageDaily" u SET "memberId" = k."createdById" FROM "ApiKey" k WHERE k.id = u."apiKeyId" AND k."createdById" IS NOT NULL;
+-- The project rollup (account x project x UTC day), written by the batch writer with the log rows.
+-- A table of its own: UsageDaily's key stays as it is, so instances of the previous release keep
+-- writing it (their ON CONFLICT names its columns) during a rolling upgrade. Spend by member needs
+-- no rollup of its own: a key's member never changes (ApiKey.createdById).
+CREATE TABLE "UsageDailyProject" (
+    "userId" UUID NOT NULL,
+    "day" DATE NOT NULL,
+    "projectId" UUID NOT NULL,
+    "requests" BIGINT NOT NULL DEFAULT 0,
+    "failed" BIGINT NOT NULL DEFAULT 0,
+    "promptTokens" BIGINT NOT NULL DEFAULT 0,
+    "completionTokens" BIGINT NOT NULL DEFAULT 0,
+    "costUsd" DECIMAL(24,12) NOT NULL DEFAULT 0,
+    "costCny" DECIMAL(24,12) NOT NULL DEFAULT 0,
+    CONSTRAINT "UsageDailyProject_pkey" PRIMARY KEY ("userId","day","projectId")
+);
