@@ -212,10 +212,13 @@ describe('projects', { timeout: 90_000 }, () => {
 
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => chat(i % 2 ? gwB : gwA, i % 4 < 2 ? k1.key : k2.key, body)));
     const statuses = results.map((x) => x.status);
+    // Exactly 3 admitted, 5 refused by the budget. An admitted one may still fail upstream on a busy
+    // machine (a 5xx after its reservation was taken): it counted against the budget all the same.
     expect(
-      statuses.filter((s) => s === 200),
+      statuses.filter((s) => s === 402),
       String(statuses),
-    ).toHaveLength(3);
+    ).toHaveLength(5);
+    expect(statuses.filter((s) => s === 200).length, String(statuses)).toBeGreaterThan(0);
     const refusal = results.find((x) => x.status === 402)!;
     const err = await expectError(refusal, 402, 'key_budget_exceeded');
     expect(err.message).toContain('Project budget exceeded');
@@ -251,10 +254,13 @@ describe('member budgets', { timeout: 90_000 }, () => {
 
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => chat(i % 2 ? gwB : gwA, i % 4 < 2 ? b1.key : b2.key, body)));
     const statuses = results.map((x) => x.status);
+    // Exactly 3 admitted, 5 refused by the budget. An admitted one may still fail upstream on a busy
+    // machine (a 5xx after its reservation was taken): it counted against the budget all the same.
     expect(
-      statuses.filter((s) => s === 200),
+      statuses.filter((s) => s === 402),
       String(statuses),
-    ).toHaveLength(3);
+    ).toHaveLength(5);
+    expect(statuses.filter((s) => s === 200).length, String(statuses)).toBeGreaterThan(0);
     const err = await expectError(
       results.find((x) => x.status === 402)!,
       402,
@@ -290,6 +296,13 @@ describe('member budgets', { timeout: 90_000 }, () => {
     expect(members.group_by).toBe('member');
     expect(members.groups.find((g) => g.key === devB.userId)?.label).toBe(devB.email);
     expect(pico(members.groups.find((g) => g.key === devA.userId)!.spend_usd)).toBe(chargedA);
+    // In a viewer's zone the report reads the request log itself: its rows carry the member.
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const zoned = await ok<{ time_zone: string; groups: { key: string; spend_usd: string }[] }>(
+      api(owner, 'GET', `/api/usage?group=member&tz=Asia/Shanghai&from=${day(-1)}&to=${day(1)}`, undefined, orgId),
+    );
+    expect(zoned.time_zone).toBe('Asia/Shanghai');
+    expect(pico(zoned.groups.find((g) => g.key === devB.userId)!.spend_usd)).toBe(chargedB2);
     const csv = await (await api(owner, 'GET', '/api/usage/export?group_by=member', undefined, orgId)).text();
     expect(csv).toContain(devB.email);
     const logs = (await (await api(owner, 'GET', '/api/logs/export', undefined, orgId)).text()).trim().split(/\r?\n/);
