@@ -55,6 +55,7 @@ export function KeysManager({
     return text;
   };
   const [keys, setKeys] = useState(initialKeys);
+  const projectNames = new Map(projects.map((p) => [p.id, p.name]));
   const [createFields, setCreateFields] = useState<Record<string, string>>({});
   const [editFields, setEditFields] = useState<Record<string, string>>({});
   const [name, setName] = useState('');
@@ -255,7 +256,9 @@ export function KeysManager({
                     {k.last_used_at ? <LocalTime iso={k.last_used_at} /> : <span className="text-slate-500">{t('Never')}</span>}
                   </Td>
                   <Td className="hidden text-xs text-slate-600 md:table-cell" data-testid="key-limits">
-                    {controlsSummary(k, t).join(' · ') || <span className="text-slate-500">{t('None')}</span>}
+                    {[...(k.project_id ? [t('project {name}', { name: projectNames.get(k.project_id) ?? '?' })] : []), ...controlsSummary(k, t)].join(
+                      ' · ',
+                    ) || <span className="text-slate-500">{t('None')}</span>}
                   </Td>
                   <Td>
                     <KeySpend k={k} />

@@ -18,6 +18,7 @@ export const zhProjects = {
   'No projects yet': '还没有项目',
   'Create one above to give a group of keys its own budget and models.': '在上方创建一个项目，为一组密钥设定专属预算和模型。',
   'All models': '全部模型',
+  'project {name}': '项目 {name}',
   Keys: '密钥',
   'Edit {name}': '编辑 {name}',
   Delete: '删除',

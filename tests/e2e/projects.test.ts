@@ -79,6 +79,8 @@ describe('projects page', { timeout: 120_000 }, () => {
       await page.selectOption('#new-project', { label: projectName });
       await page.getByTestId('create-key').click();
       const key = (await page.getByTestId('new-key').textContent())!.trim();
+      // Phones hide the limits column; the list names the project (read from the DOM).
+      await expect(page.getByTestId('key-limits').first().textContent()).resolves.toContain(projectName);
       await fitsAndPasses(`${lang}-keys`);
 
       const call = (model: string) =>
