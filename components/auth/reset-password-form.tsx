@@ -55,7 +55,11 @@ export function ResetPasswordForm({ token, email }: { token: string; email: stri
       )}
       {/* For password managers: which account this password belongs to. */}
       <input type="email" name="username" autoComplete="username" value={email} readOnly hidden />
-      <Field label={t('New password')} htmlFor="new-password" hint={t('At least {n} characters, and not a commonly used password.', { n: PASSWORD_MIN_LENGTH })}>
+      <Field
+        label={t('New password')}
+        htmlFor="new-password"
+        hint={t('At least {n} characters, and not a commonly used password.', { n: PASSWORD_MIN_LENGTH })}
+      >
         <Input
           id="new-password"
           name="new-password"

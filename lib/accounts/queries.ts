@@ -21,14 +21,7 @@ export function parseTier(value: string): TierName {
  * A new account. `emailVerified` false for a sign-up (the mailbox is not proven yet,
  * docs/decisions/050); accounts the operator creates (console, CLI) are taken as verified.
  */
-export async function createUser(input: {
-  email: string;
-  password: string;
-  tier?: TierName;
-  balancePico?: bigint;
-  emailVerified?: boolean;
-  locale?: string;
-}) {
+export async function createUser(input: { email: string; password: string; tier?: TierName; balancePico?: bigint; emailVerified?: boolean; locale?: string }) {
   const email = normaliseEmail(input.email);
   const badEmail = emailProblem(email);
   if (badEmail) throw ruleError(badEmail, 'email');

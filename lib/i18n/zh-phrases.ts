@@ -623,7 +623,8 @@ export const zhPhrases = {
   'Plan charge': '套餐费用',
   // Password reset and email verification (docs/decisions/050)
   'The link could not be requested. Try again.': '无法申请链接，请重试。',
-  'If an account uses {email}, a link to set a new password is on its way. It works for 1 hour, once.': '如果有账户使用 {email}，设置新密码的链接已发出。链接 1 小时内有效，只能使用一次。',
+  'If an account uses {email}, a link to set a new password is on its way. It works for 1 hour, once.':
+    '如果有账户使用 {email}，设置新密码的链接已发出。链接 1 小时内有效，只能使用一次。',
   'Nothing after a few minutes? Check the spam folder, or ask again.': '几分钟后仍未收到？请检查垃圾邮件文件夹，或重新申请。',
   'Back to log in': '返回登录',
   'Send the link': '发送链接',
@@ -631,7 +632,8 @@ export const zhPhrases = {
   'Set the new password': '设置新密码',
   'Forgot your password?': '忘记密码？',
   'Enter the email of your account and we will mail you a link to set a new password.': '输入账户的邮箱，我们会发送一个设置新密码的链接。',
-  'Mail is not set up on this gateway, so no reset link can be sent. Ask its operator to set a new password for your account.': '此网关未配置邮件发送，无法发送重置链接。请联系运营者为你的账户设置新密码。',
+  'Mail is not set up on this gateway, so no reset link can be sent. Ask its operator to set a new password for your account.':
+    '此网关未配置邮件发送，无法发送重置链接。请联系运营者为你的账户设置新密码。',
   'Set a new password': '设置新密码',
   'For {email}. Every other session of the account is signed out.': '账户：{email}。该账户的其他所有会话都会退出登录。',
   'This reset link has expired. Ask for a new one.': '此重置链接已过期，请重新申请。',
@@ -641,7 +643,8 @@ export const zhPhrases = {
   'Forgot password?': '忘记密码？',
   'The mail could not be sent. Try again in a few minutes.': '邮件发送失败，请几分钟后重试。',
   'Verify your email address': '验证你的邮箱地址',
-  'Redeeming codes, recharging and buying plans wait until you open the link we mailed to {email}.': '打开我们发送到 {email} 的链接后，才能兑换兑换码、充值或购买套餐。',
+  'Redeeming codes, recharging and buying plans wait until you open the link we mailed to {email}.':
+    '打开我们发送到 {email} 的链接后，才能兑换兑换码、充值或购买套餐。',
   'Send the link again': '重新发送链接',
   'Sent. Check your inbox (and the spam folder).': '已发送，请查看收件箱（以及垃圾邮件文件夹）。',
   'Your email is already verified. Reload the page.': '你的邮箱已验证，请刷新页面。',

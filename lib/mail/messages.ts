@@ -52,10 +52,7 @@ export async function sendInvitationMail(to: string, msg: { org: string; inviter
         subject: `${msg.inviter} invited you to ${msg.org}`,
         lines: [`${msg.inviter} invited you to join the organization "${msg.org}" on Model Gateway as ${msg.role}.`],
         action: 'Accept the invitation',
-        after: [
-          'Sign in or sign up with this email address to accept. The link works for 7 days, once.',
-          'If you do not know who sent it, ignore this mail.',
-        ],
+        after: ['Sign in or sign up with this email address to accept. The link works for 7 days, once.', 'If you do not know who sent it, ignore this mail.'],
       };
   return sendMail(compose(to, msg.link, t));
 }

@@ -27,7 +27,9 @@ export default async function ResetPasswordPage({ searchParams }: { searchParams
       ) : (
         <div className="mt-4 space-y-4">
           <Alert tone="error" data-testid="reset-link-problem">
-            {state.reason === 'expired' ? t('This reset link has expired. Ask for a new one.') : t('This reset link is not valid or was already used. Ask for a new one.')}
+            {state.reason === 'expired'
+              ? t('This reset link has expired. Ask for a new one.')
+              : t('This reset link is not valid or was already used. Ask for a new one.')}
           </Alert>
           <p className="text-center text-sm">
             <Link href="/forgot-password" className="font-medium text-indigo-600 hover:text-indigo-500">

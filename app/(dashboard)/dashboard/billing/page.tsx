@@ -150,7 +150,9 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
       )}
       {(sp.email === 'expired' || sp.email === 'invalid') && unverified && (
         <Alert tone="error" className="mb-4" data-testid="email-verify-failed">
-          {sp.email === 'expired' ? tr('That verification link has expired: send a new one below.') : tr('That verification link is not valid: send a new one below.')}
+          {sp.email === 'expired'
+            ? tr('That verification link has expired: send a new one below.')
+            : tr('That verification link is not valid: send a new one below.')}
         </Alert>
       )}
       {unverified && <VerifyEmailBanner email={user.email} />}

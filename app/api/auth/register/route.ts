@@ -18,9 +18,7 @@ export const POST = apiRoute(async (req, ctx) => {
   const verification = getConfig().requireEmailVerification;
   // A failed send is logged; the billing page offers "resend".
   const mailed = verification ? await sendVerification(user, publicOriginOf(req), locale) : false;
-  return json(
-    { user: { ...publicUser(user), email_verified: false }, ...(verification ? { verification_mailed: mailed } : {}) },
-    201,
-    { 'set-cookie': await sessionCookie(user) },
-  );
+  return json({ user: { ...publicUser(user), email_verified: false }, ...(verification ? { verification_mailed: mailed } : {}) }, 201, {
+    'set-cookie': await sessionCookie(user),
+  });
 });
