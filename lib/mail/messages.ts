@@ -6,7 +6,7 @@
 import { getDb } from '@/lib/db';
 import { normaliseEmail, emailProblem } from '@/lib/auth/password-rules';
 import type { Locale } from '@/lib/i18n/messages';
-import { sendMail } from './transport';
+import { mailConfigured, sendMail } from './transport';
 
 type Texts = { subject: string; lines: string[]; action: string; after: string[] };
 
@@ -40,6 +40,7 @@ const ROLE_ZH: Record<string, string> = { owner: '所有者', admin: '管理员'
 
 /** An organization's invitation link; false when it was not mailed (the inviter is shown the link). */
 export async function sendInvitationMail(to: string, msg: { org: string; inviter: string; link: string; role: string }): Promise<boolean> {
+  if (!mailConfigured()) return false;
   const zh = (await recipientLocale(to)) === 'zh-CN';
   const t: Texts = zh
     ? {
@@ -59,6 +60,7 @@ export async function sendInvitationMail(to: string, msg: { org: string; inviter
 
 /** A password reset link (lib/auth/password-reset.ts). */
 export async function sendPasswordResetMail(to: string, link: string, fallback: Locale): Promise<boolean> {
+  if (!mailConfigured()) return false;
   const zh = (await recipientLocale(to, fallback)) === 'zh-CN';
   const t: Texts = zh
     ? {
@@ -81,6 +83,7 @@ export async function sendPasswordResetMail(to: string, link: string, fallback: 
 
 /** An email verification link (lib/auth/email-verification.ts). */
 export async function sendVerificationMail(to: string, link: string, fallback: Locale): Promise<boolean> {
+  if (!mailConfigured()) return false;
   const zh = (await recipientLocale(to, fallback)) === 'zh-CN';
   const t: Texts = zh
     ? {

@@ -10,6 +10,9 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, signIn } from '../support/accounts';
 import { linkIn, startSmtpSink, type SmtpSink } from '../support/smtp-sink';
 import { createCodeBatch } from '@/lib/admin/redemption';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ROOT } from '../support/gateway';
 import { getDb } from '@/lib/db';
 
 let fake: FakeUpstream;
@@ -175,10 +178,30 @@ describe('mail', { timeout: 90_000 }, () => {
     expect(sink.mails.some((m) => m.to.includes(unknown))).toBe(false);
   });
 
-  it('password reset without SMTP: the API and the page say mail is not set up', async () => {
+  it('password reset without SMTP: the API and the page say mail is not set up; the operator sets the password', async () => {
     const res = await call(plain.url, 'POST', '/api/auth/password-reset', { body: { email: email() }, headers: { 'x-forwarded-for': ip() } });
     expect(res.status).toBe(503);
     expect(((await res.json()) as ErrorBody).error.message_code).toBe('mail.not_configured');
+    // The operator sets the password instead (CLI), which ends the account's sessions.
+    const a = await createAccount({});
+    const session = await signIn(plain.url, a, ip());
+    const weak = promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', 'set-password', '--email', a.email, '--password', 'short'], {
+      cwd: ROOT,
+      env: process.env,
+    });
+    await expect(weak).rejects.toThrow(/at least 8 characters/);
+    await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/admin.ts', 'set-password', '--email', a.email, '--password', 'operator-given-31'],
+      {
+        cwd: ROOT,
+        env: process.env,
+      },
+    );
+    expect((await login(plain.url, a.email, a.password)).status).toBe(401);
+    expect((await login(plain.url, a.email, 'operator-given-31')).status).toBe(200);
+    expect((await call(plain.url, 'GET', '/api/keys', { cookie: session })).status).toBe(401);
+
     const page = await (await fetch(`${plain.url}/forgot-password`)).text();
     expect(page).toContain('data-testid="mail-not-configured"');
     const zh = await (await fetch(`${plain.url}/forgot-password`, { headers: { 'accept-language': 'zh-CN' } })).text();
