@@ -7,7 +7,8 @@ import { ResetPasswordForm } from '@/components/auth/reset-password-form';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
-  return { title: `${t('Set a new password')} · Model Gateway` };
+  // The token is in this page's URL: no Referer carries it anywhere.
+  return { title: `${t('Set a new password')} · Model Gateway`, referrer: 'no-referrer' };
 }
 
 export default async function ResetPasswordPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
