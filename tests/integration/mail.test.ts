@@ -19,6 +19,7 @@ let fake: FakeUpstream;
 let sink: SmtpSink;
 let gw: RunningGateway; // SMTP + verification required
 let plain: RunningGateway; // no SMTP, defaults
+let sinkClosed = false;
 
 beforeAll(async () => {
   fake = await startFakeUpstream();
@@ -35,7 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([gw?.stop(), plain?.stop()]);
   await fake?.close();
-  await sink?.close();
+  if (!sinkClosed) await sink?.close();
   await (await getDb()).$disconnect();
 });
 
@@ -269,5 +270,21 @@ describe('mail', { timeout: 90_000 }, () => {
     const { cookie: fresh } = await register(plain.url, email());
     expect((await call(plain.url, 'POST', '/api/payment/redeem', { cookie: fresh, body: { code: await newCode() } })).status).toBe(200);
     expect(await (await call(plain.url, 'GET', '/dashboard/billing', { cookie: fresh })).text()).not.toContain('verify-email-banner');
+  });
+
+  // Last: it stops the sink.
+  it('an SMTP server that does not answer fails no request: the invitation answers mailed false with its link', async () => {
+    await sink.close();
+    sinkClosed = true;
+    const owner = await createAccount({ tier: 'pro' });
+    const cookie = await signIn(gw.url, owner, ip());
+    const org = (await (await call(gw.url, 'POST', '/api/orgs', { cookie, body: { name: 'Down Mail' } })).json()) as { id: string };
+    const res = await call(gw.url, 'POST', `/api/orgs/${org.id}/invitations`, { cookie, body: { email: email(), role: 'admin' } });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const body = (await res.json()) as { link: string; mailed: boolean };
+    expect(body.mailed).toBe(false);
+    expect(body.link).toMatch(/\/invite\//);
+    expect((await call(gw.url, 'POST', '/api/auth/password-reset', { body: { email: owner.email }, headers: { 'x-forwarded-for': ip() } })).status).toBe(202);
+    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
   });
 });
