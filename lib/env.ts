@@ -106,6 +106,17 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Who users write to for credit when card payments are not set up: an email address or a URL (shown on the billing page). */
   SUPPORT_CONTACT: z.string().max(200).optional(),
+  /**
+   * Outgoing mail (invitations, password reset, email verification): `smtp://user:pass@host:587`
+   * (STARTTLS when offered) or `smtps://user:pass@host:465`. Unset: no mail is sent.
+   */
+  SMTP_URL: z
+    .string()
+    .url()
+    .refine((v) => /^smtps?:\/\//i.test(v), { message: 'SMTP_URL must be smtp://… or smtps://…' })
+    .optional(),
+  /** The From of that mail: `Gateway <no-reply@example.com>` or an address. */
+  MAIL_FROM: z.string().min(3).max(200).optional(),
   /** Public base URL shown in the dashboard snippets and used for Stripe return URLs. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Seconds a cached API key / account may be stale (revocation is pushed at once via Redis). */

@@ -75,6 +75,25 @@ const table = {
     en: 'Too many failed sign-in attempts for this email from this address. Try again in {seconds} s.',
     zh: '此账户从该地址登录失败次数过多，请 {seconds} 秒后重试。',
   },
+  // Mail, password reset, email verification (lib/mail, lib/auth/password-reset.ts, lib/auth/email-verification.ts)
+  'mail.not_configured': {
+    en: 'Mail is not set up on this gateway: ask its operator to set your password.',
+    zh: '此网关未配置邮件发送：请联系运营者为你设置密码。',
+  },
+  'mail.not_sent': { en: 'The mail could not be sent. Try again in a few minutes.', zh: '邮件发送失败，请几分钟后重试。' },
+  'auth.reset_throttled': {
+    en: 'Too many reset links were asked for this email. Try again in {seconds} s.',
+    zh: '此邮箱请求重置链接的次数过多，请 {seconds} 秒后重试。',
+  },
+  'auth.reset_invalid': {
+    en: 'This reset link is not valid or was already used. Ask for a new one.',
+    zh: '此重置链接无效或已被使用，请重新申请。',
+  },
+  'auth.reset_expired': { en: 'This reset link has expired. Ask for a new one.', zh: '此重置链接已过期，请重新申请。' },
+  'email.unverified': {
+    en: 'Verify your email address first: open the link we mailed you (or send it again from the billing page). Until then codes, recharges and plans are not available.',
+    zh: '请先验证邮箱：打开我们发给你的邮件中的链接（或在账单页面重新发送）。验证前不能兑换、充值或购买套餐。',
+  },
   // Log and usage filters (dashboard pages, /api/logs, /api/usage and their exports)
   'filter.status': {
     en: 'status must be ok, error, client_closed, an HTTP status (429) or a class (5xx).',
