@@ -3,12 +3,18 @@ import { apiRoute, assertSameOrigin, enforceLimit, json, readJson, requireString
 import { createUser, publicUser } from '@/lib/accounts/queries';
 import { getConfig } from '@/lib/config';
 import { sessionCookie } from '@/lib/auth/session-cookie';
+import { ssoRequiredDomain } from '@/lib/auth/sso';
+import { codedError } from '@/lib/errors';
 
 export const POST = apiRoute(async (req, ctx) => {
   assertSameOrigin(req, { required: false });
   const limit = getConfig().limits.register_per_ip_per_minute;
   await enforceLimit(`gw:ip:register:${ctx.ip}`, limit, `register: ${limit} per IP per minute`);
   const body = await readJson(req);
-  const user = await createUser({ email: requireString(body, 'email'), password: requireString(body, 'password') });
+  const email = requireString(body, 'email');
+  // A password account at a domain that must use SSO could never sign in with it (docs/decisions/052).
+  const ssoDomain = await ssoRequiredDomain(email);
+  if (ssoDomain) throw codedError('forbidden', 'auth.sso_required', { domain: ssoDomain });
+  const user = await createUser({ email, password: requireString(body, 'password') });
   return json({ user: publicUser(user) }, 201, { 'set-cookie': await sessionCookie(user) });
 });
