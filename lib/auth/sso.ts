@@ -5,6 +5,7 @@ import { getDb } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { creditBalance } from '@/lib/billing/ledger';
 import { emailProblem, normaliseEmail } from '@/lib/auth/password-rules';
+import { writeAudit } from '@/lib/admin/audit';
 
 /** What a provider said about the person, as the provider configs map it (lib/auth/sso-providers.ts). */
 export interface SsoProfile {
@@ -68,6 +69,11 @@ export async function resolveSsoSignIn(p: SsoProfile): Promise<SsoResolution> {
     const user = await db.$transaction(async (tx) => {
       const created = await tx.user.create({ data: { email, passwordHash: SSO_ONLY_PASSWORD_HASH } });
       await tx.linkedIdentity.create({ data: { provider: p.provider, subject: p.subject, userId: created.id, email } });
+      await writeAudit(
+        { id: created.id, label: email },
+        { action: 'account.sso_create', targetType: 'account', targetId: created.id, after: { provider: p.provider, subject: p.subject, email } },
+        tx,
+      );
       return created;
     });
     const starting = getConfig().startingBalance;
@@ -83,12 +89,20 @@ export async function resolveSsoSignIn(p: SsoProfile): Promise<SsoResolution> {
   }
 }
 
+/** Links the identity to an existing account: a new way into it, so the account's audit trail records it. */
 async function link(p: SsoProfile, userId: string, email: string): Promise<void> {
   const db = await getDb();
-  await db.linkedIdentity.upsert({
-    where: { provider_subject: { provider: p.provider, subject: p.subject } },
-    create: { provider: p.provider, subject: p.subject, userId, email },
-    update: { userId, email, lastUsedAt: new Date() },
+  await db.$transaction(async (tx) => {
+    await tx.linkedIdentity.upsert({
+      where: { provider_subject: { provider: p.provider, subject: p.subject } },
+      create: { provider: p.provider, subject: p.subject, userId, email },
+      update: { userId, email, lastUsedAt: new Date() },
+    });
+    await writeAudit(
+      { id: userId, label: email },
+      { action: 'account.sso_link', targetType: 'account', targetId: userId, after: { provider: p.provider, subject: p.subject, email } },
+      tx,
+    );
   });
 }
 

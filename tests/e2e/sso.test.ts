@@ -228,6 +228,7 @@ describe('single sign-on through a local OIDC provider', { timeout: 120_000 }, (
     await ssoFromLogin(owner);
     expect(new URL(owner.url()).pathname).toBe('/dashboard');
     const org = (await (await apiWrite(owner, 'POST', '/api/orgs', { name: 'Acme' })).json()) as { id: string };
+    const db = await getDb();
 
     // A password account at the domain, made before the rule (the CLI's way).
     const alice = { email: `alice@${domain}`, password: 'correct-horse-9' };
@@ -252,6 +253,24 @@ describe('single sign-on through a local OIDC provider', { timeout: 120_000 }, (
     expect(((await unproven.json()) as { error: { message_code: string } }).error.message_code).toBe('org.sso_domain_unproven');
     const gmail = await apiWrite(owner, 'PUT', `/api/orgs/${org.id}/sso`, { domains: ['gmail.com'] });
     expect(gmail.status()).toBe(400);
+
+    // Owners and admins only: a developer of the organization is refused, nothing changed.
+    const [dev, admin] = await Promise.all([createAccount(), createAccount()]);
+    await db.membership.createMany({
+      data: [
+        { orgId: org.id, userId: dev.userId, role: 'developer' },
+        { orgId: org.id, userId: admin.userId, role: 'admin' },
+      ],
+    });
+    const devPut = await fetch(`${gw.url}/api/orgs/${org.id}/sso`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', origin: gw.url, cookie: await passwordCookie(dev) },
+      body: JSON.stringify({ domains: [] }),
+    });
+    expect(devPut.status).toBe(403);
+    expect(((await devPut.json()) as { error: { message_code: string } }).error.message_code).toBe('org.role_refused');
+    const adminGet = await fetch(`${gw.url}/api/orgs/${org.id}/sso`, { headers: { cookie: await passwordCookie(admin) } });
+    expect(await adminGet.json()).toEqual({ domains: [] });
 
     const set = await apiWrite(owner, 'PUT', `/api/orgs/${org.id}/sso`, { domains: [`@${domain.toUpperCase()}`] });
     expect(set.status()).toBe(200);
