@@ -155,6 +155,19 @@ describe('single sign-on through a local OIDC provider', { timeout: 120_000 }, (
     expect((await me(zh)).status).toBe(401);
   });
 
+  it('refuses a suspended account, even by its verified email, in its own words', async () => {
+    const account = await createAccount();
+    await (await getDb()).user.update({ where: { id: account.userId }, data: { status: 'suspended' } });
+    const sub = `suspended-${uniq()}`;
+    idp.setAccount(sub, { email: account.email, email_verified: true });
+    idp.signInAs(sub);
+    const page = await freshPage();
+    await ssoFromLogin(page);
+    expect(new URL(page.url()).searchParams.get('error')).toBe('SsoSuspended');
+    await expect(page.getByTestId('sso-error').textContent()).resolves.toContain('This account is suspended');
+    expect((await me(page)).status).toBe(401);
+  });
+
   it('refuses a tampered state and a replayed callback', async () => {
     const sub = `state-${uniq()}`;
     idp.setAccount(sub, { email: `state-${uniq()}@example.com`, email_verified: true });
