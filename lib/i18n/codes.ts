@@ -198,6 +198,22 @@ const table = {
     zh: '此邀请发给 {email}，请用该邮箱登录后接受。',
   },
   'org.personal': { en: 'A personal account is not an organization: create one first.', zh: '个人账户不是组织，请先创建组织。' },
+  // Single sign-on (lib/auth/sso.ts, lib/orgs/sso.ts; docs/decisions/052)
+  'auth.sso_required': {
+    en: 'Accounts at {domain} sign in through single sign-on (SSO): use the SSO button instead of a password.',
+    zh: '{domain} 的账户须通过单点登录（SSO）登录：请使用 SSO 按钮，不能用密码登录。',
+  },
+  'org.sso_domains_invalid': { en: 'domains must be a list of at most {max} email domains.', zh: 'domains 必须是最多 {max} 个邮箱域名的列表。' },
+  'org.sso_domain_invalid': { en: '{domain} is not an email domain such as example.com.', zh: '{domain} 不是 example.com 这样的邮箱域名。' },
+  'org.sso_domain_public': {
+    en: '{domain} is a public email service: no organization can require SSO for it.',
+    zh: '{domain} 是公共邮箱服务，任何组织都不能为其要求 SSO。',
+  },
+  'org.sso_domain_unproven': {
+    en: 'To require SSO for {domain}, first sign in through SSO with a verified address at {domain}.',
+    zh: '要为 {domain} 要求 SSO，请先用 {domain} 下已验证的邮箱通过 SSO 登录一次。',
+  },
+  'org.sso_domain_taken': { en: 'Another organization already requires SSO for {domain}.', zh: '另一个组织已为 {domain} 要求 SSO。' },
   'org.budget_invalid': { en: 'monthly_budget_usd must be a non-negative amount or null.', zh: '每月预算必须是非负金额或留空。' },
   'request.rate_limited': { en: 'Rate limit exceeded: {what}. Try again in {seconds} s.', zh: '操作过于频繁，请 {seconds} 秒后重试。' },
   'request.cross_site': {
