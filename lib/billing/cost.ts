@@ -47,12 +47,21 @@ export function usageCount(v: unknown): number | undefined {
 export const noUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, estimated: false });
 
 /** The model's price list, its four classic prices as the ModelInfo carries them (tests override those). */
+// A model's price model is built once per ModelInfo (a config load or a console edit makes new
+// ModelInfo objects, never changes one), not once per request: it is on every request's settle path.
+const priceModels = new WeakMap<ModelInfo, PriceModel>();
+
 function priceModelFor(model: ModelInfo): PriceModel {
-  const pm = model.priceModel ?? { base: {} };
-  return {
-    ...pm,
-    base: { ...pm.base, input: model.inputPrice, output: model.outputPrice, cache_read: model.cacheReadPrice, cache_write_5m: model.cacheWritePrice },
-  };
+  let built = priceModels.get(model);
+  if (!built) {
+    const pm = model.priceModel ?? { base: {} };
+    built = {
+      ...pm,
+      base: { ...pm.base, input: model.inputPrice, output: model.outputPrice, cache_read: model.cacheReadPrice, cache_write_5m: model.cacheWritePrice },
+    };
+    priceModels.set(model, built);
+  }
+  return built;
 }
 
 /**
