@@ -7,7 +7,7 @@ import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 import { anthropicToAnthropic } from '@/lib/gateway/translate/anthropic-anthropic';
 import { geminiToGemini } from '@/lib/gateway/translate/gemini-gemini';
-import type { CallInfo, ClientRequest, Settlement, StreamTranslator, Translator } from '@/lib/gateway/translate/types';
+import type { CallInfo, ClientRequest, Settlement, StreamTranslator } from '@/lib/gateway/translate/types';
 import { modelInfo } from '../support/model-info';
 import { clientReq } from '../support/openai-client-harness';
 import { fixtureText, parseDataStream, sseEvents } from '../support/sse-fixture';
@@ -43,24 +43,6 @@ function failureKind(run: () => unknown): string {
     return (err as UpstreamFailure).kind;
   }
   throw new Error('did not throw');
-}
-
-/** What every identity pair does with a broken reply or stream event. */
-function brokenReplies(t: Translator, c: CallInfo, req: ClientRequest, notAReply: string) {
-  it('a reply that is not JSON, not an object, or not this protocol is a protocol failure', () => {
-    for (const text of ['not json', '[]', '"text"', 'null', notAReply])
-      expect(
-        failureKind(() => t.response(text, c)),
-        text,
-      ).toBe('protocol');
-  });
-  it('a stream event that is not JSON or not an object is a protocol failure', () => {
-    for (const data of ['{"cut":', '[1]', 'null'])
-      expect(
-        failureKind(() => t.stream(c, req).push({ event: 'message', data, raw: `data: ${data}\n\n` })),
-        data,
-      ).toBe('protocol');
-  });
 }
 
 describe('OpenAI chat -> OpenAI (identity)', () => {
@@ -132,8 +114,6 @@ describe('OpenAI chat -> OpenAI (identity)', () => {
     expect(t.error(400, text)).toEqual({ status: 400, body: text });
     expect(JSON.parse(t.error(404, '').body)).toMatchObject({ error: { message: 'upstream answered 404', code: 'upstream_rejected' } });
   });
-
-  brokenReplies(t, c, clientReq({ messages: hi }), '{"object":"list"}');
 });
 
 describe('Anthropic -> Anthropic (identity)', () => {
@@ -207,8 +187,6 @@ describe('Anthropic -> Anthropic (identity)', () => {
     expect(t.error(400, text)).toEqual({ status: 400, body: text });
     expect(JSON.parse(t.error(404, '').body)).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'upstream answered 404' } });
   });
-
-  brokenReplies(t, c, req(), '{"type":"message"}');
 });
 
 describe('Gemini -> Gemini (identity)', () => {
@@ -257,6 +235,4 @@ describe('Gemini -> Gemini (identity)', () => {
     expect(t.error(400, text)).toEqual({ status: 400, body: text });
     expect(JSON.parse(t.error(404, '').body)).toEqual({ error: { code: 404, message: 'upstream answered 404', status: 'INVALID_ARGUMENT' } });
   });
-
-  brokenReplies(t, c, clientReq({ contents }), '"not an object"');
 });
