@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { fieldError, GatewayError, type FieldError } from '@/lib/errors';
 import type { MessageCode, MessageParams } from '@/lib/i18n/codes';
 import { formatMoney } from '@/lib/format';
-import { formatPico, parseDecimal } from '@/lib/billing/money';
+import { formatPico, parseDecimal, PICO } from '@/lib/billing/money';
 
 // Per-key controls: what the /api/keys API accepts, how it is stored, and the checks the gateway
 // makes with a key's cached copy (expiry, client address, model). Budgets and rate limits are
@@ -13,7 +13,6 @@ import { formatPico, parseDecimal } from '@/lib/billing/money';
 export const MAX_LIST = 100;
 /** Largest budget accepted, USD (far beyond any account's balance; keeps sums within Decimal(24,12)). */
 const MAX_BUDGET_USD = 1_000_000_000n;
-const PICO = 1_000_000_000_000n;
 
 /** One CIDR range as given (a bare address is a single-address range). */
 export interface Cidr {
