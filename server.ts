@@ -6,7 +6,7 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { env } from '@/lib/env';
-import { clientIpFrom } from '@/lib/client-ip';
+import { clientIpFrom } from '@/lib/keys/client-ip';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
 import { maintainPartitionsNow, startPartitionMaintenance } from '@/lib/db/partitions';
@@ -21,10 +21,11 @@ import { getLimiter } from '@/lib/gateway/runtime';
 import { startCreditReconciler } from '@/lib/billing/ledger';
 import { replayLogSpool } from '@/lib/billing/writer';
 import { startChannelOverrideSync } from '@/lib/channels/overrides';
+import { probeChannel } from '@/lib/gateway/probe';
 import { startPlanSync } from '@/lib/plans/catalogue';
 import { initTracing } from '@/lib/telemetry/tracing';
-import { startJobs } from '@/lib/jobs/routes';
-import { runningJobs, stopJobEngine } from '@/lib/jobs/engine';
+import { startJobs } from '@/lib/gateway/jobs/routes';
+import { runningJobs, stopJobEngine } from '@/lib/gateway/jobs/engine';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
@@ -64,7 +65,7 @@ async function main(): Promise<void> {
   let nextHandler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
   if (env.GATEWAY_ONLY) {
     // Next's instrumentation would start this; without Next the server does.
-    startChannelOverrideSync();
+    startChannelOverrideSync(probeChannel);
     startPlanSync();
     nextHandler = async (_req, res) => {
       res.writeHead(404, { 'content-type': 'application/json' });

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { normaliseEmail } from '@/lib/auth/password-rules';
+import { normaliseEmail } from '@/lib/password-rules';
 
 /** Whose X-Forwarded-For entries to believe: null, none. */
 export type TrustProxy = { hops: number } | { ranges: string[] } | null;

@@ -2,11 +2,11 @@
 import { parseArgs } from 'node:util';
 import { createKey, createUser, findUserByEmail, parseTier } from '@/lib/accounts/queries';
 import { adminAdjustBalance, adminRevokeKey, adminSetLimits, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
-import { CLI_ACTOR, writeAudit } from '@/lib/admin/audit';
+import { CLI_ACTOR, writeAudit } from '@/lib/audit';
 import { parseRole, roleForNewAccount, setRole } from '@/lib/admin/roles';
 import { createCodeBatch } from '@/lib/admin/redemption';
 import { endPlan, grantPlan } from '@/lib/plans/subscriptions';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import { EmbeddedDatabaseBusyError, getDb } from '@/lib/db';
 import { runMigrations } from '@/lib/db/migrate';
 import { GatewayError } from '@/lib/errors';

@@ -4,7 +4,7 @@ import { authSecret } from '@/lib/secrets';
 import { signInWithPassword } from '@/lib/auth/login';
 import { SESSION_MAX_AGE_S, sessionCookieSettings } from '@/lib/auth/session-cookie';
 import { GatewayError } from '@/lib/errors';
-import { clientIpFrom } from '@/lib/client-ip';
+import { clientIpFrom } from '@/lib/keys/client-ip';
 import { enforceLimit } from '@/lib/limits/enforce';
 import { getConfig } from '@/lib/config';
 import { AUTH_TIME_CLAIM } from '@/lib/auth/session-epoch';

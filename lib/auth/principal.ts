@@ -4,7 +4,7 @@ import { GatewayError, codedError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { accountDenyKey, denyKeysFor, onGatewayEvent } from '@/lib/events';
-import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/auth/keys';
+import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/keys/api-key';
 import { getConfig, type TierName } from '@/lib/config';
 import { countedClientIp, keyGuard, type KeyGuard } from '@/lib/keys/access';
 import { inc } from '@/lib/metrics';

@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, r
 import path from 'node:path';
 import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
-import { formatPico, usdToPico } from '@/lib/billing/money';
+import { formatPico, usdToPico } from '@/lib/money';
 import { log, errorFields } from '@/lib/log';
 import { inc } from '@/lib/metrics';
 import { backoffDelayMs } from '@/lib/backoff';
@@ -11,7 +11,7 @@ import { resetSingleton, singleton } from '@/lib/singleton';
 import pg from 'pg';
 import { promoteByMonthlySpend } from '@/lib/billing/promotion';
 import { FAILED_CONDITION } from '@/lib/billing/failed';
-import type { StoredBreakdown } from '@/lib/billing/breakdown';
+import type { StoredBreakdown } from '@/lib/pricing/breakdown';
 
 // Write-behind queue for request logs and their usage charges. One transaction per batch writes
 // the log rows, one usage ledger entry per charged request and each account's balance.

@@ -1,5 +1,5 @@
 import { getConfig, type GatewayConfig } from '@/lib/config';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/money';
 import { getDb } from '@/lib/db';
 
 // What the upstream's prompt cache saved: each cache-read token at the model's input price minus

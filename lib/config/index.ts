@@ -3,9 +3,9 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { env, envSecret } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
-import { parseDecimal, usdToPico } from '@/lib/billing/money';
-import { perCallPrice, type BuiltInTool, type ToolPrices } from '@/lib/billing/tools';
-import type { ClassPrices, PriceModel } from '@/lib/billing/breakdown';
+import { parseDecimal, usdToPico } from '@/lib/money';
+import { perCallPrice, type BuiltInTool, type ToolPrices } from '@/lib/pricing/tools';
+import type { ClassPrices, PriceModel } from '@/lib/pricing/breakdown';
 import { decryptSecret } from '@/lib/crypto';
 import { configSchema, upstreamProtocols, type RawConfig, type TierName } from './schema';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUILT_IN_TOOLS } from '@/lib/billing/tools';
+import { BUILT_IN_TOOLS } from '@/lib/pricing/tools';
 
 // The operator configuration file (YAML or JSON, path in GATEWAY_CONFIG).
 // Money is written as decimal numbers or strings and parsed exactly (never through a float).

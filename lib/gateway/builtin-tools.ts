@@ -2,7 +2,7 @@
 // the body's `tools`, checked against the model's prices, reserved at admission, billed from the
 // calls the reply reports.
 import type { ModelInfo } from '@/lib/config';
-import { builtInToolOf, BUILT_IN_TOOLS, type BuiltInTool, type ToolCalls } from '@/lib/billing/tools';
+import { builtInToolOf, BUILT_IN_TOOLS, type BuiltInTool, type ToolCalls } from '@/lib/pricing/tools';
 import { GatewayError } from '@/lib/errors';
 import type { JsonObject } from '@/lib/gateway/body';
 

@@ -5,7 +5,7 @@ import { apiErrorBody, codedError, errorHeaders, toGatewayError } from '@/lib/er
 import { log, errorFields } from '@/lib/log';
 import { getAccount } from '@/lib/dashboard/queries';
 import { env } from '@/lib/env';
-import { clientIpFrom } from '@/lib/client-ip';
+import { clientIpFrom } from '@/lib/keys/client-ip';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 import { originOf, requestOrigin } from '@/lib/auth/request-origin';
 import { actingForRequest, type Acting } from '@/lib/orgs/access';

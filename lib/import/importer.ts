@@ -4,11 +4,11 @@ import bcrypt from 'bcryptjs';
 import { getDb } from '@/lib/db';
 import { getConfig, type UpstreamProtocolName } from '@/lib/config';
 import { encryptSecret } from '@/lib/crypto';
-import { generateApiKey, hashApiKey, isWellFormedKey } from '@/lib/auth/keys';
+import { generateApiKey, hashApiKey, isWellFormedKey } from '@/lib/keys/api-key';
 import { hashCode } from '@/lib/admin/redemption';
 import { applyPendingCredits, creditBalance, picoToDecimal } from '@/lib/billing/ledger';
-import { formatPico } from '@/lib/billing/money';
-import { writeAudit, CLI_ACTOR } from '@/lib/admin/audit';
+import { formatPico } from '@/lib/money';
+import { writeAudit, CLI_ACTOR } from '@/lib/audit';
 import { GatewayError } from '@/lib/errors';
 import { bool, deleted, int, text, type SourceDb } from './source';
 

@@ -1,6 +1,6 @@
 import { env } from '@/lib/env';
 import { GatewayError } from '@/lib/errors';
-import { clientIpFrom } from '@/lib/client-ip';
+import { clientIpFrom } from '@/lib/keys/client-ip';
 import { ipMatcher, type KeyControls } from '@/lib/keys/controls';
 
 // The checks a request makes with its key's cached controls before it is admitted: expiry, client

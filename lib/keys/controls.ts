@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { fieldError, GatewayError, type FieldError } from '@/lib/errors';
 import type { MessageCode, MessageParams } from '@/lib/i18n/codes';
 import { formatMoney } from '@/lib/format';
-import { formatPico, parseDecimal } from '@/lib/billing/money';
+import { formatPico, parseDecimal } from '@/lib/money';
 
 // Per-key controls: what the /api/keys API accepts, how it is stored, and the checks the gateway
 // makes with a key's cached copy (expiry, client address, model). Budgets and rate limits are

@@ -13,7 +13,7 @@ import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { pico } from '../support/money';
 import { getDb } from '@/lib/db';
 import { closeEvents, keyStaleKey } from '@/lib/events';
-import { hashApiKey } from '@/lib/auth/keys';
+import { hashApiKey } from '@/lib/keys/api-key';
 import { getLimiter } from '@/lib/gateway/runtime';
 
 let up: FakeUpstream;

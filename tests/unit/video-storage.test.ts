@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '@/lib/config';
-import { videoStorage } from '@/lib/videos/storage';
+import { videoStorage } from '@/lib/gateway/videos/storage';
 
 const objects = new Map<string, Buffer>();
 const seen: { method: string; url: string; auth: string | undefined }[] = [];

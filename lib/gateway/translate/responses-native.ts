@@ -4,7 +4,7 @@
 // Response's `usage` (a stream's terminal event); the gateway's `service` member is spliced into
 // the Response object, and the stream's terminal event is held back until the cost is known.
 import { responsesUsage } from '@/lib/gateway/translate/usage';
-import { builtInToolOf, type ToolCalls } from '@/lib/billing/tools';
+import { builtInToolOf, type ToolCalls } from '@/lib/pricing/tools';
 import { maxCalls } from '@/lib/gateway/builtin-tools';
 import { upstreamBody, type JsonBody } from '@/lib/gateway/body';
 import { SEALED_PREFIX } from '@/lib/gateway/translate/reasoning-seal';

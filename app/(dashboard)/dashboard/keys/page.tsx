@@ -3,7 +3,7 @@ import type { Metadata } from 'next';
 import { getConfig } from '@/lib/config';
 import { listKeysWithSpend } from '@/lib/keys/queries';
 import { getAccount } from '@/lib/dashboard/queries';
-import { publicOrigin } from '@/lib/dashboard/origin';
+import { publicOrigin } from '@/lib/http/origin';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { CopyButton } from '@/components/ui/copy-button';
 import { PageHeader } from '@/components/ui/page-header';

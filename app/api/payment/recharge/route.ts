@@ -1,7 +1,7 @@
 // POST /api/payment/recharge - start a Stripe Checkout for a balance top-up
 import { apiRoute, enforceLimit, json, readJson, requireUserId } from '@/lib/http/api';
 import { getConfig } from '@/lib/config';
-import { publicOriginOf } from '@/lib/orgs/origin';
+import { publicOriginOf } from '@/lib/http/orgs-origin';
 import { GatewayError } from '@/lib/errors';
 import { createCheckoutSession, parseAmountUsd, paymentsConfigured } from '@/lib/billing/stripe';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { apiRoute, enforceLimit, json, requireUserId } from '@/lib/http/api';
 import { readBody } from '@/lib/admin/input';
 import { redeemCode } from '@/lib/admin/redemption';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/money';
 
 const REDEEM_PER_ACCOUNT = 10;
 const REDEEM_PER_IP = 20;

@@ -2,7 +2,7 @@
 //   account pays a Stripe subscription, its price changed to the plan's with proration ({url, updated})
 import { apiRoute, enforceLimit, json, readJson, requireUserId } from '@/lib/http/api';
 import { getConfig } from '@/lib/config';
-import { publicOriginOf } from '@/lib/orgs/origin';
+import { publicOriginOf } from '@/lib/http/orgs-origin';
 import { codedError } from '@/lib/errors';
 import { paymentsConfigured } from '@/lib/billing/stripe';
 import { startPlanCheckout } from '@/lib/plans/stripe';

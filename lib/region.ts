@@ -5,7 +5,8 @@
 // answer is a 503 naming the region: never a silent route elsewhere.
 import type { ChannelInfo } from '@/lib/config';
 import { codedError, GatewayError } from '@/lib/errors';
-import type { JsonObject } from '@/lib/gateway/body';
+// A JSON object (lib/gateway/body.ts's JsonObject), spelled out: this module sits below the gateway.
+type JsonObject = Record<string, unknown>;
 
 export const REGION_HEADER = 'x-service-region';
 export const REGION_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;

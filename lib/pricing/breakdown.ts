@@ -1,4 +1,4 @@
-import { formatPico, usdToCny } from '@/lib/billing/money';
+import { formatPico, usdToCny } from '@/lib/money';
 
 /**
  * One request's price, itemised (docs/decisions/035). The single function that computes a cost and

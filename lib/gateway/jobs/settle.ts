@@ -10,7 +10,7 @@ import { LEASE_TTL_MS } from '@/lib/gateway/admission/lease';
 import { writeLogsNow } from '@/lib/billing/writer';
 import { cnyOf } from '@/lib/billing/cost';
 import { getConfig } from '@/lib/config';
-import type { StoredBreakdown } from '@/lib/billing/breakdown';
+import type { StoredBreakdown } from '@/lib/pricing/breakdown';
 
 /** What a job keeps of its admission: enough to renew and settle it from any instance. */
 export interface JobLease {
