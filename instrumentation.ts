@@ -26,6 +26,6 @@ export async function register(): Promise<void> {
   (await import('@/lib/alerts/loop')).startAlerts();
   // Request-log export to the operator's webhook, when configured (lib/log-export/exporter.ts).
   (await import('@/lib/log-export/exporter')).startLogExport();
-  // Video generations and batches (lib/jobs); a no-op when `npm start`'s server started them.
+  // Video generations and batches (lib/gateway/jobs); a no-op when `npm start`'s server started them.
   (await import('@/lib/gateway/jobs/routes')).startJobs();
 }

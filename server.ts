@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   // connecting and run on the in-process fallback (per-instance limits, balances reloaded after).
   getLimiter();
   startCreditReconciler(); // credits recorded but not yet in the live balance (lib/billing/ledger.ts)
-  startJobs(); // video generations and batches, on every instance (lib/jobs)
+  startJobs(); // video generations and batches, on every instance (lib/gateway/jobs)
   let nextHandler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
   if (env.GATEWAY_ONLY) {
     // Next's instrumentation would start this; without Next the server does.

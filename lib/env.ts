@@ -128,7 +128,7 @@ const schema = z.object({
    */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /**
-   * Which X-Forwarded-For entries to believe (lib/client-ip.ts): `0` none (the connection's
+   * Which X-Forwarded-For entries to believe (lib/keys/client-ip.ts): `0` none (the connection's
    * address); a number n of trusted proxies in front, each appending the address it saw (`1`, or
    * `true`: one proxy, the entry it appended, the last); or a comma-separated list of trusted proxy
    * addresses and CIDR ranges (the first address from the right that is not one of them).
@@ -211,7 +211,7 @@ const schema = z.object({
   ALERT_EVAL_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
   /** First retry delay of a failed alert webhook; each later one is 4 times longer (capped at 6 h). */
   ALERT_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
-  /** Jobs (video generations, batches: lib/jobs) one instance runs at once; 0: this instance runs none. */
+  /** Jobs (video generations, batches: lib/gateway/jobs) one instance runs at once; 0: this instance runs none. */
   JOBS_WORKERS: z.coerce.number().int().min(0).max(256).default(8),
   /** How often an instance looks for jobs to claim. */
   JOBS_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(1000),

@@ -38,7 +38,7 @@ export interface AccountSummary {
   role: 'user' | 'admin';
   balancePico: bigint;
   limits: Prisma.JsonValue | null;
-  /** Region pin (lib/gateway/region.ts); null = served anywhere. */
+  /** Region pin (lib/region.ts); null = served anywhere. */
   region: string | null;
   createdAt: Date;
 }

@@ -25,9 +25,9 @@ export interface Principal {
   denyKeys: string[];
   /** The key's own controls (lib/keys); null when it has none. */
   guard: KeyGuard | null;
-  /** Seconds its replies are kept in the response cache when the request does not say (lib/cache/response-cache.ts); null: opt-in per request. */
+  /** Seconds its replies are kept in the response cache when the request does not say (lib/gateway/response-cache.ts); null: opt-in per request. */
   responseCacheTtl?: number | null;
-  /** Region pins (lib/gateway/region.ts): the key's, else the account's; unset: served anywhere. */
+  /** Region pins (lib/region.ts): the key's, else the account's; unset: served anywhere. */
   regionPin?: { key: string | null; account: string | null };
   /** The account's live plan (lib/plans), if it has one: it pays for the models it covers. */
   plan?: PrincipalPlan;
@@ -54,7 +54,7 @@ interface KeyCache {
   negative: Map<string, number>;
   /** Lookups in flight: concurrent requests with one key share one database read. */
   loading: Map<string, Promise<Principal | null>>;
-  /** By client address (lib/client-ip.ts), oldest first at the bound. */
+  /** By client address (lib/keys/client-ip.ts), oldest first at the bound. */
   failures: Map<string, Failures>;
   touched: Set<string>;
   timer?: NodeJS.Timeout;

@@ -17,7 +17,7 @@ export interface UsageSplit {
   imageOutputTokens?: number;
 }
 
-/** The service tiers an upstream reports that change a price (lib/billing/breakdown.ts multipliers). */
+/** The service tiers an upstream reports that change a price (lib/pricing/breakdown.ts multipliers). */
 export type PricedServiceTier = 'flex' | 'priority';
 
 export interface Usage extends UsageSplit {

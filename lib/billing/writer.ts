@@ -56,7 +56,7 @@ export interface LogRecord {
   region?: string | null;
   /** 'plan': the account's subscription paid (lib/plans); not charged to the balance. Unset: the balance. */
   billedTo?: 'plan' | null;
-  /** How the cost was made (lib/billing/breakdown.ts): null when nothing was priced. */
+  /** How the cost was made (lib/pricing/breakdown.ts): null when nothing was priced. */
   priceBreakdown?: StoredBreakdown | null;
 }
 
@@ -159,7 +159,7 @@ export function logQueueFull(): boolean {
 }
 
 /**
- * Writes rows at once, bypassing the queue: a job's settlement (lib/jobs/settle.ts), which must be
+ * Writes rows at once, bypassing the queue: a job's settlement (lib/gateway/jobs/settle.ts), which must be
  * in the database before the job is marked done. Idempotent like every write here: a row whose
  * ("id","createdAt") is stored already is neither logged nor charged again.
  */

@@ -1,4 +1,4 @@
-// The built-in tools of a request that its upstream bills per call (lib/billing/tools.ts): found in
+// The built-in tools of a request that its upstream bills per call (lib/pricing/tools.ts): found in
 // the body's `tools`, checked against the model's prices, reserved at admission, billed from the
 // calls the reply reports.
 import type { ModelInfo } from '@/lib/config';

@@ -44,7 +44,7 @@ export function apiRoute<P = Record<string, string>>(handler: Handler<P>) {
 }
 
 /**
- * The client address of a route handler's request (lib/client-ip.ts). The custom server
+ * The client address of a route handler's request (lib/keys/client-ip.ts). The custom server
  * replaces X-Forwarded-For with the address it resolved from the socket, so there this is exact.
  */
 export function clientIp(req: Request): string {

@@ -164,7 +164,7 @@ export async function runImport(src: SourceDb, opts: ImportOptions): Promise<Imp
   }
   if (!opts.dryRun) await applyPendingCredits();
 
-  // Tokens: the same key string when it fits our key lookup (lib/auth/keys.ts), else a new key.
+  // Tokens: the same key string when it fits our key lookup (lib/keys/api-key.ts), else a new key.
   const now = Date.now();
   for (const t of await src.rows('tokens')) {
     const id = int(t, 'id').toString();

@@ -7,7 +7,7 @@ import { formatPico, parseDecimal } from '@/lib/money';
 
 // Per-key controls: what the /api/keys API accepts, how it is stored, and the checks the gateway
 // makes with a key's cached copy (expiry, client address, model). Budgets and rate limits are
-// enforced in the admission's limiter call (lib/keys/admission.ts).
+// enforced in the admission's limiter call (lib/auth/admission.ts).
 
 /** Most entries of a key's model or address list. */
 export const MAX_LIST = 100;

@@ -153,7 +153,7 @@ export interface Adjustment {
 /** The per-use line of a video job: seconds of video at the model's price per second. */
 export const VIDEO_SECONDS = 'video_seconds';
 
-/** A priced line beyond the token classes: a built-in tool billed per call (lib/billing/tools.ts). */
+/** A priced line beyond the token classes: a built-in tool billed per call (lib/pricing/tools.ts). */
 export interface CallLine {
   tool: string;
   calls: number;

@@ -1,5 +1,5 @@
 // What a request's log row stores of its price breakdown, and what GET /api/logs/{id} shows of it
-// (lib/billing/breakdown.ts, docs/decisions/043): lines, per-call lines and adjustments that add up
+// (lib/pricing/breakdown.ts, docs/decisions/043): lines, per-call lines and adjustments that add up
 // to the charge exactly, read back only when well-formed, shown in USD and CNY.
 import { describe, expect, it } from 'vitest';
 import { breakdownTotal, breakdownView, parseStoredBreakdown, priceOf, storedBreakdown, type PriceModel } from '@/lib/pricing/breakdown';

@@ -1,4 +1,4 @@
-// A batch as a job (lib/jobs): each line of its input file runs through the same pipeline as a
+// A batch as a job (lib/gateway/jobs): each line of its input file runs through the same pipeline as a
 // live request (runPipeline: every model and protocol, translation, fallback), as a synthetic
 // request with the submitting key, at the batch price (RequestContext.batch: the model's batch
 // discount) and outside the account's and model's request rates (admission endpoint `batch`),

@@ -1,5 +1,5 @@
 // OpenAI's Batch API: POST /v1/batches, GET /v1/batches/{id}, POST /v1/batches/{id}/cancel,
-// GET /v1/batches; the batch itself runs as a job (lib/batches/job.ts).
+// GET /v1/batches; the batch itself runs as a job (lib/gateway/batches/job.ts).
 import { extractApiKey } from '@/lib/keys/api-key';
 import { encryptSecret } from '@/lib/crypto';
 import { GatewayError } from '@/lib/errors';
@@ -97,7 +97,7 @@ export async function createBatch(ctx: RequestContext, req: GatewayRequest, sink
     throw invalid((err as Error).message, 'input_file_id');
   }
   const total = lines.length;
-  // Where its lines may be served (as a live request's: lib/gateway/region.ts), kept with the batch:
+  // Where its lines may be served (as a live request's: lib/region.ts), kept with the batch:
   // each line is routed only to that region's channels. A model of the file no channel of the
   // region serves: a 503 naming the region now, rather than every line of it failing later.
   ctx.region = requestRegion(req.headers[REGION_HEADER], body, principal.regionPin ?? {});

@@ -63,7 +63,7 @@ export interface JobCharge {
   latencyMs: number;
   attempts?: unknown[];
   routeReason?: string | null;
-  /** How `cost` was made (lib/billing/breakdown.ts), shown on the log detail like any request's. */
+  /** How `cost` was made (lib/pricing/breakdown.ts), shown on the log detail like any request's. */
   priceBreakdown?: StoredBreakdown | null;
 }
 

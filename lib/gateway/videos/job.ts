@@ -1,4 +1,4 @@
-// A video generation as a job (lib/jobs): created on an OpenAI-protocol channel with OpenAI's
+// A video generation as a job (lib/gateway/jobs): created on an OpenAI-protocol channel with OpenAI's
 // video API (POST {base}/videos), polled (GET {base}/videos/{id}) and its file downloaded
 // (GET {base}/videos/{id}/content) into the operator's video storage, then settled: the seconds
 // generated at the model's price per second, or nothing (the reservation refunded) when it fails

@@ -135,7 +135,7 @@ export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink
     throw invalid('"input_reference" must be an image file (multipart) or a data URL (data:image/png;base64,…): JPEG, PNG or WebP.', 'input_reference');
   if (!(cfg.channelsByModel.get(model.name) ?? []).some((c) => c.protocol === 'openai'))
     throw new GatewayError('unavailable', `No channel can generate videos with ${model.name} right now.`, { retryAfterMs: 60_000 });
-  // Where it may be generated (lib/gateway/region.ts, as a live request): the job keeps the region
+  // Where it may be generated (lib/region.ts, as a live request): the job keeps the region
   // and calls only that region's channels. None there: a 503 naming it, before anything is reserved.
   ctx.region = requestRegion(req.headers[REGION_HEADER], body as JsonObject, principal.regionPin ?? {});
   if (ctx.region !== null && videoChannels(model, ctx.region).length === 0) throw regionUnavailable(ctx.region, [model.name]);
