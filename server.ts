@@ -42,10 +42,19 @@ function eventLoopGauges(h: ReturnType<typeof monitorEventLoopDelay>): Record<st
   return out;
 }
 
+/**
+ * WASM_BASELINE=auto: the baseline tier with GATEWAY_ONLY=1 (the lean process) and on the embedded
+ * default (no DATABASE_URL), where PGlite's PostgreSQL is the largest WebAssembly module and the
+ * optimising tier's code for it and Prisma's query compiler kept ~70 MB (docs/decisions/061).
+ */
+function wasmBaseline(): boolean {
+  return env.WASM_BASELINE === '1' || (env.WASM_BASELINE === 'auto' && (env.GATEWAY_ONLY || !env.DATABASE_URL));
+}
+
 async function main(): Promise<void> {
   lifecycle().customServer = true; // before Next starts: its instrumentation must leave signals to us
   // Before anything compiles WebAssembly (the Prisma client's query compiler, PGlite): see WASM_BASELINE.
-  if (env.WASM_BASELINE === '1' || (env.WASM_BASELINE === 'auto' && env.GATEWAY_ONLY)) v8.setFlagsFromString('--liftoff-only');
+  if (wasmBaseline()) v8.setFlagsFromString('--liftoff-only');
   getConfig(); // a broken operator config stops start-up here, naming the field
   await initTracing(); // OpenTelemetry, only when an OTLP endpoint is set (lib/telemetry/tracing.ts)
   const applied = await runMigrations();

@@ -166,8 +166,9 @@ const schema = z.object({
   TOKENIZER_PRELOAD: z.enum(['auto', '0', '1']).default('auto'),
   /**
    * Compile WebAssembly (Prisma's query compiler; PGlite) with V8's baseline compiler only
-   * (--liftoff-only): the optimising tier's compilations keep ~100 MB of native memory. `auto`
-   * (default): on with GATEWAY_ONLY=1, off with the full app; `1` or `0` force it.
+   * (--liftoff-only): the optimising tier's compilations keep ~70-100 MB of native memory. `auto`
+   * (default): on with GATEWAY_ONLY=1 and on the embedded default (no DATABASE_URL), off with the
+   * full app on PostgreSQL; `1` or `0` force it.
    */
   WASM_BASELINE: z.enum(['auto', '0', '1']).default('auto'),
   /** Grace period for in-flight requests on SIGTERM. */
