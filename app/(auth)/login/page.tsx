@@ -6,7 +6,6 @@ import { LoginForm } from '@/components/auth/login-form';
 import { Alert } from '@/components/ui/alert';
 import { safeCallbackPath, signedInAccountUser } from '@/lib/dashboard/session';
 import { SsoButtons } from '@/components/auth/sso-buttons';
-import { Alert } from '@/components/ui/alert';
 import { configuredSsoProviders } from '@/lib/auth/options';
 import type { Translate } from '@/lib/i18n/translate';
 
