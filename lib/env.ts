@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { normaliseEmail } from '@/lib/password-rules';
-import { ssoConfigProblems } from '@/lib/auth/sso-config';
+import { ssoConfigProblems } from '@/lib/sso-config';
 
 /** Whose X-Forwarded-For entries to believe: null, none. */
 export type TrustProxy = { hops: number } | { ranges: string[] } | null;
@@ -82,7 +82,7 @@ const schema = z.object({
   NEXTAUTH_SECRET: z.string().min(16).optional(),
   NEXTAUTH_URL: z.string().url().optional(),
   /**
-   * Single sign-on (docs/decisions/052; lib/auth/sso-config.ts checks they come in whole sets): a
+   * Single sign-on (docs/decisions/052; lib/sso-config.ts checks they come in whole sets): a
    * generic OpenID Connect provider from its issuer (discovery at /.well-known/openid-configuration),
    * and the GitHub and Google presets. A provider is offered when its id and secret are set.
    */
