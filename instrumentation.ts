@@ -10,8 +10,9 @@ export async function register(): Promise<void> {
   const { startCreditReconciler } = await import('@/lib/billing/ledger');
   startCreditReconciler();
   // Runtime channel overrides from the operator console, shared through Redis (lib/channels/overrides.ts).
+  // The probe is the gateway's (a request upstream), handed down to the channel loops.
   const { startChannelOverrideSync } = await import('@/lib/channels/overrides');
-  startChannelOverrideSync();
+  startChannelOverrideSync((await import('@/lib/gateway/probe')).probeChannel);
   const { startPlanSync } = await import('@/lib/plans/catalogue');
   startPlanSync();
   // Request-log rows a shutdown spooled (the database was down), written once (lib/billing/writer.ts).
@@ -25,6 +26,6 @@ export async function register(): Promise<void> {
   (await import('@/lib/alerts/loop')).startAlerts();
   // Request-log export to the operator's webhook, when configured (lib/log-export/exporter.ts).
   (await import('@/lib/log-export/exporter')).startLogExport();
-  // Video generations and batches (lib/jobs); a no-op when `npm start`'s server started them.
-  (await import('@/lib/jobs/routes')).startJobs();
+  // Video generations and batches (lib/gateway/jobs); a no-op when `npm start`'s server started them.
+  (await import('@/lib/gateway/jobs/routes')).startJobs();
 }

@@ -6,7 +6,7 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { env } from '@/lib/env';
-import { clientIpFrom } from '@/lib/client-ip';
+import { clientIpFrom } from '@/lib/keys/client-ip';
 import { getConfig } from '@/lib/config';
 import { runMigrations } from '@/lib/db/migrate';
 import { maintainPartitionsNow, startPartitionMaintenance } from '@/lib/db/partitions';
@@ -21,10 +21,11 @@ import { getLimiter } from '@/lib/gateway/runtime';
 import { startCreditReconciler } from '@/lib/billing/ledger';
 import { replayLogSpool } from '@/lib/billing/writer';
 import { startChannelOverrideSync } from '@/lib/channels/overrides';
+import { probeChannel } from '@/lib/gateway/probe';
 import { startPlanSync } from '@/lib/plans/catalogue';
 import { initTracing } from '@/lib/telemetry/tracing';
-import { startJobs } from '@/lib/jobs/routes';
-import { runningJobs, stopJobEngine } from '@/lib/jobs/engine';
+import { startJobs } from '@/lib/gateway/jobs/routes';
+import { runningJobs, stopJobEngine } from '@/lib/gateway/jobs/engine';
 
 function sendOps(res: http.ServerResponse, r: OpsResponse): void {
   res.writeHead(r.status, { 'content-type': r.contentType });
@@ -41,10 +42,19 @@ function eventLoopGauges(h: ReturnType<typeof monitorEventLoopDelay>): Record<st
   return out;
 }
 
+/**
+ * WASM_BASELINE=auto: the baseline tier with GATEWAY_ONLY=1 (the lean process) and on the embedded
+ * default (no DATABASE_URL), where PGlite's PostgreSQL is the largest WebAssembly module and the
+ * optimising tier's code for it and Prisma's query compiler kept ~70 MB (docs/decisions/061).
+ */
+function wasmBaseline(): boolean {
+  return env.WASM_BASELINE === '1' || (env.WASM_BASELINE === 'auto' && (env.GATEWAY_ONLY || !env.DATABASE_URL));
+}
+
 async function main(): Promise<void> {
   lifecycle().customServer = true; // before Next starts: its instrumentation must leave signals to us
   // Before anything compiles WebAssembly (the Prisma client's query compiler, PGlite): see WASM_BASELINE.
-  if (env.WASM_BASELINE === '1' || (env.WASM_BASELINE === 'auto' && env.GATEWAY_ONLY)) v8.setFlagsFromString('--liftoff-only');
+  if (wasmBaseline()) v8.setFlagsFromString('--liftoff-only');
   getConfig(); // a broken operator config stops start-up here, naming the field
   await initTracing(); // OpenTelemetry, only when an OTLP endpoint is set (lib/telemetry/tracing.ts)
   const applied = await runMigrations();
@@ -60,11 +70,11 @@ async function main(): Promise<void> {
   // connecting and run on the in-process fallback (per-instance limits, balances reloaded after).
   getLimiter();
   startCreditReconciler(); // credits recorded but not yet in the live balance (lib/billing/ledger.ts)
-  startJobs(); // video generations and batches, on every instance (lib/jobs)
+  startJobs(); // video generations and batches, on every instance (lib/gateway/jobs)
   let nextHandler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
   if (env.GATEWAY_ONLY) {
     // Next's instrumentation would start this; without Next the server does.
-    startChannelOverrideSync();
+    startChannelOverrideSync(probeChannel);
     startPlanSync();
     nextHandler = async (_req, res) => {
       res.writeHead(404, { 'content-type': 'application/json' });

@@ -3,7 +3,7 @@ import type { Phrase } from '@/lib/i18n/translate';
 import { LanguageSwitch } from '@/components/ui/language-switch';
 import Link from 'next/link';
 import { getConfig } from '@/lib/config';
-import { publicOrigin } from '@/lib/dashboard/origin';
+import { publicOrigin } from '@/lib/http/origin';
 import { sessionUser } from '@/lib/dashboard/session';
 import { ButtonLink } from '@/components/ui/button';
 import { CodeTabs } from '@/components/ui/code-tabs';

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createKey, createUser, setLimits } from '@/lib/accounts/queries';
 import { creditBalance } from '@/lib/billing/ledger';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import { getDb } from '@/lib/db';
 
 const BALANCE_USD = process.env.BENCH_BALANCE_USD ?? '1000000';

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { normaliseEmail } from '@/lib/auth/password-rules';
-import { ssoConfigProblems } from '@/lib/auth/sso-config';
+import { normaliseEmail } from '@/lib/password-rules';
+import { ssoConfigProblems } from '@/lib/sso-config';
 
 /** Whose X-Forwarded-For entries to believe: null, none. */
 export type TrustProxy = { hops: number } | { ranges: string[] } | null;
@@ -82,7 +82,7 @@ const schema = z.object({
   NEXTAUTH_SECRET: z.string().min(16).optional(),
   NEXTAUTH_URL: z.string().url().optional(),
   /**
-   * Single sign-on (docs/decisions/052; lib/auth/sso-config.ts checks they come in whole sets): a
+   * Single sign-on (docs/decisions/052; lib/sso-config.ts checks they come in whole sets): a
    * generic OpenID Connect provider from its issuer (discovery at /.well-known/openid-configuration),
    * and the GitHub and Google presets. A provider is offered when its id and secret are set.
    */
@@ -154,7 +154,7 @@ const schema = z.object({
    */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /**
-   * Which X-Forwarded-For entries to believe (lib/client-ip.ts): `0` none (the connection's
+   * Which X-Forwarded-For entries to believe (lib/keys/client-ip.ts): `0` none (the connection's
    * address); a number n of trusted proxies in front, each appending the address it saw (`1`, or
    * `true`: one proxy, the entry it appended, the last); or a comma-separated list of trusted proxy
    * addresses and CIDR ranges (the first address from the right that is not one of them).
@@ -192,8 +192,9 @@ const schema = z.object({
   TOKENIZER_PRELOAD: z.enum(['auto', '0', '1']).default('auto'),
   /**
    * Compile WebAssembly (Prisma's query compiler; PGlite) with V8's baseline compiler only
-   * (--liftoff-only): the optimising tier's compilations keep ~100 MB of native memory. `auto`
-   * (default): on with GATEWAY_ONLY=1, off with the full app; `1` or `0` force it.
+   * (--liftoff-only): the optimising tier's compilations keep ~70-100 MB of native memory. `auto`
+   * (default): on with GATEWAY_ONLY=1 and on the embedded default (no DATABASE_URL), off with the
+   * full app on PostgreSQL; `1` or `0` force it.
    */
   WASM_BASELINE: z.enum(['auto', '0', '1']).default('auto'),
   /** Grace period for in-flight requests on SIGTERM. */
@@ -237,7 +238,7 @@ const schema = z.object({
   ALERT_EVAL_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
   /** First retry delay of a failed alert webhook; each later one is 4 times longer (capped at 6 h). */
   ALERT_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
-  /** Jobs (video generations, batches: lib/jobs) one instance runs at once; 0: this instance runs none. */
+  /** Jobs (video generations, batches: lib/gateway/jobs) one instance runs at once; 0: this instance runs none. */
   JOBS_WORKERS: z.coerce.number().int().min(0).max(256).default(8),
   /** How often an instance looks for jobs to claim. */
   JOBS_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(1000),

@@ -3,7 +3,7 @@ import { env } from '@/lib/env';
 import { METRICS_CONTENT_TYPE, renderMetrics, type Gauge } from '@/lib/metrics';
 import { limiterMetrics } from '@/lib/limits';
 import { queuedLogCount } from '@/lib/billing/writer';
-import { sameHash } from '@/lib/auth/keys';
+import { sameHash } from '@/lib/keys/api-key';
 import { createHash } from 'node:crypto';
 import type { Agent } from 'undici';
 import { singleton } from '@/lib/singleton';

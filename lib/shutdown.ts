@@ -1,5 +1,5 @@
 import { closeLogWriter, flushLogs, queuedLogCount, spoolQueuedLogs } from '@/lib/billing/writer';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/money';
 import { stopPartitionMaintenance } from '@/lib/db/partitions';
 import { flushKeyUsage } from '@/lib/auth/principal';
 import { shutdownTracing } from '@/lib/telemetry/tracing';

@@ -3,7 +3,7 @@ import type { Phrase } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
 import { getConfig } from '@/lib/config';
-import { publicOrigin } from '@/lib/dashboard/origin';
+import { publicOrigin } from '@/lib/http/origin';
 import { formatCount } from '@/lib/format';
 import { CodeBlock } from '@/components/ui/code-block';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';

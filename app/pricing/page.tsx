@@ -1,7 +1,7 @@
 import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { getConfig, tierNames } from '@/lib/config';
-import { usdToCny, usdToPico } from '@/lib/billing/money';
+import { usdToCny, usdToPico } from '@/lib/money';
 import { formatMoney, formatTokenSize } from '@/lib/format';
 import { tierLabel } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';

@@ -249,6 +249,14 @@ export async function runFootprint({ gatewayEnv, auth, header, work }: RunContex
       pgOnly.warm.rss < 150,
       `${fmt.mb(pgOnly.start?.rss)} MB idle after start, ${fmt.mb(pgOnly.warm.rss)} MB idle after warm-up`,
     ]);
+  // Issue 39 item 8: the default install (npm start, no DATABASE_URL) fits a 512 MB machine.
+  const emb = rows.embedded;
+  if (emb?.start && emb.after)
+    checks.push([
+      `npm start embedded RSS < 450 MB after start and after the soak (${soakN.toLocaleString('en-US')} requests)`,
+      emb.start.rss < 450 && emb.after.rss < 450,
+      `${fmt.mb(emb.start.rss)} MB after start, ${fmt.mb(emb.after.rss)} MB after the c=50 runs and the soak`,
+    ]);
   const embOnly = rows['embedded-gateway-only'];
   if (embOnly?.warm)
     checks.push([

@@ -8,7 +8,7 @@ import { useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
-import { emailProblem } from '@/lib/auth/password-rules';
+import { emailProblem } from '@/lib/password-rules';
 
 /** Asks for a reset link. The answer never says whether the address has an account. */
 export function ForgotPasswordForm() {

@@ -10,7 +10,7 @@ import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
 import type { Messages } from '@/lib/i18n/messages';
-import { emailProblem, passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/auth/password-rules';
+import { emailProblem, passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/password-rules';
 
 type Problem = { field: 'email' | 'password' | null; message: ReactNode };
 

@@ -8,7 +8,7 @@ import { useState, type FormEvent } from 'react';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
-import { passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/auth/password-rules';
+import { passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/password-rules';
 
 /** Sets the new password with the link's token; then on to log in. */
 export function ResetPasswordForm({ token, email }: { token: string; email: string }) {

@@ -4,7 +4,7 @@ import { useLocale, useT } from '@/lib/i18n/client';
 import { apiErrorText, type ApiErrorJson } from '@/lib/i18n/codes';
 import { ruleProblem, type Translate } from '@/lib/i18n/translate';
 import { useState, type FormEvent } from 'react';
-import { passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/auth/password-rules';
+import { passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/password-rules';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';

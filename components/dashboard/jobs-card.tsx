@@ -1,7 +1,7 @@
 // The account's recent jobs (video generations, batches) above its request log: each with its
 // status and progress, and a preview of a finished video or the output of a finished batch.
 import { serverT } from '@/lib/i18n/server';
-import { recentJobs, type JobRow } from '@/lib/jobs/store';
+import { recentJobs, type JobRow } from '@/lib/gateway/jobs/store';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { Card } from '@/components/ui/card';
 import { LocalTime } from '@/components/ui/local-time';

@@ -5,7 +5,7 @@ import { Field, FieldError, Input, Select } from '@/components/ui/input';
 import { Progress } from '@/components/ui/progress';
 import { useT } from '@/lib/i18n/client';
 import { formatCount, formatMoneyText } from '@/lib/format';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import { translator, type Translate } from '@/lib/i18n/translate';
 
 // The per-key controls as form fields (create and edit), and the spend/budget cell of the key list.

@@ -3,7 +3,7 @@
 // (the billing page passes in its Stripe buttons, so other pages load none).
 import type { GatewayConfig, PlanInfo } from '@/lib/config';
 import type { PlanStatus } from '@/lib/plans/subscriptions';
-import { usdToCny } from '@/lib/billing/money';
+import { usdToCny } from '@/lib/money';
 import type { Translate } from '@/lib/i18n/translate';
 import { cny, int, tierLabel, usd } from '@/lib/dashboard/format';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';

@@ -1,7 +1,7 @@
 import type { Phrase, Translate } from '@/lib/i18n/translate';
 import type { priceBreakdownJson } from '@/lib/dashboard/serialize';
 import { formatCount, formatMoneyText } from '@/lib/format';
-import { VIDEO_SECONDS } from '@/lib/billing/breakdown';
+import { VIDEO_SECONDS } from '@/lib/pricing/breakdown';
 import { Badge } from '@/components/ui/badge';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 

@@ -11,7 +11,7 @@ import { Progress } from '@/components/ui/progress';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { useApiError, useT } from '@/lib/i18n/client';
 import { formatMoneyText } from '@/lib/format';
-import type { listProjects } from '@/lib/projects/queries';
+import type { listProjects } from '@/lib/keys/projects';
 
 // The projects page (docs/decisions/056): each project's monthly budget, spend this month, model
 // allowlist and key count; owners and admins create, edit and delete them (the API refuses the others).

@@ -3,7 +3,7 @@
 import { useLocale, useT } from '@/lib/i18n/client';
 import { apiErrorText, type ApiErrorJson } from '@/lib/i18n/codes';
 import { useState, type FormEvent } from 'react';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import { formatMoneyText } from '@/lib/format';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';

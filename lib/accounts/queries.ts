@@ -1,12 +1,13 @@
 import { getDb, isUuid } from '@/lib/db';
 import { getConfig, tierNames, type TierName } from '@/lib/config';
 import { codedError, GatewayError, ruleError } from '@/lib/errors';
-import { hashPassword } from '@/lib/auth/password';
-import { emailProblem, normaliseEmail, passwordProblem } from '@/lib/auth/password-rules';
-import { generateApiKey } from '@/lib/auth/keys';
-import { formatPico } from '@/lib/billing/money';
+import { hashPassword } from '@/lib/accounts/password';
+import { emailProblem, normaliseEmail, passwordProblem } from '@/lib/password-rules';
+import { generateApiKey } from '@/lib/keys/api-key';
+import { formatPico } from '@/lib/money';
 import { creditBalance } from '@/lib/billing/ledger';
 import { publishGatewayEvent } from '@/lib/events';
+import { publicKey } from '@/lib/keys/queries';
 
 export { normaliseEmail };
 
@@ -96,22 +97,6 @@ export async function createKey(userId: string, name: string) {
   });
   await publishGatewayEvent({ type: 'key-created', hash: row.hash });
   return { ...publicKey(row), key: generated.key };
-}
-
-type KeyRow = { id: string; name: string; prefix: string; lastFour: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
-
-export function publicKey(row: KeyRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    prefix: row.prefix,
-    last_four: row.lastFour,
-    display: `${row.prefix}…${row.lastFour}`,
-    created_at: row.createdAt.toISOString(),
-    last_used_at: row.lastUsedAt?.toISOString() ?? null,
-    revoked: row.revokedAt !== null,
-    revoked_at: row.revokedAt?.toISOString() ?? null,
-  };
 }
 
 export async function listKeys(userId: string) {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { getDb } from '@/lib/db';
 import { codedError, ruleError } from '@/lib/errors';
-import { hashPassword, verifyPassword } from '@/lib/auth/password';
-import { passwordProblem } from '@/lib/auth/password-rules';
+import { hashPassword, verifyPassword } from '@/lib/accounts/password';
+import { passwordProblem } from '@/lib/password-rules';
 import { revokeKey, setStatus } from '@/lib/accounts/queries';
 
 // Account self-service: password change, sign-out of every session, deletion. Sessions are JWTs

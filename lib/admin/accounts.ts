@@ -4,11 +4,11 @@ import type { TierName } from '@/lib/config';
 import { codedError } from '@/lib/errors';
 import { listKeys, revokeKey, setLimits, setStatus, setTier } from '@/lib/accounts/queries';
 import { creditBalance, decimalToPico } from '@/lib/billing/ledger';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/money';
 import { formatMoney } from '@/lib/format';
 import { publishGatewayEvent } from '@/lib/events';
 import { logSummarySelect } from '@/lib/dashboard/queries';
-import { writeAudit, type Actor } from './audit';
+import { writeAudit, type Actor } from '@/lib/audit';
 
 // Operator actions on accounts. The console and the admin CLI both call these, so an action has the
 // same effect from either (the account library underneath publishes the cache invalidations and
@@ -38,7 +38,7 @@ export interface AccountSummary {
   role: 'user' | 'admin';
   balancePico: bigint;
   limits: Prisma.JsonValue | null;
-  /** Region pin (lib/gateway/region.ts); null = served anywhere. */
+  /** Region pin (lib/region.ts); null = served anywhere. */
   region: string | null;
   createdAt: Date;
 }

@@ -1,6 +1,6 @@
 import { getDb } from '@/lib/db';
 import { GatewayError } from '@/lib/errors';
-import { writeAudit, type Actor } from './audit';
+import { writeAudit, type Actor } from '@/lib/audit';
 
 // The notice shown on every user's dashboard (maintenance windows, price changes). One at a time:
 // posting a new one retires the previous; rows are kept as history.

@@ -1,7 +1,7 @@
 import { requireOperator } from './guard';
 import { accountDetail, searchAccounts } from './accounts';
 import { activeAnnouncement } from './announcements';
-import { listAudit } from './audit';
+import { listAudit } from '@/lib/audit';
 import { getAdminLog, listAdminLogs, parseAdminLogFilters } from './logs';
 import { batchCodes, listBatches } from './redemption';
 import { channelStates, overview } from './stats';

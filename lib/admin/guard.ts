@@ -4,7 +4,7 @@ import { assertSameOrigin } from '@/lib/http/api';
 import { codedError } from '@/lib/errors';
 import { sessionUser } from '@/lib/dashboard/session';
 import { roleOf } from './roles';
-import type { Actor } from './audit';
+import type { Actor } from '@/lib/audit';
 
 /** The operator behind a session, or null when the session is not an active admin's. */
 async function adminActor(userId: string): Promise<Actor | null> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { GatewayError } from '@/lib/errors';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import { readJson } from '@/lib/http/api';
 
 /** Reads a JSON body and validates it; a mismatch is a 400 naming the field. */

@@ -1,7 +1,7 @@
 import { getConfig } from '@/lib/config';
 import { getDb } from '@/lib/db';
 import { codedError, GatewayError } from '@/lib/errors';
-import { usdToPico, formatPico } from '@/lib/billing/money';
+import { usdToPico, formatPico } from '@/lib/money';
 import { csvRow } from '@/lib/dashboard/csv';
 
 // Reconciliation (docs/decisions/036-reconciliation-and-caches.md): what the gateway recorded per

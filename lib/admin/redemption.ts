@@ -2,8 +2,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { getDb, isUuid } from '@/lib/db';
 import { codedError } from '@/lib/errors';
 import { applyPendingCredits, creditBalance, decimalToPico, picoToDecimal } from '@/lib/billing/ledger';
-import { formatPico } from '@/lib/billing/money';
-import { writeAudit, type Actor } from './audit';
+import { formatPico } from '@/lib/money';
+import { writeAudit, type Actor } from '@/lib/audit';
 import { announcePlanChange, grantPlan, MAX_PLAN_DAYS, planOrThrow } from '@/lib/plans/subscriptions';
 
 // Redemption codes: prepaid balance for markets without Stripe. A code is 20 random Crockford

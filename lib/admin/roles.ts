@@ -1,8 +1,8 @@
 import { getDb, isUuid } from '@/lib/db';
 import { env } from '@/lib/env';
 import { codedError } from '@/lib/errors';
-import { normaliseEmail } from '@/lib/auth/password-rules';
-import { writeAudit, type Actor } from './audit';
+import { normaliseEmail } from '@/lib/password-rules';
+import { writeAudit, type Actor } from '@/lib/audit';
 
 export type Role = 'user' | 'admin';
 

@@ -1,4 +1,4 @@
-import { formatPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/money';
 import type { AccountSummary, accountDetail } from './accounts';
 
 /**

@@ -1,6 +1,6 @@
 import { getDb } from '@/lib/db';
 import { getConfig } from '@/lib/config';
-import { usdToCny, usdToPico } from '@/lib/billing/money';
+import { usdToCny, usdToPico } from '@/lib/money';
 import { failedSql } from '@/lib/billing/failed';
 import { fleetBreakers, listChannelOverrides } from '@/lib/channels/overrides';
 import { healthSnapshot, type ChannelHealthView } from '@/lib/channels/health';

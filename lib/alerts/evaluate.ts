@@ -1,5 +1,5 @@
 import { getDb } from '@/lib/db';
-import { formatPico, usdToPico } from '@/lib/billing/money';
+import { formatPico, usdToPico } from '@/lib/money';
 import { monthOf } from '@/lib/keys/controls';
 import { alertEventId } from '@/lib/alerts/signing';
 import type { AlertKind, AlertPayload } from '@/lib/alerts/events';

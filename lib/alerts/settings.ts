@@ -4,7 +4,7 @@ import { decryptSecret, encryptSecret } from '@/lib/crypto';
 import { fieldError, GatewayError } from '@/lib/errors';
 import type { MessageCode, MessageParams } from '@/lib/i18n/codes';
 import { formatMoney } from '@/lib/format';
-import { decimalToPico, formatPico, parseDecimal, PICO } from '@/lib/billing/money';
+import { decimalToPico, formatPico, parseDecimal, PICO } from '@/lib/money';
 import { generateSigningSecret } from '@/lib/alerts/signing';
 import { parseWebhookUrl } from '@/lib/alerts/webhook-url';
 

@@ -4,7 +4,7 @@ import { codedError, type GatewayError } from '@/lib/errors';
 import { FAILOVER_REDIS_OPTIONS } from '@/lib/limits';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
-import { normaliseEmail } from '@/lib/auth/password-rules';
+import { normaliseEmail } from '@/lib/password-rules';
 
 // Failed sign-ins, counted in Redis (shared by every instance) when REDIS_URL is set, in-process
 // otherwise or while Redis does not answer, in two budgets over LOGIN_FAILURE_WINDOW_MS:

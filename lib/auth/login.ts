@@ -1,8 +1,8 @@
 import { findUserByEmail } from '@/lib/accounts/queries';
-import { verifyPassword } from '@/lib/auth/password';
+import { verifyPassword } from '@/lib/accounts/password';
 import { beginLoginAttempt } from '@/lib/auth/login-throttle';
 import { codedError, ruleError } from '@/lib/errors';
-import { emailProblem } from '@/lib/auth/password-rules';
+import { emailProblem } from '@/lib/password-rules';
 import { ssoRequiredDomain } from '@/lib/auth/sso';
 
 /**

@@ -4,12 +4,12 @@ import { authSecret } from '@/lib/secrets';
 import { signInWithPassword } from '@/lib/auth/login';
 import { SESSION_MAX_AGE_S, sessionCookieSettings } from '@/lib/auth/session-cookie';
 import { GatewayError } from '@/lib/errors';
-import { clientIpFrom } from '@/lib/client-ip';
+import { clientIpFrom } from '@/lib/keys/client-ip';
 import { enforceLimit } from '@/lib/limits/enforce';
 import { getConfig } from '@/lib/config';
 import { AUTH_TIME_CLAIM } from '@/lib/auth/session-epoch';
 import { env } from '@/lib/env';
-import { ssoProviderConfigs } from '@/lib/auth/sso-config';
+import { ssoProviderConfigs } from '@/lib/sso-config';
 import { ssoProviders, type SsoUser } from '@/lib/auth/sso-providers';
 import { linkedUser, resolveSsoSignIn, SSO_ERROR_PARAM } from '@/lib/auth/sso';
 
@@ -35,7 +35,7 @@ const credentialsProvider = CredentialsProvider({
   },
 });
 
-/** The SSO providers the operator configured (environment; lib/auth/sso-config.ts): id and button label. */
+/** The SSO providers the operator configured (environment; lib/sso-config.ts): id and button label. */
 export function configuredSsoProviders(): { id: string; name: string }[] {
   return ssoProviderConfigs(env).map((c) => ({ id: c.id, name: c.name }));
 }

@@ -7,8 +7,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { getDb } from '@/lib/db';
 import { codedError, ruleError } from '@/lib/errors';
-import { hashPassword } from '@/lib/auth/password';
-import { emailProblem, normaliseEmail, passwordProblem } from '@/lib/auth/password-rules';
+import { hashPassword } from '@/lib/accounts/password';
+import { emailProblem, normaliseEmail, passwordProblem } from '@/lib/password-rules';
 import { throttleStore } from '@/lib/auth/login-throttle';
 import { enforceLimit } from '@/lib/limits/enforce';
 import { log, errorFields } from '@/lib/log';

@@ -4,12 +4,12 @@ import { GatewayError, codedError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { accountDenyKey, denyKeysFor, onGatewayEvent } from '@/lib/events';
-import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/auth/keys';
+import { extractApiKey, hashApiKey, isWellFormedKey, sameHash } from '@/lib/keys/api-key';
 import { getConfig, type TierName } from '@/lib/config';
 import { countedClientIp, keyGuard, type KeyGuard } from '@/lib/keys/access';
 import { inc } from '@/lib/metrics';
 import { keyControlsOf } from '@/lib/keys/queries';
-import { decimalToPico } from '@/lib/billing/money';
+import { decimalToPico } from '@/lib/money';
 import { effectiveTier, principalPlanOf, type PrincipalPlan } from '@/lib/plans/windows';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 import { checkPlaygroundRequest, PLAYGROUND_KEY_ID, PLAYGROUND_PREFIX, readPlaygroundToken } from '@/lib/auth/playground';
@@ -26,9 +26,9 @@ export interface Principal {
   denyKeys: string[];
   /** The key's own controls (lib/keys); null when it has none. */
   guard: KeyGuard | null;
-  /** Seconds its replies are kept in the response cache when the request does not say (lib/cache/response-cache.ts); null: opt-in per request. */
+  /** Seconds its replies are kept in the response cache when the request does not say (lib/gateway/response-cache.ts); null: opt-in per request. */
   responseCacheTtl?: number | null;
-  /** Region pins (lib/gateway/region.ts): the key's, else the account's; unset: served anywhere. */
+  /** Region pins (lib/region.ts): the key's, else the account's; unset: served anywhere. */
   regionPin?: { key: string | null; account: string | null };
   /** The account's live plan (lib/plans), if it has one: it pays for the models it covers. */
   plan?: PrincipalPlan;
@@ -58,7 +58,7 @@ interface KeyCache {
   negative: Map<string, number>;
   /** Lookups in flight: concurrent requests with one key share one database read. */
   loading: Map<string, Promise<Principal | null>>;
-  /** By client address (lib/client-ip.ts), oldest first at the bound. */
+  /** By client address (lib/keys/client-ip.ts), oldest first at the bound. */
   failures: Map<string, Failures>;
   touched: Set<string>;
   timer?: NodeJS.Timeout;

@@ -1,10 +1,10 @@
-// next-auth 4 providers for the operator's single sign-on (lib/auth/sso-config.ts; docs/decisions/052).
+// next-auth 4 providers for the operator's single sign-on (lib/sso-config.ts; docs/decisions/052).
 // Each maps the provider's answer to { id: subject, email, emailVerified } for the linking rule in
 // lib/auth/sso.ts, where only a verified email links or creates an account.
 import type { User } from 'next-auth';
 import type { OAuthConfig } from 'next-auth/providers/oauth';
 import type { BaseClient, TokenSet, TokenSetParameters } from 'openid-client';
-import { discoveryUrl, githubVerifiedEmail, oidcEmailVerified, type SsoProviderConfig } from './sso-config';
+import { discoveryUrl, githubVerifiedEmail, oidcEmailVerified, type SsoProviderConfig } from '@/lib/sso-config';
 
 /** The user next-auth hands the signIn callback for an SSO sign-in. */
 export interface SsoUser extends User {

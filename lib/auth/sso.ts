@@ -4,8 +4,8 @@
 import { getDb } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { creditBalance } from '@/lib/billing/ledger';
-import { emailProblem, normaliseEmail } from '@/lib/auth/password-rules';
-import { writeAudit } from '@/lib/admin/audit';
+import { emailProblem, normaliseEmail } from '@/lib/password-rules';
+import { writeAudit } from '@/lib/audit';
 
 /** What a provider said about the person, as the provider configs map it (lib/auth/sso-providers.ts). */
 export interface SsoProfile {

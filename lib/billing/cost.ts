@@ -1,6 +1,6 @@
 import type { ModelInfo } from '@/lib/config';
-import { usdToCny } from '@/lib/billing/money';
-import { priceOf, type Breakdown, type ClassCounts, type PriceModel } from '@/lib/billing/breakdown';
+import { usdToCny } from '@/lib/money';
+import { priceOf, type Breakdown, type ClassCounts, type PriceModel } from '@/lib/pricing/breakdown';
 
 /**
  * The parts of a usage's four totals that have prices of their own (docs/decisions/042). Each is a
@@ -17,7 +17,7 @@ export interface UsageSplit {
   imageOutputTokens?: number;
 }
 
-/** The service tiers an upstream reports that change a price (lib/billing/breakdown.ts multipliers). */
+/** The service tiers an upstream reports that change a price (lib/pricing/breakdown.ts multipliers). */
 export type PricedServiceTier = 'flex' | 'priority';
 
 export interface Usage extends UsageSplit {

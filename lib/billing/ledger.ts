@@ -2,7 +2,7 @@ import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
 import { redisConfigured } from '@/lib/redis-client';
 import { Prisma } from '@/lib/generated/prisma/client';
-import { decimalToPico, formatPico } from '@/lib/billing/money';
+import { decimalToPico, formatPico } from '@/lib/money';
 import { getLimiter } from '@/lib/limits/runtime';
 import { balanceKey } from '@/lib/limits/keys';
 import { log } from '@/lib/log';

@@ -1,5 +1,5 @@
 import { getDb } from '@/lib/db';
-import { usdToPico } from './money';
+import { usdToPico } from '@/lib/money';
 import { pendingCharges } from './writer';
 
 export interface AccountBalanceSnapshot {

@@ -6,7 +6,7 @@ import { getConfig } from '@/lib/config';
 import { codedError } from '@/lib/errors';
 import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
-import { formatPico, parseDecimal } from '@/lib/billing/money';
+import { formatPico, parseDecimal } from '@/lib/money';
 import { formatMoney } from '@/lib/format';
 import { applyPendingCredits, creditBalance, picoToDecimal } from '@/lib/billing/ledger';
 import type { Prisma } from '@/lib/generated/prisma/client';

@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, r
 import path from 'node:path';
 import { getDb } from '@/lib/db';
 import { env } from '@/lib/env';
-import { formatPico, usdToPico } from '@/lib/billing/money';
+import { formatPico, usdToPico } from '@/lib/money';
 import { log, errorFields } from '@/lib/log';
 import { inc } from '@/lib/metrics';
 import { backoffDelayMs } from '@/lib/backoff';
@@ -11,7 +11,7 @@ import { resetSingleton, singleton } from '@/lib/singleton';
 import pg from 'pg';
 import { promoteByMonthlySpend } from '@/lib/billing/promotion';
 import { FAILED_CONDITION } from '@/lib/billing/failed';
-import type { StoredBreakdown } from '@/lib/billing/breakdown';
+import type { StoredBreakdown } from '@/lib/pricing/breakdown';
 
 // Write-behind queue for request logs and their usage charges. One transaction per batch writes
 // the log rows, one usage ledger entry per charged request and each account's balance.
@@ -56,7 +56,7 @@ export interface LogRecord {
   region?: string | null;
   /** 'plan': the account's subscription paid (lib/plans); not charged to the balance. Unset: the balance. */
   billedTo?: 'plan' | null;
-  /** How the cost was made (lib/billing/breakdown.ts): null when nothing was priced. */
+  /** How the cost was made (lib/pricing/breakdown.ts): null when nothing was priced. */
   priceBreakdown?: StoredBreakdown | null;
   /** The key's project and the member who made the key (docs/decisions/056): their budgets' spend. */
   projectId?: string | null;
@@ -181,7 +181,7 @@ export function logQueueFull(): boolean {
 }
 
 /**
- * Writes rows at once, bypassing the queue: a job's settlement (lib/jobs/settle.ts), which must be
+ * Writes rows at once, bypassing the queue: a job's settlement (lib/gateway/jobs/settle.ts), which must be
  * in the database before the job is marked done. Idempotent like every write here: a row whose
  * ("id","createdAt") is stored already is neither logged nor charged again.
  */

@@ -1,5 +1,5 @@
 import { getConfig, type GatewayConfig } from '@/lib/config';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/money';
 import { getDb } from '@/lib/db';
 
 // What the upstream's prompt cache saved: each cache-read token at the model's input price minus
@@ -21,7 +21,7 @@ export function cacheSavingJson(e: { modelServed: string | null; cacheReadTokens
   };
 }
 
-/** A request answered from the response cache (lib/cache/response-cache.ts) says so in its route reason. */
+/** A request answered from the response cache (lib/gateway/response-cache.ts) says so in its route reason. */
 export function isResponseCacheHit(routeReason: string | null): boolean {
   return routeReason !== null && routeReason.includes('response cache hit');
 }

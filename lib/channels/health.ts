@@ -19,7 +19,7 @@ import {
   type Counts,
   type HealthState,
 } from './health-machine';
-import { probeChannel } from './probe';
+import { probeChannel } from './prober';
 
 // Channel health at run time (the state machine is health-machine.ts; docs/decisions/029-channel-health.md).
 //

@@ -9,8 +9,8 @@ import { log, errorFields } from '@/lib/log';
 import { singleton } from '@/lib/singleton';
 import { periodicRunning, startPeriodic } from '@/lib/periodic';
 import { breakerSnapshot, recordChannelResult } from './breaker';
-import { writeAudit, SYSTEM_ACTOR, type Actor } from '@/lib/admin/audit';
-import { probeChannel } from './probe';
+import { writeAudit, SYSTEM_ACTOR, type Actor } from '@/lib/audit';
+import { probeChannel, setChannelProbe, type ChannelProbe } from './prober';
 import { startChannelHealth } from './health';
 
 // Runtime channel state set from the operator console: disabled or not, a weight override, and
@@ -299,8 +299,12 @@ async function claim(key: string, ttlMs: number): Promise<boolean> {
   }
 }
 
-/** Starts the per-process sync (idempotent); the timer never keeps the process alive. */
-export function startChannelOverrideSync(): void {
+/**
+ * Starts the per-process sync (idempotent), probing with `probe` (lib/gateway/probe.ts; the process
+ * start passes it, a lazy start keeps the one set); the timer never keeps the process alive.
+ */
+export function startChannelOverrideSync(probe?: ChannelProbe): void {
+  if (probe) setChannelProbe(probe);
   startChannelHealth();
   startPeriodic(
     SYNC_LOOP,

@@ -3,9 +3,9 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { env, envSecret } from '@/lib/env';
 import { singleton } from '@/lib/singleton';
-import { parseDecimal, usdToPico } from '@/lib/billing/money';
-import { perCallPrice, type BuiltInTool, type ToolPrices } from '@/lib/billing/tools';
-import type { ClassPrices, PriceModel } from '@/lib/billing/breakdown';
+import { parseDecimal, usdToPico } from '@/lib/money';
+import { perCallPrice, type BuiltInTool, type ToolPrices } from '@/lib/pricing/tools';
+import type { ClassPrices, PriceModel } from '@/lib/pricing/breakdown';
 import { decryptSecret } from '@/lib/crypto';
 import { configSchema, upstreamProtocols, type RawConfig, type TierName } from './schema';
 
@@ -43,7 +43,7 @@ export interface ChannelInfo {
   responses?: boolean;
   /** What users are shown for it (lib/channels/labels.ts); unset: a generic name for its protocol. */
   label?: string;
-  /** Where it runs (cn, eu, us…): requests restricted to a region use only its channels (lib/gateway/region.ts). */
+  /** Where it runs (cn, eu, us…): requests restricted to a region use only its channels (lib/region.ts). */
   region?: string;
   /** Requests in flight at most, across instances (lib/gateway/admission/channel.ts). */
   concurrency?: number;
@@ -91,14 +91,14 @@ export interface ModelInfo {
   fallbackModels: string[];
   latencyMs?: number;
   created: number;
-  /** Pico-USD per call of the built-in tools priced for it (lib/billing/tools.ts). */
+  /** Pico-USD per call of the built-in tools priced for it (lib/pricing/tools.ts). */
   toolPrices: ToolPrices;
   /** Video models: pico-USD per second of video, and the longest video a request may ask for. */
   videoPricePerSecond?: bigint;
   videoMaxSeconds?: number;
   /** The Batch API's discount on this model's prices (percent). */
   batchDiscountPercent?: number;
-  /** The full price list (lib/billing/breakdown.ts, docs/decisions/035). */
+  /** The full price list (lib/pricing/breakdown.ts, docs/decisions/035). */
   priceModel: PriceModel;
 }
 
@@ -132,7 +132,7 @@ export interface GatewayConfig {
   /** Where state changes of channel health are POSTed, signed (unset: nowhere). */
   healthWebhook: { url: string; secret: string } | null;
   circuitBreaker: { failures: number; cooldownMs: number; autoDisableAfter?: number; autoDisableMinAccounts: number; probeIntervalMs: number };
-  /** The response cache (lib/cache/response-cache.ts); `billedNano`: the share of the price a hit is billed, in billionths. */
+  /** The response cache (lib/gateway/response-cache.ts); `billedNano`: the share of the price a hit is billed, in billionths. */
   responseCache: { enabled: boolean; maxTtlSeconds: number; maxEntryBytes: number; memoryMaxBytes: number; billedNano: bigint; billedFraction: string };
   /** Cache-aware routing (lib/cache/affinity.ts). */
   cacheAffinity: { enabled: boolean; ttlSeconds: number };

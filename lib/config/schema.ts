@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUILT_IN_TOOLS } from '@/lib/billing/tools';
+import { BUILT_IN_TOOLS } from '@/lib/pricing/tools';
 
 // The operator configuration file (YAML or JSON, path in GATEWAY_CONFIG).
 // Money is written as decimal numbers or strings and parsed exactly (never through a float).
@@ -12,7 +12,7 @@ const decimal = z
 const positiveInt = z.number().int().positive();
 
 /**
- * USD per thousand calls of each built-in tool an upstream bills per call (lib/billing/tools.ts):
+ * USD per thousand calls of each built-in tool an upstream bills per call (lib/pricing/tools.ts):
  * a request using a tool without a price for its model is refused (400 naming the tool).
  */
 const toolPricesSchema = z.partialRecord(z.enum(BUILT_IN_TOOLS), decimal);
@@ -193,7 +193,7 @@ const logExportSchema = z
   .strict()
   .refine((c) => c.secret !== undefined || c.secret_env !== undefined, { message: 'needs secret or secret_env', path: ['secret'] });
 
-/** The job engine, video storage and the Batch API (lib/jobs, lib/videos, lib/batches; docs/decisions/037). */
+/** The job engine, video storage and the Batch API (lib/gateway/jobs, lib/gateway/videos, lib/gateway/batches; docs/decisions/037). */
 const jobsConfigShape = {
   jobs: z
     .object({
@@ -427,7 +427,7 @@ export const configSchema = z
         recovering_share: 0.1,
       }),
     /**
-     * The response cache (lib/cache/response-cache.ts): opt-in per key or per request
+     * The response cache (lib/gateway/response-cache.ts): opt-in per key or per request
      * (`x-service-cache: ttl=<seconds>`), exact-match, never shared across accounts.
      */
     response_cache: z

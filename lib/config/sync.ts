@@ -1,7 +1,7 @@
 import { getDb } from '@/lib/db';
 import { getConfig, type ModelInfo } from '@/lib/config';
 import { encryptSecret } from '@/lib/crypto';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/money';
 import { Prisma } from '@/lib/generated/prisma/client';
 
 // The operator config file is the source of truth; at start-up its tiers, channels and model

@@ -1,5 +1,5 @@
-import { formatPico } from '@/lib/billing/money';
-import { usageClasses, type StoredBreakdown } from '@/lib/billing/breakdown';
+import { formatPico } from '@/lib/money';
+import { usageClasses, type StoredBreakdown } from '@/lib/pricing/breakdown';
 import { GatewayError } from '@/lib/errors';
 import type { CsvValue } from './csv';
 import type { LogEntry } from './log-entry';

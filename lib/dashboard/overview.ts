@@ -1,5 +1,5 @@
 import { getConfig, tierNames, type GatewayConfig, type TierName } from '@/lib/config';
-import { usdToCny } from '@/lib/billing/money';
+import { usdToCny } from '@/lib/money';
 import { GatewayError } from '@/lib/errors';
 import { dailyUsageFromRollup, getAccount, startOfUtcDay, startOfUtcMonth, usageTotalsByDay, type Account, type DailyUsage, type UsageTotals } from './queries';
 

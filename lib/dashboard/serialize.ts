@@ -1,5 +1,5 @@
-import { formatPico, parseDecimal } from '@/lib/billing/money';
-import { breakdownView } from '@/lib/billing/breakdown';
+import { formatPico, parseDecimal } from '@/lib/money';
+import { breakdownView } from '@/lib/pricing/breakdown';
 import { cacheSavingJson } from '@/lib/cache/savings';
 import type { Overview } from './overview';
 import type { DailyUsage, LedgerItem, LogDetail, LogEntry, UsageTotals } from './queries';

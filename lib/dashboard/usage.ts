@@ -7,7 +7,7 @@ import { env } from '@/lib/env';
 import { NO_KEY } from '@/lib/billing/writer';
 import { listKeyNames, rollupColumns, toTotals, totalsColumns, ts, utcDay, type TotalsRow, type UsageTotals } from './queries';
 import { csvRow } from './csv';
-import { projectNames } from '@/lib/projects/queries';
+import { projectNames } from '@/lib/keys/projects';
 
 /** Emails of the people who made the account's keys (its members, former ones too; the person of a personal account). */
 async function memberEmails(userId: string): Promise<Map<string, string>> {

@@ -3,7 +3,7 @@
 // Money arrives as exact bigint pico units (1e-12 USD or CNY) and is written exactly, by formatMoney.
 // Client-safe: no server imports.
 
-import { formatPico, usdToPico } from '@/lib/billing/money';
+import { formatPico, usdToPico } from '@/lib/money';
 
 export type Currency = 'USD' | 'CNY';
 

@@ -1,9 +1,9 @@
-// The built-in tools of a request that its upstream bills per call (lib/billing/tools.ts): found in
+// The built-in tools of a request that its upstream bills per call (lib/pricing/tools.ts): found in
 // the body's `tools`, checked against the model's prices, reserved at admission, billed from the
 // calls the reply reports.
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
-import { builtInToolOf, BUILT_IN_TOOLS, type BuiltInTool, type ToolCalls } from '@/lib/billing/tools';
+import { builtInToolOf, BUILT_IN_TOOLS, type BuiltInTool, type ToolCalls } from '@/lib/pricing/tools';
 import { GatewayError } from '@/lib/errors';
 import type { JsonObject } from '@/lib/gateway/body';
 

@@ -11,7 +11,7 @@ import { GEMINI_PREFIX, geminiRoute } from '@/lib/gateway/surfaces/gemini';
 import { responsesCompactSurface } from '@/lib/gateway/surfaces/responses-compact';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
-import { jobParamRoutes, jobRoutes } from '@/lib/jobs/routes';
+import { jobParamRoutes, jobRoutes } from '@/lib/gateway/jobs/routes';
 import { startRequestTrace } from '@/lib/telemetry/tracing';
 
 const state = lifecycle();

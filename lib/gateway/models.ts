@@ -1,5 +1,5 @@
 import { authenticate, type Principal } from '@/lib/auth/principal';
-import { inRegion, REGION_HEADER, requestRegion } from '@/lib/gateway/region';
+import { inRegion, REGION_HEADER, requestRegion } from '@/lib/region';
 import { checkDenied } from '@/lib/gateway/admission';
 import type { GatewayConfig, ModelInfo, TierName } from '@/lib/config';
 import type { RequestContext } from '@/lib/gateway/context';

@@ -7,7 +7,7 @@ import type { Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
 import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { formatMoney } from '@/lib/format';
-import { Unaffordable } from '@/lib/keys/admission';
+import { Unaffordable } from '@/lib/auth/admission';
 import { affordableOutputTokens, MIN_CLAMPED_OUTPUT_TOKENS, withBody, type OutputCap } from '@/lib/gateway/admission/clamp';
 import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
 import { channelLimited } from '@/lib/gateway/admission/channel';
@@ -19,7 +19,7 @@ import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
 import { SseEventReader } from '@/lib/gateway/sse';
 import type { Attempt, RequestContext, ToolFee } from '@/lib/gateway/context';
 import { allowedCalls, pricedFor, toolReservation, unpricedTool, type BuiltInToolUse } from '@/lib/gateway/builtin-tools';
-import { toolFee, type ToolCalls } from '@/lib/billing/tools';
+import { toolFee, type ToolCalls } from '@/lib/pricing/tools';
 import type {
   CallInfo,
   ClientRequest,
@@ -33,9 +33,9 @@ import type {
 import { mergeDropped } from '@/lib/gateway/translate/dropped';
 import { startAbortDrain, trackStream } from '@/lib/shutdown';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
-import { cacheAsk, cacheKey, hitCost, lookup, remember, ReplyRecorder, type CacheAsk, type CachedReply } from '@/lib/cache/response-cache';
+import { cacheAsk, cacheKey, hitCost, lookup, remember, ReplyRecorder, type CacheAsk, type CachedReply } from '@/lib/gateway/response-cache';
 import { affinityKey, conversationOf, pin, pinnedChannel, preferPinned } from '@/lib/cache/affinity';
-import { inRegion, REGION_HEADER, regionUnavailable, requestRegion } from '@/lib/gateway/region';
+import { inRegion, REGION_HEADER, regionUnavailable, requestRegion } from '@/lib/region';
 
 const MAX_ERROR_BYTES = 1024 * 1024;
 

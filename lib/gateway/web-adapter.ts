@@ -4,7 +4,7 @@ import { log, errorFields } from '@/lib/log';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { lifecycle } from '@/lib/shutdown';
 import { ipFromHeaders } from '@/lib/keys/access';
-import { clientIpFrom } from '@/lib/client-ip';
+import { clientIpFrom } from '@/lib/keys/client-ip';
 
 const state = lifecycle();
 

@@ -5,7 +5,7 @@ import { apiErrorBody, codedError, errorHeaders, toGatewayError } from '@/lib/er
 import { log, errorFields } from '@/lib/log';
 import { getAccount } from '@/lib/dashboard/queries';
 import { env } from '@/lib/env';
-import { clientIpFrom } from '@/lib/client-ip';
+import { clientIpFrom } from '@/lib/keys/client-ip';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 import { originOf, requestOrigin } from '@/lib/auth/request-origin';
 import { actingForRequest, type Acting } from '@/lib/orgs/access';
@@ -44,7 +44,7 @@ export function apiRoute<P = Record<string, string>>(handler: Handler<P>) {
 }
 
 /**
- * The client address of a route handler's request (lib/client-ip.ts). The custom server
+ * The client address of a route handler's request (lib/keys/client-ip.ts). The custom server
  * replaces X-Forwarded-For with the address it resolved from the socket, so there this is exact.
  */
 export function clientIp(req: Request): string {

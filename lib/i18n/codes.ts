@@ -377,7 +377,7 @@ export function renderMessage(locale: string, m: CodedMessage | null | undefined
   return m?.message || fallback;
 }
 
-/** The code of a sign-up rule's refusal (lib/auth/password-rules.ts), whose text is its English. */
+/** The code of a sign-up rule's refusal (lib/password-rules.ts), whose text is its English. */
 export function ruleCode(problem: string): { code: MessageCode; params?: MessageParams } | null {
   const min = /^Password must be at least (\d+) characters\.$/.exec(problem);
   if (min) return { code: 'auth.password_short', params: { n: Number(min[1]) } };

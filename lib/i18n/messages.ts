@@ -1,7 +1,7 @@
 // Interface text in English and Simplified Chinese. Client-safe. What a client component receives
 // must be plain strings (server components cannot pass functions to it): `auth` and `nav` are.
 
-import { PASSWORD_MIN_LENGTH } from '@/lib/auth/password-rules';
+import { PASSWORD_MIN_LENGTH } from '@/lib/password-rules';
 
 export const locales = ['en', 'zh-CN'] as const;
 export type Locale = (typeof locales)[number];

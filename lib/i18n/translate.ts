@@ -50,7 +50,7 @@ export function coded(t: Translate, m: CodedMessage | null | undefined, fallback
   return renderMessage(localeOf(t), m, fallback);
 }
 
-/** The sign-up rules' refusals (lib/auth/password-rules.ts, shared with the server) in the viewer's language. */
+/** The sign-up rules' refusals (lib/password-rules.ts, shared with the server) in the viewer's language. */
 export function ruleProblem(problem: string, t: Translate): string {
   const min = /^Password must be at least (\d+) characters\.$/.exec(problem);
   if (min) return t('Password must be at least {n} characters.', { n: min[1] });

@@ -4,11 +4,11 @@ import bcrypt from 'bcryptjs';
 import { getDb } from '@/lib/db';
 import { getConfig, type UpstreamProtocolName } from '@/lib/config';
 import { encryptSecret } from '@/lib/crypto';
-import { generateApiKey, hashApiKey, isWellFormedKey } from '@/lib/auth/keys';
+import { generateApiKey, hashApiKey, isWellFormedKey } from '@/lib/keys/api-key';
 import { hashCode } from '@/lib/admin/redemption';
 import { applyPendingCredits, creditBalance, picoToDecimal } from '@/lib/billing/ledger';
-import { formatPico, PICO } from '@/lib/billing/money';
-import { writeAudit, CLI_ACTOR } from '@/lib/admin/audit';
+import { formatPico, PICO } from '@/lib/money';
+import { writeAudit, CLI_ACTOR } from '@/lib/audit';
 import { GatewayError } from '@/lib/errors';
 import { bool, deleted, int, text, type SourceDb } from './source';
 
@@ -163,7 +163,7 @@ export async function runImport(src: SourceDb, opts: ImportOptions): Promise<Imp
   }
   if (!opts.dryRun) await applyPendingCredits();
 
-  // Tokens: the same key string when it fits our key lookup (lib/auth/keys.ts), else a new key.
+  // Tokens: the same key string when it fits our key lookup (lib/keys/api-key.ts), else a new key.
   const now = Date.now();
   for (const t of await src.rows('tokens')) {
     const id = int(t, 'id').toString();

@@ -1,6 +1,6 @@
 import { env } from '@/lib/env';
 import { GatewayError } from '@/lib/errors';
-import { clientIpFrom } from '@/lib/client-ip';
+import { clientIpFrom } from '@/lib/keys/client-ip';
 import { ipMatcher, type KeyControls } from '@/lib/keys/controls';
 
 // The checks a request makes with its key's cached controls before it is admitted: expiry, client
@@ -124,7 +124,7 @@ export function ipFromHeaders(req: IpRequest): void {
 
 /**
  * The client address a key's ranges are matched against, and the per-IP limits count: the one
- * reading of lib/client-ip.ts (TRUST_PROXY). Where the connection's address is unknown (route
+ * reading of lib/keys/client-ip.ts (TRUST_PROXY). Where the connection's address is unknown (route
  * handlers without TRUST_PROXY) it is "unknown", which no range matches: a key with ranges is
  * refused there rather than trust a header anyone can send.
  */

@@ -3,11 +3,11 @@ import { z } from 'zod';
 import { fieldError, GatewayError, type FieldError } from '@/lib/errors';
 import type { MessageCode, MessageParams } from '@/lib/i18n/codes';
 import { formatMoney } from '@/lib/format';
-import { formatPico, parseDecimal, PICO } from '@/lib/billing/money';
+import { formatPico, parseDecimal, PICO } from '@/lib/money';
 
 // Per-key controls: what the /api/keys API accepts, how it is stored, and the checks the gateway
 // makes with a key's cached copy (expiry, client address, model). Budgets and rate limits are
-// enforced in the admission's limiter call (lib/keys/admission.ts).
+// enforced in the admission's limiter call (lib/auth/admission.ts).
 
 /** Most entries of a key's model or address list. */
 export const MAX_LIST = 100;

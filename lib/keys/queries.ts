@@ -1,15 +1,14 @@
 import { getDb, isUuid } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { codedError } from '@/lib/errors';
-import { decimalToPico, formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
+import { decimalToPico, formatPico, usdToCny, usdToPico } from '@/lib/money';
 import { NO_KEY, pendingGroupCharges, pendingKeyCharges } from '@/lib/billing/writer';
 import { publishGatewayEvent } from '@/lib/events';
 import { enforceLimit } from '@/lib/limits/enforce';
-import { generateApiKey } from '@/lib/auth/keys';
-import { publicKey } from '@/lib/accounts/queries';
-import { responseCacheData, responseCacheJson } from '@/lib/cache/key-setting';
-import { keyRegionData } from '@/lib/gateway/region';
-import { projectIdOf } from '@/lib/projects/queries';
+import { generateApiKey } from '@/lib/keys/api-key';
+import { responseCacheData, responseCacheJson } from '@/lib/keys/cache-setting';
+import { keyRegionData } from '@/lib/region';
+import { projectIdOf } from '@/lib/keys/projects';
 import { monthOf, nameProblem, parseKeyControls, publicControls, type KeyControls } from '@/lib/keys/controls';
 
 // Database access for per-key controls and spend.
@@ -127,6 +126,22 @@ type Row = KeyControlColumns & {
   createdById?: string | null;
   projectId?: string | null;
 };
+
+type KeyRow = { id: string; name: string; prefix: string; lastFour: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
+
+export function publicKey(row: KeyRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    last_four: row.lastFour,
+    display: `${row.prefix}…${row.lastFour}`,
+    created_at: row.createdAt.toISOString(),
+    last_used_at: row.lastUsedAt?.toISOString() ?? null,
+    revoked: row.revokedAt !== null,
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+  };
+}
 
 /** A key as the API shows it, with its controls and (when known) its spend in USD and CNY. */
 export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: bigint }) {

@@ -4,7 +4,7 @@
 // the language of the request that caused it, else English. Every sender answers whether the mail
 // was accepted by the SMTP server; without SMTP_URL that is false and nothing is sent.
 import { getDb } from '@/lib/db';
-import { normaliseEmail, emailProblem } from '@/lib/auth/password-rules';
+import { normaliseEmail, emailProblem } from '@/lib/password-rules';
 import type { Locale } from '@/lib/i18n/messages';
 import { mailConfigured, sendMail } from './transport';
 

@@ -6,9 +6,9 @@ import { getDb, isUuid } from '@/lib/db';
 import { codedError } from '@/lib/errors';
 import { authSecret } from '@/lib/secrets';
 import { publishGatewayEvent } from '@/lib/events';
-import { writeAudit, type Actor } from '@/lib/admin/audit';
-import { decimalToPico, formatPico, usdToPico } from '@/lib/billing/money';
-import { normaliseEmail, emailProblem } from '@/lib/auth/password-rules';
+import { writeAudit, type Actor } from '@/lib/audit';
+import { decimalToPico, formatPico, usdToPico } from '@/lib/money';
+import { normaliseEmail, emailProblem } from '@/lib/password-rules';
 import { membershipOf } from './access';
 import { isOrgRole, orgAllowed, type OrgAction, type OrgRole } from './roles';
 

@@ -3,7 +3,7 @@
 // claiming one takes proof that the claimer controls it: an SSO sign-in with a verified address there.
 import { getDb } from '@/lib/db';
 import { codedError } from '@/lib/errors';
-import { writeAudit } from '@/lib/admin/audit';
+import { writeAudit } from '@/lib/audit';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { requireOrgRole, type Person } from './queries';
 

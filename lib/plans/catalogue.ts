@@ -10,7 +10,7 @@ import { codedError, GatewayError } from '@/lib/errors';
 import { onGatewayEvent, publishGatewayEvent } from '@/lib/events';
 import { startPeriodic } from '@/lib/periodic';
 import { singleton } from '@/lib/singleton';
-import { writeAudit, type Actor } from '@/lib/admin/audit';
+import { writeAudit, type Actor } from '@/lib/audit';
 import type { Prisma } from '@/lib/generated/prisma/client';
 
 const SYNC_MS = 30_000;

@@ -1,6 +1,6 @@
 // The plan as the API and pages show it: money as exact USD decimals with CNY beside, counts as numbers.
 import type { GatewayConfig, PlanInfo } from '@/lib/config';
-import { formatPico, usdToCny } from '@/lib/billing/money';
+import { formatPico, usdToCny } from '@/lib/money';
 import type { PlanStatus } from '@/lib/plans/subscriptions';
 
 const amountOf = (plan: PlanInfo, v: bigint): string | number => (plan.unit === 'usd' ? formatPico(v) : Number(v));

@@ -6,8 +6,8 @@ import { getDb } from '@/lib/db';
 import { codedError } from '@/lib/errors';
 import { publishGatewayEvent } from '@/lib/events';
 import { pendingPlanUse } from '@/lib/billing/writer';
-import { usdToPico } from '@/lib/billing/money';
-import { writeAudit, type Actor } from '@/lib/admin/audit';
+import { usdToPico } from '@/lib/money';
+import { writeAudit, type Actor } from '@/lib/audit';
 import { isLive, windowsAt, type WindowState } from '@/lib/plans/windows';
 
 export { isLive, principalPlanOf } from '@/lib/plans/windows';

@@ -2,7 +2,7 @@
 import { getDb, isUuid } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { codedError } from '@/lib/errors';
-import { decimalToPico, usdToCny } from '@/lib/billing/money';
+import { decimalToPico, usdToCny } from '@/lib/money';
 
 export interface Receipt {
   paymentId: string;

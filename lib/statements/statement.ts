@@ -9,7 +9,7 @@ import { Prisma } from '@/lib/generated/prisma/client';
 import { getDb, isUuid } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { codedError } from '@/lib/errors';
-import { usdToCny, usdToPico } from '@/lib/billing/money';
+import { usdToCny, usdToPico } from '@/lib/money';
 
 /** How a ledger entry reads on a statement. Kinds this code does not know are shown under their own name. */
 export type StatementCategory = 'recharge' | 'code' | 'plan' | 'refund' | 'usage' | 'adjustment' | `kind:${string}`;

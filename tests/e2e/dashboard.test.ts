@@ -7,7 +7,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { axeProblems } from '../support/axe';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import { formatMoney } from '@/lib/format';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');

@@ -14,7 +14,7 @@ import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { creditBalance } from '@/lib/billing/ledger';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
 const REPLY = 'Bonjour from a streamed reply in several small pieces.';

@@ -12,7 +12,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
 import { closeLogWriter, enqueueLog, flushLogs } from '@/lib/billing/writer';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { verifyWebhook } from '@/lib/alerts/signing';

@@ -5,7 +5,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getDb } from '@/lib/db';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { CACHE_TOKENS, DEFAULT_REPLY, countTokens, startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';

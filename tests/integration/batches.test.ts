@@ -11,8 +11,8 @@ import { balanceOf, createAccount, waitFor } from '../support/accounts';
 import { FAST_JOBS_ENV } from '../support/video-config';
 import { testConfig } from '../support/gateway';
 import { getDb } from '@/lib/db';
-import { breakdownTotal, parseStoredBreakdown } from '@/lib/billing/breakdown';
-import { usdToPico } from '@/lib/billing/money';
+import { breakdownTotal, parseStoredBreakdown } from '@/lib/pricing/breakdown';
+import { usdToPico } from '@/lib/money';
 
 let down: FakeUpstream;
 let up: FakeUpstream;

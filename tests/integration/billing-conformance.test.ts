@@ -13,7 +13,7 @@ import { expectBooked } from '../support/booking';
 import { pico } from '../support/money';
 import { billingConfig, billingFixtures, maxOutputOf, surfacesOf, upstreamBody, type BillingFixture, type ClientSurface } from '../support/billing-fixtures';
 import { sseEvents } from '../support/sse-fixtures';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/money';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
 import { getLimiter } from '@/lib/gateway/runtime';

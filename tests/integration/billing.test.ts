@@ -18,7 +18,7 @@ import pg from 'pg';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { PICO, pico } from '../support/money';
 
-// ---- exact money helpers (independent of lib/billing/money) ----------------------------------
+// ---- exact money helpers (independent of lib/money) ----------------------------------
 
 /** Operator prices in pico-USD per token (USD per million tokens x 10^6). */
 const PRICE = {

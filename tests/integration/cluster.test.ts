@@ -12,7 +12,7 @@ import { createAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
 import { revokeKey } from '@/lib/accounts/queries';
 import { keyDenyKey } from '@/lib/events';
-import { hashApiKey } from '@/lib/auth/keys';
+import { hashApiKey } from '@/lib/keys/api-key';
 import { Cluster } from 'ioredis';
 
 let cluster: TestCluster;

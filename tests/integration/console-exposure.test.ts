@@ -102,7 +102,7 @@ beforeAll(async () => {
 
   const { createKey } = await import('@/lib/accounts/queries');
   const { setRole } = await import('@/lib/admin/roles');
-  const { CLI_ACTOR } = await import('@/lib/admin/audit');
+  const { CLI_ACTOR } = await import('@/lib/audit');
   const { createCodeBatch } = await import('@/lib/admin/redemption');
 
   victim = await login(await accounts.createAccount({ tier: 'pro', balanceUsd: '4321.987654' }));
@@ -198,7 +198,7 @@ describe('operator console pages', { timeout: 180_000 }, () => {
 describe('an ended operator session', { timeout: 60_000 }, () => {
   it('opens no console page and no admin API after "sign out everywhere"', async () => {
     const { setRole } = await import('@/lib/admin/roles');
-    const { CLI_ACTOR } = await import('@/lib/admin/audit');
+    const { CLI_ACTOR } = await import('@/lib/audit');
     const a = await accounts.createAccount();
     await setRole(CLI_ACTOR, a.userId, 'admin');
     const { cookie } = await login(a);

@@ -193,7 +193,7 @@ describe('GET /api/usage with grouping', () => {
     cookie = await sessionFor(direct, a.email, a.password);
     // Through the batch writer, as the gateway logs them: the report reads the daily rollup it keeps.
     const { enqueueLog, flushLogs } = await import('@/lib/billing/writer');
-    const { usdToPico } = await import('@/lib/billing/money');
+    const { usdToPico } = await import('@/lib/money');
     const row = (i: number, createdAt: string, apiKeyId: string, model: string, costUsd: string, outcome = 'ok') => ({
       id: `req_ux_${randomBytes(8).toString('hex')}_${i}`,
       createdAt: new Date(createdAt),

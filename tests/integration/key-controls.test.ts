@@ -13,7 +13,7 @@ import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { pico } from '../support/money';
 import { getDb } from '@/lib/db';
 import { closeEvents, keyStaleKey } from '@/lib/events';
-import { hashApiKey } from '@/lib/auth/keys';
+import { hashApiKey } from '@/lib/keys/api-key';
 import { getLimiter } from '@/lib/gateway/runtime';
 
 let up: FakeUpstream;
@@ -50,7 +50,7 @@ function anthropic(gw: RunningGateway, apiKey: string, model: string): Promise<R
 
 /**
  * A request right after an edit: an instance whose cached copy would refuse it, and that has not had
- * the invalidation message yet, answers 503 "just edited" once (lib/keys/admission.ts); the retry is served.
+ * the invalidation message yet, answers 503 "just edited" once (lib/auth/admission.ts); the retry is served.
  */
 async function chatAfterEdit(gw: RunningGateway, apiKey: string, body: unknown): Promise<Response> {
   const res = await chat(gw, apiKey, body);

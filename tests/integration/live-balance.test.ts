@@ -9,7 +9,7 @@ import { startGateway, testConfig, freePort, ROOT, type RunningGateway } from '.
 import { startFakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor } from '../support/accounts';
 import { getDb } from '@/lib/db';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 
 const run = promisify(execFile);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -10,7 +10,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { generateSigningSecret, verifyWebhook } from '@/lib/alerts/signing';
 import { getDb } from '@/lib/db';
-import { formatPico, usdToPico } from '@/lib/billing/money';
+import { formatPico, usdToPico } from '@/lib/money';
 
 interface Delivery {
   id: string;

@@ -9,9 +9,9 @@ import { startGateway, testConfig, type GatewayMode, type RunningGateway } from 
 import { DEFAULT_REPLY, TOOL_CALL_ARGUMENTS, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { waitFor } from '../support/accounts';
 import { createKey, revokeKey, setLimits, setStatus } from '@/lib/accounts/queries';
-import { hashPassword } from '@/lib/auth/password';
+import { hashPassword } from '@/lib/accounts/password';
 import { creditBalance } from '@/lib/billing/ledger';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import type { TierName } from '@/lib/config';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';

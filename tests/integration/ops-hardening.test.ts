@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startGateway, testConfig, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, type TestAccount } from '../support/accounts';
-import { generateApiKey } from '@/lib/auth/keys';
+import { generateApiKey } from '@/lib/keys/api-key';
 import { createKeyWithControls } from '@/lib/keys/queries';
 import { closeEvents } from '@/lib/events';
 

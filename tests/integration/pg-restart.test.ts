@@ -26,7 +26,7 @@ import { freePort, ROOT, startGateway, testConfig, type RunningGateway } from '.
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { waitFor } from '../support/accounts';
 import { newPgCluster, pgClusterSkip, type Cluster } from '../support/pg-cluster';
-import { hashApiKey } from '@/lib/auth/keys';
+import { hashApiKey } from '@/lib/keys/api-key';
 import { PICO, pico } from '../support/money';
 
 const run = promisify(execFile);

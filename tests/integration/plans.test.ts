@@ -7,7 +7,7 @@ import { startGateway, testConfig, type RunningGateway } from '../support/gatewa
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { balanceOf, createAccount, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 
 let gw: RunningGateway;
 let gw2: RunningGateway;

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { startGateway, testConfig, type RunningGateway } from '../support/gateway';
 import { CACHE_TOKENS, GEMINI_THOUGHT, countTokens, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, signIn, waitFor, type TestAccount } from '../support/accounts';
-import { usdToCny, usdToPico } from '@/lib/billing/money';
+import { usdToCny, usdToPico } from '@/lib/money';
 import { parseCsv } from '@/lib/admin/reconcile';
 
 let gw: RunningGateway;

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getDb } from '@/lib/db';
 import { getConfig, type TierName } from '@/lib/config';
-import { formatPico, PICO } from '@/lib/billing/money';
+import { formatPico, PICO } from '@/lib/money';
 import { picoToDecimal } from '@/lib/billing/ledger';
 import { monthlySpend, promoteByMonthlySpend } from '@/lib/billing/promotion';
 import { closeEvents, onGatewayEvent, type GatewayEvent } from '@/lib/events';

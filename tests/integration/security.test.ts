@@ -320,7 +320,7 @@ describe('suspension and revocation', () => {
   // admission itself checks: these tests leave the message out entirely.
   it('hold on the very next request when the invalidation message never arrives, and after', async () => {
     const { accountDenyKey, keyDenyKey } = await import('@/lib/events');
-    const { hashApiKey } = await import('@/lib/auth/keys');
+    const { hashApiKey } = await import('@/lib/keys/api-key');
     const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     const models = (key: string) => fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     const counted = (key: string) =>
@@ -375,7 +375,7 @@ describe('suspension and revocation', () => {
   it('suspending and revoking leave the marker, with an expiry; reactivating clears it', async () => {
     const { accountDenyKey, keyDenyKey } = await import('@/lib/events');
     const { setStatus, revokeKey } = await import('@/lib/accounts/queries');
-    const { hashApiKey } = await import('@/lib/auth/keys');
+    const { hashApiKey } = await import('@/lib/keys/api-key');
     const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     try {
       const a = await accounts.createAccount({ tier: 'pro', balanceUsd: '1' });

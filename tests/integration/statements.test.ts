@@ -35,7 +35,7 @@ const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 const MONTH = `${from.getUTCFullYear()}-${String(from.getUTCMonth() + 1).padStart(2, '0')}`;
 const day = (d: number, h = 12) => new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), d, h));
 
-/** Exact decimal text of a pico amount (independent of lib/billing/money). */
+/** Exact decimal text of a pico amount (independent of lib/money). */
 function dec(p: bigint): string {
   const neg = p < 0n;
   const abs = neg ? -p : p;

@@ -2,9 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import { createKey, createUser, setLimits } from '@/lib/accounts/queries';
 import { creditBalance } from '@/lib/billing/ledger';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import { getDb } from '@/lib/db';
-import { CLI_ACTOR } from '@/lib/admin/audit';
+import { CLI_ACTOR } from '@/lib/audit';
 import { setRole } from '@/lib/admin/roles';
 import type { TierName } from '@/lib/config';
 

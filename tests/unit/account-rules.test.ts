@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { emailProblem, normaliseEmail, passwordProblem } from '@/lib/auth/password-rules';
+import { emailProblem, normaliseEmail, passwordProblem } from '@/lib/password-rules';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 
 describe('sign-up rule (shared by the form and the server)', () => {

@@ -2,7 +2,7 @@
 // the operator config of both caches, conversation naming for affinity, and the provider export reader.
 import { describe, expect, it } from 'vitest';
 import { buildConfig, ConfigError } from '@/lib/config';
-import { cacheAsk, cacheKey, hitCost } from '@/lib/cache/response-cache';
+import { cacheAsk, cacheKey, hitCost } from '@/lib/gateway/response-cache';
 import { MemoryStore } from '@/lib/cache/kv';
 import { conversationOf } from '@/lib/cache/affinity';
 import { parseCsv, parseProviderExport } from '@/lib/admin/reconcile';

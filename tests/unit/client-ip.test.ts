@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { clientIpFrom } from '@/lib/client-ip';
+import { clientIpFrom } from '@/lib/keys/client-ip';
 import { trustProxySchema } from '@/lib/env';
 
 describe('TRUST_PROXY', () => {

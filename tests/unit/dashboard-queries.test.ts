@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getDb } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
-import { formatPico, usdToPico } from '@/lib/billing/money';
+import { formatPico, usdToPico } from '@/lib/money';
 import { loadConfigFile } from '@/lib/config';
 import { csvCell, csvRow } from '@/lib/dashboard/csv';
 import { breakdownCsvHeader } from '@/lib/dashboard/log-csv';

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { usdToPico } from '@/lib/billing/money';
+import { usdToPico } from '@/lib/money';
 import { decimalText, formatCount, formatMoney, formatMoneyText, formatTokenSize } from '@/lib/format';
 
 const p = usdToPico;

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { dayLabel, ruleProblem, translator } from '@/lib/i18n/translate';
 import { zhPhrases } from '@/lib/i18n/zh-phrases';
-import { emailProblem, passwordProblem } from '@/lib/auth/password-rules';
+import { emailProblem, passwordProblem } from '@/lib/password-rules';
 
 describe('phrase translator', () => {
   it('gives English back unchanged and fills placeholders', () => {

@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { buildConfig, ConfigError } from '@/lib/config';
 import { encryptSecret } from '@/lib/crypto';
-import { isWellFormedKey, generateApiKey } from '@/lib/auth/keys';
+import { isWellFormedKey, generateApiKey } from '@/lib/keys/api-key';
 import { quotaToPico, theirKeyString } from '@/lib/import/importer';
 import { batchId, type ExportRow } from '@/lib/log-export/exporter';
 import { testConfig } from '../support/gateway';

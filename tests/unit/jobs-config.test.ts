@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildConfig, ConfigError, loadConfigFile } from '@/lib/config';
 import { testConfig } from '../support/gateway';
-import { webhookPayload } from '@/lib/jobs/engine';
+import { webhookPayload } from '@/lib/gateway/jobs/engine';
 
 const valid = () => testConfig({ openaiUrls: ['http://127.0.0.1:1'] }) as Record<string, unknown>;
 

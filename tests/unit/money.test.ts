@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { formatPico, parseDecimal, usdToCny, usdToPico } from '@/lib/billing/money';
+import { formatPico, parseDecimal, usdToCny, usdToPico } from '@/lib/money';
 import { costOf, noUsage } from '@/lib/billing/cost';
 import { loadConfigFile } from '@/lib/config';
 

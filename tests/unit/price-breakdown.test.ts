@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { breakdownJson, priceOf, type PriceModel } from '@/lib/billing/breakdown';
-import { usdToPico } from '@/lib/billing/money';
+import { breakdownJson, priceOf, type PriceModel } from '@/lib/pricing/breakdown';
+import { usdToPico } from '@/lib/money';
 
 // USD per million tokens -> pico-USD per token.
 const perM = (usd: string) => usdToPico(usd) / 1_000_000n;

@@ -5,7 +5,7 @@ import { buildConfig, ConfigError, loadConfigFile } from '@/lib/config';
 import { priceListMirror } from '@/lib/config/sync';
 import { getDb } from '@/lib/db';
 import { Prisma } from '@/lib/generated/prisma/client';
-import { priceOf } from '@/lib/billing/breakdown';
+import { priceOf } from '@/lib/pricing/breakdown';
 import { testConfig } from '../support/gateway';
 
 const valid = () => testConfig({ openaiUrls: ['http://127.0.0.1:1'], anthropicUrls: ['http://127.0.0.1:2'] }) as Record<string, unknown>;

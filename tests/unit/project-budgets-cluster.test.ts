@@ -6,7 +6,7 @@ import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisLimiter } from '../../lib/limits/redis-limiter';
 import { accountKey } from '../../lib/limits/keys';
-import { keyBudgets } from '@/lib/keys/admission';
+import { keyBudgets } from '@/lib/auth/admission';
 import { keyGuard } from '@/lib/keys/access';
 import type { KeyControls } from '@/lib/keys/controls';
 import type { Principal } from '@/lib/auth/principal';

@@ -5,7 +5,7 @@
 // key's and its refusal names the project.
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { keyBudgetError, keyBudgets, mayOutrunAdmission } from '@/lib/keys/admission';
+import { keyBudgetError, keyBudgets, mayOutrunAdmission } from '@/lib/auth/admission';
 import { checkAllowedModel, keyGuard } from '@/lib/keys/access';
 import { hashTag } from '@/lib/limits/keys';
 import { MemoryLimiter } from '@/lib/limits/memory-limiter';

@@ -4,7 +4,7 @@
 // the cost billed to the pico-dollar.
 import { describe, expect, it } from 'vitest';
 import { RequestContext } from '@/lib/gateway/context';
-import { breakdownTotal } from '@/lib/billing/breakdown';
+import { breakdownTotal } from '@/lib/pricing/breakdown';
 import { noUsage } from '@/lib/billing/cost';
 import type { GatewayConfig } from '@/lib/config';
 import { modelInfo } from '../support/model-info';

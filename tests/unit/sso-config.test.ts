@@ -1,7 +1,7 @@
-// The operator's SSO variables (lib/auth/sso-config.ts): which providers they make, which half-set
+// The operator's SSO variables (lib/sso-config.ts): which providers they make, which half-set
 // ones stop the start-up (and naming what), and the verified-email readings the linking rule trusts.
 import { describe, expect, it } from 'vitest';
-import { discoveryUrl, githubVerifiedEmail, oidcEmailVerified, oidcIssuer, ssoConfigProblems, ssoProviderConfigs } from '@/lib/auth/sso-config';
+import { discoveryUrl, githubVerifiedEmail, oidcEmailVerified, oidcIssuer, ssoConfigProblems, ssoProviderConfigs } from '@/lib/sso-config';
 import { parseSsoDomains } from '@/lib/orgs/sso';
 import { GatewayError } from '@/lib/errors';
 

@@ -3,7 +3,7 @@
 // same URL, the checks are the ones the decision names, and the verified-email reading is strict.
 import { describe, expect, it, vi } from 'vitest';
 import { ssoProviders } from '@/lib/auth/sso-providers';
-import { ssoProviderConfigs } from '@/lib/auth/sso-config';
+import { ssoProviderConfigs } from '@/lib/sso-config';
 import { authBaseUrl } from '@/lib/auth/origin-rebase';
 
 const configs = ssoProviderConfigs({

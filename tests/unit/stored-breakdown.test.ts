@@ -1,9 +1,9 @@
 // What a request's log row stores of its price breakdown, and what GET /api/logs/{id} shows of it
-// (lib/billing/breakdown.ts, docs/decisions/043): lines, per-call lines and adjustments that add up
+// (lib/pricing/breakdown.ts, docs/decisions/043): lines, per-call lines and adjustments that add up
 // to the charge exactly, read back only when well-formed, shown in USD and CNY.
 import { describe, expect, it } from 'vitest';
-import { breakdownTotal, breakdownView, parseStoredBreakdown, priceOf, storedBreakdown, type PriceModel } from '@/lib/billing/breakdown';
-import { usdToPico } from '@/lib/billing/money';
+import { breakdownTotal, breakdownView, parseStoredBreakdown, priceOf, storedBreakdown, type PriceModel } from '@/lib/pricing/breakdown';
+import { usdToPico } from '@/lib/money';
 
 const perM = (usd: string) => usdToPico(usd) / 1_000_000n;
 

@@ -1,4 +1,4 @@
-// Video storage (lib/videos/storage.ts): the local directory and an S3-compatible bucket through
+// Video storage (lib/gateway/videos/storage.ts): the local directory and an S3-compatible bucket through
 // the AWS SDK, the latter against a small in-test S3 server (path-style PUT, HEAD, ranged GET,
 // DELETE) that keeps what it is sent and checks each request is signed.
 import http from 'node:http';
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '@/lib/config';
-import { videoStorage } from '@/lib/videos/storage';
+import { videoStorage } from '@/lib/gateway/videos/storage';
 
 const objects = new Map<string, Buffer>();
 const seen: { method: string; url: string; auth: string | undefined }[] = [];

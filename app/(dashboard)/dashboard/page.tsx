@@ -18,7 +18,7 @@ import { Stat } from '@/components/ui/stat';
 import { UsageBars, type UsagePoint } from '@/components/dashboard/usage-bars';
 import { FirstRunChecklist } from '@/components/dashboard/first-run-checklist';
 import { firstRunState } from '@/lib/dashboard/first-run';
-import { publicOrigin } from '@/lib/dashboard/origin';
+import { publicOrigin } from '@/lib/http/origin';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();

@@ -2,7 +2,7 @@
 // selected; POST /api/orgs - create one (the creator is its owner; it is selected)
 import { apiRoute, json, readJson } from '@/lib/http/api';
 import { createOrganization, listOrganizations } from '@/lib/orgs/queries';
-import { orgCookie, requirePerson } from '@/lib/orgs/http';
+import { orgCookie, requirePerson } from '@/lib/http/orgs';
 import { cookieValue, ORG_COOKIE } from '@/lib/orgs/access';
 
 export const GET = apiRoute(async (req) => {

@@ -1,7 +1,7 @@
 // GET /api/projects - the account's projects with their budget, allowlist, keys and spend this month
 // (every role); POST /api/projects {name, monthly_budget_usd?, models?} - create one (owner, admin).
 import { apiRoute, json, readJson, requireActor } from '@/lib/http/api';
-import { createProject, listProjects } from '@/lib/projects/queries';
+import { createProject, listProjects } from '@/lib/keys/projects';
 import { getAccount } from '@/lib/dashboard/queries';
 
 export const GET = apiRoute(async (req) => {

@@ -1,4 +1,4 @@
-// /v1/batches (lib/jobs/routes.ts): the route-handler path of the same handler as the lean server's
+// /v1/batches (lib/gateway/jobs/routes.ts): the route-handler path of the same handler as the lean server's
 import { handleWebRequest } from '@/lib/gateway/web-adapter';
 
 export const dynamic = 'force-dynamic';

@@ -3,7 +3,7 @@
 import { GatewayError } from '@/lib/errors';
 import { forgetPrincipal, type Principal } from '@/lib/auth/principal';
 import { getLimiter } from '@/lib/gateway/runtime';
-import { refreshedPrincipal } from '@/lib/keys/admission';
+import { refreshedPrincipal } from '@/lib/auth/admission';
 
 /**
  * The refusal for deny marker `index`: refused now; the principal is reloaded from the database

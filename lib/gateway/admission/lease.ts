@@ -28,7 +28,7 @@ export interface Admission {
   concurrencyKeys: string[];
   quotaKey?: string;
   reserved: bigint;
-  /** The key's budget counters the reservation was also taken against (lib/keys/admission.ts). */
+  /** The key's budget counters the reservation was also taken against (lib/auth/admission.ts). */
   budgetKeys?: string[];
   /** Tokens reserved by each tokens rule (TPM: the key's, the model's), and where. */
   tokensReserved?: number;

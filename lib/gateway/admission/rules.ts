@@ -4,7 +4,7 @@ import type { GatewayConfig, ModelInfo, TierInfo } from '@/lib/config';
 import type { Rule } from '@/lib/limits/types';
 import { accountKey, modelKey } from '@/lib/limits/keys';
 import type { Principal } from '@/lib/auth/principal';
-import { keyRules } from '@/lib/keys/admission';
+import { keyRules } from '@/lib/auth/admission';
 
 /** `batch`: a line of a batch (lib/batches): none of the rate rules, only the balance (its batch's own concurrency bounds it). */
 export type Endpoint = 'chat' | 'embeddings' | 'anthropic' | 'count_tokens' | 'batch';

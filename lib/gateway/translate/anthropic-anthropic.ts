@@ -7,7 +7,7 @@ import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
 import { isObject, objectsOf } from '@/lib/gateway/translate/wire/json';
 import { usageCount } from '@/lib/billing/cost';
 import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
-import type { BuiltInTool, ToolCalls } from '@/lib/billing/tools';
+import type { BuiltInTool, ToolCalls } from '@/lib/pricing/tools';
 import { maxCalls } from '@/lib/gateway/builtin-tools';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { DEFAULT_ANTHROPIC_VERSION } from '@/lib/gateway/providers/anthropic';

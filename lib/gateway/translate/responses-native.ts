@@ -7,7 +7,7 @@ import type { Responses } from '@/lib/gateway/translate/wire';
 import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import { responsesUsage } from '@/lib/gateway/translate/usage';
-import { builtInToolOf, type ToolCalls } from '@/lib/billing/tools';
+import { builtInToolOf, type ToolCalls } from '@/lib/pricing/tools';
 import { maxCalls } from '@/lib/gateway/builtin-tools';
 import { upstreamBody, type JsonBody } from '@/lib/gateway/body';
 import { SEALED_PREFIX } from '@/lib/gateway/translate/reasoning-seal';

@@ -4,7 +4,7 @@
 import type { ModelInfo, UpstreamProtocolName } from '@/lib/config';
 import type { JsonBody, JsonObject } from '@/lib/gateway/body';
 import type { Operation } from '@/lib/gateway/providers/types';
-import type { ToolCalls } from '@/lib/billing/tools';
+import type { ToolCalls } from '@/lib/pricing/tools';
 import type { PricedServiceTier, UsageSplit } from '@/lib/billing/cost';
 
 /** What the client speaks (the surface it called). */

@@ -5,7 +5,7 @@ import { getConfig } from '@/lib/config';
 import { getDb } from '@/lib/db';
 import { rawPlanOf } from '@/lib/plans/catalogue';
 import { cny, int, tierLabel, usd } from '@/lib/dashboard/format';
-import { usdToCny } from '@/lib/billing/money';
+import { usdToCny } from '@/lib/money';
 import { PlanEditor, PlanStateActions } from '@/components/admin/plan-editor';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';

@@ -5,7 +5,7 @@ import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { env } from '@/lib/env';
 import { getConfig } from '@/lib/config';
-import { formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
+import { formatPico, usdToCny, usdToPico } from '@/lib/money';
 import { GatewayError } from '@/lib/errors';
 import {
   decodeLedgerCursor,

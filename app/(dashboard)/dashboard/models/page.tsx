@@ -2,7 +2,7 @@ import { serverT } from '@/lib/i18n/server';
 import type { Translate } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
 import { getConfig, type GatewayConfig, type ModelInfo, type TierName } from '@/lib/config';
-import { usdToCny, usdToPico } from '@/lib/billing/money';
+import { usdToCny, usdToPico } from '@/lib/money';
 import { getAccount } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
 import { formatMoney, int, tierLabel, tokenCount } from '@/lib/dashboard/format';

@@ -4,7 +4,7 @@ import { currentMessages } from '@/lib/i18n/server';
 import { getConfig } from '@/lib/config';
 import { getAccount } from '@/lib/dashboard/queries';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { publicOrigin } from '@/lib/dashboard/origin';
+import { publicOrigin } from '@/lib/http/origin';
 import { callableModels } from '@/lib/gateway/models';
 import { PageHeader } from '@/components/ui/page-header';
 import { Playground, type PlaygroundModel } from '@/components/dashboard/playground';

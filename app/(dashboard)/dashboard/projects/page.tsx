@@ -2,7 +2,7 @@ import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { getConfig } from '@/lib/config';
 import { requirePageUser } from '@/lib/dashboard/session';
-import { listProjects } from '@/lib/projects/queries';
+import { listProjects } from '@/lib/keys/projects';
 import { PageHeader } from '@/components/ui/page-header';
 import { ProjectsManager } from '@/components/dashboard/projects-manager';
 

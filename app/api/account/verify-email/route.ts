@@ -3,7 +3,7 @@
 import { apiRoute, enforceLimit, json, requireActor } from '@/lib/http/api';
 import { getDb } from '@/lib/db';
 import { codedError } from '@/lib/errors';
-import { publicOriginOf } from '@/lib/orgs/origin';
+import { publicOriginOf } from '@/lib/http/orgs-origin';
 import { currentLocale } from '@/lib/i18n/server';
 import { sendVerification } from '@/lib/auth/email-verification';
 import { mailConfigured } from '@/lib/mail/transport';

@@ -1,7 +1,7 @@
 // GET /api/admin/audit?target_type=&target_id= - the audit log, newest first
 import { apiRoute, json } from '@/lib/http/api';
 import { requireAdmin } from '@/lib/admin/guard';
-import { listAudit } from '@/lib/admin/audit';
+import { listAudit } from '@/lib/audit';
 import { toJson } from '@/lib/admin/serialize';
 
 export const GET = apiRoute(async (req) => {

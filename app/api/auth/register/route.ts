@@ -5,7 +5,7 @@ import { createUser, publicUser } from '@/lib/accounts/queries';
 import { getConfig } from '@/lib/config';
 import { sessionCookie } from '@/lib/auth/session-cookie';
 import { currentLocale } from '@/lib/i18n/server';
-import { publicOriginOf } from '@/lib/orgs/origin';
+import { publicOriginOf } from '@/lib/http/orgs-origin';
 import { sendVerification } from '@/lib/auth/email-verification';
 import { ssoRequiredDomain } from '@/lib/auth/sso';
 import { codedError } from '@/lib/errors';

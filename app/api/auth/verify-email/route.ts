@@ -1,7 +1,7 @@
 // GET /api/auth/verify-email?token=… - the mailed verification link: marks the address verified and
 // sends the browser to the billing page, which says how it went (?email=verified|expired|invalid).
 import { apiRoute, enforceLimit } from '@/lib/http/api';
-import { publicOriginOf } from '@/lib/orgs/origin';
+import { publicOriginOf } from '@/lib/http/orgs-origin';
 import { verifyEmailToken } from '@/lib/auth/email-verification';
 
 export const GET = apiRoute(async (req, ctx) => {

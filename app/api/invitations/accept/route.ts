@@ -2,7 +2,7 @@
 // must be the invited one); the organization is selected
 import { apiRoute, json, readJson, requireString } from '@/lib/http/api';
 import { acceptInvitation } from '@/lib/orgs/queries';
-import { orgCookie, requirePerson } from '@/lib/orgs/http';
+import { orgCookie, requirePerson } from '@/lib/http/orgs';
 
 export const POST = apiRoute(async (req) => {
   const person = await requirePerson(req);

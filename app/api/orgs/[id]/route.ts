@@ -2,7 +2,7 @@
 // DELETE - delete it (owner: every key revoked, the account closed, its ledger kept)
 import { apiRoute, json, readJson } from '@/lib/http/api';
 import { deleteOrganization, renameOrganization, requireOrgRole } from '@/lib/orgs/queries';
-import { orgCookie, requirePerson } from '@/lib/orgs/http';
+import { orgCookie, requirePerson } from '@/lib/http/orgs';
 
 export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) => {
   const person = await requirePerson(req);

@@ -1,7 +1,7 @@
 // POST /api/orgs/select {id} - the organization the dashboard and /api act on from now (the
 // person's own id, or null, for their personal account)
 import { apiRoute, json, readJson } from '@/lib/http/api';
-import { orgCookie, requirePerson } from '@/lib/orgs/http';
+import { orgCookie, requirePerson } from '@/lib/http/orgs';
 import { membershipOf } from '@/lib/orgs/access';
 import { codedError } from '@/lib/errors';
 

@@ -2,7 +2,7 @@
 import { apiRoute, enforceLimit, json, readJson, requireActor } from '@/lib/http/api';
 import { requireVerifiedEmail } from '@/lib/auth/email-verification';
 import { getConfig } from '@/lib/config';
-import { publicOriginOf } from '@/lib/orgs/origin';
+import { publicOriginOf } from '@/lib/http/orgs-origin';
 import { GatewayError } from '@/lib/errors';
 import { createCheckoutSession, parseAmountUsd, paymentsConfigured } from '@/lib/billing/stripe';
 

@@ -4,7 +4,7 @@ import { apiRoute, enforceLimit, json, requireActor } from '@/lib/http/api';
 import { requireVerifiedEmail } from '@/lib/auth/email-verification';
 import { readBody } from '@/lib/admin/input';
 import { redeemCode } from '@/lib/admin/redemption';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/money';
 
 const REDEEM_PER_ACCOUNT = 10;
 const REDEEM_PER_IP = 20;

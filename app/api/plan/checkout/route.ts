@@ -3,7 +3,7 @@
 import { apiRoute, enforceLimit, json, readJson, requireActor } from '@/lib/http/api';
 import { requireVerifiedEmail } from '@/lib/auth/email-verification';
 import { getConfig } from '@/lib/config';
-import { publicOriginOf } from '@/lib/orgs/origin';
+import { publicOriginOf } from '@/lib/http/orgs-origin';
 import { codedError } from '@/lib/errors';
 import { paymentsConfigured } from '@/lib/billing/stripe';
 import { startPlanCheckout } from '@/lib/plans/stripe';

@@ -1,7 +1,7 @@
 // POST /api/plan/portal - a Stripe Billing Portal session for the account ({url}): card, invoices, cancellation
 import { apiRoute, enforceLimit, json, requireUserId } from '@/lib/http/api';
 import { getConfig } from '@/lib/config';
-import { publicOriginOf } from '@/lib/orgs/origin';
+import { publicOriginOf } from '@/lib/http/orgs-origin';
 import { codedError } from '@/lib/errors';
 import { paymentsConfigured } from '@/lib/billing/stripe';
 import { startBillingPortal } from '@/lib/plans/stripe';

@@ -1,7 +1,7 @@
 // PATCH /api/projects/:id {name?, monthly_budget_usd?, models?} - edit; DELETE - delete (its keys
 // leave the project). Owner, admin. Another account's project is 404.
 import { apiRoute, json, readJson, requireActor } from '@/lib/http/api';
-import { deleteProject, updateProject } from '@/lib/projects/queries';
+import { deleteProject, updateProject } from '@/lib/keys/projects';
 import { getAccount } from '@/lib/dashboard/queries';
 
 async function actor(req: Request) {

@@ -7,11 +7,11 @@ import { endPlan, grantPlan, MAX_PLAN_DAYS, planOrThrow, planStatus } from '@/li
 import { serializePlanStatus } from '@/lib/plans/serialize';
 import { requireAdmin } from '@/lib/admin/guard';
 import { accountDetail, adminAdjustBalance, adminSetLimits, adminSetRegion, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
-import { REGION_PATTERN } from '@/lib/gateway/region';
+import { REGION_PATTERN } from '@/lib/region';
 import { setRole } from '@/lib/admin/roles';
 import { readBody, usdAmount } from '@/lib/admin/input';
 import { serializeAccount, serializeDetail } from '@/lib/admin/serialize';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico } from '@/lib/money';
 
 const positive = z.number().int().min(1).max(100_000_000);
 const action = z.discriminatedUnion('action', [

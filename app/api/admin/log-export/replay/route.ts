@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { apiRoute, json } from '@/lib/http/api';
 import { requireAdmin } from '@/lib/admin/guard';
 import { readBody } from '@/lib/admin/input';
-import { writeAudit } from '@/lib/admin/audit';
+import { writeAudit } from '@/lib/audit';
 import { parseBound } from '@/lib/dashboard/filters';
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';

@@ -4,10 +4,10 @@ import { Readable } from 'node:stream';
 import { apiRoute, requireUserId } from '@/lib/http/api';
 import { GatewayError } from '@/lib/errors';
 import { getConfig } from '@/lib/config';
-import { getJob } from '@/lib/jobs/store';
-import { videoKey } from '@/lib/videos/job';
-import { videoStorage } from '@/lib/videos/storage';
-import { fileContent } from '@/lib/batches/files';
+import { getJob } from '@/lib/gateway/jobs/store';
+import { videoKey } from '@/lib/gateway/videos/job';
+import { videoStorage } from '@/lib/gateway/videos/storage';
+import { fileContent } from '@/lib/gateway/batches/files';
 
 export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) => {
   const userId = await requireUserId(req);

@@ -2,8 +2,8 @@
 // admin): the signed link is mailed when SMTP is configured, and answered (`link`) either way
 import { apiRoute, json, readJson } from '@/lib/http/api';
 import { createInvitation, listInvitations } from '@/lib/orgs/queries';
-import { requirePerson } from '@/lib/orgs/http';
-import { publicOriginOf } from '@/lib/orgs/origin';
+import { requirePerson } from '@/lib/http/orgs';
+import { publicOriginOf } from '@/lib/http/orgs-origin';
 import { sendInvitationMail } from '@/lib/mail/messages';
 
 export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) => json({ data: await listInvitations(params.id, await requirePerson(req)) }));

@@ -1,7 +1,7 @@
 // GET /api/orgs/:id/sso - the email domains whose people must sign in through SSO (owner, admin);
 // PUT {domains: ["example.com", ...]} - replace them (409 when another organization has one).
 import { apiRoute, json, readJson } from '@/lib/http/api';
-import { requirePerson } from '@/lib/orgs/http';
+import { requirePerson } from '@/lib/http/orgs';
 import { getSsoDomains, setSsoDomains } from '@/lib/orgs/sso';
 
 export const GET = apiRoute<{ id: string }>(async (req, _ctx, params) => {

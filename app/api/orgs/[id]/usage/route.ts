@@ -2,7 +2,7 @@
 // (default: this month); owner, admin, billing
 import { apiRoute, json } from '@/lib/http/api';
 import { usageByMember } from '@/lib/orgs/queries';
-import { requirePerson } from '@/lib/orgs/http';
+import { requirePerson } from '@/lib/http/orgs';
 import { GatewayError } from '@/lib/errors';
 
 function day(value: string | null, fallback: Date, param: string): Date {

@@ -3,8 +3,8 @@ import { apiRoute, json } from '@/lib/http/api';
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { requireAdmin } from '@/lib/admin/guard';
-import { writeAudit } from '@/lib/admin/audit';
-import { probeChannel } from '@/lib/channels/probe';
+import { writeAudit } from '@/lib/audit';
+import { probeChannel } from '@/lib/gateway/probe';
 
 export const POST = apiRoute<{ name: string }>(async (req, _ctx, params) => {
   const actor = await requireAdmin(req);

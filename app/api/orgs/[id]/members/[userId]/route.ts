@@ -2,7 +2,7 @@
 // DELETE - remove the member (owner, admin; or the member leaving): their keys are revoked at once
 import { apiRoute, json, readJson } from '@/lib/http/api';
 import { removeMember, updateMember } from '@/lib/orgs/queries';
-import { requirePerson } from '@/lib/orgs/http';
+import { requirePerson } from '@/lib/http/orgs';
 
 export const PATCH = apiRoute<{ id: string; userId: string }>(async (req, _ctx, params) => {
   const person = await requirePerson(req);

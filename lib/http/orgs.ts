@@ -3,8 +3,8 @@ import { requireActor } from '@/lib/http/api';
 import { getAccount } from '@/lib/dashboard/queries';
 import { codedError } from '@/lib/errors';
 import { sessionCookieSettings } from '@/lib/auth/session-cookie';
-import { ORG_COOKIE } from './access';
-import type { Person } from './queries';
+import { ORG_COOKIE } from '@/lib/orgs/access';
+import type { Person } from '@/lib/orgs/queries';
 
 export async function requirePerson(req: Request): Promise<Person> {
   const acting = await requireActor(req);

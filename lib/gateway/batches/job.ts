@@ -1,4 +1,4 @@
-// A batch as a job (lib/jobs): each line of its input file runs through the same pipeline as a
+// A batch as a job (lib/gateway/jobs): each line of its input file runs through the same pipeline as a
 // live request (runPipeline: every model and protocol, translation, fallback), as a synthetic
 // request with the submitting key, at the batch price (RequestContext.batch: the model's batch
 // discount) and outside the account's and model's request rates (admission endpoint `batch`),
@@ -17,9 +17,9 @@ import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { openaiChatSurface } from '@/lib/gateway/surfaces/openai-chat';
 import { embeddingsSurface } from '@/lib/gateway/surfaces/embeddings';
 import { responsesSurface } from '@/lib/gateway/surfaces/responses';
-import { JobFailure, registerJobHandler, type JobHandler, type JobOutcome, type JobRun } from '@/lib/jobs/engine';
-import type { JobRow } from '@/lib/jobs/store';
-import { fileContent, insertFile, sweepFiles } from '@/lib/batches/files';
+import { JobFailure, registerJobHandler, type JobHandler, type JobOutcome, type JobRun } from '@/lib/gateway/jobs/engine';
+import type { JobRow } from '@/lib/gateway/jobs/store';
+import { fileContent, insertFile, sweepFiles } from '@/lib/gateway/batches/files';
 import { log } from '@/lib/log';
 
 export const BATCH_KIND = 'batch';

@@ -2,11 +2,11 @@
 // engine with their handlers: the one hook of each into the gateway's handler and server.
 import type { RequestContext } from '@/lib/gateway/context';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
-import { startJobEngine } from '@/lib/jobs/engine';
-import { registerVideoJobs } from '@/lib/videos/job';
-import { videoParamRoutes, videoRoutes } from '@/lib/videos/routes';
-import { registerBatchJobs } from '@/lib/batches/job';
-import { batchParamRoutes, batchRoutes } from '@/lib/batches/routes';
+import { startJobEngine } from '@/lib/gateway/jobs/engine';
+import { registerVideoJobs } from '@/lib/gateway/videos/job';
+import { videoParamRoutes, videoRoutes } from '@/lib/gateway/videos/routes';
+import { registerBatchJobs } from '@/lib/gateway/batches/job';
+import { batchParamRoutes, batchRoutes } from '@/lib/gateway/batches/routes';
 
 type Route = (ctx: RequestContext, req: GatewayRequest, sink: ResponseSink) => Promise<void>;
 

@@ -4,6 +4,9 @@ import { providers } from '@/lib/gateway/providers';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 import { callUpstream, classify, readUpstreamBody, UpstreamFailure } from '@/lib/gateway/upstream';
+import type { ProbeResult } from '@/lib/channels/prober';
+
+export type { ProbeResult };
 
 // A tiny real request through one channel (the console's "test" button and the re-enable probe):
 // one output token of the channel's first chat model, or a one-word embedding.
@@ -13,15 +16,6 @@ import { callUpstream, classify, readUpstreamBody, UpstreamFailure } from '@/lib
 
 /** A probe's reply is one token or one small vector: a larger one is not read on (a hostile upstream's flood). */
 const PROBE_REPLY_BYTES = 1024 * 1024;
-
-export interface ProbeResult {
-  ok: boolean;
-  status: number | null;
-  latencyMs: number;
-  model: string | null;
-  /** Short, upstream-safe: the status line or the error class, never the channel's key. */
-  detail: string;
-}
 
 /** A JSON body as a surface would have read it, for a translator. */
 function jsonBody(json: JsonObject): JsonBody {

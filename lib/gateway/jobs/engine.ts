@@ -16,7 +16,18 @@ import { alertEventId } from '@/lib/alerts/signing';
 import { postWebhook, retryDelayMs } from '@/lib/alerts/deliver';
 import { backoffDelayMs } from '@/lib/backoff';
 import { openSecret } from '@/lib/alerts/settings';
-import { checkpoint, claimJob, claimWebhooks, finishJob, heartbeat, releaseOwned, requeue, webhookDone, type JobRow, type JobStatus } from '@/lib/jobs/store';
+import {
+  checkpoint,
+  claimJob,
+  claimWebhooks,
+  finishJob,
+  heartbeat,
+  releaseOwned,
+  requeue,
+  webhookDone,
+  type JobRow,
+  type JobStatus,
+} from '@/lib/gateway/jobs/store';
 
 // `npm start` runs two copies of lib/ (the custom server's bundle and Next's): a job may be run by
 // one copy's engine and throw the other copy's error classes, so they are told apart by a brand

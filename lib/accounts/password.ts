@@ -13,4 +13,4 @@ export async function verifyPassword(password: string, hash: string | undefined)
   return ok && hash !== undefined;
 }
 
-export { passwordProblem } from './password-rules';
+export { passwordProblem } from '@/lib/password-rules';

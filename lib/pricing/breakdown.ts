@@ -1,4 +1,4 @@
-import { formatPico, usdToCny } from '@/lib/billing/money';
+import { formatPico, usdToCny } from '@/lib/money';
 
 /**
  * One request's price, itemised (docs/decisions/035). The single function that computes a cost and
@@ -153,7 +153,7 @@ export interface Adjustment {
 /** The per-use line of a video job: seconds of video at the model's price per second. */
 export const VIDEO_SECONDS = 'video_seconds';
 
-/** A priced line beyond the token classes: a built-in tool billed per call (lib/billing/tools.ts). */
+/** A priced line beyond the token classes: a built-in tool billed per call (lib/pricing/tools.ts). */
 export interface CallLine {
   tool: string;
   calls: number;

@@ -1,7 +1,7 @@
 import { getConfig } from '@/lib/config';
 import { codedError } from '@/lib/errors';
 
-// A key's opt-in to the response cache (lib/cache/response-cache.ts): `response_cache_ttl_seconds`
+// A key's opt-in to the response cache (lib/gateway/response-cache.ts): `response_cache_ttl_seconds`
 // on POST /api/keys and PATCH /api/keys/:id, a whole number of seconds up to the operator's
 // `response_cache.max_ttl_seconds`, or null (cached only when a request asks).
 

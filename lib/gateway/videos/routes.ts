@@ -10,13 +10,13 @@ import { untrackLeases } from '@/lib/gateway/admission/lease';
 import { getLimiter } from '@/lib/gateway/runtime';
 import { modelKey } from '@/lib/limits/keys';
 import { keyAllowsModel } from '@/lib/keys/access';
-import { endQueuedJob, kickJobs } from '@/lib/jobs/engine';
-import { deleteJob, getJob, insertJob, listJobs, newJobId, requestCancel, type JobRow } from '@/lib/jobs/store';
-import { leaseOf, type JobLease } from '@/lib/jobs/settle';
-import { VIDEO_KIND, videoChannels, videoKey, type VideoInput, type VideoState } from '@/lib/videos/job';
-import { REGION_HEADER, regionUnavailable, requestRegion } from '@/lib/gateway/region';
+import { endQueuedJob, kickJobs } from '@/lib/gateway/jobs/engine';
+import { deleteJob, getJob, insertJob, listJobs, newJobId, requestCancel, type JobRow } from '@/lib/gateway/jobs/store';
+import { leaseOf, type JobLease } from '@/lib/gateway/jobs/settle';
+import { VIDEO_KIND, videoChannels, videoKey, type VideoInput, type VideoState } from '@/lib/gateway/videos/job';
+import { REGION_HEADER, regionUnavailable, requestRegion } from '@/lib/region';
 import type { JsonObject } from '@/lib/gateway/body';
-import { videoStorage } from '@/lib/videos/storage';
+import { videoStorage } from '@/lib/gateway/videos/storage';
 import { logQueueFull } from '@/lib/billing/writer';
 
 const DEFAULT_SIZE = '720x1280';
@@ -135,7 +135,7 @@ export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink
     throw invalid('"input_reference" must be an image file (multipart) or a data URL (data:image/png;base64,…): JPEG, PNG or WebP.', 'input_reference');
   if (!(cfg.channelsByModel.get(model.name) ?? []).some((c) => c.protocol === 'openai'))
     throw new GatewayError('unavailable', `No channel can generate videos with ${model.name} right now.`, { retryAfterMs: 60_000 });
-  // Where it may be generated (lib/gateway/region.ts, as a live request): the job keeps the region
+  // Where it may be generated (lib/region.ts, as a live request): the job keeps the region
   // and calls only that region's channels. None there: a 503 naming it, before anything is reserved.
   ctx.region = requestRegion(req.headers[REGION_HEADER], body as JsonObject, principal.regionPin ?? {});
   if (ctx.region !== null && videoChannels(model, ctx.region).length === 0) throw regionUnavailable(ctx.region, [model.name]);

@@ -11,7 +11,7 @@ import { writeLogsNow } from '@/lib/billing/writer';
 import { getDb } from '@/lib/db';
 import { cnyOf } from '@/lib/billing/cost';
 import { getConfig } from '@/lib/config';
-import type { StoredBreakdown } from '@/lib/billing/breakdown';
+import type { StoredBreakdown } from '@/lib/pricing/breakdown';
 
 /** What a job keeps of its admission: enough to renew and settle it from any instance. */
 export interface JobLease {
@@ -64,7 +64,7 @@ export interface JobCharge {
   latencyMs: number;
   attempts?: unknown[];
   routeReason?: string | null;
-  /** How `cost` was made (lib/billing/breakdown.ts), shown on the log detail like any request's. */
+  /** How `cost` was made (lib/pricing/breakdown.ts), shown on the log detail like any request's. */
   priceBreakdown?: StoredBreakdown | null;
 }
 

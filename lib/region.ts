@@ -3,10 +3,11 @@
 // the `x-service-region` header (every surface); an account or key may be pinned to one. Routing,
 // fallback included, then uses only that region's channels, and when none of them can serve the
 // answer is a 503 naming the region: never a silent route elsewhere.
-import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ChannelInfo } from '@/lib/config';
 import { codedError, GatewayError } from '@/lib/errors';
-import type { JsonObject } from '@/lib/gateway/body';
+// A JSON object (lib/gateway/body.ts's JsonObject), spelled out: this module sits below the gateway.
+type JsonObject = Record<string, unknown>;
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const REGION_HEADER = 'x-service-region';
 export const REGION_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;

@@ -6,8 +6,8 @@ import { getDb, isUuid } from '@/lib/db';
 import { codedError } from '@/lib/errors';
 import { getConfig } from '@/lib/config';
 import { publishGatewayEvent } from '@/lib/events';
-import { writeAudit, type Actor } from '@/lib/admin/audit';
-import { formatPico, usdToPico } from '@/lib/billing/money';
+import { writeAudit, type Actor } from '@/lib/audit';
+import { formatPico, usdToPico } from '@/lib/money';
 import { monthOf, nameProblem, parseKeyControls } from '@/lib/keys/controls';
 
 /** Most projects an account may hold (each is a budget counter and a line of every usage report). */

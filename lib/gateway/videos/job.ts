@@ -1,4 +1,4 @@
-// A video generation as a job (lib/jobs): created on an OpenAI-protocol channel with OpenAI's
+// A video generation as a job (lib/gateway/jobs): created on an OpenAI-protocol channel with OpenAI's
 // video API (POST {base}/videos), polled (GET {base}/videos/{id}) and its file downloaded
 // (GET {base}/videos/{id}/content) into the operator's video storage, then settled: the seconds
 // generated at the model's price per second, or nothing (the reservation refunded) when it fails
@@ -10,13 +10,13 @@ import { request } from 'undici';
 import { getConfig, type ChannelInfo, type ModelInfo } from '@/lib/config';
 import { providers } from '@/lib/gateway/providers';
 import { redactUpstreamText } from '@/lib/gateway/upstream';
-import { inRegion } from '@/lib/gateway/region';
+import { inRegion } from '@/lib/region';
 import { env } from '@/lib/env';
-import { JobFailure, RetryableJobError, registerJobHandler, type JobHandler, type JobOutcome, type JobRun } from '@/lib/jobs/engine';
-import { renewJobLease, settleJob, type JobLease } from '@/lib/jobs/settle';
-import { deleteExpired, expiredJobs, type JobRow } from '@/lib/jobs/store';
-import { videoStorage } from '@/lib/videos/storage';
-import { VIDEO_SECONDS, type StoredBreakdown } from '@/lib/billing/breakdown';
+import { JobFailure, RetryableJobError, registerJobHandler, type JobHandler, type JobOutcome, type JobRun } from '@/lib/gateway/jobs/engine';
+import { renewJobLease, settleJob, type JobLease } from '@/lib/gateway/jobs/settle';
+import { deleteExpired, expiredJobs, type JobRow } from '@/lib/gateway/jobs/store';
+import { videoStorage } from '@/lib/gateway/videos/storage';
+import { VIDEO_SECONDS, type StoredBreakdown } from '@/lib/pricing/breakdown';
 
 export const VIDEO_KIND = 'video';
 

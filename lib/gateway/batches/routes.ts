@@ -1,16 +1,16 @@
 // OpenAI's Batch API: POST /v1/batches, GET /v1/batches/{id}, POST /v1/batches/{id}/cancel,
-// GET /v1/batches; the batch itself runs as a job (lib/batches/job.ts).
-import { extractApiKey } from '@/lib/auth/keys';
+// GET /v1/batches; the batch itself runs as a job (lib/gateway/batches/job.ts).
+import { extractApiKey } from '@/lib/keys/api-key';
 import { encryptSecret } from '@/lib/crypto';
 import { GatewayError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/gateway/context';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { keyClientIp } from '@/lib/keys/access';
-import { endQueuedJob, kickJobs } from '@/lib/jobs/engine';
-import { getJob, insertJob, listJobs, newJobId, requestCancel, type JobRow } from '@/lib/jobs/store';
-import { caller, createFile, deleteFile, fileContent, fileOf, getFile, getFileContent, listFiles, segment, sendJson } from '@/lib/batches/files';
-import { BATCH_ENDPOINTS, BATCH_KIND, lineCounts, parseBatchFile, type BatchEndpoint, type BatchInput, type BatchLineInput } from '@/lib/batches/job';
-import { inRegion, REGION_HEADER, regionUnavailable, requestRegion } from '@/lib/gateway/region';
+import { endQueuedJob, kickJobs } from '@/lib/gateway/jobs/engine';
+import { getJob, insertJob, listJobs, newJobId, requestCancel, type JobRow } from '@/lib/gateway/jobs/store';
+import { caller, createFile, deleteFile, fileContent, fileOf, getFile, getFileContent, listFiles, segment, sendJson } from '@/lib/gateway/batches/files';
+import { BATCH_ENDPOINTS, BATCH_KIND, lineCounts, parseBatchFile, type BatchEndpoint, type BatchInput, type BatchLineInput } from '@/lib/gateway/batches/job';
+import { inRegion, REGION_HEADER, regionUnavailable, requestRegion } from '@/lib/region';
 
 const invalid = (message: string, param: string) => new GatewayError('invalid_request', message, { param });
 const ts = (d: Date | null | undefined) => (d ? Math.floor(d.getTime() / 1000) : null);
@@ -97,7 +97,7 @@ export async function createBatch(ctx: RequestContext, req: GatewayRequest, sink
     throw invalid((err as Error).message, 'input_file_id');
   }
   const total = lines.length;
-  // Where its lines may be served (as a live request's: lib/gateway/region.ts), kept with the batch:
+  // Where its lines may be served (as a live request's: lib/region.ts), kept with the batch:
   // each line is routed only to that region's channels. A model of the file no channel of the
   // region serves: a 503 naming the region now, rather than every line of it failing later.
   ctx.region = requestRegion(req.headers[REGION_HEADER], body, principal.regionPin ?? {});
