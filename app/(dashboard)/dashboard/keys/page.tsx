@@ -4,7 +4,8 @@ import { getConfig } from '@/lib/config';
 import { listKeysWithSpend } from '@/lib/keys/queries';
 import { getAccount } from '@/lib/dashboard/queries';
 import { publicOrigin } from '@/lib/dashboard/origin';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
 import { CopyButton } from '@/components/ui/copy-button';
 import { PageHeader } from '@/components/ui/page-header';
 import { KeysManager } from '@/components/dashboard/keys-manager';
@@ -30,8 +31,14 @@ function typicalRequest(model: string): BudgetGauge | undefined {
 }
 
 export default async function KeysPage() {
-  const user = await requirePageUser('/dashboard/keys');
-  const [keys, origin, account, t] = await Promise.all([listKeysWithSpend(user.id), publicOrigin(), getAccount(user.id), serverT()]);
+  const user = await requirePageAccount('/dashboard/keys');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
+  const [keys, origin, account, t] = await Promise.all([
+    listKeysWithSpend(user.id, user.role === 'developer' ? user.personId : undefined),
+    publicOrigin(),
+    getAccount(user.id),
+    serverT(),
+  ]);
   const baseUrl = `${origin}/v1`;
   const sample = sampleModel(account?.tier ?? 'free');
   return (
