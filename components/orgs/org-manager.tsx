@@ -356,6 +356,35 @@ export function OrgManager({
         </Card>
       )}
 
+      {role !== 'owner' && (
+        <Card>
+          <CardHeader title={t('Leave organization')} description={t('Your keys in this organization are revoked when you leave.')} />
+          <CardBody>
+            <Button
+              variant="secondary"
+              disabled={busy}
+              data-testid="org-leave"
+              onClick={() => {
+                if (!window.confirm(t('Leave {org}? Your keys in it are revoked.', { org: org.name }))) return;
+                setBusy(true);
+                void call('DELETE', `${base}/members/${personId}`).then(async (res) => {
+                  if (!res.ok) {
+                    setError((await apiError(res)).text);
+                    setBusy(false);
+                    return;
+                  }
+                  await call('POST', '/api/orgs/select', { id: null });
+                  router.push('/dashboard');
+                  router.refresh();
+                });
+              }}
+            >
+              {t('Leave organization')}
+            </Button>
+          </CardBody>
+        </Card>
+      )}
+
       {can.delete && (
         <Card className="border-red-200">
           <CardHeader

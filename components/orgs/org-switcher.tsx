@@ -2,7 +2,6 @@
 
 import { useState } from 'react';
 import { useRouter } from 'next/navigation';
-import { useApiError, useT } from '@/lib/i18n/client';
 
 export interface SwitcherOrg {
   id: string;
@@ -12,12 +11,18 @@ export interface SwitcherOrg {
 
 const CREATE = '__create';
 
+export interface SwitcherLabels {
+  label: string;
+  personal: string;
+  create: string;
+  failed: string;
+}
+
+// Labels come translated from the layout, so the phrase tables stay off the overview's script budget.
 // A native <select>: keyboard, screen readers and phones' own pickers work without extra code.
 // Choosing sets the selection (cookie, POST /api/orgs/select) and reloads the dashboard's overview,
 // since the page on screen may not exist, or not be allowed, in the other account.
-export function OrgSwitcher({ orgs, selected }: { orgs: SwitcherOrg[]; selected: string }) {
-  const t = useT();
-  const apiError = useApiError();
+export function OrgSwitcher({ orgs, selected, labels }: { orgs: SwitcherOrg[]; selected: string; labels: SwitcherLabels }) {
   const router = useRouter();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -31,7 +36,7 @@ export function OrgSwitcher({ orgs, selected }: { orgs: SwitcherOrg[]; selected:
     setError(null);
     const res = await fetch('/api/orgs/select', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
     if (!res.ok) {
-      setError((await apiError(res)).text);
+      setError(labels.failed);
       setBusy(false);
       return;
     }
@@ -40,24 +45,24 @@ export function OrgSwitcher({ orgs, selected }: { orgs: SwitcherOrg[]; selected:
   }
 
   return (
-    <div className="flex min-w-0 items-center">
+    <div className="flex min-w-0 shrink items-center">
       <label htmlFor="org-switcher" className="sr-only">
-        {t('Account or organization')}
+        {labels.label}
       </label>
       <select
         id="org-switcher"
         data-testid="org-switcher"
-        className="max-w-[9rem] truncate rounded-md border border-slate-300 bg-white py-1 pl-2 pr-7 text-sm text-slate-800 sm:max-w-[14rem]"
+        className="w-full min-w-0 max-w-[14rem] truncate rounded-md border border-slate-300 bg-white py-1 pl-2 pr-7 text-sm text-slate-800"
         value={selected}
         disabled={busy}
         onChange={(e) => void choose(e.target.value)}
       >
         {orgs.map((o) => (
           <option key={o.id} value={o.id}>
-            {o.personal ? t('Personal account') : o.name}
+            {o.personal ? labels.personal : o.name}
           </option>
         ))}
-        <option value={CREATE}>{t('+ Create organization')}</option>
+        <option value={CREATE}>{labels.create}</option>
       </select>
       {error && (
         <span role="alert" className="ml-2 text-xs text-red-700">

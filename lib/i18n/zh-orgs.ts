@@ -73,4 +73,8 @@ export const zhOrgs = {
   'Log out': '退出登录',
   'Sign in as {email}, or create an account with it, and you come back here to accept.': '请以 {email} 登录或用它注册，之后会回到这里接受邀请。',
   'Accept invitation': '接受邀请',
+  'Could not switch. Reload the page and try again.': '切换失败，请刷新页面后重试。',
+  'Leave organization': '退出组织',
+  'Your keys in this organization are revoked when you leave.': '退出后，你在该组织中的密钥将被吊销。',
+  'Leave {org}? Your keys in it are revoked.': '退出 {org}？你在其中的密钥将被吊销。',
 } as const satisfies Record<string, string>;

@@ -58,7 +58,16 @@ export default async function DashboardLayout({ children }: { children: ReactNod
                     Admin
                   </Link>
                 )}
-                <OrgSwitcher orgs={orgs} selected={acting.id} />
+                <OrgSwitcher
+                  orgs={orgs}
+                  selected={acting.id}
+                  labels={{
+                    label: tr('Account or organization'),
+                    personal: tr('Personal account'),
+                    create: tr('+ Create organization'),
+                    failed: tr('Could not switch. Reload the page and try again.'),
+                  }}
+                />
                 <span className="hidden truncate text-sm text-slate-500 lg:inline" data-testid="account-email">
                   {user.email}
                 </span>
@@ -71,7 +80,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
         </StickyBar>
         <div className="border-b border-slate-200 bg-white/95 backdrop-blur sm:sticky sm:top-14 sm:z-10">
           <div className="mx-auto max-w-6xl px-4 sm:px-6">
-            <DashboardNav labels={t.nav} role={acting.role} organization={!acting.personal} />
+            <DashboardNav labels={t.nav} role={acting.role} organization={acting.personal ? undefined : tr('Organization')} />
           </div>
         </div>
       </header>

@@ -76,7 +76,7 @@ export default async function OrganizationPage() {
         invitations={invitations as InvitationRow[]}
       />
       {audit && (
-        <Card className="mt-6">
+        <Card className="mt-6" data-testid="org-audit-card">
           <CardHeader title={t('Audit log')} description={t('Changes to members, invitations and the organization, newest first.')} />
           {audit.length === 0 ? (
             <EmptyState title={t('Nothing yet')} />
