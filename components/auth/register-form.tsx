@@ -14,11 +14,12 @@ import { emailProblem, passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/passwo
 
 type Problem = { field: 'email' | 'password' | null; message: ReactNode };
 
-export function RegisterForm({ t }: { t: Messages['auth'] }) {
+/** `callbackUrl`: where to go once signed up (an invitation link brings its reader back to it). */
+export function RegisterForm({ t, callbackUrl = '/dashboard', initialEmail = '' }: { t: Messages['auth']; callbackUrl?: string; initialEmail?: string }) {
   const tr = useT();
   const locale = useLocale();
   const router = useRouter();
-  const [email, setEmail] = useState('');
+  const [email, setEmail] = useState(initialEmail);
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -46,7 +47,7 @@ export function RegisterForm({ t }: { t: Messages['auth'] }) {
       });
       if (res.status === 201) {
         // The answer set the session cookie.
-        router.replace('/dashboard');
+        router.replace(callbackUrl);
         router.refresh();
         return;
       }
@@ -58,7 +59,7 @@ export function RegisterForm({ t }: { t: Messages['auth'] }) {
           message: (
             <>
               {tr('An account with this email already exists.')}{' '}
-              <Link href="/login" className="font-medium underline">
+              <Link href={callbackUrl === '/dashboard' ? '/login' : `/login?callbackUrl=${encodeURIComponent(callbackUrl)}`} className="font-medium underline">
                 {tr('Log in instead')}
               </Link>
               .

@@ -4,6 +4,7 @@ import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { cn } from '@/components/ui/cn';
 import type { Messages } from '@/lib/i18n/messages';
+import { pageAllowed, type OrgRole } from '@/lib/orgs/roles';
 
 const items = [
   { href: '/dashboard', key: 'overview' },
@@ -18,11 +19,15 @@ const items = [
   { href: '/dashboard/settings', key: 'settings' },
 ] as const;
 
-export function DashboardNav({ labels }: { labels: Messages['nav'] }) {
+/** The pages of the dashboard the role may see (a personal account is its owner's), plus the organization's page. */
+// The organization's label comes translated from the layout: the phrase tables stay off the overview's script budget.
+export function DashboardNav({ labels, role = 'owner', organization }: { labels: Messages['nav']; role?: OrgRole; organization?: string }) {
   const pathname = usePathname();
+  const shown: { href: string; label: string }[] = items.filter((i) => pageAllowed(role, i.href)).map((i) => ({ href: i.href, label: labels[i.key] }));
+  if (organization) shown.splice(shown.length - 1, 0, { href: '/dashboard/organization', label: organization });
   return (
     <nav aria-label="Dashboard" className="-mb-px flex flex-wrap gap-x-1 sm:flex-nowrap sm:overflow-x-auto">
-      {items.map((item) => {
+      {shown.map((item) => {
         const active = item.href === '/dashboard' ? pathname === item.href : pathname.startsWith(item.href);
         return (
           <Link
@@ -34,7 +39,7 @@ export function DashboardNav({ labels }: { labels: Messages['nav'] }) {
               active ? 'border-slate-900 text-slate-900' : 'border-transparent text-slate-600 hover:border-slate-300 hover:text-slate-800',
             )}
           >
-            {labels[item.key]}
+            {item.label}
           </Link>
         );
       })}

@@ -1,9 +1,11 @@
 import { getServerSession } from 'next-auth';
-import { headers } from 'next/headers';
+import { cookies, headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { authOptions } from '@/lib/auth/options';
 import { getAccount } from './queries';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
+import { membershipOf, ORG_COOKIE, resolveActing } from '@/lib/orgs/access';
+import { pageAllowed, type OrgRole } from '@/lib/orgs/roles';
 
 export interface SessionUser {
   id: string;
@@ -50,4 +52,40 @@ export async function requirePageUser(path?: string): Promise<SessionUser> {
   const user = await sessionUser();
   if (!user) redirect(loginUrl(await requestedDashboardPath(path)));
   return user;
+}
+
+/**
+ * The account a dashboard page acts on (docs/decisions/040, 054): the organization chosen with the
+ * switcher (cookie `gw_org`), else the person's own. `id` is that account's, so a page keyed by
+ * account shows the organization's balance, keys and ledger; `allowed` is whether the person's role
+ * there may see `path` (a refused page renders <RoleRefused>, the API would refuse its data anyway).
+ */
+export interface PageAccount {
+  id: string;
+  personId: string;
+  email: string;
+  role: OrgRole;
+  personal: boolean;
+  orgName: string | null;
+  allowed: boolean;
+}
+
+export async function requirePageAccount(path: string): Promise<PageAccount> {
+  const user = await requirePageUser(path);
+  return actingForPage(user, path);
+}
+
+export async function actingForPage(user: SessionUser, path: string): Promise<PageAccount> {
+  const chosen = (await cookies()).get(ORG_COOKIE)?.value ?? null;
+  const acting = await resolveActing(user.id, { chosen });
+  const orgName = acting.personal ? null : ((await membershipOf(acting.accountId, user.id))?.name ?? null);
+  return {
+    id: acting.accountId,
+    personId: user.id,
+    email: user.email,
+    role: acting.role,
+    personal: acting.personal,
+    orgName,
+    allowed: pageAllowed(acting.role, path),
+  };
 }

@@ -11,6 +11,7 @@ import { zhPlans } from './zh-plans';
 import { zhPrices } from './zh-prices';
 import { zhSso } from './zh-sso';
 import { zhProjects } from './zh-projects';
+import { zhOrgs } from './zh-orgs';
 import { renderMessage, type CodedMessage } from './codes';
 
 export type Phrase =
@@ -20,10 +21,11 @@ export type Phrase =
   | keyof typeof zhPlans
   | keyof typeof zhPrices
   | keyof typeof zhSso
-  | keyof typeof zhProjects;
+  | keyof typeof zhProjects
+  | keyof typeof zhOrgs;
 
 // The operator console's phrases live in their own table (zh-console.ts); one lookup for both.
-const zhAll: Record<string, string> = { ...zhProjects, ...zhSso, ...zhPrices, ...zhPlans, ...zhCaches, ...zhConsole, ...zhPhrases };
+const zhAll: Record<string, string> = { ...zhOrgs, ...zhProjects, ...zhSso, ...zhPrices, ...zhPlans, ...zhCaches, ...zhConsole, ...zhPhrases };
 export type Translate = (phrase: Phrase, vars?: Record<string, string | number>) => string;
 
 function fill(text: string, vars?: Record<string, string | number>): string {

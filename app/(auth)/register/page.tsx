@@ -3,7 +3,7 @@ import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import { redirect } from 'next/navigation';
 import { RegisterForm } from '@/components/auth/register-form';
-import { signedInAccountUser } from '@/lib/dashboard/session';
+import { safeCallbackPath, signedInAccountUser } from '@/lib/dashboard/session';
 import { SsoButtons } from '@/components/auth/sso-buttons';
 import { configuredSsoProviders } from '@/lib/auth/options';
 
@@ -12,15 +12,19 @@ export async function generateMetadata(): Promise<Metadata> {
   return { title: `${t('Create an account')} · Model Gateway` };
 }
 
-export default async function RegisterPage() {
-  if (await signedInAccountUser()) redirect('/dashboard');
+export default async function RegisterPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const sp = await searchParams;
+  // Same-site paths only (an invitation link sends its reader here and expects them back).
+  const callbackUrl = safeCallbackPath(sp.callbackUrl);
+  if (await signedInAccountUser()) redirect(callbackUrl);
+  const initialEmail = typeof sp.email === 'string' ? sp.email.slice(0, 254) : '';
   const { t } = await currentMessages();
   return (
     <>
       <h1 className="text-xl font-semibold tracking-tight text-slate-900">{t.auth.registerTitle}</h1>
       <p className="mb-6 mt-1 text-sm text-slate-600">{t.auth.registerLead}</p>
-      <RegisterForm t={t.auth} />
-      <SsoButtons providers={configuredSsoProviders()} callbackUrl="/dashboard" />
+      <RegisterForm t={t.auth} callbackUrl={callbackUrl} initialEmail={initialEmail} />
+      <SsoButtons providers={configuredSsoProviders()} callbackUrl={callbackUrl} />
     </>
   );
 }

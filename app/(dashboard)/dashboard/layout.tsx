@@ -2,7 +2,10 @@ import { serverT } from '@/lib/i18n/server';
 import type { ReactNode } from 'react';
 import Link from 'next/link';
 import { redirect } from 'next/navigation';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { actingForPage, requestedDashboardPath, requirePageUser } from '@/lib/dashboard/session';
+import { listOrganizations } from '@/lib/orgs/queries';
+import { OrgSwitcher } from '@/components/orgs/org-switcher';
+import { pageAllowed } from '@/lib/orgs/roles';
 import { getAccount } from '@/lib/dashboard/queries';
 import { tierLabel } from '@/lib/dashboard/format';
 import { DashboardNav } from '@/components/dashboard/dashboard-nav';
@@ -21,7 +24,9 @@ import { TimeZoneNote } from '@/components/ui/local-time';
 
 export default async function DashboardLayout({ children }: { children: ReactNode }) {
   const user = await requirePageUser();
-  const [account, { locale, t }] = await Promise.all([getAccount(user.id), currentMessages()]);
+  // The account the dashboard acts on: the organization chosen in the switcher, else the person's own.
+  const acting = await actingForPage(user, await requestedDashboardPath());
+  const [account, { locale, t }, orgs] = await Promise.all([getAccount(acting.id), currentMessages(), listOrganizations(user)]);
   // A valid session for a deleted account: treat as signed out.
   if (!account) redirect('/login');
   const admin = await isAdminSession(user.id);
@@ -53,8 +58,18 @@ export default async function DashboardLayout({ children }: { children: ReactNod
                     Admin
                   </Link>
                 )}
-                <span className="hidden truncate text-sm text-slate-500 sm:inline" data-testid="account-email">
-                  {account.email}
+                <OrgSwitcher
+                  orgs={orgs}
+                  selected={acting.id}
+                  labels={{
+                    label: tr('Account or organization'),
+                    personal: tr('Personal account'),
+                    create: tr('+ Create organization'),
+                    failed: tr('Could not switch. Reload the page and try again.'),
+                  }}
+                />
+                <span className="hidden truncate text-sm text-slate-500 lg:inline" data-testid="account-email">
+                  {user.email}
                 </span>
                 <LanguageSwitch locale={locale} label={t.language} className="hidden sm:flex" />
                 <ThemeSwitch initial={await chosenTheme()} className="hidden sm:flex" labels={t.theme} />
@@ -65,12 +80,12 @@ export default async function DashboardLayout({ children }: { children: ReactNod
         </StickyBar>
         <div className="border-b border-slate-200 bg-white/95 backdrop-blur sm:sticky sm:top-14 sm:z-10">
           <div className="mx-auto max-w-6xl px-4 sm:px-6">
-            <DashboardNav labels={t.nav} />
+            <DashboardNav labels={t.nav} role={acting.role} organization={acting.personal ? undefined : tr('Organization')} />
           </div>
         </div>
       </header>
       <AnnouncementBanner />
-      <AlertBanner userId={user.id} />
+      {pageAllowed(acting.role, '/dashboard/alerts') && <AlertBanner userId={acting.id} />}
       {account.status === 'suspended' && (
         <div role="alert" className="border-b border-red-200 bg-red-50 px-4 py-2 text-center text-sm text-red-800">
           {tr('This account is suspended: API requests are refused with 403. Contact support to restore access.')}

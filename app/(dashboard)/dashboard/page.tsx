@@ -7,7 +7,8 @@ import { currentMessages } from '@/lib/i18n/server';
 import type { Messages } from '@/lib/i18n/messages';
 import Link from 'next/link';
 import { getOverview, type Overview } from '@/lib/dashboard/overview';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
 import { dayLabel, type Translate } from '@/lib/i18n/translate';
 import { cny, formatMoney, int, tierLabel, toChartNumber, tokenCount, usd } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
@@ -88,7 +89,8 @@ function TierCard({ o, t }: { o: Overview; t: Messages['overview'] }) {
 }
 
 export default async function OverviewPage() {
-  const user = await requirePageUser('/dashboard');
+  const user = await requirePageAccount('/dashboard');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
   const o = await getOverview(user.id);
   const [firstRun, origin, { t }, tr, plan] = await Promise.all([
     firstRunState(user.id, o.account.balanceUsd),

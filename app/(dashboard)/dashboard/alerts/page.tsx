@@ -2,7 +2,9 @@ import { currentLocale, serverT } from '@/lib/i18n/server';
 import { renderMessage } from '@/lib/i18n/codes';
 import type { Phrase } from '@/lib/i18n/translate';
 import type { Metadata } from 'next';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
+import { apiAllowed } from '@/lib/orgs/roles';
 import { getAlertSettings } from '@/lib/alerts/settings';
 import { listAlertEvents, type PublicAlertEvent } from '@/lib/alerts/events';
 import { PageHeader } from '@/components/ui/page-header';
@@ -27,7 +29,8 @@ const deliveryLabel: Record<PublicAlertEvent['delivery']['status'], Phrase> = {
 };
 
 export default async function AlertsPage() {
-  const user = await requirePageUser('/dashboard/alerts');
+  const user = await requirePageAccount('/dashboard/alerts');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
   const [settings, events, t, locale] = await Promise.all([getAlertSettings(user.id), listAlertEvents(user.id), serverT(), currentLocale()]);
   return (
     <>
@@ -36,7 +39,13 @@ export default async function AlertsPage() {
         <Card>
           <CardHeader title={t('Settings')} />
           <CardBody>
-            <AlertSettingsForm initial={settings} />
+            {apiAllowed(user.role, 'PUT', '/api/alerts/settings') ? (
+              <AlertSettingsForm initial={settings} />
+            ) : (
+              <p className="text-sm text-slate-600" data-testid="alerts-role-note">
+                {t('Your role in this organization can read these settings but not change them.')}
+              </p>
+            )}
           </CardBody>
         </Card>
         <Card>

@@ -17,7 +17,9 @@ import {
   type LedgerItem,
   type LedgerPage,
 } from '@/lib/dashboard/queries';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
+import { apiAllowed } from '@/lib/orgs/roles';
 import { cny, int, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
@@ -111,7 +113,10 @@ function NoPayments({ contact, t }: { contact: string | undefined; t: Translate 
 const presetsWithin = (min: bigint, max: bigint) => ['10', '25', '50', '100'].filter((p) => usdToPico(p) >= min && usdToPico(p) <= max);
 
 export default async function BillingPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  const user = await requirePageUser('/dashboard/billing');
+  const user = await requirePageAccount('/dashboard/billing');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
+  // An admin reads the money but cannot add any (owner and billing only); the API refuses it too.
+  const canPay = apiAllowed(user.role, 'POST', '/api/payment/recharge');
   const sp = await searchParams;
   const config = getConfig();
 
@@ -184,13 +189,15 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
             status={plan}
             cfg={config}
             t={tr}
-            actions={env.STRIPE_SECRET_KEY && plan.subscription.source === 'stripe' ? <PlanBillingButton action="portal" variant="secondary" /> : undefined}
+            actions={
+              canPay && env.STRIPE_SECRET_KEY && plan.subscription.source === 'stripe' ? <PlanBillingButton action="portal" variant="secondary" /> : undefined
+            }
           />
         ) : (
           <PlansOnOffer
             cfg={config}
             t={tr}
-            subscribe={env.STRIPE_SECRET_KEY ? (p) => (p.stripePriceId ? <PlanBillingButton action="subscribe" plan={p.id} /> : null) : undefined}
+            subscribe={canPay && env.STRIPE_SECRET_KEY ? (p) => (p.stripePriceId ? <PlanBillingButton action="subscribe" plan={p.id} /> : null) : undefined}
             footer={
               env.STRIPE_SECRET_KEY && [...config.plans.values()].some((p) => p.stripePriceId)
                 ? tr('Subscribe by card with Stripe, or redeem a plan code below.')
@@ -224,7 +231,11 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         <Card className="lg:col-span-2">
           <CardHeader title={t.overview.addCredit} />
           <CardBody>
-            {env.STRIPE_SECRET_KEY ? (
+            {!canPay ? (
+              <p className="text-sm text-slate-600" data-testid="billing-role-note">
+                {tr('Your role in this organization cannot add credit: ask its owner or a billing member.')}
+              </p>
+            ) : env.STRIPE_SECRET_KEY ? (
               <RechargeForm
                 min={formatPico(config.rechargeMin)}
                 max={formatPico(config.rechargeMax)}
@@ -234,7 +245,7 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
             ) : (
               <NoPayments contact={env.SUPPORT_CONTACT} t={tr} />
             )}
-            <RedeemForm />
+            {canPay && <RedeemForm />}
           </CardBody>
         </Card>
       </div>

@@ -5,7 +5,8 @@ import { listKeysWithSpend } from '@/lib/keys/queries';
 import { listProjects } from '@/lib/keys/projects';
 import { getAccount } from '@/lib/dashboard/queries';
 import { publicOrigin } from '@/lib/http/origin';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
 import { CopyButton } from '@/components/ui/copy-button';
 import { PageHeader } from '@/components/ui/page-header';
 import { KeysManager } from '@/components/dashboard/keys-manager';
@@ -31,9 +32,10 @@ function typicalRequest(model: string): BudgetGauge | undefined {
 }
 
 export default async function KeysPage() {
-  const user = await requirePageUser('/dashboard/keys');
+  const user = await requirePageAccount('/dashboard/keys');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
   const [keys, origin, account, t, projects] = await Promise.all([
-    listKeysWithSpend(user.id),
+    listKeysWithSpend(user.id, user.role === 'developer' ? user.personId : undefined),
     publicOrigin(),
     getAccount(user.id),
     serverT(),

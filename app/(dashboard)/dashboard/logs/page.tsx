@@ -6,7 +6,8 @@ import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { decodeCursor, filterQuery, parseLogFilters, type LogCursor, type LogFilters as Filters } from '@/lib/dashboard/filters';
 import { listKeyNames, listLogs, type LogPage } from '@/lib/dashboard/queries';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
 import { cny, int, latency, usd } from '@/lib/dashboard/format';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
@@ -42,7 +43,8 @@ function toParams(sp: SearchParams): URLSearchParams {
 }
 
 export default async function LogsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  const user = await requirePageUser('/dashboard/logs');
+  const user = await requirePageAccount('/dashboard/logs');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
   const params = toParams(await searchParams);
 
   let filters: Filters = {};

@@ -4,7 +4,8 @@ import type { Metadata } from 'next';
 import { getConfig, type GatewayConfig, type ModelInfo, type TierName } from '@/lib/config';
 import { usdToCny, usdToPico } from '@/lib/money';
 import { getAccount } from '@/lib/dashboard/queries';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
 import { formatMoney, int, tierLabel, tokenCount } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardHeader } from '@/components/ui/card';
@@ -94,7 +95,8 @@ function ModelName({ model, t }: { model: ModelInfo; t: Translate }) {
 }
 
 export default async function ModelsPage() {
-  const user = await requirePageUser('/dashboard/models');
+  const user = await requirePageAccount('/dashboard/models');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
   const config = getConfig();
   const [account, t] = await Promise.all([getAccount(user.id), serverT()]);
   const tier: TierName = account?.tier ?? 'free';

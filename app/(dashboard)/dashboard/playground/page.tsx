@@ -3,7 +3,8 @@ import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import { getConfig } from '@/lib/config';
 import { getAccount } from '@/lib/dashboard/queries';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
 import { publicOrigin } from '@/lib/http/origin';
 import { callableModels } from '@/lib/gateway/models';
 import { PageHeader } from '@/components/ui/page-header';
@@ -15,7 +16,8 @@ export async function generateMetadata(): Promise<Metadata> {
 }
 
 export default async function PlaygroundPage() {
-  const user = await requirePageUser('/dashboard/playground');
+  const user = await requirePageAccount('/dashboard/playground');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
   const [account, { t }, baseUrl] = await Promise.all([getAccount(user.id), currentMessages(), publicOrigin()]);
   // The chat models of GET /v1/models for this account's tier, on every protocol (the playground calls them all through the OpenAI chat surface).
   const models: PlaygroundModel[] = callableModels(getConfig(), account?.tier ?? 'free')

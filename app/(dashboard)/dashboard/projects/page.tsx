@@ -1,7 +1,8 @@
 import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { getConfig } from '@/lib/config';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
 import { listProjects } from '@/lib/keys/projects';
 import { PageHeader } from '@/components/ui/page-header';
 import { ProjectsManager } from '@/components/dashboard/projects-manager';
@@ -12,7 +13,9 @@ export async function generateMetadata(): Promise<Metadata> {
 }
 
 export default async function ProjectsPage() {
-  const user = await requirePageUser('/dashboard/projects');
+  // The selected organization's projects (every role may see them; the API lets owners and admins change them).
+  const user = await requirePageAccount('/dashboard/projects');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
   const [projects, t] = await Promise.all([listProjects(user.id), serverT()]);
   return (
     <>

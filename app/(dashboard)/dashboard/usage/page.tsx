@@ -4,7 +4,8 @@ import type { Metadata } from 'next';
 import { currentMessages } from '@/lib/i18n/server';
 import Link from 'next/link';
 import { GatewayError } from '@/lib/errors';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
 import { localToday, parseUsageQuery, usageReport, type UsageGroup, type UsageQuery, type UsageReport } from '@/lib/dashboard/usage';
 import { isTimeZone } from '@/lib/dashboard/filters';
 import { cookies } from 'next/headers';
@@ -156,7 +157,8 @@ function totalsHead(first: string, tr: Translate) {
 }
 
 export default async function UsagePage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  const user = await requirePageUser('/dashboard/usage');
+  const user = await requirePageAccount('/dashboard/usage');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
   const sp = await searchParams;
   const params = new URLSearchParams();
   for (const name of ['from', 'to', 'group_by', 'tz']) {

@@ -4,7 +4,8 @@ import { serverT } from '@/lib/i18n/server';
 import { coded, type Phrase, type Translate } from '@/lib/i18n/translate';
 import { GatewayError } from '@/lib/errors';
 import { formatCount, formatDateTimeUtc, formatMoney } from '@/lib/format';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
 import { buildStatement, parseStatementMonth, recentMonths, statementCny, type Statement, type StatementCategory } from '@/lib/statements/statement';
 import { Alert } from '@/components/ui/alert';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
@@ -49,7 +50,8 @@ function Money({ s, usd, testId, strong }: { s: Statement; usd: bigint; testId?:
 }
 
 export default async function StatementsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const user = await requirePageUser('/dashboard/billing/statements');
+  const user = await requirePageAccount('/dashboard/billing/statements');
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
   const sp = await searchParams;
   const tr = await serverT();
   const now = new Date();

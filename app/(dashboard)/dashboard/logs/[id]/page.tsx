@@ -6,7 +6,8 @@ import type { ReactNode } from 'react';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { getLog, listKeyNames } from '@/lib/dashboard/queries';
-import { requirePageUser } from '@/lib/dashboard/session';
+import { requirePageAccount } from '@/lib/dashboard/session';
+import { RoleRefused } from '@/components/orgs/role-refused';
 import { formatBoolean, formatMoney, int, latency, titleCase } from '@/lib/dashboard/format';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
@@ -129,7 +130,8 @@ function lastAttemptProvider(attempts: unknown): string | null {
 
 export default async function LogDetailPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  const user = await requirePageUser(`/dashboard/logs/${encodeURIComponent(id)}`);
+  const user = await requirePageAccount(`/dashboard/logs/${encodeURIComponent(id)}`);
+  if (!user.allowed) return <RoleRefused role={user.role} orgName={user.orgName} />;
   const [log, keys, t] = await Promise.all([getLog(user.id, id), listKeyNames(user.id), serverT()]);
   if (!log) notFound();
   const key = keys.find((k) => k.id === log.apiKeyId);
