@@ -26,7 +26,7 @@ import { DROPPED_HEADER, droppedHeaderValue } from '@/lib/gateway/translate/drop
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkKeyAccess, keyClientIp } from '@/lib/keys/access';
 import { recheckKeyRefusal } from '@/lib/keys/admission';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { operationOf, type AttemptTrace, type RequestTrace } from '@/lib/telemetry/tracing';
 import { observeGenAi } from '@/lib/telemetry/genai-metrics';
 

@@ -7,7 +7,7 @@ import type { RequestContext } from '@/lib/gateway/context';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkDenied, release, startAdmission } from '@/lib/gateway/admission';
 import { untrackLeases } from '@/lib/gateway/admission/lease';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { modelKey } from '@/lib/limits/keys';
 import { keyAllowsModel } from '@/lib/keys/access';
 import { endQueuedJob, kickJobs } from '@/lib/jobs/engine';

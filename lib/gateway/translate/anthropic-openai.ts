@@ -4,7 +4,7 @@
 import type { ModelInfo } from '@/lib/config';
 import { openaiUsage } from '@/lib/gateway/translate/usage';
 import type { JsonObject } from '@/lib/gateway/body';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import {
   AnthropicEventWriter,
   anthropicError,

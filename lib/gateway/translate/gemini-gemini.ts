@@ -2,7 +2,7 @@
 // signatures, safety settings, built-in tools and members added later included; the model is in
 // the path); replies, stream chunks and errors come back as the upstream sent them. Cost travels
 // in headers only.
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { geminiUsage } from '@/lib/gateway/translate/usage';
 import { SKIP_THOUGHT_SIGNATURE } from '@/lib/gateway/translate/openai-gemini';
 import { ANTHROPIC_SIGNATURE_PREFIX, ChunkFramer, isObject, type GeminiClientOptions } from './gemini-client';

@@ -2,7 +2,7 @@
 // DeepSeek or Qwen model). The mapping choices are listed in docs/protocols.md ("Gemini clients");
 // the comments here say why where it is not obvious.
 import type { ModelInfo } from '@/lib/config';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { openaiUsage } from '@/lib/gateway/translate/usage';
 import {
   CallIds,

@@ -3,7 +3,7 @@
 // (Unified protocols); the comments here say why where it is not obvious.
 import type { ModelInfo } from '@/lib/config';
 import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import {
   ChunkWriter,
   contentParts,

@@ -3,7 +3,7 @@
 // the upstream's reply comes back as it came, with the gateway's cost spliced in.
 import { openaiUsage } from '@/lib/gateway/translate/usage';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { chunkHead, clientUsage, serviceMember, streamEnd, wantsStreamUsage } from '@/lib/gateway/translate/openai-client';
 import type { CallInfo, Settlement, StreamTranslator, TranslatedReply, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
 

@@ -5,7 +5,7 @@
 // here and become a Response object, or Responses stream events. Nothing here knows the upstream.
 import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { mergeDropped } from '@/lib/gateway/translate/dropped';
 import { openReasoning, sealReasoning, type ReasoningState } from '@/lib/gateway/translate/reasoning-seal';
 import { invalidParam, isObject, serviceMember } from '@/lib/gateway/translate/openai-client';

@@ -3,7 +3,7 @@
 // channel's failure.
 import type { JsonObject } from '@/lib/gateway/body';
 import type { SseEvent } from '@/lib/gateway/translate/types';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
