@@ -151,7 +151,10 @@ export interface ChannelCall {
   path: string;
   body: string | Buffer;
   headers: Record<string, string>;
+  /** The call's signal (it may also fire for a refused speculative admission: `gate` then throws the refusal). */
   signal: ClientSignal;
+  /** The client's own signal, when not `signal`: a call that failed because the client left is not the channel's failure. */
+  client?: ClientSignal;
   /** A 403 is the caller's, not the channel key's (translate/types.ts UpstreamCall.forbiddenIsCallers). */
   forbiddenIsCallers?: boolean;
   /** The attempt's log record, metrics and breaker; none for a probe (its caller records health). */
@@ -182,7 +185,7 @@ export async function callChannel(c: ChannelCall): Promise<ChannelOutcome> {
   try {
     res = await callUpstream(channel, c.path, c.body, c.headers, c.signal, DETACHED);
   } catch (err) {
-    if (c.signal.aborted) return { kind: 'failed', reason: 'client closed', cause: err };
+    if ((c.client ?? c.signal).aborted) return { kind: 'failed', reason: 'client closed', cause: err };
     await c.gate?.();
     tracker?.fail((err as Error).message);
     return { kind: 'failed', reason: (err as Error).message, cause: err };

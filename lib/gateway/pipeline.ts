@@ -538,6 +538,7 @@ async function attempt(
     body: upstream.body,
     headers,
     signal: gate.signalFor(req.signal),
+    client: req.signal,
     forbiddenIsCallers: upstream.forbiddenIsCallers,
     tracker,
     // While the admission is speculative, nothing of the reply is used until it is confirmed.
