@@ -17,7 +17,7 @@ import { healthz, metrics, readyz, type OpsResponse } from '@/lib/ops';
 import { log, errorFields } from '@/lib/log';
 import { syncCatalogue } from '@/lib/config/sync';
 import { countTokens } from '@/lib/gateway/tokens';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { startCreditReconciler } from '@/lib/billing/ledger';
 import { replayLogSpool } from '@/lib/billing/writer';
 import { startChannelOverrideSync } from '@/lib/channels/overrides';

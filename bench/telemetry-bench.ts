@@ -34,7 +34,7 @@ async function cpuPerCall(name: string, n: number, f: (i: number) => void): Prom
 const served = servedRequest({
   requestId: 'req_bench',
   stream: true,
-  usage: { promptTokens: 20, completionTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0 },
+  charge: { usage: { promptTokens: 20, completionTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0 } },
   firstTokenMs: 12,
 });
 const channel = { name: 'openai-1', protocol: 'openai' };
@@ -71,7 +71,7 @@ const sink = spawn(process.execPath, ['-e', SINK], { stdio: ['ignore', 'pipe', '
 const sinkPort = await new Promise<number>((resolve) => sink.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
 
 await cpuPerCall('metrics: the 6 counter/histogram updates of a served request', 200_000, metricsOfOneRequest);
-await cpuPerCall('metrics: the GenAI histograms of a stream (token usage x2, TTFT, TPOT)', 200_000, () => observeGenAi(served));
+await cpuPerCall('metrics: the GenAI histograms of a stream (token usage x2, TTFT, TPOT)', 200_000, () => observeGenAi(served, served.elapsedMs()));
 await cpuPerCall('tracing off (no OTLP endpoint): the hooks of a request', 200_000, spansOfOneRequest);
 const stopTracing = await startInProcessTracing({
   OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,

@@ -5,8 +5,7 @@ import { limiterMetrics } from '@/lib/limits';
 import { queuedLogCount } from '@/lib/billing/writer';
 import { sameHash } from '@/lib/keys/api-key';
 import { createHash } from 'node:crypto';
-import type { Agent } from 'undici';
-import { singleton } from '@/lib/singleton';
+import { upstreamPoolStats } from '@/lib/gateway/upstream';
 
 // Health, readiness and Prometheus metrics, shared by the custom server and the route handlers.
 export interface OpsResponse {
@@ -44,18 +43,7 @@ export function processGauges(): Record<string, Gauge> {
   const resources = process.getActiveResourcesInfo();
   const byType = new Map<string, number>();
   for (const type of resources) byType.set(type, (byType.get(type) ?? 0) + 1);
-  // The per-channel keep-alive pools of lib/gateway/upstream.ts (key: "name|baseUrl|connectMs").
-  const agents = singleton('upstream-agents', () => new Map<string, Agent>());
-  const sockets = new Map<string, { connected: number; busy: number }>();
-  for (const [key, agent] of agents) {
-    const channel = key.split('|')[0];
-    const s = sockets.get(channel) ?? { connected: 0, busy: 0 };
-    for (const st of Object.values(agent.stats)) {
-      s.connected += typeof st.connected === 'number' ? st.connected : st.connected ? 1 : 0;
-      s.busy += st.running + st.pending;
-    }
-    sockets.set(channel, s);
-  }
+  const sockets = upstreamPoolStats();
   return {
     process_resident_memory_bytes: mem.rss,
     nodejs_heap_used_bytes: mem.heapUsed,

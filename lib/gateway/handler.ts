@@ -1,6 +1,7 @@
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
-import { RequestContext, type Surface } from '@/lib/gateway/context';
+import { clientLeft, fail, finish, newContext, type RequestContext } from '@/lib/gateway/context';
+import { anthropicProtocol, embeddingsProtocol, geminiProtocol, openaiProtocol, type ClientProtocol } from '@/lib/gateway/surfaces/protocol';
 import { listAnthropicModels, listModels } from '@/lib/gateway/models';
 import { runPipeline, type SurfaceSpec } from '@/lib/gateway/pipeline';
 import { openaiChatSurface } from '@/lib/gateway/surfaces/openai-chat';
@@ -22,6 +23,22 @@ const pipeline =
   (surface: SurfaceSpec): Route =>
   (ctx, req, sink) =>
     runPipeline(ctx, req, sink, surface);
+
+/**
+ * The client protocol of each mount: errors, stream error events and headers are answered as its
+ * clients read them, whichever route (or none) the path names. The longest mount that a path is
+ * under wins; anything else speaks OpenAI's protocol.
+ */
+const mounts: [prefix: string, protocol: ClientProtocol][] = [
+  ['/v1/anthropic', anthropicProtocol],
+  [GEMINI_PREFIX, geminiProtocol],
+  ['/v1/embeddings', embeddingsProtocol],
+];
+
+function protocolOf(path: string): ClientProtocol {
+  for (const [prefix, protocol] of mounts) if (path === prefix || path.startsWith(`${prefix}/`)) return protocol;
+  return openaiProtocol;
+}
 
 const routes: Partial<Record<string, Route>> = {
   'POST /v1/chat/completions': pipeline(openaiChatSurface),
@@ -82,9 +99,9 @@ const shuttingDown: Route = async () => {
 export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const given = req.path.length > 1 && req.path.endsWith('/') ? req.path.slice(0, -1) : req.path;
   const path = aliases[given] ?? given;
-  const surface: Surface = path.startsWith('/v1/anthropic') ? 'anthropic' : path.startsWith(GEMINI_PREFIX) ? 'gemini' : 'openai';
+  const protocol = protocolOf(path);
   const exact = routes[`${req.method} ${path}`];
-  const gemini = surface === 'gemini' ? geminiRoute(req.method, path) : undefined;
+  const gemini = protocol === geminiProtocol ? geminiRoute(req.method, path) : undefined;
   // A parameter route is logged (and counted in metrics) under its pattern, not each id.
   const pattern = exact ? undefined : (gemini?.pattern ?? paramPath(path));
   const route = state.draining
@@ -95,25 +112,19 @@ export async function handleGateway(req: GatewayRequest, sink: ResponseSink): Pr
   const endpoint = pattern ?? (exact || knownPath(path) ? path : 'other');
   let ctx: RequestContext;
   try {
-    ctx = new RequestContext(surface, endpoint, getConfig());
+    ctx = newContext(protocol, endpoint, getConfig(), startRequestTrace(req.method, endpoint, path, req.headers));
   } catch (err) {
     sink.start(500, { 'content-type': 'application/json' });
     sink.end(JSON.stringify({ error: { message: 'Gateway misconfigured.', type: 'server_error', param: null, code: 'internal_error' } }));
     throw err;
   }
-  ctx.trace = startRequestTrace(req.method, endpoint, path, req.headers);
   try {
     await route(ctx, req, sink);
   } catch (err) {
-    if (req.signal.aborted && !sink.started) {
-      ctx.outcome = 'client_closed';
-      ctx.status = 499;
-      sink.end();
-    } else {
-      await ctx.fail(sink, err);
-    }
+    if (req.signal.aborted && !sink.started) clientLeft(ctx, sink);
+    else await fail(ctx, sink, err);
   } finally {
-    await ctx.finish();
-    ctx.trace?.end(ctx);
+    await finish(ctx);
+    ctx.trace?.end(ctx.rec);
   }
 }

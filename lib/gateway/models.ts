@@ -2,7 +2,7 @@ import { authenticate, type Principal } from '@/lib/auth/principal';
 import { inRegion, REGION_HEADER, requestRegion } from '@/lib/region';
 import { checkDenied } from '@/lib/gateway/admission';
 import type { GatewayConfig, ModelInfo, TierName } from '@/lib/config';
-import type { RequestContext } from '@/lib/gateway/context';
+import { responseHeaders, type RequestContext } from '@/lib/gateway/context';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkKeyAccess, keyAllowsModel, keyClientIp } from '@/lib/keys/access';
 
@@ -48,7 +48,7 @@ export async function listModels(ctx: RequestContext, req: GatewayRequest, sink:
   const data = callableModels(ctx.cfg, principal.tier)
     .filter((m) => keyAllowsModel(principal.guard, m.name) && region(m))
     .map((m) => openaiRecord(m, strict));
-  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ object: 'list', data }));
 }
 
@@ -59,6 +59,6 @@ export async function listAnthropicModels(ctx: RequestContext, req: GatewayReque
   const data = callableModels(ctx.cfg, principal.tier)
     .filter((m) => m.kind === 'chat' && keyAllowsModel(principal.guard, m.name) && region(m))
     .map((m) => ({ type: 'model', id: m.name, display_name: m.name, created_at: new Date(m.created * 1000).toISOString() }));
-  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }));
 }

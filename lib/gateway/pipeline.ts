@@ -9,15 +9,20 @@ import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
 import { formatMoney } from '@/lib/format';
 import { Unaffordable } from '@/lib/auth/admission';
 import { affordableOutputTokens, MIN_CLAMPED_OUTPUT_TOKENS, withBody, type OutputCap } from '@/lib/gateway/admission/clamp';
-import { expireLeases, type Endpoint } from '@/lib/gateway/admission';
+import type { Endpoint } from '@/lib/gateway/admission';
 import { channelLimited } from '@/lib/gateway/admission/channel';
 import { preAdmission } from '@/lib/gateway/account-gate';
 import { keyedRandom, maxContextWindow, orderChannels, resolveModel, AUTO_MODEL, type ModelPlan, type RequestNeeds } from '@/lib/gateway/router';
 import { providers, type Operation, type Provider } from '@/lib/gateway/providers';
-import { classify, readUpstreamBody, redactUpstreamText, UpstreamFailure, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { classify, readUpstreamBody, redactUpstreamText, type UpstreamResponse } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
 import { SseEventReader } from '@/lib/gateway/sse';
-import type { Attempt, RequestContext, ToolFee } from '@/lib/gateway/context';
+import { clientGone, endStream, fromCache, open, responseHeaders, streamErrorFrom, type RequestContext } from '@/lib/gateway/context';
+import { AttemptTracker, callChannel } from '@/lib/gateway/call-channel';
+import { settleCharge, type ToolFee } from '@/lib/gateway/settlement';
+import * as record from '@/lib/gateway/record';
+import { operationOf } from '@/lib/telemetry/tracing';
 import { allowedCalls, pricedFor, toolReservation, unpricedTool, type BuiltInToolUse } from '@/lib/gateway/builtin-tools';
 import { toolFee, type ToolCalls } from '@/lib/pricing/tools';
 import type {
@@ -36,8 +41,6 @@ import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/t
 import { cacheAsk, cacheKey, hitCost, lookup, remember, ReplyRecorder, type CacheAsk, type CachedReply } from '@/lib/gateway/response-cache';
 import { affinityKey, conversationOf, pin, pinnedChannel, preferPinned } from '@/lib/cache/affinity';
 import { inRegion, REGION_HEADER, regionUnavailable, requestRegion } from '@/lib/region';
-
-const MAX_ERROR_BYTES = 1024 * 1024;
 
 /**
  * The most an upstream stream may send: 64 MiB, and 1 KiB more per output token reserved. A real
@@ -131,7 +134,7 @@ export interface SurfaceSpec {
 
 /** Runs one /v1 request on `surface`. Errors are thrown to the handler, which answers them in the surface's envelope. */
 export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink, surface: SurfaceSpec): Promise<void> {
-  const body = await ctx.open(req);
+  const body = await open(ctx, req);
   let client: ClientRequest = { body, headers: req.headers };
   const principal = ctx.principal!;
   const ask = cacheAsk(req, ctx.cfg, principal);
@@ -140,9 +143,9 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   let { prepared, calls } = before;
   const { plan, first, translated, cache, affinity } = before;
   if (!translated && prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx, m)))) {
-    await ctx.admit(null, surface.endpoint, 0n);
+    await admit(ctx, prepared, null, surface.endpoint, 0n, 0);
     const text = await prepared.local(plan.models[0]);
-    sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+    sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json' }));
     sink.end(text);
     return;
   }
@@ -150,7 +153,9 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   for (let lowered = 0; ; lowered++) {
     try {
       const bytes = prepared.promptBytes ?? client.body.raw.length;
-      await ctx.admit(
+      await admit(
+        ctx,
+        prepared,
         prepared.billed ? plan.models[0] : null,
         surface.endpoint,
         prepared.billed ? reservation(plan.models, prepared, bytes) : 0n,
@@ -173,13 +178,15 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
       client = withBody(client, cap.set(client.body.json, tokens, plan.models[0]));
       const again = surface.validate(client, ctx.cfg, principal, client.body.raw.length, req.signal);
       prepared = again instanceof Promise ? await again : again;
-      const current = prepared;
-      if (current.streamError) ctx.streamError = (e) => current.streamError!(e);
+      streamErrorFrom(ctx, prepared.streamError?.bind(prepared));
       calls = new CallCache(client, ctx, prepared);
       const translator = translatorFor(prepared, plan.models[0], first);
       if (translator) calls.get(plan.models[0], translator);
-      ctx.outputClamped = tokens;
-      ctx.routeReason = `${ctx.routeReason ? `${ctx.routeReason}; ` : ''}output capped at ${tokens} tokens (${err.code === 'key_budget_exceeded' ? 'key budget' : 'balance'} left: ${formatMoney(err.available)})`;
+      record.clamped(
+        ctx.rec,
+        tokens,
+        `output capped at ${tokens} tokens (${err.code === 'key_budget_exceeded' ? 'key budget' : 'balance'} left: ${formatMoney(err.available)})`,
+      );
     }
   }
 
@@ -202,14 +209,13 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
       if (await attempt(ctx, req, sink, surface, prepared, client, call, channel, cache, model === plan.models[0] ? affinity : undefined)) return;
     }
   }
-  ctx.model = plan.models[0];
-  ctx.channel = null;
-  const atCap = ctx.channelsAtCap();
+  record.unserved(ctx.rec, plan.models[0]);
+  const atCap = ctx.gate.channelsAtCap(ctx.rec.attempts.length);
   if (atCap) throw atCap;
-  if (refusal && ctx.attempts.length === 0) throw refusal;
-  if (ctx.region !== null)
+  if (refusal && ctx.rec.attempts.length === 0) throw refusal;
+  if (ctx.rec.region !== null)
     throw regionUnavailable(
-      ctx.region,
+      ctx.rec.region,
       plan.models.map((m) => m.name),
     );
   throw new GatewayError('all_channels_failed', `All upstream channels failed for ${plan.models.map((m) => m.name).join(', ')}.`);
@@ -252,7 +258,7 @@ async function cachedReply(ctx: RequestContext, prepared: PreparedRequest, plan:
   const channel = ctx.cfg.channels.find((c) => c.name === entry.channel);
   if (!model || !channel || channel.protocol !== entry.protocol) return null;
   // A reply made out of the request's region is not served to it.
-  if (ctx.region !== null && channel.region !== ctx.region) return null;
+  if (ctx.rec.region !== null && channel.region !== ctx.rec.region) return null;
   const translator = prepared.translator(channel.protocol, model, channel);
   return translator ? { entry, model, translator } : null;
 }
@@ -262,9 +268,9 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
   const principal = ctx.principal!;
   const validated = surface.validate(client, ctx.cfg, principal, client.body.raw.length, req.signal);
   const prepared = validated instanceof Promise ? await validated : validated;
-  ctx.stream = prepared.stream;
-  if (prepared.streamError) ctx.streamError = (err) => prepared.streamError!(err);
-  if (prepared.model !== undefined) ctx.modelRequested = prepared.model;
+  record.streaming(ctx.rec, prepared.stream);
+  streamErrorFrom(ctx, prepared.streamError?.bind(prepared));
+  if (prepared.model !== undefined) record.askedFor(ctx.rec, prepared.model);
   const requested = prepared.model ?? client.body.json.model;
   // service-auto's count is the costly part of preparing a chat request: one of the account's turns.
   const autoNeeds = requested === AUTO_MODEL ? prepared.autoNeeds?.bind(prepared) : undefined;
@@ -272,10 +278,11 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
   const plan = planModels(ctx.cfg, surface, requested, principal, needs);
   // Where it may be served: the pin, or what the request asks (lib/gateway/region.ts). No channel of
   // that region for any planned model: refused before anything is admitted, never routed elsewhere.
-  ctx.region = requestRegion(req.headers[REGION_HEADER], client.body.json, principal.regionPin ?? {});
-  if (ctx.region !== null && !plan.models.some((m) => channelsOf(ctx, m).length > 0)) {
+  const region = requestRegion(req.headers[REGION_HEADER], client.body.json, principal.regionPin ?? {});
+  record.planned(ctx.rec, ctx.rec.model, region);
+  if (region !== null && !plan.models.some((m) => channelsOf(ctx, m).length > 0)) {
     throw regionUnavailable(
-      ctx.region,
+      region,
       plan.models.map((m) => m.name),
     );
   }
@@ -291,16 +298,16 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
     if (refusal) throw refusal;
     plan.models = plan.models.filter((m) => !runs(m) || pricedFor(m, tools));
   }
-  ctx.routeReason = plan.reason;
-  ctx.model = plan.models[0];
+  if (plan.reason !== null) record.routeNote(ctx.rec, plan.reason, true);
+  record.planned(ctx.rec, plan.models[0]);
 
   // The response cache (opted in): a hit is answered without any upstream work (lib/cache/).
   let cache: CacheMiss | undefined;
   if (ask && prepared.billed && !prepared.local) {
-    cache = { key: cacheKey(principal.userId, ctx.endpoint, plan.models[0], prepared.stream, client.body.json), ttlMs: ask.ttlMs };
+    cache = { key: cacheKey(principal.userId, ctx.rec.endpoint, plan.models[0], prepared.stream, client.body.json), ttlMs: ask.ttlMs };
     const hit = await cachedReply(ctx, prepared, plan, cache.key);
     if (hit) return { prepared, plan, hit } as const;
-    ctx.cacheResult = 'miss';
+    record.cacheAnswer(ctx.rec, 'miss');
   }
 
   const calls = new CallCache(client, ctx, prepared);
@@ -313,7 +320,7 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
     affinity = { key, pinned: await pinnedChannel(key) };
     const kept = preferPinned(first, affinity.pinned);
     first = kept.channels;
-    if (kept.kept) ctx.routeReason = `${ctx.routeReason ? `${ctx.routeReason}; ` : ''}conversation kept on channel ${first[0].name} (cache affinity)`;
+    if (kept.kept) record.routeNote(ctx.rec, `conversation kept on channel ${first[0].name} (cache affinity)`);
   }
   // The first attempt's translation happens before admission: a parameter the upstream cannot
   // carry (or a body it would grow past the cap) is the client's 400, with nothing admitted or sent.
@@ -333,7 +340,7 @@ function translatorFor(prepared: PreparedRequest, model: ModelInfo, channels: Ch
 
 /** The channels that may serve `model` for this request: its region's only, when one applies. */
 function channelsOf(ctx: RequestContext, model: ModelInfo): ChannelInfo[] {
-  return inRegion(ctx.cfg.channelsByModel.get(model.name) ?? [], ctx.region);
+  return inRegion(ctx.cfg.channelsByModel.get(model.name) ?? [], ctx.rec.region);
 }
 
 /** The model and its fallbacks (`needs`: what service-auto weighs); an unknown model is answered as the surface's clients expect. */
@@ -425,7 +432,7 @@ class CallCache {
   private infoFor(model: ModelInfo): CallInfo {
     if (this.more) for (const c of this.more) if (c.model === model) return c.info;
     const ctx = this.ctx;
-    return { model, stream: this.prepared.stream, requestId: ctx.requestId, created: Math.floor(ctx.startedAt / 1000) };
+    return { model, stream: this.prepared.stream, requestId: ctx.rec.requestId, created: Math.floor(ctx.rec.startedAt / 1000) };
   }
 }
 
@@ -470,6 +477,30 @@ function upstreamHeaders(channel: ChannelInfo, provider: Provider, own: Record<s
   return headers;
 }
 
+/** The admission of the request (admission/gate.ts): its limits, the balance and the tokens reserved. */
+function admit(
+  ctx: RequestContext,
+  prepared: PreparedRequest,
+  model: ModelInfo | null,
+  endpoint: Endpoint,
+  reserve: bigint,
+  tokens: number,
+  first?: ChannelInfo,
+) {
+  return ctx.gate.admit({
+    principal: ctx.principal!,
+    cfg: ctx.cfg,
+    model,
+    endpoint,
+    reserve,
+    tokens,
+    ip: ctx.keyIp,
+    stream: prepared.stream,
+    firstChannel: first,
+    trace: ctx.trace,
+  });
+}
+
 /** One upstream try. Returns true when the request was answered (success or a non-retryable error). */
 async function attempt(
   ctx: RequestContext,
@@ -489,35 +520,44 @@ async function attempt(
   if (path === undefined) return false;
   const dropped = mergeDropped(prepared.dropped, upstream.dropped);
   // A channel at its own cap (concurrency, tokens per minute) is skipped: the next one is tried.
-  if (!(await ctx.takeChannel(channel))) return false;
-  const tried = await ctx.tryChannel(req, channel, model, path, upstream, upstreamHeaders(channel, provider, upstream.headers), provider, dropped);
-  if (!tried) return false;
-  const { res, tracker } = tried;
-  const record = tracker.record;
-  ctx.dropped = dropped;
-  ctx.model = model;
-  ctx.channel = channel.name;
-  ctx.servedRegion = channel.region ?? null;
-  if (res.status >= 400) {
+  if (!(await ctx.gate.takeChannel(channel, ctx.cfg))) return false;
+  const tracker = new AttemptTracker(channel, model, ctx.cfg, ctx.principal?.userId);
+  record.attemptStarted(ctx.rec, tracker.record);
+  if (dropped) tracker.record.dropped = dropped;
+  if (req.signal.aborted) throw clientGone();
+  let headers = upstreamHeaders(channel, provider, upstream.headers);
+  if (ctx.trace) {
+    tracker.trace = ctx.trace.attempt(channel, model.name, operationOf(ctx.rec.endpoint, ctx.protocol.name), ctx.rec.attempts.length);
+    headers = tracker.trace.inject(headers);
+  }
+  const gate = ctx.gate;
+  const outcome = await callChannel({
+    channel,
+    provider,
+    path,
+    body: upstream.body,
+    headers,
+    signal: gate.signalFor(req.signal),
+    client: req.signal,
+    forbiddenIsCallers: upstream.forbiddenIsCallers,
+    tracker,
+    // While the admission is speculative, nothing of the reply is used until it is confirmed.
+    gate: (res) => gate.confirm(res, () => tracker.cancel('cancelled: admission refused')),
+  });
+  if (outcome.kind === 'failed') {
+    if (req.signal.aborted) throw clientGone();
+    return false;
+  }
+  record.served(ctx.rec, channel, model, dropped);
+  if (outcome.kind === 'rejected') {
     // The caller's mistake as the upstream sees it: answered in the client's envelope, not retried, not billed.
-    const text = await readUpstreamBody(res.body, MAX_ERROR_BYTES).catch(() => '');
-    // The channel's key refused, or the operator's account out of credit: never the caller's to
-    // see (a generic 502 once no channel is left), the next channel is tried, the breaker counts it.
-    if (provider.keyRefused?.(res.status, text)) {
-      ctx.channel = null;
-      return tracker.fail(`upstream refused the channel's key or account (${res.status})`, res.status);
-    }
-    // An upstream may echo what it was sent (the channel's key among the headers).
-    const out = translator.error(res.status, redactUpstreamText(text, channel));
-    tracker.finish(true, false);
-    record.error = `upstream answered ${res.status}`;
-    ctx.status = out.status;
-    ctx.outcome = 'error';
-    ctx.errorCode = 'upstream_rejected';
-    sink.start(out.status, ctx.headers({ 'content-type': 'application/json', 'x-should-retry': 'false' }));
+    const out = translator.error(outcome.status, outcome.text);
+    record.failed(ctx.rec, 'upstream_rejected', out.status);
+    sink.start(out.status, responseHeaders(ctx, { 'content-type': 'application/json', 'x-should-retry': 'false' }));
     sink.end(out.body);
     return true;
   }
+  const res = outcome.res;
   // The channel served: the conversation is pinned to it (lib/cache/affinity.ts). A new pin is
   // stored before the reply's end reaches the client, so that the conversation's next request finds
   // it on any instance; the same pin is only refreshed (its TTL), without waiting.
@@ -532,7 +572,7 @@ async function attempt(
   let ok: boolean;
   try {
     ok = prepared.stream
-      ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, record, channel, cache, served)
+      ? await relayStream(ctx, req, sink, res, translator, client, info, prepared, tracker, channel, cache, served)
       : await relayJson(
           ctx,
           req,
@@ -541,7 +581,7 @@ async function attempt(
           translator,
           info,
           prepared,
-          record,
+          tracker,
           channel,
           prepared.maxReplyBytes?.(model) ?? surface.maxReplyBytes,
           cache,
@@ -549,14 +589,13 @@ async function attempt(
         );
   } catch (err) {
     // Broke off after the first byte: no fallback any more, but the channel is unhealthy.
-    tracker.fail(record.error ?? (err as Error).message);
+    tracker.fail(tracker.record.error ?? (err as Error).message);
     throw err;
   }
   if (!ok && !sink.started) {
-    if (req.signal.aborted) throw ctx.clientGone();
-    ctx.channel = null;
-    ctx.dropped = undefined;
-    return tracker.fail(record.error ?? 'upstream reply unusable');
+    if (req.signal.aborted) throw clientGone();
+    record.unserved(ctx.rec);
+    return tracker.fail(tracker.record.error ?? 'upstream reply unusable');
   }
   tracker.finish(true, ok);
   return true;
@@ -583,12 +622,10 @@ class ClientWatch {
 
   private readonly onAbort = (): void => {
     this.open = false;
-    this.ctx.outcome = 'client_closed';
-    this.ctx.status = 499;
+    record.clientClosed(this.ctx.rec);
     const body = this.res.body;
     this.stopDrain = startAbortDrain(() => body.destroy());
-    if (this.ctx.admission) expireLeases(this.ctx.admission);
-    if (this.ctx.channelLease) expireLeases(this.ctx.channelLease);
+    this.ctx.gate.expire();
   };
 
   dispose(): void {
@@ -606,8 +643,9 @@ interface Generated {
 /** The fee of the built-in tool calls the reply reports, at most the calls reserved; none when the request asked for none. */
 function toolFeeOf(ctx: RequestContext, prepared: PreparedRequest, generated: Generated): ToolFee | undefined {
   const tools = prepared.builtInTools;
-  if (!tools?.length || !generated.toolCalls || !ctx.model) return undefined;
-  const fee = toolFee(ctx.model.toolPrices, generated.toolCalls, allowedCalls(tools));
+  const model = ctx.rec.model;
+  if (!tools?.length || !generated.toolCalls || !model) return undefined;
+  const fee = toolFee(model.toolPrices, generated.toolCalls, allowedCalls(tools));
   return { ...fee, reported: generated.toolCalls };
 }
 
@@ -623,7 +661,7 @@ function settle(ctx: RequestContext, prepared: PreparedRequest, reported: Upstre
   if (ctx.trace?.captureContent) ctx.trace.completion(generated.completion);
   if (!prepared.billed) return 0;
   if (!reported || !reported.completionFinal) return settleCounted(ctx, prepared, reported, generated);
-  ctx.settleCost(billedUsage(reported), outputTokensOf(ctx.model!, prepared), toolFeeOf(ctx, prepared, generated));
+  charge(ctx, billedUsage(reported), outputTokensOf(ctx.rec.model!, prepared), toolFeeOf(ctx, prepared, generated));
   return reported.reasoningTokens;
 }
 
@@ -636,7 +674,7 @@ function billedUsage(reported: UpstreamUsage): Usage {
 async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): Promise<number> {
   const completion = generated.completion;
   // Counting stops past what can be billed: a hostile upstream's megabytes are not tokenized.
-  const maxCompletion = outputTokensOf(ctx.model!, prepared);
+  const maxCompletion = outputTokensOf(ctx.rec.model!, prepared);
   let usage: Usage;
   if (!reported) {
     usage = { ...noUsage(), promptTokens: await prepared.estimatePrompt(), completionTokens: await countTokens(completion, maxCompletion), estimated: true };
@@ -649,20 +687,41 @@ async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, rep
       usage.estimated = true;
     }
   }
-  ctx.settleCost(usage, maxCompletion, toolFeeOf(ctx, prepared, generated));
+  charge(ctx, usage, maxCompletion, toolFeeOf(ctx, prepared, generated));
   return reported?.reasoningTokens ?? 0;
 }
 
+/** The request's charge, computed once (settlement.ts) and kept on its record. */
+function charge(ctx: RequestContext, usage: Usage, maxCompletion: number, tools: ToolFee | undefined): void {
+  const model = ctx.rec.model;
+  record.settled(
+    ctx.rec,
+    settleCharge({
+      requestId: ctx.rec.requestId,
+      model,
+      usage,
+      maxCompletion,
+      tools,
+      reserved: ctx.gate.reserved,
+      cacheHitBilledNano: ctx.cacheHitBilledNano,
+      batchPercent: ctx.batch && model ? ctx.batch.discountPercent(model) : undefined,
+      cnyRateNano: ctx.cfg.cnyRateNano,
+    }),
+  );
+}
+
+/** What the translator renders of the settlement: the reply's own usage and cost fields. */
 function settlement(ctx: RequestContext, reasoningTokens: number): Settlement {
-  const u = ctx.usage;
+  const rec = ctx.rec;
+  const charged = rec.charge;
   return {
     // The shares as reported (each billed at most its total: lib/billing/cost.ts), the reasoning too.
-    usage: { ...u, reasoningTokens },
-    toolCalls: ctx.attempts.at(-1)?.billing?.toolCalls,
-    costUsd: ctx.costUsdText(),
-    costCny: ctx.costCnyText(),
-    channel: ctx.channel ?? 'none',
-    latencyMs: ctx.elapsedMs(),
+    usage: { ...charged.usage, reasoningTokens },
+    toolCalls: rec.attempts.at(-1)?.billing?.toolCalls,
+    costUsd: charged.costUsd,
+    costCny: charged.costCnyText,
+    channel: rec.channel ?? 'none',
+    latencyMs: record.elapsedMs(rec),
   };
 }
 
@@ -674,7 +733,7 @@ async function relayJson(
   translator: Translator,
   info: CallInfo,
   prepared: PreparedRequest,
-  record: Attempt,
+  tracker: AttemptTracker,
   channel: ChannelInfo,
   maxReplyBytes: number,
   cache?: CacheMiss,
@@ -693,32 +752,32 @@ async function relayJson(
       await settle(ctx, prepared, null, NOTHING_GENERATED);
       return true;
     }
-    record.error = redactUpstreamText((err as Error).message, channel);
+    tracker.note(redactUpstreamText((err as Error).message, channel));
     return false;
   }
   client.dispose();
   const settled = settle(ctx, prepared, reply.usage, reply);
   const reasoning = typeof settled === 'number' ? settled : await settled;
-  ctx.markFirstToken();
+  record.firstToken(ctx.rec);
   if (!client.open) return true;
   const text = reply.render(settlement(ctx, reasoning));
   const pinned = served?.();
   if (pinned) await pinned;
   if (prepared.beforeEnd) await prepared.beforeEnd(info.model);
   // A known length lets node send the reply in one write instead of chunked framing.
-  sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
+  sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
   sink.end(text);
-  if (cache && ctx.outputClamped === null) remember(ctx.cfg, cache.key, cache.ttlMs, storedReply(ctx, channel, info, false, upstreamText));
+  if (cache && ctx.rec.outputClamped === null) remember(ctx.cfg, cache.key, cache.ttlMs, storedReply(ctx, channel, info, false, upstreamText));
   return true;
 }
 
 function storedReply(ctx: RequestContext, channel: ChannelInfo, info: CallInfo, stream: boolean, body: string): CachedReply {
-  return { v: 1, protocol: channel.protocol, channel: channel.name, model: info.model.name, stream, body, at: Date.now(), requestId: ctx.requestId };
+  return { v: 1, protocol: channel.protocol, channel: channel.name, model: info.model.name, stream, body, at: Date.now(), requestId: ctx.rec.requestId };
 }
 
 /** The headers a stream starts with (its cost follows in trailers). */
 function streamHeaders(ctx: RequestContext, prepared: PreparedRequest): Record<string, string> {
-  return ctx.headers({
+  return responseHeaders(ctx, {
     'content-type': prepared.streamContentType ?? 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
@@ -738,36 +797,43 @@ function streamHeaders(ctx: RequestContext, prepared: PreparedRequest): Record<s
 async function serveHit(ctx: RequestContext, sink: ResponseSink, surface: SurfaceSpec, prepared: PreparedRequest, client: ClientRequest, hit: CacheHit) {
   const { entry, model, translator } = hit;
   const billedNano = ctx.cfg.responseCache.billedNano;
-  ctx.cacheResult = 'hit';
-  ctx.cacheHitBilledNano = billedNano;
-  ctx.model = model;
-  ctx.routeReason = `${ctx.routeReason ? `${ctx.routeReason}; ` : ''}response cache hit (stored by ${entry.requestId} from channel ${entry.channel})`;
+  record.cacheAnswer(ctx.rec, 'hit');
+  fromCache(ctx, billedNano);
+  record.planned(ctx.rec, model);
+  record.routeNote(ctx.rec, `response cache hit (stored by ${entry.requestId} from channel ${entry.channel})`);
   const bytes = prepared.promptBytes ?? client.body.raw.length;
-  await ctx.admit(prepared.billed ? model : null, surface.endpoint, prepared.billed ? hitCost(reservation([model], prepared, bytes), billedNano) : 0n, 0);
-  await ctx.admitted();
-  const info: CallInfo = { model, stream: prepared.stream, requestId: ctx.requestId, created: Math.floor(ctx.startedAt / 1000) };
+  await admit(
+    ctx,
+    prepared,
+    prepared.billed ? model : null,
+    surface.endpoint,
+    prepared.billed ? hitCost(reservation([model], prepared, bytes), billedNano) : 0n,
+    0,
+  );
+  await ctx.gate.confirm();
+  const info: CallInfo = { model, stream: prepared.stream, requestId: ctx.rec.requestId, created: Math.floor(ctx.rec.startedAt / 1000) };
   if (!prepared.stream) {
     const reply = translator.response(entry.body, info);
     const settled = settle(ctx, prepared, reply.usage, reply);
     const reasoning = typeof settled === 'number' ? settled : await settled;
-    ctx.markFirstToken();
+    record.firstToken(ctx.rec);
     const text = reply.render(settlement(ctx, reasoning));
     if (prepared.beforeEnd) await prepared.beforeEnd(model);
-    sink.start(200, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
+    sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
     sink.end(text);
     return;
   }
   const st = translator.stream(info, client);
   let out = '';
   for (const ev of new SseEventReader().push(Buffer.from(entry.body))) out += st.push(ev);
-  ctx.markFirstToken();
+  record.firstToken(ctx.rec);
   sink.start(200, streamHeaders(ctx, prepared));
   if (out) await sink.write(out);
   const settled = settle(ctx, prepared, st.usage, st);
   const reasoning = typeof settled === 'number' ? settled : await settled;
   const tail = st.end(settlement(ctx, reasoning));
   if (prepared.beforeEnd) await prepared.beforeEnd(model);
-  ctx.endStream(sink, tail);
+  endStream(ctx, sink, tail);
 }
 
 /**
@@ -783,7 +849,7 @@ async function relayStream(
   clientReq: ClientRequest,
   info: CallInfo,
   prepared: PreparedRequest,
-  record: Attempt,
+  tracker: AttemptTracker,
   channel: ChannelInfo,
   cache?: CacheMiss,
   served?: () => Promise<void> | undefined,
@@ -794,7 +860,7 @@ async function relayStream(
   const recorder = cache ? new ReplyRecorder(ctx.cfg.responseCache.maxEntryBytes) : undefined;
   const startClient = () => {
     if (sink.started) return;
-    ctx.markFirstToken();
+    record.firstToken(ctx.rec);
     sink.start(200, streamHeaders(ctx, prepared));
   };
 
@@ -821,11 +887,12 @@ async function relayStream(
       return true;
     }
     // An upstream error event's text goes to the log and to the client: never the channel's key.
-    record.error = redactUpstreamText(classify(err).message, channel);
+    const broke = redactUpstreamText(classify(err).message, channel);
+    tracker.note(broke);
     if (!sink.started) return false;
     await settle(ctx, prepared, st.usage, st);
-    ctx.outcome = 'upstream_error';
-    throw new GatewayError('upstream_error', `The upstream stream broke off: ${record.error}`);
+    record.upstreamBroke(ctx.rec);
+    throw new GatewayError('upstream_error', `The upstream stream broke off: ${broke}`);
   } finally {
     untrack();
   }
@@ -835,23 +902,23 @@ async function relayStream(
     return true;
   }
   if (!sink.started && !st.finished) {
-    record.error = 'upstream stream ended without data';
+    tracker.note('upstream stream ended without data');
     return false;
   }
   const settled = settle(ctx, prepared, st.usage, st);
   const reasoning = typeof settled === 'number' ? settled : await settled;
   startClient();
   if (!st.finished) {
-    record.error = 'upstream stream ended before the reply was complete';
-    ctx.outcome = 'upstream_error';
+    tracker.note('upstream stream ended before the reply was complete');
+    record.upstreamBroke(ctx.rec);
     throw new GatewayError('upstream_error', 'The upstream stream ended before the reply was complete.');
   }
   const tail = st.end(settlement(ctx, reasoning));
   const pinned = served?.();
   if (pinned) await pinned;
   if (prepared.beforeEnd) await prepared.beforeEnd(info.model);
-  ctx.endStream(sink, tail);
+  endStream(ctx, sink, tail);
   const recorded = recorder?.text();
-  if (cache && recorded && ctx.outputClamped === null) remember(ctx.cfg, cache.key, cache.ttlMs, storedReply(ctx, channel, info, true, recorded));
+  if (cache && recorded && ctx.rec.outputClamped === null) remember(ctx.cfg, cache.key, cache.ttlMs, storedReply(ctx, channel, info, true, recorded));
   return true;
 }

@@ -3,7 +3,9 @@ import type { JsonBody, JsonObject } from '@/lib/gateway/body';
 import { providers } from '@/lib/gateway/providers';
 import { chatTranslators } from '@/lib/gateway/translate';
 import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
-import { callUpstream, classify, readUpstreamBody, UpstreamFailure } from '@/lib/gateway/upstream';
+import { classify, readUpstreamBody } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
+import { callChannel } from '@/lib/gateway/call-channel';
 import type { ProbeResult } from '@/lib/channels/prober';
 
 export type { ProbeResult };
@@ -11,8 +13,10 @@ export type { ProbeResult };
 // A tiny real request through one channel (the console's "test" button and the re-enable probe):
 // one output token of the channel's first chat model, or a one-word embedding.
 
-// It goes through the same door as traffic (lib/gateway/upstream.ts): the channel's keep-alive
-// pool, its connect / first-byte / idle timeouts and the same failure classification.
+// It goes through the same door as traffic (callChannel, lib/gateway/call-channel.ts): the
+// channel's keep-alive pool, its connect / first-byte / idle timeouts, and the same classification
+// of its answer (a rate limit, the channel's key refused, the caller's error). Its caller records
+// the result in the channel's health (no attempt tracker).
 
 /** A probe's reply is one token or one small vector: a larger one is not read on (a hostile upstream's flood). */
 const PROBE_REPLY_BYTES = 1024 * 1024;
@@ -47,22 +51,48 @@ export async function probeChannel(channel: ChannelInfo, cfg: GatewayConfig, tim
   );
   const headers: Record<string, string> = { 'content-type': 'application/json', ...call.headers, ...provider.auth(channel.apiKey) };
   const started = performance.now();
+  const ms = () => Math.round(performance.now() - started);
   try {
-    const res = await callUpstream(channel, path, call.body, headers, AbortSignal.timeout(timeoutMs));
-    const text = await readUpstreamBody(res.body, PROBE_REPLY_BYTES);
-    const latencyMs = Math.round(performance.now() - started);
-    let parsed = false;
-    try {
-      JSON.parse(text);
-      parsed = true;
-    } catch {
-      /* not JSON */
+    const outcome = await callChannel({
+      channel,
+      provider,
+      path,
+      body: call.body,
+      headers,
+      signal: AbortSignal.timeout(timeoutMs),
+      forbiddenIsCallers: call.forbiddenIsCallers,
+    });
+    if (outcome.kind === 'failed') {
+      if (outcome.status === undefined) throw outcome.cause;
+      return { ok: false, status: outcome.status, latencyMs: ms(), model: model.name, detail: `HTTP ${outcome.status}` };
     }
+    if (outcome.kind === 'rejected') {
+      return {
+        ok: false,
+        status: outcome.status,
+        latencyMs: ms(),
+        model: model.name,
+        detail: `HTTP ${outcome.status}${isJson(outcome.text) ? '' : ', reply is not JSON'}`,
+      };
+    }
+    const res = outcome.res;
+    const text = await readUpstreamBody(res.body, PROBE_REPLY_BYTES);
+    const latencyMs = ms();
+    const parsed = isJson(text);
     const ok = res.status >= 200 && res.status < 300 && parsed;
     return { ok, status: res.status, latencyMs, model: model.name, detail: ok ? 'ok' : `HTTP ${res.status}${parsed ? '' : ', reply is not JSON'}` };
   } catch (err) {
     const failure = classify(err);
     const name = failure instanceof UpstreamFailure ? failure.kind : ((err as { code?: string; name?: string }).code ?? (err as Error).name ?? 'error');
-    return { ok: false, status: null, latencyMs: Math.round(performance.now() - started), model: model.name, detail: `request failed (${name})` };
+    return { ok: false, status: null, latencyMs: ms(), model: model.name, detail: `request failed (${name})` };
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }

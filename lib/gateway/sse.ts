@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 
 /**
  * The longest SSE line, and event (its lines together), accepted from an upstream, in characters.

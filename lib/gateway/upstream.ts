@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { ChannelInfo } from '@/lib/config';
 import type { ClientSignal } from '@/lib/gateway/types';
 import { singleton } from '@/lib/singleton';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 
 // Upstream calls: undici's dispatcher API over one keep-alive Agent per channel. Global fetch
 // costs about three times as much CPU per call; undici's `request` wraps the reply in a Readable
@@ -43,14 +44,28 @@ function targetFor(channel: ChannelInfo): Target {
   return target;
 }
 
-export class UpstreamFailure extends Error {
-  constructor(
-    readonly kind: 'connect' | 'timeout' | 'status' | 'protocol',
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
+export { UpstreamFailure };
+
+/** Per channel, the connections of its keep-alive pools and the calls on them (running or queued): /metrics' gauges. */
+export interface PoolStats {
+  connected: number;
+  busy: number;
+}
+
+/** The upstream pools' statistics by channel name, read when /metrics is scraped (lib/ops.ts). */
+export function upstreamPoolStats(): Map<string, PoolStats> {
+  const agents = singleton('upstream-agents', () => new Map<string, Agent>());
+  const sockets = new Map<string, PoolStats>();
+  for (const [key, agent] of agents) {
+    const channel = key.slice(0, key.indexOf('|'));
+    const s = sockets.get(channel) ?? { connected: 0, busy: 0 };
+    for (const st of Object.values(agent.stats)) {
+      s.connected += typeof st.connected === 'number' ? st.connected : st.connected ? 1 : 0;
+      s.busy += st.running + st.pending;
+    }
+    sockets.set(channel, s);
   }
+  return sockets;
 }
 
 /** Above this many unread bytes the upstream socket is paused until the reader catches up. */

@@ -213,7 +213,7 @@ const PROVIDER_NAMES: Record<string, string> = { openai: 'openai', anthropic: 'a
 /** The largest prompt or completion text put on a span when content capture is on (characters). */
 const MAX_CONTENT_CHARS = 128 * 1024;
 
-/** What the request span reads of the request context when the request ends (a structural view: no import cycle). */
+/** What the request span reads of the request record when the request ends (a structural view: no import cycle). */
 export interface TracedRequest {
   readonly requestId: string;
   readonly endpoint: string;
@@ -225,7 +225,8 @@ export interface TracedRequest {
   readonly modelRequested: string | null;
   readonly model?: { name: string };
   readonly channel: string | null;
-  readonly usage: { promptTokens: number; completionTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+  /** What the request's settlement counted (lib/gateway/settlement.ts). */
+  readonly charge: { readonly usage: { promptTokens: number; completionTokens: number; cacheReadTokens: number; cacheWriteTokens: number } };
   readonly firstTokenMs: number | null;
   readonly attempts: readonly unknown[];
   readonly routeReason: string | null;
@@ -366,7 +367,7 @@ export class RequestTrace {
       attrs['gen_ai.provider.name'] = this.provider;
       attrs['gen_ai.system'] = this.provider; // the attribute's name before semantic conventions 1.37
     }
-    const u = ctx.usage;
+    const u = ctx.charge.usage;
     if (ctx.channel) {
       attrs['gen_ai.usage.input_tokens'] = u.promptTokens + u.cacheReadTokens + u.cacheWriteTokens;
       attrs['gen_ai.usage.output_tokens'] = u.completionTokens;

@@ -10,7 +10,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
 let gw: RunningGateway;

@@ -13,7 +13,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { creditBalance } from '@/lib/billing/ledger';
 import { usdToPico } from '@/lib/money';
 import { adminAdjustBalance } from '@/lib/admin/accounts';

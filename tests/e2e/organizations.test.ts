@@ -14,7 +14,7 @@ import { axeProblems } from '../support/axe';
 import { creditBalance } from '@/lib/billing/ledger';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
 let gw: RunningGateway;

@@ -12,7 +12,7 @@ import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { creditBalance } from '@/lib/billing/ledger';
 import { usdToPico } from '@/lib/money';
 

@@ -23,7 +23,7 @@ import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { expectBooked } from '../support/booking';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 const MODELS = PROTOCOL_MODELS;
 const TOOL_RESULT = { temp_c: 21 };

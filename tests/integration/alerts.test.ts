@@ -14,7 +14,7 @@ import { getDb } from '@/lib/db';
 import { closeLogWriter, enqueueLog, flushLogs } from '@/lib/billing/writer';
 import { usdToPico } from '@/lib/money';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { verifyWebhook } from '@/lib/alerts/signing';
 
 const ALERT_ENV = { ALERT_EVAL_MS: '150', ALERT_RETRY_BASE_MS: '200', ALERT_MAX_ATTEMPTS: '3', ALERT_WEBHOOK_ALLOW_PRIVATE: '1', TRUST_PROXY: '1' };

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getDb } from '@/lib/db';
 import { usdToPico } from '@/lib/money';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { CACHE_TOKENS, DEFAULT_REPLY, countTokens, startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';
 import { startGateway, testConfig, type GatewayMode, type RunningGateway } from '../support/gateway';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';

@@ -16,7 +16,7 @@ import { sseEvents } from '../support/sse-fixtures';
 import { formatPico } from '@/lib/money';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 let fake: FakeUpstream;
 let gateways = {} as Record<GatewayMode, RunningGateway>;

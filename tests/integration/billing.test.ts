@@ -15,7 +15,7 @@ import { balanceOf, createAccount, waitFor, type TestAccount } from '../support/
 import { getDb } from '@/lib/db';
 import { singleton } from '@/lib/singleton';
 import pg from 'pg';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { PICO, pico } from '../support/money';
 
 // ---- exact money helpers (independent of lib/money) ----------------------------------

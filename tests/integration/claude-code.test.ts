@@ -10,7 +10,7 @@ import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../s
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 let db: Awaited<ReturnType<typeof getDb>>;
 let fake: FakeUpstream;

@@ -12,7 +12,7 @@ import { startFakeUpstream, TOOL_CALL_ARGUMENTS, type FakeUpstream, type Recorde
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 type Json = Record<string, unknown>;
 interface Fixture {

@@ -34,7 +34,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([direct, proxied].filter(Boolean).map((g) => g.stop('SIGKILL')));
   await fake?.close();
-  await (await import('@/lib/gateway/runtime')).getLimiter().close();
+  await (await import('@/lib/limits/runtime')).getLimiter().close();
   await (await import('@/lib/billing/writer')).closeLogWriter();
   await db?.$disconnect();
 });

@@ -10,7 +10,7 @@ import { createAccount, type TestAccount } from '../support/accounts';
 import { expectBooked } from '../support/booking';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 let fake: FakeUpstream;
 let gw: RunningGateway;

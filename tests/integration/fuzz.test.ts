@@ -17,7 +17,7 @@ import { startGateway, testConfig, type RunningGateway } from '../support/gatewa
 import { countTokens, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 const SEED = 0xc0ffee;
 const N = 400;

@@ -36,7 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([gw, proxied].filter(Boolean).map((g) => g.stop('SIGKILL')));
   await fake?.close();
-  await (await import('@/lib/gateway/runtime')).getLimiter().close();
+  await (await import('@/lib/limits/runtime')).getLimiter().close();
   await db?.$disconnect();
 });
 

@@ -17,7 +17,7 @@ import { startGateway, testConfig, type RunningGateway } from '../support/gatewa
 import { startFakeUpstream, type FakeUpstream, type Fault } from '../support/fake-upstream';
 import { balanceOf, createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { pico } from '../support/money';
 
 type Cfg = Record<string, any>;

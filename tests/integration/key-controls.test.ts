@@ -14,7 +14,7 @@ import { pico } from '../support/money';
 import { getDb } from '@/lib/db';
 import { closeEvents, keyStaleKey } from '@/lib/events';
 import { hashApiKey } from '@/lib/keys/api-key';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 let up: FakeUpstream;
 let gwA: RunningGateway;

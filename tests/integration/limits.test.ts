@@ -12,7 +12,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor } from '../support/accounts';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 const chatBody = (extra: Record<string, unknown> = {}) => ({ model: 'deepseek-chat', messages: [{ role: 'user', content: 'Hi' }], ...extra });
 

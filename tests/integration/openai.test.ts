@@ -15,7 +15,7 @@ import { usdToPico } from '@/lib/money';
 import type { TierName } from '@/lib/config';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 const DIMS = { 'bge-m3': 1024, 'text-embedding-3-small': 1536 };
 const COST_HEADERS = ['x-service-cost-usd', 'x-service-cost-cny', 'x-service-model-id', 'x-service-latency-ms', 'x-service-provider', 'x-request-id'];

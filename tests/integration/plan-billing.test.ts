@@ -81,7 +81,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.stop();
   await upstream?.close();
-  await (await import('@/lib/gateway/runtime')).getLimiter().close();
+  await (await import('@/lib/limits/runtime')).getLimiter().close();
   await db?.$disconnect();
 });
 

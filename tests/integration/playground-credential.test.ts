@@ -33,7 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.stop('SIGKILL');
   await fake?.close();
-  await (await import('@/lib/gateway/runtime')).getLimiter().close();
+  await (await import('@/lib/limits/runtime')).getLimiter().close();
   await (await import('@/lib/billing/writer')).closeLogWriter();
   await db?.$disconnect();
 });

@@ -12,7 +12,7 @@ import { pico } from '../support/money';
 import { creditBalance } from '@/lib/billing/ledger';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 let up: FakeUpstream;
 let gwA: RunningGateway;

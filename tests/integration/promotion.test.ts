@@ -10,7 +10,7 @@ import { formatPico, PICO } from '@/lib/money';
 import { picoToDecimal } from '@/lib/billing/ledger';
 import { monthlySpend, promoteByMonthlySpend } from '@/lib/billing/promotion';
 import { closeEvents, onGatewayEvent, type GatewayEvent } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 const CENT = PICO / 100n;
 const now = new Date();

@@ -26,7 +26,7 @@ import { freePort, startGateway, testConfig, type RunningGateway } from '../supp
 import { countTokens, startFakeUpstream, type Fault, type FakeUpstream } from '../support/fake-upstream';
 import { balanceOf, createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { PICO, pico } from '../support/money';
 
 const decPico = (d: { toFixed(n: number): string }) => pico(d.toFixed(12));

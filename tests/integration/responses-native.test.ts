@@ -12,7 +12,7 @@ import { expectBooked as expectBookedAs } from '../support/booking';
 import { getDb } from '@/lib/db';
 import { pico } from '../support/money';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 /** Served only by the native channel. */
 const NATIVE = 'gpt-native';

@@ -55,7 +55,7 @@ afterAll(async () => {
   await Promise.all(gateways.map((g) => g.stop('SIGKILL')));
   await fake?.close();
   await trap?.close();
-  await (await import('@/lib/gateway/runtime')).getLimiter().close();
+  await (await import('@/lib/limits/runtime')).getLimiter().close();
   await db?.$disconnect();
 });
 

@@ -27,7 +27,7 @@ import { startGateway, testConfig, type RunningGateway } from '../support/gatewa
 import { countTokens, startFakeUpstream, type Fault, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';
 import { balanceOf, createAccount, waitFor, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { PICO, pico } from '../support/money';
 
 const WARM = 1_000;

@@ -11,7 +11,7 @@ import { startGateway, testConfig, type RunningGateway } from '../support/gatewa
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor } from '../support/accounts';
 import { getDb } from '@/lib/db';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 const METRICS_TOKEN = 'speculation-metrics-token';
 let up: FakeUpstream;

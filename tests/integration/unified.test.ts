@@ -17,7 +17,7 @@ import { expectBooked } from '../support/booking';
 import { pico } from '../support/money';
 import { getDb } from '@/lib/db';
 import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 
 const MODELS = PROTOCOL_MODELS;
 const WEATHER_TOOL = {

@@ -31,7 +31,7 @@ export function servedRequest(overrides: Partial<TracedRequest> = {}): TracedReq
     modelRequested: 'gpt-4o-mini',
     model: { name: 'gpt-4o-mini' },
     channel: 'openai-1',
-    usage: { promptTokens: 12, completionTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    charge: { usage: { promptTokens: 12, completionTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 } },
     firstTokenMs: 3,
     attempts: [{}],
     routeReason: null,

@@ -2,7 +2,7 @@
 // refused with a 400, odd upstream stream events, whole replies and error bodies taken without a crash.
 import { describe, expect, it } from 'vitest';
 import type { GatewayError } from '@/lib/errors';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import type { CallInfo, ClientRequest, Settlement, Translator } from '@/lib/gateway/translate/types';
 import { modelInfo } from './model-info';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_SSE_EVENT_CHARS, SseEventReader, SseLineSplitter } from '@/lib/gateway/sse';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 
 // The relays decode upstream bytes with it and forward the text: a character whose bytes arrive in
 // two reads must reach the client whole, never as replacement characters.

@@ -54,16 +54,18 @@ describe('metrics', () => {
 
   it('GenAI histograms: token usage by type, and a stream time to first token and per output token', async () => {
     const usage = { promptTokens: 90, completionTokens: 11, cacheReadTokens: 10, cacheWriteTokens: 0 };
-    observeGenAi({
-      endpoint: '/v1/chat/completions',
-      stream: true,
-      status: 200,
-      model: { name: 'm1' },
-      channel: 'c1',
-      usage,
-      firstTokenMs: 200,
-      elapsedMs: () => 1200,
-    });
+    observeGenAi(
+      {
+        endpoint: '/v1/chat/completions',
+        stream: true,
+        status: 200,
+        model: { name: 'm1' },
+        channel: 'c1',
+        charge: { usage },
+        firstTokenMs: 200,
+      },
+      1200,
+    );
     const text = await renderMetrics();
     const l = 'gen_ai_response_model="m1",channel="c1"';
     expect(text).toContain(`gen_ai_client_token_usage_sum{gen_ai_token_type="input",${l}} 100`);

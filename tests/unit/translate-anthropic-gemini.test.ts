@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { anthropicToGemini as t, GEMINI_SIGNATURE_PREFIX } from '@/lib/gateway/translate/anthropic-gemini';
 import type { CallInfo, UpstreamUsage } from '@/lib/gateway/translate/types';
 import type { JsonObject } from '@/lib/gateway/body';

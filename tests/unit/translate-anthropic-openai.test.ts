@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { anthropicToOpenai as t } from '@/lib/gateway/translate/anthropic-openai';
 import type { CallInfo } from '@/lib/gateway/translate/types';
 import type { JsonObject } from '@/lib/gateway/body';

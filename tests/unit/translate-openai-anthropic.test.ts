@@ -2,7 +2,7 @@
 // from recorded Anthropic bodies (tests/fixtures/anthropic), the exact client-side output.
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '@/lib/errors';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { openaiToAnthropic, JSON_OBJECT_INSTRUCTION, jsonSchemaInstruction } from '@/lib/gateway/translate/openai-anthropic';
 import type { CallInfo, Settlement } from '@/lib/gateway/translate/types';
 import { modelInfo } from '../support/model-info';

@@ -2,7 +2,7 @@
 // Gemini bodies (tests/fixtures/gemini), the exact client-side output.
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '@/lib/errors';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { openaiToGemini, SKIP_THOUGHT_SIGNATURE } from '@/lib/gateway/translate/openai-gemini';
 import { geminiSchema } from '@/lib/gateway/translate/gemini-schema';
 import type { CallInfo, Settlement } from '@/lib/gateway/translate/types';

@@ -10,7 +10,7 @@ import type { ChannelInfo, GatewayConfig } from '@/lib/config';
 import type { AdmitResult, Rule } from '@/lib/limits/types';
 import { channelKey } from '@/lib/limits/keys';
 import { channelLabel } from '@/lib/channels/labels';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { MINUTE } from '@/lib/gateway/admission/rules';
 import { LEASE_TTL_MS, sendNow, tokenSettlements, trackLeases, untrackLeases, type Admission } from '@/lib/gateway/admission/lease';
 

@@ -2,7 +2,7 @@
 // cached it, while its invalidation message is still on its way.
 import { GatewayError } from '@/lib/errors';
 import { forgetPrincipal, type Principal } from '@/lib/auth/principal';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { refreshedPrincipal } from '@/lib/auth/admission';
 
 /**

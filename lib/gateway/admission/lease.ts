@@ -2,7 +2,8 @@
 // while the request runs, renewed for long streams, and released with the request's real cost.
 import { env } from '@/lib/env';
 import { inc } from '@/lib/metrics';
-import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
+import { balanceKey } from '@/lib/limits/keys';
 import { DAY } from '@/lib/gateway/admission/rules';
 import type { TokenSettlement } from '@/lib/limits/types';
 import type { PlanInfo } from '@/lib/config';

@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { authenticate, type Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
 import { getDb } from '@/lib/db';
-import type { RequestContext } from '@/lib/gateway/context';
+import { checkKey, responseHeaders, type RequestContext } from '@/lib/gateway/context';
+import * as record from '@/lib/gateway/record';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkDenied } from '@/lib/gateway/admission';
 import { getConfig } from '@/lib/config';
@@ -97,15 +98,14 @@ export function fileObject(f: FileRow) {
 
 export async function caller(ctx: RequestContext, req: GatewayRequest): Promise<Principal> {
   const principal = await authenticate(req);
-  ctx.checkKey(principal, req);
-  ctx.principal = principal;
+  checkKey(ctx, principal, req);
   return checkDenied(principal);
 }
 
 export function sendJson(ctx: RequestContext, sink: ResponseSink, body: unknown, status = 200): void {
   const text = JSON.stringify(body);
-  ctx.status = status;
-  sink.start(status, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
+  record.answered(ctx.rec, status);
+  sink.start(status, responseHeaders(ctx, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
   sink.end(text);
 }
 
@@ -194,7 +194,7 @@ export async function deleteFile(ctx: RequestContext, req: GatewayRequest, sink:
 export async function getFileContent(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const f = await ownFile(ctx, req);
   const content = (await fileContent(f.id, f.userId)) ?? Buffer.alloc(0);
-  ctx.status = 200;
-  sink.start(200, ctx.headers({ 'content-type': 'application/octet-stream', 'content-length': String(content.length) }));
+  record.answered(ctx.rec, 200);
+  sink.start(200, responseHeaders(ctx, { 'content-type': 'application/octet-stream', 'content-length': String(content.length) }));
   sink.end(content);
 }

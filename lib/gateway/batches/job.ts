@@ -10,7 +10,8 @@ import { getConfig, type ModelInfo } from '@/lib/config';
 import { decryptSecret } from '@/lib/crypto';
 import { getDb } from '@/lib/db';
 import { flushLogs } from '@/lib/billing/writer';
-import { RequestContext } from '@/lib/gateway/context';
+import { fail, finish, newContext } from '@/lib/gateway/context';
+import { openaiProtocol } from '@/lib/gateway/surfaces/protocol';
 import { runPipeline, type SurfaceSpec } from '@/lib/gateway/pipeline';
 import { OnceSignal } from '@/lib/gateway/signal';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
@@ -153,16 +154,19 @@ async function runLine(
     if (attempt > 0) await new Promise((r) => setTimeout(r, 500 * attempt));
     requestId = `batch_req_${hash(`${job.id}|${index}|${attempt}`, 32)}`;
     // Its time is fixed too (the log row's key is its id and time): the batch's start, plus the line.
-    const ctx = new RequestContext('openai', input.endpoint, getConfig(), { requestId, startedAt: startedAt + index * 10 + attempt });
-    ctx.batch = { discountPercent: discountOf };
+    const ctx = newContext(openaiProtocol, input.endpoint, getConfig(), undefined, {
+      requestId,
+      startedAt: startedAt + index * 10 + attempt,
+      discountPercent: discountOf,
+    });
     sink = new CaptureSink();
     const req = new LineRequest(input.endpoint, body, key, input.ip, input.region);
     try {
       await runPipeline(ctx, req, sink, surface);
     } catch (err) {
-      await ctx.fail(sink, err);
+      await fail(ctx, sink, err);
     } finally {
-      await ctx.finish();
+      await finish(ctx);
     }
     if (sink.status !== 429 && sink.status < 500) break;
   }

@@ -3,7 +3,8 @@
 import { extractApiKey } from '@/lib/keys/api-key';
 import { encryptSecret } from '@/lib/crypto';
 import { GatewayError } from '@/lib/errors';
-import type { RequestContext } from '@/lib/gateway/context';
+import { open, type RequestContext } from '@/lib/gateway/context';
+import * as record from '@/lib/gateway/record';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { keyClientIp } from '@/lib/keys/access';
 import { endQueuedJob, kickJobs } from '@/lib/gateway/jobs/engine';
@@ -70,7 +71,7 @@ export async function batchObject(job: JobRow) {
 
 /** POST /v1/batches. */
 export async function createBatch(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const body = (await ctx.open(req)).json;
+  const body = (await open(ctx, req)).json;
   const principal = ctx.principal!;
   if (typeof body.input_file_id !== 'string' || body.input_file_id === '')
     throw invalid('"input_file_id" is required: the id of a file uploaded with purpose "batch".', 'input_file_id');
@@ -100,9 +101,9 @@ export async function createBatch(ctx: RequestContext, req: GatewayRequest, sink
   // Where its lines may be served (as a live request's: lib/region.ts), kept with the batch:
   // each line is routed only to that region's channels. A model of the file no channel of the
   // region serves: a 503 naming the region now, rather than every line of it failing later.
-  ctx.region = requestRegion(req.headers[REGION_HEADER], body, principal.regionPin ?? {});
-  if (ctx.region !== null) {
-    const region = ctx.region;
+  const region = requestRegion(req.headers[REGION_HEADER], body, principal.regionPin ?? {});
+  record.planned(ctx.rec, ctx.rec.model, region);
+  if (region !== null) {
     const named = [...new Set(lines.map((l) => l.body.model).filter((m): m is string => typeof m === 'string'))];
     const outside = named.filter((m) => ctx.cfg.models.has(m) && inRegion(ctx.cfg.channelsByModel.get(m) ?? [], region).length === 0);
     if (outside.length > 0) throw regionUnavailable(region, outside.slice(0, 5));
@@ -116,7 +117,7 @@ export async function createBatch(ctx: RequestContext, req: GatewayRequest, sink
     total,
     key: encryptSecret(key),
     ip: keyClientIp(req),
-    ...(ctx.region !== null ? { region: ctx.region } : {}),
+    ...(region !== null ? { region } : {}),
   };
   const job = await insertJob({
     id: newJobId('batch'),
@@ -127,7 +128,7 @@ export async function createBatch(ctx: RequestContext, req: GatewayRequest, sink
     input,
     maxRetries: 3,
   });
-  ctx.routeReason = `batch ${job.id} of ${total} requests queued`;
+  record.routeNote(ctx.rec, `batch ${job.id} of ${total} requests queued`, true);
   kickJobs();
   sendJson(ctx, sink, await batchObject(job));
 }

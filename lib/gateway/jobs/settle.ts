@@ -5,7 +5,8 @@
 // instance, it charges the cost alone).
 import type { Admission } from '@/lib/gateway/admission';
 import { release } from '@/lib/gateway/admission';
-import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
+import { balanceKey } from '@/lib/limits/keys';
 import { LEASE_TTL_MS } from '@/lib/gateway/admission/lease';
 import { writeLogsNow } from '@/lib/billing/writer';
 import { getDb } from '@/lib/db';

@@ -4,7 +4,7 @@ import { usageCount } from '@/lib/billing/cost';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
 import { invalidField, optionalInt, upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { countTextsTokens } from '@/lib/gateway/tokens';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { openaiToOpenai } from '@/lib/gateway/translate/openai-openai';
 import { serviceMember } from '@/lib/gateway/translate/openai-client';
 import type { Translator } from '@/lib/gateway/translate/types';

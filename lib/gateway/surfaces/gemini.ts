@@ -3,7 +3,7 @@
 // is in the path, the key in x-goog-api-key, ?key= or Authorization; errors in Google's envelope.
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import { GatewayError, googleStatus as googleStatusOf } from '@/lib/errors';
-import { isModelName, type RequestContext } from '@/lib/gateway/context';
+import { isModelName, responseHeaders, type RequestContext } from '@/lib/gateway/context';
 import type { ModelInfo } from '@/lib/config';
 import { runPipeline, type PreparedRequest, type SurfaceSpec } from '@/lib/gateway/pipeline';
 import { invalidField, type JsonObject } from '@/lib/gateway/body';
@@ -262,14 +262,14 @@ async function listModels(ctx: RequestContext, req: GatewayRequest, sink: Respon
   const page = models.slice(offset, offset + size).map(modelRecord);
   const out: JsonObject = { models: page };
   if (offset + size < models.length) out.nextPageToken = Buffer.from(String(offset + size)).toString('base64url');
-  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json' }));
   sink.end(JSON.stringify(out));
 }
 
 async function getModel(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink, name: string): Promise<void> {
   const model = (await callerModels(ctx, req)).find((m) => m.name === name);
   if (!model) throw new GatewayError('not_found', `models/${name} is not found. GET ${MODELS_PATH} lists the models you can use.`);
-  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json' }));
   sink.end(JSON.stringify(modelRecord(model)));
 }
 

@@ -16,7 +16,7 @@ import { chatClientRequest, chatPlanOf, responsesTranslator, type ChatPlan, type
 import { nativeBody, nativeError, nativeReply, withService } from '@/lib/gateway/translate/responses-native';
 import { responsesUsage } from '@/lib/gateway/translate/usage';
 import type { Translator, TranslatedReply, UpstreamProtocol } from '@/lib/gateway/translate/types';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 
 /** What the summarising call asks of the model (a choice of ours: docs/protocols.md). */
 export const COMPACT_PROMPT =

@@ -4,11 +4,9 @@
 // (translate/responses-native.ts); stored responses live in responses-store.ts.
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import { builtInToolsOf } from '@/lib/gateway/builtin-tools';
-import { authenticate } from '@/lib/auth/principal';
 import { GatewayError, openaiErrorBody } from '@/lib/errors';
-import { checkDenied, countRefused } from '@/lib/gateway/admission';
 import { optionalBoolean, optionalInt, optionalNumber, optionalObject, invalidField, type JsonObject } from '@/lib/gateway/body';
-import type { RequestContext } from '@/lib/gateway/context';
+import { authorizeRead, responseHeaders, type RequestContext } from '@/lib/gateway/context';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
 import { responsesOutputCap } from '@/lib/gateway/admission/clamp';
 import { deleteResponse, findItem, loadHistory, loadResponse, saveResponse, walkConversation, type StoredHistory } from '@/lib/gateway/responses-store';
@@ -234,20 +232,6 @@ export const responsesSurface: SurfaceSpec = {
   },
 };
 
-/**
- * The caller of GET/DELETE: its key checked as on every /v1 route (expiry, address ranges); these
- * requests admit nothing, so the deny markers are read here; each reads the database, so each
- * counts against the account's request rate (the chat endpoint's).
- */
-async function caller(ctx: RequestContext, req: GatewayRequest) {
-  const principal = await authenticate(req);
-  ctx.checkKey(principal, req);
-  await checkDenied(principal);
-  const limited = await countRefused(principal, ctx.cfg, 'chat', ctx.requestId);
-  if (limited) throw limited;
-  return principal;
-}
-
 /** The response id of /v1/responses/{id}[/…]: the segment after /v1/responses. */
 function idOf(req: GatewayRequest): string {
   const segment = req.path.split('/')[3] ?? '';
@@ -260,7 +244,7 @@ function idOf(req: GatewayRequest): string {
 
 /** A read of the store in one of the caller's turns (account-gate.ts): no account reads it without bound. */
 async function asCaller(ctx: RequestContext, req: GatewayRequest, work: (userId: string) => Promise<void>): Promise<void> {
-  const principal = await caller(ctx, req);
+  const principal = await authorizeRead(ctx, req);
   await preAdmission(principal.userId, req.signal, () => work(principal.userId));
 }
 
@@ -270,7 +254,7 @@ export async function getResponse(ctx: RequestContext, req: GatewayRequest, sink
     const id = idOf(req);
     const row = await loadResponse(userId, id);
     if (!row) throw responseNotFound(id);
-    sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+    sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json' }));
     sink.end(row.response);
   });
 }
@@ -280,7 +264,7 @@ export async function removeResponse(ctx: RequestContext, req: GatewayRequest, s
   await asCaller(ctx, req, async (userId) => {
     const id = idOf(req);
     if (!(await deleteResponse(userId, id))) throw responseNotFound(id);
-    sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+    sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json' }));
     sink.end(JSON.stringify({ id, object: 'response', deleted: true }));
   });
 }
@@ -333,7 +317,7 @@ function queryParams(req: GatewayRequest): URLSearchParams {
  * OpenAI's list shape; `limit` (1-100, default 20), `order` (`desc` by default, as OpenAI), `after`.
  */
 export async function listInputItems(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
-  const principal = await caller(ctx, req);
+  const principal = await authorizeRead(ctx, req);
   const id = idOf(req);
   const q = queryParams(req);
   const limitText = q.get('limit');
@@ -362,6 +346,6 @@ export async function listInputItems(ctx: RequestContext, req: GatewayRequest, s
   if (!known) throw responseNotFound(id);
   if (!past) throw invalidField('after', `"after": no input item with id '${after}' in this response.`);
   const data = page.slice(0, limit);
-  sink.start(200, ctx.headers({ 'content-type': 'application/json' }));
+  sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json' }));
   sink.end(JSON.stringify({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.length > limit }));
 }

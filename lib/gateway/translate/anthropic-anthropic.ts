@@ -13,7 +13,7 @@ import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { DEFAULT_ANTHROPIC_VERSION } from '@/lib/gateway/providers/anthropic';
 import { GEMINI_SIGNATURE_PREFIX } from '@/lib/gateway/translate/anthropic-gemini';
 import { leadingSystemTurns, turnsOf, type AnthropicTurn } from '@/lib/gateway/translate/anthropic-client';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import type { ClientRequest, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamCall, UpstreamUsage } from '@/lib/gateway/translate/types';
 
 /** Server tools by the name of their `server_tool_use` blocks; code execution counts once a reply (priced per container). */

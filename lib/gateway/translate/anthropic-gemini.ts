@@ -7,7 +7,7 @@ import { mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
 import { geminiUsage } from '@/lib/gateway/translate/usage';
 import type { ModelInfo } from '@/lib/config';
 import type { JsonObject } from '@/lib/gateway/body';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import {
   AnthropicEventWriter,
   anthropicError,

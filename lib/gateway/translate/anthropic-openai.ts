@@ -6,7 +6,7 @@ import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { openaiUsage } from '@/lib/gateway/translate/usage';
 import type { JsonObject } from '@/lib/gateway/body';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import {
   AnthropicEventWriter,
   anthropicError,

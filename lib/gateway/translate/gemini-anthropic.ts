@@ -4,7 +4,7 @@
 import type { Anthropic } from '@/lib/gateway/translate/wire';
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
 import { ANTHROPIC_VERSION, JSON_OBJECT_INSTRUCTION, jsonSchemaInstruction } from '@/lib/gateway/translate/openai-anthropic';
 import {

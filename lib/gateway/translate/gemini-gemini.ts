@@ -5,7 +5,7 @@
 import type { Gemini } from '@/lib/gateway/translate/wire';
 import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
 import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { geminiUsage } from '@/lib/gateway/translate/usage';
 import { SKIP_THOUGHT_SIGNATURE } from '@/lib/gateway/translate/openai-gemini';
 import { ANTHROPIC_SIGNATURE_PREFIX, ChunkFramer, type GeminiClientOptions } from './gemini-client';

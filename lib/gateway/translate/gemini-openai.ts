@@ -4,7 +4,7 @@
 import type { OpenAIChat } from '@/lib/gateway/translate/wire';
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { openaiUsage } from '@/lib/gateway/translate/usage';
 import {
   CallIds,

@@ -5,7 +5,7 @@ import type { Anthropic } from '@/lib/gateway/translate/wire';
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import {
   ChunkWriter,
   contentParts,

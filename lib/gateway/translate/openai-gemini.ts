@@ -6,7 +6,7 @@ import { isObject } from '@/lib/gateway/translate/wire/json';
 import { mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
 import { geminiUsage } from '@/lib/gateway/translate/usage';
 import type { ModelInfo } from '@/lib/config';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { geminiSchema, schemaBudget } from '@/lib/gateway/translate/gemini-schema';
 import {
   ChunkWriter,

@@ -6,7 +6,7 @@ import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
 import { isObject, objectsOf } from '@/lib/gateway/translate/wire/json';
 import { openaiUsage } from '@/lib/gateway/translate/usage';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { chunkHead, clientUsage, serviceMember, streamEnd, wantsStreamUsage } from '@/lib/gateway/translate/openai-client';
 import type { CallInfo, Settlement, StreamTranslator, TranslatedReply, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
 

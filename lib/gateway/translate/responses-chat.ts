@@ -6,7 +6,7 @@
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { mergeDropped } from '@/lib/gateway/translate/dropped';
 import { openReasoning, sealReasoning, type ReasoningState } from '@/lib/gateway/translate/reasoning-seal';
 import { invalidParam, serviceMember } from '@/lib/gateway/translate/openai-client';

@@ -11,7 +11,7 @@ import { builtInToolOf, type ToolCalls } from '@/lib/pricing/tools';
 import { maxCalls } from '@/lib/gateway/builtin-tools';
 import { upstreamBody, type JsonBody } from '@/lib/gateway/body';
 import { SEALED_PREFIX } from '@/lib/gateway/translate/reasoning-seal';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { serviceMember } from '@/lib/gateway/translate/openai-client';
 import { chatMessagesOf, type ChatMessage, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
 import type { JsonObject, Settlement, StreamTranslator, TranslatedError, TranslatedReply, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';

@@ -3,7 +3,7 @@
 // channel's failure.
 import { isObject, type JsonObject, type Received } from '@/lib/gateway/translate/wire/json';
 import type { SseEvent } from '@/lib/gateway/translate/types';
-import { UpstreamFailure } from '@/lib/gateway/upstream';
+import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 
 /** Gemini answers some failures as a one-element array: its element (an `unwrap` for upstreamObject). */
 export const soleElement = (parsed: unknown): unknown => (Array.isArray(parsed) && parsed.length === 1 ? parsed[0] : parsed);

@@ -3,11 +3,12 @@
 // (streamed, with range requests), GET /v1/videos, DELETE /v1/videos/{id}.
 import { authenticate, type Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
-import type { RequestContext } from '@/lib/gateway/context';
+import { checkKey, open, responseHeaders, type RequestContext } from '@/lib/gateway/context';
+import * as record from '@/lib/gateway/record';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkDenied, release, startAdmission } from '@/lib/gateway/admission';
 import { untrackLeases } from '@/lib/gateway/admission/lease';
-import { getLimiter } from '@/lib/gateway/runtime';
+import { getLimiter } from '@/lib/limits/runtime';
 import { modelKey } from '@/lib/limits/keys';
 import { keyAllowsModel } from '@/lib/keys/access';
 import { endQueuedJob, kickJobs } from '@/lib/gateway/jobs/engine';
@@ -25,8 +26,7 @@ const MAX_PROMPT = 32_000;
 
 async function caller(ctx: RequestContext, req: GatewayRequest): Promise<Principal> {
   const principal = await authenticate(req);
-  ctx.checkKey(principal, req);
-  ctx.principal = principal;
+  checkKey(ctx, principal, req);
   return checkDenied(principal);
 }
 
@@ -63,8 +63,8 @@ export function videoObject(job: JobRow) {
 
 function send(ctx: RequestContext, sink: ResponseSink, body: unknown, status = 200): void {
   const text = JSON.stringify(body);
-  ctx.status = status;
-  sink.start(status, ctx.headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
+  record.answered(ctx.rec, status);
+  sink.start(status, responseHeaders(ctx, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
   sink.end(text);
 }
 
@@ -84,8 +84,7 @@ const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/webp'];
  */
 async function openMultipart(ctx: RequestContext, req: GatewayRequest, type: string): Promise<Record<string, unknown>> {
   const principal = await authenticate(req);
-  ctx.checkKey(principal, req);
-  ctx.principal = principal;
+  checkKey(ctx, principal, req);
   if (ctx.cfg.maintenance) throw new GatewayError('maintenance', 'The gateway is under maintenance. Please retry shortly.', { retryAfterMs: 30_000 });
   if (logQueueFull()) throw new GatewayError('unavailable', 'The gateway cannot record requests right now. Please retry shortly.', { retryAfterMs: 5000 });
   const raw = await req.readBody(ctx.cfg.limits.max_body_bytes);
@@ -104,14 +103,14 @@ async function openMultipart(ctx: RequestContext, req: GatewayRequest, type: str
       body[name] = `data:${value.type};base64,${Buffer.from(await value.arrayBuffer()).toString('base64')}`;
     } else throw invalid(`Unexpected file field "${name}".`, name);
   }
-  if (typeof body.model === 'string') ctx.modelRequested = body.model;
+  if (typeof body.model === 'string') record.askedFor(ctx.rec, body.model);
   return body;
 }
 
 /** POST /v1/videos: JSON, or multipart as OpenAI's SDKs send it. */
 export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink: ResponseSink): Promise<void> {
   const type = req.headers['content-type'] ?? '';
-  const body = /^multipart\/form-data;/i.test(type) ? await openMultipart(ctx, req, type) : (await ctx.open(req)).json;
+  const body = /^multipart\/form-data;/i.test(type) ? await openMultipart(ctx, req, type) : (await open(ctx, req)).json;
   const principal = await checkDenied(ctx.principal!);
   const cfg = ctx.cfg;
   if (typeof body.model !== 'string' || body.model === '') throw invalid('"model" is required: a video model (GET /v1/models lists them).', 'model');
@@ -124,7 +123,7 @@ export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink
     throw new GatewayError('model_not_allowed', `The model "${model.name}" is not available on the ${principal.tier} tier.`, { param: 'model' });
   if (!keyAllowsModel(principal.guard, model.name))
     throw new GatewayError('model_not_allowed', `This API key may not use the model ${model.name}.`, { param: 'model' });
-  ctx.model = model;
+  record.planned(ctx.rec, model);
   if (typeof body.prompt !== 'string' || body.prompt.trim() === '') throw invalid('"prompt" is required: a text describing the video.', 'prompt');
   if (body.prompt.length > MAX_PROMPT) throw invalid(`"prompt" must be at most ${MAX_PROMPT} characters.`, 'prompt');
   const seconds = parseSeconds(body.seconds, model.videoMaxSeconds ?? 60);
@@ -137,8 +136,9 @@ export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink
     throw new GatewayError('unavailable', `No channel can generate videos with ${model.name} right now.`, { retryAfterMs: 60_000 });
   // Where it may be generated (lib/region.ts, as a live request): the job keeps the region
   // and calls only that region's channels. None there: a 503 naming it, before anything is reserved.
-  ctx.region = requestRegion(req.headers[REGION_HEADER], body as JsonObject, principal.regionPin ?? {});
-  if (ctx.region !== null && videoChannels(model, ctx.region).length === 0) throw regionUnavailable(ctx.region, [model.name]);
+  const region = requestRegion(req.headers[REGION_HEADER], body as JsonObject, principal.regionPin ?? {});
+  record.planned(ctx.rec, model, region);
+  if (region !== null && videoChannels(model, region).length === 0) throw regionUnavailable(region, [model.name]);
 
   const id = newJobId('video');
   const reserve = model.videoPricePerSecond! * BigInt(seconds);
@@ -164,7 +164,7 @@ export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink
     seconds,
     size,
     ...(typeof ref === 'string' ? { input_reference: ref } : {}),
-    ...(ctx.region !== null ? { region: ctx.region } : {}),
+    ...(region !== null ? { region } : {}),
     lease,
   };
   let job: JobRow;
@@ -174,7 +174,7 @@ export async function createVideo(ctx: RequestContext, req: GatewayRequest, sink
     await release(admission, 0n, 0);
     throw err;
   }
-  ctx.routeReason = `video job ${id} queued`;
+  record.routeNote(ctx.rec, `video job ${id} queued`, true);
   kickJobs();
   send(ctx, sink, videoObject(job));
 }
@@ -257,8 +257,8 @@ export async function videoContent(ctx: RequestContext, req: GatewayRequest, sin
         end = m[2] === '' ? size - 1 : Math.min(size - 1, Number(m[2]));
       }
       if (start > end || start >= size) {
-        ctx.status = 416;
-        sink.start(416, ctx.headers({ 'content-range': `bytes */${size}`, 'content-type': 'application/json' }));
+        record.answered(ctx.rec, 416);
+        sink.start(416, responseHeaders(ctx, { 'content-range': `bytes */${size}`, 'content-type': 'application/json' }));
         sink.end(
           JSON.stringify({
             error: {
@@ -275,10 +275,10 @@ export async function videoContent(ctx: RequestContext, req: GatewayRequest, sin
     }
   }
   const body = await storage.read(key, start, end);
-  ctx.status = status;
+  record.answered(ctx.rec, status);
   sink.start(
     status,
-    ctx.headers({
+    responseHeaders(ctx, {
       'content-type': 'video/mp4',
       'content-length': String(end - start + 1),
       'accept-ranges': 'bytes',
