@@ -13,6 +13,9 @@ vi.mock('@/lib/redis-client', async (importOriginal) => ({
 }));
 
 const { healthOf, healthSnapshot, healthTick, recordHealth } = await import('@/lib/channels/health');
+// The server hands the health loop the gateway's probe at start (startChannelOverrideSync): so does this test.
+const { setChannelProbe } = await import('@/lib/channels/prober');
+setChannelProbe((await import('@/lib/gateway/probe')).probeChannel);
 
 let server: Server;
 let answer = 500;

@@ -59,8 +59,16 @@ describe('page guards', () => {
     }
   });
 
+  // requirePageAccount (lib/dashboard/session.ts) is requirePageUser first, then the selected
+  // organization and the role's check of the page (docs/decisions/054).
   it.each(dashboard.map(rel).filter((f) => !f.includes('[...missing]')))('%s calls requirePageUser() before anything else', (file) => {
     const awaits = awaitsOfDefaultExport(readFileSync(path.join(root, file), 'utf8'));
-    expect(awaits[0]).toBe('requirePageUser');
+    expect(['requirePageUser', 'requirePageAccount']).toContain(awaits[0]);
+  });
+
+  it('requirePageAccount asks requirePageUser before anything else', () => {
+    const source = readFileSync(path.join(root, 'lib/dashboard/session.ts'), 'utf8');
+    const body = source.slice(source.indexOf('export async function requirePageAccount'));
+    expect([...body.matchAll(/await\s+([\w.]+)/g)].map((m) => m[1])[0]).toBe('requirePageUser');
   });
 });
