@@ -7,13 +7,12 @@ import { formatMoney } from '@/lib/format';
 import { decimalToPico, formatPico, parseDecimal, PICO } from '@/lib/billing/money';
 import { generateSigningSecret } from '@/lib/alerts/signing';
 import { parseWebhookUrl } from '@/lib/alerts/webhook-url';
+import { MAX_LOW_BALANCE_USD, MAX_THRESHOLDS } from '@/lib/schemas/alerts';
 
 // An account's alert settings: the thresholds, the webhook and its signing secret (encrypted at
 // rest like the channel keys; shown once, when made).
 
 export const DEFAULT_THRESHOLDS = [50, 80, 100];
-const MAX_THRESHOLDS = 10;
-const MAX_LOW_BALANCE_USD = 1_000_000n;
 
 export interface AlertSettingsView {
   webhook_url: string | null;

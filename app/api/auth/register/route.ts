@@ -1,5 +1,7 @@
 // POST /api/auth/register - create an account (3 per IP per minute)
-import { apiRoute, assertSameOrigin, enforceLimit, json, readJson, requireString } from '@/lib/http/api';
+import { apiRoute, assertSameOrigin, enforceLimit, json } from '@/lib/http/api';
+import { readBody } from '@/lib/http/validate';
+import { auth } from '@/lib/schemas/auth';
 import { createUser, publicUser } from '@/lib/accounts/queries';
 import { getConfig } from '@/lib/config';
 import { sessionCookie } from '@/lib/auth/session-cookie';
@@ -8,7 +10,7 @@ export const POST = apiRoute(async (req, ctx) => {
   assertSameOrigin(req, { required: false });
   const limit = getConfig().limits.register_per_ip_per_minute;
   await enforceLimit(`gw:ip:register:${ctx.ip}`, limit, `register: ${limit} per IP per minute`);
-  const body = await readJson(req);
-  const user = await createUser({ email: requireString(body, 'email'), password: requireString(body, 'password') });
+  const body = await readBody(req, auth.register);
+  const user = await createUser({ email: body.email, password: body.password });
   return json({ user: publicUser(user) }, 201, { 'set-cookie': await sessionCookie(user) });
 });
