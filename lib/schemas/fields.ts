@@ -82,7 +82,10 @@ function generic(issue: Issue, field: string): [MessageCode, MessageParams] {
 export function fieldErrorsOf(schema: z.ZodType, issues: readonly Issue[]): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();
-  const push = (path: readonly PropertyKey[], issue: Issue) => {
+  const push = (fullPath: readonly PropertyKey[], issue: Issue) => {
+    // An entry of a list is its list's error (`thresholds`, not `thresholds.0`): the form shows it by the list.
+    const index = fullPath.findIndex((k) => typeof k === 'number');
+    const path = index === -1 ? fullPath : fullPath.slice(0, index);
     const field = path.map(String).join('.') || 'body';
     if (seen.has(field)) return;
     seen.add(field);
