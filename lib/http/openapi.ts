@@ -109,7 +109,12 @@ export function openApiDocument(): Json {
       schemas: { ApiError: toSchema(apiError) },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (Anthropic: also x-api-key; Gemini: x-goog-api-key or ?key=)' },
-        session: { type: 'apiKey', in: 'cookie', name: 'next-auth.session-token', description: 'The dashboard session; mutations also need a same-site Origin' },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'next-auth.session-token',
+          description: 'The dashboard session; mutations also need a same-site Origin',
+        },
         stripeSignature: { type: 'apiKey', in: 'header', name: 'stripe-signature' },
       },
     },

@@ -26,5 +26,10 @@ export const account = {
     summary: 'Change the password; other sessions end, this one gets a fresh cookie',
     body: passwordChange,
   }),
-  signOutEverywhere: route({ method: 'POST', path: '/api/account/sign-out-everywhere', auth: 'session', summary: 'End every session of the account, this one included' }),
+  signOutEverywhere: route({
+    method: 'POST',
+    path: '/api/account/sign-out-everywhere',
+    auth: 'session',
+    summary: 'End every session of the account, this one included',
+  }),
 };

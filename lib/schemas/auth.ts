@@ -31,5 +31,11 @@ export const auth = {
     summary: "next-auth's endpoints (session, csrf, providers, signout)",
     params: z.object({ nextauth: z.string() }),
   }),
-  nextauthPost: route({ method: 'POST', path: '/api/auth/{nextauth}', auth: 'none', summary: "next-auth's endpoints", params: z.object({ nextauth: z.string() }) }),
+  nextauthPost: route({
+    method: 'POST',
+    path: '/api/auth/{nextauth}',
+    auth: 'none',
+    summary: "next-auth's endpoints",
+    params: z.object({ nextauth: z.string() }),
+  }),
 };

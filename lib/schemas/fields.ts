@@ -44,9 +44,10 @@ function codeAt(root: Any, path: readonly PropertyKey[]): { code: MessageCode; p
     else if (d.type === 'pipe') s = d.in;
     else if (i >= path.length) break;
     else if (d.type === 'object') s = d.shape?.[String(path[i++])];
-    else if (d.type === 'array') (s = d.element), i++;
-    else if (d.type === 'record') (s = d.valueType), i++;
-    else break;
+    else if (d.type === 'array' || d.type === 'record') {
+      s = d.type === 'array' ? d.element : d.valueType;
+      i++;
+    } else break;
   }
   return found;
 }

@@ -5,9 +5,13 @@ import { coded, idParam, route } from './route';
 
 export const invitationCreate = z.object({
   email: coded(z.string().trim().min(3).max(320), 'auth.email_invalid'),
-  role: coded(z.enum(['admin', 'developer', 'billing']), 'org.role_invalid').optional().meta({ description: 'developer by default' }),
+  role: coded(z.enum(['admin', 'developer', 'billing']), 'org.role_invalid')
+    .optional()
+    .meta({ description: 'developer by default' }),
 });
-export const invitationAccept = z.object({ token: coded(z.string().min(1).max(2048), 'request.field_required', { field: 'token' }).meta({ description: "the invitation link's token" }) });
+export const invitationAccept = z.object({
+  token: coded(z.string().min(1).max(2048), 'request.field_required', { field: 'token' }).meta({ description: "the invitation link's token" }),
+});
 
 export const invitations = {
   list: route({ method: 'GET', path: '/api/orgs/{id}/invitations', auth: 'session', summary: 'Invitations and their state', params: idParam }),

@@ -10,7 +10,13 @@ import { coded, idParam, route } from './route';
 export const MAX_LIST = 100;
 
 const decimal = (v: number | string) => /^\d+(\.\d+)?$/.test(typeof v === 'number' ? (Number.isFinite(v) ? String(v) : '') : v.trim());
-const budget = coded(z.union([z.number(), z.string().max(40)]).refine(decimal).nullable(), 'field.budget').meta({
+const budget = coded(
+  z
+    .union([z.number(), z.string().max(40)])
+    .refine(decimal)
+    .nullable(),
+  'field.budget',
+).meta({
   description: 'USD, more than 0, at most 12 decimals; null: no budget',
   examples: ['25', '12.50'],
 });
@@ -46,7 +52,12 @@ export const keyCreate = z.object({ name: name.optional().meta({ description: '1
 export const keyUpdate = z.object({ name: name.optional(), ...keyControls.shape });
 
 export const keys = {
-  list: route({ method: 'GET', path: '/api/keys', auth: 'session', summary: "The account's keys with their controls and spend (a developer of an organization: their own)" }),
+  list: route({
+    method: 'GET',
+    path: '/api/keys',
+    auth: 'session',
+    summary: "The account's keys with their controls and spend (a developer of an organization: their own)",
+  }),
   create: route({
     method: 'POST',
     path: '/api/keys',

@@ -10,7 +10,9 @@ const memberParams = idParam.extend({ userId: z.string().max(64) });
 
 export const orgCreate = z.object({ name });
 export const orgRename = z.object({ name });
-export const orgSelect = z.object({ id: z.string().max(64).nullable().optional().meta({ description: "an organization's id; null or the person's own id: the personal account" }) });
+export const orgSelect = z.object({
+  id: z.string().max(64).nullable().optional().meta({ description: "an organization's id; null or the person's own id: the personal account" }),
+});
 export const memberUpdate = z.object({
   role: role.optional(),
   monthly_budget_usd: coded(z.union([z.number().nonnegative(), z.string().max(40)]).nullable(), 'org.budget_invalid')
@@ -20,8 +22,20 @@ export const memberUpdate = z.object({
 export const transfer = z.object({ user_id: z.string().min(1).max(64).meta({ description: 'the member who becomes the owner' }) });
 
 export const orgs = {
-  list: route({ method: 'GET', path: '/api/orgs', auth: 'session', summary: "The person's organizations (their personal account first) and which is selected" }),
-  create: route({ method: 'POST', path: '/api/orgs', auth: 'session', summary: 'Create an organization (the creator is its owner; it is selected)', body: orgCreate, status: 201 }),
+  list: route({
+    method: 'GET',
+    path: '/api/orgs',
+    auth: 'session',
+    summary: "The person's organizations (their personal account first) and which is selected",
+  }),
+  create: route({
+    method: 'POST',
+    path: '/api/orgs',
+    auth: 'session',
+    summary: 'Create an organization (the creator is its owner; it is selected)',
+    body: orgCreate,
+    status: 201,
+  }),
   select: route({
     method: 'POST',
     path: '/api/orgs/select',
@@ -39,7 +53,13 @@ export const orgs = {
     params: idParam,
   }),
   audit: route({ method: 'GET', path: '/api/orgs/{id}/audit', auth: 'session', summary: "The organization's audit trail (owner, admin)", params: idParam }),
-  members: route({ method: 'GET', path: '/api/orgs/{id}/members', auth: 'session', summary: 'Members with role, monthly budget and spend this month', params: idParam }),
+  members: route({
+    method: 'GET',
+    path: '/api/orgs/{id}/members',
+    auth: 'session',
+    summary: 'Members with role, monthly budget and spend this month',
+    params: idParam,
+  }),
   updateMember: route({
     method: 'PATCH',
     path: '/api/orgs/{id}/members/{userId}',

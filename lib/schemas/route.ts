@@ -95,10 +95,17 @@ export const apiError = z
       code: z.string().meta({ description: 'invalid_request, not_found, unauthenticated, forbidden, conflict, rate_limit_exceeded…' }),
       message: z.string().meta({ description: 'English text' }),
       param: z.string().optional().meta({ description: 'the offending field of a 400' }),
-      message_code: z.string().optional().meta({ description: 'the message in lib/i18n/codes.ts, to say it in the reader\'s language' }),
+      message_code: z.string().optional().meta({ description: "the message in lib/i18n/codes.ts, to say it in the reader's language" }),
       params: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
       fields: z
-        .array(z.object({ field: z.string(), message: z.string(), message_code: z.string(), params: z.record(z.string(), z.union([z.string(), z.number()])).optional() }))
+        .array(
+          z.object({
+            field: z.string(),
+            message: z.string(),
+            message_code: z.string(),
+            params: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+          }),
+        )
         .optional()
         .meta({ description: 'every bad field of the body' }),
     }),

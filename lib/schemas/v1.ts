@@ -67,7 +67,7 @@ export const geminiGenerate = z.looseObject({
 export const videoCreate = z.looseObject({
   model: z.string().max(256).meta({ description: 'a `kind: video` model' }),
   prompt: z.string(),
-  seconds: z.union([z.string(), z.number()]).optional().meta({ description: 'whole seconds (4 by default), at most the model\'s max_seconds' }),
+  seconds: z.union([z.string(), z.number()]).optional().meta({ description: "whole seconds (4 by default), at most the model's max_seconds" }),
   size: z.string().optional().meta({ description: 'WIDTHxHEIGHT, 720x1280 by default' }),
   input_reference: z.string().optional().meta({ description: 'a JPEG, PNG or WebP data URL (or a file part of a multipart body)' }),
 });
@@ -86,7 +86,13 @@ const geminiModel = z.object({
 });
 
 export const v1 = {
-  chat: route({ method: 'POST', path: '/v1/chat/completions', auth: 'key', summary: 'OpenAI chat completions (streamed with `stream: true`)', body: chatCompletion }),
+  chat: route({
+    method: 'POST',
+    path: '/v1/chat/completions',
+    auth: 'key',
+    summary: 'OpenAI chat completions (streamed with `stream: true`)',
+    body: chatCompletion,
+  }),
   embeddings: route({ method: 'POST', path: '/v1/embeddings', auth: 'key', summary: 'OpenAI embeddings', body: embeddingRequest }),
   models: route({
     method: 'GET',
@@ -114,7 +120,7 @@ export const v1 = {
     summary: 'Anthropic token count (not billed)',
     body: anthropicMessages.omit({ max_tokens: true }),
   }),
-  anthropicModels: route({ method: 'GET', path: '/v1/anthropic/v1/models', auth: 'key', summary: 'The chat models, in Anthropic\'s shape' }),
+  anthropicModels: route({ method: 'GET', path: '/v1/anthropic/v1/models', auth: 'key', summary: "The chat models, in Anthropic's shape" }),
   geminiGenerate: route({
     method: 'POST',
     path: '/v1/gemini/{version}/models/{model_action}',
@@ -138,10 +144,23 @@ export const v1 = {
     summary: 'One model',
     params: z.object({ version: z.enum(['v1beta', 'v1']), model: z.string() }),
   }),
-  videoCreate: route({ method: 'POST', path: '/v1/videos', auth: 'key', summary: 'Generate a video (a job; answers status queued)', body: videoCreate, bodyTypes: ['multipart/form-data'] }),
+  videoCreate: route({
+    method: 'POST',
+    path: '/v1/videos',
+    auth: 'key',
+    summary: 'Generate a video (a job; answers status queued)',
+    body: videoCreate,
+    bodyTypes: ['multipart/form-data'],
+  }),
   videoList: route({ method: 'GET', path: '/v1/videos', auth: 'key', summary: "The account's videos", query: list }),
   video: route({ method: 'GET', path: '/v1/videos/{id}', auth: 'key', summary: 'A video and its status', params: idParam }),
-  videoDelete: route({ method: 'DELETE', path: '/v1/videos/{id}', auth: 'key', summary: 'Delete a video (one in progress is cancelled, nothing charged)', params: idParam }),
+  videoDelete: route({
+    method: 'DELETE',
+    path: '/v1/videos/{id}',
+    auth: 'key',
+    summary: 'Delete a video (one in progress is cancelled, nothing charged)',
+    params: idParam,
+  }),
   videoContent: route({
     method: 'GET',
     path: '/v1/videos/{id}/content',
@@ -160,7 +179,14 @@ export const v1 = {
   fileList: route({ method: 'GET', path: '/v1/files', auth: 'key', summary: "The account's files" }),
   file: route({ method: 'GET', path: '/v1/files/{id}', auth: 'key', summary: 'A file', params: idParam }),
   fileDelete: route({ method: 'DELETE', path: '/v1/files/{id}', auth: 'key', summary: 'Delete a file', params: idParam }),
-  fileContent: route({ method: 'GET', path: '/v1/files/{id}/content', auth: 'key', summary: "A file's content", params: idParam, response: ['application/jsonl'] }),
+  fileContent: route({
+    method: 'GET',
+    path: '/v1/files/{id}/content',
+    auth: 'key',
+    summary: "A file's content",
+    params: idParam,
+    response: ['application/jsonl'],
+  }),
   batchCreate: route({ method: 'POST', path: '/v1/batches', auth: 'key', summary: 'Start a batch (every line checked first)', body: batchCreate }),
   batchList: route({ method: 'GET', path: '/v1/batches', auth: 'key', summary: "The account's batches", query: list }),
   batch: route({ method: 'GET', path: '/v1/batches/{id}', auth: 'key', summary: 'A batch and its counts', params: idParam }),

@@ -20,7 +20,7 @@ import { REGION_PATTERN } from '@/lib/schemas/route';
 const root = path.resolve(__dirname, '../..');
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 const doc = openApiDocument() as Json;
 
 /** Every route.ts under app/: its URL path (OpenAPI style), whether it is a catch-all, its methods. */
@@ -34,7 +34,12 @@ function routeFiles(dir = path.join(root, 'app'), out: { file: string; path: str
         .split(path.sep)
         .filter((s) => s && !/^\(.*\)$/.test(s)); // route groups are not in the URL
       const catchAll = segments.some((s) => s.startsWith('[...'));
-      const kept = catchAll ? segments.slice(0, segments.findIndex((s) => s.startsWith('[...'))) : segments;
+      const kept = catchAll
+        ? segments.slice(
+            0,
+            segments.findIndex((s) => s.startsWith('[...')),
+          )
+        : segments;
       const text = readFileSync(full, 'utf8');
       const methods = METHODS.filter((m) => new RegExp(`export (const|async function|function) ${m}\\b|as ${m}\\b`).test(text));
       out.push({ file: path.relative(root, full), path: '/' + kept.map((s) => s.replace(/^\[(.+)\]$/, '{$1}')).join('/'), catchAll, methods });
@@ -114,7 +119,9 @@ describe('/openapi.json', () => {
     for (const [p, item] of Object.entries(doc.paths as Record<string, Json>)) {
       for (const method of Object.keys(item)) {
         const served = files.some((f) =>
-          f.catchAll ? p.startsWith(`${f.path}/`) : f.path.replace(/\{\w+\}/g, '{}') === p.replace(/\{\w+\}/g, '{}') && f.methods.includes(method.toUpperCase()),
+          f.catchAll
+            ? p.startsWith(`${f.path}/`)
+            : f.path.replace(/\{\w+\}/g, '{}') === p.replace(/\{\w+\}/g, '{}') && f.methods.includes(method.toUpperCase()),
         );
         if (!served) stale.push(`${method.toUpperCase()} ${p}`);
       }

@@ -33,7 +33,13 @@ export const adminAccounts = {
     summary: 'Search accounts by email (substring) or id',
     query: z.object({ q: z.string().max(320).optional() }),
   }),
-  get: route({ method: 'GET', path: '/api/admin/accounts/{id}', auth: 'admin', summary: 'An account with its keys, recent requests, ledger and plan', params: idParam }),
+  get: route({
+    method: 'GET',
+    path: '/api/admin/accounts/{id}',
+    auth: 'admin',
+    summary: 'An account with its keys, recent requests, ledger and plan',
+    params: idParam,
+  }),
   act: route({
     method: 'POST',
     path: '/api/admin/accounts/{id}',
