@@ -11,8 +11,9 @@ export const channelChange = z
   .object({
     disabled: z.boolean().optional(),
     weight: z.number().int().min(0).max(1_000_000).nullable().optional(),
-    concurrency: z.number().nullable().optional().meta({ description: "requests in flight, or null for the operator config's" }),
-    tpm: z.number().nullable().optional().meta({ description: "tokens per minute, or null for the operator config's" }),
+    // Any value here: setChannelOverride refuses a bad one in the console's words (admin.channel_limit, with the bounds).
+    concurrency: z.unknown().optional().meta({ description: "requests in flight, a whole number from 1 to 100,000, or null for the operator config's" }),
+    tpm: z.unknown().optional().meta({ description: "tokens per minute, a whole number from 1 to 1,000,000,000, or null for the operator config's" }),
     note: z.string().max(500).optional(),
   })
   .strict()

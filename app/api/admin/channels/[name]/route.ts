@@ -11,7 +11,7 @@ export const POST = apiRoute<{ name: string }>(async (req, _ctx, params) => {
   const override = await setChannelOverride(
     actor,
     params.name,
-    { disabled: body.disabled, weight: body.weight, concurrency: body.concurrency, tpm: body.tpm },
+    { disabled: body.disabled, weight: body.weight, concurrency: body.concurrency as number | null | undefined, tpm: body.tpm as number | null | undefined },
     { note: body.note },
   );
   return json({
