@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { normaliseEmail } from '@/lib/auth/password-rules';
+import { ssoConfigProblems } from '@/lib/auth/sso-config';
 
 /** Whose X-Forwarded-For entries to believe: null, none. */
 export type TrustProxy = { hops: number } | { ranges: string[] } | null;
@@ -80,6 +81,20 @@ const schema = z.object({
   /** Signs session JWTs. Generated and kept under DATA_DIR when absent. */
   NEXTAUTH_SECRET: z.string().min(16).optional(),
   NEXTAUTH_URL: z.string().url().optional(),
+  /**
+   * Single sign-on (docs/decisions/052; lib/auth/sso-config.ts checks they come in whole sets): a
+   * generic OpenID Connect provider from its issuer (discovery at /.well-known/openid-configuration),
+   * and the GitHub and Google presets. A provider is offered when its id and secret are set.
+   */
+  OIDC_ISSUER: z.string().url().optional(),
+  OIDC_CLIENT_ID: z.string().optional(),
+  OIDC_CLIENT_SECRET: z.string().optional(),
+  /** The OIDC button's label ("Continue with <name>"); default "SSO". */
+  OIDC_NAME: z.string().max(60).optional(),
+  GITHUB_CLIENT_ID: z.string().optional(),
+  GITHUB_CLIENT_SECRET: z.string().optional(),
+  GOOGLE_CLIENT_ID: z.string().optional(),
+  GOOGLE_CLIENT_SECRET: z.string().optional(),
   /** 32-byte key (hex or base64) that encrypts upstream secrets at rest. Generated under DATA_DIR when absent. */
   SECRETS_KEY: z.string().min(32).optional(),
   STRIPE_SECRET_KEY: z.string().optional(),
@@ -106,6 +121,17 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Who users write to for credit when card payments are not set up: an email address or a URL (shown on the billing page). */
   SUPPORT_CONTACT: z.string().max(200).optional(),
+  /**
+   * Outgoing mail (invitations, password reset, email verification): `smtp://user:pass@host:587`
+   * (STARTTLS when offered) or `smtps://user:pass@host:465`. Unset: no mail is sent.
+   */
+  SMTP_URL: z
+    .string()
+    .url()
+    .refine((v) => /^smtps?:\/\//i.test(v), { message: 'SMTP_URL must be smtp://… or smtps://…' })
+    .optional(),
+  /** The From of that mail: `Gateway <no-reply@example.com>` or an address. */
+  MAIL_FROM: z.string().min(3).max(200).optional(),
   /** Public base URL shown in the dashboard snippets and used for Stripe return URLs. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Seconds a cached API key / account may be stale (revocation is pushed at once via Redis). */
@@ -264,6 +290,9 @@ function load(): Env {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid environment:\n${lines.join('\n')}`);
   }
+  // A half-configured SSO provider is a start-up error, not a button that fails when pressed.
+  const sso = ssoConfigProblems(parsed.data);
+  if (sso.length > 0) throw new Error(`Invalid environment:\n${sso.map((p) => `  ${p.variable}: ${p.message}`).join('\n')}`);
   return parsed.data;
 }
 

@@ -1,6 +1,7 @@
 // npm run admin -- <command> [options]: operator tasks on accounts and keys. Prints JSON.
 import { parseArgs } from 'node:util';
 import { createKey, createUser, findUserByEmail, parseTier } from '@/lib/accounts/queries';
+import { setPasswordByOperator } from '@/lib/accounts/settings';
 import { adminAdjustBalance, adminRevokeKey, adminSetLimits, adminSetStatus, adminSetTier } from '@/lib/admin/accounts';
 import { CLI_ACTOR, writeAudit } from '@/lib/admin/audit';
 import { parseRole, roleForNewAccount, setRole } from '@/lib/admin/roles';
@@ -28,6 +29,8 @@ const usage = `Usage: npm run admin -- <command> [options]
   create-key  --user ID|--email E [--name NAME]                      -> {"keyId","apiKey"}
   revoke-key  --user ID|--email E --key KEY_ID
   set-role    --user ID|--email E --role user|admin   (promotes or demotes an existing account)
+  set-password --user ID|--email E --password P   (sign-up rules; signs out every session; for users
+               who cannot reset it by mail)
   create-codes --usd N --count K [--expires ISO-8601] [--plan ID --days D]   -> ["code", ...]
                (with --plan a code grants that plan for D days; --usd may then be 0)
   grant-plan  --user ID|--email E --plan ID --days D   (the same plan, still live, is extended)
@@ -50,6 +53,7 @@ const COMMANDS = [
   'create-key',
   'revoke-key',
   'set-role',
+  'set-password',
   'create-codes',
   'grant-plan',
   'end-plan',
@@ -167,6 +171,12 @@ async function run(command: string | undefined): Promise<unknown> {
       const role = roleForNewAccount(user.email);
       if (role === 'admin') await setRole(CLI_ACTOR, user.id, role);
       return { userId: user.id, apiKey: key.key, role };
+    }
+    case 'set-password': {
+      const id = await userId();
+      await setPasswordByOperator(id, need('password'));
+      await writeAudit(CLI_ACTOR, { action: 'account.set_password', targetType: 'account', targetId: id });
+      return { userId: id, sessionsEnded: true };
     }
     case 'set-tier': {
       const user = await adminSetTier(CLI_ACTOR, await userId(), parseTier(need('tier')));

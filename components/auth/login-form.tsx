@@ -54,7 +54,15 @@ export function LoginForm({ callbackUrl, t }: { callbackUrl: string; t: Messages
       <Field label={t.email} htmlFor="email">
         <Input id="email" name="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
       </Field>
-      <Field label={t.password} htmlFor="password">
+      <Field
+        label={t.password}
+        htmlFor="password"
+        hint={
+          <Link href="/forgot-password" className="font-medium text-indigo-600 hover:text-indigo-500" data-testid="forgot-password">
+            {tr('Forgot password?')}
+          </Link>
+        }
+      >
         <Input
           id="password"
           name="password"

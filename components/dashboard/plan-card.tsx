@@ -12,9 +12,10 @@ import { Progress } from '@/components/ui/progress';
 import { LocalTime } from '@/components/ui/local-time';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
-function amount(plan: PlanInfo, v: bigint): string {
+function amount(plan: PlanInfo, v: bigint, t: Translate): string {
   if (plan.unit === 'usd') return usd(v);
-  return `${int(Number(v))} ${plan.unit}`;
+  const n = int(Number(v));
+  return plan.unit === 'requests' ? t('{n} requests', { n }) : t('{n} tokens', { n });
 }
 
 function length(ms: number, t: Translate): string {
@@ -56,10 +57,10 @@ export function PlanCard({ status, cfg, t, actions }: { status: PlanStatus; cfg:
                   {w.name} <span className="font-normal text-slate-500">({length(w.ms, t)})</span>
                 </span>
                 <span className="tabular-nums text-slate-700" data-testid="plan-window-used">
-                  {t('{used} of {limit}', { used: amount(plan, w.used), limit: amount(plan, w.cap) })}
+                  {t('{used} of {limit}', { used: amount(plan, w.used, t), limit: amount(plan, w.cap, t) })}
                 </span>
               </div>
-              <Progress value={fraction(w.used, w.cap)} label={`${w.name}: ${amount(plan, w.used)} / ${amount(plan, w.cap)}`} className="mt-1.5" />
+              <Progress value={fraction(w.used, w.cap)} label={`${w.name}: ${amount(plan, w.used, t)} / ${amount(plan, w.cap, t)}`} className="mt-1.5" />
               <p className="mt-1 text-xs text-slate-500">
                 {t('Resets')} <LocalTime iso={new Date(w.end).toISOString()} />
               </p>
@@ -115,7 +116,7 @@ export function PlansOnOffer({
               <Td className="tabular-nums">
                 {usd(p.priceMonthly)} <span className="text-slate-500">({cny(usdToCny(p.priceMonthly, cfg.cnyRateNano))})</span>
               </Td>
-              <Td>{p.windows.map((w) => `${amount(p, w.cap)} / ${length(w.ms, t)}`).join(' · ')}</Td>
+              <Td>{p.windows.map((w) => `${amount(p, w.cap, t)} / ${length(w.ms, t)}`).join(' · ')}</Td>
               <Td>{p.models ? [...p.models].join(', ') : t('every model')}</Td>
               <Td>{p.overflow === 'balance' ? t('Billed to the balance') : t('Refused')}</Td>
               {subscribe && <Td>{subscribe(p)}</Td>}

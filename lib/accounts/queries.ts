@@ -17,7 +17,11 @@ export function parseTier(value: string): TierName {
   return value as TierName;
 }
 
-export async function createUser(input: { email: string; password: string; tier?: TierName; balancePico?: bigint }) {
+/**
+ * A new account. `emailVerified` false for a sign-up (the mailbox is not proven yet,
+ * docs/decisions/050); accounts the operator creates (console, CLI) are taken as verified.
+ */
+export async function createUser(input: { email: string; password: string; tier?: TierName; balancePico?: bigint; emailVerified?: boolean; locale?: string }) {
   const email = normaliseEmail(input.email);
   const badEmail = emailProblem(email);
   if (badEmail) throw ruleError(badEmail, 'email');
@@ -27,7 +31,15 @@ export async function createUser(input: { email: string; password: string; tier?
   const passwordHash = await hashPassword(input.password);
   const starting = input.balancePico ?? getConfig().startingBalance;
   try {
-    const user = await db.user.create({ data: { email, passwordHash, tier: input.tier ?? 'free' } });
+    const user = await db.user.create({
+      data: {
+        email,
+        passwordHash,
+        tier: input.tier ?? 'free',
+        emailVerifiedAt: input.emailVerified === false ? null : new Date(),
+        locale: input.locale ?? null,
+      },
+    });
     if (starting > 0n) await creditBalance(user.id, 'admin_credit', starting, { note: 'starting balance' });
     return user;
   } catch (err) {

@@ -30,6 +30,19 @@ export async function changePassword(userId: string, currentPassword: unknown, n
   await db.user.update({ where: { id: userId }, data: { passwordHash: await hashPassword(newPassword), sessionsValidFrom: new Date() } });
 }
 
+/**
+ * The operator sets an account's password (CLI `set-password`: how a user without mail gets back in,
+ * docs/decisions/050). The sign-up rules hold; every session and every open reset link ends.
+ */
+export async function setPasswordByOperator(userId: string, newPassword: string): Promise<void> {
+  const problem = passwordProblem(newPassword);
+  if (problem) throw ruleError(problem, 'password');
+  const db = await getDb();
+  const now = new Date();
+  await db.user.update({ where: { id: userId }, data: { passwordHash: await hashPassword(newPassword), sessionsValidFrom: now } });
+  await db.passwordReset.updateMany({ where: { userId, usedAt: null }, data: { usedAt: now } });
+}
+
 /** Ends every session of the account, this one included. */
 export async function signOutEverywhere(userId: string): Promise<void> {
   const db = await getDb();

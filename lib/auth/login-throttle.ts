@@ -107,7 +107,8 @@ class FailoverThrottleStore implements ThrottleStore {
   }
 }
 
-function defaultStore(): ThrottleStore {
+/** The shared sliding-window store (also counts password reset requests per email, lib/auth/password-reset.ts). */
+export function throttleStore(): ThrottleStore {
   return singleton('login-throttle', () =>
     redisConfigured()
       ? new FailoverThrottleStore(new RedisThrottleStore(newRedisClient('login-throttle', FAILOVER_REDIS_OPTIONS)!))
@@ -134,7 +135,7 @@ function throttled(which: 'auth.throttled_address' | 'auth.throttled_account', r
  * Counts a sign-in attempt for this email from this client address, or throws 429 (with
  * Retry-After) when either budget is spent. Call before checking the password.
  */
-export async function beginLoginAttempt(email: string, ip: string, store: ThrottleStore = defaultStore(), now = Date.now()): Promise<LoginAttempt> {
+export async function beginLoginAttempt(email: string, ip: string, store: ThrottleStore = throttleStore(), now = Date.now()): Promise<LoginAttempt> {
   const accountKey = loginThrottleKey(email, ip);
   const ipKey = loginIpThrottleKey(ip);
   const member = `${now}:${randomUUID()}`;

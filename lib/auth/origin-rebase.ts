@@ -52,3 +52,17 @@ export async function rebaseAuthResponse(req: Request, res: Response): Promise<R
   }
   return new Response(body, { status: res.status, statusText: res.statusText, headers });
 }
+
+/**
+ * Where next-auth lives for this request: under NEXTAUTH_URL when set (a bare origin means
+ * /api/auth under it, as next-auth reads it), else on the request's own origin, so an SSO provider
+ * sends the browser back to the host it left from (lib/auth/sso-providers.ts).
+ */
+export function authBaseUrl(req: Request, nextAuthUrl: string | undefined = env.NEXTAUTH_URL): string {
+  if (nextAuthUrl) {
+    const url = new URL(nextAuthUrl);
+    const path = url.pathname === '/' ? '/api/auth' : url.pathname.replace(/\/+$/, '');
+    return `${url.origin}${path}`;
+  }
+  return `${requestOrigin(req.headers) ?? NEXT_AUTH_DEFAULT_ORIGIN}/api/auth`;
+}

@@ -124,6 +124,8 @@ export interface GatewayConfig {
   /** The request-log export (lib/log-export/), when configured. */
   logExport?: LogExportConfig;
   startingBalance: bigint;
+  /** New accounts must open a mailed link before they can redeem, recharge or buy a plan (docs/decisions/050). */
+  requireEmailVerification: boolean;
   rechargeMin: bigint;
   rechargeMax: bigint;
   limits: RawConfig['limits'];
@@ -382,6 +384,7 @@ export function buildConfig(data: unknown, source = 'inline'): GatewayConfig {
     cnyRateNano: parseDecimal(raw.usd_to_cny, 9),
     maintenance: raw.maintenance,
     startingBalance: usdToPico(raw.starting_balance_usd),
+    requireEmailVerification: requireVerificationOf(raw, source),
     rechargeMin: usdToPico(raw.recharge.min_usd),
     rechargeMax: usdToPico(raw.recharge.max_usd),
     limits: raw.limits,
@@ -425,6 +428,15 @@ function decryptImported(stored: string, source: string, i: number): string {
   } catch {
     throw new ConfigError(`invalid operator config ${source}:\n  channels[${i}].api_key_encrypted: does not decrypt with this SECRETS_KEY`);
   }
+}
+
+/** Verification without mail would lock every new account out of paying: refused at load instead. */
+function requireVerificationOf(raw: RawConfig, source: string): boolean {
+  const on = raw.auth.require_email_verification;
+  if (on && !env.SMTP_URL) {
+    throw new ConfigError(`invalid operator config ${source}:\n  auth.require_email_verification: needs SMTP_URL (the verification mail could not be sent)`);
+  }
+  return on;
 }
 
 function logExportOf(raw: RawConfig, source: string): LogExportConfig | undefined {

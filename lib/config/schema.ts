@@ -324,6 +324,17 @@ export const configSchema = z
      */
     clamp_output_to_budget: z.boolean().default(true),
     starting_balance_usd: decimal.default('0'),
+    /** Sign-up rules (docs/decisions/050). */
+    auth: z
+      .object({
+        /**
+         * A new account is mailed a verification link and cannot redeem codes, recharge or buy a plan
+         * until it is opened. Needs SMTP_URL. Accounts that existed before it count as verified.
+         */
+        require_email_verification: z.boolean().default(false),
+      })
+      .strict()
+      .default({ require_email_verification: false }),
     recharge: z
       .object({ min_usd: decimal.default('5'), max_usd: decimal.default('1000') })
       .strict()

@@ -75,6 +75,25 @@ const table = {
     en: 'Too many failed sign-in attempts for this email from this address. Try again in {seconds} s.',
     zh: '此账户从该地址登录失败次数过多，请 {seconds} 秒后重试。',
   },
+  // Mail, password reset, email verification (lib/mail, lib/auth/password-reset.ts, lib/auth/email-verification.ts)
+  'mail.not_configured': {
+    en: 'Mail is not set up on this gateway: ask its operator to set your password.',
+    zh: '此网关未配置邮件发送：请联系运营者为你设置密码。',
+  },
+  'mail.not_sent': { en: 'The mail could not be sent. Try again in a few minutes.', zh: '邮件发送失败，请几分钟后重试。' },
+  'auth.reset_throttled': {
+    en: 'Too many reset links were asked for this email. Try again in {seconds} s.',
+    zh: '此邮箱请求重置链接的次数过多，请 {seconds} 秒后重试。',
+  },
+  'auth.reset_invalid': {
+    en: 'This reset link is not valid or was already used. Ask for a new one.',
+    zh: '此重置链接无效或已被使用，请重新申请。',
+  },
+  'auth.reset_expired': { en: 'This reset link has expired. Ask for a new one.', zh: '此重置链接已过期，请重新申请。' },
+  'email.unverified': {
+    en: 'Verify your email address first: open the link we mailed you (or send it again from the billing page). Until then codes, recharges and plans are not available.',
+    zh: '请先验证邮箱：打开我们发给你的邮件中的链接（或在账单页面重新发送）。验证前不能兑换、充值或购买套餐。',
+  },
   // Log and usage filters (dashboard pages, /api/logs, /api/usage and their exports)
   'filter.status': {
     en: 'status must be ok, error, client_closed, an HTTP status (429) or a class (5xx).',
@@ -179,6 +198,22 @@ const table = {
     zh: '此邀请发给 {email}，请用该邮箱登录后接受。',
   },
   'org.personal': { en: 'A personal account is not an organization: create one first.', zh: '个人账户不是组织，请先创建组织。' },
+  // Single sign-on (lib/auth/sso.ts, lib/orgs/sso.ts; docs/decisions/052)
+  'auth.sso_required': {
+    en: 'Accounts at {domain} sign in through single sign-on (SSO): use the SSO button instead of a password.',
+    zh: '{domain} 的账户须通过单点登录（SSO）登录：请使用 SSO 按钮，不能用密码登录。',
+  },
+  'org.sso_domains_invalid': { en: 'domains must be a list of at most {max} email domains.', zh: 'domains 必须是最多 {max} 个邮箱域名的列表。' },
+  'org.sso_domain_invalid': { en: '{domain} is not an email domain such as example.com.', zh: '{domain} 不是 example.com 这样的邮箱域名。' },
+  'org.sso_domain_public': {
+    en: '{domain} is a public email service: no organization can require SSO for it.',
+    zh: '{domain} 是公共邮箱服务，任何组织都不能为其要求 SSO。',
+  },
+  'org.sso_domain_unproven': {
+    en: 'To require SSO for {domain}, first sign in through SSO with a verified address at {domain}.',
+    zh: '要为 {domain} 要求 SSO，请先用 {domain} 下已验证的邮箱通过 SSO 登录一次。',
+  },
+  'org.sso_domain_taken': { en: 'Another organization already requires SSO for {domain}.', zh: '另一个组织已为 {domain} 要求 SSO。' },
   'org.budget_invalid': { en: 'monthly_budget_usd must be a non-negative amount or null.', zh: '每月预算必须是非负金额或留空。' },
   'request.rate_limited': { en: 'Rate limit exceeded: {what}. Try again in {seconds} s.', zh: '操作过于频繁，请 {seconds} 秒后重试。' },
   'request.cross_site': {

@@ -9,12 +9,14 @@ import { zhConsole } from './zh-console';
 import { zhCaches } from './zh-caches';
 import { zhPlans } from './zh-plans';
 import { zhPrices } from './zh-prices';
+import { zhSso } from './zh-sso';
 import { renderMessage, type CodedMessage } from './codes';
 
-export type Phrase = keyof typeof zhPhrases | keyof typeof zhConsole | keyof typeof zhCaches | keyof typeof zhPlans | keyof typeof zhPrices;
+export type Phrase =
+  keyof typeof zhPhrases | keyof typeof zhConsole | keyof typeof zhCaches | keyof typeof zhPlans | keyof typeof zhPrices | keyof typeof zhSso;
 
 // The operator console's phrases live in their own table (zh-console.ts); one lookup for both.
-const zhAll: Record<string, string> = { ...zhPrices, ...zhPlans, ...zhCaches, ...zhConsole, ...zhPhrases };
+const zhAll: Record<string, string> = { ...zhSso, ...zhPrices, ...zhPlans, ...zhCaches, ...zhConsole, ...zhPhrases };
 export type Translate = (phrase: Phrase, vars?: Record<string, string | number>) => string;
 
 function fill(text: string, vars?: Record<string, string | number>): string {

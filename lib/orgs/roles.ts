@@ -85,6 +85,8 @@ export const ORG_ACTIONS = {
   invite: MANAGE,
   rename: MANAGE,
   audit: MANAGE,
+  /** Domains whose people must sign in through SSO (docs/decisions/052). */
+  sso: MANAGE,
   spend: MONEY_READ,
   transfer: ['owner'],
   delete: ['owner'],

@@ -19,6 +19,8 @@ interface Catalogue {
   /** The config file's plans, per config object (a reloaded config starts from its own). */
   base: WeakMap<GatewayConfig, Map<string, PlanInfo>>;
   rows: { id: string; data: unknown; retired: boolean }[];
+  /** startPlanSync ran: one event listener and one timer per process. */
+  syncing?: boolean;
 }
 
 const state = () => singleton<Catalogue>('plan-catalogue', () => ({ base: new WeakMap(), rows: [] }));
@@ -50,7 +52,11 @@ export async function refreshPlans(): Promise<void> {
   applyPlanRows(getConfig(), state().rows);
 }
 
+/** Starts keeping this instance's plans current; a second call (another entry point of the same process) does nothing. */
 export function startPlanSync(): void {
+  const s = state();
+  if (s.syncing) return;
+  s.syncing = true;
   onGatewayEvent((event) => {
     if (event.type === 'plans-changed') void refreshPlans().catch(() => undefined);
   });

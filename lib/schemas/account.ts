@@ -26,6 +26,12 @@ export const account = {
     summary: 'Change the password; other sessions end, this one gets a fresh cookie',
     body: passwordChange,
   }),
+  verifyEmail: route({
+    method: 'POST',
+    path: '/api/account/verify-email',
+    auth: 'session',
+    summary: "Send the signed-in person's verification link again (3 a minute; 503 when the mail could not be sent)",
+  }),
   signOutEverywhere: route({
     method: 'POST',
     path: '/api/account/sign-out-everywhere',

@@ -19,6 +19,14 @@ export const memberUpdate = z.object({
     .optional()
     .meta({ description: "USD a month the member's keys may spend; null: no budget" }),
 });
+/** Most SSO-required email domains of an organization (lib/orgs/sso.ts). */
+export const MAX_SSO_DOMAINS = 20;
+export const ssoDomains = z.object({
+  domains: coded(z.array(z.string().max(253)).max(MAX_SSO_DOMAINS), 'org.sso_domains_invalid', { max: MAX_SSO_DOMAINS }).meta({
+    description: 'email domains (example.com) whose people must sign in through SSO; each proven by an SSO sign-in at it',
+  }),
+});
+
 export const transfer = z.object({ user_id: z.string().min(1).max(64).meta({ description: 'the member who becomes the owner' }) });
 
 export const orgs = {
@@ -82,6 +90,21 @@ export const orgs = {
     summary: 'The owner makes another member the owner',
     params: idParam,
     body: transfer,
+  }),
+  sso: route({
+    method: 'GET',
+    path: '/api/orgs/{id}/sso',
+    auth: 'session',
+    summary: 'The email domains that must sign in through SSO (owner, admin)',
+    params: idParam,
+  }),
+  setSso: route({
+    method: 'PUT',
+    path: '/api/orgs/{id}/sso',
+    auth: 'session',
+    summary: 'Replace the SSO-required domains (owner, admin; 409 when another organization has one)',
+    params: idParam,
+    body: ssoDomains,
   }),
   usage: route({
     method: 'GET',

@@ -119,6 +119,8 @@ describe('a plan from grant to end', { timeout: 120_000 }, () => {
     await user.context().addCookies([{ name: 'lang', value: 'zh-CN', url: gw.url }]);
     await user.goto(`${gw.url}/dashboard/billing`);
     expect(await user.getByTestId('plan-card').textContent()).toContain('您的套餐');
+    // The window's unit in Chinese too, not the config's English word.
+    expect(await user.getByTestId('plan-window-5h').getByTestId('plan-window-used').textContent()).toBe('3 次请求 / 50 次请求');
 
     // The operator ends it: a confirmation naming the effect.
     let asked = '';

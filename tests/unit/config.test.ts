@@ -27,6 +27,13 @@ describe('operator config', () => {
     expect(cfg.cnyRateNano).toBe(7_200_000_000n);
   });
 
+  it('email verification is off by default, and refused without SMTP_URL (no new account could ever pay)', () => {
+    expect(buildConfig(valid(), 'test.yaml').requireEmailVerification).toBe(false);
+    expect(loadConfigFile('config/gateway.example.yaml').requireEmailVerification).toBe(false);
+    expect(errorOf({ ...valid(), auth: { require_email_verification: true } })).toMatch(/auth\.require_email_verification: needs SMTP_URL/);
+    expect(errorOf({ ...valid(), auth: { require_email_verification: 'yes' } })).toMatch(/auth\.require_email_verification/);
+  });
+
   it('reads built-in tool prices per call (a model’s own over the top-level ones) and the breaker’s account share', () => {
     const example = loadConfigFile('config/gateway.example.yaml');
     expect(example.models.get('claude-sonnet-4-5')!.toolPrices).toMatchObject({ web_search: 10_000_000_000n, code_interpreter: 30_000_000_000n });

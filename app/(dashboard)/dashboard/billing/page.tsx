@@ -33,6 +33,8 @@ import { LocalTime } from '@/components/ui/local-time';
 import { PlanCard, PlansOnOffer } from '@/components/dashboard/plan-card';
 import { PlanBillingButton } from '@/components/dashboard/plan-billing-button';
 import { planStatus } from '@/lib/plans/subscriptions';
+import { verificationPending } from '@/lib/auth/email-verification';
+import { VerifyEmailBanner } from '@/components/dashboard/verify-email-banner';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -124,11 +126,12 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
   }
   const emptyPage: LedgerPage = { data: [], nextCursor: null };
   const now = new Date();
-  const [account, ledger, month, plan] = await Promise.all([
+  const [account, ledger, month, plan, unverified] = await Promise.all([
     getAccount(user.id),
     problem ? emptyPage : ledgerHistory(user.id, { limit: 50, before }),
     usageTotals(user.id, startOfUtcMonth(now), new Date(now.getTime() + 60_000)),
     planStatus(user.id),
+    verificationPending(user.id),
   ]);
   const { t } = await currentMessages();
   const tr = await serverT();
@@ -138,6 +141,21 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
   return (
     <>
       <PageHeader title={t.pages.billing.title} description={t.pages.billing.description} />
+
+      {/* The mailed verification link comes back here (GET /api/auth/verify-email). */}
+      {sp.email === 'verified' && !unverified && (
+        <Alert tone="success" className="mb-4" data-testid="email-verified">
+          {tr('Your email address is verified.')}
+        </Alert>
+      )}
+      {(sp.email === 'expired' || sp.email === 'invalid') && unverified && (
+        <Alert tone="error" className="mb-4" data-testid="email-verify-failed">
+          {sp.email === 'expired'
+            ? tr('That verification link has expired: send a new one below.')
+            : tr('That verification link is not valid: send a new one below.')}
+        </Alert>
+      )}
+      {unverified && <VerifyEmailBanner email={user.email} />}
 
       {notice === 'paid' && (
         <Alert tone="success" className="mb-4" title={tr('Thanks, your payment went through.')}>
