@@ -8,6 +8,7 @@ import type { Messages } from '@/lib/i18n/messages';
 const items = [
   { href: '/dashboard', key: 'overview' },
   { href: '/dashboard/keys', key: 'keys' },
+  { href: '/dashboard/projects', key: 'projects' },
   { href: '/dashboard/usage', key: 'usage' },
   { href: '/dashboard/logs', key: 'logs' },
   { href: '/dashboard/billing', key: 'billing' },

@@ -1,7 +1,7 @@
 'use client';
 
 import type { publicKeyWithControls } from '@/lib/keys/queries';
-import { Field, FieldError, Input } from '@/components/ui/input';
+import { Field, FieldError, Input, Select } from '@/components/ui/input';
 import { Progress } from '@/components/ui/progress';
 import { useT } from '@/lib/i18n/client';
 import { formatCount, formatMoneyText } from '@/lib/format';
@@ -26,6 +26,14 @@ export interface ControlValues {
   expires_at: string;
   /** Region pin (cn, eu, us…); empty: the account's, else anywhere. */
   region: string;
+  /** The key's project (docs/decisions/056); empty: none. Unset: not shown, not sent. */
+  project_id?: string;
+}
+
+/** A project the key form offers (GET /api/projects). */
+export interface ProjectOption {
+  id: string;
+  name: string;
 }
 
 export const EMPTY_CONTROLS: ControlValues = {
@@ -38,6 +46,7 @@ export const EMPTY_CONTROLS: ControlValues = {
   allowed_ips: '',
   expires_at: '',
   region: '',
+  project_id: '',
 };
 
 export function valuesOf(k: KeyWithControlsJson): ControlValues {
@@ -51,6 +60,7 @@ export function valuesOf(k: KeyWithControlsJson): ControlValues {
     allowed_ips: k.allowed_ips.join('\n'),
     expires_at: k.expires_at ? localInput(k.expires_at) : '',
     region: k.region ?? '',
+    project_id: k.project_id ?? '',
   };
 }
 
@@ -84,6 +94,7 @@ export function bodyOf(v: ControlValues): Record<string, unknown> {
     allowed_ips: v.allowed_ips.split(/[\s,]+/).filter(Boolean),
     expires_at: v.expires_at ? instantOf(v.expires_at) : null,
     region: v.region.trim() || null,
+    ...(v.project_id === undefined ? {} : { project_id: v.project_id || null }),
   };
 }
 
@@ -109,12 +120,15 @@ export function KeyControlsFields({
   models,
   gauge,
   errors = {},
+  projects = [],
 }: {
   idPrefix: string;
   values: ControlValues;
   onChange: (v: ControlValues) => void;
   models: string[];
   gauge?: BudgetGauge;
+  /** The account's projects: a select when there are any. */
+  projects?: ProjectOption[];
   /** The server's words for each bad field (API field name -> text). */
   errors?: Record<string, string>;
 }) {
@@ -131,6 +145,29 @@ export function KeyControlsFields({
   const id = (name: string) => `${idPrefix}-${name}`;
   return (
     <div className="grid gap-4 sm:grid-cols-2">
+      {projects.length > 0 && (
+        <Field
+          label={t('Project')}
+          htmlFor={id('project')}
+          error={errors.project_id}
+          hint={t("The project's model list and monthly budget apply to the key too.")}
+        >
+          <Select
+            id={id('project')}
+            data-testid={id('project')}
+            aria-invalid={errors.project_id ? true : undefined}
+            value={values.project_id ?? ''}
+            onChange={(e) => set({ project_id: e.target.value })}
+          >
+            <option value="">{t('No project')}</option>
+            {projects.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </Select>
+        </Field>
+      )}
       <Field
         label={t('Lifetime budget (USD)')}
         htmlFor={id('budget')}

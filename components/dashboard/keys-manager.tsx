@@ -25,6 +25,7 @@ import {
   type BudgetGauge,
   type ControlValues,
   type KeyWithControlsJson,
+  type ProjectOption,
 } from '@/components/dashboard/key-controls-form';
 
 export type ApiKeyJson = KeyWithControlsJson;
@@ -36,12 +37,15 @@ export function KeysManager({
   baseUrl = '',
   sampleModel = 'gpt-4o-mini',
   budgetGauge,
+  projects = [],
 }: {
   initialKeys: ApiKeyJson[];
   models?: string[];
   baseUrl?: string;
   sampleModel?: string;
   budgetGauge?: BudgetGauge;
+  /** The account's projects, for the key form's project select (docs/decisions/056). */
+  projects?: ProjectOption[];
 }) {
   const t = useT();
   const readError = useApiError();
@@ -54,6 +58,7 @@ export function KeysManager({
     return text;
   };
   const [keys, setKeys] = useState(initialKeys);
+  const projectNames = new Map(projects.map((p) => [p.id, p.name]));
   const [createFields, setCreateFields] = useState<Record<string, string>>({});
   const [editFields, setEditFields] = useState<Record<string, string>>({});
   const [name, setName] = useState('');
@@ -189,7 +194,15 @@ export function KeysManager({
             <details className="w-full" data-testid="new-controls" open={Object.keys(createFields).some((f) => f !== 'name') || undefined}>
               <summary className="cursor-pointer text-sm font-medium text-indigo-700">{t('Limits and restrictions (optional)')}</summary>
               <div className="mt-3">
-                <KeyControlsFields idPrefix="new" values={controls} onChange={setControls} models={models} gauge={budgetGauge} errors={createFields} />
+                <KeyControlsFields
+                  idPrefix="new"
+                  values={controls}
+                  onChange={setControls}
+                  models={models}
+                  gauge={budgetGauge}
+                  errors={createFields}
+                  projects={projects}
+                />
               </div>
             </details>
           </form>
@@ -262,7 +275,9 @@ export function KeysManager({
                     {k.last_used_at ? <LocalTime iso={k.last_used_at} /> : <span className="text-slate-500">{t('Never')}</span>}
                   </Td>
                   <Td className="hidden text-xs text-slate-600 md:table-cell" data-testid="key-limits">
-                    {controlsSummary(k, t).join(' · ') || <span className="text-slate-500">{t('None')}</span>}
+                    {[...(k.project_id ? [t('project {name}', { name: projectNames.get(k.project_id) ?? '?' })] : []), ...controlsSummary(k, t)].join(
+                      ' · ',
+                    ) || <span className="text-slate-500">{t('None')}</span>}
                   </Td>
                   <Td>
                     <KeySpend k={k} />
@@ -333,6 +348,7 @@ export function KeysManager({
                 models={models}
                 gauge={budgetGauge}
                 errors={editFields}
+                projects={projects}
               />
               {editError && (
                 <Alert tone="error" data-testid="edit-error">

@@ -9,6 +9,7 @@ import { getConfig, type TierName } from '@/lib/config';
 import { countedClientIp, keyGuard, type KeyGuard } from '@/lib/keys/access';
 import { inc } from '@/lib/metrics';
 import { keyControlsOf } from '@/lib/keys/queries';
+import { decimalToPico } from '@/lib/billing/money';
 import { effectiveTier, principalPlanOf, type PrincipalPlan } from '@/lib/plans/windows';
 import { sessionIsCurrent } from '@/lib/auth/session-epoch';
 import { checkPlaygroundRequest, PLAYGROUND_KEY_ID, PLAYGROUND_PREFIX, readPlaygroundToken } from '@/lib/auth/playground';
@@ -31,6 +32,9 @@ export interface Principal {
   regionPin?: { key: string | null; account: string | null };
   /** The account's live plan (lib/plans), if it has one: it pays for the models it covers. */
   plan?: PrincipalPlan;
+  /** The key's project and the organization member who made the key (logged with each request; docs/decisions/056). */
+  projectId?: string | null;
+  memberId?: string | null;
 }
 
 interface Entry {
@@ -86,11 +90,20 @@ const LIVE_SUBSCRIPTIONS = { where: { status: { in: ['active' as const, 'past_du
 
 async function load(hash: string): Promise<Principal | null> {
   const db = await getDb();
-  const row = await db.apiKey.findUnique({ where: { hash }, include: { user: { include: { subscriptions: LIVE_SUBSCRIPTIONS } } } });
+  const row = await db.apiKey.findUnique({ where: { hash }, include: { user: { include: { subscriptions: LIVE_SUBSCRIPTIONS } }, project: true } });
   const found = row !== null && !row.revokedAt && sameHash(row.hash, hash);
   inc('gateway_key_lookups_total', { result: found ? 'found' : 'invalid' });
   if (!found) return null;
   const plan = principalPlanOf(row.user.subscriptions.find((s) => principalPlanOf(s)));
+  // An organization's key counts against the monthly budget of the member who made it (docs/decisions/056).
+  const member =
+    row.createdById && row.createdById !== row.userId
+      ? await db.membership.findUnique({
+          where: { orgId_userId: { orgId: row.userId, userId: row.createdById } },
+          include: { user: { select: { email: true } } },
+        })
+      : null;
+  const p = row.project?.userId === row.userId ? row.project : null;
   return {
     keyId: row.id,
     keyHash: row.hash,
@@ -99,7 +112,27 @@ async function load(hash: string): Promise<Principal | null> {
     suspended: row.user.status === 'suspended',
     limits: (row.user.limits as Principal['limits']) ?? null,
     denyKeys: denyKeysFor(row.userId, row.hash, row.controlsVersion),
-    guard: keyGuard(row.name, keyControlsOf(row), row.controlsVersion),
+    guard: keyGuard(row.name, keyControlsOf(row), row.controlsVersion, {
+      project: p
+        ? {
+            id: p.id,
+            name: p.name,
+            models: p.models.length > 0 ? new Set(p.models) : null,
+            monthlyBudgetPico: p.monthlyBudgetUsd === null ? null : decimalToPico(p.monthlyBudgetUsd),
+            budgetVersion: p.budgetVersion,
+          }
+        : undefined,
+      member: member
+        ? {
+            id: member.userId,
+            name: member.user.email,
+            monthlyBudgetPico: member.monthlyBudgetUsd === null ? null : decimalToPico(member.monthlyBudgetUsd),
+            budgetVersion: member.budgetVersion,
+          }
+        : undefined,
+    }),
+    projectId: p?.id ?? null,
+    memberId: row.createdById ?? null,
     responseCacheTtl: row.responseCacheTtl,
     regionPin: row.region || row.user.region ? { key: row.region, account: row.user.region } : undefined,
     plan,

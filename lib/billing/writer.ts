@@ -58,6 +58,9 @@ export interface LogRecord {
   billedTo?: 'plan' | null;
   /** How the cost was made (lib/billing/breakdown.ts): null when nothing was priced. */
   priceBreakdown?: StoredBreakdown | null;
+  /** The key's project and the member who made the key (docs/decisions/056): their budgets' spend. */
+  projectId?: string | null;
+  memberId?: string | null;
 }
 
 /**
@@ -68,6 +71,8 @@ export interface LogRecord {
 interface QueuedRow {
   userId: string;
   apiKeyId: string | null;
+  projectId: string | null;
+  memberId: string | null;
   /** Unix ms of the request (a key's monthly spend counts only this month's). */
   at: number;
   /** What the row charges the balance (0 for a plan-paid row). */
@@ -103,6 +108,8 @@ function queued(r: LogRecord): QueuedRow {
   return {
     userId: r.userId,
     apiKeyId: r.apiKeyId,
+    projectId: r.projectId ?? null,
+    memberId: r.memberId ?? null,
     at: r.createdAt.getTime(),
     costPico: onPlan ? 0n : r.costPico,
     plan: onPlan ? { usd: r.costPico, tokens: r.promptTokens + r.completionTokens + r.cacheReadTokens + r.cacheWriteTokens } : undefined,
@@ -131,6 +138,21 @@ export function pendingCharges(userId: string): bigint {
 export function pendingKeyCharges(keyId: string, sinceMs = 0): bigint {
   let total = 0n;
   for (const item of queue().items) if (item.apiKeyId === keyId && item.at >= sinceMs) total += item.costPico;
+  return total;
+}
+
+/**
+ * Charges of one member's keys or one project's keys (docs/decisions/056) of account `userId` queued
+ * here and not yet in the database, made at or after `sinceMs` (for loading their monthly spend).
+ */
+export function pendingGroupCharges(userId: string, group: { memberId?: string; projectId?: string }, sinceMs: number): bigint {
+  let total = 0n;
+  for (const item of queue().items) {
+    if (item.userId !== userId || item.at < sinceMs) continue;
+    if (group.memberId !== undefined && item.memberId !== group.memberId) continue;
+    if (group.projectId !== undefined && item.projectId !== group.projectId) continue;
+    total += item.costPico;
+  }
   return total;
 }
 
@@ -219,7 +241,7 @@ export async function flushLogs(drain = true): Promise<void> {
 // from the committed balance in (createdAt, id) order.
 // The log is partitioned by day, so its key is ("id","createdAt"): a row's createdAt is its request's
 // own time, serialised once when queued, so a replayed row carries the same key and conflicts.
-const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason","region","billedTo","priceBreakdown"`;
+const COLUMNS = `"id","createdAt","userId","apiKeyId","endpoint","modelRequested","modelServed","channel","attempts","status","outcome","stream","promptTokens","completionTokens","cacheReadTokens","cacheWriteTokens","tokensEstimated","costUsd","costCny","cnyRate","latencyMs","firstTokenMs","errorCode","routeReason","region","billedTo","priceBreakdown","projectId","memberId"`;
 /** UsageDaily's key for requests made without an API key (its primary key holds the key). */
 export const NO_KEY = '00000000-0000-0000-0000-000000000000';
 export const WRITE_BATCH = `WITH input AS (
@@ -227,7 +249,7 @@ export const WRITE_BATCH = `WITH input AS (
 ), ins AS (
   INSERT INTO "RequestLog" (${COLUMNS}) SELECT ${COLUMNS} FROM input
   ON CONFLICT ("id","createdAt") DO NOTHING
-  RETURNING "id", "userId", "apiKeyId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny", "billedTo"
+  RETURNING "id", "userId", "apiKeyId", "costUsd", "createdAt", "modelServed", "modelRequested", "promptTokens", "completionTokens", "outcome", "costCny", "billedTo", "projectId"
 ), rollup AS (
   INSERT INTO "UsageDaily" AS r ("userId","day","model","apiKeyId","requests","failed","promptTokens","completionTokens","costUsd","costCny")
   SELECT "userId", "createdAt"::date, COALESCE("modelServed", "modelRequested", ''), COALESCE("apiKeyId", '${NO_KEY}'), count(*),
@@ -237,6 +259,20 @@ export const WRITE_BATCH = `WITH input AS (
          COALESCE(sum("costUsd") FILTER (WHERE "billedTo" IS NULL), 0), COALESCE(sum("costCny") FILTER (WHERE "billedTo" IS NULL), 0)
   FROM ins GROUP BY 1, 2, 3, 4
   ON CONFLICT ("userId","day","model","apiKeyId") DO UPDATE SET
+    "requests" = r."requests" + EXCLUDED."requests",
+    "failed" = r."failed" + EXCLUDED."failed",
+    "costCny" = r."costCny" + EXCLUDED."costCny",
+    "promptTokens" = r."promptTokens" + EXCLUDED."promptTokens",
+    "completionTokens" = r."completionTokens" + EXCLUDED."completionTokens",
+    "costUsd" = r."costUsd" + EXCLUDED."costUsd"
+), project_rollup AS (
+  -- The same per project (docs/decisions/056): only rows of keys in a project.
+  INSERT INTO "UsageDailyProject" AS r ("userId","day","projectId","requests","failed","promptTokens","completionTokens","costUsd","costCny")
+  SELECT "userId", "createdAt"::date, "projectId", count(*), count(*) FILTER (WHERE ${FAILED_CONDITION}),
+         sum("promptTokens"), sum("completionTokens"),
+         COALESCE(sum("costUsd") FILTER (WHERE "billedTo" IS NULL), 0), COALESCE(sum("costCny") FILTER (WHERE "billedTo" IS NULL), 0)
+  FROM ins WHERE "projectId" IS NOT NULL GROUP BY 1, 2, 3
+  ON CONFLICT ("userId","day","projectId") DO UPDATE SET
     "requests" = r."requests" + EXCLUDED."requests",
     "failed" = r."failed" + EXCLUDED."failed",
     "costCny" = r."costCny" + EXCLUDED."costCny",
@@ -320,6 +356,8 @@ function toRow(r: LogRecord) {
     region: r.region ?? null,
     billedTo: r.billedTo ?? null,
     priceBreakdown: r.priceBreakdown ?? null,
+    projectId: r.projectId ?? null,
+    memberId: r.memberId ?? null,
   };
 }
 
@@ -523,6 +561,8 @@ function spooledRow(line: string): QueuedRow | null {
     return {
       userId: r.userId,
       apiKeyId: typeof r.apiKeyId === 'string' ? r.apiKeyId : null,
+      projectId: typeof r.projectId === 'string' ? r.projectId : null,
+      memberId: typeof r.memberId === 'string' ? r.memberId : null,
       at: Date.parse(r.createdAt),
       costPico: r.billedTo === 'plan' ? 0n : usdToPico(r.costUsd),
       plan:

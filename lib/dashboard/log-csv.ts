@@ -71,9 +71,20 @@ export const logCsvHeader = [
   'route_reason',
   'billed_to',
   ...breakdownCsvHeader,
+  // Last, so that the columns before keep their places (docs/decisions/056).
+  'member_id',
+  'member',
+  'project_id',
+  'project',
 ] as const;
 
-export function logCsvValues(e: LogEntry, keyName: string | undefined): CsvValue[] {
+/** Who the ids of the member and project columns are: emails and project names by id. */
+export interface LogGroupNames {
+  members: ReadonlyMap<string, string>;
+  projects: ReadonlyMap<string, string>;
+}
+
+export function logCsvValues(e: LogEntry, keyName: string | undefined, names?: LogGroupNames): CsvValue[] {
   return [
     e.id,
     e.createdAt.toISOString(),
@@ -100,6 +111,10 @@ export function logCsvValues(e: LogEntry, keyName: string | undefined): CsvValue
     e.routeReason,
     e.billedTo === 'plan' ? 'plan' : 'balance',
     ...breakdownCsvValues(e.priceBreakdown),
+    e.memberId ?? undefined,
+    e.memberId ? names?.members.get(e.memberId) : undefined,
+    e.projectId ?? undefined,
+    e.projectId ? (names?.projects.get(e.projectId) ?? 'deleted project') : undefined,
   ];
 }
 
@@ -154,8 +169,8 @@ export function logTotalsCsvValues(t: LogTotals): CsvValue[] {
   return logCsvHeader.map((c) => byColumn[c]);
 }
 
-export function logJsonLine(e: LogEntry, keyName: string | undefined, extra: Record<string, unknown> = {}): string {
-  const values = logCsvValues(e, keyName);
+export function logJsonLine(e: LogEntry, keyName: string | undefined, extra: Record<string, unknown> = {}, names?: LogGroupNames): string {
+  const values = logCsvValues(e, keyName, names);
   const obj: Record<string, unknown> = { ...extra };
   logCsvHeader.forEach((name, i) => {
     const v = values[i];

@@ -6,7 +6,7 @@ import { usdToPico } from '@/lib/billing/money';
 import { parseStoredBreakdown } from '@/lib/billing/breakdown';
 import { GatewayError } from '@/lib/errors';
 import { decodeCursor, encodeCursor, isPlausibleId, isQueryableDate, type LogCursor, type LogFilters, type StatusFilter } from './filters';
-import { LogTotals, logCsvHeader, logCsvValues, logJsonLine, logTotalsCsvValues, logTotalsJsonLine, type LogExportFormat } from './log-csv';
+import { LogTotals, logCsvHeader, logCsvValues, logJsonLine, logTotalsCsvValues, logTotalsJsonLine, type LogExportFormat, type LogGroupNames } from './log-csv';
 import { csvRow } from './csv';
 import type { LogEntry } from './log-entry';
 
@@ -70,6 +70,8 @@ export const listSelect = {
   routeReason: true,
   region: true,
   billedTo: true,
+  projectId: true,
+  memberId: true,
   // Small (a few hundred bytes): the CSV export's breakdown columns and the detail views read it.
   priceBreakdown: true,
 } satisfies Prisma.RequestLogSelect;
@@ -268,6 +270,8 @@ const EXPORT_BATCH = 1_000;
 /** CSV lines (header first) or JSONL of every filtered request, newest first, read in batches of 1,000; the totals last. */
 export async function* logCsvLines(userId: string, filters: LogFilters, maxRows = EXPORT_MAX_ROWS, format: LogExportFormat = 'csv'): AsyncGenerator<string> {
   const keyNames = new Map((await listKeyNames(userId)).map((k) => [k.id, k.name]));
+  // The member and project columns (docs/decisions/056) name them as well as giving their ids.
+  const groups = await logGroupNames(userId);
   if (format === 'csv') yield csvRow(logCsvHeader);
   const totals = new LogTotals();
   let cursor: LogCursor | undefined;
@@ -276,13 +280,26 @@ export async function* logCsvLines(userId: string, filters: LogFilters, maxRows 
     const page = await listLogs(userId, filters, { limit: Math.min(EXPORT_BATCH, maxRows - written), startingAfter: cursor });
     for (const e of page.data) totals.add(e);
     const name = (e: LogEntry) => (e.apiKeyId ? keyNames.get(e.apiKeyId) : undefined);
-    if (page.data.length) yield page.data.map((e) => (format === 'csv' ? csvRow(logCsvValues(e, name(e))) : logJsonLine(e, name(e)))).join('');
+    if (page.data.length)
+      yield page.data.map((e) => (format === 'csv' ? csvRow(logCsvValues(e, name(e), groups)) : logJsonLine(e, name(e), {}, groups))).join('');
     written += page.data.length;
     // A filtered page may stop its search before it is full (LOG_SCAN_BUDGET): its cursor goes on.
     if (!page.nextCursor) break;
     cursor = decodeCursor(page.nextCursor);
   }
   yield format === 'csv' ? csvRow(logTotalsCsvValues(totals)) : logTotalsJsonLine(totals);
+}
+
+/** Emails of the people and names of the projects an account's log rows may name. */
+async function logGroupNames(userId: string): Promise<LogGroupNames> {
+  const db = await getDb();
+  const [people, projects] = await Promise.all([
+    db.$queryRaw<{ id: string; email: string }[]>`
+      SELECT u.id::text AS id, u.email FROM "User" u
+      WHERE u.id IN (SELECT DISTINCT "createdById" FROM "ApiKey" WHERE "userId" = CAST(${userId} AS uuid) AND "createdById" IS NOT NULL)`,
+    db.project.findMany({ where: { userId }, select: { id: true, name: true } }),
+  ]);
+  return { members: new Map(people.map((p) => [p.id, p.email])), projects: new Map(projects.map((p) => [p.id, p.name])) };
 }
 
 export interface UsageTotals {

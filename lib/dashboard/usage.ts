@@ -7,13 +7,24 @@ import { env } from '@/lib/env';
 import { NO_KEY } from '@/lib/billing/writer';
 import { listKeyNames, rollupColumns, toTotals, totalsColumns, ts, utcDay, type TotalsRow, type UsageTotals } from './queries';
 import { csvRow } from './csv';
+import { projectNames } from '@/lib/projects/queries';
+
+/** Emails of the people who made the account's keys (its members, former ones too; the person of a personal account). */
+async function memberEmails(userId: string): Promise<Map<string, string>> {
+  const db = await getDb();
+  const rows = await db.$queryRaw<{ id: string; email: string }[]>`
+    SELECT u.id::text AS id, u.email FROM "User" u
+    WHERE u.id IN (SELECT DISTINCT "createdById" FROM "ApiKey" WHERE "userId" = CAST(${userId} AS uuid) AND "createdById" IS NOT NULL)
+       OR u.id IN (SELECT "userId" FROM "Membership" WHERE "orgId" = CAST(${userId} AS uuid))`;
+  return new Map(rows.map((r) => [r.id, r.email]));
+}
 
 // The usage report: spend, requests, tokens and failures per UTC day over a date range, optionally
 // broken down by model or by API key. One grouped query over the daily rollup (UsageDaily: account x
 // model x key x day, kept by the batch writer with the log), never the raw rows: it answers the same
 // at any log size and for days the log's retention dropped.
 
-export type UsageGroupBy = 'none' | 'model' | 'key';
+export type UsageGroupBy = 'none' | 'model' | 'key' | 'member' | 'project';
 
 export interface UsageQuery {
   /** First day, inclusive (a calendar day of `tz`). */
@@ -93,11 +104,12 @@ export function parseUsageQuery(params: SearchParamsLike, now = new Date()): Usa
   if ((to.getTime() - from.getTime()) / DAY_MS + 1 > MAX_RANGE_DAYS) {
     throw codedError('invalid_request', 'usage.range', { days: MAX_RANGE_DAYS }, { param: 'from' });
   }
-  const group = (params.get('group_by')?.trim() || 'none').toLowerCase();
-  if (group !== 'none' && group !== 'model' && group !== 'key' && group !== 'day') {
+  // `group` is accepted for group_by too (member and project: docs/decisions/056).
+  const group = (params.get('group_by')?.trim() || params.get('group')?.trim() || 'none').toLowerCase();
+  if (!['none', 'model', 'key', 'day', 'member', 'project'].includes(group)) {
     throw codedError('invalid_request', 'usage.group_by', undefined, { param: 'group_by' });
   }
-  return { from: isoDay(from), to: isoDay(to), groupBy: group === 'day' ? 'none' : group, tz };
+  return { from: isoDay(from), to: isoDay(to), groupBy: group === 'day' ? 'none' : (group as UsageGroupBy), tz };
 }
 
 const NONE = '(none)';
@@ -117,6 +129,8 @@ const zero = (): UsageTotals => toTotals(undefined);
 
 /** Grouped rows per UTC day from the daily rollup (any age). */
 function rollupRows(userId: string, query: UsageQuery, start: Date, end: Date) {
+  if (query.groupBy === 'member') return memberRollupRows(userId, start, end);
+  if (query.groupBy === 'project') return projectRollupRows(userId, start, end);
   const groupExpr =
     query.groupBy === 'model'
       ? Prisma.sql`CASE WHEN "model" = '' THEN ${NONE} ELSE "model" END`
@@ -129,6 +143,41 @@ function rollupRows(userId: string, query: UsageQuery, start: Date, end: Date) {
       FROM "UsageDaily"
       WHERE "userId" = CAST(${userId} AS uuid) AND "day" >= ${utcDay(start)} AND "day" < ${utcDay(end)}
       GROUP BY 1, 2
+      ORDER BY 1, 2`,
+  );
+}
+
+/** By the member who made each key (fixed per key, docs/decisions/056): the rollup by key, keys joined. */
+function memberRollupRows(userId: string, start: Date, end: Date) {
+  return getDb().then(
+    (db) => db.$queryRaw<(TotalsRow & { day: string; grp: string })[]>`
+      SELECT to_char(u."day", 'YYYY-MM-DD') AS day, COALESCE(k."createdById"::text, ${NONE}) AS grp, ${rollupColumns}
+      FROM "UsageDaily" u LEFT JOIN "ApiKey" k ON k.id = u."apiKeyId"
+      WHERE u."userId" = CAST(${userId} AS uuid) AND u."day" >= ${utcDay(start)} AND u."day" < ${utcDay(end)}
+      GROUP BY 1, 2
+      ORDER BY 1, 2`,
+  );
+}
+
+/**
+ * By project: the project rollup (UsageDailyProject), and per day what the account's rollup holds
+ * beyond it as "(none)" (requests of keys in no project).
+ */
+function projectRollupRows(userId: string, start: Date, end: Date) {
+  const range = Prisma.sql`"userId" = CAST(${userId} AS uuid) AND "day" >= ${utcDay(start)} AND "day" < ${utcDay(end)}`;
+  const sums = Prisma.sql`sum("requests") AS r, sum("failed") AS f, sum("costUsd") AS u, sum("costCny") AS y, sum("promptTokens") AS p, sum("completionTokens") AS c`;
+  return getDb().then(
+    (db) => db.$queryRaw<(TotalsRow & { day: string; grp: string })[]>`
+      WITH t AS (SELECT "day", ${sums} FROM "UsageDaily" WHERE ${range} GROUP BY 1),
+      pr AS (SELECT "day", "projectId"::text AS grp, ${sums} FROM "UsageDailyProject" WHERE ${range} GROUP BY 1, 2),
+      ps AS (SELECT "day", sum(r) AS r, sum(f) AS f, sum(u) AS u, sum(y) AS y, sum(p) AS p, sum(c) AS c FROM pr GROUP BY 1),
+      rest AS (
+        SELECT t."day", ${NONE} AS grp, t.r - COALESCE(ps.r, 0) AS r, t.f - COALESCE(ps.f, 0) AS f, t.u - COALESCE(ps.u, 0) AS u,
+               t.y - COALESCE(ps.y, 0) AS y, t.p - COALESCE(ps.p, 0) AS p, t.c - COALESCE(ps.c, 0) AS c
+        FROM t LEFT JOIN ps ON ps."day" = t."day"
+      )
+      SELECT to_char("day", 'YYYY-MM-DD') AS day, grp, r::int AS requests, f::int AS failed, u::text AS usd, y::text AS cny, p::text AS prompt, c::text AS completion
+      FROM (SELECT * FROM pr UNION ALL SELECT * FROM rest WHERE r > 0 OR u <> 0) x
       ORDER BY 1, 2`,
   );
 }
@@ -146,7 +195,11 @@ function zonedRows(userId: string, query: UsageQuery, zone: string) {
       ? Prisma.sql`CASE WHEN ${model} = '' THEN ${NONE} ELSE ${model} END`
       : query.groupBy === 'key'
         ? Prisma.sql`CASE WHEN "apiKeyId" IS NULL THEN ${NONE} ELSE "apiKeyId"::text END`
-        : Prisma.sql`''`;
+        : query.groupBy === 'member'
+          ? Prisma.sql`COALESCE("memberId"::text, ${NONE})`
+          : query.groupBy === 'project'
+            ? Prisma.sql`COALESCE("projectId"::text, ${NONE})`
+            : Prisma.sql`''`;
   return getDb().then(
     (db) => db.$queryRaw<(TotalsRow & { day: string; grp: string })[]>`
       SELECT to_char(("createdAt" AT TIME ZONE 'UTC') AT TIME ZONE ${zone}, 'YYYY-MM-DD') AS day, ${groupExpr} AS grp, ${totalsColumns}
@@ -171,13 +224,28 @@ export async function usageReport(userId: string, query: UsageQuery): Promise<Us
   const start = new Date(`${query.from}T00:00:00.000Z`);
   const end = new Date(new Date(`${query.to}T00:00:00.000Z`).getTime() + DAY_MS);
   const zone = reportZone(query);
-  const [rows, keys] = await Promise.all([
+  const [rows, keys, names] = await Promise.all([
     zone === 'UTC' ? rollupRows(userId, query, start, end) : zonedRows(userId, query, zone),
     query.groupBy === 'key' ? listKeyNames(userId) : Promise.resolve([]),
+    query.groupBy === 'member' ? memberEmails(userId) : query.groupBy === 'project' ? projectNames(userId) : Promise.resolve(new Map<string, string>()),
   ]);
   const keyLabels = new Map(keys.map((k) => [k.id, `${k.name} (${k.display})`]));
   const labelOf = (key: string) =>
-    query.groupBy === 'key' ? (key === NONE ? 'No key' : (keyLabels.get(key) ?? 'Deleted key')) : query.groupBy === 'model' ? key : 'All requests';
+    query.groupBy === 'key'
+      ? key === NONE
+        ? 'No key'
+        : (keyLabels.get(key) ?? 'Deleted key')
+      : query.groupBy === 'member'
+        ? key === NONE
+          ? 'No member'
+          : (names.get(key) ?? 'Former member')
+        : query.groupBy === 'project'
+          ? key === NONE
+            ? 'No project'
+            : (names.get(key) ?? 'Deleted project')
+          : query.groupBy === 'model'
+            ? key
+            : 'All requests';
 
   const byDay = new Map<string, UsageGroup[]>();
   const groupTotals = new Map<string, UsageTotals>();

@@ -1,8 +1,9 @@
 import { isUtf8 } from 'node:buffer';
+import { isObject, type JsonObject } from '@/lib/gateway/translate/wire/json';
 import { GatewayError } from '@/lib/errors';
 import type { GatewayRequest } from '@/lib/gateway/types';
 
-export type JsonObject = Record<string, unknown>;
+export type { JsonObject };
 
 /** A request body: its bytes, parsed once, and whether the bytes may go upstream as they are. */
 export interface JsonBody {
@@ -34,7 +35,7 @@ export async function readJsonBody(req: GatewayRequest, maxBytes: number): Promi
   } catch {
     throw new GatewayError('invalid_json', 'The request body is not valid JSON.');
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+  if (!isObject(json)) {
     throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   }
   // JSON.parse takes any depth, but JSON.stringify (re-serialising for the upstream) recurses and
@@ -44,7 +45,7 @@ export async function readJsonBody(req: GatewayRequest, maxBytes: number): Promi
     throw new GatewayError('invalid_request', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
   }
   // Invalid UTF-8 decodes to U+FFFD: the bytes would not mean what was parsed (and validated) either.
-  return { raw, text, json: json as JsonObject, verbatim: shape.topLevelKeys === Object.keys(json).length && isUtf8(raw) };
+  return { raw, text, json, verbatim: shape.topLevelKeys === Object.keys(json).length && isUtf8(raw) };
 }
 
 /** Deepest object/array nesting accepted in a request body (JSON schemas of tools stay far below). */
@@ -147,8 +148,8 @@ export function optionalBoolean(body: JsonObject, field: string): boolean | unde
 export function optionalObject(body: JsonObject, field: string): JsonObject | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'object' || Array.isArray(v)) throw bad(field, `"${field}" must be an object.`);
-  return v as JsonObject;
+  if (!isObject(v)) throw bad(field, `"${field}" must be an object.`);
+  return v;
 }
 
 export { bad as invalidField };

@@ -1,6 +1,7 @@
 // The built-in tools of a request that its upstream bills per call (lib/billing/tools.ts): found in
 // the body's `tools`, checked against the model's prices, reserved at admission, billed from the
 // calls the reply reports.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { builtInToolOf, BUILT_IN_TOOLS, type BuiltInTool, type ToolCalls } from '@/lib/billing/tools';
 import { GatewayError } from '@/lib/errors';
@@ -41,11 +42,11 @@ export function builtInToolsOf(body: JsonObject, paramOf: (i: number) => string,
   const found: BuiltInToolUse[] = [];
   const cap = typeof overall === 'number' && Number.isInteger(overall) && overall >= 0 ? overall : Infinity;
   tools.forEach((t: unknown, i) => {
-    const type = (t as JsonObject | null)?.type;
-    if (typeof type !== 'string') return;
+    if (!isObject(t) || typeof t.type !== 'string') return;
+    const type = t.type;
     const tool = builtInToolOf(type);
     if (!tool) return;
-    const limit = perTool ? (t as JsonObject)[perTool] : undefined;
+    const limit = perTool ? t[perTool] : undefined;
     let calls = Math.min(DEFAULT_CALLS[tool], cap);
     if (typeof limit === 'number' && Number.isInteger(limit) && limit >= 0) calls = Math.min(limit, cap);
     const same = found.find((f) => f.tool === tool);

@@ -761,6 +761,8 @@ export class RequestContext {
       routeReason: this.routeReason,
       region: this.channel === null ? null : this.servedRegion,
       billedTo: this.admission?.plan ? 'plan' : null,
+      projectId: this.principal.projectId,
+      memberId: this.principal.memberId,
     });
     logged?.();
   }

@@ -3,6 +3,7 @@
 // the `x-service-region` header (every surface); an account or key may be pinned to one. Routing,
 // fallback included, then uses only that region's channels, and when none of them can serve the
 // answer is a 503 naming the region: never a silent route elsewhere.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ChannelInfo } from '@/lib/config';
 import { codedError, GatewayError } from '@/lib/errors';
 import type { JsonObject } from '@/lib/gateway/body';
@@ -24,8 +25,7 @@ function parse(value: unknown, param: string): string | undefined {
  */
 export function requestRegion(header: string | undefined, body: JsonObject | undefined, pins: { key?: string | null; account?: string | null }): string | null {
   const service = body?.service;
-  const fromBody =
-    typeof service === 'object' && service !== null && !Array.isArray(service) ? parse((service as JsonObject).region, 'service.region') : undefined;
+  const fromBody = isObject(service) ? parse(service.region, 'service.region') : undefined;
   const fromHeader = parse(header, REGION_HEADER);
   if (fromBody && fromHeader && fromBody !== fromHeader) {
     throw new GatewayError('invalid_request', `service.region "${fromBody}" and the ${REGION_HEADER} header "${fromHeader}" disagree.`, {

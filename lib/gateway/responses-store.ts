@@ -13,6 +13,7 @@
 // - an account keeps at most `responses.max_bytes_per_account` bytes and `max_per_account`
 //   responses: past either, its oldest are evicted as the new one is written;
 // - input_items pages read the chain's rows one at a time, the conversation column only.
+import { isObject, objectsOf } from '@/lib/gateway/translate/wire/json';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { getDb } from '@/lib/db';
 import { GatewayError } from '@/lib/errors';
@@ -42,7 +43,6 @@ export interface StoredHistory {
   ids: string[];
 }
 
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const at = (d: Date) => Prisma.sql`CAST(${d.toISOString()} AS timestamp)`;
 
 /**
@@ -213,8 +213,8 @@ export async function findItem(userId: string, itemId: string, responseOfItem: (
 
 function outputOf(responseText: string): JsonObject[] {
   try {
-    const output = (JSON.parse(responseText) as JsonObject).output;
-    return Array.isArray(output) ? output.filter(isObject) : [];
+    const parsed: unknown = JSON.parse(responseText);
+    return isObject(parsed) ? objectsOf(parsed.output) : [];
   } catch {
     return [];
   }

@@ -149,13 +149,20 @@ export class UpstreamBody implements AsyncIterableIterator<Buffer> {
 
   /** @internal Hands every queued and future chunk to `collector` (readUpstreamBody, discard). */
   collect(collector: NonNullable<UpstreamBody['collector']>): void {
-    this.collector = collector;
     const queued = this.queue;
     this.queue = [];
     this.queued = 0;
+    for (const chunk of queued) {
+      collector.data(chunk);
+      if (this.destroyed) return; // refused (over a size cap) by the collector
+    }
+    this.collector = collector;
+    if (this.ended) return collector.end();
+    // Resumed last: undici's resume() parses what the socket holds at once, handing those chunks
+    // (and perhaps the end) to the collector before it returns. Resumed before the queue was
+    // handed over, they came first, and a whole reply read this way was out of order (the
+    // "malformed JSON" of a 5 MB reply read after a short wait on a loaded machine).
     if (this.controller.paused) this.controller.resume();
-    for (const chunk of queued) collector.data(chunk);
-    if (this.ended) collector.end();
   }
 }
 

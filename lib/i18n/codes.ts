@@ -242,6 +242,14 @@ const table = {
   'redeem.amount': { en: 'A code is worth more than $0 and at most $10,000.', zh: '每个兑换码的面值须大于 $0 且不超过 $10,000。' },
   'redeem.count': { en: 'A batch holds 1 to {max} codes.', zh: '每批可生成 1 到 {max} 个兑换码。' },
 
+  // Projects (lib/projects)
+  'project.not_found': { en: 'No such project.', zh: '没有这个项目。' },
+  'project.not_in_account': {
+    en: 'project_id must be the id of a project of this account, or null.',
+    zh: 'project_id 必须是本账户某个项目的 id，或留空。',
+  },
+  'project.too_many': { en: 'This account already has {cap} projects, the most it may hold.', zh: '此账户已有 {cap} 个项目，已达上限。' },
+
   // API keys
   'key.not_found': { en: 'No such key.', zh: '没有这把密钥。' },
   'key.revoked': { en: 'This key is revoked: its controls can no longer change.', zh: '此密钥已吊销，其设置不能再修改。' },

@@ -15,6 +15,7 @@ const en = {
   nav: {
     overview: 'Overview',
     keys: 'Keys',
+    projects: 'Projects',
     usage: 'Usage',
     logs: 'Logs',
     billing: 'Billing',
@@ -125,6 +126,7 @@ const zh: Messages = {
   nav: {
     overview: '概览',
     keys: '密钥',
+    projects: '项目',
     usage: '用量',
     logs: '日志',
     billing: '账单',

@@ -10,13 +10,20 @@ import { zhCaches } from './zh-caches';
 import { zhPlans } from './zh-plans';
 import { zhPrices } from './zh-prices';
 import { zhSso } from './zh-sso';
+import { zhProjects } from './zh-projects';
 import { renderMessage, type CodedMessage } from './codes';
 
 export type Phrase =
-  keyof typeof zhPhrases | keyof typeof zhConsole | keyof typeof zhCaches | keyof typeof zhPlans | keyof typeof zhPrices | keyof typeof zhSso;
+  | keyof typeof zhPhrases
+  | keyof typeof zhConsole
+  | keyof typeof zhCaches
+  | keyof typeof zhPlans
+  | keyof typeof zhPrices
+  | keyof typeof zhSso
+  | keyof typeof zhProjects;
 
 // The operator console's phrases live in their own table (zh-console.ts); one lookup for both.
-const zhAll: Record<string, string> = { ...zhSso, ...zhPrices, ...zhPlans, ...zhCaches, ...zhConsole, ...zhPhrases };
+const zhAll: Record<string, string> = { ...zhProjects, ...zhSso, ...zhPrices, ...zhPlans, ...zhCaches, ...zhConsole, ...zhPhrases };
 export type Translate = (phrase: Phrase, vars?: Record<string, string | number>) => string;
 
 function fill(text: string, vars?: Record<string, string | number>): string {

@@ -7,7 +7,7 @@ import { encryptSecret } from '@/lib/crypto';
 import { generateApiKey, hashApiKey, isWellFormedKey } from '@/lib/auth/keys';
 import { hashCode } from '@/lib/admin/redemption';
 import { applyPendingCredits, creditBalance, picoToDecimal } from '@/lib/billing/ledger';
-import { formatPico } from '@/lib/billing/money';
+import { formatPico, PICO } from '@/lib/billing/money';
 import { writeAudit, CLI_ACTOR } from '@/lib/admin/audit';
 import { GatewayError } from '@/lib/errors';
 import { bool, deleted, int, text, type SourceDb } from './source';
@@ -47,9 +47,8 @@ export interface ReportItem {
   detail: string;
 }
 
-const USD_PICO = 1_000_000_000_000n;
 /** Their quota converted to pico-USD, exactly (rounded down to the picodollar). */
-export const quotaToPico = (quota: bigint, perUsd: bigint) => (quota * USD_PICO) / perUsd;
+export const quotaToPico = (quota: bigint, perUsd: bigint) => (quota * PICO) / perUsd;
 
 /** new-api's and one-api's user token as its clients send it: `sk-` + the stored 48 characters. */
 export const theirKeyString = (stored: string) => (stored.startsWith('sk-') ? stored : `sk-${stored}`);

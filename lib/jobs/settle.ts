@@ -8,6 +8,7 @@ import { release } from '@/lib/gateway/admission';
 import { balanceKey, getLimiter } from '@/lib/gateway/runtime';
 import { LEASE_TTL_MS } from '@/lib/gateway/admission/lease';
 import { writeLogsNow } from '@/lib/billing/writer';
+import { getDb } from '@/lib/db';
 import { cnyOf } from '@/lib/billing/cost';
 import { getConfig } from '@/lib/config';
 import type { StoredBreakdown } from '@/lib/billing/breakdown';
@@ -70,6 +71,10 @@ export interface JobCharge {
 /** Writes the job's log row (charging `cost`) and settles its reservation. Safe to call again. */
 export async function settleJob(charge: JobCharge, lease: JobLease | undefined): Promise<void> {
   const cfg = getConfig();
+  // The key's project and maker (docs/decisions/056): their spend and budgets count the job too.
+  const key = charge.apiKeyId
+    ? await (await getDb()).apiKey.findUnique({ where: { id: charge.apiKeyId }, select: { projectId: true, createdById: true } }).catch(() => null)
+    : null;
   await writeLogsNow([
     {
       id: charge.id,
@@ -98,6 +103,8 @@ export async function settleJob(charge: JobCharge, lease: JobLease | undefined):
       routeReason: charge.routeReason ?? null,
       region: charge.region ?? null,
       priceBreakdown: charge.priceBreakdown ?? null,
+      projectId: key?.projectId ?? null,
+      memberId: key?.createdById ?? null,
     },
   ]);
   if (lease) await release(admissionOf(charge.userId, lease), charge.cost, 0, true);

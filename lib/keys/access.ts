@@ -24,11 +24,65 @@ export interface KeyGuard {
   expiresAt: number | null;
   /** The controls' version (ApiKey.controlsVersion): budget counters are per version. */
   version: number;
+  /** The key's project, when it has a budget or an allowlist (docs/decisions/056). */
+  project?: GroupBudget & { models: ReadonlySet<string> | null };
+  /** The monthly budget of the organization member who made the key, when they have one. */
+  member?: GroupBudget;
+}
+
+/** A monthly budget shared by a group of keys (a project's, a member's): one counter in the account's hash tag. */
+export interface GroupBudget {
+  id: string;
+  /** The project's name, the member's email: what a refusal names. */
+  name: string;
+  monthlyBudgetPico: bigint | null;
+  /** Bumped by budget edits (Project/Membership.budgetVersion): the counter is per version. */
+  budgetVersion: number;
+}
+
+/**
+ * A model allowlist whose refusal says who set it: the key's own list met with its project's
+ * (their intersection), so one `has` serves routing and fallbacks as a plain set does.
+ */
+export class ModelAllowlist extends Set<string> {
+  constructor(
+    models: Iterable<string>,
+    readonly refusal: (model: string) => GatewayError,
+  ) {
+    super(models);
+  }
+}
+
+function keyRefusal(allowed: ReadonlySet<string>, model: string): GatewayError {
+  return new GatewayError('model_not_allowed', `This API key may not use the model "${model}". Models allowed for this key: ${[...allowed].join(', ')}.`, {
+    param: 'model',
+  });
+}
+
+/** The key's allowlist, narrowed by its project's (a project never widens a key). */
+function allowlistOf(keyModels: readonly string[], project: { name: string; models: ReadonlySet<string> | null } | undefined): ReadonlySet<string> | null {
+  const own = keyModels.length > 0 ? new Set(keyModels) : null;
+  const inProject = project?.models ?? null;
+  if (!inProject) return own;
+  const both = own ? [...own].filter((m) => inProject.has(m)) : inProject;
+  return new ModelAllowlist(both, (model) =>
+    !inProject.has(model)
+      ? new GatewayError(
+          'model_not_allowed',
+          `This API key's project "${project!.name}" may not use the model "${model}". Models allowed in the project: ${[...inProject].join(', ')}.`,
+          { param: 'model' },
+        )
+      : keyRefusal(own!, model),
+  );
 }
 
 /** The guard of a key, or null when it has no control set (most keys: nothing to check). */
-export function keyGuard(name: string, c: KeyControls, version = 0): KeyGuard | null {
+export function keyGuard(name: string, c: KeyControls, version = 0, groups: { project?: KeyGuard['project']; member?: GroupBudget } = {}): KeyGuard | null {
+  const project = groups.project && (groups.project.models || groups.project.monthlyBudgetPico !== null) ? groups.project : undefined;
+  const member = groups.member && groups.member.monthlyBudgetPico !== null ? groups.member : undefined;
   const none =
+    !project &&
+    !member &&
     c.budgetPico === null &&
     c.monthlyBudgetPico === null &&
     c.models.length === 0 &&
@@ -42,7 +96,7 @@ export function keyGuard(name: string, c: KeyControls, version = 0): KeyGuard | 
     name,
     budgetPico: c.budgetPico,
     monthlyBudgetPico: c.monthlyBudgetPico,
-    models: c.models.length > 0 ? new Set(c.models) : null,
+    models: allowlistOf(c.models, project),
     rpm: c.rpm,
     tpm: c.tpm,
     concurrency: c.concurrency,
@@ -50,6 +104,8 @@ export function keyGuard(name: string, c: KeyControls, version = 0): KeyGuard | 
     allowedIps: c.allowedIps,
     expiresAt: c.expiresAt?.getTime() ?? null,
     version,
+    project,
+    member,
   };
 }
 
@@ -111,9 +167,7 @@ export function keyAllowsModel(guard: KeyGuard | null, model: string): boolean {
 /** 403 model_not_allowed naming the model, when the key's allowlist (`allowed`, if any) lacks it. */
 export function checkAllowedModel(allowed: ReadonlySet<string> | null | undefined, model: string): void {
   if (!allowed || allowed.has(model)) return;
-  throw new GatewayError('model_not_allowed', `This API key may not use the model "${model}". Models allowed for this key: ${[...allowed].join(', ')}.`, {
-    param: 'model',
-  });
+  throw allowed instanceof ModelAllowlist ? allowed.refusal(model) : keyRefusal(allowed, model);
 }
 
 export function checkKeyModel(guard: KeyGuard | null, model: string): void {

@@ -5,7 +5,7 @@ import { accountKey } from '@/lib/limits/keys';
 import { forgetPrincipal, reloadPrincipal, type Principal } from '@/lib/auth/principal';
 import { checkKeyAccess, checkKeyModel } from '@/lib/keys/access';
 import { monthOf } from '@/lib/keys/controls';
-import { loadKeySpend } from '@/lib/keys/queries';
+import { loadGroupSpend, loadKeySpend } from '@/lib/keys/queries';
 
 // A key's rate limits and budgets, in the admission's one limiter call (lib/gateway/admission/
 // calls these from small hooks). The rules are exact across instances as every other rule; the
@@ -36,6 +36,12 @@ export interface KeyBudget {
   period: 'lifetime' | 'monthly';
   /** Monthly: the month's label ("2026-11") and first instant (Unix ms, UTC). */
   month?: { label: string; start: number };
+  /**
+   * Whose budget: the key's own, its project's or the monthly budget of the member who made the key
+   * (docs/decisions/056). The shared ones are counters of every key of the project or member, in the
+   * account's hash tag like the key's, so they are reserved in the same limiter call.
+   */
+  owner?: { kind: 'member' | 'project'; id: string; name: string };
 }
 
 /**
@@ -45,15 +51,32 @@ export interface KeyBudget {
  */
 export function keyBudgets(principal: Principal, now = Date.now()): KeyBudget[] | undefined {
   const g = principal.guard;
-  if (!g || (g.budgetPico === null && g.monthlyBudgetPico === null)) return undefined;
+  if (!g || !hasBudget(g)) return undefined;
   const base = accountKey(principal.userId, `kb:${principal.keyId}:${g.version}`);
   const out: KeyBudget[] = [];
   if (g.budgetPico !== null) out.push({ key: base, cap: g.budgetPico, period: 'lifetime' });
-  if (g.monthlyBudgetPico !== null) {
-    const month = monthOf(now);
-    out.push({ key: `${base}:m:${month.label}`, cap: g.monthlyBudgetPico, period: 'monthly', month });
+  const month = monthOf(now);
+  if (g.monthlyBudgetPico !== null) out.push({ key: `${base}:m:${month.label}`, cap: g.monthlyBudgetPico, period: 'monthly', month });
+  for (const [kind, tag, group] of [
+    ['project', 'pb', g.project],
+    ['member', 'mb', g.member],
+  ] as const) {
+    if (!group || group.monthlyBudgetPico === null) continue;
+    out.push({
+      key: accountKey(principal.userId, `${tag}:${group.id}:${group.budgetVersion}:m:${month.label}`),
+      cap: group.monthlyBudgetPico,
+      period: 'monthly',
+      month,
+      owner: { kind, id: group.id, name: group.name },
+    });
   }
   return out;
+}
+
+function hasBudget(g: NonNullable<Principal['guard']>): boolean {
+  return (
+    g.budgetPico !== null || g.monthlyBudgetPico !== null || (g.project?.monthlyBudgetPico ?? null) !== null || (g.member?.monthlyBudgetPico ?? null) !== null
+  );
 }
 
 /**
@@ -71,14 +94,20 @@ const LIFETIME_COUNTER_TTL_MS = 7 * 86_400_000;
  */
 export function mayOutrunAdmission(principal: Principal): boolean {
   const g = principal.guard;
-  return !g || (g.budgetPico === null && g.monthlyBudgetPico === null);
+  return !g || !hasBudget(g);
 }
 
 /** Loads a budget's counter from the database (its first use on this Redis, or after an edit). */
 export async function loadKeyBudget(limiter: Limiter, principal: Principal, budget: KeyBudget): Promise<void> {
   let spent: bigint;
   try {
-    spent = await loadKeySpend(principal.userId, principal.keyId, budget.month?.start);
+    spent = budget.owner
+      ? await loadGroupSpend(
+          principal.userId,
+          budget.owner.kind === 'member' ? { memberId: budget.owner.id } : { projectId: budget.owner.id },
+          budget.month!.start,
+        )
+      : await loadKeySpend(principal.userId, principal.keyId, budget.month?.start);
   } catch {
     throw new GatewayError('unavailable', "The gateway cannot read this key's spend right now. Please retry shortly.", { retryAfterMs: 2000 });
   }
@@ -109,6 +138,16 @@ export class Unaffordable extends GatewayError {
 /** The 402 naming the key's budget, its period and what is left. `counter`: minus the spend. */
 export function keyBudgetError(principal: Principal, budget: KeyBudget, counter: bigint, reserve: bigint): GatewayError {
   const left = budget.cap + counter > 0n ? budget.cap + counter : 0n;
+  if (budget.owner) {
+    // The same 402 and code as a key's budget (clients and the output-cap clamp handle it as one), naming whose it is.
+    const whose = budget.owner.kind === 'project' ? `the project "${budget.owner.name}"` : `the organization member ${budget.owner.name}`;
+    const title = budget.owner.kind === 'project' ? 'Project budget exceeded' : 'Member budget exceeded';
+    return new Unaffordable(
+      'key_budget_exceeded',
+      `${title}: ${whose} has a monthly budget of ${formatMoney(budget.cap)} (${budget.month!.label}, calendar month UTC) with ${formatMoney(left)} left, and this request may cost up to ${formatMoney(reserve)}.`,
+      left,
+    );
+  }
   const period =
     budget.period === 'monthly'
       ? `monthly budget of ${formatMoney(budget.cap)} (${budget.month!.label}, calendar month UTC)`

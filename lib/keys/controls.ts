@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { fieldError, GatewayError, type FieldError } from '@/lib/errors';
 import type { MessageCode, MessageParams } from '@/lib/i18n/codes';
 import { formatMoney } from '@/lib/format';
-import { formatPico, parseDecimal } from '@/lib/billing/money';
+import { formatPico, parseDecimal, PICO } from '@/lib/billing/money';
 import { MAX_LIST } from '@/lib/schemas/keys';
 
 // Per-key controls: what the /api/keys API accepts, how it is stored, and the checks the gateway
@@ -14,7 +14,6 @@ import { MAX_LIST } from '@/lib/schemas/keys';
 export { MAX_LIST };
 /** Largest budget accepted, USD (far beyond any account's balance; keeps sums within Decimal(24,12)). */
 const MAX_BUDGET_USD = 1_000_000_000n;
-const PICO = 1_000_000_000_000n;
 
 /** One CIDR range as given (a bare address is a single-address range). */
 export interface Cidr {

@@ -2,13 +2,14 @@ import { getDb, isUuid } from '@/lib/db';
 import { getConfig } from '@/lib/config';
 import { codedError } from '@/lib/errors';
 import { decimalToPico, formatPico, usdToCny, usdToPico } from '@/lib/billing/money';
-import { NO_KEY, pendingKeyCharges } from '@/lib/billing/writer';
+import { NO_KEY, pendingGroupCharges, pendingKeyCharges } from '@/lib/billing/writer';
 import { publishGatewayEvent } from '@/lib/events';
 import { enforceLimit } from '@/lib/limits/enforce';
 import { generateApiKey } from '@/lib/auth/keys';
 import { publicKey } from '@/lib/accounts/queries';
 import { responseCacheData, responseCacheJson } from '@/lib/cache/key-setting';
 import { keyRegionData } from '@/lib/gateway/region';
+import { projectIdOf } from '@/lib/projects/queries';
 import { monthOf, nameProblem, parseKeyControls, publicControls, type KeyControls } from '@/lib/keys/controls';
 
 // Database access for per-key controls and spend.
@@ -79,6 +80,27 @@ export async function loadKeySpend(userId: string, keyId: string, sinceMs?: numb
   return usdToPico(rows[0]?.spent ?? '0') + pendingKeyCharges(keyId, sinceMs ?? 0);
 }
 
+/**
+ * What the keys of one project, or of one organization member, spent since `sinceMs` (a UTC day's
+ * start: the month's), from the daily rollup plus the charges still queued here: the loading of a
+ * project's or member's live budget counter (docs/decisions/056).
+ */
+export async function loadGroupSpend(userId: string, group: { memberId: string } | { projectId: string }, sinceMs: number): Promise<bigint> {
+  if (sinceMs % DAY_MS !== 0) throw new Error('group spend is read by whole UTC days');
+  const db = await getDb();
+  const since = new Date(sinceMs).toISOString().slice(0, 10);
+  const rows =
+    'memberId' in group
+      ? // A key's maker never changes: the member's spend is their keys' (UsageDaily by key).
+        await db.$queryRaw<{ spent: string | null }[]>`
+          SELECT COALESCE(SUM(u."costUsd"), 0)::text AS spent FROM "UsageDaily" u JOIN "ApiKey" k ON k.id = u."apiKeyId"
+          WHERE u."userId" = ${userId}::uuid AND k."userId" = ${userId}::uuid AND k."createdById" = ${group.memberId}::uuid AND u."day" >= ${since}::date`
+      : await db.$queryRaw<{ spent: string | null }[]>`
+          SELECT COALESCE(SUM("costUsd"), 0)::text AS spent FROM "UsageDailyProject"
+          WHERE "userId" = ${userId}::uuid AND "projectId" = ${group.projectId}::uuid AND "day" >= ${since}::date`;
+  return usdToPico(rows[0]?.spent ?? '0') + pendingGroupCharges(userId, group, sinceMs);
+}
+
 /** Spend per key of one account: in total and this calendar month (UTC), pico-USD, from the daily rollup. */
 async function spendByKey(userId: string): Promise<Map<string, { total: bigint; month: bigint }>> {
   const db = await getDb();
@@ -103,6 +125,7 @@ type Row = KeyControlColumns & {
   lastUsedAt: Date | null;
   revokedAt: Date | null;
   createdById?: string | null;
+  projectId?: string | null;
 };
 
 /** A key as the API shows it, with its controls and (when known) its spend in USD and CNY. */
@@ -117,6 +140,8 @@ export function publicKeyWithControls(row: Row, spend?: { total: bigint; month: 
     region: row.region ?? null,
     // The organization member who made it (docs/decisions/040); null before organizations.
     created_by: row.createdById ?? null,
+    // Its project (docs/decisions/056); null: none.
+    project_id: row.projectId ?? null,
     expired: controls.expiresAt !== null && controls.expiresAt.getTime() <= Date.now(),
     spend: {
       total_usd: formatPico(s.total),
@@ -165,6 +190,8 @@ export async function updateKey(userId: string, keyId: string, body: Record<stri
   const name = body.name === undefined ? undefined : typeof body.name === 'string' ? body.name.trim() : '';
   const data: Record<string, unknown> = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body), ...keyRegionData(body) };
   if (name !== undefined) data.name = name;
+  const projectId = await projectIdOf(userId, body);
+  if (projectId !== undefined) data.projectId = projectId;
   // The version moves in the same statement as the edit: two concurrent edits get two versions.
   const updated = await db.apiKey.update({ where: { id: row.id }, data: { ...data, controlsVersion: { increment: 1 } } });
   await publishGatewayEvent({ type: 'key-changed', hash: row.hash, staleVersion: updated.controlsVersion - 1 });
@@ -185,6 +212,7 @@ async function throttleKeyChanges(userId: string): Promise<void> {
 export async function createKeyWithControls(userId: string, body: Record<string, unknown>, createdById?: string) {
   const name = (typeof body.name === 'string' ? body.name : 'default').trim();
   const data = { ...controlsData(parseControlsBody(body, name)), ...responseCacheData(body), ...keyRegionData(body) };
+  const projectId = await projectIdOf(userId, body);
   await throttleKeyChanges(userId);
   const cap = getConfig().limits.keys_per_account;
   const db = await getDb();
@@ -196,7 +224,9 @@ export async function createKeyWithControls(userId: string, body: Record<string,
     if (live >= cap) {
       throw codedError('conflict', 'key.too_many', { live, cap });
     }
-    return tx.apiKey.create({ data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, createdById, ...data } });
+    return tx.apiKey.create({
+      data: { userId, name, hash: generated.hash, prefix: generated.prefix, lastFour: generated.lastFour, createdById, projectId, ...data },
+    });
   });
   await publishGatewayEvent({ type: 'key-created', hash: row.hash });
   return { ...publicKeyWithControls(row), key: generated.key };

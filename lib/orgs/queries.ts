@@ -169,7 +169,7 @@ export async function updateMember(orgId: string, person: Person, userId: string
   const db = await getDb();
   const target = isUuid(userId) ? await db.membership.findUnique({ where: { orgId_userId: { orgId, userId } } }) : null;
   if (!target) throw codedError('not_found', 'org.member_not_found');
-  const data: { role?: OrgRole; monthlyBudgetUsd?: string | null } = {};
+  const data: { role?: OrgRole; monthlyBudgetUsd?: string | null; budgetVersion?: { increment: number } } = {};
   if (body.role !== undefined) {
     if (!isOrgRole(body.role)) throw codedError('invalid_request', 'org.role_invalid', undefined, { param: 'role' });
     if (body.role === 'owner' || target.role === 'owner') throw codedError('forbidden', 'org.owner_stays');
@@ -178,6 +178,10 @@ export async function updateMember(orgId: string, person: Person, userId: string
   if (body.monthly_budget_usd !== undefined) {
     const budget = parseBudget(body.monthly_budget_usd);
     data.monthlyBudgetUsd = budget === null ? null : formatPico(budget);
+    // A budget edit starts a new live spend counter, loaded from the database (lib/keys/admission.ts,
+    // docs/decisions/056): one left from before a time without a budget no longer follows the spend.
+    const was = target.monthlyBudgetUsd === null ? null : formatPico(decimalToPico(target.monthlyBudgetUsd));
+    if (data.monthlyBudgetUsd !== was) data.budgetVersion = { increment: 1 };
   }
   const updated = await db.$transaction(async (tx) => {
     const row = await tx.membership.update({ where: { orgId_userId: { orgId, userId } }, data });
@@ -194,6 +198,8 @@ export async function updateMember(orgId: string, person: Person, userId: string
     );
     return row;
   });
+  // The member's keys are cached with the budget on every instance: they read it again.
+  if (data.budgetVersion) await publishGatewayEvent({ type: 'account-changed', userId: orgId });
   return {
     user_id: userId,
     role: updated.role,

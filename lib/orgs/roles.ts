@@ -46,6 +46,10 @@ export const API_RULES: readonly ApiRule[] = [
   { method: 'GET', path: /^\/api\/alerts\/settings$/, roles: MONEY_READ },
   { method: '*', path: /^\/api\/alerts\/settings(\/secret)?$/, roles: MANAGE },
   { method: 'POST', path: /^\/api\/playground\/token$/, roles: KEYS },
+  // Projects (docs/decisions/056): everyone reads them (a developer picks one for their keys through
+  // PATCH /api/keys/:id, their own keys only); owners and admins manage them.
+  { method: 'GET', path: /^\/api\/projects$/, roles: ALL },
+  { method: '*', path: /^\/api\/projects(\/[^/]+)?$/, roles: MANAGE },
 ];
 
 /** Routes about the signed-in person, never an organization: password, deletion, sessions, their organizations. */
@@ -65,6 +69,7 @@ export function apiAllowed(role: OrgRole, method: string, path: string): boolean
 /** Dashboard pages by first segment under /dashboard ('' is the overview). Unlisted: every role. */
 const PAGE_RULES: Record<string, readonly OrgRole[]> = {
   keys: KEYS,
+  projects: ALL,
   playground: KEYS,
   logs: MANAGE,
   usage: MONEY_READ,

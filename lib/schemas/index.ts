@@ -12,6 +12,7 @@ import { orgs } from './orgs';
 import { payment } from './payment';
 import { plan } from './plan';
 import { playground } from './playground';
+import { projects } from './projects';
 import { statements } from './statements';
 import { usage } from './usage';
 import { v1 } from './v1';
@@ -43,6 +44,7 @@ export const resources: Record<string, Resource> = {
   plan,
   alerts,
   orgs,
+  projects,
   invitations,
   jobs,
   playground,

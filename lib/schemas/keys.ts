@@ -43,6 +43,11 @@ export const keyControls = z.object({
     .optional()
     .meta({ description: "seconds a reply is cached for this key, up to the operator's response_cache.max_ttl_seconds; null: only when a request asks" }),
   region: z.string().max(32).nullable().optional().meta({ description: 'pin the key to a region (cn, eu, us…); null clears' }),
+  // A project of the same account (lib/projects/queries.ts checks it); projectId is accepted too.
+  project_id: coded(z.string().max(64).nullable(), 'project.not_in_account')
+    .optional()
+    .meta({ description: 'a project of the account; null takes the key out' }),
+  projectId: coded(z.string().max(64).nullable(), 'project.not_in_account').optional(),
 });
 
 const name = coded(z.string().trim().min(1).max(64), 'field.name');

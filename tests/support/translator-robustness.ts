@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { GatewayError } from '@/lib/errors';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import type { CallInfo, ClientRequest, Settlement, Translator } from '@/lib/gateway/translate/types';
+import { modelInfo } from './model-info';
 
 export interface OpenAiChatHarness {
   translator: Translator;
@@ -103,5 +104,59 @@ export function describeOpenAiChatRobustness(name: string, { translator, call, c
         expect(typeof parsed.error.message).toBe('string');
       },
     );
+  });
+}
+
+/** A call of `model` on an upstream of `protocol` (for the broken-reply table). */
+function brokenCall(protocol: string): CallInfo {
+  return {
+    model: modelInfo({ name: `m-${protocol}`, ownedBy: protocol, protocol: protocol as 'openai' | 'anthropic' | 'gemini' }),
+    stream: false,
+    requestId: 'req_broken',
+    created: 1764120000,
+  };
+}
+
+/**
+ * One table of broken upstream replies, run against every upstream protocol of a client surface:
+ * a reply that is not JSON, not an object or not the upstream's reply shape, and a stream event
+ * that is not JSON or not an object, are each the channel's protocol failure (the pipeline tries
+ * another channel), never a crash. `notAReply` is an object the upstream's protocol does not answer
+ * with (none for Gemini: a reply without candidates is an empty answer to some surfaces).
+ */
+export function describeBrokenReplies(
+  surface: string,
+  translators: Record<string, { translator: Translator; notAReply?: string }>,
+  clientReq: ClientRequest,
+): void {
+  const kindOf = (run: () => unknown): string => {
+    try {
+      run();
+    } catch (err) {
+      expect(err).toBeInstanceOf(UpstreamFailure);
+      return (err as UpstreamFailure).kind;
+    }
+    throw new Error('did not throw');
+  };
+  describe(`${surface} client: broken upstream replies`, () => {
+    for (const [upstream, { translator, notAReply }] of Object.entries(translators)) {
+      it(`from ${upstream}: a reply that is not JSON, not an object, or not a reply is a protocol failure`, () => {
+        for (const text of ['not json', '[]', '[1, 2]', '"text"', 'null', ...(notAReply === undefined ? [] : [notAReply])])
+          expect(
+            kindOf(() => translator.response(text, brokenCall(upstream))),
+            text,
+          ).toBe('protocol');
+      });
+      it(`from ${upstream}: a stream event that is not JSON or not an object is a protocol failure`, () => {
+        for (const data of ['{"cut":', '[1, 2]', 'null', '7']) {
+          const st = translator.stream({ ...brokenCall(upstream), stream: true }, clientReq);
+          expect(
+            kindOf(() => st.push({ event: 'message', data, raw: `data: ${data}\n\n` })),
+            data,
+          ).toBe('protocol');
+          expect(st.finished).toBe(false);
+        }
+      });
+    }
   });
 }

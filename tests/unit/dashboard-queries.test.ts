@@ -283,8 +283,9 @@ describe('CSV export', () => {
     expect(lines[1].startsWith(`${rid('08')},2026-03-15T11:00:00.000Z,`)).toBe(true);
     expect(lines[2]).toContain(',"prod, ""main""",gpt-4o,gpt-4o-mini,');
     expect(lines[2]).toContain(',0.000123456789,0.000888888881,7.2,');
-    // A row logged without a price breakdown leaves the breakdown's columns (after route_reason and billed_to) empty.
-    expect(lines[2].endsWith(`,fallback: gpt-4o failed,balance${','.repeat(breakdownCsvHeader.length)}`)).toBe(true);
+    // A row logged without a price breakdown leaves the breakdown's columns (after route_reason and billed_to) empty,
+    // and one without a member or project the four columns after them (member_id, member, project_id, project).
+    expect(lines[2].endsWith(`,fallback: gpt-4o failed,balance${','.repeat(breakdownCsvHeader.length + 4)}`)).toBe(true);
     expect(text).not.toContain(rid('b1'));
   });
 

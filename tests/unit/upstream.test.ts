@@ -10,6 +10,8 @@ import { UpstreamFailure, callUpstream, discard, readUpstreamBody, type CallOpti
 
 const MB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** 480 KiB of numbered lines: any chunk out of place shows. */
+const LINES = Array.from({ length: 60_000 }, (_, i) => String(i).padStart(7, '0')).join('\n');
 
 /** Per request: whether the server finished writing its reply, and whether the connection closed. */
 interface Seen {
@@ -31,6 +33,7 @@ beforeAll(async () => {
     req.resume();
     req.on('end', () => {
       if (req.url === '/hang') return; // never answers
+      if (req.url === '/lines') return void res.end(LINES);
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       const total = req.url === '/big' ? 48 * MB : req.url === '/small' ? 1000 : 256 * 1024;
       const chunk = Buffer.alloc(64 * 1024, 'x');
@@ -93,6 +96,19 @@ describe('upstream replies', () => {
     expect(await readUpstreamBody(res.body, MB)).toHaveLength(256 * 1024);
     const over = await call('/mid');
     await expect(readUpstreamBody(over.body, 100 * 1024)).rejects.toThrow(new UpstreamFailure('protocol', `upstream reply larger than ${100 * 1024} bytes`));
+  });
+
+  it('readUpstreamBody keeps the order of queued chunks and those the socket still holds', async () => {
+    // Read after a wait, the reply has paused the socket (more than 64 KiB queued); resuming it
+    // hands over what the socket holds at once, which must follow the queue. Once it came first:
+    // a 5 MB reply judged "malformed JSON" in tests/integration/reliability.test.ts.
+    for (let i = 0; i < 5; i++) {
+      const res = await call('/lines');
+      await sleep(50);
+      const text = await readUpstreamBody(res.body, MB);
+      expect(text.length).toBe(LINES.length);
+      expect(text === LINES, `out of order at ${[...text].findIndex((c, j) => c !== LINES[j])}`).toBe(true);
+    }
   });
 
   it('leaving a for-await early closes the upstream connection', async () => {

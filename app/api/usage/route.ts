@@ -14,7 +14,7 @@ export const GET = apiRoute(async (req) => {
   const userId = await requireUserId(req);
   readQuery(req, usage.get); // the shape; the filters' meaning is read below
   const params = new URL(req.url).searchParams;
-  if (!params.has('from') && !params.has('to') && !params.has('group_by')) return json(overviewJson(await getOverview(userId)));
+  if (!params.has('from') && !params.has('to') && !params.has('group_by') && !params.has('group')) return json(overviewJson(await getOverview(userId)));
   const query = parseUsageQuery(params);
   const [raw, savings] = await Promise.all([usageReport(userId, query), cacheSavingsByDay(userId, query.from, query.to)]);
   // What the upstreams' prompt caches saved per day (lib/cache/savings.ts).

@@ -3,6 +3,7 @@
 // field) is lowered to what is left, the reply says so in `x-service-max-tokens-clamped` and the
 // log in its route reason. When not even a short reply fits, or the operator turned clamping off
 // (`clamp_output_to_budget: false`), the 402 names the largest cap that would have fitted.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { reservationRates } from '@/lib/billing/cost';
 import type { JsonBody, JsonObject } from '@/lib/gateway/body';
@@ -75,8 +76,8 @@ export const messagesOutputCap: OutputCap = {
   field: 'max_tokens',
   set(body, tokens) {
     const out: JsonObject = { ...body, max_tokens: tokens };
-    const thinking = body.thinking as JsonObject | null | undefined;
-    if (thinking && typeof thinking === 'object' && !Array.isArray(thinking) && typeof thinking.budget_tokens === 'number') {
+    const thinking = body.thinking;
+    if (isObject(thinking) && typeof thinking.budget_tokens === 'number') {
       const budget = Math.min(thinking.budget_tokens, tokens - 1);
       if (budget >= MIN_THINKING_BUDGET) out.thinking = { ...thinking, budget_tokens: budget };
       else delete out.thinking;
@@ -90,7 +91,7 @@ export const geminiOutputCap: OutputCap = {
   field: 'generationConfig.maxOutputTokens',
   set(body, tokens) {
     const cfg = body.generationConfig;
-    const base = cfg && typeof cfg === 'object' && !Array.isArray(cfg) ? (cfg as JsonObject) : {};
+    const base = isObject(cfg) ? cfg : {};
     return { ...body, generationConfig: { ...base, maxOutputTokens: tokens } };
   },
 };

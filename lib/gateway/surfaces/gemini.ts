@@ -1,6 +1,7 @@
 // /v1/gemini: Google's Gemini API (generateContent, streamGenerateContent, countTokens, the model
 // list) for @google/genai (httpOptions.baseUrl) and Gemini CLI (GOOGLE_GEMINI_BASE_URL). The model
 // is in the path, the key in x-goog-api-key, ?key= or Authorization; errors in Google's envelope.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { GatewayError, googleStatus as googleStatusOf } from '@/lib/errors';
 import { isModelName, type RequestContext } from '@/lib/gateway/context';
 import type { ModelInfo } from '@/lib/config';
@@ -20,8 +21,6 @@ import { inRegionFilter } from '@/lib/gateway/models';
 
 export const GEMINI_PREFIX = '/v1/gemini';
 const MODELS_PATH = `${GEMINI_PREFIX}/v1beta/models`;
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Every text the prompt holds (contents, system instruction, function declarations): what our tokenizer counts. */
 function promptText(body: JsonObject): string {

@@ -1,4 +1,5 @@
 // POST /v1/chat/completions: what an OpenAI chat client may send, and what the pipeline needs of it.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { PreparedRequest, SurfaceSpec } from '@/lib/gateway/pipeline';
 import type { RequestNeeds } from '@/lib/gateway/router';
 import { chatOutputCap } from '@/lib/gateway/admission/clamp';
@@ -16,10 +17,10 @@ function validateMessages(body: JsonObject): void {
   if (!Array.isArray(messages) || messages.length === 0) throw invalidField('messages', '"messages" must be a non-empty array.');
   for (let i = 0; i < messages.length; i++) {
     const m: unknown = messages[i];
-    if (typeof m !== 'object' || m === null || Array.isArray(m)) throw invalidField(`messages[${i}]`, `messages[${i}] must be an object.`);
-    const role = (m as JsonObject).role;
+    if (!isObject(m)) throw invalidField(`messages[${i}]`, `messages[${i}] must be an object.`);
+    const role = m.role;
     if (typeof role !== 'string' || !ROLES.has(role)) throw invalidField(`messages[${i}].role`, `messages[${i}].role must be one of ${[...ROLES].join(', ')}.`);
-    const content = (m as JsonObject).content;
+    const content = m.content;
     if (content !== undefined && content !== null && typeof content !== 'string' && !Array.isArray(content)) {
       throw invalidField(`messages[${i}].content`, `messages[${i}].content must be a string or an array of content parts.`);
     }

@@ -4,13 +4,14 @@
 // came). Elsewhere the same model writes the compaction: one summarising call, translated like any
 // Responses request and billed and logged as one; the answer keeps the user's messages and adds
 // the summary as a user message, items every channel can read on the next turn.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { GatewayError } from '@/lib/errors';
 import { invalidField, optionalObject, type JsonObject } from '@/lib/gateway/body';
 import type { SurfaceSpec } from '@/lib/gateway/pipeline';
 import { conversationKey } from '@/lib/gateway/surfaces/responses';
 import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
-import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
+import { serviceMember } from '@/lib/gateway/translate/openai-client';
 import { chatClientRequest, chatPlanOf, responsesTranslator, type ChatPlan, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
 import { nativeBody, nativeError, nativeReply, withService } from '@/lib/gateway/translate/responses-native';
 import { responsesUsage } from '@/lib/gateway/translate/usage';
@@ -75,7 +76,8 @@ function compactingTranslator(inner: Translator, rt: ResponsesTurn, protocol: Up
           return reply.completion;
         },
         render(settled) {
-          const response = JSON.parse(reply.render(settled)) as JsonObject;
+          const rendered: unknown = JSON.parse(reply.render(settled));
+          const response = isObject(rendered) ? rendered : {}; // the chat translators render an object
           let summary = '';
           for (const item of Array.isArray(response.output) ? response.output : []) {
             if (!isObject(item) || item.type !== 'message' || !Array.isArray(item.content)) continue;

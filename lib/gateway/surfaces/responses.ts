@@ -2,6 +2,7 @@
 // request is served over every channel protocol by the Responses<->Chat mapping composed with the
 // chat translators (translate/responses-chat.ts), or passed as it came to a native Responses channel
 // (translate/responses-native.ts); stored responses live in responses-store.ts.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { builtInToolsOf } from '@/lib/gateway/builtin-tools';
 import { authenticate } from '@/lib/auth/principal';
 import { GatewayError, openaiErrorBody } from '@/lib/errors';
@@ -14,7 +15,7 @@ import { deleteResponse, findItem, loadHistory, loadResponse, saveResponse, walk
 import { preAdmission } from '@/lib/gateway/account-gate';
 import { countMessageTokens, countTokens } from '@/lib/gateway/tokens';
 import { chatTranslators } from '@/lib/gateway/translate';
-import { isObject } from '@/lib/gateway/translate/openai-client';
+
 import {
   chatClientRequest,
   chatPlanOf,
@@ -196,7 +197,7 @@ export const responsesSurface: SurfaceSpec = {
       builtInToolsRunOn: (channel) => channel.responses === true,
       autoNeeds: async (limit, signal) => ({
         tools: Array.isArray(body.tools) && body.tools.length > 0,
-        json: (plan?.chat.response_format as JsonObject | undefined)?.type === 'json_object',
+        json: isObject(plan?.chat.response_format) && plan.chat.response_format.type === 'json_object',
         promptTokens: messages ? await countMessageTokens(messages, limit, signal) : await countTokens(req.body.text, limit, signal),
         maxOutputTokens,
       }),

@@ -2,6 +2,9 @@
 // byte for byte (cache_control and unknown fields included; only `model` changes when the router
 // serves another model), with the caller's anthropic-version / anthropic-beta; replies, stream
 // events and errors come back exactly as the upstream sent them. Cost travels in headers only.
+import type { Anthropic } from '@/lib/gateway/translate/wire';
+import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
+import { isObject, objectsOf } from '@/lib/gateway/translate/wire/json';
 import { usageCount } from '@/lib/billing/cost';
 import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
 import type { BuiltInTool, ToolCalls } from '@/lib/billing/tools';
@@ -24,9 +27,8 @@ const SERVER_TOOL_NAMES: Record<string, BuiltInTool> = {
 
 /** Counts one content block into `calls`, if it is a server tool's call. */
 function countServerToolBlock(calls: ToolCalls, block: unknown): void {
-  const b = block as JsonObject | null;
-  if (b?.type !== 'server_tool_use' || typeof b.name !== 'string') return;
-  const tool = SERVER_TOOL_NAMES[b.name];
+  if (!isObject(block) || block.type !== 'server_tool_use' || typeof block.name !== 'string') return;
+  const tool = SERVER_TOOL_NAMES[block.name];
   if (tool) calls[tool] = tool === 'code_execution' ? 1 : (calls[tool] ?? 0) + 1;
 }
 
@@ -35,9 +37,9 @@ function countServerToolBlock(calls: ToolCalls, block: unknown): void {
  * web_fetch_requests) where given, else the `server_tool_use` blocks counted (`blocks`).
  */
 export function anthropicToolCalls(usage: unknown, blocks: ToolCalls): ToolCalls {
-  const counts = (usage as JsonObject | null)?.server_tool_use as JsonObject | undefined;
+  const counts = isObject(usage) ? usage.server_tool_use : undefined;
   const reported: ToolCalls = {};
-  if (typeof counts === 'object' && counts !== null) {
+  if (isObject(counts)) {
     const search = usageCount(counts.web_search_requests);
     const fetch = usageCount(counts.web_fetch_requests);
     if (search !== undefined) reported.web_search = search;
@@ -48,10 +50,8 @@ export function anthropicToolCalls(usage: unknown, blocks: ToolCalls): ToolCalls
 
 /** Generated text of content blocks (text, tool input, thinking): for estimates. */
 export function anthropicGeneratedText(content: unknown): string {
-  if (!Array.isArray(content)) return '';
   let text = '';
-  for (const b of content as JsonObject[]) {
-    if (typeof b !== 'object' || b === null) continue;
+  for (const b of objectsOf(content)) {
     if (typeof b.text === 'string') text += b.text;
     else if (b.type === 'tool_use') text += JSON.stringify(b.input ?? {});
     else if (typeof b.thinking === 'string') text += b.thinking;
@@ -77,16 +77,11 @@ class MirrorStream implements StreamTranslator {
 
   push(ev: SseEvent): string {
     if (ev.data) {
-      let data: JsonObject;
-      try {
-        data = JSON.parse(ev.data) as JsonObject;
-      } catch {
-        throw new UpstreamFailure('protocol', 'upstream sent malformed JSON in the stream');
-      }
+      const data = upstreamObject<Anthropic.MessagesStreamEvent>(ev.data, 'the stream');
       const type = typeof data.type === 'string' ? data.type : ev.event;
       if (type === 'error' || ev.event === 'error')
         throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(data.error ?? data).slice(0, 200)}`);
-      if (type === 'message_start') this.usage = takeAnthropicUsage(this.usage, (data.message as JsonObject | undefined)?.usage, false);
+      if (type === 'message_start') this.usage = takeAnthropicUsage(this.usage, isObject(data.message) ? data.message.usage : undefined, false);
       else if (type === 'message_delta') {
         this.usage = takeAnthropicUsage(this.usage, data.usage, true);
         this.toolCalls = anthropicToolCalls(data.usage, maxCalls(this.toolCalls, this.blocks));
@@ -95,10 +90,10 @@ class MirrorStream implements StreamTranslator {
         countServerToolBlock(this.blocks, data.content_block);
         this.toolCalls = maxCalls(this.toolCalls, this.blocks);
       } else if (type === 'content_block_delta') {
-        const d = data.delta as JsonObject | undefined;
-        if (typeof d?.text === 'string') this.completion += d.text;
-        else if (typeof d?.partial_json === 'string') this.completion += d.partial_json;
-        else if (typeof d?.thinking === 'string') this.completion += d.thinking;
+        const d = isObject(data.delta) ? data.delta : {};
+        if (typeof d.text === 'string') this.completion += d.text;
+        else if (typeof d.partial_json === 'string') this.completion += d.partial_json;
+        else if (typeof d.thinking === 'string') this.completion += d.thinking;
       }
     }
     return ev.raw;
@@ -111,13 +106,11 @@ class MirrorStream implements StreamTranslator {
 
 /** A thinking block Anthropic did not sign (see withoutForeignThinking). */
 function foreign(b: unknown): boolean {
-  const block = b as JsonObject | null;
-  return block?.type === 'thinking' && typeof block.signature === 'string' && (block.signature === '' || block.signature.startsWith(GEMINI_SIGNATURE_PREFIX));
+  return isObject(b) && b.type === 'thinking' && typeof b.signature === 'string' && (b.signature === '' || b.signature.startsWith(GEMINI_SIGNATURE_PREFIX));
 }
 
 function hasForeignThinking(m: unknown): boolean {
-  const content = (m as JsonObject | null)?.content;
-  return Array.isArray(content) && content.some(foreign);
+  return isObject(m) && Array.isArray(m.content) && m.content.some(foreign);
 }
 
 /**
@@ -129,8 +122,7 @@ function hasForeignThinking(m: unknown): boolean {
 function withoutForeignThinking(messages: unknown): unknown[] | undefined {
   if (!Array.isArray(messages) || !messages.some(hasForeignThinking)) return undefined;
   return messages.map((m) => {
-    const content = (m as JsonObject | null)?.content;
-    return Array.isArray(content) && content.some(foreign) ? { ...(m as JsonObject), content: content.filter((b) => !foreign(b)) } : m;
+    return isObject(m) && Array.isArray(m.content) && m.content.some(foreign) ? { ...m, content: m.content.filter((b) => !foreign(b)) } : m;
   });
 }
 
@@ -141,7 +133,7 @@ function withoutForeignThinking(messages: unknown): unknown[] | undefined {
  * the tool results they would otherwise split from their calls). Undefined when there are none.
  */
 function withSystemMessagesFolded(json: JsonObject, messages: unknown[]): { system?: unknown; messages: unknown[] } | undefined {
-  if (!messages.some((m) => (m as JsonObject | null)?.role === 'system')) return undefined;
+  if (!messages.some((m) => isObject(m) && m.role === 'system')) return undefined;
   let turns: AnthropicTurn[];
   try {
     turns = turnsOf({ messages });
@@ -195,13 +187,8 @@ export const anthropicToAnthropic: Translator = {
   },
 
   response(text) {
-    let parsed: JsonObject;
-    try {
-      parsed = JSON.parse(text) as JsonObject;
-    } catch {
-      throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Array.isArray(parsed.content)) {
+    const parsed = upstreamObject<Anthropic.Message>(text, 'the reply');
+    if (!Array.isArray(parsed.content)) {
       throw new UpstreamFailure('protocol', 'upstream reply is not a message');
     }
     return new MirrorReply(text, parsed.content, takeAnthropicUsage(null, parsed.usage, true), parsed.usage);

@@ -2,6 +2,8 @@
 // readers of the client's request (the same checks and refusals whatever the upstream) and the
 // writers of the client's reply (message object, stream events with contiguous block indices,
 // stop reasons, the error envelope).
+import type { Anthropic } from '@/lib/gateway/translate/wire';
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { createHash } from 'node:crypto';
 import type { ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
@@ -10,10 +12,6 @@ import { DropRecord } from './dropped';
 import type { CallInfo, Settlement, TranslatedError } from './types';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
-
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Request readers
@@ -596,5 +594,5 @@ export function upstreamErrorText(status: number, text: string, message: (body: 
 /** An upstream's 4xx in Anthropic's envelope, its status kept; `message` pulls the text out of the upstream's body. */
 export function anthropicError(status: number, text: string, message: (body: unknown) => string | undefined): TranslatedError {
   const msg = upstreamErrorText(status, text, message);
-  return { status, body: JSON.stringify({ type: 'error', error: { type: anthropicErrorType(status), message: msg } }) };
+  return { status, body: JSON.stringify({ type: 'error', error: { type: anthropicErrorType(status), message: msg } } satisfies Anthropic.MessagesErrorBody) };
 }

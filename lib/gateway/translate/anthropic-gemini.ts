@@ -1,6 +1,8 @@
 // Anthropic Messages client -> Gemini upstream (generateContent / streamGenerateContent?alt=sse).
 // The mapping choices are listed in docs/protocols.md ("Anthropic Messages clients on OpenAI and Gemini
 // models"); the protocol facts in translation.md.
+import type { Gemini } from '@/lib/gateway/translate/wire';
+import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import { mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
 import { geminiUsage } from '@/lib/gateway/translate/usage';
 import type { ModelInfo } from '@/lib/config';
@@ -15,7 +17,6 @@ import {
   documentOf,
   dropAnthropicOnly,
   imageOf,
-  isObject,
   jsonFormatOf,
   maxTokensOf,
   notSupported,
@@ -39,7 +40,7 @@ import {
   type StopReason,
 } from './anthropic-client';
 import { DropRecord } from './dropped';
-import { eventData } from './upstream-json';
+import { eventData, soleElement, upstreamObject } from './upstream-json';
 import type { CallInfo, ClientRequest, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamCall, UpstreamUsage } from './types';
 
 /**
@@ -220,15 +221,8 @@ function stopReasonOf(finish: unknown, hasToolCalls: boolean, blocked: boolean):
   return hasToolCalls ? 'tool_use' : 'end_turn';
 }
 
-function parseReply(text: string): JsonObject {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
-  }
-  if (Array.isArray(parsed) && parsed.length === 1) parsed = parsed[0];
-  if (!isObject(parsed)) throw new UpstreamFailure('protocol', 'upstream reply is not a GenerateContentResponse');
+function parseReply(text: string): Received<Gemini.GeminiResponse> {
+  const parsed = upstreamObject<Gemini.GeminiResponse>(text, 'the reply', soleElement);
   if (parsed.error !== undefined && parsed.error !== null) {
     throw new UpstreamFailure('status', `upstream answered an error: ${JSON.stringify(parsed.error).slice(0, 300)}`);
   }

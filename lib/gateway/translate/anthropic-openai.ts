@@ -1,6 +1,8 @@
 // Anthropic Messages client -> OpenAI chat completions upstream (Claude Code or @anthropic-ai/sdk
 // reaching a GPT, DeepSeek or Qwen model). The mapping choices are listed in docs/protocols.md ("Anthropic
 // Messages clients on OpenAI and Gemini models"); the protocol facts in translation.md.
+import type { OpenAIChat } from '@/lib/gateway/translate/wire';
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { openaiUsage } from '@/lib/gateway/translate/usage';
 import type { JsonObject } from '@/lib/gateway/body';
@@ -16,7 +18,6 @@ import {
   dropAnthropicOnly,
   effortOfBudget,
   imageOf,
-  isObject,
   jsonFormatOf,
   maxTokensOf,
   numberOf,
@@ -40,7 +41,7 @@ import {
   type StopReason,
 } from './anthropic-client';
 import { DropRecord } from './dropped';
-import { eventData } from './upstream-json';
+import { eventData, upstreamObject } from './upstream-json';
 import type { CallInfo, ClientRequest, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamCall, UpstreamUsage } from './types';
 
 // ---------------------------------------------------------------------------------------------
@@ -240,16 +241,11 @@ function upstreamErrorText(body: unknown): string {
 }
 
 function response(text: string, call: CallInfo): TranslatedReply {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
-  }
-  if (isObject(parsed) && parsed.error !== undefined && parsed.error !== null) {
+  const parsed = upstreamObject<OpenAIChat.ChatCompletion>(text, 'the reply');
+  if (parsed.error !== undefined && parsed.error !== null) {
     throw new UpstreamFailure('status', `upstream answered an error: ${upstreamErrorText(parsed.error)}`);
   }
-  if (!isObject(parsed) || !Array.isArray(parsed.choices) || !isObject(parsed.choices[0])) {
+  if (!Array.isArray(parsed.choices) || !isObject(parsed.choices[0])) {
     throw new UpstreamFailure('protocol', 'upstream reply is not a chat completion');
   }
   const choice = parsed.choices[0];
@@ -315,13 +311,7 @@ class OpenaiStream implements StreamTranslator {
       this.finished = true;
       return '';
     }
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(data);
-    } catch {
-      throw new UpstreamFailure('protocol', 'upstream sent malformed JSON in the stream');
-    }
-    if (!isObject(chunk)) throw new UpstreamFailure('protocol', 'upstream stream event is not an object');
+    const chunk = upstreamObject<OpenAIChat.ChatCompletionChunk>(data, 'the stream');
     if (chunk.error !== undefined && chunk.error !== null) {
       throw new UpstreamFailure('status', `upstream stream error: ${upstreamErrorText(chunk.error)}`);
     }

@@ -1,6 +1,8 @@
 // Gemini client -> Anthropic Messages upstream (google-genai or Gemini CLI reaching a Claude
 // model). The mapping choices are listed in docs/protocols.md ("Gemini clients"); the comments
 // here say why where it is not obvious.
+import type { Anthropic } from '@/lib/gateway/translate/wire';
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
@@ -17,7 +19,6 @@ import {
   generationConfigOf,
   geminiError,
   geminiResponse,
-  isObject,
   isThought,
   mediaOf,
   nestedMessage,
@@ -233,7 +234,7 @@ class PartBuilder {
 }
 
 function response(text: string, call: CallInfo, includeThoughts: boolean): TranslatedReply {
-  const msg = upstreamObject(text, 'the reply');
+  const msg = upstreamObject<Anthropic.Message>(text, 'the reply');
   if (msg.type === 'error') throw upstreamError(msg);
   if (!Array.isArray(msg.content)) throw new UpstreamFailure('protocol', 'upstream reply has no content');
   const b = new PartBuilder(includeThoughts);
@@ -277,7 +278,7 @@ class AnthropicStream implements StreamTranslator {
 
   push(ev: SseEvent): string {
     if (ev.data === '') return '';
-    const data = upstreamObject(ev.data, 'the stream');
+    const data = upstreamObject<Anthropic.MessagesStreamEvent>(ev.data, 'the stream');
     const type = typeof data.type === 'string' ? data.type : ev.event;
     const index = typeof data.index === 'number' ? data.index : -1;
     switch (type) {

@@ -2,16 +2,13 @@
 // readers of a generateContent request (the same checks and refusals whatever the upstream) and
 // the writers of Google's reply (a GenerateContentResponse whole, or its chunks as SSE or as the
 // JSON array Google streams without alt=sse), its usageMetadata and error envelope.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { createHash } from 'node:crypto';
 import type { ModelInfo } from '@/lib/config';
 import { GatewayError, googleErrorBody } from '@/lib/errors';
 import type { JsonObject } from '@/lib/gateway/body';
 import { upstreamErrorText } from './anthropic-client';
 import type { CallInfo, Settlement, TranslatedError } from './types';
-
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const invalid = (param: string, message: string) => new GatewayError('invalid_request', message, { param });
 
@@ -65,7 +62,7 @@ export function turnsOf(body: JsonObject): GeminiTurn[] {
   return contents.map((c, i) => {
     const param = `contents.${i}`;
     const parts = partsOf(c, param);
-    const role = (c as JsonObject).role;
+    const role = isObject(c) ? c.role : undefined; // partsOf refused a non-object
     if (role === 'model') return { role: 'model', parts, param };
     if (role === undefined || role === null || role === '' || role === 'user' || role === 'function') return { role: 'user', parts, param };
     throw invalid(`${param}.role`, `${param}.role: must be "user" or "model".`);

@@ -2,10 +2,13 @@
 // signatures, safety settings, built-in tools and members added later included; the model is in
 // the path); replies, stream chunks and errors come back as the upstream sent them. Cost travels
 // in headers only.
+import type { Gemini } from '@/lib/gateway/translate/wire';
+import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
+import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { geminiUsage } from '@/lib/gateway/translate/usage';
 import { SKIP_THOUGHT_SIGNATURE } from '@/lib/gateway/translate/openai-gemini';
-import { ANTHROPIC_SIGNATURE_PREFIX, ChunkFramer, isObject, type GeminiClientOptions } from './gemini-client';
+import { ANTHROPIC_SIGNATURE_PREFIX, ChunkFramer, type GeminiClientOptions } from './gemini-client';
 import type { ClientRequest, JsonObject, SseEvent, StreamTranslator, TranslatedReply, Translator, UpstreamUsage } from './types';
 
 const FOREIGN_SIGNATURE = Buffer.from(`"thoughtSignature":"${ANTHROPIC_SIGNATURE_PREFIX}`);
@@ -56,14 +59,8 @@ function finishedIn(data: JsonObject): boolean {
   return !candidate && isObject(data.promptFeedback) && typeof data.promptFeedback.blockReason === 'string';
 }
 
-function parse(text: string, what: string): JsonObject {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UpstreamFailure('protocol', `upstream sent malformed JSON in ${what}`);
-  }
-  if (!isObject(parsed)) throw new UpstreamFailure('protocol', `upstream ${what} is not an object`);
+function parse(text: string, what: string): Received<Gemini.GeminiResponse> {
+  const parsed = upstreamObject<Gemini.GeminiResponse>(text, what);
   if (isObject(parsed.error)) {
     const err = parsed.error;
     throw new UpstreamFailure(

@@ -1,6 +1,8 @@
 // Gemini client -> OpenAI chat completions upstream (google-genai or Gemini CLI reaching a GPT,
 // DeepSeek or Qwen model). The mapping choices are listed in docs/protocols.md ("Gemini clients");
 // the comments here say why where it is not obvious.
+import type { OpenAIChat } from '@/lib/gateway/translate/wire';
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { openaiUsage } from '@/lib/gateway/translate/usage';
@@ -15,7 +17,6 @@ import {
   generationConfigOf,
   geminiError,
   geminiResponse,
-  isObject,
   isThought,
   mediaOf,
   nestedMessage,
@@ -184,7 +185,7 @@ function upstreamError(err: unknown): UpstreamFailure {
 }
 
 function response(text: string, call: CallInfo, includeThoughts: boolean): TranslatedReply {
-  const parsed = upstreamObject(text, 'the reply');
+  const parsed = upstreamObject<OpenAIChat.ChatCompletion>(text, 'the reply');
   if (parsed.error !== undefined && parsed.error !== null) throw upstreamError(parsed.error);
   if (!Array.isArray(parsed.choices) || !isObject(parsed.choices[0])) throw new UpstreamFailure('protocol', 'upstream reply is not a chat completion');
   const choice = parsed.choices[0];
@@ -242,7 +243,7 @@ class OpenaiStream implements StreamTranslator {
       this.finished = true;
       return this.flushCalls();
     }
-    const chunk = upstreamObject(data, 'the stream');
+    const chunk = upstreamObject<OpenAIChat.ChatCompletionChunk>(data, 'the stream');
     if (chunk.error !== undefined && chunk.error !== null) throw upstreamError(chunk.error);
     this.usage = openaiUsage(chunk.usage, chunk.service_tier) ?? this.usage;
     const choice = Array.isArray(chunk.choices) ? chunk.choices.find(isObject) : undefined;

@@ -2,10 +2,9 @@
 // Gemini's `Schema` accepts. Gemini answers 400 to keys outside that subset (additionalProperties,
 // $schema, $ref, const, unknown formats...), so the schema is rewritten: references inlined,
 // type unions turned into nullable/anyOf, const into enum, everything else dropped.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { GatewayError } from '@/lib/errors';
 import type { JsonObject } from '@/lib/gateway/translate/types';
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Keys copied as they are (their values need no rewriting). */
 const PLAIN_KEYS = [

@@ -1,6 +1,8 @@
 // OpenAI chat client -> Anthropic Messages upstream (POST {base}/v1/messages).
 // The mapping choices (defaults, what is refused, thinking) are listed in docs/protocols.md
 // (Unified protocols); the comments here say why where it is not obvious.
+import type { Anthropic } from '@/lib/gateway/translate/wire';
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
@@ -11,7 +13,6 @@ import {
   functionTools,
   historyToolCalls,
   invalidParam,
-  isObject,
   maxOutputTokens,
   openaiError,
   reasoningEffort,
@@ -269,7 +270,8 @@ function finishReason(stopReason: unknown, toolCalls: number): FinishReason {
   }
 }
 
-const parseJson = (text: string, what: string): JsonObject => upstreamObject(text, what);
+/** A Messages reply or stream event as received. */
+const parseJson = (text: string, what: string) => upstreamObject<Anthropic.Message | Anthropic.MessagesStreamEvent>(text, what);
 
 const STREAM_ERROR_STATUS: Record<string, number> = { overloaded_error: 529, api_error: 500, rate_limit_error: 429 };
 

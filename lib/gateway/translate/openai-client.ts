@@ -3,6 +3,8 @@
 // back (chat.completion, chat.completion.chunk events, the usage chunk, the error envelope).
 // Each upstream translator (openai-anthropic.ts, openai-gemini.ts) maps only between these
 // pieces and its upstream's wire format.
+import type { OpenAIChat } from '@/lib/gateway/translate/wire';
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import type { CallInfo, ClientRequest, JsonObject, Settlement, TranslatedError } from '@/lib/gateway/translate/types';
@@ -19,8 +21,6 @@ export function invalidParam(param: string, message: string): GatewayError {
 export function unsupported(param: string, model: ModelInfo, detail = ''): GatewayError {
   return invalidParam(param, `\`${param}\` is not supported by ${model.name}${detail ? `: ${detail}` : '.'}`);
 }
-
-export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Refuses what neither Anthropic nor Gemini can answer in OpenAI's shape: several choices,
@@ -444,7 +444,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
  */
 export function openaiError(status: number, message: string, code: string | null, param: string | null = null): TranslatedError {
   const type = TYPE_BY_STATUS[status] ?? (status >= 500 ? 'upstream_error' : 'invalid_request_error');
-  return { status, body: JSON.stringify({ error: { message, type, param, code } }) };
+  return { status, body: JSON.stringify({ error: { message, type, param, code } } satisfies OpenAIChat.ChatErrorBody) };
 }
 
 /** The text of an upstream error body that is not JSON: shortened, for the message. */

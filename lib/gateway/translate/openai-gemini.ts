@@ -1,6 +1,8 @@
 // OpenAI chat client -> Gemini upstream (POST {base}/v1beta/models/{model}:generateContent, or
 // :streamGenerateContent?alt=sse). The mapping choices are listed in docs/protocols.md (Unified
 // protocols); the comments here say why where it is not obvious.
+import type { Gemini } from '@/lib/gateway/translate/wire';
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
 import { geminiUsage } from '@/lib/gateway/translate/usage';
 import type { ModelInfo } from '@/lib/config';
@@ -13,7 +15,6 @@ import {
   functionTools,
   historyToolCalls,
   invalidParam,
-  isObject,
   maxOutputTokens,
   openaiError,
   reasoningEffort,
@@ -38,7 +39,7 @@ import type {
   UpstreamCall,
   UpstreamUsage,
 } from '@/lib/gateway/translate/types';
-import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
+import { soleElement, upstreamObject } from '@/lib/gateway/translate/upstream-json';
 
 /** thinkingBudget for OpenAI's reasoning_effort (Gemini 2.5 Flash takes 0..24576, Pro 128..32768). */
 export const GEMINI_THINKING_BUDGETS = { low: 1024, medium: 8192, high: 24576 } as const;
@@ -231,8 +232,8 @@ function finishReason(reason: unknown, toolCalls: number): FinishReason {
 }
 
 // Gemini answers some failures as a one-element array.
-const parseJson = (text: string, what: string): JsonObject =>
-  upstreamObject(text, what, (parsed) => (Array.isArray(parsed) && parsed.length === 1 ? parsed[0] : parsed));
+/** A GenerateContentResponse (a reply or stream event) as received. */
+const parseJson = (text: string, what: string) => upstreamObject<Gemini.GeminiResponse>(text, what, soleElement);
 
 function upstreamError(data: JsonObject): UpstreamFailure {
   const err = isObject(data.error) ? data.error : {};

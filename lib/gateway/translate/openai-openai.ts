@@ -1,6 +1,9 @@
 // OpenAI chat client -> OpenAI chat upstream: the identity. The client's body goes upstream as its
 // own bytes (only `model`, the `service` options and, for streams, `stream_options` change), and
 // the upstream's reply comes back as it came, with the gateway's cost spliced in.
+import type { OpenAIChat } from '@/lib/gateway/translate/wire';
+import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
+import { isObject, objectsOf } from '@/lib/gateway/translate/wire/json';
 import { openaiUsage } from '@/lib/gateway/translate/usage';
 import { upstreamBody, type JsonObject } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
@@ -13,8 +16,8 @@ function generatedText(m: JsonObject | undefined): string {
   let text = typeof m.content === 'string' ? m.content : '';
   if (typeof m.reasoning_content === 'string') text += m.reasoning_content;
   if (Array.isArray(m.tool_calls)) {
-    for (const c of m.tool_calls as JsonObject[]) {
-      const args = (c?.function as JsonObject | undefined)?.arguments;
+    for (const c of m.tool_calls) {
+      const args = isObject(c) && isObject(c.function) ? c.function.arguments : undefined;
       if (typeof args === 'string') text += args;
     }
   }
@@ -38,27 +41,23 @@ class OpenaiStream implements StreamTranslator {
       return '';
     }
     if (data === '') return '';
-    let parsed: JsonObject;
-    try {
-      parsed = JSON.parse(data) as JsonObject;
-    } catch {
-      throw new UpstreamFailure('protocol', 'upstream sent malformed JSON in the stream');
-    }
+    const parsed = upstreamObject<OpenAIChat.ChatCompletionChunk>(data, 'the stream');
     if (parsed.error) throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(parsed.error).slice(0, 200)}`);
     this.id ||= String(parsed.id ?? '');
     this.model ||= String(parsed.model ?? '');
     this.created ||= Number(parsed.created ?? 0);
-    const choices = parsed.choices as JsonObject[] | undefined;
+    const choices = parsed.choices;
     if (Array.isArray(choices)) {
       for (const c of choices) {
-        this.completion += generatedText(c?.delta as JsonObject | undefined);
-        if (c?.finish_reason) this.finished = true;
+        if (!isObject(c)) continue;
+        this.completion += generatedText(isObject(c.delta) ? c.delta : undefined);
+        if (c.finish_reason) this.finished = true;
       }
     }
     const u = openaiUsage(parsed.usage, parsed.service_tier);
     if (u) this.usage = u;
     // The usage chunk (always asked for: billing needs it) goes out at the end, priced.
-    if (u && (!choices || choices.length === 0)) return '';
+    if (u && (!choices || (Array.isArray(choices) && choices.length === 0))) return '';
     return `data: ${data}\n\n`;
   }
 
@@ -77,7 +76,10 @@ class OpenaiReply implements TranslatedReply {
   ) {}
 
   get completion(): string {
-    return (this.parsed.choices as JsonObject[]).map((c) => generatedText(c?.message as JsonObject | undefined)).join('');
+    // response() let through only a reply whose `choices` is a list.
+    return objectsOf(this.parsed.choices)
+      .map((c) => generatedText(isObject(c.message) ? c.message : undefined))
+      .join('');
   }
 
   render(s: Settlement): string {
@@ -109,18 +111,15 @@ export const openaiToOpenai: Translator = {
     const body = req.body.json;
     if (!call.stream) return { body: upstreamBody(req.body, { model: call.model.name, service: undefined }) };
     // A stream always asks for the usage chunk (billing needs it); the client sees it only if it asked.
-    const streamOptions = wantsStreamUsage(req) ? body.stream_options : { ...(body.stream_options as JsonObject | undefined), include_usage: true };
+    const streamOptions = wantsStreamUsage(req)
+      ? body.stream_options
+      : { ...(isObject(body.stream_options) ? body.stream_options : undefined), include_usage: true };
     return { body: upstreamBody(req.body, { model: call.model.name, service: undefined, stream_options: streamOptions }) };
   },
 
   response(text, call) {
-    let parsed: JsonObject;
-    try {
-      parsed = JSON.parse(text) as JsonObject;
-    } catch {
-      throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
-    }
-    if (typeof parsed !== 'object' || parsed === null || !Array.isArray(parsed.choices)) throw new UpstreamFailure('protocol', 'upstream reply has no choices');
+    const parsed = upstreamObject<OpenAIChat.ChatCompletion>(text, 'the reply');
+    if (!Array.isArray(parsed.choices)) throw new UpstreamFailure('protocol', 'upstream reply has no choices');
     return new OpenaiReply(text, parsed, openaiUsage(parsed.usage, parsed.service_tier), call);
   },
 

@@ -5,9 +5,10 @@
 // Opaque and authenticated (AES-256-GCM under a key derived from SECRETS_KEY), so a client can
 // neither read another upstream's secrets out of it nor forge one; a blob that does not open is
 // ignored, as OpenAI ignores reasoning it cannot use.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { secretsKey } from '@/lib/secrets';
-import { isObject } from '@/lib/gateway/translate/openai-client';
+
 import type { JsonObject } from '@/lib/gateway/translate/types';
 
 /** How a sealed blob starts (a native channel's request is cleared of them). */

@@ -3,12 +3,13 @@
 // `previous_response_id` first), which the OpenAI-chat translator of the channel's protocol
 // (identity, Anthropic or Gemini) carries upstream; its chat.completion, or its chunks, come back
 // here and become a Response object, or Responses stream events. Nothing here knows the upstream.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 import { mergeDropped } from '@/lib/gateway/translate/dropped';
 import { openReasoning, sealReasoning, type ReasoningState } from '@/lib/gateway/translate/reasoning-seal';
-import { invalidParam, isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
+import { invalidParam, serviceMember } from '@/lib/gateway/translate/openai-client';
 import { CALL_ID_PREFIX, chatCallOfItem, chatToolChoiceOf, clientCallItem, toolPlanOf, type ClientTool } from '@/lib/gateway/translate/responses-tools';
 import type {
   CallInfo,
@@ -127,7 +128,7 @@ export function chatMessagesOf(input: unknown, account = ''): ChatMessage[] {
         // Consecutive calls (and a call right after the assistant's text) are one assistant turn.
         const last = out.at(-1);
         if (last?.role === 'assistant') {
-          last.tool_calls = [...((last.tool_calls as JsonObject[] | undefined) ?? []), call];
+          last.tool_calls = [...(Array.isArray(last.tool_calls) ? last.tool_calls : []), call];
         } else {
           out.push({ role: 'assistant', content: null, tool_calls: [call] });
         }
@@ -428,11 +429,15 @@ function renderResponse(
 }
 
 function parseChat(text: string): JsonObject {
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as JsonObject;
+    parsed = JSON.parse(text);
   } catch {
     throw new UpstreamFailure('protocol', 'chat translator produced malformed JSON');
   }
+  // The chat translators render an object; anything else is as broken as malformed JSON.
+  if (!isObject(parsed)) throw new UpstreamFailure('protocol', 'chat translator produced malformed JSON');
+  return parsed;
 }
 
 /** The turn of a rendered chat.completion. */
@@ -494,7 +499,7 @@ export class ResponsesEventWriter {
   private opening(): string {
     if (this.started) return '';
     this.started = true;
-    const response = JSON.parse(renderResponse(this.call, this.rt, 'in_progress', null, [], null, null)) as JsonObject;
+    const response: unknown = JSON.parse(renderResponse(this.call, this.rt, 'in_progress', null, [], null, null));
     return this.event('response.created', { response }) + this.event('response.in_progress', { response });
   }
 

@@ -3,13 +3,16 @@
 // upstream's Response object and stream events come back as they came. Usage is read from the
 // Response's `usage` (a stream's terminal event); the gateway's `service` member is spliced into
 // the Response object, and the stream's terminal event is held back until the cost is known.
+import type { Responses } from '@/lib/gateway/translate/wire';
+import { upstreamObject } from '@/lib/gateway/translate/upstream-json';
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { responsesUsage } from '@/lib/gateway/translate/usage';
 import { builtInToolOf, type ToolCalls } from '@/lib/billing/tools';
 import { maxCalls } from '@/lib/gateway/builtin-tools';
 import { upstreamBody, type JsonBody } from '@/lib/gateway/body';
 import { SEALED_PREFIX } from '@/lib/gateway/translate/reasoning-seal';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
-import { isObject, serviceMember } from '@/lib/gateway/translate/openai-client';
+import { serviceMember } from '@/lib/gateway/translate/openai-client';
 import { chatMessagesOf, type ChatMessage, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
 import type { JsonObject, Settlement, StreamTranslator, TranslatedError, TranslatedReply, Translator, UpstreamUsage } from '@/lib/gateway/translate/types';
 
@@ -118,12 +121,7 @@ class NativeStream implements StreamTranslator {
   push(ev: { event: string; data: string; raw: string }): string {
     const data = ev.data;
     if (data === '' || data === '[DONE]') return '';
-    let parsed: JsonObject;
-    try {
-      parsed = JSON.parse(data) as JsonObject;
-    } catch {
-      throw new UpstreamFailure('protocol', 'upstream sent malformed JSON in the stream');
-    }
+    const parsed = upstreamObject<Responses.ResponsesStreamEvent>(data, 'the stream');
     const type = typeof parsed.type === 'string' ? parsed.type : ev.event;
     if (type === 'error') throw new UpstreamFailure('status', `upstream stream error: ${JSON.stringify(parsed.error ?? parsed).slice(0, 200)}`);
     const seq = typeof parsed.sequence_number === 'number' ? parsed.sequence_number : undefined;
@@ -206,13 +204,8 @@ export function nativeResponsesTranslator(rt: ResponsesTurn): Translator {
 
 /** A native upstream's JSON reply with its `output` list; anything else is the channel's failure. */
 export function nativeReply(text: string, what: string): JsonObject {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UpstreamFailure('protocol', 'upstream sent malformed JSON');
-  }
-  if (!isObject(parsed) || !Array.isArray(parsed.output)) throw new UpstreamFailure('protocol', `upstream reply is not ${what}`);
+  const parsed = upstreamObject<Responses.ResponseObject>(text, 'the reply');
+  if (!Array.isArray(parsed.output)) throw new UpstreamFailure('protocol', `upstream reply is not ${what}`);
   return parsed;
 }
 

@@ -4,8 +4,9 @@
 // namespaced functions are flattened under a name every protocol accepts, free-form tools become a
 // function of one string argument, and the model's calls are written back as the item kind the
 // client declared (`function_call` with its `namespace`, `custom_tool_call`, `local_shell_call`).
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { createHash } from 'node:crypto';
-import { invalidParam, isObject } from '@/lib/gateway/translate/openai-client';
+import { invalidParam } from '@/lib/gateway/translate/openai-client';
 import type { JsonObject } from '@/lib/gateway/translate/types';
 
 /** Tool types only OpenAI's own service runs (a native Responses channel serves them). */
@@ -94,7 +95,7 @@ export function toolPlanOf(tools: unknown): ToolPlan {
   if (!Array.isArray(tools)) throw invalidParam('tools', '`tools` must be an array.');
   const add = (chat: JsonObject, client: ClientTool) => {
     plan.tools.push(chat);
-    plan.byChatName.set((chat.function as JsonObject).name as string, client);
+    plan.byChatName.set(isObject(chat.function) ? String(chat.function.name) : '', client);
   };
   tools.forEach((tool, i) => {
     const at = `tools[${i}]`;

@@ -1,14 +1,22 @@
 // Reading what an upstream sent: a reply (or one stream event) as a JSON object, a stream event's
 // data. Anything else is the upstream breaking its protocol, which the pipeline treats as the
 // channel's failure.
-import type { JsonObject } from '@/lib/gateway/body';
+import { isObject, type JsonObject, type Received } from '@/lib/gateway/translate/wire/json';
 import type { SseEvent } from '@/lib/gateway/translate/types';
 import { UpstreamFailure } from '@/lib/gateway/upstream';
 
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Gemini answers some failures as a one-element array: its element (an `unwrap` for upstreamObject). */
+export const soleElement = (parsed: unknown): unknown => (Array.isArray(parsed) && parsed.length === 1 ? parsed[0] : parsed);
 
-/** `text` (the upstream's `what`) as a JSON object; `unwrap` may first map what was parsed. */
-export function upstreamObject(text: string, what: string, unwrap: (parsed: unknown) => unknown = (parsed) => parsed): JsonObject {
+/**
+ * `text` (the upstream's `what`) as a JSON object; `unwrap` may first map what was parsed. `T` is
+ * the protocol's type of it (lib/gateway/translate/wire): its fields are named, each still unknown.
+ */
+export function upstreamObject<T extends object = JsonObject>(
+  text: string,
+  what: string,
+  unwrap: (parsed: unknown) => unknown = (parsed) => parsed,
+): Received<T> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -17,7 +25,8 @@ export function upstreamObject(text: string, what: string, unwrap: (parsed: unkn
   }
   parsed = unwrap(parsed);
   if (!isObject(parsed)) throw new UpstreamFailure('protocol', `upstream sent a non-object in ${what}`);
-  return parsed;
+  // Sound: Received<T> claims only that it is an object whose fields are yet to be checked.
+  return parsed as Received<T>;
 }
 
 /** A stream event's data, trimmed; an `error` event is the upstream's failure. */

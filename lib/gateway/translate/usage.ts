@@ -3,11 +3,11 @@
 // Gemini. One reader per protocol, shared by every translator with that upstream, so a class read
 // for one client surface is read for all of them (docs/decisions/042). A share priced apart
 // (audio, 1-hour writes, …) is set only when the upstream reported some.
+import { isObject } from '@/lib/gateway/translate/wire/json';
 import { usageCount, type PricedServiceTier, type UsageSplit } from '@/lib/billing/cost';
 import type { JsonObject } from '@/lib/gateway/body';
 import type { UpstreamUsage } from '@/lib/gateway/translate/types';
 
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const objectAt = (o: JsonObject, key: string): JsonObject => (isObject(o[key]) ? o[key] : {});
 
 /**

@@ -2,6 +2,7 @@ import { serverT } from '@/lib/i18n/server';
 import type { Metadata } from 'next';
 import { getConfig } from '@/lib/config';
 import { listKeysWithSpend } from '@/lib/keys/queries';
+import { listProjects } from '@/lib/projects/queries';
 import { getAccount } from '@/lib/dashboard/queries';
 import { publicOrigin } from '@/lib/dashboard/origin';
 import { requirePageUser } from '@/lib/dashboard/session';
@@ -31,7 +32,13 @@ function typicalRequest(model: string): BudgetGauge | undefined {
 
 export default async function KeysPage() {
   const user = await requirePageUser('/dashboard/keys');
-  const [keys, origin, account, t] = await Promise.all([listKeysWithSpend(user.id), publicOrigin(), getAccount(user.id), serverT()]);
+  const [keys, origin, account, t, projects] = await Promise.all([
+    listKeysWithSpend(user.id),
+    publicOrigin(),
+    getAccount(user.id),
+    serverT(),
+    listProjects(user.id),
+  ]);
   const baseUrl = `${origin}/v1`;
   const sample = sampleModel(account?.tier ?? 'free');
   return (
@@ -49,7 +56,14 @@ export default async function KeysPage() {
           </div>
         }
       />
-      <KeysManager initialKeys={keys} models={[...getConfig().models.keys()]} baseUrl={baseUrl} sampleModel={sample} budgetGauge={typicalRequest(sample)} />
+      <KeysManager
+        initialKeys={keys}
+        models={[...getConfig().models.keys()]}
+        baseUrl={baseUrl}
+        sampleModel={sample}
+        budgetGauge={typicalRequest(sample)}
+        projects={projects.map((p) => ({ id: p.id, name: p.name }))}
+      />
     </>
   );
 }

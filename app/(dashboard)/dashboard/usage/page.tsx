@@ -109,6 +109,13 @@ function chart(report: UsageReport, metric: Metric, tr: Translate): { data: Brea
   return { data, series };
 }
 
+/** The report's own words for groups without a name (no member, a deleted project…) in the reader's language. */
+const FIXED_LABELS = new Set<string>(['No member', 'Former member', 'No project', 'Deleted project', 'Deleted key'] satisfies Phrase[]);
+function withReadableLabels(r: UsageReport, tr: Translate): UsageReport {
+  const read = <G extends { label: string }>(g: G): G => (FIXED_LABELS.has(g.label) ? { ...g, label: tr(g.label as Phrase) } : g);
+  return { ...r, groups: r.groups.map(read), days: r.days.map((d) => ({ ...d, groups: d.groups.map(read) })) };
+}
+
 function hrefFor(q: UsageQuery, metric: Metric, extra: Partial<{ from: string; to: string; group_by: string; metric: string }> = {}) {
   const params = new URLSearchParams({ from: q.from, to: q.to, group_by: q.groupBy === 'none' ? 'day' : q.groupBy, metric, ...extra });
   return `/dashboard/usage?${params}`;
@@ -172,12 +179,13 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
     problem = err.message;
     query = parseUsageQuery(new URLSearchParams());
   }
-  const [report, { t }, tr, savings] = await Promise.all([
+  const [raw, { t }, tr, savings] = await Promise.all([
     usageReport(user.id, query),
     currentMessages(),
     serverT(),
     cacheSavingsByDay(user.id, query.from, query.to),
   ]);
+  const report = withReadableLabels(raw, tr);
   const { data, series } = chart(report, metric, tr);
   const today = localToday(new Date(), query.tz ?? 'UTC');
   const day = (offset: number) => new Date(today.getTime() - offset * DAY_MS).toISOString().slice(0, 10);
@@ -188,8 +196,20 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
     { label: tr('90 days'), from: day(89), to: day(0) },
     { label: tr('This month'), from: monthStart, to: day(0) },
   ];
-  const groupLabel = tr(query.groupBy === 'model' ? 'Model' : query.groupBy === 'key' ? 'API key' : 'Day');
-  const byGroup = tr(query.groupBy === 'model' ? 'by model' : 'by api key');
+  const groupLabel = tr(
+    query.groupBy === 'model'
+      ? 'Model'
+      : query.groupBy === 'key'
+        ? 'API key'
+        : query.groupBy === 'member'
+          ? 'Member'
+          : query.groupBy === 'project'
+            ? 'Project'
+            : 'Day',
+  );
+  const byGroup = tr(
+    query.groupBy === 'model' ? 'by model' : query.groupBy === 'member' ? 'by member' : query.groupBy === 'project' ? 'by project' : 'by api key',
+  );
   const metricLabel = tr(metrics.find((m) => m.id === metric)!.label);
   const exportQuery = new URLSearchParams({ from: query.from, to: query.to, group_by: query.groupBy === 'none' ? 'day' : query.groupBy, tz: report.zone });
   const daysWithUse = report.days.filter((d) => d.requests > 0).reverse();
@@ -214,6 +234,8 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
               <option value="day">{tr('Nothing (days)')}</option>
               <option value="model">{tr('Model')}</option>
               <option value="key">{tr('API key')}</option>
+              <option value="member">{tr('Member')}</option>
+              <option value="project">{tr('Project')}</option>
             </Select>
           </div>
           <div className="space-y-1.5">
@@ -285,7 +307,12 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
 
       {query.groupBy !== 'none' && (
         <Card className="mt-4 sm:mt-6">
-          <CardHeader title={tr(query.groupBy === 'model' ? 'By model' : 'By api key')} description={tr('Totals over the range, highest spend first.')} />
+          <CardHeader
+            title={tr(
+              query.groupBy === 'model' ? 'By model' : query.groupBy === 'member' ? 'By member' : query.groupBy === 'project' ? 'By project' : 'By api key',
+            )}
+            description={tr('Totals over the range, highest spend first.')}
+          />
           {report.groups.length === 0 ? (
             <EmptyState title={tr('No requests in this range')} />
           ) : (

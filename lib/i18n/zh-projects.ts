@@ -1,0 +1,38 @@
+// Simplified Chinese for projects and spend by member (docs/decisions/056): the projects page, the
+// key form's project select and the usage page's member and project groupings.
+
+export const zhProjects = {
+  Project: '项目',
+  Projects: '项目',
+  'No project': '无项目',
+  "The project's model list and monthly budget apply to the key too.": '项目的模型列表和月预算同样适用于此密钥。',
+  "None ticked: every model. A key's own list can only narrow it.": '都不勾选：可用全部模型。密钥自身的列表只能进一步收窄。',
+  'Network error: the project could not be saved.': '网络错误：项目未能保存。',
+  'The project could not be saved.': '项目未能保存。',
+  'The project could not be deleted.': '项目未能删除。',
+  'New project': '新建项目',
+  'Put keys in a project from the keys page; its spend is shown here and on the usage page.': '在密钥页面把密钥归入项目；项目的消费显示在此处和用量页面。',
+  'Create project': '创建项目',
+  'Edit project': '编辑项目',
+  "Changes apply to its keys' next request.": '修改对其密钥的下一次请求生效。',
+  'No projects yet': '还没有项目',
+  'Create one above to give a group of keys its own budget and models.': '在上方创建一个项目，为一组密钥设定专属预算和模型。',
+  'All models': '全部模型',
+  'project {name}': '项目 {name}',
+  Keys: '密钥',
+  'Edit {name}': '编辑 {name}',
+  Delete: '删除',
+  'Delete {name}': '删除 {name}',
+  'Delete project “{name}”?': '删除项目“{name}”？',
+  'Its keys stay, outside any project. Its past spend stays in the usage reports.': '其密钥会保留，但不再属于任何项目。过去的消费仍保留在用量报告中。',
+  "A project gives its keys a monthly budget and a model list of their own, on top of each key's. Spend is in USD, per calendar month (UTC).":
+    '项目为其密钥设定专属的月预算和模型列表，叠加在每把密钥自身的设置之上。消费以美元计，按自然月（UTC）统计。',
+  Member: '成员',
+  'by member': '按成员',
+  'by project': '按项目',
+  'By member': '按成员',
+  'By project': '按项目',
+  'No member': '无成员',
+  'Former member': '前成员',
+  'Deleted project': '已删除的项目',
+} as const;
