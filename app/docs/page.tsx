@@ -106,6 +106,25 @@ export default async function DocsPage() {
                 </>
               )}
             </p>
+            <p className="mt-2 max-w-2xl text-slate-600" data-testid="openapi-link">
+              {zh ? (
+                <>
+                  全部接口（<C>/v1</C> 与账户、运营的 <C>/api</C>）的请求格式见{' '}
+                  <a href="/openapi.json" className="font-medium text-indigo-700 underline">
+                    OpenAPI 3.1 文档
+                  </a>
+                  ，可导入 Postman、Swagger UI 或代码生成工具。
+                </>
+              ) : (
+                <>
+                  Every endpoint (<C>/v1</C> and the account and operator <C>/api</C>) is described in the{' '}
+                  <a href="/openapi.json" className="font-medium text-indigo-700 underline">
+                    OpenAPI 3.1 document
+                  </a>
+                  , for Postman, Swagger UI or a client generator.
+                </>
+              )}
+            </p>
           </div>
 
           <Section id="quickstart" title={t('Quickstart')}>

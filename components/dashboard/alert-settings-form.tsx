@@ -9,6 +9,8 @@ import { Button } from '@/components/ui/button';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Field, Input } from '@/components/ui/input';
 import type { AlertSettingsView } from '@/lib/alerts/settings';
+import { formErrors } from '@/lib/schemas/fields';
+import { alertSettings } from '@/lib/schemas/alerts';
 
 type Result = AlertSettingsView & { secret?: string } & ApiErrorJson;
 
@@ -59,7 +61,15 @@ export function AlertSettingsForm({ initial }: { initial: AlertSettingsView }) {
       .split(/[\s,]+/)
       .filter(Boolean)
       .map((v) => Number(v.replace(/%$/, '')));
-    void call('PUT', '/api/alerts/settings', { webhook_url: url.trim() || null, thresholds: list, low_balance_usd: lowBalance.trim() || null });
+    const body = { webhook_url: url.trim() || null, thresholds: list, low_balance_usd: lowBalance.trim() || null };
+    // The route's own schema first: what it refuses is said at once, in the same words.
+    const bad = formErrors(locale, alertSettings, body);
+    if (bad) {
+      setFields(bad.fields);
+      setMessage({ tone: 'error', text: bad.text });
+      return;
+    }
+    void call('PUT', '/api/alerts/settings', body);
   }
 
   return (

@@ -11,7 +11,9 @@ import { ConfirmDialog } from '@/components/ui/dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { FieldError, Input, Label } from '@/components/ui/input';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
-import { useApiError, useT } from '@/lib/i18n/client';
+import { useApiError, useLocale, useT } from '@/lib/i18n/client';
+import { formErrors } from '@/lib/schemas/fields';
+import { keyCreate, keyUpdate } from '@/lib/schemas/keys';
 import { KeySnippets } from '@/components/dashboard/key-snippets';
 import {
   bodyOf,
@@ -47,6 +49,7 @@ export function KeysManager({
 }) {
   const t = useT();
   const readError = useApiError();
+  const locale = useLocale();
   /** The error's text, and its bad fields beside them (`setFields`). */
   const errorOf = async (res: Response, fallback: string, setFields: (f: Record<string, string>) => void) => {
     if (res.status === 401) return t('Your session has expired. Log in again.');
@@ -75,11 +78,20 @@ export function KeysManager({
     setSaving(true);
     setEditError(null);
     setEditFields({});
+    // The route's own schema first: what it refuses is said at once, in the same words.
+    const body = bodyOf(editing.values);
+    const bad = formErrors(locale, keyUpdate, body);
+    if (bad) {
+      setEditFields(bad.fields);
+      setEditError(bad.text);
+      setSaving(false);
+      return;
+    }
     try {
       const res = await fetch(`/api/keys/${encodeURIComponent(editing.key.id)}`, {
         method: 'PATCH',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(bodyOf(editing.values)),
+        body: JSON.stringify(body),
       });
       if (!res.ok) {
         setEditError(await errorOf(res, t('The key could not be saved.'), setEditFields));
@@ -100,12 +112,19 @@ export function KeysManager({
     setError(null);
     setCreateFields({});
     setCreated(null);
+    const body = { name: name.trim(), ...bodyOf(controls) };
+    const bad = formErrors(locale, keyCreate, body);
+    if (bad) {
+      setCreateFields(bad.fields);
+      setError(bad.text);
+      return;
+    }
     setCreating(true);
     try {
       const res = await fetch('/api/keys', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: name.trim(), ...bodyOf(controls) }),
+        body: JSON.stringify(body),
       });
       if (!res.ok) {
         setError(await errorOf(res, t('The key could not be created.'), setCreateFields));

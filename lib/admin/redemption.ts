@@ -5,13 +5,15 @@ import { applyPendingCredits, creditBalance, decimalToPico, picoToDecimal } from
 import { formatPico } from '@/lib/money';
 import { writeAudit, type Actor } from '@/lib/audit';
 import { announcePlanChange, grantPlan, MAX_PLAN_DAYS, planOrThrow } from '@/lib/plans/subscriptions';
+import { MAX_BATCH } from '@/lib/schemas/admin/codes';
 
 // Redemption codes: prepaid balance for markets without Stripe. A code is 20 random Crockford
 // base32 characters (100 bits) shown once at creation; only its SHA-256 is stored.
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const CODE_CHARS = 20;
-export const MAX_BATCH = 1000;
+// The route schema's bound (lib/schemas/admin/codes.ts).
+export { MAX_BATCH };
 const MAX_CODE_USD = 10_000n * 1_000_000_000_000n;
 
 function generateCode(): string {

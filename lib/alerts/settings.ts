@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { getDb } from '@/lib/db';
 import { decryptSecret, encryptSecret } from '@/lib/crypto';
 import { fieldError, GatewayError } from '@/lib/errors';
@@ -7,13 +6,12 @@ import { formatMoney } from '@/lib/format';
 import { decimalToPico, formatPico, parseDecimal, PICO } from '@/lib/money';
 import { generateSigningSecret } from '@/lib/alerts/signing';
 import { parseWebhookUrl } from '@/lib/alerts/webhook-url';
+import { alertSettings, MAX_LOW_BALANCE_USD, MAX_THRESHOLDS } from '@/lib/schemas/alerts';
 
 // An account's alert settings: the thresholds, the webhook and its signing secret (encrypted at
 // rest like the channel keys; shown once, when made).
 
 export const DEFAULT_THRESHOLDS = [50, 80, 100];
-const MAX_THRESHOLDS = 10;
-const MAX_LOW_BALANCE_USD = 1_000_000n;
 
 export interface AlertSettingsView {
   webhook_url: string | null;
@@ -62,13 +60,8 @@ export function openSecret(stored: string): string {
   return decryptSecret(stored);
 }
 
-const bodySchema = z
-  .object({
-    webhook_url: z.unknown(),
-    thresholds: z.array(z.number().int().min(1).max(100)).max(MAX_THRESHOLDS).nullable(),
-    low_balance_usd: z.union([z.number(), z.string()]).nullable(),
-  })
-  .partial();
+// The route's schema (lib/schemas/alerts.ts): PUT /api/alerts/settings has checked it already; other callers get the same 400.
+const bodySchema = alertSettings;
 
 function invalid(field: string, message: string, code: MessageCode = 'field.invalid', params?: MessageParams): GatewayError {
   const words = fieldError(field, code, params);

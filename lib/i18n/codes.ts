@@ -300,6 +300,19 @@ const table = {
   },
   'field.webhook_url': { en: 'Enter a public https:// address, or leave it empty.', zh: '请输入公网可访问的 https:// 地址，或留空。' },
   'field.invalid': { en: 'This value is not valid.', zh: '此项填写不正确。' },
+  // Field errors derived from a route's schema (lib/schemas/fields.ts), where the field has no words of its own.
+  'field.required': { en: '{field} is required.', zh: '必须填写“{field}”。' },
+  'field.type': { en: '{field} must be of type {expected}.', zh: '“{field}”的类型须为 {expected}。' },
+  'field.too_short': { en: '{field} must be at least {min} characters.', zh: '“{field}”至少 {min} 个字符。' },
+  'field.too_long': { en: '{field} must be at most {max} characters.', zh: '“{field}”最多 {max} 个字符。' },
+  'field.list_short': { en: '{field} must list at least {min} entries.', zh: '“{field}”至少需要 {min} 项。' },
+  'field.list_long': { en: '{field} may list at most {max} entries.', zh: '“{field}”最多 {max} 项。' },
+  'field.min': { en: '{field} must be at least {min}.', zh: '“{field}”不能小于 {min}。' },
+  'field.max': { en: '{field} must be at most {max}.', zh: '“{field}”不能大于 {max}。' },
+  'field.one_of': { en: '{field} must be one of: {values}.', zh: '“{field}”须为以下之一：{values}。' },
+  'field.format': { en: '{field} is not a valid {format}.', zh: '“{field}”的格式不正确（{format}）。' },
+  'field.unknown': { en: 'Unknown field {field}.', zh: '未知字段“{field}”。' },
+  'field.not_valid': { en: '{field} is not valid.', zh: '“{field}”的值无效。' },
 
   // Alerts (banner, alert history)
   'alert.not_found': { en: 'No such alert.', zh: '没有这条提醒。' },

@@ -4,13 +4,14 @@ import { fieldError, GatewayError, type FieldError } from '@/lib/errors';
 import type { MessageCode, MessageParams } from '@/lib/i18n/codes';
 import { formatMoney } from '@/lib/format';
 import { formatPico, parseDecimal, PICO } from '@/lib/money';
+import { MAX_LIST } from '@/lib/schemas/keys';
 
 // Per-key controls: what the /api/keys API accepts, how it is stored, and the checks the gateway
 // makes with a key's cached copy (expiry, client address, model). Budgets and rate limits are
-// enforced in the admission's limiter call (lib/auth/admission.ts).
+// enforced in the admission's limiter call (lib/keys/admission.ts).
 
-/** Most entries of a key's model or address list. */
-export const MAX_LIST = 100;
+// Most entries of a key's model or address list: the route schema's, which the key form checks too.
+export { MAX_LIST };
 /** Largest budget accepted, USD (far beyond any account's balance; keeps sums within Decimal(24,12)). */
 const MAX_BUDGET_USD = 1_000_000_000n;
 

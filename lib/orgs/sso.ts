@@ -6,8 +6,10 @@ import { codedError } from '@/lib/errors';
 import { writeAudit } from '@/lib/audit';
 import { Prisma } from '@/lib/generated/prisma/client';
 import { requireOrgRole, type Person } from './queries';
+import { MAX_SSO_DOMAINS } from '@/lib/schemas/orgs';
 
-export const MAX_SSO_DOMAINS = 20;
+// The route schema's bound (lib/schemas/orgs.ts).
+export { MAX_SSO_DOMAINS };
 
 // Everyone can have an address at these: requiring SSO for one would lock strangers out of their
 // password log-in. A short list of the large ones; the proof rule below covers the rest.

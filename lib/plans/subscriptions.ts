@@ -9,11 +9,13 @@ import { pendingPlanUse } from '@/lib/billing/writer';
 import { usdToPico } from '@/lib/money';
 import { writeAudit, type Actor } from '@/lib/audit';
 import { isLive, windowsAt, type WindowState } from '@/lib/plans/windows';
+import { MAX_PLAN_DAYS } from '@/lib/schemas/admin/accounts';
 
 export { isLive, principalPlanOf } from '@/lib/plans/windows';
 
 const DAY_MS = 86_400_000;
-export const MAX_PLAN_DAYS = 3660;
+// The route schema's bound (lib/schemas/admin/accounts.ts), so the console and the check agree.
+export { MAX_PLAN_DAYS };
 type Tx = Prisma.TransactionClient;
 
 /** The account's live subscription (the newest, should there be two), or null. */

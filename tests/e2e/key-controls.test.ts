@@ -62,6 +62,25 @@ describe('key controls in the dashboard', { timeout: 60_000 }, () => {
     await page.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
   });
 
+  it("refuses a bad value before sending it, in the words of the route's schema (lib/schemas/keys.ts)", async () => {
+    await page.goto(`${gw.url}/dashboard/keys`);
+    const posts: string[] = [];
+    const onRequest = (r: { method(): string; url(): string }) => {
+      if (r.method() === 'POST' && new URL(r.url()).pathname === '/api/keys') posts.push(r.url());
+    };
+    page.on('request', onRequest);
+    await page.getByTestId('key-name').fill('draft');
+    await page.locator('[data-testid="new-controls"] summary').click();
+    await page.getByTestId('new-rpm').fill('lots');
+    await page.getByTestId('create-key').click();
+    await expect(page.getByTestId('new-rpm-error').textContent()).resolves.toBe(
+      'Enter a whole number of requests per minute from 1 to 1,000,000, or leave it empty.',
+    );
+    await expect(page.getByTestId('create-error').textContent()).resolves.toBe('Check the fields marked below.');
+    page.off('request', onRequest);
+    expect(posts).toEqual([]);
+  });
+
   it('creates a key restricted to one model with a budget, and a request for another model is refused', async () => {
     await page.goto(`${gw.url}/dashboard/keys`);
     await page.getByTestId('key-name').fill('intern');

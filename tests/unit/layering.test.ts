@@ -35,6 +35,8 @@ const FLOORS: string[][] = [
   ['db'],
   ['audit', 'mail'],
   ['config'],
+  // The route schemas (zod): shared by the account API's routes, its forms and /openapi.json.
+  ['schemas'],
   ['region'],
   ['limits'],
   ['events'],

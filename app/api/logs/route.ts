@@ -3,9 +3,12 @@ import { apiRoute, json, requireUserId } from '@/lib/http/api';
 import { decodeCursor, parseLimit, parseLogFilters } from '@/lib/dashboard/filters';
 import { listLogs } from '@/lib/dashboard/queries';
 import { logJson } from '@/lib/dashboard/serialize';
+import { readQuery } from '@/lib/http/validate';
+import { logs } from '@/lib/schemas/logs';
 
 export const GET = apiRoute(async (req) => {
   const userId = await requireUserId(req);
+  readQuery(req, logs.list); // the shape; the filters' meaning is read below
   const params = new URL(req.url).searchParams;
   const after = params.get('starting_after');
   const before = params.get('ending_before');

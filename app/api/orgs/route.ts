@@ -1,6 +1,8 @@
 // GET /api/orgs - the signed-in person's organizations (their personal account first) and which is
 // selected; POST /api/orgs - create one (the creator is its owner; it is selected)
-import { apiRoute, json, readJson } from '@/lib/http/api';
+import { apiRoute, json } from '@/lib/http/api';
+import { readBody } from '@/lib/http/validate';
+import { orgs } from '@/lib/schemas/orgs';
 import { createOrganization, listOrganizations } from '@/lib/orgs/queries';
 import { orgCookie, requirePerson } from '@/lib/http/orgs';
 import { cookieValue, ORG_COOKIE } from '@/lib/orgs/access';
@@ -15,6 +17,6 @@ export const GET = apiRoute(async (req) => {
 
 export const POST = apiRoute(async (req) => {
   const person = await requirePerson(req);
-  const org = await createOrganization(person, await readJson(req));
+  const org = await createOrganization(person, await readBody(req, orgs.create));
   return json(org, 201, { 'set-cookie': orgCookie(org.id) });
 });

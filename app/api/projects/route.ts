@@ -1,6 +1,8 @@
 // GET /api/projects - the account's projects with their budget, allowlist, keys and spend this month
 // (every role); POST /api/projects {name, monthly_budget_usd?, models?} - create one (owner, admin).
-import { apiRoute, json, readJson, requireActor } from '@/lib/http/api';
+import { apiRoute, json, requireActor } from '@/lib/http/api';
+import { readBody } from '@/lib/http/validate';
+import { projects } from '@/lib/schemas/projects';
 import { createProject, listProjects } from '@/lib/keys/projects';
 import { getAccount } from '@/lib/dashboard/queries';
 
@@ -12,5 +14,8 @@ export const GET = apiRoute(async (req) => {
 export const POST = apiRoute(async (req) => {
   const acting = await requireActor(req);
   const person = await getAccount(acting.personId);
-  return json(await createProject(acting.accountId, { id: acting.personId, label: person?.email ?? acting.personId }, await readJson(req)), 201);
+  return json(
+    await createProject(acting.accountId, { id: acting.personId, label: person?.email ?? acting.personId }, await readBody(req, projects.create)),
+    201,
+  );
 });

@@ -7,9 +7,12 @@ import { overviewJson } from '@/lib/dashboard/serialize';
 import { parseUsageQuery, usageReport, usageReportJson } from '@/lib/dashboard/usage';
 import { usageByKey } from '@/lib/keys/queries';
 import { cacheSavingsByDay, daySavingJson } from '@/lib/cache/savings';
+import { readQuery } from '@/lib/http/validate';
+import { usage } from '@/lib/schemas/usage';
 
 export const GET = apiRoute(async (req) => {
   const userId = await requireUserId(req);
+  readQuery(req, usage.get); // the shape; the filters' meaning is read below
   const params = new URL(req.url).searchParams;
   if (!params.has('from') && !params.has('to') && !params.has('group_by') && !params.has('group')) return json(overviewJson(await getOverview(userId)));
   const query = parseUsageQuery(params);

@@ -3,9 +3,11 @@ import { apiRoute, json } from '@/lib/http/api';
 import { requireAdmin } from '@/lib/admin/guard';
 import { searchAccounts } from '@/lib/admin/accounts';
 import { serializeAccount } from '@/lib/admin/serialize';
+import { readQuery } from '@/lib/http/validate';
+import { adminAccounts } from '@/lib/schemas/admin/accounts';
 
 export const GET = apiRoute(async (req) => {
   await requireAdmin(req);
-  const q = new URL(req.url).searchParams.get('q') ?? '';
+  const q = readQuery(req, adminAccounts.search).q ?? '';
   return json({ data: (await searchAccounts(q)).map(serializeAccount) });
 });

@@ -1,10 +1,10 @@
 // GET /api/admin/announcements - the notice on every dashboard (or null)
 // POST /api/admin/announcements - post one {message, level: info|warning}, replacing the current one
 // DELETE /api/admin/announcements - take it down
-import { z } from 'zod';
 import { apiRoute, json } from '@/lib/http/api';
 import { requireAdmin } from '@/lib/admin/guard';
-import { readBody } from '@/lib/admin/input';
+import { readBody } from '@/lib/http/validate';
+import { adminAnnouncements } from '@/lib/schemas/admin/announcements';
 import { activeAnnouncement, clearAnnouncement, postAnnouncement } from '@/lib/admin/announcements';
 
 export const GET = apiRoute(async (req) => {
@@ -14,7 +14,7 @@ export const GET = apiRoute(async (req) => {
 
 export const POST = apiRoute(async (req) => {
   const actor = await requireAdmin(req);
-  const body = await readBody(req, z.object({ message: z.string().min(1).max(1000), level: z.enum(['info', 'warning']).default('info') }).strict());
+  const body = await readBody(req, adminAnnouncements.post);
   return json({ announcement: await postAnnouncement(actor, body.message, body.level) }, 201);
 });
 

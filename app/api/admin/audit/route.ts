@@ -3,9 +3,11 @@ import { apiRoute, json } from '@/lib/http/api';
 import { requireAdmin } from '@/lib/admin/guard';
 import { listAudit } from '@/lib/audit';
 import { toJson } from '@/lib/admin/serialize';
+import { readQuery } from '@/lib/http/validate';
+import { adminAudit } from '@/lib/schemas/admin/audit';
 
 export const GET = apiRoute(async (req) => {
   await requireAdmin(req);
-  const q = new URL(req.url).searchParams;
-  return json({ data: toJson(await listAudit({ targetType: q.get('target_type') ?? undefined, targetId: q.get('target_id') ?? undefined, limit: 200 })) });
+  const q = readQuery(req, adminAudit.list);
+  return json({ data: toJson(await listAudit({ targetType: q.target_type, targetId: q.target_id, limit: 200 })) });
 });

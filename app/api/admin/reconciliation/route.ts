@@ -4,15 +4,17 @@
 import { apiRoute, json } from '@/lib/http/api';
 import { requireAdmin } from '@/lib/admin/guard';
 import { codedError } from '@/lib/errors';
+import { parseWith, readQuery } from '@/lib/http/validate';
+import { adminReconciliation } from '@/lib/schemas/admin/reconciliation';
 import { MAX_EXPORT_BYTES, reconcileExport, reconcileJson, reconcileRange, recordedCsv, recordedJson, recordedUsage } from '@/lib/admin/reconcile';
 
 export const GET = apiRoute(async (req) => {
   await requireAdmin(req);
-  const params = new URL(req.url).searchParams;
-  const range = reconcileRange(params.get('from'), params.get('to'));
-  const channel = params.get('channel')?.trim() || undefined;
+  const params = readQuery(req, adminReconciliation.recorded);
+  const range = reconcileRange(params.from ?? null, params.to ?? null);
+  const channel = params.channel?.trim() || undefined;
   const rows = await recordedUsage(range, channel);
-  const format = params.get('format') ?? 'json';
+  const format = params.format ?? 'json';
   if (format === 'csv') {
     return new Response(recordedCsv(rows), {
       headers: {
@@ -22,7 +24,6 @@ export const GET = apiRoute(async (req) => {
       },
     });
   }
-  if (format !== 'json') throw codedError('invalid_request', 'reconcile.output_format', {}, { param: 'format' });
   return json({ ...range, channel: channel ?? null, rows: rows.map(recordedJson) });
 });
 
@@ -38,13 +39,14 @@ export const POST = apiRoute(async (req) => {
     throw codedError('invalid_request', 'reconcile.too_large', { max: MAX_EXPORT_BYTES }, { param: 'csv' });
   if (type.includes('text/csv') || type.includes('text/plain')) csv = text;
   else if (type.includes('application/json')) {
-    let body: { csv?: unknown; channel?: unknown };
+    let raw: unknown;
     try {
-      body = JSON.parse(text) as typeof body;
+      raw = JSON.parse(text);
     } catch {
       throw codedError('invalid_json', 'request.invalid_json');
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw codedError('invalid_request', 'request.not_object');
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw codedError('invalid_request', 'request.not_object');
+    const body = parseWith(adminReconciliation.compare.body, raw);
     csv = body.csv;
     channel = body.channel ?? channel;
   } else throw codedError('unsupported_media_type', 'request.not_json');

@@ -1,6 +1,8 @@
 // POST /api/auth/register - create an account (3 per IP per minute); with email verification on, the
 // verification link is mailed (docs/decisions/050)
-import { apiRoute, assertSameOrigin, enforceLimit, json, readJson, requireString } from '@/lib/http/api';
+import { apiRoute, assertSameOrigin, enforceLimit, json } from '@/lib/http/api';
+import { readBody } from '@/lib/http/validate';
+import { auth } from '@/lib/schemas/auth';
 import { createUser, publicUser } from '@/lib/accounts/queries';
 import { getConfig } from '@/lib/config';
 import { sessionCookie } from '@/lib/auth/session-cookie';
@@ -14,13 +16,13 @@ export const POST = apiRoute(async (req, ctx) => {
   assertSameOrigin(req, { required: false });
   const limit = getConfig().limits.register_per_ip_per_minute;
   await enforceLimit(`gw:ip:register:${ctx.ip}`, limit, `register: ${limit} per IP per minute`);
-  const body = await readJson(req);
-  const email = requireString(body, 'email');
+  const body = await readBody(req, auth.register);
+  const email = body.email;
   // A password account at a domain that must use SSO could never sign in with it (docs/decisions/052).
   const ssoDomain = await ssoRequiredDomain(email);
   if (ssoDomain) throw codedError('forbidden', 'auth.sso_required', { domain: ssoDomain });
   const locale = await currentLocale();
-  const user = await createUser({ email, password: requireString(body, 'password'), emailVerified: false, locale });
+  const user = await createUser({ email, password: body.password, emailVerified: false, locale });
   const verification = getConfig().requireEmailVerification;
   // A failed send is logged; the billing page offers "resend".
   const mailed = verification ? await sendVerification(user, publicOriginOf(req), locale) : false;

@@ -3,9 +3,11 @@
 import { apiRoute, enforceLimit } from '@/lib/http/api';
 import { publicOriginOf } from '@/lib/http/orgs-origin';
 import { verifyEmailToken } from '@/lib/auth/email-verification';
+import { readQuery } from '@/lib/http/validate';
+import { auth } from '@/lib/schemas/auth';
 
 export const GET = apiRoute(async (req, ctx) => {
   await enforceLimit(`gw:ip:verify-email:${ctx.ip}`, 30, 'email verification: 30 per IP per minute');
-  const outcome = await verifyEmailToken(new URL(req.url).searchParams.get('token'));
+  const outcome = await verifyEmailToken(readQuery(req, auth.verifyEmail).token);
   return new Response(null, { status: 303, headers: { location: `${publicOriginOf(req)}/dashboard/billing?email=${outcome}`, 'cache-control': 'no-store' } });
 });

@@ -5,9 +5,12 @@ import { logCsvLines } from '@/lib/dashboard/queries';
 import { csvStream } from '@/lib/dashboard/csv-stream';
 import { parseExportFormat } from '@/lib/dashboard/log-csv';
 import { errorFields, log } from '@/lib/log';
+import { readQuery } from '@/lib/http/validate';
+import { logs } from '@/lib/schemas/logs';
 
 export const GET = apiRoute(async (req, ctx) => {
   const userId = await requireUserId(req);
+  readQuery(req, logs.export); // the shape; the filters' meaning is read below
   const params = new URL(req.url).searchParams;
   const filters = parseLogFilters(params);
   const format = parseExportFormat(params.get('format'));

@@ -1,8 +1,8 @@
 // POST /api/payment/redeem - redeem a code for balance: {"code": "..."} -> the new balance
-import { z } from 'zod';
 import { apiRoute, enforceLimit, json, requireActor } from '@/lib/http/api';
 import { requireVerifiedEmail } from '@/lib/auth/email-verification';
-import { readBody } from '@/lib/admin/input';
+import { readBody } from '@/lib/http/validate';
+import { payment } from '@/lib/schemas/payment';
 import { redeemCode } from '@/lib/admin/redemption';
 import { formatPico } from '@/lib/money';
 
@@ -16,7 +16,7 @@ export const POST = apiRoute(async (req, ctx) => {
   // Tries count, found or not: 100-bit codes cannot be guessed, and this keeps it that way.
   await enforceLimit(`gw:user:redeem:${userId}`, REDEEM_PER_ACCOUNT, `redeem: ${REDEEM_PER_ACCOUNT} per account per minute`);
   await enforceLimit(`gw:ip:redeem:${ctx.ip}`, REDEEM_PER_IP, `redeem: ${REDEEM_PER_IP} per IP per minute`);
-  const { code } = await readBody(req, z.object({ code: z.string().min(1).max(100) }));
+  const { code } = await readBody(req, payment.redeem);
   const result = await redeemCode(userId, code);
   return json({
     credited_usd: formatPico(result.creditedPico),

@@ -1,6 +1,8 @@
 // PATCH /api/projects/:id {name?, monthly_budget_usd?, models?} - edit; DELETE - delete (its keys
 // leave the project). Owner, admin. Another account's project is 404.
-import { apiRoute, json, readJson, requireActor } from '@/lib/http/api';
+import { apiRoute, json, requireActor } from '@/lib/http/api';
+import { readBody } from '@/lib/http/validate';
+import { projects } from '@/lib/schemas/projects';
 import { deleteProject, updateProject } from '@/lib/keys/projects';
 import { getAccount } from '@/lib/dashboard/queries';
 
@@ -12,7 +14,7 @@ async function actor(req: Request) {
 
 export const PATCH = apiRoute<{ id: string }>(async (req, _ctx, params) => {
   const { acting, actor: who } = await actor(req);
-  return json(await updateProject(acting.accountId, who, params.id, await readJson(req)));
+  return json(await updateProject(acting.accountId, who, params.id, await readBody(req, projects.update)));
 });
 
 export const DELETE = apiRoute<{ id: string }>(async (req, _ctx, params) => {

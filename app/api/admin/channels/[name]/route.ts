@@ -1,28 +1,13 @@
 // POST /api/admin/channels/:name - runtime disable/enable, weight and limit (concurrency, tpm) overrides, on every instance
-import { z } from 'zod';
 import { apiRoute, json } from '@/lib/http/api';
 import { requireAdmin } from '@/lib/admin/guard';
-import { readBody } from '@/lib/admin/input';
+import { readBody } from '@/lib/http/validate';
+import { adminChannels } from '@/lib/schemas/admin/channels';
 import { setChannelOverride } from '@/lib/channels/overrides';
-
-// concurrency and tpm: a whole number, or null for the operator config's; checked by setChannelOverride (a coded 400 naming the field).
-const change = z
-  .object({
-    disabled: z.boolean().optional(),
-    weight: z.number().int().min(0).max(1_000_000).nullable().optional(),
-    concurrency: z.unknown().optional(),
-    tpm: z.unknown().optional(),
-    note: z.string().max(500).optional(),
-  })
-  .strict()
-  .refine(
-    (v) => v.disabled !== undefined || v.weight !== undefined || v.concurrency !== undefined || v.tpm !== undefined,
-    'send "disabled", "weight", "concurrency" and/or "tpm"',
-  );
 
 export const POST = apiRoute<{ name: string }>(async (req, _ctx, params) => {
   const actor = await requireAdmin(req);
-  const body = await readBody(req, change);
+  const body = await readBody(req, adminChannels.change);
   const override = await setChannelOverride(
     actor,
     params.name,

@@ -1,20 +1,18 @@
 // POST /api/admin/log-export/replay - re-send the request-log rows of [from, to) to the export sink,
 // as batches marked "replay": {"from": ISO, "to": ISO} (a day, YYYY-MM-DD, or a timestamp; at most 31 days)
-import { z } from 'zod';
 import { apiRoute, json } from '@/lib/http/api';
 import { requireAdmin } from '@/lib/admin/guard';
-import { readBody } from '@/lib/admin/input';
+import { readBody } from '@/lib/http/validate';
+import { adminLogExport } from '@/lib/schemas/admin/log-export';
 import { writeAudit } from '@/lib/audit';
 import { parseBound } from '@/lib/dashboard/filters';
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import { MAX_REPLAY_DAYS, queueReplay } from '@/lib/log-export/exporter';
 
-const body = z.object({ from: z.string().min(1).max(40), to: z.string().min(1).max(40) }).strict();
-
 export const POST = apiRoute(async (req) => {
   const actor = await requireAdmin(req);
-  const input = await readBody(req, body);
+  const input = await readBody(req, adminLogExport.replay);
   if (!getConfig().logExport) throw new GatewayError('conflict', 'No log export is configured (log_export in the operator config).');
   const from = parseBound(input.from, 'from');
   const to = parseBound(input.to, 'to');

@@ -5,9 +5,12 @@ import { adminLogCsvLines, parseAdminLogFilters } from '@/lib/admin/logs';
 import { csvStream } from '@/lib/dashboard/csv-stream';
 import { parseExportFormat } from '@/lib/dashboard/log-csv';
 import { errorFields, log } from '@/lib/log';
+import { readQuery } from '@/lib/http/validate';
+import { adminLogs } from '@/lib/schemas/admin/logs';
 
 export const GET = apiRoute(async (req, ctx) => {
   const actor = await requireAdmin(req);
+  readQuery(req, adminLogs.export); // the shape; the filters' meaning is read below
   const params = new URL(req.url).searchParams;
   const filters = await parseAdminLogFilters(params);
   const format = parseExportFormat(params.get('format'));
