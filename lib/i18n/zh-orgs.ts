@@ -18,6 +18,12 @@ export const zhOrgs = {
   'Your role in this organization can read these settings but not change them.': '你在该组织中的角色可以查看这些设置，但不能修改。',
   'Your role in this organization cannot add credit: ask its owner or a billing member.': '你在该组织中的角色不能充值：请联系所有者或财务成员。',
   Rename: '重命名',
+  'People with an email address at these domains must sign in through your identity provider: password log-in and sign-up are refused for them. To add a domain, sign in through SSO with a verified address at it first.':
+    '邮箱属于这些域名的人必须通过你的身份提供方登录：他们的密码登录和注册会被拒绝。添加域名前，请先用该域名下已验证的邮箱通过 SSO 登录。',
+  'Email domains': '邮箱域名',
+  'One per line or separated by commas, e.g. example.com. Empty: no domain requires SSO.':
+    '每行一个或用逗号分隔，例如 example.com。留空：不要求任何域名使用 SSO。',
+  'Save domains': '保存域名',
   Members: '成员',
   'Spend is this UTC month, from the keys each member created.': '花费为本 UTC 月内、由各成员创建的密钥产生的金额。',
   Role: '角色',

@@ -285,9 +285,17 @@ describe('single sign-on through a local OIDC provider', { timeout: 120_000 }, (
     const adminGet = await fetch(`${gw.url}/api/orgs/${org.id}/sso`, { headers: { cookie: await passwordCookie(admin) } });
     expect(await adminGet.json()).toEqual({ domains: [] });
 
-    const set = await apiWrite(owner, 'PUT', `/api/orgs/${org.id}/sso`, { domains: [`@${domain.toUpperCase()}`] });
-    expect(set.status()).toBe(200);
-    expect(await set.json()).toEqual({ domains: [domain] });
+    // The owner sets it on the organization's page (the organization is selected since it was created).
+    await owner.goto(`${gw.url}/dashboard/organization`);
+    const form = owner.getByTestId('sso-domains-form');
+    await form.locator('textarea').fill('gmail.com');
+    await form.getByRole('button', { name: 'Save domains' }).click();
+    await expect(owner.getByTestId('sso-domains-error').textContent()).resolves.toMatch(/gmail\.com/);
+    await form.locator('textarea').fill(`@${domain.toUpperCase()}`);
+    await form.getByRole('button', { name: 'Save domains' }).click();
+    await owner.getByTestId('sso-domains-saved').waitFor();
+    expect(await form.locator('textarea').inputValue()).toBe(domain);
+    expect(await axeProblems(owner)).toEqual([]);
     expect(await (await owner.request.get(`${gw.url}/api/orgs/${org.id}/sso`)).json()).toEqual({ domains: [domain] });
     const audit = (await (await owner.request.get(`${gw.url}/api/orgs/${org.id}/audit`)).json()) as { data?: { action: string }[] };
     expect(JSON.stringify(audit)).toContain('org.sso_domains');

@@ -10,6 +10,8 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { Table, TBody, THead, Td, Th, Tr } from '@/components/ui/table';
 import { LocalTime } from '@/components/ui/local-time';
 import { CreateOrgForm, OrgManager, type InvitationRow, type MemberRow } from '@/components/orgs/org-manager';
+import { SsoDomainsForm } from '@/components/orgs/sso-domains-form';
+import { getSsoDomains } from '@/lib/orgs/sso';
 
 export async function generateMetadata(): Promise<Metadata> {
   const t = await serverT();
@@ -59,10 +61,11 @@ export default async function OrganizationPage() {
     transfer: orgAllowed(role, 'transfer'),
     delete: orgAllowed(role, 'delete'),
   };
-  const [members, invitations, audit] = await Promise.all([
+  const [members, invitations, audit, sso] = await Promise.all([
     listMembers(user.id, person),
     can.invite ? listInvitations(user.id, person) : Promise.resolve([]),
     orgAllowed(role, 'audit') ? orgAudit(user.id, person, 50) : Promise.resolve(null),
+    orgAllowed(role, 'sso') ? getSsoDomains(user.id, person) : Promise.resolve(null),
   ]);
   return (
     <>
@@ -75,6 +78,19 @@ export default async function OrganizationPage() {
         members={members as MemberRow[]}
         invitations={invitations as InvitationRow[]}
       />
+      {sso && (
+        <Card className="mt-6" data-testid="org-sso-card">
+          <CardHeader
+            title={t('Single sign-on')}
+            description={t(
+              'People with an email address at these domains must sign in through your identity provider: password log-in and sign-up are refused for them. To add a domain, sign in through SSO with a verified address at it first.',
+            )}
+          />
+          <CardBody>
+            <SsoDomainsForm orgId={user.id} initial={sso.domains} />
+          </CardBody>
+        </Card>
+      )}
       {audit && (
         <Card className="mt-6" data-testid="org-audit-card">
           <CardHeader title={t('Audit log')} description={t('Changes to members, invitations and the organization, newest first.')} />
