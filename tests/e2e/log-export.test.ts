@@ -116,5 +116,6 @@ describe('log export page', () => {
     }
     // The range holds these requests (and whatever else the shared test database logged in it).
     for (const id of ids) expect(replayed).toContain(id);
-  });
+    // Two languages, two replays, axe twice: 4 s on a quiet machine, past 30 s beside a full suite and a CPU hog.
+  }, 120_000);
 });

@@ -54,7 +54,8 @@ async function listAll(key: string): Promise<string[]> {
 beforeAll(async () => {
   up = await startFakeUpstream();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'gw-videos-'));
-  gw = await startGateway({ config: videoConfig([up.url]), env: { ...FAST_JOBS_ENV, DATA_DIR: dataDir } });
+  // Its own login allowance: the per-IP login counter is in Redis, shared by every test file running at once.
+  gw = await startGateway({ config: videoConfig([up.url], { limits: { login_per_ip_per_minute: 10_000 } }), env: { ...FAST_JOBS_ENV, DATA_DIR: dataDir } });
 }, 120_000);
 
 afterAll(async () => {
