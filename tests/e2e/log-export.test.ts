@@ -116,6 +116,7 @@ describe('log export page', () => {
     }
     // The range holds these requests (and whatever else the shared test database logged in it).
     for (const id of ids) expect(replayed).toContain(id);
-    // Two languages, two replays, axe twice: 4 s on a quiet machine, past 30 s beside a full suite and a CPU hog.
+    // Two languages, two replays and two axe scans: beside a full suite and a busy core this takes far
+    // longer than Vitest's default, as the other browser flows do.
   }, 120_000);
 });
