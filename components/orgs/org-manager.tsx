@@ -11,6 +11,7 @@ import { Badge } from '@/components/ui/badge';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Table, TBody, THead, Td, Th, Tr } from '@/components/ui/table';
 import { roleLabel } from '@/lib/orgs/labels';
+import { formatMoneyText } from '@/lib/format';
 import type { OrgRole } from '@/lib/orgs/roles';
 
 export interface MemberRow {
@@ -37,7 +38,6 @@ export interface OrgCan {
   delete: boolean;
 }
 
-const usd = (text: string) => `$${Number(text).toFixed(Number(text) !== 0 && Math.abs(Number(text)) < 0.01 ? 6 : 2)}`;
 
 async function call(method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(path, {
@@ -190,7 +190,7 @@ export function OrgManager({
                 </Td>
                 {can.spend && (
                   <Td className="text-right tabular-nums" data-testid="member-spend">
-                    {usd(m.spend_this_month_usd)}
+                    {formatMoneyText(m.spend_this_month_usd)}
                   </Td>
                 )}
                 <Td className="whitespace-nowrap text-right">
