@@ -38,7 +38,6 @@ export interface OrgCan {
   delete: boolean;
 }
 
-
 async function call(method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(path, {
     method,
