@@ -1,28 +1,20 @@
 // A /v1 request in flight: its record (record.ts, the log row), the protocol its client speaks
 // (surfaces/protocol.ts), its places in the limits (gate.ts), and the caller once authenticated.
-// The functions here open a request, answer its errors, write its headers and finish it; the
-// attempts upstream are callChannel()'s (call-channel.ts), its charge the settlement's (settlement.ts).
+// The functions here open a request and finish it; the attempts upstream are callChannel()'s
+// (call-channel.ts), its answer (charge, headers, stream, errors) answer.ts's.
 import type { GatewayConfig, ModelInfo } from '@/lib/config';
 import { authenticate, type Principal } from '@/lib/auth/principal';
-import { errorHeaders, GatewayError, toGatewayError } from '@/lib/errors';
+import { GatewayError } from '@/lib/errors';
 import { readJsonBody, type JsonBody } from '@/lib/gateway/body';
-import { providerHeader } from '@/lib/channels/labels';
-import { CLAMPED_HEADER } from '@/lib/gateway/admission/clamp';
-import { CACHE_HEADER } from '@/lib/gateway/response-cache';
 import { enqueueLog, logQueueFull, storableText } from '@/lib/billing/writer';
 import { inc, observe } from '@/lib/metrics';
-import { log, errorFields } from '@/lib/log';
 import { checkDenied } from '@/lib/gateway/admission';
-import { DROPPED_HEADER, droppedHeaderValue } from '@/lib/gateway/translate/dropped';
-import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
+import type { GatewayRequest } from '@/lib/gateway/types';
 import { checkKeyAccess, keyClientIp } from '@/lib/keys/access';
-import { recheckKeyRefusal } from '@/lib/auth/admission';
-import { getLimiter } from '@/lib/limits/runtime';
 import type { RequestTrace } from '@/lib/telemetry/tracing';
 import { observeGenAi } from '@/lib/telemetry/genai-metrics';
 import { AdmissionGate } from '@/lib/gateway/gate';
-import { askedFor, clientClosed, elapsedMs, failed, newRecord, type RequestRecord } from '@/lib/gateway/record';
-import { costTrailers, UNPRICED_HEADER } from '@/lib/gateway/settlement';
+import { askedFor, elapsedMs, newRecord, type RequestRecord } from '@/lib/gateway/record';
 import type { ClientProtocol } from '@/lib/gateway/surfaces/protocol';
 
 /** Longest model name accepted (catalogue names are far shorter). */
@@ -59,9 +51,9 @@ export interface RequestContext {
   readonly keyIp: string;
   /** Shed at the log queue's bound: no log row. */
   readonly unlogged: boolean;
-  /** Answered from the response cache at this fraction of its price (billionths); no upstream tokens counted. */
+  /** Answered from the response cache at this fraction of its price (billionths); no upstream tokens counted. Written by answer.ts. */
   readonly cacheHitBilledNano: bigint | null;
-  /** A stream error in the surface's own event format for this request (the Responses API's `error` event). */
+  /** A stream error in the surface's own event format for this request (the Responses API's `error` event). Written by answer.ts when the stream starts. */
   readonly streamError?: (err: GatewayError) => string;
   finished: boolean;
 }
@@ -83,16 +75,6 @@ export function newContext(protocol: ClientProtocol, endpoint: string, cfg: Gate
     cacheHitBilledNano: null,
     finished: false,
   };
-}
-
-/** The surface's stream error event for this request, when not its protocol's. */
-export function streamErrorFrom(ctx: RequestContext, streamError: ((err: GatewayError) => string) | undefined): void {
-  if (streamError) (ctx as Mutable).streamError = streamError;
-}
-
-/** The request is answered from the response cache, billed at `billedNano` of its price. */
-export function fromCache(ctx: RequestContext, billedNano: bigint): void {
-  (ctx as Mutable).cacheHitBilledNano = billedNano;
 }
 
 /** The key's expiry and address ranges, as every /v1 route checks them (lib/keys/access.ts); the caller is the request's from here. */
@@ -157,78 +139,6 @@ export function clientGone(): GatewayError {
   return new GatewayError('invalid_request', 'Client closed the request.', { status: 499 });
 }
 
-/** x-request-id, rate-limit headers and the cost-transparency headers, then `extra`. */
-export function responseHeaders(ctx: RequestContext, extra?: Record<string, string>): Record<string, string> {
-  const rec = ctx.rec;
-  const headers: Record<string, string> = { 'x-request-id': rec.requestId };
-  const limits = ctx.gate.admission?.headers;
-  if (limits) for (const name in limits) headers[name] = limits[name];
-  const charge = rec.charge;
-  headers['x-service-cost-usd'] = charge.costUsd;
-  headers['x-service-cost-cny'] = charge.costCnyText;
-  headers['x-service-model-id'] = rec.model?.name ?? (rec.modelRequested && isModelName(rec.modelRequested) ? rec.modelRequested : '');
-  headers['x-service-latency-ms'] = String(elapsedMs(rec));
-  headers['x-service-provider'] = rec.channel === null ? 'none' : providerHeader(rec.channel, ctx.cfg);
-  if (rec.servedRegion !== null && rec.channel !== null) headers['x-service-region'] = rec.servedRegion;
-  const dropped = droppedHeaderValue(rec.dropped);
-  if (dropped) headers[DROPPED_HEADER] = dropped;
-  ctx.protocol.addHeaders?.(headers, rec.requestId);
-  if (rec.outputClamped !== null) headers[CLAMPED_HEADER] = String(rec.outputClamped);
-  if (rec.cacheResult) headers[CACHE_HEADER] = rec.cacheResult;
-  if (charge.unpricedText) headers[UNPRICED_HEADER] = charge.unpricedText;
-  if (extra) for (const name in extra) headers[name] = extra[name];
-  return headers;
-}
-
-/**
- * Ends a stream that completed, its cost final: writes `tail` with the cost trailers, after
- * settling the reservation and freeing the limits. That release leaves at once (urgent), before
- * the last bytes, instead of in the batch of the event-loop turn after the response ended: a
- * client that sends its next request as soon as a stream ends found this instance still busy
- * writing that release to Redis (docs/decisions/008-urgent-limiter-calls.md). Its concurrency slot is
- * also free before it sees the end.
- */
-export function endStream(ctx: RequestContext, sink: ResponseSink, tail?: string): void {
-  release(ctx, true);
-  sink.end(tail, costTrailers(ctx.rec.charge));
-}
-
-function release(ctx: RequestContext, urgent: boolean): Promise<void> | undefined {
-  const charge = ctx.rec.charge;
-  return ctx.gate.release(charge.cost, charge.usage, ctx.cacheHitBilledNano !== null, urgent, ctx.rec.requestId);
-}
-
-/** Answers an error in the client protocol's envelope (or, mid-stream, as its final error event). */
-export async function fail(ctx: RequestContext, sink: ResponseSink, err: unknown): Promise<void> {
-  const gwErr: GatewayError = await recheckKeyRefusal(ctx.principal, toGatewayError(err), (keys) => getLimiter().denied(keys)); // lib/keys
-  if (gwErr.status >= 500 && gwErr.code === 'internal_error') {
-    log('error', 'request failed', { requestId: ctx.rec.requestId, endpoint: ctx.rec.endpoint, ...errorFields(err) });
-  }
-  failed(ctx.rec, gwErr.code);
-  if (!sink.started && ctx.principal && !ctx.batch && gwErr.status >= 400 && gwErr.status < 500) {
-    // Refused before admission (bad body, unknown model): still counted against the account's
-    // request rate, so that refused requests cannot be sent (and logged) without limit.
-    const limited = await ctx.gate.countRefusal(ctx.principal, ctx.cfg, ctx.protocol.endpoint, ctx.rec.requestId);
-    if (limited) return fail(ctx, sink, limited);
-  }
-  if (sink.started) {
-    // The client already has a 200; the log keeps that status and says how the stream ended.
-    await sink.write(ctx.streamError?.(gwErr) ?? ctx.protocol.streamErrorEvent(gwErr)).catch(() => undefined);
-    // The trailers the stream announced: the cost so far (what is billed) and what ended it.
-    sink.end(undefined, { ...costTrailers(ctx.rec.charge), 'x-service-error': gwErr.code });
-    return;
-  }
-  failed(ctx.rec, gwErr.code, gwErr.status);
-  sink.start(gwErr.status, responseHeaders(ctx, { 'content-type': 'application/json', ...errorHeaders(gwErr) }));
-  sink.end(ctx.protocol.errorBody(gwErr));
-}
-
-/** The client left before anything was sent: recorded as client_closed (499), the response ended. */
-export function clientLeft(ctx: RequestContext, sink: ResponseSink): void {
-  clientClosed(ctx.rec);
-  sink.end();
-}
-
 /** Releases limits, settles the reservation and queues the log row: the request's end, over its record. Idempotent. */
 export async function finish(ctx: RequestContext): Promise<void> {
   if (ctx.finished) return;
@@ -241,7 +151,7 @@ export async function finish(ctx: RequestContext): Promise<void> {
   if (charge.cost > 0n) inc('gateway_cost_usd_pico_total', { endpoint: rec.endpoint }, Number(charge.cost));
   // A speculative admission the pipeline never waited for (the client left first): settle it.
   await ctx.gate.settled();
-  const released = release(ctx, false);
+  const released = ctx.gate.release(charge.cost, charge.usage, ctx.cacheHitBilledNano !== null, false, rec.requestId);
   if (released) await released;
   observeGenAi(rec, latency);
   if (!ctx.principal || ctx.unlogged) return;

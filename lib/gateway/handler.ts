@@ -1,6 +1,7 @@
 import { getConfig } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
-import { clientLeft, fail, finish, newContext, type RequestContext } from '@/lib/gateway/context';
+import { finish, newContext, type RequestContext } from '@/lib/gateway/context';
+import { clientLeft, fail } from '@/lib/gateway/answer';
 import { anthropicProtocol, embeddingsProtocol, geminiProtocol, openaiProtocol, type ClientProtocol } from '@/lib/gateway/surfaces/protocol';
 import { listAnthropicModels, listModels } from '@/lib/gateway/models';
 import { runPipeline, type SurfaceSpec } from '@/lib/gateway/pipeline';

@@ -2,7 +2,8 @@ import { authenticate, type Principal } from '@/lib/auth/principal';
 import { inRegion, REGION_HEADER, requestRegion } from '@/lib/region';
 import { checkDenied } from '@/lib/gateway/admission';
 import type { GatewayConfig, ModelInfo, TierName } from '@/lib/config';
-import { responseHeaders, type RequestContext } from '@/lib/gateway/context';
+import type { RequestContext } from '@/lib/gateway/context';
+import { responseHeaders } from '@/lib/gateway/answer';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkKeyAccess, keyAllowsModel, keyClientIp } from '@/lib/keys/access';
 

@@ -5,7 +5,7 @@
 import type { ChannelInfo, GatewayConfig, ModelInfo } from '@/lib/config';
 import type { Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
-import { maxCostOf, noUsage, type Usage } from '@/lib/billing/cost';
+import { maxCostOf } from '@/lib/billing/cost';
 import { formatMoney } from '@/lib/format';
 import { Unaffordable } from '@/lib/auth/admission';
 import { affordableOutputTokens, MIN_CLAMPED_OUTPUT_TOKENS, withBody, type OutputCap } from '@/lib/gateway/admission/clamp';
@@ -16,24 +16,22 @@ import { keyedRandom, maxContextWindow, orderChannels, resolveModel, AUTO_MODEL,
 import { providers, type Operation, type Provider } from '@/lib/gateway/providers';
 import { classify, readUpstreamBody, redactUpstreamText, type UpstreamResponse } from '@/lib/gateway/upstream';
 import { UpstreamFailure } from '@/lib/gateway/translate/failure';
-import { countTokens, promptTokenBound } from '@/lib/gateway/tokens';
+import { promptTokenBound } from '@/lib/gateway/tokens';
 import { SseEventReader } from '@/lib/gateway/sse';
-import { clientGone, endStream, fromCache, open, responseHeaders, streamErrorFrom, type RequestContext } from '@/lib/gateway/context';
+import { clientGone, open, type RequestContext } from '@/lib/gateway/context';
+import { answer, endStream, fromCache, NOTHING_GENERATED, settle, settlement, startStream } from '@/lib/gateway/answer';
 import { AttemptTracker, callChannel } from '@/lib/gateway/call-channel';
-import { settleCharge, type ToolFee } from '@/lib/gateway/settlement';
+import { outputTokensOf } from '@/lib/gateway/settlement';
 import * as record from '@/lib/gateway/record';
 import { operationOf } from '@/lib/telemetry/tracing';
-import { allowedCalls, pricedFor, toolReservation, unpricedTool, type BuiltInToolUse } from '@/lib/gateway/builtin-tools';
-import { toolFee, type ToolCalls } from '@/lib/pricing/tools';
+import { pricedFor, toolReservation, unpricedTool, type BuiltInToolUse } from '@/lib/gateway/builtin-tools';
 import type {
   CallInfo,
   ClientRequest,
-  Settlement,
   Translator,
   TranslatedReply,
   UpstreamCall,
   UpstreamProtocol,
-  UpstreamUsage,
 } from '@/lib/gateway/translate/types';
 import { mergeDropped } from '@/lib/gateway/translate/dropped';
 import { startAbortDrain, trackStream } from '@/lib/shutdown';
@@ -145,8 +143,7 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
   if (!translated && prepared.local && !plan.models.some((m) => translatorFor(prepared, m, channelsOf(ctx, m)))) {
     await admit(ctx, prepared, null, surface.endpoint, 0n, 0);
     const text = await prepared.local(plan.models[0]);
-    sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json' }));
-    sink.end(text);
+    answer(ctx, sink, 200, text, { 'content-type': 'application/json' });
     return;
   }
 
@@ -178,7 +175,6 @@ export async function runPipeline(ctx: RequestContext, req: GatewayRequest, sink
       client = withBody(client, cap.set(client.body.json, tokens, plan.models[0]));
       const again = surface.validate(client, ctx.cfg, principal, client.body.raw.length, req.signal);
       prepared = again instanceof Promise ? await again : again;
-      streamErrorFrom(ctx, prepared.streamError?.bind(prepared));
       calls = new CallCache(client, ctx, prepared);
       const translator = translatorFor(prepared, plan.models[0], first);
       if (translator) calls.get(plan.models[0], translator);
@@ -269,7 +265,6 @@ async function prepare(ctx: RequestContext, req: GatewayRequest, surface: Surfac
   const validated = surface.validate(client, ctx.cfg, principal, client.body.raw.length, req.signal);
   const prepared = validated instanceof Promise ? await validated : validated;
   record.streaming(ctx.rec, prepared.stream);
-  streamErrorFrom(ctx, prepared.streamError?.bind(prepared));
   if (prepared.model !== undefined) record.askedFor(ctx.rec, prepared.model);
   const requested = prepared.model ?? client.body.json.model;
   // service-auto's count is the costly part of preparing a chat request: one of the account's turns.
@@ -356,12 +351,6 @@ function planModels(cfg: GatewayConfig, surface: SurfaceSpec, requested: unknown
     }
     throw err;
   }
-}
-
-/** The output tokens reserved for `model`: the client's cap (else the model's maximum) for each completion. */
-function outputTokensOf(model: ModelInfo, prepared: PreparedRequest): number {
-  if (model.kind !== 'chat') return 0;
-  return Math.min(prepared.maxOutputTokens ?? model.maxOutputTokens, model.maxOutputTokens) * prepared.choices;
 }
 
 /** The balance reserved: the most any planned model can cost for this prompt and output cap. */
@@ -553,8 +542,7 @@ async function attempt(
     // The caller's mistake as the upstream sees it: answered in the client's envelope, not retried, not billed.
     const out = translator.error(outcome.status, outcome.text);
     record.failed(ctx.rec, 'upstream_rejected', out.status);
-    sink.start(out.status, responseHeaders(ctx, { 'content-type': 'application/json', 'x-should-retry': 'false' }));
-    sink.end(out.body);
+    answer(ctx, sink, out.status, out.body, { 'content-type': 'application/json', 'x-should-retry': 'false' });
     return true;
   }
   const res = outcome.res;
@@ -634,97 +622,6 @@ class ClientWatch {
   }
 }
 
-/** What was generated, read only when tokens must be counted (a reply or stream translator, lazily), and the built-in tool calls made. */
-interface Generated {
-  readonly completion: string;
-  readonly toolCalls?: ToolCalls;
-}
-
-/** The fee of the built-in tool calls the reply reports, at most the calls reserved; none when the request asked for none. */
-function toolFeeOf(ctx: RequestContext, prepared: PreparedRequest, generated: Generated): ToolFee | undefined {
-  const tools = prepared.builtInTools;
-  const model = ctx.rec.model;
-  if (!tools?.length || !generated.toolCalls || !model) return undefined;
-  const fee = toolFee(model.toolPrices, generated.toolCalls, allowedCalls(tools));
-  return { ...fee, reported: generated.toolCalls };
-}
-
-const NOTHING_GENERATED: Generated = { completion: '' };
-
-/**
- * Prices what the upstream reported (our tokenizer fills in what it did not) and records it on ctx;
- * answers the reasoning tokens reported. Synchronous when the upstream's count is final, as it
- * mostly is (no promise, no completion text); a promise when tokens must be counted.
- */
-function settle(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): number | Promise<number> {
-  // The completion text on the request's span: only when the operator opted in (lib/telemetry/tracing.ts).
-  if (ctx.trace?.captureContent) ctx.trace.completion(generated.completion);
-  if (!prepared.billed) return 0;
-  if (!reported || !reported.completionFinal) return settleCounted(ctx, prepared, reported, generated);
-  charge(ctx, billedUsage(reported), outputTokensOf(ctx.rec.model!, prepared), toolFeeOf(ctx, prepared, generated));
-  return reported.reasoningTokens;
-}
-
-/** An upstream's report as the usage billed: its totals and every share priced apart (not `completionFinal`). */
-function billedUsage(reported: UpstreamUsage): Usage {
-  const { completionFinal: _final, ...usage } = reported;
-  return { ...usage, estimated: false };
-}
-
-async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): Promise<number> {
-  const completion = generated.completion;
-  // Counting stops past what can be billed: a hostile upstream's megabytes are not tokenized.
-  const maxCompletion = outputTokensOf(ctx.rec.model!, prepared);
-  let usage: Usage;
-  if (!reported) {
-    usage = { ...noUsage(), promptTokens: await prepared.estimatePrompt(), completionTokens: await countTokens(completion, maxCompletion), estimated: true };
-  } else {
-    usage = billedUsage(reported);
-    // A stream that broke before its final count: at least what we saw generated.
-    const counted = await countTokens(completion, maxCompletion);
-    if (counted > usage.completionTokens) {
-      usage.completionTokens = counted;
-      usage.estimated = true;
-    }
-  }
-  charge(ctx, usage, maxCompletion, toolFeeOf(ctx, prepared, generated));
-  return reported?.reasoningTokens ?? 0;
-}
-
-/** The request's charge, computed once (settlement.ts) and kept on its record. */
-function charge(ctx: RequestContext, usage: Usage, maxCompletion: number, tools: ToolFee | undefined): void {
-  const model = ctx.rec.model;
-  record.settled(
-    ctx.rec,
-    settleCharge({
-      requestId: ctx.rec.requestId,
-      model,
-      usage,
-      maxCompletion,
-      tools,
-      reserved: ctx.gate.reserved,
-      cacheHitBilledNano: ctx.cacheHitBilledNano,
-      batchPercent: ctx.batch && model ? ctx.batch.discountPercent(model) : undefined,
-      cnyRateNano: ctx.cfg.cnyRateNano,
-    }),
-  );
-}
-
-/** What the translator renders of the settlement: the reply's own usage and cost fields. */
-function settlement(ctx: RequestContext, reasoningTokens: number): Settlement {
-  const rec = ctx.rec;
-  const charged = rec.charge;
-  return {
-    // The shares as reported (each billed at most its total: lib/billing/cost.ts), the reasoning too.
-    usage: { ...charged.usage, reasoningTokens },
-    toolCalls: rec.attempts.at(-1)?.billing?.toolCalls,
-    costUsd: charged.costUsd,
-    costCny: charged.costCnyText,
-    channel: rec.channel ?? 'none',
-    latencyMs: record.elapsedMs(rec),
-  };
-}
-
 async function relayJson(
   ctx: RequestContext,
   req: GatewayRequest,
@@ -765,27 +662,13 @@ async function relayJson(
   if (pinned) await pinned;
   if (prepared.beforeEnd) await prepared.beforeEnd(info.model);
   // A known length lets node send the reply in one write instead of chunked framing.
-  sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
-  sink.end(text);
-  if (cache && ctx.rec.outputClamped === null) remember(ctx.cfg, cache.key, cache.ttlMs, storedReply(ctx, channel, info, false, upstreamText));
+  answer(ctx, sink, 200, text, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) });
+  if (cache && ctx.rec.outputClamped === null) remember(ctx.cfg, cache.key, cache.ttlMs, storedReply(channel, info, false, upstreamText));
   return true;
 }
 
-function storedReply(ctx: RequestContext, channel: ChannelInfo, info: CallInfo, stream: boolean, body: string): CachedReply {
-  return { v: 1, protocol: channel.protocol, channel: channel.name, model: info.model.name, stream, body, at: Date.now(), requestId: ctx.rec.requestId };
-}
-
-/** The headers a stream starts with (its cost follows in trailers). */
-function streamHeaders(ctx: RequestContext, prepared: PreparedRequest): Record<string, string> {
-  return responseHeaders(ctx, {
-    'content-type': prepared.streamContentType ?? 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-    'x-service-cost-usd': 'pending',
-    'x-service-cost-cny': 'pending',
-    // x-service-unpriced only when the usage had classes without a price, x-service-error only when the stream ended in an error (its code).
-    trailer: 'x-service-cost-usd, x-service-cost-cny, x-service-unpriced, x-service-error',
-  });
+function storedReply(channel: ChannelInfo, info: CallInfo, stream: boolean, body: string): CachedReply {
+  return { v: 1, protocol: channel.protocol, channel: channel.name, model: info.model.name, stream, body, at: Date.now(), requestId: info.requestId };
 }
 
 /**
@@ -798,7 +681,6 @@ async function serveHit(ctx: RequestContext, sink: ResponseSink, surface: Surfac
   const { entry, model, translator } = hit;
   const billedNano = ctx.cfg.responseCache.billedNano;
   record.cacheAnswer(ctx.rec, 'hit');
-  fromCache(ctx, billedNano);
   record.planned(ctx.rec, model);
   record.routeNote(ctx.rec, `response cache hit (stored by ${entry.requestId} from channel ${entry.channel})`);
   const bytes = prepared.promptBytes ?? client.body.raw.length;
@@ -811,6 +693,7 @@ async function serveHit(ctx: RequestContext, sink: ResponseSink, surface: Surfac
     0,
   );
   await ctx.gate.confirm();
+  fromCache(ctx, billedNano);
   const info: CallInfo = { model, stream: prepared.stream, requestId: ctx.rec.requestId, created: Math.floor(ctx.rec.startedAt / 1000) };
   if (!prepared.stream) {
     const reply = translator.response(entry.body, info);
@@ -819,15 +702,13 @@ async function serveHit(ctx: RequestContext, sink: ResponseSink, surface: Surfac
     record.firstToken(ctx.rec);
     const text = reply.render(settlement(ctx, reasoning));
     if (prepared.beforeEnd) await prepared.beforeEnd(model);
-    sink.start(200, responseHeaders(ctx, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }));
-    sink.end(text);
+    answer(ctx, sink, 200, text, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) });
     return;
   }
   const st = translator.stream(info, client);
   let out = '';
   for (const ev of new SseEventReader().push(Buffer.from(entry.body))) out += st.push(ev);
-  record.firstToken(ctx.rec);
-  sink.start(200, streamHeaders(ctx, prepared));
+  startStream(ctx, sink, prepared);
   if (out) await sink.write(out);
   const settled = settle(ctx, prepared, st.usage, st);
   const reasoning = typeof settled === 'number' ? settled : await settled;
@@ -859,9 +740,7 @@ async function relayStream(
   const client = new ClientWatch(ctx, req, res);
   const recorder = cache ? new ReplyRecorder(ctx.cfg.responseCache.maxEntryBytes) : undefined;
   const startClient = () => {
-    if (sink.started) return;
-    record.firstToken(ctx.rec);
-    sink.start(200, streamHeaders(ctx, prepared));
+    if (!sink.started) startStream(ctx, sink, prepared);
   };
 
   // Shutdown's cut-off (route-handler path) may end this stream: its upstream read stops here.
@@ -919,6 +798,6 @@ async function relayStream(
   if (prepared.beforeEnd) await prepared.beforeEnd(info.model);
   endStream(ctx, sink, tail);
   const recorded = recorder?.text();
-  if (cache && recorded && ctx.rec.outputClamped === null) remember(ctx.cfg, cache.key, cache.ttlMs, storedReply(ctx, channel, info, true, recorded));
+  if (cache && recorded && ctx.rec.outputClamped === null) remember(ctx.cfg, cache.key, cache.ttlMs, storedReply(channel, info, true, recorded));
   return true;
 }

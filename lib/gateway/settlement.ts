@@ -11,6 +11,12 @@ import { inc } from '@/lib/metrics';
 import { log } from '@/lib/log';
 import type { BillingNote } from '@/lib/gateway/call-channel';
 
+/** The output tokens reserved (and billed at most) for `model`: the client's cap (else the model's maximum) for each completion. */
+export function outputTokensOf(model: ModelInfo, asked: { maxOutputTokens?: number; choices: number }): number {
+  if (model.kind !== 'chat') return 0;
+  return Math.min(asked.maxOutputTokens ?? model.maxOutputTokens, model.maxOutputTokens) * asked.choices;
+}
+
 /** The header (and stream trailer) naming the usage classes a request reported without a price of their own. */
 export const UNPRICED_HEADER = 'x-service-unpriced';
 

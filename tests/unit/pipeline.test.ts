@@ -52,7 +52,8 @@ vi.mock('@/lib/gateway/admission', async (importOriginal) => ({
 }));
 
 const { buildConfig } = await import('@/lib/config');
-const { clientLeft, newContext, fail, finish } = await import('@/lib/gateway/context');
+const { newContext, finish } = await import('@/lib/gateway/context');
+const { clientLeft, fail } = await import('@/lib/gateway/answer');
 const { runPipeline } = await import('@/lib/gateway/pipeline');
 const { openaiChatSurface } = await import('@/lib/gateway/surfaces/openai-chat');
 const { openaiProtocol } = await import('@/lib/gateway/surfaces/protocol');

@@ -3,7 +3,8 @@
 // is in the path, the key in x-goog-api-key, ?key= or Authorization; errors in Google's envelope.
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import { GatewayError, googleStatus as googleStatusOf } from '@/lib/errors';
-import { isModelName, responseHeaders, type RequestContext } from '@/lib/gateway/context';
+import { isModelName, type RequestContext } from '@/lib/gateway/context';
+import { responseHeaders } from '@/lib/gateway/answer';
 import type { ModelInfo } from '@/lib/config';
 import { runPipeline, type PreparedRequest, type SurfaceSpec } from '@/lib/gateway/pipeline';
 import { invalidField, type JsonObject } from '@/lib/gateway/body';

@@ -3,7 +3,8 @@
 // (streamed, with range requests), GET /v1/videos, DELETE /v1/videos/{id}.
 import { authenticate, type Principal } from '@/lib/auth/principal';
 import { GatewayError } from '@/lib/errors';
-import { checkKey, open, responseHeaders, type RequestContext } from '@/lib/gateway/context';
+import { checkKey, open, type RequestContext } from '@/lib/gateway/context';
+import { responseHeaders } from '@/lib/gateway/answer';
 import * as record from '@/lib/gateway/record';
 import type { GatewayRequest, ResponseSink } from '@/lib/gateway/types';
 import { checkDenied, release, startAdmission } from '@/lib/gateway/admission';
