@@ -168,7 +168,13 @@ function skipWrappers(e: ts.Expression): ts.Expression {
 
 /** The function a declaration stands for: itself, a class's constructor, a name bound to a function. */
 function functionOf(decl: ts.Declaration): Fn | undefined {
-  if (ts.isFunctionDeclaration(decl) || ts.isMethodDeclaration(decl) || ts.isConstructorDeclaration(decl) || ts.isFunctionExpression(decl) || ts.isArrowFunction(decl))
+  if (
+    ts.isFunctionDeclaration(decl) ||
+    ts.isMethodDeclaration(decl) ||
+    ts.isConstructorDeclaration(decl) ||
+    ts.isFunctionExpression(decl) ||
+    ts.isArrowFunction(decl)
+  )
     return decl;
   if (ts.isClassDeclaration(decl)) return decl.members.find(ts.isConstructorDeclaration);
   if ((ts.isVariableDeclaration(decl) || ts.isPropertyDeclaration(decl)) && decl.initializer) {

@@ -25,14 +25,7 @@ import { outputTokensOf } from '@/lib/gateway/settlement';
 import * as record from '@/lib/gateway/record';
 import { operationOf } from '@/lib/telemetry/tracing';
 import { pricedFor, toolReservation, unpricedTool, type BuiltInToolUse } from '@/lib/gateway/builtin-tools';
-import type {
-  CallInfo,
-  ClientRequest,
-  Translator,
-  TranslatedReply,
-  UpstreamCall,
-  UpstreamProtocol,
-} from '@/lib/gateway/translate/types';
+import type { CallInfo, ClientRequest, Translator, TranslatedReply, UpstreamCall, UpstreamProtocol } from '@/lib/gateway/translate/types';
 import { mergeDropped } from '@/lib/gateway/translate/dropped';
 import { startAbortDrain, trackStream } from '@/lib/shutdown';
 import type { ClientSignal, GatewayRequest, ResponseSink } from '@/lib/gateway/types';
