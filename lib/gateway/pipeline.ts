@@ -1,6 +1,7 @@
 // The one /v1 pipeline: plan (the model and its fallbacks) -> admit (one Redis round trip) ->
 // channel loop with fallback before the first byte -> upstream call -> relay (JSON or stream,
-// through the pair's translator) -> settle, bill, log. Surfaces only validate their input and say
+// through the pair's translator) -> the answer (answer.ts: settled, headers, the stream's end), then
+// the handler's finish (context.ts: release, log). Surfaces only validate their input and say
 // which translator serves each upstream protocol; the pipeline never asks which protocols meet.
 import type { ChannelInfo, GatewayConfig, ModelInfo } from '@/lib/config';
 import type { Principal } from '@/lib/auth/principal';
