@@ -16,12 +16,26 @@ import type { ResponseSink } from '@/lib/gateway/types';
 import { recheckKeyRefusal } from '@/lib/auth/admission';
 import { getLimiter } from '@/lib/limits/runtime';
 import { countTokens } from '@/lib/gateway/tokens';
-import { allowedCalls } from '@/lib/gateway/builtin-tools';
+import { allowedCalls, type BuiltInToolUse } from '@/lib/gateway/builtin-tools';
 import { toolFee, type ToolCalls } from '@/lib/pricing/tools';
 import { isModelName, type RequestContext } from '@/lib/gateway/context';
 import * as record from '@/lib/gateway/record';
 import { costTrailers, outputTokensOf, settleCharge, UNPRICED_HEADER, type ToolFee } from '@/lib/gateway/settlement';
-import type { PreparedRequest } from '@/lib/gateway/pipeline';
+
+/** What the answer reads of the request a surface prepared (pipeline.ts's `PreparedRequest`). */
+export interface Prepared {
+  /** Reserved and billed (false: count_tokens, admitted and logged but free). */
+  billed: boolean;
+  maxOutputTokens?: number;
+  choices: number;
+  builtInTools?: BuiltInToolUse[];
+  /** Our count of the prompt, for a reply whose upstream reported no usage. */
+  estimatePrompt(): Promise<number>;
+  /** The surface's own stream error event, when not its protocol's. */
+  streamError?(err: GatewayError): string;
+  /** The content type of a stream, when not SSE. */
+  streamContentType?: string;
+}
 
 /** The request's fields this module writes (their one writer): how its stream errors read, its cache price. */
 type Answering = { -readonly [K in 'streamError' | 'cacheHitBilledNano']: RequestContext[K] };
@@ -40,7 +54,7 @@ export interface Generated {
 export const NOTHING_GENERATED: Generated = { completion: '' };
 
 /** The fee of the built-in tool calls the reply reports, at most the calls reserved; none when the request asked for none. */
-function toolFeeOf(ctx: RequestContext, prepared: PreparedRequest, generated: Generated): ToolFee | undefined {
+function toolFeeOf(ctx: RequestContext, prepared: Prepared, generated: Generated): ToolFee | undefined {
   const tools = prepared.builtInTools;
   const model = ctx.rec.model;
   if (!tools?.length || !generated.toolCalls || !model) return undefined;
@@ -53,7 +67,7 @@ function toolFeeOf(ctx: RequestContext, prepared: PreparedRequest, generated: Ge
  * answers the reasoning tokens reported. Synchronous when the upstream's count is final, as it
  * mostly is (no promise, no completion text); a promise when tokens must be counted.
  */
-export function settle(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): number | Promise<number> {
+export function settle(ctx: RequestContext, prepared: Prepared, reported: UpstreamUsage | null, generated: Generated): number | Promise<number> {
   // The completion text on the request's span: only when the operator opted in (lib/telemetry/tracing.ts).
   if (ctx.trace?.captureContent) ctx.trace.completion(generated.completion);
   if (!prepared.billed) return 0;
@@ -68,7 +82,7 @@ function billedUsage(reported: UpstreamUsage): Usage {
   return { ...usage, estimated: false };
 }
 
-async function settleCounted(ctx: RequestContext, prepared: PreparedRequest, reported: UpstreamUsage | null, generated: Generated): Promise<number> {
+async function settleCounted(ctx: RequestContext, prepared: Prepared, reported: UpstreamUsage | null, generated: Generated): Promise<number> {
   const completion = generated.completion;
   // Counting stops past what can be billed: a hostile upstream's megabytes are not tokenized.
   const maxCompletion = outputTokensOf(ctx.rec.model!, prepared);
@@ -155,7 +169,7 @@ export function answer(ctx: RequestContext, sink: ResponseSink, status: number, 
  * Starts a stream: its first byte (the record's first token), its headers (its cost follows in
  * trailers), and how its errors read from here (the surface's own event, when it has one).
  */
-export function startStream(ctx: RequestContext, sink: ResponseSink, prepared: PreparedRequest): void {
+export function startStream(ctx: RequestContext, sink: ResponseSink, prepared: Prepared): void {
   record.firstToken(ctx.rec);
   if (prepared.streamError) (ctx as Answering).streamError = prepared.streamError.bind(prepared);
   sink.start(
