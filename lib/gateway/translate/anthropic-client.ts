@@ -261,11 +261,7 @@ function isToolSearchBlock(b: JsonObject): boolean {
   return b.type === 'tool_search_tool_result' || (b.type === 'server_tool_use' && typeof b.name === 'string' && TOOL_SEARCH.test(b.name));
 }
 
-export interface ToolChoice {
-  mode: 'auto' | 'any' | 'none' | 'tool';
-  name?: string;
-  disableParallel: boolean;
-}
+export type ToolChoice = { mode: 'auto' | 'any' | 'none'; disableParallel: boolean } | { mode: 'tool'; name: string; disableParallel: boolean };
 
 export function toolChoiceOf(body: JsonObject): ToolChoice | undefined {
   const tc = body.tool_choice;

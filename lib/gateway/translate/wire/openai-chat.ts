@@ -5,12 +5,12 @@ import type { JsonObject } from './json';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
-export interface ChatContentPart {
-  type: 'text' | 'image_url' | 'input_audio' | 'file' | 'refusal';
-  text?: string;
-  image_url?: { url: string; detail?: 'auto' | 'low' | 'high' };
-  refusal?: string;
-}
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+  | { type: 'input_audio'; input_audio: { data: string; format: string } }
+  | { type: 'file'; file: { filename?: string; file_data?: string; file_id?: string } }
+  | { type: 'refusal'; refusal: string };
 
 export interface ChatToolCall {
   id: string;
