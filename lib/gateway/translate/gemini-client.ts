@@ -2,6 +2,7 @@
 // readers of a generateContent request (the same checks and refusals whatever the upstream) and
 // the writers of Google's reply (a GenerateContentResponse whole, or its chunks as SSE or as the
 // JSON array Google streams without alt=sse), its usageMetadata and error envelope.
+import type { Anthropic } from '@/lib/gateway/translate/wire';
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import { createHash } from 'node:crypto';
 import type { ModelInfo } from '@/lib/config';
@@ -451,13 +452,13 @@ export function sealThinking(blocks: JsonObject[]): string {
 }
 
 /** The thinking blocks of a signature we made; undefined for any other (Gemini's own). */
-export function openThinking(signature: string | undefined): JsonObject[] | undefined {
+export function openThinking(signature: string | undefined): (Anthropic.ThinkingBlock | Anthropic.RedactedThinkingBlock)[] | undefined {
   if (!signature?.startsWith(ANTHROPIC_SIGNATURE_PREFIX)) return undefined;
   try {
     const blocks: unknown = JSON.parse(Buffer.from(signature.slice(ANTHROPIC_SIGNATURE_PREFIX.length), 'base64url').toString());
     if (!Array.isArray(blocks)) return undefined;
     return blocks.filter(
-      (b): b is JsonObject =>
+      (b): b is Anthropic.ThinkingBlock | Anthropic.RedactedThinkingBlock =>
         isObject(b) &&
         ((b.type === 'thinking' && typeof b.thinking === 'string' && typeof b.signature === 'string') ||
           (b.type === 'redacted_thinking' && typeof b.data === 'string')),
