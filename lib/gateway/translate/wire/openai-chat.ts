@@ -51,6 +51,9 @@ export interface ChatRequest {
   reasoning_effort?: string;
   service_tier?: string;
   user?: string;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  seed?: number;
 }
 
 export interface ChatUsage {
