@@ -3,7 +3,8 @@
 // `previous_response_id` first), which the OpenAI-chat translator of the channel's protocol
 // (identity, Anthropic or Gemini) carries upstream; its chat.completion, or its chunks, come back
 // here and become a Response object, or Responses stream events. Nothing here knows the upstream.
-import { isObject } from '@/lib/gateway/translate/wire/json';
+import type { OpenAIChat } from '@/lib/gateway/translate/wire';
+import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/translate/failure';
@@ -26,7 +27,12 @@ import type {
 // Request: Responses -> Chat Completions
 
 /** A chat message of a conversation, as stored between turns (chat shape: every translator reads it). */
-export type ChatMessage = JsonObject;
+/**
+ * A chat message of a Responses conversation: built here from the input, or read back from the
+ * store (`previous_response_id`), then handed to a chat translator as a client's message, which
+ * checks it field by field. Hence received, not exact.
+ */
+export type ChatMessage = Received<OpenAIChat.ChatMessage>;
 
 function chatResponseFormat(text: unknown): JsonObject | undefined {
   if (text === undefined || text === null) return undefined;
@@ -48,7 +54,7 @@ function chatResponseFormat(text: unknown): JsonObject | undefined {
 }
 
 /** A user/system content part of a Responses input message, as a chat content part. */
-function chatPart(part: unknown, at: string): JsonObject {
+function chatPart(part: unknown, at: string): OpenAIChat.ChatContentPart {
   if (!isObject(part)) throw invalidParam(at, `\`${at}\` must be a content part object.`);
   switch (part.type) {
     case 'input_text':
@@ -62,14 +68,14 @@ function chatPart(part: unknown, at: string): JsonObject {
       if (typeof part.image_url !== 'string') {
         throw invalidParam(`${at}.image_url`, `\`${at}.image_url\` must be a data URL or an http(s) URL (uploaded file ids are not available).`);
       }
-      const image: JsonObject = { url: part.image_url };
+      const image: { url: string; detail?: string } = { url: part.image_url };
       if (typeof part.detail === 'string') image.detail = part.detail;
       return { type: 'image_url', image_url: image };
     }
     case 'input_file': {
       if (typeof part.file_data !== 'string')
         throw invalidParam(`${at}.file_data`, `\`${at}.file_data\` must be a base64 data URL (uploaded file ids and file URLs are not available).`);
-      const file: JsonObject = { file_data: part.file_data };
+      const file: OpenAIChat.ChatFileContent = { file_data: part.file_data };
       if (typeof part.filename === 'string') file.filename = part.filename;
       return { type: 'file', file };
     }
@@ -85,7 +91,7 @@ function textOf(content: unknown, at: string): string {
     .map((p, j) => {
       const part = chatPart(p, `${at}[${j}]`);
       if (part.type !== 'text') throw invalidParam(`${at}[${j}]`, `\`${at}[${j}]\` must be a text part here.`);
-      return part.text as string;
+      return part.text;
     })
     .join('');
 }

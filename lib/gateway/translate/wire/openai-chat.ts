@@ -5,11 +5,18 @@ import type { JsonObject } from './json';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
+export interface ChatFileContent {
+  filename?: string;
+  file_data?: string;
+  file_id?: string;
+}
+
 export type ChatContentPart =
   | { type: 'text'; text: string }
-  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+  /** `detail` is 'auto', 'low' or 'high' on OpenAI; a Responses client's is passed on as it came. */
+  | { type: 'image_url'; image_url: { url: string; detail?: string } }
   | { type: 'input_audio'; input_audio: { data: string; format: string } }
-  | { type: 'file'; file: { filename?: string; file_data?: string; file_id?: string } }
+  | { type: 'file'; file: ChatFileContent }
   | { type: 'refusal'; refusal: string };
 
 export interface ChatToolCall {
