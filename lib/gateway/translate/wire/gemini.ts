@@ -65,8 +65,13 @@ export interface GeminiUsageMetadata {
   thoughtsTokenCount?: number;
   toolUsePromptTokenCount?: number;
   totalTokenCount?: number;
-  promptTokensDetails?: { modality: string; tokenCount: number }[];
-  candidatesTokensDetails?: { modality: string; tokenCount: number }[];
+  promptTokensDetails?: ModalityTokenCount[];
+  candidatesTokensDetails?: ModalityTokenCount[];
+}
+
+export interface ModalityTokenCount {
+  modality: string;
+  tokenCount: number;
 }
 
 export interface GeminiCandidate {
