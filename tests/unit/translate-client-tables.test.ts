@@ -1,4 +1,4 @@
-// One table of client cases per client surface (OpenAI chat, Anthropic Messages, Gemini), each run
+// One table of client cases per client surface (OpenAI chat, Anthropic Messages, Gemini, Responses), each run
 // against every upstream protocol's fixture set (tests/support/upstream-replies.ts): what a client
 // of the surface reads from a plain text answer (whole and streamed), a cut stream and an error
 // event mid-stream, whichever protocol served it. The identity pair relays the upstream's bytes, so
@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { chatTranslators, geminiTranslators } from '@/lib/gateway/translate';
 import { UpstreamFailure } from '@/lib/gateway/translate/failure';
+import { chatClientRequest, chatPlanOf, responsesTranslator, type ResponsesTurn } from '@/lib/gateway/translate/responses-chat';
 import type { CallInfo, ClientRequest, Settlement, StreamTranslator, Translator, UpstreamProtocol, UpstreamUsage } from '@/lib/gateway/translate/types';
 import type { JsonObject } from '@/lib/gateway/body';
 import { anthropicEvents, clientReq as anthropicReq, sdkFinalMessage, testModel } from '../support/anthropic-client-harness';
@@ -305,6 +306,54 @@ describeTextReplies(
     },
     textSoFar(out, deltas) {
       expect(geminiChunks(out).map(partsText).join('')).toBe(deltas.join(''));
+    },
+  },
+);
+
+// Responses: the OpenAI chat translators wrapped (translate/responses-chat.ts), so that a chat
+// upstream's reply reaches a Responses client as a response object, or as its stream events ending
+// with response.completed.
+const responsesBody = { model: 'm', input: 'Hi' };
+const responsesTurn = (): ResponsesTurn => {
+  const plan = chatPlanOf(responsesBody);
+  return { body: responsesBody, chat: chatClientRequest(plan.chat, {}), conversation: plan.conversation, onFinish: () => undefined };
+};
+const responsesEvents = (out: string) => parseClientSse(out).map((e) => e.data as Record<string, any>);
+const outputText = (events: Record<string, any>[]) =>
+  events
+    .filter((e) => e.type === 'response.output_text.delta')
+    .map((e) => e.delta as string)
+    .join('');
+
+describeTextReplies(
+  'responses',
+  {
+    translator: (up) => responsesTranslator(chatTranslators.openai[up]!, responsesTurn(), up),
+    req: openaiReq(responsesBody),
+    streamReq: openaiReq({ ...responsesBody, stream: true }),
+    readsStatus: ['anthropic', 'gemini'],
+    readsErrorEventName: ['anthropic'],
+  },
+  {
+    whole(text, up) {
+      const f = upstreamReplies[up].text;
+      const body = JSON.parse(text) as Record<string, any>;
+      expect(body).toMatchObject({ object: 'response', status: 'completed' });
+      const message = (body.output as Record<string, any>[]).find((i) => i.type === 'message');
+      expect(message?.content).toMatchObject([{ type: 'output_text', text: f.content }]);
+      expect(body.usage).toMatchObject({ input_tokens: f.usage.promptTokens, output_tokens: f.usage.completionTokens });
+    },
+    async stream(beforeEnd, end, up) {
+      const f = upstreamReplies[up].text;
+      const events = responsesEvents(beforeEnd + end);
+      expect(outputText(events)).toBe(f.content);
+      expect(events.at(-1)).toMatchObject({ type: 'response.completed', response: { status: 'completed' } });
+      await Promise.resolve();
+    },
+    textSoFar(out, deltas) {
+      const events = responsesEvents(out);
+      expect(outputText(events)).toBe(deltas.join(''));
+      expect(events.some((e) => e.type === 'response.completed')).toBe(false);
     },
   },
 );

@@ -485,7 +485,11 @@ function modalities(text: number, other: Record<string, number>): Gemini.Modalit
 export function usageMetadata(u: Settlement['usage']): Gemini.GeminiUsageMetadata {
   const prompt = u.promptTokens + u.cacheReadTokens + u.cacheWriteTokens;
   const thoughts = Math.min(u.reasoningTokens, u.completionTokens);
-  const out: Gemini.GeminiUsageMetadata = { promptTokenCount: prompt, candidatesTokenCount: u.completionTokens - thoughts, totalTokenCount: prompt + u.completionTokens };
+  const out: Gemini.GeminiUsageMetadata = {
+    promptTokenCount: prompt,
+    candidatesTokenCount: u.completionTokens - thoughts,
+    totalTokenCount: prompt + u.completionTokens,
+  };
   if (u.cacheReadTokens > 0) out.cachedContentTokenCount = u.cacheReadTokens;
   if (thoughts > 0) out.thoughtsTokenCount = thoughts;
   // Modality details when an upstream reported audio or image tokens (the rest is text).

@@ -57,7 +57,12 @@ type Part = Gemini.GeminiPart;
 type ReceivedPart = Received<Gemini.GeminiPart>;
 type Content = Gemini.GeminiContent & { role: 'user' | 'model' };
 
-const CALLING_MODE: Record<'auto' | 'none' | 'required' | 'named', Gemini.FunctionCallingConfig['mode']> = { auto: 'AUTO', none: 'NONE', required: 'ANY', named: 'ANY' };
+const CALLING_MODE: Record<'auto' | 'none' | 'required' | 'named', Gemini.FunctionCallingConfig['mode']> = {
+  auto: 'AUTO',
+  none: 'NONE',
+  required: 'ANY',
+  named: 'ANY',
+};
 
 // ---------------------------------------------------------------------------------------------
 // Request
