@@ -94,6 +94,21 @@ function describeTextReplies(name: string, s: Surface, check: SurfaceChecks): vo
         else expect(st.usage).toMatchObject(f.text.usageAfterFirst);
       });
 
+      it(`from ${up}: two parallel tool calls reach the client whole, the finish saying so`, async () => {
+        const reply = t.response(f.tools.whole, callOf(up));
+        check.toolCalls(reply.render(settle(reply.usage)), f.tools.calls);
+        const st = t.stream(callOf(up, true), s.streamReq);
+        const out = pushAll(st, sseEvents(f.tools.stream));
+        expect(st.finished).toBe(true);
+        await check.streamedToolCalls(out + st.end(settle(st.usage)), f.tools.calls, up);
+      });
+
+      it(`from ${up}: a reply stopped by the output limit says so`, () => {
+        const reply = t.response(f.maxTokens, callOf(up));
+        expect(reply.completion).toBe(f.text.content);
+        check.maxTokens(reply.render(settle(reply.usage)));
+      });
+
       it(`from ${up}: an error event mid-stream is a status failure after the text so far, not finished`, () => {
         const st = t.stream(callOf(up, true), s.streamReq);
         const events = sseEvents(f.errorMidStream.stream);
@@ -123,11 +138,19 @@ function describeTextReplies(name: string, s: Surface, check: SurfaceChecks): vo
   });
 }
 
+type ToolCall = { name: string; args: Record<string, unknown> };
+
 interface SurfaceChecks {
   /** The rendered whole reply of the plain text answer. */
   whole(body: string, up: UpstreamProtocol, translated: boolean): void;
   /** The client bytes of the plain text stream (`beforeEnd`), and what end() wrote. */
   stream(beforeEnd: string, end: string, up: UpstreamProtocol, translated: boolean): Promise<void>;
+  /** A whole reply of tool calls: the calls (names, parsed arguments) and the tool finish. */
+  toolCalls(body: string, calls: ToolCall[]): void;
+  /** The same, streamed. */
+  streamedToolCalls(out: string, calls: ToolCall[], up: UpstreamProtocol): Promise<void>;
+  /** A whole reply stopped by the output limit. */
+  maxTokens(body: string): void;
   /** The client bytes written before an error event: the text so far, in its fragments. */
   textSoFar(out: string, deltas: string[], translated: boolean): void;
 }
@@ -187,6 +210,25 @@ describeTextReplies(
         .chat.completions.stream({ model: MODEL_NAME[up], messages: [{ role: 'user', content: 'Hi' }], stream: true })
         .finalChatCompletion();
       expect(final.choices[0].message.content).toBe(f.content);
+    },
+    toolCalls(text, calls) {
+      const choice = (JSON.parse(text) as Record<string, any>).choices[0];
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(
+        (choice.message.tool_calls as Record<string, any>[]).map((c) => ({ name: c.function.name, args: JSON.parse(c.function.arguments) as unknown })),
+      ).toEqual(calls);
+    },
+    async streamedToolCalls(out, calls, up) {
+      const final = await sdkAnswering(out, 'text/event-stream')
+        .chat.completions.stream({ model: MODEL_NAME[up], messages: [{ role: 'user', content: 'x' }], stream: true })
+        .finalChatCompletion();
+      expect(final.choices[0].finish_reason).toBe('tool_calls');
+      const got = final.choices[0].message.tool_calls ?? [];
+      expect(got.map((c) => (c.type === 'function' ? { name: c.function.name, args: JSON.parse(c.function.arguments) as unknown } : null))).toEqual(calls);
+      expect(new Set(got.map((c) => c.id)).size).toBe(calls.length);
+    },
+    maxTokens(text) {
+      expect((JSON.parse(text) as Record<string, any>).choices[0].finish_reason).toBe('length');
     },
     textSoFar(out, deltas, translated) {
       const { chunks, done } = parseDataStream(out);
@@ -255,6 +297,21 @@ describeTextReplies(
       expect(msg.usage).toMatchObject({ output_tokens: f.usage.completionTokens });
       if (translated) expect(msg.usage).toMatchObject(messagesUsage(f.usage.promptTokens, f.usage.completionTokens));
     },
+    toolCalls(text, calls) {
+      const body = JSON.parse(text) as Record<string, any>;
+      expect(body.stop_reason).toBe('tool_use');
+      expect((body.content as Record<string, any>[]).filter((b) => b.type === 'tool_use').map((b) => ({ name: b.name, args: b.input }))).toEqual(calls);
+    },
+    async streamedToolCalls(out, calls, up) {
+      const msg = await sdkFinalMessage(out, MODEL_NAME[up]);
+      expect(msg.stop_reason).toBe('tool_use');
+      const uses = msg.content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
+      expect(uses.map((b) => ({ name: b.name, args: b.input }))).toEqual(calls);
+      expect(new Set(uses.map((b) => b.id)).size).toBe(calls.length);
+    },
+    maxTokens(text) {
+      expect((JSON.parse(text) as Record<string, any>).stop_reason).toBe('max_tokens');
+    },
     textSoFar(out, deltas) {
       const events = parseClientSse(out);
       expect(events.map((e) => e.event)).toEqual(['message_start', 'content_block_start', ...deltas.map(() => 'content_block_delta')]);
@@ -278,6 +335,14 @@ const geminiChunks = (out: string): Record<string, any>[] =>
       expect(b.startsWith('data: ')).toBe(true);
       return JSON.parse(b.slice(6)) as Record<string, any>;
     });
+
+/** The function calls of Gemini responses (each sent whole), in order. */
+const functionCalls = (chunks: Record<string, any>[]): ToolCall[] =>
+  chunks.flatMap((c) =>
+    ((c.candidates?.[0]?.content?.parts ?? []) as { functionCall?: { name: string; args: Record<string, unknown> } }[]).flatMap((p) =>
+      p.functionCall ? [{ name: p.functionCall.name, args: p.functionCall.args }] : [],
+    ),
+  );
 
 describeTextReplies(
   'gemini',
@@ -304,6 +369,20 @@ describeTextReplies(
       expect(chunks.at(-1)!.usageMetadata).toMatchObject({ promptTokenCount: f.usage.promptTokens });
       await Promise.resolve();
     },
+    toolCalls(text, calls) {
+      const body = JSON.parse(text) as Record<string, any>;
+      expect(body.candidates[0].finishReason).toBe('STOP');
+      expect(functionCalls([body])).toEqual(calls);
+    },
+    async streamedToolCalls(out, calls) {
+      const chunks = geminiChunks(out);
+      expect(chunks.at(-1)!.candidates[0].finishReason).toBe('STOP');
+      expect(functionCalls(chunks)).toEqual(calls);
+      await Promise.resolve();
+    },
+    maxTokens(text) {
+      expect((JSON.parse(text) as Record<string, any>).candidates[0].finishReason).toBe('MAX_TOKENS');
+    },
     textSoFar(out, deltas) {
       expect(geminiChunks(out).map(partsText).join('')).toBe(deltas.join(''));
     },
@@ -324,6 +403,9 @@ const outputText = (events: Record<string, any>[]) =>
     .filter((e) => e.type === 'response.output_text.delta')
     .map((e) => e.delta as string)
     .join('');
+
+const functionCallItems = (output: Record<string, any>[]): ToolCall[] =>
+  output.filter((i) => i.type === 'function_call').map((i) => ({ name: i.name as string, args: JSON.parse(i.arguments as string) as Record<string, unknown> }));
 
 describeTextReplies(
   'responses',
@@ -349,6 +431,20 @@ describeTextReplies(
       expect(outputText(events)).toBe(f.content);
       expect(events.at(-1)).toMatchObject({ type: 'response.completed', response: { status: 'completed' } });
       await Promise.resolve();
+    },
+    toolCalls(text, calls) {
+      const body = JSON.parse(text) as Record<string, any>;
+      expect(body.status).toBe('completed');
+      expect(functionCallItems(body.output as Record<string, any>[])).toEqual(calls);
+    },
+    async streamedToolCalls(out, calls) {
+      const last = responsesEvents(out).at(-1)!;
+      expect(last).toMatchObject({ type: 'response.completed', response: { status: 'completed' } });
+      expect(functionCallItems(last.response.output as Record<string, any>[])).toEqual(calls);
+      await Promise.resolve();
+    },
+    maxTokens(text) {
+      expect(JSON.parse(text)).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
     },
     textSoFar(out, deltas) {
       const events = responsesEvents(out);
