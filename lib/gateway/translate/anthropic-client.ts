@@ -447,7 +447,13 @@ export function anthropicUsage(u: Settlement['usage'], toolCalls?: Settlement['t
 }
 
 /** A whole reply: `{id, type: "message", role, model, content, stop_reason, stop_sequence, usage}`. */
-export function anthropicMessage(call: CallInfo, content: JsonObject[], stopReason: StopReason, stopSequence: string | null, settled: Settlement): string {
+export function anthropicMessage(
+  call: CallInfo,
+  content: Anthropic.ContentBlock[],
+  stopReason: StopReason,
+  stopSequence: string | null,
+  settled: Settlement,
+): string {
   return JSON.stringify({
     id: messageId(call),
     type: 'message',
@@ -465,6 +471,7 @@ export function sseEvent(type: string, data: JsonObject): string {
 }
 
 type BlockKind = 'text' | 'thinking' | 'tool_use';
+type BlockDelta = Extract<Anthropic.MessagesStreamEvent, { type: 'content_block_delta' }>['delta'];
 
 /**
  * Writes one message's events in the order the Anthropic SDK expects: message_start, then blocks
@@ -501,7 +508,7 @@ export class AnthropicEventWriter {
   }
 
   /** Stops the open block (if any) and starts a new one; returns its index too. */
-  block(contentBlock: JsonObject & { type: BlockKind }): { bytes: string; index: number } {
+  block(contentBlock: Anthropic.ContentBlock & { type: BlockKind }): { bytes: string; index: number } {
     let bytes = this.start() + this.stop();
     const index = this.nextIndex++;
     this.open = { index, kind: contentBlock.type };
@@ -510,7 +517,7 @@ export class AnthropicEventWriter {
   }
 
   /** A delta for the open block, or for `index` (a block already stopped: see the callers). */
-  delta(delta: JsonObject, index = this.open?.index): string {
+  delta(delta: BlockDelta, index = this.open?.index): string {
     if (index === undefined) return '';
     return sseEvent('content_block_delta', { index, delta });
   }

@@ -1,7 +1,7 @@
 // Anthropic Messages client -> Gemini upstream (generateContent / streamGenerateContent?alt=sse).
 // The mapping choices are listed in docs/protocols.md ("Anthropic Messages clients on OpenAI and Gemini
 // models"); the protocol facts in translation.md.
-import type { Gemini } from '@/lib/gateway/translate/wire';
+import type { Anthropic, Gemini } from '@/lib/gateway/translate/wire';
 import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import { mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
 import { geminiUsage } from '@/lib/gateway/translate/usage';
@@ -280,7 +280,7 @@ function readParts(parts: JsonObject[], sink: PartSink, nextCall: () => string):
 function response(text: string, call: CallInfo): TranslatedReply {
   const reply = parseReply(text);
   const { candidate, blocked } = candidateOf(reply);
-  const content: JsonObject[] = [];
+  const content: Anthropic.ContentBlock[] = [];
   const last = () => content.at(-1);
   let n = 0;
   const { completion, calls } = readParts(
@@ -288,7 +288,7 @@ function response(text: string, call: CallInfo): TranslatedReply {
     {
       thinking(t) {
         const b = last();
-        if (b?.type === 'thinking' && b.signature === '') b.thinking = (b.thinking as string) + t;
+        if (b?.type === 'thinking' && b.signature === '') b.thinking += t;
         else content.push({ type: 'thinking', thinking: t, signature: '' });
       },
       signature(s) {
@@ -298,7 +298,7 @@ function response(text: string, call: CallInfo): TranslatedReply {
       },
       text(t) {
         const b = last();
-        if (b?.type === 'text') b.text = (b.text as string) + t;
+        if (b?.type === 'text') b.text += t;
         else content.push({ type: 'text', text: t });
       },
       toolUse(id, name, input) {

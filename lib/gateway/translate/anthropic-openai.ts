@@ -1,7 +1,7 @@
 // Anthropic Messages client -> OpenAI chat completions upstream (Claude Code or @anthropic-ai/sdk
 // reaching a GPT, DeepSeek or Qwen model). The mapping choices are listed in docs/protocols.md ("Anthropic
 // Messages clients on OpenAI and Gemini models"); the protocol facts in translation.md.
-import type { OpenAIChat } from '@/lib/gateway/translate/wire';
+import type { Anthropic, OpenAIChat } from '@/lib/gateway/translate/wire';
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { openaiUsage } from '@/lib/gateway/translate/usage';
@@ -253,7 +253,7 @@ function response(text: string, call: CallInfo): TranslatedReply {
   }
   const choice = parsed.choices[0];
   const message = isObject(choice.message) ? choice.message : {};
-  const content: JsonObject[] = [];
+  const content: Anthropic.ContentBlock[] = [];
   let completion = '';
   const reasoning = reasoningOf(message);
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' });
