@@ -33,6 +33,8 @@ export interface ChatMessage {
   tool_call_id?: string;
   reasoning_content?: string;
   refusal?: string | null;
+  /** Anthropic's signed thinking blocks as an Anthropic upstream sent them (the LiteLLM convention). */
+  thinking_blocks?: JsonObject[];
 }
 
 export interface ChatFunctionTool {
@@ -91,7 +93,10 @@ export interface ChatCompletionChunk {
   model: string;
   choices: {
     index: number;
-    delta: Partial<Omit<ChatMessage, 'tool_calls'>> & { tool_calls?: (Partial<ChatToolCall> & { index: number })[] };
+    /** A tool call's fragments: its id and name in the first, arguments in pieces after. */
+    delta: Partial<Omit<ChatMessage, 'tool_calls'>> & {
+      tool_calls?: (Partial<Omit<ChatToolCall, 'function'>> & { index: number; function?: Partial<ChatToolCall['function']> })[];
+    };
     finish_reason: ChatFinishReason | null;
   }[];
   usage?: ChatUsage | null;
