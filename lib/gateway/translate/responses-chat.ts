@@ -3,7 +3,7 @@
 // `previous_response_id` first), which the OpenAI-chat translator of the channel's protocol
 // (identity, Anthropic or Gemini) carries upstream; its chat.completion, or its chunks, come back
 // here and become a Response object, or Responses stream events. Nothing here knows the upstream.
-import type { OpenAIChat } from '@/lib/gateway/translate/wire';
+import type { OpenAIChat, Responses } from '@/lib/gateway/translate/wire';
 import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
@@ -300,7 +300,7 @@ function statusOf(finish: unknown): { status: Status; incomplete: JsonObject | n
   return { status: 'completed', incomplete: null };
 }
 
-const outputText = (text: string): JsonObject => ({ type: 'output_text', text, annotations: [], logprobs: [] });
+const outputText = (text: string): Responses.OutputText => ({ type: 'output_text', text, annotations: [], logprobs: [] });
 
 /** A tool call as the conversation keeps it: upstream extras (Gemini's thought signature) included. */
 interface ToolCall {
@@ -329,7 +329,7 @@ export function wantsEncryptedReasoning(body: JsonObject): boolean {
  * The reasoning item that carries, sealed, what the upstream needs back next turn (signed thinking,
  * Gemini's thought signatures on the calls); undefined when the turn holds nothing of the kind.
  */
-function sealedReasoningItem(id: string, turn: Turn, account = ''): JsonObject | undefined {
+function sealedReasoningItem(id: string, turn: Turn, account = ''): Responses.ResponseOutputItem | undefined {
   const calls: Record<string, JsonObject> = {};
   for (const t of turn.toolCalls) if (Object.keys(t.extra).length > 0) calls[t.id] = t.extra;
   const state: ReasoningState = {};
@@ -350,8 +350,14 @@ function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: St
   return items;
 }
 
-const reasoningItem = (id: string, text: string): JsonObject => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }] });
-const messageItem = (id: string, text: string, status: string): JsonObject => ({ id, type: 'message', status, role: 'assistant', content: [outputText(text)] });
+const reasoningItem = (id: string, text: string): Responses.ResponseOutputItem => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }] });
+const messageItem = (id: string, text: string, status: Status): Responses.ResponseOutputItem => ({
+  id,
+  type: 'message',
+  status,
+  role: 'assistant',
+  content: [outputText(text)],
+});
 
 /** The output item of the i-th tool call: the kind of tool the client declared (function, namespaced, custom, local shell). */
 function callItem(ids: ReturnType<typeof responseIds>, i: number, t: ToolCall, status: string, tools?: Map<string, ClientTool>): JsonObject {
