@@ -3,13 +3,16 @@
 // writers of the client's reply (message object, stream events with contiguous block indices,
 // stop reasons, the error envelope).
 import type { Anthropic } from '@/lib/gateway/translate/wire';
-import { isObject } from '@/lib/gateway/translate/wire/json';
+import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import { createHash } from 'node:crypto';
 import type { ModelInfo } from '@/lib/config';
 import { GatewayError } from '@/lib/errors';
 import type { JsonObject } from '@/lib/gateway/body';
 import { DropRecord } from './dropped';
 import type { CallInfo, Settlement, TranslatedError } from './types';
+
+/** A content block of a client's message, as received: read field by field. */
+export type ClientBlock = Received<Anthropic.ContentBlock>;
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
 
@@ -24,7 +27,7 @@ export function notSupported(param: string, model: ModelInfo, why: string): Gate
 }
 
 /** A content block list, a bare string being one text block. */
-export function blocksOf(content: unknown, param: string): JsonObject[] {
+export function blocksOf(content: unknown, param: string): ClientBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) throw invalid(param, `${param}: must be a string or an array of content blocks.`);
   return content.map((b, i) => {
@@ -33,7 +36,7 @@ export function blocksOf(content: unknown, param: string): JsonObject[] {
   });
 }
 
-export function textOfBlock(b: JsonObject, param: string): string {
+export function textOfBlock(b: ClientBlock, param: string): string {
   if (typeof b.text !== 'string') throw invalid(`${param}.text`, `${param}.text: must be a string.`);
   return b.text;
 }
@@ -51,7 +54,7 @@ export function systemTexts(body: JsonObject): string[] {
 export interface AnthropicTurn {
   /** `system`: a system-role message inside `messages` (Claude Code puts its environment block so for models it does not know). */
   role: 'user' | 'assistant' | 'system';
-  blocks: JsonObject[];
+  blocks: ClientBlock[];
   /** messages.N, for the names in errors */
   param: string;
 }
@@ -111,7 +114,7 @@ export function leadingSystemTurns(turns: AnthropicTurn[]): number {
 export type ImageRef = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
 
 /** An image block's source: inline base64 or a URL (a Files API id has no meaning elsewhere). */
-export function imageOf(b: JsonObject, param: string, model: ModelInfo): ImageRef {
+export function imageOf(b: ClientBlock, param: string, model: ModelInfo): ImageRef {
   const src = b.source;
   if (!isObject(src)) throw invalid(`${param}.source`, `${param}.source: required.`);
   if (src.type === 'base64') {
@@ -134,7 +137,7 @@ export function imageOf(b: JsonObject, param: string, model: ModelInfo): ImageRe
 export type DocumentRef = { kind: 'pdf'; data: string; title?: string } | { kind: 'text'; text: string };
 
 /** A document block: inline PDF or plain text. Citations and remote or uploaded files are refused. */
-export function documentOf(b: JsonObject, param: string, model: ModelInfo): DocumentRef {
+export function documentOf(b: ClientBlock, param: string, model: ModelInfo): DocumentRef {
   if (isObject(b.citations) && b.citations.enabled === true) {
     throw notSupported(`${param}.citations`, model, 'citations are an Anthropic feature.');
   }
@@ -165,7 +168,7 @@ export interface ToolResultParts {
 }
 
 /** A tool_result block: its text pieces and images (a string content is one text). */
-export function toolResultOf(b: JsonObject, param: string, model: ModelInfo): ToolResultParts {
+export function toolResultOf(b: ClientBlock, param: string, model: ModelInfo): ToolResultParts {
   if (typeof b.tool_use_id !== 'string') throw invalid(`${param}.tool_use_id`, `${param}.tool_use_id: must be a string.`);
   const out: ToolResultParts = { toolUseId: b.tool_use_id, texts: [], images: [], isError: b.is_error === true };
   if (b.content === undefined || b.content === null) return out;
@@ -192,7 +195,7 @@ export interface ToolUseParts {
   input: unknown;
 }
 
-export function toolUseOf(b: JsonObject, param: string): ToolUseParts {
+export function toolUseOf(b: ClientBlock, param: string): ToolUseParts {
   if (typeof b.id !== 'string' || typeof b.name !== 'string') throw invalid(param, `${param}: a tool_use block needs id and name strings.`);
   return { id: b.id, name: b.name, input: b.input ?? {} };
 }
@@ -201,7 +204,7 @@ export function toolUseOf(b: JsonObject, param: string): ToolUseParts {
  * A block no other upstream can take: those only Anthropic's platform produces or runs (server
  * tools and their results, containers, MCP, search results), or a type unknown here.
  */
-export function refuseBlock(b: JsonObject, param: string, model: ModelInfo): never {
+export function refuseBlock(b: ClientBlock, param: string, model: ModelInfo): never {
   throw notSupported(`${param}.type`, model, `"${String(b.type)}" content blocks cannot be carried outside Anthropic's platform.`);
 }
 
@@ -257,15 +260,11 @@ export function checkForcedTool(choice: ToolChoice | undefined, tools: ToolDef[]
 }
 
 /** History blocks of a tool search that ran on Anthropic's platform: dropped off it (the tools found are sent anyway). */
-function isToolSearchBlock(b: JsonObject): boolean {
+function isToolSearchBlock(b: ClientBlock): boolean {
   return b.type === 'tool_search_tool_result' || (b.type === 'server_tool_use' && typeof b.name === 'string' && TOOL_SEARCH.test(b.name));
 }
 
-export interface ToolChoice {
-  mode: 'auto' | 'any' | 'none' | 'tool';
-  name?: string;
-  disableParallel: boolean;
-}
+export type ToolChoice = { mode: 'auto' | 'any' | 'none'; disableParallel: boolean } | { mode: 'tool'; name: string; disableParallel: boolean };
 
 export function toolChoiceOf(body: JsonObject): ToolChoice | undefined {
   const tc = body.tool_choice;
@@ -448,7 +447,13 @@ export function anthropicUsage(u: Settlement['usage'], toolCalls?: Settlement['t
 }
 
 /** A whole reply: `{id, type: "message", role, model, content, stop_reason, stop_sequence, usage}`. */
-export function anthropicMessage(call: CallInfo, content: JsonObject[], stopReason: StopReason, stopSequence: string | null, settled: Settlement): string {
+export function anthropicMessage(
+  call: CallInfo,
+  content: Anthropic.ContentBlock[],
+  stopReason: StopReason,
+  stopSequence: string | null,
+  settled: Settlement,
+): string {
   return JSON.stringify({
     id: messageId(call),
     type: 'message',
@@ -466,6 +471,7 @@ export function sseEvent(type: string, data: JsonObject): string {
 }
 
 type BlockKind = 'text' | 'thinking' | 'tool_use';
+type BlockDelta = Extract<Anthropic.MessagesStreamEvent, { type: 'content_block_delta' }>['delta'];
 
 /**
  * Writes one message's events in the order the Anthropic SDK expects: message_start, then blocks
@@ -502,7 +508,7 @@ export class AnthropicEventWriter {
   }
 
   /** Stops the open block (if any) and starts a new one; returns its index too. */
-  block(contentBlock: JsonObject & { type: BlockKind }): { bytes: string; index: number } {
+  block(contentBlock: Anthropic.ContentBlock & { type: BlockKind }): { bytes: string; index: number } {
     let bytes = this.start() + this.stop();
     const index = this.nextIndex++;
     this.open = { index, kind: contentBlock.type };
@@ -511,7 +517,7 @@ export class AnthropicEventWriter {
   }
 
   /** A delta for the open block, or for `index` (a block already stopped: see the callers). */
-  delta(delta: JsonObject, index = this.open?.index): string {
+  delta(delta: BlockDelta, index = this.open?.index): string {
     if (index === undefined) return '';
     return sseEvent('content_block_delta', { index, delta });
   }

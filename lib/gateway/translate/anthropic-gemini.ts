@@ -1,7 +1,7 @@
 // Anthropic Messages client -> Gemini upstream (generateContent / streamGenerateContent?alt=sse).
 // The mapping choices are listed in docs/protocols.md ("Anthropic Messages clients on OpenAI and Gemini
 // models"); the protocol facts in translation.md.
-import type { Gemini } from '@/lib/gateway/translate/wire';
+import type { Anthropic, Gemini } from '@/lib/gateway/translate/wire';
 import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import { mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
 import { geminiUsage } from '@/lib/gateway/translate/usage';
@@ -65,15 +65,12 @@ const EFFORT_BUDGET: Record<Effort, number> = { low: 4096, medium: 12288, high: 
 // ---------------------------------------------------------------------------------------------
 // Request
 
-function imagePart(img: ImageRef): JsonObject {
+function imagePart(img: ImageRef): Gemini.GeminiPart {
   if (img.kind === 'base64') return { inlineData: { mimeType: img.mediaType, data: img.data } };
   return { fileData: { mimeType: mimeOfUrl(img.url), fileUri: img.url } };
 }
 
-interface Content {
-  role: 'user' | 'model';
-  parts: JsonObject[];
-}
+type Content = Gemini.GeminiContent & { role: 'user' | 'model' };
 
 /**
  * The contents, and the texts of the system messages that open the conversation (for
@@ -87,11 +84,11 @@ function buildContents(body: JsonObject, model: ModelInfo, drops: DropRecord): {
   // Gemini answers a function call with the function's name, not an id: the names of the calls so far.
   const callNames = new Map<string, string>();
   for (const turn of turns.slice(leading)) {
-    const parts: JsonObject[] = [];
+    const parts: Gemini.GeminiPart[] = [];
     if (turn.role === 'system') parts.push({ text: systemTurnText(turn) });
     else if (turn.role === 'user') {
-      const responses: JsonObject[] = [];
-      const toolImages: JsonObject[] = [];
+      const responses: Gemini.GeminiPart[] = [];
+      const toolImages: Gemini.GeminiPart[] = [];
       turn.blocks.forEach((b, j) => {
         const param = `${turn.param}.content.${j}`;
         if (b.type === 'text') parts.push({ text: textOfBlock(b, param) });
@@ -128,7 +125,7 @@ function buildContents(body: JsonObject, model: ModelInfo, drops: DropRecord): {
         } else if (b.type === 'tool_use') {
           const t = toolUseOf(b, param);
           callNames.set(t.id, t.name);
-          const part: JsonObject = { functionCall: { name: t.name, args: t.input } };
+          const part: Gemini.GeminiPart = { functionCall: { name: t.name, args: t.input } };
           const sig = signature ?? (firstCall ? SKIP_SIGNATURE : undefined);
           if (sig !== undefined) part.thoughtSignature = sig;
           signature = undefined;
@@ -147,13 +144,13 @@ function buildContents(body: JsonObject, model: ModelInfo, drops: DropRecord): {
   return { contents, leadingSystem: turns.slice(0, leading).map(systemTurnText) };
 }
 
-function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): JsonObject {
+function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Gemini.GeminiRequest {
   const body = req.body.json;
   const model = call.model;
   refusePlatformMembers(body, model);
   dropAnthropicOnly(body, drops);
   const { contents, leadingSystem } = buildContents(body, model, drops);
-  const out: JsonObject = { contents };
+  const out: Gemini.GeminiRequest = { contents };
   const system = [...systemTexts(body), ...leadingSystem];
   if (system.length > 0) out.systemInstruction = { parts: system.map((text) => ({ text })) };
 
@@ -166,7 +163,7 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
     out.tools = [
       {
         functionDeclarations: tools.map((t) => {
-          const fn: JsonObject = { name: t.name };
+          const fn: Gemini.FunctionDeclaration = { name: t.name };
           if (t.description !== undefined) fn.description = t.description;
           fn.parametersJsonSchema = t.schema;
           return fn;
@@ -176,13 +173,13 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
     if (choice) {
       if (choice.disableParallel) drops.add('tool_choice.disable_parallel_tool_use'); // no Gemini equivalent
       const mode = choice.mode === 'auto' ? 'AUTO' : choice.mode === 'none' ? 'NONE' : 'ANY';
-      const cfg: JsonObject = { mode };
+      const cfg: Gemini.FunctionCallingConfig = { mode };
       if (choice.mode === 'tool') cfg.allowedFunctionNames = [choice.name];
       out.toolConfig = { functionCallingConfig: cfg };
     }
   }
 
-  const gen: JsonObject = {};
+  const gen: Gemini.GenerationConfig = {};
   const maxTokens = maxTokensOf(body, model);
   if (maxTokens !== undefined) gen.maxOutputTokens = maxTokens;
   const temperature = numberOf(body, 'temperature');
@@ -283,7 +280,7 @@ function readParts(parts: JsonObject[], sink: PartSink, nextCall: () => string):
 function response(text: string, call: CallInfo): TranslatedReply {
   const reply = parseReply(text);
   const { candidate, blocked } = candidateOf(reply);
-  const content: JsonObject[] = [];
+  const content: Anthropic.ContentBlock[] = [];
   const last = () => content.at(-1);
   let n = 0;
   const { completion, calls } = readParts(
@@ -291,7 +288,7 @@ function response(text: string, call: CallInfo): TranslatedReply {
     {
       thinking(t) {
         const b = last();
-        if (b?.type === 'thinking' && b.signature === '') b.thinking = (b.thinking as string) + t;
+        if (b?.type === 'thinking' && b.signature === '') b.thinking += t;
         else content.push({ type: 'thinking', thinking: t, signature: '' });
       },
       signature(s) {
@@ -301,7 +298,7 @@ function response(text: string, call: CallInfo): TranslatedReply {
       },
       text(t) {
         const b = last();
-        if (b?.type === 'text') b.text = (b.text as string) + t;
+        if (b?.type === 'text') b.text += t;
         else content.push({ type: 'text', text: t });
       },
       toolUse(id, name, input) {

@@ -1,7 +1,7 @@
 // Anthropic Messages client -> OpenAI chat completions upstream (Claude Code or @anthropic-ai/sdk
 // reaching a GPT, DeepSeek or Qwen model). The mapping choices are listed in docs/protocols.md ("Anthropic
 // Messages clients on OpenAI and Gemini models"); the protocol facts in translation.md.
-import type { OpenAIChat } from '@/lib/gateway/translate/wire';
+import type { Anthropic, OpenAIChat } from '@/lib/gateway/translate/wire';
 import { isObject } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { openaiUsage } from '@/lib/gateway/translate/usage';
@@ -50,13 +50,16 @@ import type { CallInfo, ClientRequest, SseEvent, StreamTranslator, TranslatedRep
 /** The catalogue tag of a model that takes `reasoning_effort` (o-series, gpt-5, DeepSeek's reasoner...). */
 export const REASONING_TAG = 'reasoning';
 
-function imagePart(img: ImageRef): JsonObject {
+type ChatPart = OpenAIChat.ChatContentPart;
+type ChatMessage = OpenAIChat.ChatMessage;
+
+function imagePart(img: ImageRef): ChatPart {
   return { type: 'image_url', image_url: { url: img.kind === 'url' ? img.url : dataUrl(img) } };
 }
 
 /** One text: a string (what every OpenAI-compatible server takes); several parts stay parts. */
-function contentOf(parts: JsonObject[]): string | JsonObject[] {
-  return parts.length === 1 && parts[0].type === 'text' ? (parts[0].text as string) : parts;
+function contentOf(parts: ChatPart[]): string | ChatPart[] {
+  return parts.length === 1 && parts[0].type === 'text' ? parts[0].text : parts;
 }
 
 /**
@@ -64,10 +67,10 @@ function contentOf(parts: JsonObject[]): string | JsonObject[] {
  * the assistant's tool_calls), then one user message with the rest. Images inside tool results
  * cannot ride in a tool message: they open that user message.
  */
-function userMessages(turn: AnthropicTurn, model: ModelInfo): JsonObject[] {
-  const tools: JsonObject[] = [];
-  const toolImages: JsonObject[] = [];
-  const parts: JsonObject[] = [];
+function userMessages(turn: AnthropicTurn, model: ModelInfo): ChatMessage[] {
+  const tools: ChatMessage[] = [];
+  const toolImages: ChatPart[] = [];
+  const parts: ChatPart[] = [];
   turn.blocks.forEach((b, j) => {
     const param = `${turn.param}.content.${j}`;
     switch (b.type) {
@@ -102,9 +105,9 @@ function userMessages(turn: AnthropicTurn, model: ModelInfo): JsonObject[] {
 }
 
 /** An assistant turn: text blocks -> content, tool_use -> tool_calls; thinking has no input field upstream and is dropped. */
-function assistantMessage(turn: AnthropicTurn, model: ModelInfo): JsonObject | null {
-  const parts: JsonObject[] = [];
-  const calls: JsonObject[] = [];
+function assistantMessage(turn: AnthropicTurn, model: ModelInfo): ChatMessage | null {
+  const parts: ChatPart[] = [];
+  const calls: OpenAIChat.ChatToolCall[] = [];
   turn.blocks.forEach((b, j) => {
     const param = `${turn.param}.content.${j}`;
     if (b.type === 'text') parts.push({ type: 'text', text: textOfBlock(b, param) });
@@ -114,17 +117,17 @@ function assistantMessage(turn: AnthropicTurn, model: ModelInfo): JsonObject | n
     } else if (b.type !== 'thinking' && b.type !== 'redacted_thinking') refuseBlock(b, param, model);
   });
   if (parts.length === 0 && calls.length === 0) return null;
-  const msg: JsonObject = { role: 'assistant', content: parts.length === 0 ? null : contentOf(parts) };
+  const msg: ChatMessage = { role: 'assistant', content: parts.length === 0 ? null : contentOf(parts) };
   if (calls.length > 0) msg.tool_calls = calls;
   return msg;
 }
 
-function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): JsonObject {
+function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): OpenAIChat.ChatRequest {
   const body = req.body.json;
   const model = call.model;
   refusePlatformMembers(body, model);
   dropAnthropicOnly(body, drops);
-  const messages: JsonObject[] = [];
+  const messages: ChatMessage[] = [];
   const system = systemTexts(body);
   if (system.length > 0) messages.push({ role: 'system', content: system.join('\n\n') });
   for (const turn of turnsOf(body, drops)) {
@@ -135,7 +138,7 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
       if (m) messages.push(m);
     }
   }
-  const out: JsonObject = { model: model.name, messages };
+  const out: OpenAIChat.ChatRequest = { model: model.name, messages };
 
   // OpenAI's own models take max_completion_tokens (its reasoning models refuse max_tokens); the
   // OpenAI-compatible servers of other vendors know max_tokens.
@@ -157,7 +160,7 @@ function buildRequest(req: ClientRequest, call: CallInfo, drops: DropRecord): Js
   checkForcedTool(choice, tools, model);
   if (tools.length > 0) {
     out.tools = tools.map((t) => {
-      const fn: JsonObject = { name: t.name };
+      const fn: OpenAIChat.ChatFunctionTool['function'] = { name: t.name };
       if (t.description !== undefined) fn.description = t.description;
       fn.parameters = t.schema;
       if (t.strict !== undefined) fn.strict = t.strict;
@@ -250,7 +253,7 @@ function response(text: string, call: CallInfo): TranslatedReply {
   }
   const choice = parsed.choices[0];
   const message = isObject(choice.message) ? choice.message : {};
-  const content: JsonObject[] = [];
+  const content: Anthropic.ContentBlock[] = [];
   let completion = '';
   const reasoning = reasoningOf(message);
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' });

@@ -2,7 +2,7 @@
 // model). The mapping choices are listed in docs/protocols.md ("Gemini clients"); the comments
 // here say why where it is not obvious.
 import type { Anthropic } from '@/lib/gateway/translate/wire';
-import { isObject } from '@/lib/gateway/translate/wire/json';
+import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import type { ModelInfo } from '@/lib/config';
 import { UpstreamFailure } from '@/lib/gateway/translate/failure';
 import { takeAnthropicUsage } from '@/lib/gateway/translate/usage';
@@ -43,7 +43,9 @@ import type { CallInfo, ClientRequest, JsonObject, SseEvent, StreamTranslator, T
 const LEVEL_BUDGETS = { minimal: 1024, low: 2048, medium: 8192, high: 16384 } as const;
 const MIN_THINKING_BUDGET = 1024;
 
-type Block = JsonObject;
+type Block = Anthropic.ContentBlock;
+/** A content block of a reply, as received. */
+type ReceivedBlock = Received<Anthropic.ContentBlock>;
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -64,7 +66,7 @@ function mediaBlock(p: Part, param: string, model: ModelInfo): Block | undefined
 }
 
 interface Conversation {
-  messages: JsonObject[];
+  messages: Anthropic.MessageParam[];
   /** The last turn answers function calls: Anthropic then wants the signed thinking of the turn before back. */
   inToolLoop: boolean;
   /** That turn before carried its thinking (a signature of ours came back with its calls). */
@@ -72,7 +74,7 @@ interface Conversation {
 }
 
 function conversation(body: JsonObject, model: ModelInfo): Conversation {
-  const messages: JsonObject[] = [];
+  const messages: Anthropic.MessageParam[] = [];
   const ids = new CallIds();
   let lastModelThinking = false;
   let inToolLoop = false;
@@ -120,7 +122,8 @@ function conversation(body: JsonObject, model: ModelInfo): Conversation {
       const content = [...results, ...blocks];
       if (content.length === 0) continue;
       const last = messages[messages.length - 1];
-      if (last?.role === 'user') (last.content as Block[]).push(...content);
+      // A user turn built here always holds blocks.
+      if (last?.role === 'user' && Array.isArray(last.content)) last.content.push(...content);
       else messages.push({ role: 'user', content });
     }
   }
@@ -134,7 +137,7 @@ function thinkingBudget(effort: ReturnType<typeof effortOf>, budget: number | un
   return b >= MIN_THINKING_BUDGET ? b : undefined;
 }
 
-export function buildRequest(req: ClientRequest, call: CallInfo): { body: JsonObject; dropped: string[] } {
+export function buildRequest(req: ClientRequest, call: CallInfo): { body: Anthropic.MessagesRequest; dropped: string[] } {
   const body = req.body.json;
   const model = call.model;
   const dropped = droppedMembers(body, model);
@@ -143,14 +146,17 @@ export function buildRequest(req: ClientRequest, call: CallInfo): { body: JsonOb
   const conv = conversation(body, model);
   // Anthropic requires max_tokens; Gemini's default is the model's own maximum.
   const maxTokens = Math.min(cfg.maxOutputTokens ?? model.maxOutputTokens, model.maxOutputTokens);
-  const out: JsonObject = { model: model.name, max_tokens: maxTokens };
 
   const system: string[] = [];
   const text = systemTextOf(body, model);
   if (text !== undefined) system.push(text);
   if (cfg.json) system.push(cfg.json.schema ? jsonSchemaInstruction(cfg.json.schema) : JSON_OBJECT_INSTRUCTION);
-  if (system.length > 0) out.system = system.join('\n\n');
-  out.messages = conv.messages;
+  const out: Anthropic.MessagesRequest = {
+    model: model.name,
+    max_tokens: maxTokens,
+    ...(system.length > 0 ? { system: system.join('\n\n') } : {}),
+    messages: conv.messages,
+  };
 
   const tools = toolsOf(body);
   dropped.push(...tools.dropped.map((t) => `tools.${t}`));
@@ -217,11 +223,11 @@ function upstreamError(data: JsonObject): UpstreamFailure {
  */
 class PartBuilder {
   readonly parts: Part[] = [];
-  private thinking: Block[] = [];
+  private thinking: ReceivedBlock[] = [];
 
   constructor(private readonly includeThoughts: boolean) {}
 
-  thought(block: Block): Part[] {
+  thought(block: ReceivedBlock): Part[] {
     this.thinking.push(block);
     return this.includeThoughts && typeof block.thinking === 'string' && block.thinking !== '' ? [{ text: block.thinking, thought: true }] : [];
   }
@@ -257,7 +263,7 @@ function response(text: string, call: CallInfo, includeThoughts: boolean): Trans
 }
 
 interface OpenBlock {
-  block: Block;
+  block: ReceivedBlock;
   /** A tool_use block's input JSON, gathered (Gemini sends a call whole). */
   json: string;
 }

@@ -2,7 +2,8 @@
 // readers of a generateContent request (the same checks and refusals whatever the upstream) and
 // the writers of Google's reply (a GenerateContentResponse whole, or its chunks as SSE or as the
 // JSON array Google streams without alt=sse), its usageMetadata and error envelope.
-import { isObject } from '@/lib/gateway/translate/wire/json';
+import type { Anthropic, Gemini } from '@/lib/gateway/translate/wire';
+import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import { createHash } from 'node:crypto';
 import type { ModelInfo } from '@/lib/config';
 import { GatewayError, googleErrorBody } from '@/lib/errors';
@@ -36,7 +37,8 @@ export function droppedOf(dropped: string[]): { dropped?: string[] } {
 // ---------------------------------------------------------------------------------------------
 // Request readers
 
-export type Part = JsonObject;
+/** A part of a client's content, as received: read field by field. */
+export type Part = Received<Gemini.GeminiPart>;
 
 export interface GeminiTurn {
   role: 'user' | 'model';
@@ -451,13 +453,13 @@ export function sealThinking(blocks: JsonObject[]): string {
 }
 
 /** The thinking blocks of a signature we made; undefined for any other (Gemini's own). */
-export function openThinking(signature: string | undefined): JsonObject[] | undefined {
+export function openThinking(signature: string | undefined): (Anthropic.ThinkingBlock | Anthropic.RedactedThinkingBlock)[] | undefined {
   if (!signature?.startsWith(ANTHROPIC_SIGNATURE_PREFIX)) return undefined;
   try {
     const blocks: unknown = JSON.parse(Buffer.from(signature.slice(ANTHROPIC_SIGNATURE_PREFIX.length), 'base64url').toString());
     if (!Array.isArray(blocks)) return undefined;
     return blocks.filter(
-      (b): b is JsonObject =>
+      (b): b is Anthropic.ThinkingBlock | Anthropic.RedactedThinkingBlock =>
         isObject(b) &&
         ((b.type === 'thinking' && typeof b.thinking === 'string' && typeof b.signature === 'string') ||
           (b.type === 'redacted_thinking' && typeof b.data === 'string')),
@@ -473,17 +475,21 @@ export function openThinking(signature: string | undefined): JsonObject[] | unde
 export type GeminiFinish = 'STOP' | 'MAX_TOKENS' | 'SAFETY' | 'OTHER';
 
 /** Gemini's `*TokensDetails` list: TEXT and the other modalities with tokens. */
-function modalities(text: number, other: Record<string, number>): JsonObject[] {
-  const list: JsonObject[] = [{ modality: 'TEXT', tokenCount: text }];
+function modalities(text: number, other: Record<string, number>): Gemini.ModalityTokenCount[] {
+  const list: Gemini.ModalityTokenCount[] = [{ modality: 'TEXT', tokenCount: text }];
   for (const [modality, tokenCount] of Object.entries(other)) if (tokenCount > 0) list.push({ modality, tokenCount });
   return list;
 }
 
 /** usageMetadata of what was billed: promptTokenCount includes the cached part, candidates exclude the thoughts. */
-export function usageMetadata(u: Settlement['usage']): JsonObject {
+export function usageMetadata(u: Settlement['usage']): Gemini.GeminiUsageMetadata {
   const prompt = u.promptTokens + u.cacheReadTokens + u.cacheWriteTokens;
   const thoughts = Math.min(u.reasoningTokens, u.completionTokens);
-  const out: JsonObject = { promptTokenCount: prompt, candidatesTokenCount: u.completionTokens - thoughts, totalTokenCount: prompt + u.completionTokens };
+  const out: Gemini.GeminiUsageMetadata = {
+    promptTokenCount: prompt,
+    candidatesTokenCount: u.completionTokens - thoughts,
+    totalTokenCount: prompt + u.completionTokens,
+  };
   if (u.cacheReadTokens > 0) out.cachedContentTokenCount = u.cacheReadTokens;
   if (thoughts > 0) out.thoughtsTokenCount = thoughts;
   // Modality details when an upstream reported audio or image tokens (the rest is text).

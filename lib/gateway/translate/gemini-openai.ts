@@ -39,7 +39,7 @@ import type { CallInfo, ClientRequest, JsonObject, SseEvent, StreamTranslator, T
 // ---------------------------------------------------------------------------------------------
 // Request
 
-function mediaPart(p: Part, param: string, model: ModelInfo): JsonObject | undefined {
+function mediaPart(p: Part, param: string, model: ModelInfo): OpenAIChat.ChatContentPart | undefined {
   const media = mediaOf(p, param);
   if (!media) return undefined;
   const mime = media.mimeType;
@@ -56,10 +56,11 @@ function mediaPart(p: Part, param: string, model: ModelInfo): JsonObject | undef
   throw notSupported(`${param}.inlineData.mimeType`, model, `${mime} input can be read only by a Gemini model.`);
 }
 
-const contentOf = (parts: JsonObject[]): string | JsonObject[] => (parts.length === 1 && parts[0].type === 'text' ? (parts[0].text as string) : parts);
+const contentOf = (parts: OpenAIChat.ChatContentPart[]): string | OpenAIChat.ChatContentPart[] =>
+  parts.length === 1 && parts[0].type === 'text' ? parts[0].text : parts;
 
-function messagesOf(body: JsonObject, model: ModelInfo): JsonObject[] {
-  const messages: JsonObject[] = [];
+function messagesOf(body: JsonObject, model: ModelInfo): OpenAIChat.ChatMessage[] {
+  const messages: OpenAIChat.ChatMessage[] = [];
   const system = systemTextOf(body, model);
   if (system !== undefined) messages.push({ role: 'system', content: system });
   const ids = new CallIds();
@@ -67,7 +68,7 @@ function messagesOf(body: JsonObject, model: ModelInfo): JsonObject[] {
     if (turn.role === 'model') {
       ids.newTurn();
       let text = '';
-      const calls: JsonObject[] = [];
+      const calls: OpenAIChat.ChatToolCall[] = [];
       turn.parts.forEach((p, j) => {
         const param = `${turn.param}.parts.${j}`;
         // Thoughts have no input field on OpenAI: the model's reasoning is not replayed.
@@ -79,13 +80,13 @@ function messagesOf(body: JsonObject, model: ModelInfo): JsonObject[] {
         } else refusePart(p, param, model);
       });
       if (text === '' && calls.length === 0) continue;
-      const msg: JsonObject = { role: 'assistant', content: text === '' ? null : text };
+      const msg: OpenAIChat.ChatMessage = { role: 'assistant', content: text === '' ? null : text };
       if (calls.length > 0) msg.tool_calls = calls;
       messages.push(msg);
     } else {
       // Function results first: OpenAI wants them right after the assistant's tool_calls.
-      const results: JsonObject[] = [];
-      const parts: JsonObject[] = [];
+      const results: OpenAIChat.ChatMessage[] = [];
+      const parts: OpenAIChat.ChatContentPart[] = [];
       turn.parts.forEach((p, j) => {
         const param = `${turn.param}.parts.${j}`;
         if (isThought(p)) return;
@@ -108,13 +109,13 @@ function messagesOf(body: JsonObject, model: ModelInfo): JsonObject[] {
 }
 
 /** The upstream body and what of the client's request it leaves out (for x-service-dropped). */
-export function buildRequest(req: ClientRequest, call: CallInfo): { body: JsonObject; dropped: string[] } {
+export function buildRequest(req: ClientRequest, call: CallInfo): { body: OpenAIChat.ChatRequest; dropped: string[] } {
   const body = req.body.json;
   const model = call.model;
   const dropped = droppedMembers(body, model);
   const cfg = generationConfigOf(body, model);
   dropped.push(...cfg.dropped);
-  const out: JsonObject = { model: model.name, messages: messagesOf(body, model) };
+  const out: OpenAIChat.ChatRequest = { model: model.name, messages: messagesOf(body, model) };
 
   // OpenAI's own models take max_completion_tokens (its reasoning models refuse max_tokens).
   if (cfg.maxOutputTokens !== undefined) out[model.ownedBy === 'openai' ? 'max_completion_tokens' : 'max_tokens'] = cfg.maxOutputTokens;

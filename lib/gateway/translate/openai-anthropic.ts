@@ -54,7 +54,7 @@ export const JSON_OBJECT_INSTRUCTION = 'Respond with a single valid JSON object 
 export const jsonSchemaInstruction = (schema: JsonObject) =>
   `Respond with a single valid JSON value that conforms to this JSON Schema, and nothing else: no prose before or after it, no Markdown code fences.\nJSON Schema: ${JSON.stringify(schema)}`;
 
-type Block = JsonObject;
+type Block = Anthropic.ContentBlock;
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -63,7 +63,7 @@ function userBlocks(content: unknown, param: string, model: ModelInfo): string |
   if (typeof content === 'string') return content;
   const blocks: Block[] = [];
   for (const part of contentParts(content, param, model)) {
-    let block: Block;
+    let block: Anthropic.TextBlock | Anthropic.ImageBlock;
     if (part.kind === 'text') {
       // Anthropic refuses empty text blocks.
       if (part.text === '') continue;
@@ -80,13 +80,13 @@ function userBlocks(content: unknown, param: string, model: ModelInfo): string |
 }
 
 /** A system or developer message as system text blocks: one per text part, its cache_control kept. */
-function systemBlocks(content: unknown, param: string): Block[] {
+function systemBlocks(content: unknown, param: string): Anthropic.TextBlock[] {
   const parts = Array.isArray(content) ? content : [content];
-  const blocks: Block[] = [];
+  const blocks: Anthropic.TextBlock[] = [];
   parts.forEach((part, j) => {
     const text = textContent(Array.isArray(content) ? [part] : part, Array.isArray(content) ? `${param}[${j}]` : param);
     if (text === '') return;
-    const block: Block = { type: 'text', text };
+    const block: Anthropic.TextBlock = { type: 'text', text };
     if (isObject(part) && isObject(part.cache_control)) block.cache_control = part.cache_control;
     blocks.push(block);
   });
@@ -94,8 +94,8 @@ function systemBlocks(content: unknown, param: string): Block[] {
 }
 
 interface Conversation {
-  system: Block[];
-  messages: JsonObject[];
+  system: Anthropic.TextBlock[];
+  messages: Anthropic.MessageParam[];
   /** The conversation ends with tool results answering the assistant's last tool calls. */
   inToolLoop: boolean;
 }
@@ -103,8 +103,8 @@ interface Conversation {
 function conversation(body: JsonObject, model: ModelInfo): Conversation {
   const list = body.messages;
   if (!Array.isArray(list) || list.length === 0) throw invalidParam('messages', '`messages` must be a non-empty array.');
-  const system: Block[] = [];
-  const messages: JsonObject[] = [];
+  const system: Anthropic.TextBlock[] = [];
+  const messages: Anthropic.MessageParam[] = [];
   // The user message collecting consecutive tool results (Anthropic wants them in one turn).
   let toolResults: Block[] | null = null;
   list.forEach((m, i) => {
@@ -136,7 +136,7 @@ function conversation(body: JsonObject, model: ModelInfo): Conversation {
       case 'tool': {
         if (typeof m.tool_call_id !== 'string' || m.tool_call_id === '')
           throw invalidParam(`${at}.tool_call_id`, `\`${at}.tool_call_id\` must be a non-empty string.`);
-        const result: Block = { type: 'tool_result', tool_use_id: m.tool_call_id, content: textContent(m.content, `${at}.content`) };
+        const result: Anthropic.ToolResultBlock = { type: 'tool_result', tool_use_id: m.tool_call_id, content: textContent(m.content, `${at}.content`) };
         if (toolResults) toolResults.push(result);
         else {
           toolResults = [result];
@@ -156,7 +156,7 @@ function conversation(body: JsonObject, model: ModelInfo): Conversation {
   if (messages.length === 0 && system.length > 0) return { system: [], messages: [{ role: 'user', content: system }], inToolLoop: false };
   const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
   // With the signed thinking of the turn back, Anthropic lets the tool loop go on thinking.
-  const signed = Array.isArray(lastAssistant?.content) && (lastAssistant.content as unknown[]).some((b) => isObject(b) && b.type === 'thinking');
+  const signed = Array.isArray(lastAssistant?.content) && lastAssistant.content.some((b) => b.type === 'thinking');
   return { system, messages, inToolLoop: isObject(last) && last.role === 'tool' && !signed };
 }
 
@@ -164,7 +164,7 @@ function conversation(body: JsonObject, model: ModelInfo): Conversation {
 function signedThinking(blocks: unknown): Block[] {
   if (!Array.isArray(blocks)) return [];
   return blocks.filter(
-    (b): b is Block =>
+    (b): b is Anthropic.ThinkingBlock | Anthropic.RedactedThinkingBlock =>
       isObject(b) &&
       ((b.type === 'thinking' &&
         typeof b.thinking === 'string' &&
@@ -191,18 +191,21 @@ function formatInstruction(format: ResponseFormat | undefined): string | undefin
   return JSON_OBJECT_INSTRUCTION;
 }
 
-function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
+function buildRequest(req: ClientRequest, call: CallInfo): Anthropic.MessagesRequest {
   const body = req.body.json;
   const model = call.model;
   refuseUnsupported(body, model);
   const maxTokens = maxOutputTokens(body, model);
   const conv = conversation(body, model);
-  const out: JsonObject = { model: model.name, max_tokens: maxTokens };
 
   const instruction = formatInstruction(responseFormat(body));
   if (instruction) conv.system.push({ type: 'text', text: instruction });
-  if (conv.system.length > 0) out.system = conv.system;
-  out.messages = conv.messages;
+  const out: Anthropic.MessagesRequest = {
+    model: model.name,
+    max_tokens: maxTokens,
+    ...(conv.system.length > 0 ? { system: conv.system } : {}),
+    messages: conv.messages,
+  };
 
   const tools = functionTools(body, model);
   const choice = toolChoice(body);
@@ -214,7 +217,7 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
       input_schema: t.parameters ?? { type: 'object', properties: {} },
     }));
     const noParallel = body.parallel_tool_calls === false;
-    let mapped: JsonObject | undefined;
+    let mapped: Anthropic.MessagesRequest['tool_choice'];
     if (choice?.mode === 'none') mapped = { type: 'none' };
     else if (choice?.mode === 'required') mapped = { type: 'any' };
     else if (choice?.mode === 'named') mapped = { type: 'tool', name: choice.name };

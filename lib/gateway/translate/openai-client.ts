@@ -286,11 +286,11 @@ function jsonNumber(text: string): string {
  * The usage the client sees: the settled usage, its prompt count including the cached tokens; the
  * audio shares (OpenAI's `audio_tokens` details) when an upstream reported any.
  */
-export function clientUsage(settled: Settlement): JsonObject {
+export function clientUsage(settled: Settlement): OpenAIChat.ChatUsage {
   const u = settled.usage;
   const prompt = u.promptTokens + u.cacheReadTokens + u.cacheWriteTokens;
-  const promptDetails: JsonObject = { cached_tokens: u.cacheReadTokens };
-  const completionDetails: JsonObject = { reasoning_tokens: u.reasoningTokens };
+  const promptDetails: NonNullable<OpenAIChat.ChatUsage['prompt_tokens_details']> = { cached_tokens: u.cacheReadTokens };
+  const completionDetails: NonNullable<OpenAIChat.ChatUsage['completion_tokens_details']> = { reasoning_tokens: u.reasoningTokens };
   if (u.audioInputTokens) promptDetails.audio_tokens = u.audioInputTokens;
   if (u.audioOutputTokens) completionDetails.audio_tokens = u.audioOutputTokens;
   return {
@@ -321,11 +321,16 @@ export interface ReplyMessage {
 
 /** The chat.completion body, with our `service` member (cost as a bare JSON number). */
 export function renderCompletion(call: CallInfo, message: ReplyMessage, finish: FinishReason, settled: Settlement): string {
-  const msg: JsonObject = { role: 'assistant', content: message.content, refusal: null };
+  const msg: OpenAIChat.ChatMessage = { role: 'assistant', content: message.content, refusal: null };
   if (message.reasoning) msg.reasoning_content = message.reasoning;
   if (message.thinkingBlocks?.length) msg.thinking_blocks = message.thinkingBlocks;
   if (message.toolCalls.length > 0) {
-    msg.tool_calls = message.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments }, ...t.extra }));
+    msg.tool_calls = message.toolCalls.map((t): OpenAIChat.ChatToolCall => ({
+      id: t.id,
+      type: 'function',
+      function: { name: t.name, arguments: t.arguments },
+      ...t.extra,
+    }));
   }
   const body = JSON.stringify({
     id: completionId(call),
@@ -373,7 +378,7 @@ export class ChunkWriter {
     this.head = chunkHead(completionId(call), call.created, call.model.name);
   }
 
-  private chunk(delta: JsonObject, finish: FinishReason | null = null): string {
+  private chunk(delta: OpenAIChat.ChatCompletionChunk['choices'][number]['delta'], finish: FinishReason | null = null): string {
     return `data: ${this.head}${JSON.stringify([{ index: 0, delta, logprobs: null, finish_reason: finish }])}}\n\n`;
   }
 

@@ -2,7 +2,7 @@
 // :streamGenerateContent?alt=sse). The mapping choices are listed in docs/protocols.md (Unified
 // protocols); the comments here say why where it is not obvious.
 import type { Gemini } from '@/lib/gateway/translate/wire';
-import { isObject } from '@/lib/gateway/translate/wire/json';
+import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import { mimeOfUrl } from '@/lib/gateway/translate/gemini-reply';
 import { geminiUsage } from '@/lib/gateway/translate/usage';
 import type { ModelInfo } from '@/lib/config';
@@ -52,11 +52,17 @@ export const GEMINI_THINKING_BUDGETS = { low: 1024, medium: 8192, high: 24576 } 
  */
 export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
 
-type Part = JsonObject;
-interface Content {
-  role: 'user' | 'model';
-  parts: Part[];
-}
+type Part = Gemini.GeminiPart;
+/** A part of a reply, as received. */
+type ReceivedPart = Received<Gemini.GeminiPart>;
+type Content = Gemini.GeminiContent & { role: 'user' | 'model' };
+
+const CALLING_MODE: Record<'auto' | 'none' | 'required' | 'named', Gemini.FunctionCallingConfig['mode']> = {
+  auto: 'AUTO',
+  none: 'NONE',
+  required: 'ANY',
+  named: 'ANY',
+};
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -150,7 +156,7 @@ function conversation(body: JsonObject, model: ModelInfo): { system: Part[]; con
   return { system, contents };
 }
 
-function thinkingConfig(body: JsonObject, maxTokens: number): JsonObject | undefined {
+function thinkingConfig(body: JsonObject, maxTokens: number): Gemini.GenerationConfig['thinkingConfig'] {
   const effort = reasoningEffort(body);
   if (effort === undefined) return undefined;
   if (effort === 'none' || effort === 'minimal') return { thinkingBudget: 0 };
@@ -158,13 +164,13 @@ function thinkingConfig(body: JsonObject, maxTokens: number): JsonObject | undef
   return { thinkingBudget: Math.min(GEMINI_THINKING_BUDGETS[effort], maxTokens), includeThoughts: true };
 }
 
-function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
+function buildRequest(req: ClientRequest, call: CallInfo): Gemini.GeminiRequest {
   const body = req.body.json;
   const model = call.model;
   refuseUnsupported(body, model);
   const maxTokens = maxOutputTokens(body, model);
   const { system, contents } = conversation(body, model);
-  const out: JsonObject = { contents };
+  const out: Gemini.GeminiRequest = { contents };
   if (system.length > 0) out.systemInstruction = { parts: system };
 
   const tools = functionTools(body, model);
@@ -186,12 +192,12 @@ function buildRequest(req: ClientRequest, call: CallInfo): JsonObject {
     ];
     const choice = toolChoice(body);
     if (choice) {
-      const mode = { auto: 'AUTO', none: 'NONE', required: 'ANY', named: 'ANY' }[choice.mode];
+      const mode = CALLING_MODE[choice.mode];
       out.toolConfig = { functionCallingConfig: { mode, ...(choice.mode === 'named' ? { allowedFunctionNames: [choice.name] } : {}) } };
     }
   }
 
-  const config: JsonObject = {};
+  const config: Gemini.GenerationConfig = {};
   if (typeof body.temperature === 'number') config.temperature = body.temperature;
   if (typeof body.top_p === 'number') config.topP = body.top_p;
   config.maxOutputTokens = maxTokens;
@@ -253,14 +259,14 @@ function candidateOf(data: JsonObject): { candidate: JsonObject | undefined; blo
   return { candidate, blocked: !candidate && typeof feedback.blockReason === 'string' };
 }
 
-const partsOf = (candidate: JsonObject | undefined): Part[] => {
+const partsOf = (candidate: JsonObject | undefined): ReceivedPart[] => {
   const content = candidate && isObject(candidate.content) ? candidate.content : undefined;
   return content && Array.isArray(content.parts) ? content.parts.filter(isObject) : [];
 };
 
 const toolCallId = (call: CallInfo, n: number) => `call_${call.requestId}_${n}`;
 
-function toolCallOf(part: Part, call: CallInfo, n: number): ReplyToolCall | undefined {
+function toolCallOf(part: ReceivedPart, call: CallInfo, n: number): ReplyToolCall | undefined {
   const fn = part.functionCall;
   if (!isObject(fn) || typeof fn.name !== 'string') return undefined;
   const signature = typeof part.thoughtSignature === 'string' && part.thoughtSignature !== '' ? part.thoughtSignature : undefined;

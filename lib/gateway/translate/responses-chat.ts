@@ -3,7 +3,8 @@
 // `previous_response_id` first), which the OpenAI-chat translator of the channel's protocol
 // (identity, Anthropic or Gemini) carries upstream; its chat.completion, or its chunks, come back
 // here and become a Response object, or Responses stream events. Nothing here knows the upstream.
-import { isObject } from '@/lib/gateway/translate/wire/json';
+import type { OpenAIChat, Responses } from '@/lib/gateway/translate/wire';
+import { isObject, type Received } from '@/lib/gateway/translate/wire/json';
 import { GatewayError } from '@/lib/errors';
 import type { JsonBody } from '@/lib/gateway/body';
 import { UpstreamFailure } from '@/lib/gateway/translate/failure';
@@ -26,7 +27,12 @@ import type {
 // Request: Responses -> Chat Completions
 
 /** A chat message of a conversation, as stored between turns (chat shape: every translator reads it). */
-export type ChatMessage = JsonObject;
+/**
+ * A chat message of a Responses conversation: built here from the input, or read back from the
+ * store (`previous_response_id`), then handed to a chat translator as a client's message, which
+ * checks it field by field. Hence received, not exact.
+ */
+export type ChatMessage = Received<OpenAIChat.ChatMessage>;
 
 function chatResponseFormat(text: unknown): JsonObject | undefined {
   if (text === undefined || text === null) return undefined;
@@ -48,7 +54,7 @@ function chatResponseFormat(text: unknown): JsonObject | undefined {
 }
 
 /** A user/system content part of a Responses input message, as a chat content part. */
-function chatPart(part: unknown, at: string): JsonObject {
+function chatPart(part: unknown, at: string): OpenAIChat.ChatContentPart {
   if (!isObject(part)) throw invalidParam(at, `\`${at}\` must be a content part object.`);
   switch (part.type) {
     case 'input_text':
@@ -62,14 +68,14 @@ function chatPart(part: unknown, at: string): JsonObject {
       if (typeof part.image_url !== 'string') {
         throw invalidParam(`${at}.image_url`, `\`${at}.image_url\` must be a data URL or an http(s) URL (uploaded file ids are not available).`);
       }
-      const image: JsonObject = { url: part.image_url };
+      const image: { url: string; detail?: string } = { url: part.image_url };
       if (typeof part.detail === 'string') image.detail = part.detail;
       return { type: 'image_url', image_url: image };
     }
     case 'input_file': {
       if (typeof part.file_data !== 'string')
         throw invalidParam(`${at}.file_data`, `\`${at}.file_data\` must be a base64 data URL (uploaded file ids and file URLs are not available).`);
-      const file: JsonObject = { file_data: part.file_data };
+      const file: OpenAIChat.ChatFileContent = { file_data: part.file_data };
       if (typeof part.filename === 'string') file.filename = part.filename;
       return { type: 'file', file };
     }
@@ -85,7 +91,7 @@ function textOf(content: unknown, at: string): string {
     .map((p, j) => {
       const part = chatPart(p, `${at}[${j}]`);
       if (part.type !== 'text') throw invalidParam(`${at}[${j}]`, `\`${at}[${j}]\` must be a text part here.`);
-      return part.text as string;
+      return part.text;
     })
     .join('');
 }
@@ -294,7 +300,7 @@ function statusOf(finish: unknown): { status: Status; incomplete: JsonObject | n
   return { status: 'completed', incomplete: null };
 }
 
-const outputText = (text: string): JsonObject => ({ type: 'output_text', text, annotations: [], logprobs: [] });
+const outputText = (text: string): Responses.OutputText => ({ type: 'output_text', text, annotations: [], logprobs: [] });
 
 /** A tool call as the conversation keeps it: upstream extras (Gemini's thought signature) included. */
 interface ToolCall {
@@ -323,7 +329,7 @@ export function wantsEncryptedReasoning(body: JsonObject): boolean {
  * The reasoning item that carries, sealed, what the upstream needs back next turn (signed thinking,
  * Gemini's thought signatures on the calls); undefined when the turn holds nothing of the kind.
  */
-function sealedReasoningItem(id: string, turn: Turn, account = ''): JsonObject | undefined {
+function sealedReasoningItem(id: string, turn: Turn, account = ''): Responses.ResponseOutputItem | undefined {
   const calls: Record<string, JsonObject> = {};
   for (const t of turn.toolCalls) if (Object.keys(t.extra).length > 0) calls[t.id] = t.extra;
   const state: ReasoningState = {};
@@ -344,8 +350,14 @@ function outputItems(ids: ReturnType<typeof responseIds>, turn: Turn, status: St
   return items;
 }
 
-const reasoningItem = (id: string, text: string): JsonObject => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }] });
-const messageItem = (id: string, text: string, status: string): JsonObject => ({ id, type: 'message', status, role: 'assistant', content: [outputText(text)] });
+const reasoningItem = (id: string, text: string): Responses.ResponseOutputItem => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }] });
+const messageItem = (id: string, text: string, status: Status): Responses.ResponseOutputItem => ({
+  id,
+  type: 'message',
+  status,
+  role: 'assistant',
+  content: [outputText(text)],
+});
 
 /** The output item of the i-th tool call: the kind of tool the client declared (function, namespaced, custom, local shell). */
 function callItem(ids: ReturnType<typeof responseIds>, i: number, t: ToolCall, status: string, tools?: Map<string, ClientTool>): JsonObject {

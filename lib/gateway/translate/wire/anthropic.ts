@@ -28,11 +28,13 @@ export interface ToolResultBlock {
   tool_use_id: string;
   content?: string | ContentBlock[];
   is_error?: boolean;
+  cache_control?: JsonObject;
 }
 export interface ImageBlock {
   type: 'image' | 'document';
   source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } | { type: 'text'; media_type: string; data: string };
   title?: string;
+  cache_control?: JsonObject;
 }
 export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock | ImageBlock;
 

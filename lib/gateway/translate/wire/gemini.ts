@@ -9,7 +9,8 @@ export interface GeminiPart {
   thoughtSignature?: string;
   inlineData?: { mimeType: string; data: string };
   fileData?: { mimeType: string; fileUri: string };
-  functionCall?: { id?: string; name: string; args?: JsonObject };
+  /** `args` is an object from Gemini; one the gateway writes may carry a client's tool input as the client gave it. */
+  functionCall?: { id?: string; name: string; args?: unknown };
   functionResponse?: { id?: string; name: string; response: JsonObject };
 }
 
@@ -18,23 +19,40 @@ export interface GeminiContent {
   parts: GeminiPart[];
 }
 
+export interface FunctionDeclaration {
+  name: string;
+  description?: string;
+  parameters?: JsonObject;
+  parametersJsonSchema?: JsonObject;
+}
+
+export interface FunctionCallingConfig {
+  mode: 'AUTO' | 'ANY' | 'NONE' | 'VALIDATED';
+  allowedFunctionNames?: string[];
+}
+
+export interface GenerationConfig {
+  maxOutputTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stopSequences?: string[];
+  candidateCount?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  seed?: number;
+  responseMimeType?: string;
+  responseSchema?: JsonObject;
+  responseJsonSchema?: JsonObject;
+  thinkingConfig?: { thinkingBudget?: number; includeThoughts?: boolean; thinkingLevel?: string };
+}
+
 export interface GeminiRequest {
   contents: GeminiContent[];
   systemInstruction?: GeminiContent;
-  tools?: { functionDeclarations?: { name: string; description?: string; parameters?: JsonObject; parametersJsonSchema?: JsonObject }[] }[];
-  toolConfig?: { functionCallingConfig?: { mode: 'AUTO' | 'ANY' | 'NONE' | 'VALIDATED'; allowedFunctionNames?: string[] } };
-  generationConfig?: {
-    maxOutputTokens?: number;
-    temperature?: number;
-    topP?: number;
-    topK?: number;
-    stopSequences?: string[];
-    candidateCount?: number;
-    responseMimeType?: string;
-    responseSchema?: JsonObject;
-    responseJsonSchema?: JsonObject;
-    thinkingConfig?: { thinkingBudget?: number; includeThoughts?: boolean; thinkingLevel?: string };
-  };
+  tools?: { functionDeclarations?: FunctionDeclaration[] }[];
+  toolConfig?: { functionCallingConfig?: FunctionCallingConfig };
+  generationConfig?: GenerationConfig;
   safetySettings?: JsonObject[];
 }
 
@@ -47,8 +65,13 @@ export interface GeminiUsageMetadata {
   thoughtsTokenCount?: number;
   toolUsePromptTokenCount?: number;
   totalTokenCount?: number;
-  promptTokensDetails?: { modality: string; tokenCount: number }[];
-  candidatesTokensDetails?: { modality: string; tokenCount: number }[];
+  promptTokensDetails?: ModalityTokenCount[];
+  candidatesTokensDetails?: ModalityTokenCount[];
+}
+
+export interface ModalityTokenCount {
+  modality: string;
+  tokenCount: number;
 }
 
 export interface GeminiCandidate {

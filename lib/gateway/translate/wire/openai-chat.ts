@@ -5,12 +5,19 @@ import type { JsonObject } from './json';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
-export interface ChatContentPart {
-  type: 'text' | 'image_url' | 'input_audio' | 'file' | 'refusal';
-  text?: string;
-  image_url?: { url: string; detail?: 'auto' | 'low' | 'high' };
-  refusal?: string;
+export interface ChatFileContent {
+  filename?: string;
+  file_data?: string;
+  file_id?: string;
 }
+
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  /** `detail` is 'auto', 'low' or 'high' on OpenAI; a Responses client's is passed on as it came. */
+  | { type: 'image_url'; image_url: { url: string; detail?: string } }
+  | { type: 'input_audio'; input_audio: { data: string; format: string } }
+  | { type: 'file'; file: ChatFileContent }
+  | { type: 'refusal'; refusal: string };
 
 export interface ChatToolCall {
   id: string;
@@ -26,6 +33,8 @@ export interface ChatMessage {
   tool_call_id?: string;
   reasoning_content?: string;
   refusal?: string | null;
+  /** Anthropic's signed thinking blocks as an Anthropic upstream sent them (the LiteLLM convention). */
+  thinking_blocks?: JsonObject[];
 }
 
 export interface ChatFunctionTool {
@@ -51,6 +60,9 @@ export interface ChatRequest {
   reasoning_effort?: string;
   service_tier?: string;
   user?: string;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  seed?: number;
 }
 
 export interface ChatUsage {
@@ -81,7 +93,10 @@ export interface ChatCompletionChunk {
   model: string;
   choices: {
     index: number;
-    delta: Partial<Omit<ChatMessage, 'tool_calls'>> & { tool_calls?: (Partial<ChatToolCall> & { index: number })[] };
+    /** A tool call's fragments: its id and name in the first, arguments in pieces after. */
+    delta: Partial<Omit<ChatMessage, 'tool_calls'>> & {
+      tool_calls?: (Partial<Omit<ChatToolCall, 'function'>> & { index: number; function?: Partial<ChatToolCall['function']> })[];
+    };
     finish_reason: ChatFinishReason | null;
   }[];
   usage?: ChatUsage | null;

@@ -5,8 +5,15 @@ import type { JsonObject } from './json';
 
 export type ResponseStatus = 'completed' | 'incomplete' | 'in_progress' | 'failed' | 'cancelled' | 'queued';
 
+export interface OutputText {
+  type: 'output_text';
+  text: string;
+  annotations: unknown[];
+  logprobs?: unknown[];
+}
+
 export type ResponseOutputItem =
-  | { type: 'message'; id: string; status: ResponseStatus; role: 'assistant'; content: { type: 'output_text'; text: string; annotations: unknown[] }[] }
+  | { type: 'message'; id: string; status: ResponseStatus; role: 'assistant'; content: OutputText[] }
   | { type: 'reasoning'; id: string; summary: { type: 'summary_text'; text: string }[]; encrypted_content?: string }
   | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string; status: ResponseStatus; namespace?: string }
   | { type: 'custom_tool_call'; id: string; call_id: string; name: string; input: string; status: ResponseStatus }
