@@ -137,13 +137,24 @@ function planHeaders(pa: PlanAdmission, left: bigint | undefined): Record<string
   return h;
 }
 
-/** Admits in the limiter (one round trip); `roomKey`: where to keep the room reading, if anywhere. */
-async function admit(request: AdmissionRequest, roomKey: string | undefined, urgent = false, refreshed = false): Promise<Admission> {
+/**
+ * Admits in the limiter (one round trip); `roomKey`: where to keep the room reading, if anywhere.
+ * `plan`: the account's plan for the model as `startAdmission` already found it (looked up once per
+ * request); undefined when the principal changed since (a refreshed key) and it must be found again.
+ */
+async function admit(
+  request: AdmissionRequest,
+  roomKey: string | undefined,
+  urgent = false,
+  refreshed = false,
+  plan?: PlanAdmission | null,
+): Promise<Admission> {
   const { principal, cfg, model, endpoint, reserve, leaseId } = request;
   const limiter = getLimiter();
   const rules = rulesFor(principal, cfg, model, endpoint);
   // A plan that covers the model pays from its windows (lib/plans), else the balance (and the key's budgets).
-  const pa = request.pastPlan || reserve === 0n || endpoint === 'batch' || model?.kind === 'video' ? null : planFor(principal, cfg, model);
+  const pa =
+    request.pastPlan || reserve === 0n || endpoint === 'batch' || model?.kind === 'video' ? null : plan !== undefined ? plan : planFor(principal, cfg, model);
   const planAmount = pa ? (pa.plan.unit === 'usd' ? reserve : pa.plan.unit === 'tokens' ? BigInt(request.tokens ?? 0) : 1n) : 0n;
   const key = pa ? pa.windows[0]!.key : balanceKey(principal.userId);
   const budgets = pa ? pa.windows.slice(1).map((w) => ({ key: w.key, cap: w.cap })) : keyBudgets(principal);
@@ -190,7 +201,7 @@ async function admit(request: AdmissionRequest, roomKey: string | undefined, urg
     }
     if (pa) {
       // A window is used up: past it, the balance pays (overflow) or the request is refused.
-      if (pa.plan.overflow === 'balance') return admit({ ...request, pastPlan: true }, roomKey, urgent, refreshed);
+      if (pa.plan.overflow === 'balance') return admit({ ...request, pastPlan: true }, roomKey, urgent, refreshed, plan);
       throw planWindowError(pa, result.index ?? 0);
     }
     if (result.index && budgets) throw keyBudgetError(principal, keyBudgets(principal)![result.index - 1]!, result.available, reserve);
@@ -247,9 +258,10 @@ export function startAdmission(request: AdmissionRequest, stream: boolean): Pend
   const eligible = stream || mode === 'all' || (mode === 'auto' && quiet());
   const h = key && eligible ? headroomOf(key) : undefined;
   // lib/keys: not with a key budget; lib/plans: not on a plan (its windows are not in the room reading).
-  const speculative = maySpeculate(h, reserve) && mayOutrunAdmission(principal) && !planFor(principal, request.cfg, model);
+  const plan = planFor(principal, request.cfg, model);
+  const speculative = maySpeculate(h, reserve) && mayOutrunAdmission(principal) && !plan;
   // A speculative admission asks to be sent at once (urgent, on a quiet instance): its reply gates the first byte.
-  const admission = admit(request, key, speculative);
+  const admission = admit(request, key, speculative, false, plan);
   if (!speculative) return { admission, speculative: false };
   h.pending++;
   h.pendingReserve += reserve;
