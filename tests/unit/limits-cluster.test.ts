@@ -187,6 +187,7 @@ describe('limiter on Redis Cluster', () => {
       const load = Promise.all([drive(fa, 60), drive(fb, 60)]);
       await new Promise((r) => setTimeout(r, 100));
       await cluster.kill(victim);
+      const admittedAtKill = admitted;
       await load; // no call rejects: FailoverLimiter answers a refusal while the slot has no primary
       await cluster.waitHealthy();
       // The servers agree before the clients do: each limiter comes back on Redis at its next probe
@@ -208,7 +209,11 @@ describe('limiter on Redis Cluster', () => {
       // replicated) whose reply never came back was answered as a refusal (counted, not served).
       const replicated = Number((await clients[0].hget(rpm.key, 'n')) ?? 0);
       expect(replicated).toBeLessThanOrEqual(400);
-      expect(admitted - replicated).toBeLessThanOrEqual(20);
+      // What the failover can lose is bounded by what the dead primary had admitted: on a busy
+      // machine the replica may lag that whole stretch (a fixed bound failed with the other core
+      // busy), but admissions after the failover are all on the new primary. The 20: one batch per
+      // limiter in flight when the kill returned.
+      expect(admitted - replicated).toBeLessThanOrEqual(admittedAtKill + 20);
       // From there on the window is exact again, on the new primary, across both instances.
       let after = 0;
       for (let round = 0; round < 10; round++) {
