@@ -9,12 +9,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openPage, signIn } from '../support/browser';
+import { closeBrowserTest } from '../support/teardown';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
-import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/limits/runtime';
 import { creditBalance } from '@/lib/billing/ledger';
 import { usdToPico } from '@/lib/money';
 import { adminAdjustBalance } from '@/lib/admin/accounts';
@@ -45,14 +44,7 @@ beforeAll(async () => {
   page = await openPage(browser, '10.77.40.1');
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await fake?.close();
-  await getLimiter().close();
-  await closeEvents();
-  await (await getDb()).$disconnect();
-});
+afterAll(() => closeBrowserTest({ browser, gw, fake }));
 
 describe('exact money everywhere', { timeout: 90_000 }, () => {
   it('the redeem toast and the billing history show $10.0011 and $9.9978 as they are', async () => {

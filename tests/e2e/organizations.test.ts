@@ -9,13 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openPage, signUp } from '../support/browser';
+import { closeBrowserTest } from '../support/teardown';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { axeProblems } from '../support/axe';
 import { creditBalance } from '@/lib/billing/ledger';
 import { getDb } from '@/lib/db';
-import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/limits/runtime';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
 let gw: RunningGateway;
@@ -57,14 +56,7 @@ beforeAll(async () => {
   dev = await openPage(browser, '10.54.1.2');
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await fake?.close();
-  await getLimiter().close();
-  await closeEvents();
-  await (await getDb()).$disconnect();
-});
+afterAll(() => closeBrowserTest({ browser, gw, fake }));
 
 describe('organizations in the dashboard', { timeout: 90_000 }, () => {
   it('the owner signs up and creates an organization from the switcher', async () => {
