@@ -5,9 +5,7 @@
 // answer is a 503 naming the region: never a silent route elsewhere.
 import type { ChannelInfo } from '@/lib/config';
 import { codedError, GatewayError } from '@/lib/errors';
-// A JSON object (lib/gateway/body.ts's JsonObject), spelled out: this module sits below the gateway.
-type JsonObject = Record<string, unknown>;
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject, type JsonObject } from '@/lib/json';
 
 export const REGION_HEADER = 'x-service-region';
 export const REGION_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;

@@ -1,8 +1,6 @@
 'use client';
 
-import Link from 'next/link';
-import { usePathname } from 'next/navigation';
-import { cn } from '@/components/ui/cn';
+import { TabNav } from '@/components/ui/tab-nav';
 import { useT } from '@/lib/i18n/client';
 import type { Phrase } from '@/lib/i18n/translate';
 
@@ -20,26 +18,6 @@ const items: { href: string; label: Phrase }[] = [
 ];
 
 export function AdminNav() {
-  const pathname = usePathname();
   const t = useT();
-  return (
-    <nav aria-label={t('Admin')} className="-mb-px flex flex-wrap gap-x-1 sm:flex-nowrap sm:overflow-x-auto">
-      {items.map((item) => {
-        const active = item.href === '/admin' ? pathname === item.href : pathname.startsWith(item.href);
-        return (
-          <Link
-            key={item.href}
-            href={item.href}
-            aria-current={active ? 'page' : undefined}
-            className={cn(
-              'whitespace-nowrap border-b-2 px-2 py-2.5 sm:px-3 text-sm font-medium transition-colors',
-              active ? 'border-slate-900 text-slate-900' : 'border-transparent text-slate-500 hover:border-slate-300 hover:text-slate-800',
-            )}
-          >
-            {t(item.label)}
-          </Link>
-        );
-      })}
-    </nav>
-  );
+  return <TabNav label={t('Admin')} root="/admin" items={items.map((i) => ({ href: i.href, label: t(i.label) }))} inactiveText="text-slate-500" />;
 }

@@ -6,7 +6,8 @@ import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { signIn } from 'next-auth/react';
-import { Alert } from '@/components/ui/alert';
+import { AuthForm } from '@/components/auth/auth-form';
+import { AuthFooterLink } from '@/components/auth/auth-link';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
 import type { Messages } from '@/lib/i18n/messages';
@@ -45,12 +46,7 @@ export function LoginForm({ callbackUrl, t }: { callbackUrl: string; t: Messages
   }
 
   return (
-    <form onSubmit={submit} className="space-y-4">
-      {error && (
-        <Alert tone="error" data-testid="auth-error">
-          {error}
-        </Alert>
-      )}
+    <AuthForm onSubmit={submit} error={error}>
       <Field label={t.email} htmlFor="email">
         <Input id="email" name="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
       </Field>
@@ -76,13 +72,10 @@ export function LoginForm({ callbackUrl, t }: { callbackUrl: string; t: Messages
       <Button type="submit" className="w-full" disabled={busy} data-testid="login-submit">
         {busy ? t.loggingIn : t.logIn}
       </Button>
-      <p className="text-center text-sm text-slate-500">
-        {t.newHere}{' '}
-        <Link href="/register" className="font-medium text-indigo-600 hover:text-indigo-500">
-          {t.createAnAccount}
-        </Link>
-      </p>
-    </form>
+      <AuthFooterLink href="/register" lead={t.newHere}>
+        {t.createAnAccount}
+      </AuthFooterLink>
+    </AuthForm>
   );
 }
 

@@ -6,7 +6,8 @@ import { apiErrorText, type ApiErrorJson } from '@/lib/i18n/codes';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { Alert } from '@/components/ui/alert';
+import { AuthForm } from '@/components/auth/auth-form';
+import { AuthFooterLink } from '@/components/auth/auth-link';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
 import type { Messages } from '@/lib/i18n/messages';
@@ -87,12 +88,7 @@ export function RegisterForm({ t, callbackUrl = '/dashboard', initialEmail = '' 
   }
 
   return (
-    <form onSubmit={submit} className="space-y-4" noValidate>
-      {problem && (
-        <Alert tone="error" data-testid="auth-error">
-          {problem.message}
-        </Alert>
-      )}
+    <AuthForm onSubmit={submit} error={problem?.message} noValidate>
       <Field label={t.email} htmlFor="email">
         <Input
           id="email"
@@ -121,12 +117,9 @@ export function RegisterForm({ t, callbackUrl = '/dashboard', initialEmail = '' 
       <Button type="submit" className="w-full" disabled={busy} data-testid="register-submit">
         {busy ? t.creatingAccount : t.createAccount}
       </Button>
-      <p className="text-center text-sm text-slate-500">
-        {t.haveAccount}{' '}
-        <Link href="/login" className="font-medium text-indigo-600 hover:text-indigo-500">
-          {t.logIn}
-        </Link>
-      </p>
-    </form>
+      <AuthFooterLink href="/login" lead={t.haveAccount}>
+        {t.logIn}
+      </AuthFooterLink>
+    </AuthForm>
   );
 }

@@ -1,58 +1,34 @@
 'use client';
 
-import { useLocale, useT } from '@/lib/i18n/client';
-import { apiErrorText, type ApiErrorJson } from '@/lib/i18n/codes';
-import { ruleProblem } from '@/lib/i18n/translate';
+import { useT } from '@/lib/i18n/client';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
-import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input } from '@/components/ui/input';
+import { AuthForm, useAuthRequest } from '@/components/auth/auth-form';
 import { passwordProblem, PASSWORD_MIN_LENGTH } from '@/lib/password-rules';
 
 /** Sets the new password with the link's token; then on to log in. */
 export function ResetPasswordForm({ token, email }: { token: string; email: string }) {
   const t = useT();
-  const locale = useLocale();
   const router = useRouter();
+  const { busy, error, send } = useAuthRequest();
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setError(null);
-    const bad = passwordProblem(password);
-    if (bad) {
-      setError(ruleProblem(bad, t));
-      return;
-    }
-    setBusy(true);
-    try {
-      const res = await fetch('/api/auth/password-reset/confirm', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ token, password }),
-      });
-      if (res.ok) {
-        router.replace('/login?reset=done');
-        return;
-      }
-      const body = (await res.json().catch(() => ({}))) as ApiErrorJson;
-      setError(apiErrorText(locale, body, res.status, t('The password could not be set. Try again.')));
-    } catch {
-      setError(t('The password could not be set. Try again.'));
-    }
-    setBusy(false);
+    const ok = await send({
+      problem: passwordProblem(password),
+      url: '/api/auth/password-reset/confirm',
+      body: { token, password },
+      accepted: (res) => res.ok,
+      fallback: t('The password could not be set. Try again.'),
+    });
+    if (ok) router.replace('/login?reset=done');
   }
 
   return (
-    <form onSubmit={submit} className="space-y-4" noValidate>
-      {error && (
-        <Alert tone="error" data-testid="auth-error">
-          {error}
-        </Alert>
-      )}
+    <AuthForm onSubmit={submit} error={error} noValidate>
       {/* For password managers: which account this password belongs to. */}
       <input type="email" name="username" autoComplete="username" value={email} readOnly hidden />
       <Field
@@ -73,6 +49,6 @@ export function ResetPasswordForm({ token, email }: { token: string; email: stri
       <Button type="submit" className="w-full" disabled={busy} data-testid="reset-submit">
         {busy ? t('Saving…') : t('Set the new password')}
       </Button>
-    </form>
+    </AuthForm>
   );
 }

@@ -1,7 +1,8 @@
 'use client';
 
 import type { publicKeyWithControls } from '@/lib/keys/queries';
-import { Field, FieldError, Input, Select } from '@/components/ui/input';
+import { Field, Input, Select } from '@/components/ui/input';
+import { ModelChecklist } from '@/components/dashboard/model-checklist';
 import { Progress } from '@/components/ui/progress';
 import { useT } from '@/lib/i18n/client';
 import { formatCount, formatMoneyText } from '@/lib/format';
@@ -280,24 +281,14 @@ export function KeyControlsFields({
           onChange={(e) => set({ region: e.target.value })}
         />
       </Field>
-      <fieldset className="sm:col-span-2">
-        <legend className="text-sm font-medium text-slate-700">{t('Allowed models')}</legend>
-        <p className="text-xs text-slate-500">{t('None ticked: every model your tier allows. service-auto picks only among the ticked ones.')}</p>
-        <FieldError id={id('models')} error={errors.models} />
-        <div className="mt-2 grid max-h-40 gap-1 overflow-y-auto sm:grid-cols-2" data-testid={id('models')}>
-          {models.map((m) => (
-            <label key={m} className="flex items-center gap-2 text-sm text-slate-700">
-              <input
-                type="checkbox"
-                value={m}
-                checked={values.models.includes(m)}
-                onChange={(e) => set({ models: e.target.checked ? [...values.models, m] : values.models.filter((x) => x !== m) })}
-              />
-              <span className="font-mono text-xs">{m}</span>
-            </label>
-          ))}
-        </div>
-      </fieldset>
+      <ModelChecklist
+        id={id('models')}
+        hint={t('None ticked: every model your tier allows. service-auto picks only among the ticked ones.')}
+        models={models}
+        selected={values.models}
+        error={errors.models}
+        onChange={(selected) => set({ models: selected })}
+      />
     </div>
   );
 }

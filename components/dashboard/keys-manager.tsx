@@ -6,6 +6,7 @@ import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { EditPanel } from '@/components/dashboard/edit-panel';
 import { CopyButton } from '@/components/ui/copy-button';
 import { ConfirmDialog } from '@/components/ui/dialog';
 import { EmptyState } from '@/components/ui/empty-state';
@@ -334,38 +335,28 @@ export function KeysManager({
       </Card>
 
       {editing && (
-        <Card data-testid="edit-key-panel">
-          <CardHeader
-            title={t('Limits of “{name}”', { name: editing.key.name })}
-            description={t("Changes apply to the key's next request, on every server.")}
+        <EditPanel
+          testId="edit-key-panel"
+          title={t('Limits of “{name}”', { name: editing.key.name })}
+          description={t("Changes apply to the key's next request, on every server.")}
+          onSubmit={save}
+          error={editError}
+          errorTestId="edit-error"
+          saveTestId="save-key"
+          saveLabel={saving ? t('Saving…') : t('Save')}
+          busy={saving}
+          onCancel={() => setEditing(null)}
+        >
+          <KeyControlsFields
+            idPrefix="edit"
+            values={editing.values}
+            onChange={(values) => setEditing({ ...editing, values })}
+            models={models}
+            gauge={budgetGauge}
+            errors={editFields}
+            projects={projects}
           />
-          <CardBody>
-            <form onSubmit={save} className="space-y-4">
-              <KeyControlsFields
-                idPrefix="edit"
-                values={editing.values}
-                onChange={(values) => setEditing({ ...editing, values })}
-                models={models}
-                gauge={budgetGauge}
-                errors={editFields}
-                projects={projects}
-              />
-              {editError && (
-                <Alert tone="error" data-testid="edit-error">
-                  {editError}
-                </Alert>
-              )}
-              <div className="flex gap-2">
-                <Button type="submit" data-testid="save-key" disabled={saving}>
-                  {saving ? t('Saving…') : t('Save')}
-                </Button>
-                <Button variant="secondary" onClick={() => setEditing(null)}>
-                  {t('Cancel')}
-                </Button>
-              </div>
-            </form>
-          </CardBody>
-        </Card>
+        </EditPanel>
       )}
 
       <ConfirmDialog

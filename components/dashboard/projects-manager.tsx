@@ -6,7 +6,9 @@ import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { ConfirmDialog } from '@/components/ui/dialog';
 import { EmptyState } from '@/components/ui/empty-state';
-import { Field, FieldError, Input } from '@/components/ui/input';
+import { Field, Input } from '@/components/ui/input';
+import { EditPanel } from '@/components/dashboard/edit-panel';
+import { ModelChecklist } from '@/components/dashboard/model-checklist';
 import { Progress } from '@/components/ui/progress';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 import { useApiError, useT } from '@/lib/i18n/client';
@@ -69,24 +71,14 @@ function ProjectFields({
           onChange={(e) => set({ monthly_budget_usd: e.target.value })}
         />
       </Field>
-      <fieldset className="sm:col-span-2">
-        <legend className="text-sm font-medium text-slate-700">{t('Allowed models')}</legend>
-        <p className="text-xs text-slate-500">{t("None ticked: every model. A key's own list can only narrow it.")}</p>
-        <FieldError id={id('models')} error={errors.models} />
-        <div className="mt-2 grid max-h-40 gap-1 overflow-y-auto sm:grid-cols-2" data-testid={id('models')}>
-          {models.map((m) => (
-            <label key={m} className="flex items-center gap-2 text-sm text-slate-700">
-              <input
-                type="checkbox"
-                value={m}
-                checked={values.models.includes(m)}
-                onChange={(e) => set({ models: e.target.checked ? [...values.models, m] : values.models.filter((x) => x !== m) })}
-              />
-              <span className="font-mono text-xs">{m}</span>
-            </label>
-          ))}
-        </div>
-      </fieldset>
+      <ModelChecklist
+        id={id('models')}
+        hint={t("None ticked: every model. A key's own list can only narrow it.")}
+        models={models}
+        selected={values.models}
+        error={errors.models}
+        onChange={(selected) => set({ models: selected })}
+      />
     </div>
   );
 }
@@ -201,33 +193,26 @@ export function ProjectsManager({ initial, models }: { initial: ProjectJson[]; m
       </Card>
 
       {editing && (
-        <Card data-testid="edit-project-panel">
-          <CardHeader title={t('Edit project')} description={t("Changes apply to its keys' next request.")} />
-          <CardBody>
-            <form onSubmit={save} className="space-y-4">
-              <ProjectFields
-                idPrefix="edit-project"
-                values={editing.values}
-                onChange={(v) => setEditing({ ...editing, values: v })}
-                models={models}
-                errors={editFields}
-              />
-              {editError && (
-                <Alert tone="error" data-testid="edit-project-error">
-                  {editError}
-                </Alert>
-              )}
-              <div className="flex gap-2">
-                <Button type="submit" disabled={busy} data-testid="save-project">
-                  {t('Save')}
-                </Button>
-                <Button variant="secondary" onClick={() => setEditing(null)}>
-                  {t('Cancel')}
-                </Button>
-              </div>
-            </form>
-          </CardBody>
-        </Card>
+        <EditPanel
+          testId="edit-project-panel"
+          title={t('Edit project')}
+          description={t("Changes apply to its keys' next request.")}
+          onSubmit={save}
+          error={editError}
+          errorTestId="edit-project-error"
+          saveTestId="save-project"
+          saveLabel={t('Save')}
+          busy={busy}
+          onCancel={() => setEditing(null)}
+        >
+          <ProjectFields
+            idPrefix="edit-project"
+            values={editing.values}
+            onChange={(v) => setEditing({ ...editing, values: v })}
+            models={models}
+            errors={editFields}
+          />
+        </EditPanel>
       )}
 
       <Card>

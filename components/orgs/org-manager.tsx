@@ -103,6 +103,21 @@ export function OrgManager({
   }
 
   const base = `/api/orgs/${org.id}`;
+
+  /** Deletes `path` (this person's membership, or the organization) and, once gone, goes back to the personal dashboard. */
+  function deleteThenLeave(path: string) {
+    setBusy(true);
+    void call('DELETE', path).then(async (res) => {
+      if (!res.ok) {
+        setError((await apiError(res)).text);
+        setBusy(false);
+        return;
+      }
+      await call('POST', '/api/orgs/select', { id: null });
+      router.push('/dashboard');
+      router.refresh();
+    });
+  }
   const others = members.filter((m) => m.user_id !== personId);
   const manageable = (m: MemberRow) => can.members && m.role !== 'owner' && m.user_id !== personId && (role === 'owner' || m.role !== 'admin');
   const assignable: OrgRole[] = role === 'owner' ? ['admin', 'developer', 'billing'] : ['developer', 'billing'];
@@ -365,17 +380,7 @@ export function OrgManager({
               data-testid="org-leave"
               onClick={() => {
                 if (!window.confirm(t('Leave {org}? Your keys in it are revoked.', { org: org.name }))) return;
-                setBusy(true);
-                void call('DELETE', `${base}/members/${personId}`).then(async (res) => {
-                  if (!res.ok) {
-                    setError((await apiError(res)).text);
-                    setBusy(false);
-                    return;
-                  }
-                  await call('POST', '/api/orgs/select', { id: null });
-                  router.push('/dashboard');
-                  router.refresh();
-                });
+                deleteThenLeave(`${base}/members/${personId}`);
               }}
             >
               {t('Leave organization')}
@@ -395,18 +400,8 @@ export function OrgManager({
               className="flex flex-col gap-3 sm:flex-row sm:items-end"
               onSubmit={(e: FormEvent) => {
                 e.preventDefault();
-                setBusy(true);
                 setError(null);
-                void call('DELETE', base).then(async (res) => {
-                  if (!res.ok) {
-                    setError((await apiError(res)).text);
-                    setBusy(false);
-                    return;
-                  }
-                  await call('POST', '/api/orgs/select', { id: null });
-                  router.push('/dashboard');
-                  router.refresh();
-                });
+                deleteThenLeave(base);
               }}
             >
               <Field label={t('Type the name "{name}" to confirm', { name: org.name })} htmlFor="delete-name" className="flex-1">

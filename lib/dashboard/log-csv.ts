@@ -153,18 +153,21 @@ export class LogTotals {
   }
 }
 
-/** The CSV's last row: `total` and the request count in the first columns, the sums under their columns. */
-export function logTotalsCsvValues(t: LogTotals): CsvValue[] {
-  const byColumn: Partial<Record<(typeof logCsvHeader)[number], CsvValue>> = {
-    id: 'total',
-    created_at: `${t.requests} requests`,
+/** The totals' sums by the name of their column, in both formats (money as exact decimal text). */
+function totalSums(t: LogTotals) {
+  return {
     prompt_tokens: t.promptTokens,
     completion_tokens: t.completionTokens,
     cache_read_tokens: t.cacheReadTokens,
     cache_write_tokens: t.cacheWriteTokens,
     cost_usd: formatPico(t.costUsd),
     cost_cny: formatPico(t.costCny),
-  };
+  } satisfies Partial<Record<(typeof logCsvHeader)[number], CsvValue>>;
+}
+
+/** The CSV's last row: `total` and the request count in the first columns, the sums under their columns. */
+export function logTotalsCsvValues(t: LogTotals): CsvValue[] {
+  const byColumn: Partial<Record<(typeof logCsvHeader)[number], CsvValue>> = { id: 'total', created_at: `${t.requests} requests`, ...totalSums(t) };
   for (const [col, v] of t.breakdown) byColumn[col as (typeof logCsvHeader)[number]] = formatPico(v);
   return logCsvHeader.map((c) => byColumn[c]);
 }
@@ -180,16 +183,5 @@ export function logJsonLine(e: LogEntry, keyName: string | undefined, extra: Rec
 }
 
 export function logTotalsJsonLine(t: LogTotals): string {
-  return (
-    JSON.stringify({
-      type: 'totals',
-      requests: t.requests,
-      prompt_tokens: t.promptTokens,
-      completion_tokens: t.completionTokens,
-      cache_read_tokens: t.cacheReadTokens,
-      cache_write_tokens: t.cacheWriteTokens,
-      cost_usd: formatPico(t.costUsd),
-      cost_cny: formatPico(t.costCny),
-    }) + '\n'
-  );
+  return JSON.stringify({ type: 'totals', requests: t.requests, ...totalSums(t) }) + '\n';
 }

@@ -401,21 +401,27 @@ export function ruleCode(problem: string): { code: MessageCode; params?: Message
   return null;
 }
 
-/** Attempt reasons as the gateway records them (plain English), read back into codes. */
-const attemptPatterns: [RegExp, MessageCode, string[]][] = [
-  [/^upstream answered (\d+)$/, 'attempt.upstream_status', ['status']],
-  [/^upstream rate-limited or overloaded \((\d+)\)$/, 'attempt.upstream_limited', ['status']],
-  [/^upstream refused the channel's key or account \((\d+)\)$/, 'attempt.upstream_refused_key', ['status']],
-  [/^upstream refused the channel's account \((\d+)\)$/, 'attempt.upstream_refused_account', ['status']],
-  [/^upstream timed out \((.*)\)$/, 'attempt.timeout', ['detail']],
-  [/^upstream connection failed \((.*)\)$/, 'attempt.connect', ['detail']],
-  [/^upstream reply closed before it was read$/, 'attempt.closed', []],
-  [/^upstream reply larger than (\d+) bytes$/, 'attempt.too_large', ['bytes']],
-  [/^upstream stream longer than (\d+) bytes$/, 'attempt.stream_too_long', ['bytes']],
-  [/^upstream reply unusable$/, 'attempt.unusable', []],
-  [/^upstream stream ended without data$/, 'attempt.stream_empty', []],
-  [/^upstream stream ended before the reply was complete$/, 'attempt.stream_incomplete', []],
-];
+/** What a placeholder of an attempt reason matches when read back: a number, or any text. */
+const attemptParam: Record<string, string> = { status: '(\\d+)', bytes: '(\\d+)', detail: '(.*)' };
+
+/**
+ * Attempt reasons as the gateway records them (plain English), read back into codes: each pattern
+ * is its code's English template, so the two cannot drift apart. `attempt.other` is the rest.
+ */
+const attemptPatterns: [RegExp, MessageCode, string[]][] = messageCodes
+  .filter((code) => code.startsWith('attempt.') && code !== 'attempt.other')
+  .map((code) => {
+    const names: string[] = [];
+    const source = table[code].en
+      .split(/\{(\w+)\}/)
+      .map((part, i) => {
+        if (i % 2 === 0) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        names.push(part);
+        return attemptParam[part];
+      })
+      .join('');
+    return [new RegExp(`^${source}$`), code, names];
+  });
 
 /** The code of an attempt's recorded reason; an upstream's own text is `attempt.other` with it as `detail`. */
 export function attemptReason(text: string): { message_code: MessageCode; params: MessageParams; message: string } {

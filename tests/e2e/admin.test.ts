@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { signIn as signInAs, signUp as signUpAs } from '../support/browser';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
@@ -28,21 +29,8 @@ const dialogs: string[] = [];
 
 const shot = (p: Page, name: string) => p.screenshot({ path: path.join(shots, `admin-${name}.png`), fullPage: true });
 
-async function signUp(p: Page, email: string) {
-  await p.goto(`${gw.url}/register`);
-  await p.fill('#email', email);
-  await p.fill('#password', password);
-  await p.getByTestId('register-submit').click();
-  await p.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
-}
-
-async function signIn(p: Page, email: string) {
-  await p.goto(`${gw.url}/login`);
-  await p.fill('#email', email);
-  await p.fill('#password', password);
-  await p.getByTestId('login-submit').click();
-  await p.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
-}
+const signUp = (p: Page, email: string) => signUpAs(p, gw.url, email, password);
+const signIn = (p: Page, email: string) => signInAs(p, gw.url, email, password);
 
 const chat = (apiKey: string) =>
   fetch(`${gw.url}/v1/chat/completions`, {

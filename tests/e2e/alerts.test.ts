@@ -4,13 +4,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, openPage, signIn } from '../support/browser';
+import { closeBrowserTest } from '../support/teardown';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, type TestAccount } from '../support/accounts';
-import { getDb } from '@/lib/db';
-import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/limits/runtime';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
 let gw: RunningGateway;
@@ -26,29 +25,15 @@ beforeAll(async () => {
   fake = await startFakeUpstream();
   gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { TRUST_PROXY: '1', ALERT_EVAL_MS: '200' } });
   account = await createAccount({ tier: 'pro', balanceUsd: '5' });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 }, extraHTTPHeaders: { 'x-forwarded-for': '10.77.29.2' } });
+  browser = await launchChromium();
+  page = await openPage(browser, '10.77.29.2');
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await fake?.close();
-  await getLimiter().close();
-  await closeEvents();
-  await (await getDb()).$disconnect();
-});
+afterAll(() => closeBrowserTest({ browser, gw, fake }));
 
 describe('budget alerts in the dashboard', { timeout: 60_000 }, () => {
   it('signs in', async () => {
-    await page.goto(`${gw.url}/login`);
-    await page.fill('#email', account.email);
-    await page.fill('#password', account.password);
-    await page.getByTestId('login-submit').click();
-    await page.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
+    await signIn(page, gw.url, account.email, account.password);
   });
 
   it('turns alerts on and shows the signing secret once', async () => {

@@ -7,8 +7,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { axeProblems } from '../support/axe';
+import { launchChromium, openPage, signIn } from '../support/browser';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
@@ -51,17 +52,9 @@ beforeAll(async () => {
   });
   admin = await createAccount({ balanceUsd: '5' });
   await db.user.update({ where: { id: admin.userId }, data: { role: 'admin' } });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, extraHTTPHeaders: { 'x-forwarded-for': '10.45.9.1' } });
-  page = await context.newPage();
-  await page.goto(`${gw.url}/login`);
-  await page.fill('#email', admin.email);
-  await page.fill('#password', admin.password);
-  await page.getByTestId('login-submit').click();
-  await page.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
+  browser = await launchChromium();
+  page = await openPage(browser, '10.45.9.1', { viewport: { width: 390, height: 844 } });
+  await signIn(page, gw.url, admin.email, admin.password);
 }, 120_000);
 
 afterAll(async () => {

@@ -7,13 +7,13 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, openPage, signIn } from '../support/browser';
+import { closeBrowserTest } from '../support/teardown';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, type TestAccount } from '../support/accounts';
 import { getDb } from '@/lib/db';
-import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/limits/runtime';
 import { creditBalance } from '@/lib/billing/ledger';
 import { usdToPico } from '@/lib/money';
 import { adminAdjustBalance } from '@/lib/admin/accounts';
@@ -40,33 +40,15 @@ beforeAll(async () => {
     cwd: ROOT,
     env: { ...process.env, ADMIN_EMAILS: operatorEmail },
   });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 }, extraHTTPHeaders: { 'x-forwarded-for': '10.77.40.1' } });
+  browser = await launchChromium();
+  page = await openPage(browser, '10.77.40.1');
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await fake?.close();
-  await getLimiter().close();
-  await closeEvents();
-  await (await getDb()).$disconnect();
-});
-
-async function signIn(p: Page, email: string, pass: string) {
-  await p.goto(`${gw.url}/login`);
-  await p.fill('#email', email);
-  await p.fill('#password', pass);
-  await p.getByTestId('login-submit').click();
-  await p.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
-}
+afterAll(() => closeBrowserTest({ browser, gw, fake }));
 
 describe('exact money everywhere', { timeout: 90_000 }, () => {
   it('the redeem toast and the billing history show $10.0011 and $9.9978 as they are', async () => {
-    await signIn(page, account.email, account.password);
+    await signIn(page, gw.url, account.email, account.password);
     const batch = await createCodeBatch(CLI_ACTOR, { amountPico: usdToPico('10.0011'), count: 1 });
     await page.goto(`${gw.url}/dashboard/billing`);
     await page.getByTestId('redeem-code').fill(batch.codes[0]!.code);
@@ -97,8 +79,8 @@ describe('exact money everywhere', { timeout: 90_000 }, () => {
   });
 
   it("the operator's account page shows the balance and ledger exactly", async () => {
-    const ops = await browser.newPage({ viewport: { width: 1280, height: 900 }, extraHTTPHeaders: { 'x-forwarded-for': '10.77.40.2' } });
-    await signIn(ops, operatorEmail, password);
+    const ops = await openPage(browser, '10.77.40.2');
+    await signIn(ops, gw.url, operatorEmail, password);
     await ops.goto(`${gw.url}/admin/accounts/${account.userId}`);
     await expect(ops.getByTestId('admin-balance').textContent()).resolves.toBe('$19.9988883');
     const ledger = await text(ops, 'admin-ledger-row');

@@ -7,14 +7,14 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, openPage, signUp } from '../support/browser';
+import { closeBrowserTest } from '../support/teardown';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { axeProblems } from '../support/axe';
 import { creditBalance } from '@/lib/billing/ledger';
 import { getDb } from '@/lib/db';
-import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/limits/runtime';
 
 const shots = path.join(ROOT, 'test-output', 'screenshots');
 let gw: RunningGateway;
@@ -30,16 +30,6 @@ const orgName = `Acme ${suffix}`;
 let orgId = '';
 let link = '';
 let cost = 0;
-
-const launch = {
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-};
-
-async function newPage(ip: string): Promise<Page> {
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, extraHTTPHeaders: { 'x-forwarded-for': ip } });
-  return ctx.newPage();
-}
 
 async function expectAxeClean(page: Page, name: string) {
   expect(await axeProblems(page), name).toEqual([]);
@@ -61,27 +51,16 @@ beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
   fake = await startFakeUpstream();
   gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { TRUST_PROXY: '1' } });
-  browser = await chromium.launch(launch);
-  owner = await newPage('10.54.1.1');
-  dev = await newPage('10.54.1.2');
+  browser = await launchChromium();
+  owner = await openPage(browser, '10.54.1.1');
+  dev = await openPage(browser, '10.54.1.2');
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await fake?.close();
-  await getLimiter().close();
-  await closeEvents();
-  await (await getDb()).$disconnect();
-});
+afterAll(() => closeBrowserTest({ browser, gw, fake }));
 
 describe('organizations in the dashboard', { timeout: 90_000 }, () => {
   it('the owner signs up and creates an organization from the switcher', async () => {
-    await owner.goto(`${gw.url}/register`);
-    await owner.fill('#email', ownerEmail);
-    await owner.fill('#password', password);
-    await owner.getByTestId('register-submit').click();
-    await owner.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
+    await signUp(owner, gw.url, ownerEmail, password);
     await owner.getByTestId('org-switcher').selectOption('__create');
     await owner.waitForURL(`${gw.url}/dashboard/organization/new`);
     await owner.fill('#new-org-name', orgName);

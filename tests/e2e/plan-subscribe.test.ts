@@ -7,6 +7,7 @@
 // webhooks it sends are signed with the gateway's secret and take the same path as Stripe's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { signIn as signInAs } from '../support/browser';
 import { startGateway, testConfig, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startFakeStripe, type FakeStripe } from '../support/fake-stripe';
@@ -32,13 +33,7 @@ const plans = [
   },
 ];
 
-async function signIn(p: Page, who: TestAccount) {
-  await p.goto(`${gw.url}/login`);
-  await p.fill('#email', who.email);
-  await p.fill('#password', who.password);
-  await p.getByTestId('login-submit').click();
-  await p.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
-}
+const signIn = (p: Page, who: TestAccount) => signInAs(p, gw.url, who.email, who.password);
 
 /** Who paid a request, as the response says. */
 async function billedTo(key: string): Promise<string | null> {

@@ -4,6 +4,7 @@
 // plans on offer. Also in Chinese, and on a phone without sideways scrolling.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { signIn as signInAs } from '../support/browser';
 import { startGateway, testConfig, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, type TestAccount } from '../support/accounts';
@@ -39,13 +40,7 @@ const plans = [
   },
 ];
 
-async function signIn(p: Page, who: TestAccount) {
-  await p.goto(`${gw.url}/login`);
-  await p.fill('#email', who.email);
-  await p.fill('#password', who.password);
-  await p.getByTestId('login-submit').click();
-  await p.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
-}
+const signIn = (p: Page, who: TestAccount) => signInAs(p, gw.url, who.email, who.password);
 
 const chat = (key: string) =>
   fetch(`${gw.url}/v1/chat/completions`, {

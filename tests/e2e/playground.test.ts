@@ -7,12 +7,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, openPage, signUp } from '../support/browser';
+import { closeBrowserTest } from '../support/teardown';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { getDb } from '@/lib/db';
-import { closeEvents } from '@/lib/events';
-import { getLimiter } from '@/lib/limits/runtime';
 import { creditBalance } from '@/lib/billing/ledger';
 import { usdToPico } from '@/lib/money';
 
@@ -21,7 +21,6 @@ const REPLY = 'Bonjour from a streamed reply in several small pieces.';
 let gw: RunningGateway;
 let fake: FakeUpstream;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 const email = `pg-${Date.now()}@example.com`;
 const password = 'sturdy-pass-42';
@@ -35,23 +34,12 @@ beforeAll(async () => {
     config: testConfig({ openaiUrls: [fake.url], anthropicUrls: [fake.url] }),
     env: { TRUST_PROXY: '1', NEXTAUTH_URL: '', PUBLIC_BASE_URL: '', STRIPE_SECRET_KEY: '' },
   });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, extraHTTPHeaders: { 'x-forwarded-for': '10.77.40.30' } });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
-  page = await context.newPage();
+  browser = await launchChromium();
+  page = await openPage(browser, '10.77.40.30');
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await fake?.close();
-  await getLimiter().close();
-  await closeEvents();
-  await (await getDb()).$disconnect();
-});
+afterAll(() => closeBrowserTest({ browser, gw, fake }));
 
 /** Records every text the newest reply bubble shows, as the DOM changes. */
 async function watchReplies(p: Page): Promise<void> {
@@ -76,11 +64,7 @@ describe('the playground', { timeout: 120_000 }, () => {
   let costs: string[] = [];
 
   it('signs up and is credited', async () => {
-    await page.goto(`${gw.url}/register`);
-    await page.fill('#email', email);
-    await page.fill('#password', password);
-    await page.getByTestId('register-submit').click();
-    await page.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
+    await signUp(page, gw.url, email, password);
     const user = await (await getDb()).user.findUniqueOrThrow({ where: { email } });
     await creditBalance(user.id, 'admin_credit', usdToPico('5'), { note: 'playground test' });
   });

@@ -6,8 +6,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { axeProblems } from '../support/axe';
+import { launchChromium, openPage, signIn } from '../support/browser';
 import { startGateway, testConfig, ROOT, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
@@ -25,17 +26,9 @@ beforeAll(async () => {
   fake = await startFakeUpstream();
   gw = await startGateway({ config: testConfig({ openaiUrls: [fake.url] }), env: { TRUST_PROXY: '1' } });
   account = await createAccount({ tier: 'pro', balanceUsd: '5' });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, extraHTTPHeaders: { 'x-forwarded-for': '10.56.0.1' } });
-  page = await context.newPage();
-  await page.goto(`${gw.url}/login`);
-  await page.fill('#email', account.email);
-  await page.fill('#password', account.password);
-  await page.getByTestId('login-submit').click();
-  await page.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
+  browser = await launchChromium();
+  page = await openPage(browser, '10.56.0.1', { viewport: { width: 390, height: 844 } });
+  await signIn(page, gw.url, account.email, account.password);
 }, 120_000);
 
 afterAll(async () => {

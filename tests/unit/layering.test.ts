@@ -31,6 +31,7 @@ const FLOORS: string[][] = [
     'telemetry',
     'theme',
     'sso-config',
+    'json',
   ],
   ['db'],
   ['audit', 'mail'],

@@ -42,11 +42,7 @@ export default async function AdminLayout({ children }: { children: ReactNode })
             </div>
           </div>
         </StickyBar>
-        <div className="border-b border-slate-200 bg-white/95 backdrop-blur sm:sticky sm:top-14 sm:z-10">
-          <div className="mx-auto max-w-6xl px-4 sm:px-6">
-            <AdminNav />
-          </div>
-        </div>
+        <AdminNav />
       </header>
       <main className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">
         {children}

@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
+import { AuthFooterLink } from '@/components/auth/auth-link';
 import { serverT } from '@/lib/i18n/server';
 import { mailConfigured } from '@/lib/mail/transport';
 import { Alert } from '@/components/ui/alert';
@@ -27,11 +27,7 @@ export default async function ForgotPasswordPage() {
           <Alert tone="info" data-testid="mail-not-configured">
             {t('Mail is not set up on this gateway, so no reset link can be sent. Ask its operator to set a new password for your account.')}
           </Alert>
-          <p className="text-center text-sm">
-            <Link href="/login" className="font-medium text-indigo-600 hover:text-indigo-500">
-              {t('Back to log in')}
-            </Link>
-          </p>
+          <AuthFooterLink href="/login">{t('Back to log in')}</AuthFooterLink>
         </div>
       )}
     </>

@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
+import { AuthFooterLink } from '@/components/auth/auth-link';
 import { serverT } from '@/lib/i18n/server';
 import { checkResetToken } from '@/lib/auth/password-reset';
 import { Alert } from '@/components/ui/alert';
@@ -32,11 +32,7 @@ export default async function ResetPasswordPage({ searchParams }: { searchParams
               ? t('This reset link has expired. Ask for a new one.')
               : t('This reset link is not valid or was already used. Ask for a new one.')}
           </Alert>
-          <p className="text-center text-sm">
-            <Link href="/forgot-password" className="font-medium text-indigo-600 hover:text-indigo-500">
-              {t('Ask for a new link')}
-            </Link>
-          </p>
+          <AuthFooterLink href="/forgot-password">{t('Ask for a new link')}</AuthFooterLink>
         </div>
       )}
     </>

@@ -78,11 +78,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
             </div>
           </div>
         </StickyBar>
-        <div className="border-b border-slate-200 bg-white/95 backdrop-blur sm:sticky sm:top-14 sm:z-10">
-          <div className="mx-auto max-w-6xl px-4 sm:px-6">
-            <DashboardNav labels={t.nav} role={acting.role} organization={acting.personal ? undefined : tr('Organization')} />
-          </div>
-        </div>
+        <DashboardNav labels={t.nav} role={acting.role} organization={acting.personal ? undefined : tr('Organization')} />
       </header>
       <AnnouncementBanner />
       {pageAllowed(acting.role, '/dashboard/alerts') && <AlertBanner userId={acting.id} />}

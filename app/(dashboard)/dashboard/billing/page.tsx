@@ -27,8 +27,7 @@ import { buttonClass } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
-import { ListOrTable } from '@/components/ui/list-or-table';
-import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
+import { MoneyHistory } from '@/components/dashboard/money-history';
 import { RechargeForm } from '@/components/dashboard/recharge-form';
 import { RedeemForm } from '@/components/dashboard/redeem-form';
 import { LocalTime } from '@/components/ui/local-time';
@@ -268,61 +267,33 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         {ledger.data.length === 0 ? (
           <EmptyState title={tr('No balance changes yet')} />
         ) : (
-          <ListOrTable
+          <MoneyHistory
             label={tr('Balance history')}
-            items={
-              <>
-                {ledger.data.map((item) => (
-                  <li key={item.key} className="px-4 py-3" data-testid="ledger-card" data-kind={item.kind}>
-                    <div className="flex items-center justify-between gap-3">
-                      <KindBadge kind={item.kind} t={tr} />
-                      <span className={`font-medium tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}>
-                        {item.amountUsd > 0n ? '+' : ''}
-                        {usd(item.amountUsd)}
-                      </span>
-                    </div>
-                    <div className="mt-1 flex items-baseline justify-between gap-3 text-sm text-slate-600">
-                      <span className="tabular-nums">{item.day ? tr('{day} (UTC day)', { day: item.day }) : <LocalTime iso={item.at.toISOString()} />}</span>
-                      <span className="tabular-nums">{tr('Balance {amount}', { amount: usd(item.balanceAfterUsd) })}</span>
-                    </div>
-                    {details(item, tr) && <p className="mt-0.5 truncate text-xs text-slate-600">{details(item, tr)}</p>}
-                    <ReceiptLink item={item} t={tr} />
-                  </li>
-                ))}
-              </>
-            }
-            table={
-              <Table>
-                <THead>
-                  <tr>
-                    <Th>{tr('Date')}</Th>
-                    <Th>{tr('Type')}</Th>
-                    <Th>{tr('Details')}</Th>
-                    <Th className="text-right">{tr('Amount')}</Th>
-                    <Th className="text-right">{tr('Balance after')}</Th>
-                  </tr>
-                </THead>
-                <TBody>
-                  {ledger.data.map((item) => (
-                    <Tr key={item.key} data-testid="ledger-row" data-kind={item.kind}>
-                      <Td className="whitespace-nowrap tabular-nums">{item.day ?? <LocalTime iso={item.at.toISOString()} />}</Td>
-                      <Td>
-                        <KindBadge kind={item.kind} t={tr} />
-                      </Td>
-                      <Td className="max-w-72 text-slate-500" title={details(item, tr)}>
-                        <span className="block truncate">{details(item, tr) || '—'}</span>
-                        <ReceiptLink item={item} t={tr} />
-                      </Td>
-                      <Td className={`whitespace-nowrap text-right tabular-nums ${item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900'}`}>
-                        {item.amountUsd > 0n ? '+' : ''}
-                        {usd(item.amountUsd)}
-                      </Td>
-                      <Td className="whitespace-nowrap text-right tabular-nums">{usd(item.balanceAfterUsd)}</Td>
-                    </Tr>
-                  ))}
-                </TBody>
-              </Table>
-            }
+            head={{ date: tr('Date'), type: tr('Type'), details: tr('Details'), amount: tr('Amount'), balance: tr('Balance after') }}
+            cardTestId="ledger-card"
+            rowTestId="ledger-row"
+            entries={ledger.data.map((item) => ({
+              key: item.key,
+              rowData: { 'data-kind': item.kind },
+              cardData: { 'data-kind': item.kind },
+              badge: <KindBadge kind={item.kind} t={tr} />,
+              amount: (
+                <>
+                  {item.amountUsd > 0n ? '+' : ''}
+                  {usd(item.amountUsd)}
+                </>
+              ),
+              amountTone: item.amountUsd > 0n ? 'text-emerald-700' : 'text-slate-900',
+              cardDate: item.day ? tr('{day} (UTC day)', { day: item.day }) : <LocalTime iso={item.at.toISOString()} />,
+              cardAside: <span className="tabular-nums">{tr('Balance {amount}', { amount: usd(item.balanceAfterUsd) })}</span>,
+              note: details(item, tr),
+              cardFooter: <ReceiptLink item={item} t={tr} />,
+              tableDate: item.day ?? <LocalTime iso={item.at.toISOString()} />,
+              details: details(item, tr) || '—',
+              detailsTitle: details(item, tr),
+              links: <ReceiptLink item={item} t={tr} />,
+              balance: usd(item.balanceAfterUsd),
+            }))}
           />
         )}
         {(ledger.nextCursor || before) && (

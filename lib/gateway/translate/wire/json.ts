@@ -3,12 +3,11 @@
 // typed by the protocol's type (so a reader says what it reads) but every field still `unknown`
 // until the reader checks it: an upstream or client may send anything. The protocol types beside
 // this file are exact for what the gateway writes; `Received` of them is what it reads.
-/** A JSON object as parsed (lib/gateway/body.ts re-exports it for the request body). */
-export type JsonObject = Record<string, unknown>;
+import { isObject, type JsonObject } from '@/lib/json';
 
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+// Defined on the base floor (lib/json.ts) so that modules below the gateway share it;
+// lib/gateway/body.ts re-exports JsonObject for the request body.
+export { isObject, type JsonObject };
 
 /** `T` as received: every field optional and unchecked; fields outside `T` still readable as unknown. */
 export type Received<T> = { [K in keyof T]?: unknown } & JsonObject;

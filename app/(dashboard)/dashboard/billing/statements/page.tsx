@@ -14,6 +14,7 @@ import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Label, Select } from '@/components/ui/input';
 import { ListOrTable } from '@/components/ui/list-or-table';
+import { MoneyHistory } from '@/components/dashboard/money-history';
 import { PageHeader } from '@/components/ui/page-header';
 import { Table, TBody, Td, Th, THead, Tr } from '@/components/ui/table';
 
@@ -183,50 +184,26 @@ export default async function StatementsPage({ searchParams }: { searchParams: P
             {s.transactions.length === 0 ? (
               <EmptyState title={tr('No transactions this month')} />
             ) : (
-              <ListOrTable
+              <MoneyHistory
                 label={tr('Transactions')}
-                items={s.transactions.map((t) => (
-                  <li key={t.id} className="px-4 py-3" data-testid="statement-tx-card">
-                    <div className="flex items-center justify-between gap-3">
-                      <Badge tone={tone(t.category)}>{label(t.category, tr)}</Badge>
-                      <span className="font-medium tabular-nums">{formatMoney(t.amountUsd)}</span>
-                    </div>
-                    <div className="mt-1 flex flex-wrap items-baseline justify-between gap-x-3 text-sm text-slate-600">
-                      <span className="tabular-nums">{formatDateTimeUtc(t.at)}</span>
-                      <TxLinks t={t} tr={tr} />
-                    </div>
-                    {t.note && <p className="mt-0.5 truncate text-xs text-slate-600">{t.note}</p>}
-                  </li>
-                ))}
-                table={
-                  <Table>
-                    <THead>
-                      <tr>
-                        <Th>{tr('Date (UTC)')}</Th>
-                        <Th>{tr('Type')}</Th>
-                        <Th>{tr('Details')}</Th>
-                        <Th className="text-right">{tr('Amount')}</Th>
-                        <Th className="text-right">{tr('Balance after')}</Th>
-                      </tr>
-                    </THead>
-                    <TBody>
-                      {s.transactions.map((t) => (
-                        <Tr key={t.id} data-testid="statement-tx-row" data-category={t.category}>
-                          <Td className="whitespace-nowrap tabular-nums">{formatDateTimeUtc(t.at)}</Td>
-                          <Td>
-                            <Badge tone={tone(t.category)}>{label(t.category, tr)}</Badge>
-                          </Td>
-                          <Td className="max-w-72 text-slate-500">
-                            <span className="block truncate">{t.note ?? '—'}</span>
-                            <TxLinks t={t} tr={tr} />
-                          </Td>
-                          <Td className="whitespace-nowrap text-right tabular-nums">{formatMoney(t.amountUsd)}</Td>
-                          <Td className="whitespace-nowrap text-right tabular-nums">{formatMoney(t.balanceAfterUsd)}</Td>
-                        </Tr>
-                      ))}
-                    </TBody>
-                  </Table>
-                }
+                head={{ date: tr('Date (UTC)'), type: tr('Type'), details: tr('Details'), amount: tr('Amount'), balance: tr('Balance after') }}
+                cardTestId="statement-tx-card"
+                rowTestId="statement-tx-row"
+                wrapAside
+                entries={s.transactions.map((t) => ({
+                  key: t.id,
+                  rowData: { 'data-category': t.category },
+                  cardData: {},
+                  badge: <Badge tone={tone(t.category)}>{label(t.category, tr)}</Badge>,
+                  amount: formatMoney(t.amountUsd),
+                  cardDate: formatDateTimeUtc(t.at),
+                  cardAside: <TxLinks t={t} tr={tr} />,
+                  note: t.note,
+                  tableDate: formatDateTimeUtc(t.at),
+                  details: t.note ?? '—',
+                  links: <TxLinks t={t} tr={tr} />,
+                  balance: formatMoney(t.balanceAfterUsd),
+                }))}
               />
             )}
           </Card>
