@@ -5,7 +5,7 @@ import nextVitals from 'eslint-config-next/core-web-vitals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig([
-  globalIgnores(['node_modules/**', '.next/**', 'dist/**', 'data/**', 'test-output/**', 'lib/generated/**', 'next-env.d.ts']),
+  globalIgnores(['node_modules/**', '.next/**', 'dist/**', 'data/**', 'test-output/**', 'lib/generated/**', 'next-env.d.ts', 'bench/.ab/**']),
   ...nextVitals,
   ...tseslint.configs.recommended,
   {
