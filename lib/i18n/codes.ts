@@ -325,6 +325,14 @@ const table = {
     en: 'API key "{key}" has used {percent}% of its monthly budget ({period}): {spent} of {budget}.',
     zh: 'API 密钥“{key}”已用掉 {period} 月预算的 {percent}%：{budget} 中的 {spent}。',
   },
+  'alert.project_budget_monthly': {
+    en: 'Project "{name}" has used {percent}% of its monthly budget ({period}): {spent} of {budget}.',
+    zh: '项目“{name}”已用掉 {period} 月预算的 {percent}%：{budget} 中的 {spent}。',
+  },
+  'alert.member_budget_monthly': {
+    en: 'Member {name} has used {percent}% of their monthly budget ({period}): {spent} of {budget}.',
+    zh: '成员 {name} 已用掉 {period} 月预算的 {percent}%：{budget} 中的 {spent}。',
+  },
 
   // Attempt reasons in the request log (lib/gateway/context.ts and pipeline.ts record them in English)
   'attempt.upstream_status': { en: 'upstream answered {status}', zh: '上游返回 {status}' },
