@@ -14,6 +14,7 @@ const items: { href: string; label: Phrase }[] = [
   { href: '/admin/codes', label: 'Codes' },
   { href: '/admin/plans', label: 'Plans' },
   { href: '/admin/announcements', label: 'Announcements' },
+  { href: '/admin/sso', label: 'Single sign-on' },
   { href: '/admin/audit', label: 'Audit log' },
 ];
 

@@ -189,9 +189,93 @@ async function lowBalanceEvents(nowMs: number): Promise<NewEvent[]> {
   return events;
 }
 
+/** The highest spend each (project or member, month, threshold) of these accounts has alerted at. */
+async function alertedGroupSpend(userIds: string[]): Promise<Map<string, bigint>> {
+  const users = [...new Set(userIds)];
+  if (users.length === 0) return new Map();
+  const db = await getDb();
+  const rows = await db.$queryRaw<{ subject: string; kind: string; period: string; threshold: number; spent: string }[]>`
+    SELECT COALESCE(payload->'data'->'project'->>'id', payload->'data'->'member'->>'id') AS subject, kind,
+           payload->'data'->>'period' AS period, (payload->'data'->>'threshold_percent')::int AS threshold,
+           MAX((payload->'data'->>'spent_usd')::numeric)::text AS spent
+    FROM "AlertEvent" WHERE kind IN ('project.budget.threshold', 'member.budget.threshold') AND "userId" = ANY(${users}::uuid[])
+    GROUP BY 1, 2, 3, 4`;
+  return new Map(rows.map((r) => [alertedKey(r.subject, r.kind, r.period, Number(r.threshold)), usdToPico(r.spent)]));
+}
+
+/**
+ * Monthly budgets of projects and organization members (docs/decisions/056), against the account's
+ * thresholds. A project's spend is its rollup (UsageDailyProject); a member's is the spend of the
+ * keys they made (UsageDaily by key), what their budget counter loads from. Both are bounded to the
+ * month, so every evaluation reads them: no lastUsedAt narrows a project or a member.
+ */
+async function groupBudgetEvents(nowMs: number): Promise<NewEvent[]> {
+  const db = await getDb();
+  const month = monthOf(nowMs);
+  const monthStart = new Date(month.start).toISOString().slice(0, 10);
+  const rows = await db.$queryRaw<
+    { kind: 'project' | 'member'; id: string; user_id: string; name: string; budget: string; thresholds: number[]; webhook: boolean; spent: string }[]
+  >`
+    SELECT 'project' AS kind, p.id::text, p."userId"::text AS user_id, p.name, p."monthlyBudgetUsd"::text AS budget, s.thresholds,
+           (s."webhookUrl" IS NOT NULL) AS webhook,
+           (SELECT COALESCE(SUM(r."costUsd"), 0)::text FROM "UsageDailyProject" r
+             WHERE r."userId" = p."userId" AND r."projectId" = p.id AND r.day >= ${monthStart}::date) AS spent
+    FROM "AlertSettings" s JOIN "Project" p ON p."userId" = s."userId"
+    WHERE p."monthlyBudgetUsd" IS NOT NULL AND cardinality(s.thresholds) > 0
+    UNION ALL
+    SELECT 'member' AS kind, m."userId"::text, m."orgId"::text AS user_id, u.email, m."monthlyBudgetUsd"::text AS budget, s.thresholds,
+           (s."webhookUrl" IS NOT NULL) AS webhook,
+           (SELECT COALESCE(SUM(r."costUsd"), 0)::text FROM "UsageDaily" r
+             WHERE r."userId" = m."orgId" AND r.day >= ${monthStart}::date
+               AND (r."apiKeyId" IN (SELECT k.id FROM "ApiKey" k WHERE k."userId" = m."orgId" AND k."createdById" = m."userId"))) AS spent
+    FROM "AlertSettings" s JOIN "Membership" m ON m."orgId" = s."userId" JOIN "User" u ON u.id = m."userId"
+    WHERE m."monthlyBudgetUsd" IS NOT NULL AND cardinality(s.thresholds) > 0`;
+  const events: NewEvent[] = [];
+  const timestamp = new Date(nowMs).toISOString();
+  const alerted = await alertedGroupSpend(
+    rows.filter((r) => crossedThresholds(usdToPico(r.spent), usdToPico(r.budget), r.thresholds).length > 0).map((r) => r.user_id),
+  );
+  for (const r of rows) {
+    const budget = usdToPico(r.budget);
+    const spent = usdToPico(r.spent);
+    const kind: AlertKind = r.kind === 'project' ? 'project.budget.threshold' : 'member.budget.threshold';
+    for (const t of crossedThresholds(spent, budget, r.thresholds)) {
+      // The same re-arming rule as a key's budget: a budget set below the spend fires nothing.
+      const before = alerted.get(alertedKey(r.id, kind, month.label, t));
+      if (before !== undefined && !rearmed(before, budget, t)) continue;
+      const id = alertEventId([r.user_id, r.kind, r.id, 'monthly', month.label, formatPico(budget), t]);
+      if (known.has(id)) continue;
+      const subject: Record<string, Record<string, string>> = r.kind === 'project'
+        ? { project: { id: r.id, name: r.name } }
+        : { member: { id: r.id, email: r.name } };
+      events.push({
+        id,
+        userId: r.user_id,
+        kind,
+        deliver: r.webhook,
+        payload: {
+          id,
+          type: kind,
+          timestamp,
+          data: {
+            account_id: r.user_id,
+            ...subject,
+            budget: 'monthly',
+            period: month.label,
+            threshold_percent: t,
+            budget_usd: formatPico(budget),
+            spent_usd: formatPico(spent),
+          },
+        },
+      });
+    }
+  }
+  return events;
+}
+
 /** One evaluation: records the new crossings (each once across instances); returns how many were new here. */
 export async function evaluateAlerts(nowMs = Date.now()): Promise<number> {
-  const events = [...(await keyBudgetEvents(nowMs)), ...(await lowBalanceEvents(nowMs))];
+  const events = [...(await keyBudgetEvents(nowMs)), ...(await groupBudgetEvents(nowMs)), ...(await lowBalanceEvents(nowMs))];
   if (events.length === 0) return 0;
   const db = await getDb();
   const now = new Date(nowMs);

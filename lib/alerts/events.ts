@@ -6,7 +6,7 @@ import type { Prisma } from '@/lib/generated/prisma/client';
 
 // The account's alert events as the API and the dashboard show them.
 
-export type AlertKind = 'key.budget.threshold' | 'account.balance.low';
+export type AlertKind = 'key.budget.threshold' | 'project.budget.threshold' | 'member.budget.threshold' | 'account.balance.low';
 
 /** The webhook body of an event (also what the API shows): Standard Webhooks' `type`, `timestamp`, `data`. */
 export interface AlertPayload {
@@ -63,6 +63,17 @@ export function alertText(p: AlertPayload): { message: string; message_code: Mes
   if (p.type === 'account.balance.low') {
     code = 'alert.balance_low';
     params = { balance: formatMoneyText(String(d.balance_usd)), threshold: formatMoneyText(String(d.threshold_usd)) };
+  } else if (p.type === 'project.budget.threshold' || p.type === 'member.budget.threshold') {
+    const project = d.project as Record<string, string> | undefined;
+    const member = d.member as Record<string, string> | undefined;
+    code = p.type === 'project.budget.threshold' ? 'alert.project_budget_monthly' : 'alert.member_budget_monthly';
+    params = {
+      name: project?.name ?? member?.email ?? '?',
+      percent: String(d.threshold_percent),
+      period: String(d.period ?? ''),
+      spent: formatMoneyText(String(d.spent_usd)),
+      budget: formatMoneyText(String(d.budget_usd)),
+    };
   } else {
     const key = d.key as Record<string, string> | undefined;
     code = d.budget === 'monthly' ? 'alert.key_budget_monthly' : 'alert.key_budget_lifetime';

@@ -58,7 +58,7 @@ export async function rebaseAuthResponse(req: Request, res: Response): Promise<R
  * /api/auth under it, as next-auth reads it), else on the request's own origin, so an SSO provider
  * sends the browser back to the host it left from (lib/auth/sso-providers.ts).
  */
-export function authBaseUrl(req: Request, nextAuthUrl: string | undefined = env.NEXTAUTH_URL): string {
+export function authBaseUrl(req: { headers: Pick<Headers, 'get'> }, nextAuthUrl: string | undefined = env.NEXTAUTH_URL): string {
   if (nextAuthUrl) {
     const url = new URL(nextAuthUrl);
     const path = url.pathname === '/' ? '/api/auth' : url.pathname.replace(/\/+$/, '');

@@ -124,6 +124,7 @@ const table = {
   // Operator console (lib/admin)
   'admin.no_account': { en: 'No such account.', zh: '没有这个账户。' },
   'admin.no_request': { en: 'No such request.', zh: '没有这条请求。' },
+  'admin.sso_domain_not_found': { en: 'No organization requires SSO for {domain}.', zh: '没有组织对 {domain} 要求单点登录。' },
   'admin.operator_only': { en: 'This needs an operator (admin) account.', zh: '此操作需要运营（管理员）账户。' },
   'admin.amount_zero': { en: 'The amount must not be zero.', zh: '金额不能为零。' },
   'admin.note_long': { en: 'The note is at most 500 characters.', zh: '备注最多 500 个字符。' },
@@ -324,6 +325,14 @@ const table = {
   'alert.key_budget_monthly': {
     en: 'API key "{key}" has used {percent}% of its monthly budget ({period}): {spent} of {budget}.',
     zh: 'API 密钥“{key}”已用掉 {period} 月预算的 {percent}%：{budget} 中的 {spent}。',
+  },
+  'alert.project_budget_monthly': {
+    en: 'Project "{name}" has used {percent}% of its monthly budget ({period}): {spent} of {budget}.',
+    zh: '项目“{name}”已用掉 {period} 月预算的 {percent}%：{budget} 中的 {spent}。',
+  },
+  'alert.member_budget_monthly': {
+    en: 'Member {name} has used {percent}% of their monthly budget ({period}): {spent} of {budget}.',
+    zh: '成员 {name} 已用掉 {period} 月预算的 {percent}%：{budget} 中的 {spent}。',
   },
 
   // Attempt reasons in the request log (lib/gateway/context.ts and pipeline.ts record them in English)

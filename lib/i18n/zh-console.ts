@@ -219,4 +219,18 @@ export const zhConsole = {
   'Tighten the limits of channel "{name}" on every instance? {changes}. Requests beyond them go to the other channels of their model, or get a 429 naming this channel when none has room.':
     '在所有实例上收紧渠道“{name}”的限制？{changes}。超出的请求将转到该模型的其他渠道；若都没有余量，则返回指明此渠道的 429。',
   'UTC months, exact sums of the ledger; the same statement the account sees.': '按 UTC 月份，账目的精确合计；与账户自己看到的账单相同。',
+  // Single sign-on (app/(admin)/admin/sso)
+  'Providers are set in the environment (OIDC_*, GITHUB_*, GOOGLE_*); secrets are never shown.':
+    '提供方在环境变量中配置（OIDC_*、GITHUB_*、GOOGLE_*）；密钥从不显示。',
+  Providers: '提供方',
+  'not configured': '未配置',
+  Issuer: '签发方',
+  'Client ID': '客户端 ID',
+  'Callback URL to register with the provider': '需在提供方登记的回调地址',
+  'SSO-required domains': '要求单点登录的域名',
+  'Password log-in is refused for addresses at these domains. Releasing one is written to the audit log.':
+    '这些域名下的地址不能用密码登录。解除某个域名会写入审计日志。',
+  'No organization requires SSO.': '没有组织要求单点登录。',
+  Release: '解除',
+  'Release {domain} from {org}? Password log-in works again for its addresses.': '从 {org} 解除 {domain}？其地址将可再次用密码登录。',
 } as const satisfies Record<string, string>;

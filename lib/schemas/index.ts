@@ -26,6 +26,7 @@ import { adminLogs } from './admin/logs';
 import { adminOverview } from './admin/overview';
 import { adminPlans } from './admin/plans';
 import { adminReconciliation } from './admin/reconciliation';
+import { adminSso } from './admin/sso';
 
 // Every resource of the API, by its OpenAPI tag. A new route goes into its resource's file; a new
 // resource is a new file here and one line below (docs/decisions/064). tests/unit/openapi.test.ts
@@ -58,5 +59,6 @@ export const resources: Record<string, Resource> = {
   'admin/logs': adminLogs,
   'admin/overview': adminOverview,
   'admin/plans': adminPlans,
+  'admin/sso': adminSso,
   'admin/reconciliation': adminReconciliation,
 };
