@@ -6,6 +6,7 @@ import { getAdminLog, listAdminLogs, parseAdminLogFilters } from './logs';
 import { batchCodes, listBatches } from './redemption';
 import { channelStates, overview } from './stats';
 import { recordedUsage } from './reconcile';
+import { ssoDomainViews, ssoProviderViews } from './sso';
 
 // The operator console's page loaders. Each one checks the operator itself before its query, so
 // no page can hand out data by forgetting the check or by rendering beside a layout that made it
@@ -29,6 +30,8 @@ export const consoleBatches = guarded(listBatches);
 export const consoleBatchCodes = guarded(batchCodes);
 export const consoleLogFilters = guarded(parseAdminLogFilters);
 export const consoleLogs = guarded(listAdminLogs);
+export const consoleSsoProviders = guarded(async (req: Parameters<typeof ssoProviderViews>[0]) => ssoProviderViews(req));
+export const consoleSsoDomains = guarded(ssoDomainViews);
 export const consoleLog = guarded(getAdminLog);
 // Reconciliation (lib/admin/reconcile.ts): the range parser is pure.
 export const consoleRecordedUsage = guarded(recordedUsage);

@@ -15,7 +15,14 @@ let operator: string;
 
 beforeAll(async () => {
   // No upstream is called: the channel's address only has to parse.
-  gw = await startGateway({ config: testConfig({ openaiUrls: ['http://127.0.0.1:9'], channelPrefix: 'openapi' }) });
+  gw = await startGateway({
+    config: testConfig({
+      openaiUrls: ['http://127.0.0.1:9'],
+      channelPrefix: 'openapi',
+      // The per-IP login counter in Redis is shared by every test file running at once.
+      overrides: { limits: { login_per_ip_per_minute: 10_000 } },
+    }),
+  });
   user = await signIn(gw.url, await createAccount());
   operator = await signIn(gw.url, await createOperator());
 });

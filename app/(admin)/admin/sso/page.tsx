@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import { headers } from 'next/headers';
 import { serverT } from '@/lib/i18n/server';
 import { requireOperator } from '@/lib/admin/guard';
-import { ssoDomainViews, ssoProviderViews } from '@/lib/admin/sso';
+import { consoleSsoDomains, consoleSsoProviders } from '@/lib/admin/console';
 import { ReleaseSsoDomainButton } from '@/components/admin/sso-domain-release';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
@@ -18,8 +18,8 @@ export const dynamic = 'force-dynamic';
 // Read-only as to the providers: the environment configures them (docs/decisions/052).
 export default async function AdminSsoPage() {
   await requireOperator();
-  const [t, h, domains] = await Promise.all([serverT(), headers(), ssoDomainViews()]);
-  const providers = ssoProviderViews({ headers: h });
+  const [t, h, domains] = await Promise.all([serverT(), headers(), consoleSsoDomains()]);
+  const providers = await consoleSsoProviders({ headers: h });
   return (
     <>
       <PageHeader title={t('Single sign-on')} description={t('Providers are set in the environment (OIDC_*, GITHUB_*, GOOGLE_*); secrets are never shown.')} />
