@@ -7,6 +7,7 @@ import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Field, Input, Select } from '@/components/ui/input';
 import { useAdminAction } from './use-admin-action';
+import { ConfirmDeleteButton } from './confirm-delete-button';
 import { formatMoneyText } from '@/lib/format';
 
 const tiers = ['free', 'pro', 'vip', 'enterprise'];
@@ -214,20 +215,13 @@ export function AccountActions({
 }
 
 export function RevokeKeyButton({ accountId, keyId }: { accountId: string; keyId: string }) {
-  const { busy, error, send } = useAdminAction();
   const t = useT();
   return (
-    <span className="inline-flex items-center gap-2">
-      <Button
-        size="sm"
-        variant="danger"
-        disabled={busy}
-        onClick={() => confirm(t('Revoke this key on every instance?')) && send(`/api/admin/accounts/${accountId}/keys/${keyId}`, 'DELETE')}
-        data-testid="revoke-key"
-      >
-        {t('Revoke')}
-      </Button>
-      {error && <span className="text-xs text-red-700">{error}</span>}
-    </span>
+    <ConfirmDeleteButton
+      url={`/api/admin/accounts/${accountId}/keys/${keyId}`}
+      question={t('Revoke this key on every instance?')}
+      label={t('Revoke')}
+      testId="revoke-key"
+    />
   );
 }

@@ -3,7 +3,8 @@
 // (after a confirmation), the page fitting the width and free of serious axe-core violations.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium, signIn } from '../support/browser';
 import { axeProblems } from '../support/axe';
 import { startGateway, testConfig, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
@@ -23,7 +24,7 @@ beforeAll(async () => {
     env: { GITHUB_CLIENT_ID: 'gh-client-e2e', GITHUB_CLIENT_SECRET: SECRET },
   });
   operator = await createOperator();
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
@@ -43,11 +44,7 @@ describe('single sign-on page', { timeout: 120_000 }, () => {
 
     const ctx = await browser.newContext({ locale, viewport: { width: 390, height: 844 } });
     const p = await ctx.newPage();
-    await p.goto(`${gw.url}/login`);
-    await p.fill('#email', operator.email);
-    await p.fill('#password', operator.password);
-    await p.getByTestId('login-submit').click();
-    await p.waitForURL(`${gw.url}/dashboard`, { waitUntil: 'commit' });
+    await signIn(p, gw.url, operator.email, operator.password);
     await p.goto(`${gw.url}/admin/sso`);
     const github = p.getByTestId('sso-provider-github');
     expect(await github.textContent()).toContain(`${gw.url}/api/auth/callback/github`);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, testConfig, type RunningGateway } from '../support/gateway';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { createAccount, waitFor, type TestAccount } from '../support/accounts';
+import { logRecord } from '../support/log-record';
 import { getDb } from '@/lib/db';
 import { closeLogWriter, enqueueLog, flushLogs } from '@/lib/billing/writer';
 import { usdToPico } from '@/lib/money';
@@ -104,32 +105,19 @@ async function spend(account: TestAccount, keyId: string, usd: string): Promise<
   const db = await getDb();
   await db.apiKey.update({ where: { id: keyId }, data: { lastUsedAt: new Date() } });
   // Through the batch writer, as the gateway logs a request: key spend is read from the rollup it keeps.
-  enqueueLog({
-    id: `req_${randomUUID().replace(/-/g, '')}`,
-    createdAt: new Date(),
-    userId: account.userId,
-    apiKeyId: keyId,
-    endpoint: 'chat',
-    modelRequested: null,
-    modelServed: null,
-    channel: null,
-    attempts: [],
-    status: 200,
-    outcome: 'ok',
-    stream: false,
-    promptTokens: 0,
-    completionTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    tokensEstimated: false,
-    costPico: usdToPico(usd),
-    costCnyPico: 0n,
-    cnyRate: '7.2',
-    latencyMs: 5,
-    firstTokenMs: null,
-    errorCode: null,
-    routeReason: null,
-  });
+  enqueueLog(
+    logRecord(account.userId, {
+      createdAt: new Date(),
+      apiKeyId: keyId,
+      modelRequested: null,
+      modelServed: null,
+      channel: null,
+      promptTokens: 0,
+      completionTokens: 0,
+      costPico: usdToPico(usd),
+      costCnyPico: 0n,
+    }),
+  );
   await flushLogs();
 }
 

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAccount, type TestAccount } from '../support/accounts';
+import { logRecord } from '../support/log-record';
 import { getDb } from '@/lib/db';
 import { closeLogWriter, enqueueLog, flushLogs } from '@/lib/billing/writer';
 import { usdToPico } from '@/lib/money';
@@ -37,34 +38,21 @@ async function setup(owner: TestAccount, member: TestAccount) {
 }
 
 async function spend(orgId: string, keyId: string, projectId: string, memberId: string, usd: string): Promise<void> {
-  enqueueLog({
-    id: `req_${randomUUID().replace(/-/g, '')}`,
-    createdAt: new Date(),
-    userId: orgId,
-    apiKeyId: keyId,
-    projectId,
-    memberId,
-    endpoint: 'chat',
-    modelRequested: null,
-    modelServed: null,
-    channel: null,
-    attempts: [],
-    status: 200,
-    outcome: 'ok',
-    stream: false,
-    promptTokens: 0,
-    completionTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    tokensEstimated: false,
-    costPico: usdToPico(usd),
-    costCnyPico: 0n,
-    cnyRate: '7.2',
-    latencyMs: 5,
-    firstTokenMs: null,
-    errorCode: null,
-    routeReason: null,
-  });
+  enqueueLog(
+    logRecord(orgId, {
+      createdAt: new Date(),
+      apiKeyId: keyId,
+      projectId,
+      memberId,
+      modelRequested: null,
+      modelServed: null,
+      channel: null,
+      promptTokens: 0,
+      completionTokens: 0,
+      costPico: usdToPico(usd),
+      costCnyPico: 0n,
+    }),
+  );
   await flushLogs();
 }
 
