@@ -118,5 +118,9 @@ describe('operator SSO console', () => {
     const again = await call(opCookie, 'DELETE', `/api/admin/sso/domains/${domain}`);
     expect(again.status).toBe(404);
     expect(((await again.json()) as { error: { message: string } }).error.message).toContain(domain);
+    // A name longer than any domain is refused before it reaches the database, naming the field.
+    const tooLong = await call(opCookie, 'DELETE', `/api/admin/sso/domains/${'a'.repeat(254)}`);
+    expect(tooLong.status).toBe(400);
+    expect(((await tooLong.json()) as { error: { param?: string } }).error.param).toBe('domain');
   });
 });
